@@ -1,0 +1,42 @@
+#pragma once
+// What the CPU implementations (ring, tree) share: slot settings, context checks, the 1-rank case.
+#include <cstddef>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "collectives/implementation.h"
+#include "transports/connect.h"
+
+namespace ccbench::cpu {
+
+inline constexpr size_t kDefaultSlotBytes = 256 * 1024;
+inline constexpr int kDefaultSlotDepth = 4;
+
+// CCBENCH_CPU_SLOT_BYTES and CCBENCH_CPU_SLOT_DEPTH, or the defaults where unset.
+// Throws Error(usage) naming the variable and what is valid. Depth is at least 2: a fused ring
+// step holds a received slot while it waits for a free one to send into.
+struct SlotConfig {
+  size_t slot_bytes = kDefaultSlotBytes;
+  int depth = kDefaultSlotDepth;
+};
+SlotConfig slot_config_from_env();
+
+// Why a CPU implementation named `impl` cannot run in `ctx` (GPU ranks, a transport other than
+// auto/shm/mpi, shm across nodes), or nullopt.
+std::optional<std::string> unsupported_context(const ImplContext& ctx, std::string_view impl);
+
+// Channel options for ctx from the slot settings.
+ChannelOptions channel_options(const ImplContext& ctx, const SlotConfig& cfg);
+
+// Elements per slot and the piece alignment (64 bytes) in elements, for element size `esz`.
+inline size_t slice_elements(const SlotConfig& c, size_t esz) { return c.slot_bytes / esz; }
+inline size_t align_elements(size_t esz) { return esz >= 64 ? 1 : 64 / esz; }
+
+// Sets cpu_oversubscribed (executor.h) when this node has more ranks than online cores.
+void note_node_load(const RankLayout& layout);
+
+// The collective on one rank: output from input (copies; avg finalizes, a no-op for one rank).
+void run_single_rank(const CallArgs& args);
+
+}  // namespace ccbench::cpu

@@ -1,0 +1,109 @@
+#include "collectives/cpu/reduce_kernels.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include "collectives/numeric.h"
+#include "results/error.h"
+
+namespace ccbench {
+
+namespace {
+
+// One pass: each block of elements is reduced into a small local buffer, then stored to every
+// output. The local buffer cannot alias anything, so the loops vectorise without run-time alias
+// checks, and an output equal to an input is safe.
+template <typename T, ReduceOp OP, int NS, int ND, bool FIN>
+void reduce_loop(void* const* dstv, const void* const* srcv, size_t n, int nranks) {
+  constexpr size_t kBlock = 4096 / sizeof(T);
+  alignas(64) T tmp[kBlock];
+  const T* s[NS];
+  for (int k = 0; k < NS; ++k) s[k] = static_cast<const T*>(srcv[k]);
+  T* d[ND];
+  for (int k = 0; k < ND; ++k) d[k] = static_cast<T*>(dstv[k]);
+  for (size_t i0 = 0; i0 < n; i0 += kBlock) {
+    const size_t m = std::min(kBlock, n - i0);
+    const T* a = s[0] + i0;
+    if constexpr (NS == 1) {
+      std::memcpy(tmp, a, m * sizeof(T));
+    } else {
+      const T* b = s[1] + i0;
+      for (size_t i = 0; i < m; ++i) tmp[i] = reduce_pair<T>(OP, a[i], b[i]);
+      for (int k = 2; k < NS; ++k) {
+        const T* c = s[k] + i0;
+        for (size_t i = 0; i < m; ++i) tmp[i] = reduce_pair<T>(OP, tmp[i], c[i]);
+      }
+    }
+    if constexpr (FIN)
+      for (size_t i = 0; i < m; ++i) tmp[i] = finalize<T>(ReduceOp::avg, tmp[i], nranks);
+    for (int k = 0; k < ND; ++k) std::memcpy(d[k] + i0, tmp, m * sizeof(T));
+  }
+}
+
+using Table = ReduceKernels::Loop[kMaxReduceSrc][kMaxReduceDst][2];
+
+template <typename T, ReduceOp OP, bool FIN, int NS>
+void fill_ns(Table& t, int fin_index) {
+  t[NS - 1][0][fin_index] = &reduce_loop<T, OP, NS, 1, FIN>;
+  t[NS - 1][1][fin_index] = &reduce_loop<T, OP, NS, 2, FIN>;
+  t[NS - 1][2][fin_index] = &reduce_loop<T, OP, NS, 3, FIN>;
+}
+
+template <typename T, ReduceOp OP, bool FIN>
+void fill(Table& t, int fin_index) {
+  fill_ns<T, OP, FIN, 1>(t, fin_index);
+  fill_ns<T, OP, FIN, 2>(t, fin_index);
+  fill_ns<T, OP, FIN, 3>(t, fin_index);
+}
+
+template <typename T>
+void fill_op(Table& t, ReduceOp op) {
+  switch (op) {
+    case ReduceOp::sum: fill<T, ReduceOp::sum, false>(t, 0); fill<T, ReduceOp::sum, false>(t, 1); break;
+    case ReduceOp::prod: fill<T, ReduceOp::prod, false>(t, 0); fill<T, ReduceOp::prod, false>(t, 1); break;
+    case ReduceOp::min: fill<T, ReduceOp::min, false>(t, 0); fill<T, ReduceOp::min, false>(t, 1); break;
+    case ReduceOp::max: fill<T, ReduceOp::max, false>(t, 0); fill<T, ReduceOp::max, false>(t, 1); break;
+    case ReduceOp::avg: fill<T, ReduceOp::sum, false>(t, 0); fill<T, ReduceOp::sum, true>(t, 1); break;
+    case ReduceOp::none: break;  // data movement: copies only
+  }
+}
+
+}  // namespace
+
+ReduceKernels::ReduceKernels(DataType type, ReduceOp op, int nranks)
+    : type_(type), op_(op), esz_(element_size(type)), nranks_(nranks) {
+  dispatch_type(type, [&](auto v) { fill_op<decltype(v)>(loops_, op); });
+}
+
+void ReduceKernels::reduce_multi(void* const* dst, int ndst, const void* const* src, int nsrc, size_t n,
+                                 bool finalize) const {
+  if (n == 0 || ndst == 0) return;
+  const bool fin = finalize && has_finalize();
+  if (nsrc == 1 && !fin) return copy_multi(dst, ndst, src[0], n * esz_);
+  if (nsrc < 1 || nsrc > kMaxReduceSrc || ndst < 0 || ndst > kMaxReduceDst || !loops_[nsrc - 1][ndst - 1][fin])
+    fail(ExitCode::runtime, "no CPU reduction loop for {} inputs, {} outputs, {} {}", nsrc, ndst, name(type_),
+         name(op_));
+  loops_[nsrc - 1][ndst - 1][fin](dst, src, n, nranks_);
+}
+
+void copy_multi(void* const* dst, int ndst, const void* src, size_t bytes) {
+  if (ndst > kMaxReduceDst) fail(ExitCode::runtime, "copy to {} outputs (at most {})", ndst, kMaxReduceDst);
+  char* d[kMaxReduceDst];
+  int nd = 0;
+  for (int k = 0; k < ndst; ++k)
+    if (dst[k] != src) d[nd++] = static_cast<char*>(dst[k]);
+  if (nd == 0 || bytes == 0) return;
+  const char* s = static_cast<const char*>(src);
+  if (nd == 1) {
+    std::memcpy(d[0], s, bytes);
+    return;
+  }
+  // Blocks small enough that the copies after the first read the source from L1.
+  constexpr size_t kBlock = 16 * 1024;
+  for (size_t off = 0; off < bytes; off += kBlock) {
+    const size_t len = std::min(kBlock, bytes - off);
+    for (int k = 0; k < nd; ++k) std::memcpy(d[k] + off, s + off, len);
+  }
+}
+
+}  // namespace ccbench

@@ -1,0 +1,63 @@
+#pragma once
+// Element loops of the CPU executors. A ReduceKernels object is chosen once per (data type,
+// operation) and holds function pointers to template loops over <T, op>, so that the hot loops
+// have no switch inside and vectorise. reduce_pair() and finalize() (collectives/numeric.h)
+// define the arithmetic: integers wrap around, half and bfloat16 go through float and are
+// rounded after every pair, avg reduces as sum and divides once, at finalize.
+//
+// Aliasing: an output may be the same memory as an input (in-place collectives: same index);
+// any other overlap is not allowed.
+#include <cstddef>
+
+#include "collectives/types.h"
+
+namespace ccbench {
+
+// The most inputs and outputs of one pass: a tree node reduces its input with two children's
+// slots and writes its output and two children's slots.
+inline constexpr int kMaxReduceSrc = 3;
+inline constexpr int kMaxReduceDst = 3;
+
+class ReduceKernels {
+ public:
+  // op none (data movement) supports only finalize-free copies. nranks: the divisor of avg.
+  ReduceKernels(DataType type, ReduceOp op, int nranks);
+
+  DataType type() const { return type_; }
+  ReduceOp op() const { return op_; }
+  size_t element_bytes() const { return esz_; }
+  // Whether finalize() changes values (avg only).
+  bool has_finalize() const { return op_ == ReduceOp::avg; }
+
+  // dst[k][i] = src[0][i] op src[1][i] op ... for k < ndst, i < n; finalized (avg: divided by
+  // nranks) when `finalize`. 1 <= nsrc <= kMaxReduceSrc, 1 <= ndst <= kMaxReduceDst; nsrc == 1
+  // copies (and finalizes). Elements, not bytes.
+  void reduce_multi(void* const* dst, int ndst, const void* const* src, int nsrc, size_t n, bool finalize) const;
+  // dst = a op b.
+  void reduce(void* dst, const void* a, const void* b, size_t n) const {
+    const void* s[2] = {a, b};
+    reduce_multi(&dst, 1, s, 2, n, false);
+  }
+  // dst1 = dst2 = a op b, finalized when `finalize`.
+  void reduce_store2(void* dst1, void* dst2, const void* a, const void* b, size_t n, bool finalize) const {
+    void* d[2] = {dst1, dst2};
+    const void* s[2] = {a, b};
+    reduce_multi(d, 2, s, 2, n, finalize);
+  }
+  // dst = finalize(src) element-wise (a copy unless avg).
+  void finalize(void* dst, const void* src, size_t n) const { reduce_multi(&dst, 1, &src, 1, n, true); }
+
+  using Loop = void (*)(void* const* dst, const void* const* src, size_t n, int nranks);
+
+ private:
+  DataType type_;
+  ReduceOp op_;
+  size_t esz_;
+  int nranks_;
+  Loop loops_[kMaxReduceSrc][kMaxReduceDst][2] = {};  // [nsrc-1][ndst-1][finalize]
+};
+
+// dst[k] = src (bytes) for k < ndst, reading src once; a dst equal to src is skipped.
+void copy_multi(void* const* dst, int ndst, const void* src, size_t bytes);
+
+}  // namespace ccbench

@@ -1,0 +1,294 @@
+// `tree` on CPU ranks.
+//
+// All-reduce on NCCL's double binary tree (collectives/schedules/tree.h): tree 0 carries the
+// first half of the buffer, tree 1 the rest, each pipelined in slot-sized pieces. Per tree an up
+// flow reduces toward the root (my input with my children's slots, into my parent's slot) and a
+// down flow broadcasts from it (my parent's slot into my output and my children's slots); the
+// root reduces, finalizes, writes its output and feeds its children in one pass. The four flows
+// progress concurrently in the progress engine, so pieces stream up and down at once.
+//
+// All-gather by Bruck's exchange: ceil(log2 n) rounds, round k sends the 2^k blocks I hold to
+// rank - 2^k and receives as many from rank + 2^k, each piece landing at its final place in the
+// output.
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "collectives/cpu/cpu_common.h"
+#include "collectives/cpu/cpu_impls.h"
+#include "collectives/cpu/executor.h"
+#include "collectives/schedules/tree.h"
+#include "results/error.h"
+
+namespace ccbench {
+
+namespace {
+
+using schedule::Piece;
+using schedule::TreeLinks;
+
+constexpr int up_tag(int tree) { return 1 + 2 * tree; }
+constexpr int down_tag(int tree) { return 2 + 2 * tree; }
+constexpr int bruck_tag(int round) { return 16 + round; }
+
+// The channels of this rank in one tree.
+struct TreeChannels {
+  TreeLinks links;
+  SendChannel* up_to_parent = nullptr;
+  RecvChannel* down_from_parent = nullptr;
+  RecvChannel* up_from_child[2] = {nullptr, nullptr};
+  SendChannel* down_to_child[2] = {nullptr, nullptr};
+};
+
+struct BruckChannels {
+  schedule::BruckRound round;
+  SendChannel* to = nullptr;
+  RecvChannel* from = nullptr;
+};
+
+// One half of one tree: up (toward the root; at the root also back down) or down.
+class TreeFlow final : public MoveFlow {
+ public:
+  TreeFlow(const ReduceKernels& k, const CallArgs& a, const TreeChannels& t, int which, bool up, Piece share,
+           size_t slice)
+      : MoveFlow(k), a_(a), t_(t), which_(which), up_(up), share_(share), slice_(slice),
+        pieces_(schedule::div_up(share.count, slice)), esz_(k.element_bytes()) {}
+
+ protected:
+  bool next(Move& m) override {
+    if (piece_ == pieces_) return false;
+    const size_t off = share_.offset + piece_ * slice_;
+    const size_t count = std::min(slice_, share_.offset + share_.count - off);
+    ++piece_;
+    const TreeLinks& l = t_.links;
+    m = Move{};
+    m.count = count;
+    void* out = static_cast<char*>(a_.recv) + off * esz_;
+    if (up_) {
+      m.in = static_cast<const char*>(a_.send) + off * esz_;
+      for (int c = 0; c < 2; ++c)
+        if (l.child[c] >= 0) m.recv_from(t_.up_from_child[c], l.child[c]);
+      if (l.parent >= 0) {
+        m.send_to(t_.up_to_parent, l.parent);
+      } else {  // the root: the reduction is complete, send it back down
+        m.out = out;
+        m.finalize = true;
+        for (int c = 0; c < 2; ++c)
+          if (l.child[c] >= 0) m.send_to(t_.down_to_child[c], l.child[c]);
+      }
+    } else {
+      m.out = out;
+      m.recv_from(t_.down_from_parent, l.parent);
+      for (int c = 0; c < 2; ++c)
+        if (l.child[c] >= 0) m.send_to(t_.down_to_child[c], l.child[c]);
+    }
+    return true;
+  }
+
+  std::string where() const override {
+    return fmt::format("tree {} {}, piece {} of {}", which_, up_ ? "up" : "down", piece_ - 1, pieces_);
+  }
+
+ private:
+  const CallArgs& a_;
+  const TreeChannels& t_;
+  int which_;
+  bool up_;
+  Piece share_;
+  size_t slice_, pieces_, piece_ = 0, esz_;
+};
+
+// Bruck all-gather: rounds in order; within a round sends and receives interleave, so that ranks
+// that send to each other in a cycle never wait on one another.
+class BruckFlow final : public Flow {
+ public:
+  BruckFlow(const ReduceKernels& k, const CallArgs& a, const std::vector<BruckChannels>& rounds, int rank, int n,
+            size_t slice)
+      : k_(k), a_(a), rounds_(rounds), rank_(rank), n_(n), slice_(slice),
+        per_block_(schedule::div_up(a.count, slice)), esz_(k.element_bytes()) {}
+
+  bool advance() override {
+    const BruckChannels& r = rounds_[round_];
+    const size_t total = static_cast<size_t>(r.round.blocks) * per_block_;
+    bool progress = false;
+    if (sent_ < total) {
+      Move m = piece(r, sent_, true);
+      if (try_move(m, k_, &send_wait_)) {
+        ++sent_;
+        progress = true;
+      }
+    }
+    if (received_ < total) {
+      Move m = piece(r, received_, false);
+      if (try_move(m, k_, &recv_wait_)) {
+        ++received_;
+        progress = true;
+      }
+    }
+    if (sent_ == total && received_ == total) {
+      ++round_;
+      sent_ = received_ = 0;
+      progress = true;
+    }
+    return progress;
+  }
+
+  bool done() const override { return round_ == rounds_.size(); }
+
+  std::string waiting_for() const override {
+    const BruckChannels& r = rounds_[round_];
+    const size_t total = static_cast<size_t>(r.round.blocks) * per_block_;
+    std::string s;
+    if (received_ < total) s = fmt::format("data from rank {}", recv_wait_.rank);
+    if (sent_ < total)
+      s += fmt::format("{}a free slot toward rank {}", s.empty() ? "" : " and ", send_wait_.rank);
+    return fmt::format("{} (Bruck round {} of {})", s, round_, rounds_.size());
+  }
+
+ private:
+  // Piece i of this round's sends or receives: block i / per_block_, slice i % per_block_.
+  Move piece(const BruckChannels& r, size_t i, bool sending) const {
+    const int first = sending ? r.round.send_first : r.round.recv_first;
+    const int block = (first + static_cast<int>(i / per_block_)) % n_;
+    const size_t off = (i % per_block_) * slice_;
+    Move m;
+    m.count = std::min(slice_, a_.count - off);
+    char* out = static_cast<char*>(a_.recv) + (static_cast<size_t>(block) * a_.count + off) * esz_;
+    if (!sending) {
+      m.out = out;
+      m.recv_from(r.from, r.round.recv_from);
+      return m;
+    }
+    if (block == rank_ && round_ == 0) {  // my own block: from my input, into my output on the way
+      m.in = static_cast<const char*>(a_.send) + off * esz_;
+      m.out = out;
+    } else {
+      m.in = out;
+    }
+    m.send_to(r.to, r.round.send_to);
+    return m;
+  }
+
+  const ReduceKernels& k_;
+  const CallArgs& a_;
+  const std::vector<BruckChannels>& rounds_;
+  int rank_, n_;
+  size_t slice_, per_block_, esz_;
+  size_t round_ = 0, sent_ = 0, received_ = 0;
+  MoveWait send_wait_, recv_wait_;
+};
+
+class TreeCpu final : public Implementation {
+ public:
+  std::optional<std::string> unsupported(const CaseSpec& spec, const ImplContext& ctx) const override {
+    if (spec.coll != Collective::allreduce && spec.coll != Collective::allgather)
+      return std::string("tree implements allreduce and allgather");
+    return cpu::unsupported_context(ctx, "tree");
+  }
+
+  void setup(const ImplContext& ctx) override {
+    if (!ctx.layout) fail(ExitCode::runtime, "tree: setup() needs the rank layout");
+    cfg_ = cpu::slot_config_from_env();
+    timeout_ = ctx.timeout;
+    cpu::note_node_load(*ctx.layout);
+    MPI_Comm_rank(ctx.comm, &rank_);
+    MPI_Comm_size(ctx.comm, &n_);
+
+    // Request order: per tree parent (up send, down recv), then per child (up recv, down send);
+    // then per Bruck round (send, recv). Remember each one's index.
+    std::vector<ChannelRequest> req;
+    struct Slot {
+      size_t index;
+      int tree, kind, child;  // kind: 0 up-to-parent, 1 down-from-parent, 2 up-from-child, 3 down-to-child,
+                              //       4 bruck send, 5 bruck recv (tree = round)
+    };
+    std::vector<Slot> where;
+    auto add = [&](int peer, int tag, bool send, int tree, int kind, int child) {
+      where.push_back({req.size(), tree, kind, child});
+      req.push_back({peer, tag, send});
+    };
+    for (int t = 0; t < 2; ++t) {
+      trees_[t] = TreeChannels{};
+      trees_[t].links = schedule::double_tree(n_, rank_, t);
+      const TreeLinks& l = trees_[t].links;
+      if (l.parent >= 0) {
+        add(l.parent, up_tag(t), true, t, 0, -1);
+        add(l.parent, down_tag(t), false, t, 1, -1);
+      }
+      for (int c = 0; c < 2; ++c) {
+        if (l.child[c] < 0) continue;
+        add(l.child[c], up_tag(t), false, t, 2, c);
+        add(l.child[c], down_tag(t), true, t, 3, c);
+      }
+    }
+    bruck_.clear();
+    for (int k = 0; k < schedule::bruck_rounds(n_); ++k) {
+      bruck_.push_back({schedule::bruck_round(n_, rank_, k), nullptr, nullptr});
+      add(bruck_[k].round.send_to, bruck_tag(k), true, k, 4, -1);
+      add(bruck_[k].round.recv_from, bruck_tag(k), false, k, 5, -1);
+    }
+    channels_ = connect_channels(ctx.comm, *ctx.layout, req, cpu::channel_options(ctx, cfg_));
+    sends_.clear();
+    send_peers_.clear();
+    for (const Slot& s : where) {
+      TreeChannels* t = s.kind < 4 ? &trees_[s.tree] : nullptr;
+      switch (s.kind) {
+        case 0: t->up_to_parent = &channels_->send(s.index); break;
+        case 1: t->down_from_parent = &channels_->recv(s.index); break;
+        case 2: t->up_from_child[s.child] = &channels_->recv(s.index); break;
+        case 3: t->down_to_child[s.child] = &channels_->send(s.index); break;
+        case 4: bruck_[s.tree].to = &channels_->send(s.index); break;
+        case 5: bruck_[s.tree].from = &channels_->recv(s.index); break;
+      }
+      if (req[s.index].send) {
+        sends_.push_back(&channels_->send(s.index));
+        send_peers_.push_back(req[s.index].peer);
+      }
+    }
+  }
+
+  void run(const CallArgs& a) override {
+    if (!channels_) fail(ExitCode::runtime, "tree: run() before setup()");
+    if (n_ == 1) return cpu::run_single_rank(a);
+    const Collective coll = a.spec.coll;
+    if (coll != Collective::allreduce && coll != Collective::allgather)
+      fail(ExitCode::usage, "tree implements allreduce and allgather, not {}", name(coll));
+    const ReduceKernels k(a.spec.dtype, coll == Collective::allreduce ? a.spec.op : ReduceOp::none, n_);
+    const size_t slice = cpu::slice_elements(cfg_, k.element_bytes());
+    if (coll == Collective::allgather) {
+      BruckFlow bruck(k, a, bruck_, rank_, n_, slice);
+      DrainFlow drain(sends_, send_peers_, {&bruck});
+      Flow* flows[] = {&bruck, &drain};
+      return run_flows(flows, timeout_, rank_, "allgather/tree");
+    }
+    const size_t align = cpu::align_elements(k.element_bytes());
+    const Piece share0 = schedule::tree_share(a.count, align, 0), share1 = schedule::tree_share(a.count, align, 1);
+    TreeFlow up0(k, a, trees_[0], 0, true, share0, slice), up1(k, a, trees_[1], 1, true, share1, slice);
+    TreeFlow down0(k, a, trees_[0], 0, false, share0, slice), down1(k, a, trees_[1], 1, false, share1, slice);
+    Flow* flows[5] = {&up0, &up1};
+    int nflows = 2;
+    if (trees_[0].links.parent >= 0) flows[nflows++] = &down0;  // the root's up flow sends down itself
+    if (trees_[1].links.parent >= 0) flows[nflows++] = &down1;
+    DrainFlow drain(sends_, send_peers_, std::vector<const Flow*>(flows, flows + nflows));
+    flows[nflows++] = &drain;
+    run_flows(std::span<Flow* const>(flows, static_cast<size_t>(nflows)), timeout_, rank_, "allreduce/tree");
+  }
+
+  std::string transport() const override { return channels_ ? channels_->label() : "none"; }
+
+ private:
+  cpu::SlotConfig cfg_;
+  std::chrono::milliseconds timeout_{};
+  int rank_ = 0, n_ = 1;
+  TreeChannels trees_[2];
+  std::vector<BruckChannels> bruck_;
+  std::vector<SendChannel*> sends_;
+  std::vector<int> send_peers_;
+  std::unique_ptr<ChannelSet> channels_;
+};
+
+}  // namespace
+
+std::unique_ptr<Implementation> make_tree_cpu() { return std::make_unique<TreeCpu>(); }
+
+}  // namespace ccbench

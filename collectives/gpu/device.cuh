@@ -1,0 +1,199 @@
+#pragma once
+// Device primitives shared by the CUDA kernels: system-scope flags, bounded waits, 16-byte
+// vector loads and stores, element-wise reduction of packs, and a block-wide reduce/copy loop.
+#include <cuda_runtime.h>
+
+#include <cstdint>
+
+#include "collectives/gpu/kernel_args.h"
+#include "collectives/numeric.h"
+
+namespace ccbench::gpu {
+
+// ---- flags (64-bit counters that only grow) ----------------------------------------------------
+
+__device__ __forceinline__ std::uint64_t ld_acquire_sys(const volatile std::uint64_t* p) {
+  std::uint64_t v;
+  asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(v) : "l"(p) : "memory");
+  return v;
+}
+
+__device__ __forceinline__ void st_release_sys(volatile std::uint64_t* p, std::uint64_t v) {
+  asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(p), "l"(v) : "memory");
+}
+
+__device__ __forceinline__ std::uint64_t global_timer_ns() {
+  std::uint64_t t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+// Records the first device-side failure where the host reads it (host-mapped memory).
+__device__ __forceinline__ void report_timeout(const WaitLimits& w, int what, int peer, std::uint64_t target,
+                                               std::uint64_t seen) {
+  if (atomicCAS(&w.error->code, 0, kDeviceTimeout) == 0) {
+    w.error->block = static_cast<int>(blockIdx.x);
+    w.error->what = what;
+    w.error->peer = peer;
+    w.error->target = target;
+    w.error->seen = seen;
+    __threadfence_system();
+  }
+}
+
+// Spins (one thread) until *flag >= target. Gives up after w.timeout_ns, or at once when another
+// block already failed, and returns false.
+__device__ __forceinline__ bool wait_at_least(const volatile std::uint64_t* flag, std::uint64_t target,
+                                              const WaitLimits& w, int what, int peer) {
+  std::uint64_t v = ld_acquire_sys(flag);
+  if (v >= target) return true;
+  const std::uint64_t start = global_timer_ns();
+  for (unsigned spins = 1;; ++spins) {
+    v = ld_acquire_sys(flag);
+    if (v >= target) return true;
+    if ((spins & 1023u) == 0) {
+      if (*reinterpret_cast<volatile int*>(&w.error->code) != 0) return false;
+      if (global_timer_ns() - start > w.timeout_ns) {
+        report_timeout(w, what, peer, target, v);
+        return false;
+      }
+    }
+  }
+}
+
+// Block-wide: thread 0 waits, then every thread learns whether the wait succeeded.
+__device__ __forceinline__ bool block_wait(const volatile std::uint64_t* flag, std::uint64_t target,
+                                           const WaitLimits& w, int what, int peer) {
+  __shared__ int ok;
+  if (threadIdx.x == 0) ok = wait_at_least(flag, target, w, what, peer);
+  __syncthreads();
+  return ok;
+}
+
+// ---- packs --------------------------------------------------------------------------------
+
+using Pack = uint4;  // 16 bytes
+constexpr int kPackBytes = 16;
+
+template <typename T>
+__device__ __forceinline__ Pack reduce_pack(ReduceOp op, Pack a, Pack b) {
+  constexpr int k = kPackBytes / sizeof(T);
+  T x[k], y[k];
+  memcpy(x, &a, kPackBytes);
+  memcpy(y, &b, kPackBytes);
+#pragma unroll
+  for (int i = 0; i < k; ++i) x[i] = reduce_pair<T>(op, x[i], y[i]);
+  memcpy(&a, x, kPackBytes);
+  return a;
+}
+
+template <typename T>
+__device__ __forceinline__ Pack finalize_pack(ReduceOp op, Pack a, int nranks) {
+  if (op != ReduceOp::avg) return a;
+  constexpr int k = kPackBytes / sizeof(T);
+  T x[k];
+  memcpy(x, &a, kPackBytes);
+#pragma unroll
+  for (int i = 0; i < k; ++i) x[i] = finalize<T>(op, x[i], nranks);
+  memcpy(&a, x, kPackBytes);
+  return a;
+}
+
+__device__ __forceinline__ Pack load_pack(const void* p) {
+  Pack v;
+  asm volatile("ld.volatile.global.v4.u32 {%0,%1,%2,%3}, [%4];"
+               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
+               : "l"(p));
+  return v;
+}
+// One element through ld.volatile (never a stale L1 line of memory another GPU wrote).
+template <typename T>
+__device__ __forceinline__ T load_elem(const void* p) {
+  T v;
+  if constexpr (sizeof(T) == 1) {
+    unsigned short x;
+    asm volatile("ld.volatile.global.u8 %0, [%1];" : "=h"(x) : "l"(p));
+    unsigned char c = static_cast<unsigned char>(x);
+    memcpy(&v, &c, 1);
+  } else if constexpr (sizeof(T) == 2) {
+    unsigned short x;
+    asm volatile("ld.volatile.global.u16 %0, [%1];" : "=h"(x) : "l"(p));
+    memcpy(&v, &x, 2);
+  } else if constexpr (sizeof(T) == 4) {
+    unsigned x;
+    asm volatile("ld.volatile.global.u32 %0, [%1];" : "=r"(x) : "l"(p));
+    memcpy(&v, &x, 4);
+  } else {
+    unsigned long long x;
+    asm volatile("ld.volatile.global.u64 %0, [%1];" : "=l"(x) : "l"(p));
+    memcpy(&v, &x, 8);
+  }
+  return v;
+}
+
+__device__ __forceinline__ void store_pack(void* p, Pack v) {
+  asm volatile("st.global.v4.u32 [%0], {%1,%2,%3,%4};" ::"l"(p), "r"(v.x), "r"(v.y), "r"(v.z), "r"(v.w) : "memory");
+}
+
+// ---- the block-wide data loop -------------------------------------------------------------
+
+// dst[d][i] = finalize(src[0][i] op src[1][i] op ...) for i < n, for every destination d.
+// NSRC sources are reduced in order; `final` applies avg's division. All threads of the block
+// take part. 16-byte vectors when every pointer is 16-byte aligned, element by element otherwise.
+template <typename T, int NSRC, int NDST>
+__device__ __forceinline__ void reduce_copy(ReduceOp op, bool final, int nranks, const void* const (&src)[NSRC],
+                                            void* const (&dst)[NDST], std::size_t n) {
+  const int tid = static_cast<int>(threadIdx.x), nt = static_cast<int>(blockDim.x);
+  std::uintptr_t align_bits = 0;
+#pragma unroll
+  for (int s = 0; s < NSRC; ++s) align_bits |= reinterpret_cast<std::uintptr_t>(src[s]);
+#pragma unroll
+  for (int d = 0; d < NDST; ++d) align_bits |= reinterpret_cast<std::uintptr_t>(dst[d]);
+  std::size_t done = 0;
+  if ((align_bits & (kPackBytes - 1)) == 0) {
+    constexpr int kUnroll = 4;
+    constexpr std::size_t per_pack = kPackBytes / sizeof(T);
+    const std::size_t packs = n / per_pack;
+    const std::size_t step = static_cast<std::size_t>(nt) * kUnroll;
+    std::size_t p = static_cast<std::size_t>(tid);
+    // Unrolled: kUnroll independent loads per source in flight before the first use.
+    for (; p + (kUnroll - 1) * nt < packs; p += step) {
+      Pack acc[kUnroll];
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) acc[u] = load_pack(static_cast<const Pack*>(src[0]) + p + u * nt);
+#pragma unroll
+      for (int s = 1; s < NSRC; ++s) {
+        Pack v[kUnroll];
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u) v[u] = load_pack(static_cast<const Pack*>(src[s]) + p + u * nt);
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u) acc[u] = reduce_pack<T>(op, acc[u], v[u]);
+      }
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) {
+        if (final) acc[u] = finalize_pack<T>(op, acc[u], nranks);
+#pragma unroll
+        for (int d = 0; d < NDST; ++d) store_pack(static_cast<Pack*>(dst[d]) + p + u * nt, acc[u]);
+      }
+    }
+    for (; p < packs; p += nt) {
+      Pack acc = load_pack(static_cast<const Pack*>(src[0]) + p);
+#pragma unroll
+      for (int s = 1; s < NSRC; ++s) acc = reduce_pack<T>(op, acc, load_pack(static_cast<const Pack*>(src[s]) + p));
+      if (final) acc = finalize_pack<T>(op, acc, nranks);
+#pragma unroll
+      for (int d = 0; d < NDST; ++d) store_pack(static_cast<Pack*>(dst[d]) + p, acc);
+    }
+    done = packs * per_pack;
+  }
+  for (std::size_t i = done + static_cast<std::size_t>(tid); i < n; i += static_cast<std::size_t>(nt)) {
+    T acc = load_elem<T>(static_cast<const T*>(src[0]) + i);
+#pragma unroll
+    for (int s = 1; s < NSRC; ++s) acc = reduce_pair<T>(op, acc, load_elem<T>(static_cast<const T*>(src[s]) + i));
+    if (final) acc = finalize<T>(op, acc, nranks);
+#pragma unroll
+    for (int d = 0; d < NDST; ++d) static_cast<T*>(dst[d])[i] = acc;
+  }
+}
+
+}  // namespace ccbench::gpu

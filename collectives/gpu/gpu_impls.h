@@ -1,0 +1,26 @@
+#pragma once
+// Our CUDA implementations over CUDA IPC peer memory (all ranks on one node):
+//   ring     ring all-reduce / all-gather / reduce-scatter over FIFO connections, pipelined in
+//            slots, one block per channel
+//   tree     double binary tree all-reduce (reduce up, broadcast down, pipelined) and log-depth
+//            (Bruck) all-gather with direct writes
+//   oneshot  all-reduce for small sizes: every rank pushes its input to every peer as LL lines
+//            (data and flag in one store) and reduces locally; no barrier
+//   twoshot  all-reduce: each rank reduces its chunk reading every input directly, then writes
+//            the result into every output; two barriers
+//   ce       all-gather with the copy engines: each piece copied to every peer concurrently
+//   best     the fastest of the above for each collective and size (thresholds in README)
+#include <memory>
+
+#include "collectives/implementation.h"
+
+namespace ccbench {
+
+std::unique_ptr<Implementation> make_ring_gpu();
+std::unique_ptr<Implementation> make_tree_gpu();
+std::unique_ptr<Implementation> make_oneshot_gpu();
+std::unique_ptr<Implementation> make_twoshot_gpu();
+std::unique_ptr<Implementation> make_ce_gpu();
+std::unique_ptr<Implementation> make_best_gpu();
+
+}  // namespace ccbench

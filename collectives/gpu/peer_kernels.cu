@@ -1,0 +1,306 @@
+// Kernels that address every rank's memory directly through CUDA IPC mappings: one-shot and
+// two-shot all-reduce, the log-depth (Bruck) all-gather and a barrier. Block b of every rank
+// handles the same part of the data, so all synchronisation is between equal block indices.
+// Each block counts its calls in state memory (epochs); flags carry the epoch, so nothing is
+// ever reset and graph replays work.
+#include <cuda_runtime.h>
+
+#include "collectives/gpu/device.cuh"
+#include "collectives/schedules/ring.h"
+#include "collectives/schedules/tree.h"
+
+namespace ccbench::gpu {
+
+namespace {
+
+using schedule::Piece;
+
+__device__ __forceinline__ volatile std::uint64_t* barrier_flag(char* scratch, int block, int from) {
+  return reinterpret_cast<volatile std::uint64_t*>(scratch + kBarrierFlagsOffset) +
+         (static_cast<std::size_t>(block) * kMaxRanks + from) * kFlagStride;
+}
+__device__ __forceinline__ volatile std::uint64_t* round_flag(char* scratch, int block, int round) {
+  return reinterpret_cast<volatile std::uint64_t*>(scratch + kRoundFlagsOffset) +
+         (static_cast<std::size_t>(block) * kMaxRounds + round) * kFlagStride;
+}
+
+// All ranks' block b meet: each posts `value` to every peer and waits for every peer's post.
+// Writes of this block made before the call are visible to the peers after it (release).
+__device__ __forceinline__ bool block_barrier(const PeerParams& p, std::uint64_t value) {
+  __shared__ int ok;
+  const int b = static_cast<int>(blockIdx.x);
+  __syncthreads();
+  if (threadIdx.x == 0) ok = 1;
+  __syncthreads();
+  const int t = static_cast<int>(threadIdx.x);
+  if (t < p.nranks && t != p.rank) st_release_sys(barrier_flag(p.scratch_of[t], b, p.rank), value);
+  if (t < p.nranks && t != p.rank) {
+    if (!wait_at_least(barrier_flag(p.scratch_of[p.rank], b, t), value, p.limits, kWaitBarrier, t)) ok = 0;
+  }
+  __syncthreads();
+  return ok;
+}
+
+__device__ __forceinline__ Piece block_range(std::size_t total, int blocks, int b, std::size_t align) {
+  std::size_t per = schedule::round_up(schedule::div_up(total, static_cast<std::size_t>(blocks)), align);
+  std::size_t begin = per * static_cast<std::size_t>(b);
+  if (begin >= total) return {total, 0};
+  return {begin, per < total - begin ? per : total - begin};
+}
+
+// ---- one-shot all-reduce with the low-latency (LL) protocol -------------------------------------
+// Every rank pushes its input to every peer as 16-byte lines {data, flag, data, flag}; the flag
+// is the call's epoch, so a reader knows a line is fresh without any other synchronisation.
+// Buffers alternate between two parities: a rank can be at most one call ahead of a peer.
+
+struct LLLine {
+  unsigned d0, f0, d1, f1;
+};
+
+__device__ __forceinline__ void store_ll(void* p, unsigned long long data, unsigned flag) {
+  asm volatile("st.volatile.global.v4.u32 [%0], {%1,%2,%3,%4};" ::"l"(p), "r"(static_cast<unsigned>(data)),
+               "r"(flag), "r"(static_cast<unsigned>(data >> 32)), "r"(flag)
+               : "memory");
+}
+
+__device__ __forceinline__ bool load_ll(const void* p, unsigned flag, unsigned long long* data, const WaitLimits& w,
+                                        int peer) {
+  LLLine l;
+  std::uint64_t start = 0;
+  for (unsigned spins = 0;; ++spins) {
+    asm volatile("ld.volatile.global.v4.u32 {%0,%1,%2,%3}, [%4];"
+                 : "=r"(l.d0), "=r"(l.f0), "=r"(l.d1), "=r"(l.f1)
+                 : "l"(p));
+    if (l.f0 == flag && l.f1 == flag) break;
+    if ((spins & 1023u) == 1023u) {
+      if (*reinterpret_cast<volatile int*>(&w.error->code) != 0) return false;
+      std::uint64_t now = global_timer_ns();
+      if (start == 0) start = now;
+      else if (now - start > w.timeout_ns) {
+        report_timeout(w, kWaitData, peer, flag, l.f0);
+        return false;
+      }
+    }
+  }
+  *data = static_cast<unsigned long long>(l.d0) | (static_cast<unsigned long long>(l.d1) << 32);
+  return true;
+}
+
+// 8 bytes of input at byte `off` (fewer at the end), zero padded.
+__device__ __forceinline__ unsigned long long load_word(const char* base, std::size_t off, std::size_t bytes) {
+  if (off + 8 <= bytes && (reinterpret_cast<std::uintptr_t>(base + off) & 7) == 0)
+    return *reinterpret_cast<const unsigned long long*>(base + off);
+  unsigned long long v = 0;
+  for (std::size_t i = 0; i < 8 && off + i < bytes; ++i)
+    v |= static_cast<unsigned long long>(static_cast<unsigned char>(base[off + i])) << (8 * i);
+  return v;
+}
+__device__ __forceinline__ void store_word(char* base, std::size_t off, std::size_t bytes, unsigned long long v) {
+  if (off + 8 <= bytes && (reinterpret_cast<std::uintptr_t>(base + off) & 7) == 0) {
+    *reinterpret_cast<unsigned long long*>(base + off) = v;
+    return;
+  }
+  for (std::size_t i = 0; i < 8 && off + i < bytes; ++i) base[off + i] = static_cast<char>(v >> (8 * i));
+}
+
+template <typename T>
+__device__ __forceinline__ unsigned long long reduce_word(ReduceOp op, unsigned long long a, unsigned long long b) {
+  constexpr int k = 8 / sizeof(T);
+  T x[k], y[k];
+  memcpy(x, &a, 8);
+  memcpy(y, &b, 8);
+#pragma unroll
+  for (int i = 0; i < k; ++i) x[i] = reduce_pair<T>(op, x[i], y[i]);
+  memcpy(&a, x, 8);
+  return a;
+}
+template <typename T>
+__device__ __forceinline__ unsigned long long finalize_word(ReduceOp op, unsigned long long a, int nranks) {
+  if (op != ReduceOp::avg) return a;
+  constexpr int k = 8 / sizeof(T);
+  T x[k];
+  memcpy(x, &a, 8);
+#pragma unroll
+  for (int i = 0; i < k; ++i) x[i] = finalize<T>(op, x[i], nranks);
+  memcpy(&a, x, 8);
+  return a;
+}
+
+template <typename T>
+__global__ void __launch_bounds__(kThreads) oneshot_kernel(PeerParams p) {
+  const int b = static_cast<int>(blockIdx.x);
+  const std::uint64_t epoch = p.epochs[b] + 1;
+  const unsigned flag = static_cast<unsigned>(epoch);
+  const std::size_t parity = epoch & 1;
+  const std::size_t bytes = p.count * sizeof(T);
+  const std::size_t words = schedule::div_up(bytes, 8);
+  const Piece mine = block_range(words, p.blocks, b, 1);
+  const char* in = static_cast<const char*>(p.send);
+  char* out = static_cast<char*>(p.recv);
+  const std::size_t stride = p.ll_bytes_per_rank;  // one source, one parity
+  auto line = [&](int owner, int source, std::size_t w) {
+    return p.scratch_of[owner] + kLowLatencyOffset + (parity * p.nranks + source) * stride + w * sizeof(LLLine);
+  };
+  // Push: my words to every peer.
+  for (std::size_t w = mine.offset + threadIdx.x; w < mine.offset + mine.count; w += blockDim.x) {
+    unsigned long long v = load_word(in, w * 8, bytes);
+    for (int r = 0; r < p.nranks; ++r)
+      if (r != p.rank) store_ll(line(r, p.rank, w), v, flag);
+  }
+  // Pull: reduce every rank's word in rank order.
+  bool ok = true;
+  for (std::size_t w = mine.offset + threadIdx.x; ok && w < mine.offset + mine.count; w += blockDim.x) {
+    unsigned long long acc = 0;
+    for (int r = 0; r < p.nranks; ++r) {
+      unsigned long long v;
+      if (r == p.rank) v = load_word(in, w * 8, bytes);
+      else if (!load_ll(line(p.rank, r, w), flag, &v, p.limits, r)) {
+        ok = false;
+        break;
+      }
+      acc = r == 0 ? v : reduce_word<T>(p.op, acc, v);
+    }
+    if (ok) store_word(out, w * 8, bytes, finalize_word<T>(p.op, acc, p.nranks));
+  }
+  __syncthreads();
+  if (threadIdx.x == 0) p.epochs[b] = epoch;
+}
+
+// ---- two-shot all-reduce: reduce-scatter by direct reads, all-gather by direct writes ----------
+
+template <typename T>
+__global__ void __launch_bounds__(kThreads) twoshot_kernel(PeerParams p) {
+  const int b = static_cast<int>(blockIdx.x);
+  const std::uint64_t epoch = p.epochs[b] + 2;
+  const std::size_t align = kPackBytes / sizeof(T);
+  // Rank r owns chunk r; block b handles its part of this rank's chunk.
+  const Piece chunk = block_range(p.count, p.nranks, p.rank, align);
+  const Piece part = block_range(chunk.count, p.blocks, b, align);
+  const std::size_t off = chunk.offset + part.offset;
+  const std::size_t n = part.count;
+
+  // Every rank's input is ready, and every rank finished with its output of the last call.
+  if (!block_barrier(p, epoch - 1)) return;
+
+  const int tid = static_cast<int>(threadIdx.x), nt = static_cast<int>(blockDim.x);
+  std::uintptr_t bits = 0;
+  for (int r = 0; r < p.nranks; ++r)
+    bits |= reinterpret_cast<std::uintptr_t>(static_cast<const T*>(p.send_of[r]) + off) |
+            reinterpret_cast<std::uintptr_t>(static_cast<T*>(p.recv_of[r]) + off);
+  std::size_t done = 0;
+  if ((bits & (kPackBytes - 1)) == 0) {
+    constexpr int kUnroll = 4;
+    const std::size_t packs = n / align;
+    std::size_t q = static_cast<std::size_t>(tid);
+    for (; q + (kUnroll - 1) * nt < packs; q += static_cast<std::size_t>(nt) * kUnroll) {
+      Pack acc[kUnroll];
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) acc[u] = load_pack(static_cast<const Pack*>(p.send_of[0]) + off / align + q + u * nt);
+      for (int r = 1; r < p.nranks; ++r) {
+        Pack v[kUnroll];
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u) v[u] = load_pack(static_cast<const Pack*>(p.send_of[r]) + off / align + q + u * nt);
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u) acc[u] = reduce_pack<T>(p.op, acc[u], v[u]);
+      }
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) acc[u] = finalize_pack<T>(p.op, acc[u], p.nranks);
+      for (int r = 0; r < p.nranks; ++r)
+#pragma unroll
+        for (int u = 0; u < kUnroll; ++u) store_pack(static_cast<Pack*>(p.recv_of[r]) + off / align + q + u * nt, acc[u]);
+    }
+    for (; q < packs; q += nt) {
+      Pack acc = load_pack(static_cast<const Pack*>(p.send_of[0]) + off / align + q);
+      for (int r = 1; r < p.nranks; ++r)
+        acc = reduce_pack<T>(p.op, acc, load_pack(static_cast<const Pack*>(p.send_of[r]) + off / align + q));
+      acc = finalize_pack<T>(p.op, acc, p.nranks);
+      for (int r = 0; r < p.nranks; ++r) store_pack(static_cast<Pack*>(p.recv_of[r]) + off / align + q, acc);
+    }
+    done = packs * align;
+  }
+  for (std::size_t i = done + static_cast<std::size_t>(tid); i < n; i += static_cast<std::size_t>(nt)) {
+    T acc = load_elem<T>(static_cast<const T*>(p.send_of[0]) + off + i);
+    for (int r = 1; r < p.nranks; ++r) acc = reduce_pair<T>(p.op, acc, load_elem<T>(static_cast<const T*>(p.send_of[r]) + off + i));
+    acc = finalize<T>(p.op, acc, p.nranks);
+    for (int r = 0; r < p.nranks; ++r) static_cast<T*>(p.recv_of[r])[off + i] = acc;
+  }
+  // Every rank's writes into every output are done before anyone returns.
+  block_barrier(p, epoch);
+  if (threadIdx.x == 0) p.epochs[b] = epoch;
+}
+
+// ---- log-depth all-gather (Bruck) with direct writes -------------------------------------------
+
+template <typename T>
+__global__ void __launch_bounds__(kThreads) bruck_kernel(PeerParams p) {
+  const int b = static_cast<int>(blockIdx.x);
+  const std::uint64_t epoch = p.epochs[b] + 1;
+  const std::size_t align = kPackBytes / sizeof(T);
+  const Piece part = block_range(p.count, p.blocks, b, align);  // this block's part of every piece
+  T* out = static_cast<T*>(p.recv_of[p.rank]);
+  const T* in = static_cast<const T*>(p.send);
+  if (!block_barrier(p, epoch)) return;  // every rank is in this call: its output may be written
+  if (part.count) {
+    T* mine = out + static_cast<std::size_t>(p.rank) * p.count + part.offset;
+    if (in + part.offset != mine) reduce_copy<T, 1, 1>(p.op, false, p.nranks, {in + part.offset}, {mine}, part.count);
+  }
+  for (int k = 0; k < schedule::bruck_rounds(p.nranks); ++k) {
+    const schedule::BruckRound br = schedule::bruck_round(p.nranks, p.rank, k);
+    T* dest = static_cast<T*>(p.recv_of[br.send_to]);
+    if (part.count) {
+      for (int j = 0; j < br.blocks; ++j) {
+        const std::size_t piece = static_cast<std::size_t>((br.send_first + j) % p.nranks) * p.count + part.offset;
+        reduce_copy<T, 1, 1>(p.op, false, p.nranks, {out + piece}, {dest + piece}, part.count);
+      }
+    }
+    __syncthreads();
+    __shared__ int ok;
+    if (threadIdx.x == 0) {
+      st_release_sys(round_flag(p.scratch_of[br.send_to], b, k), epoch);
+      ok = wait_at_least(round_flag(p.scratch_of[p.rank], b, k), epoch, p.limits, kWaitRound, br.recv_from);
+    }
+    __syncthreads();
+    if (!ok) return;
+  }
+  if (threadIdx.x == 0) p.epochs[b] = epoch;
+}
+
+__global__ void barrier_kernel(PeerParams p) {
+  const std::uint64_t epoch = p.epochs[0] + 1;
+  if (block_barrier(p, epoch) && threadIdx.x == 0) p.epochs[0] = epoch;
+}
+
+cudaStream_t st(void* s) { return static_cast<cudaStream_t>(s); }
+
+}  // namespace
+
+int launch_oneshot(const PeerParams& p, void* stream) {
+  dispatch_type(p.dtype, [&](auto v) {
+    using T = decltype(v);
+    oneshot_kernel<T><<<p.blocks, kThreads, 0, st(stream)>>>(p);
+  });
+  return cudaGetLastError();
+}
+
+int launch_twoshot(const PeerParams& p, void* stream) {
+  dispatch_type(p.dtype, [&](auto v) {
+    using T = decltype(v);
+    twoshot_kernel<T><<<p.blocks, kThreads, 0, st(stream)>>>(p);
+  });
+  return cudaGetLastError();
+}
+
+int launch_bruck_allgather(const PeerParams& p, void* stream) {
+  dispatch_type(p.dtype, [&](auto v) {
+    using T = decltype(v);
+    bruck_kernel<T><<<p.blocks, kThreads, 0, st(stream)>>>(p);
+  });
+  return cudaGetLastError();
+}
+
+int launch_barrier(const PeerParams& p, void* stream) {
+  barrier_kernel<<<1, 64 < p.nranks ? p.nranks : 64, 0, st(stream)>>>(p);
+  return cudaGetLastError();
+}
+
+}  // namespace ccbench::gpu

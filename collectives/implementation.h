@@ -1,0 +1,113 @@
+#pragma once
+// An implementation is one named way to perform collectives (nccl, ring, tree, mpi, ...). The
+// harness owns buffers, timing and checks; an implementation only moves and reduces data.
+//
+// Life cycle, every call collective over ctx.comm unless said otherwise:
+//   unsupported()  local and pure: the same answer on every rank; nullopt means "can run".
+//   setup()        connections, communicators. Throws Error(precondition) when it cannot run here.
+//   attach()       once per buffer set, before the first run() on it (IPC handles, registration).
+//   run()          one collective. CPU: complete on return. GPU: enqueued on ctx.stream with no
+//                  host synchronisation, so it can be captured into a CUDA graph.
+//   check_async_errors()  after each host synchronisation.
+//   detach()       before the buffers are freed.
+// Errors are thrown as ccbench::Error with the exit code they map to.
+#include <chrono>
+#include <cstddef>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <mpi.h>
+
+#include "collectives/types.h"
+#include "topologies/layout.h"
+
+namespace ccbench {
+
+enum class Device { cpu, gpu };
+std::string_view name(Device d);
+
+// Where an implementation runs. Owned by the harness; valid from setup() to destruction.
+struct ImplContext {
+  MPI_Comm comm = MPI_COMM_NULL;  // the ranks taking part
+  const RankLayout* layout = nullptr;
+  Device device = Device::cpu;
+  std::string transport = "auto";  // what the user asked for (--transport)
+  int cuda_device = -1;            // GPU ordinal of this rank
+  void* stream = nullptr;          // cudaStream_t of this rank (GPU)
+  std::chrono::milliseconds timeout{std::chrono::minutes(5)};  // bound of every wait
+  size_t max_bytes = 0;            // the largest buffer any run() will be given
+};
+
+// What one measurement asks for.
+struct CaseSpec {
+  Collective coll = Collective::allreduce;
+  DataType dtype = DataType::float32;
+  ReduceOp op = ReduceOp::sum;  // ReduceOp::none for data movement collectives
+  int root = 0;                 // broadcast
+};
+
+struct CallArgs {
+  CaseSpec spec;
+  const void* send = nullptr;
+  void* recv = nullptr;
+  size_t count = 0;  // as CollectiveShape::count
+};
+
+// The buffers of one measurement series: every send/recv pointer given to run() lies inside.
+struct BufferSet {
+  void* send = nullptr;
+  size_t send_bytes = 0;
+  void* recv = nullptr;
+  size_t recv_bytes = 0;
+};
+
+// Memory with special needs (ncclMemAlloc for symmetric windows); the harness uses its own
+// allocator when an implementation has none.
+class Allocator {
+ public:
+  virtual ~Allocator() = default;
+  virtual void* allocate(size_t bytes) = 0;  // throws Error(precondition) when out of memory
+  virtual void release(void* p) = 0;
+};
+
+class Implementation {
+ public:
+  virtual ~Implementation() = default;
+  virtual std::optional<std::string> unsupported(const CaseSpec& spec, const ImplContext& ctx) const = 0;
+  // Like unsupported(), for one size (`count` as in CallArgs): e.g. a one-shot kernel's limit.
+  virtual std::optional<std::string> unsupported_count(const CaseSpec&, size_t /*count*/) const { return std::nullopt; }
+  virtual void setup(const ImplContext& ctx) = 0;
+  virtual Allocator* allocator() { return nullptr; }
+  virtual void attach(const BufferSet&) {}
+  virtual void run(const CallArgs& args) = 0;
+  virtual void detach() {}
+  // Called after the harness synchronised with the device: throws the error a kernel or NCCL
+  // reported asynchronously (a device-side wait that timed out: Error(timeout)).
+  virtual void check_async_errors() {}
+  // Transport label for the results ("shm", "mpi", "shm+mpi", "cuda_ipc", "nccl:P2P/CUMEM" ...).
+  virtual std::string transport() const = 0;
+  // Whether run() may be captured into a CUDA graph (GPU implementations).
+  virtual bool graph_capturable() const { return false; }
+};
+
+// A named implementation for one kind of rank. A name can exist for both kinds ("ring" is a CPU
+// executor on CPU ranks and a CUDA kernel on GPU ranks).
+struct ImplInfo {
+  std::string name;
+  Device device;
+  std::string summary;
+  std::function<std::unique_ptr<Implementation>()> make;  // empty when not built in
+  std::string missing;                                     // why it is not built in
+};
+
+// Every implementation ccbench knows, in the order reports list them; those left out of this
+// build have no `make` and say why.
+const std::vector<ImplInfo>& implementations();
+bool is_known_implementation(std::string_view name);
+const ImplInfo* find_implementation(std::string_view name, Device device);  // nullptr if none
+std::string valid_implementations();  // the distinct names, comma-separated
+
+}  // namespace ccbench

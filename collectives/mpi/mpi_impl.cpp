@@ -1,0 +1,195 @@
+// `mpi`: the MPI library's own collectives as the baseline (MPI_Allreduce, MPI_Allgather,
+// MPI_Reduce_scatter_block, MPI_Bcast, MPI_Sendrecv), on host buffers, on a duplicate of the
+// run's communicator. In-place forms use MPI_IN_PLACE. The calls block inside the library, which
+// has no deadline of its own: the harness watchdog bounds them.
+#include <climits>
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "collectives/cpu/cpu_impls.h"
+#include "collectives/cpu/reduce_kernels.h"
+#include "collectives/numeric.h"
+#include "results/error.h"
+#include "transports/mpi_channel.h"
+
+namespace ccbench {
+
+namespace {
+
+MPI_Datatype mpi_type(DataType t) {
+  switch (t) {
+    case DataType::int8: return MPI_INT8_T;
+    case DataType::uint8: return MPI_UINT8_T;
+    case DataType::int32: return MPI_INT32_T;
+    case DataType::uint32: return MPI_UINT32_T;
+    case DataType::int64: return MPI_INT64_T;
+    case DataType::uint64: return MPI_UINT64_T;
+    case DataType::float16:
+    case DataType::bfloat16: return MPI_UINT16_T;  // reduced with our own MPI_Op
+    case DataType::float32: return MPI_FLOAT;
+    case DataType::float64: return MPI_DOUBLE;
+  }
+  return MPI_BYTE;
+}
+
+// inout = in op inout, with reduce_pair's arithmetic (halves through float, rounded per pair).
+template <typename T, ReduceOp OP>
+void half_reduce(void* in, void* inout, int* len, MPI_Datatype*) {
+  const T* a = static_cast<const T*>(in);
+  T* b = static_cast<T*>(inout);
+  for (int i = 0; i < *len; ++i) b[i] = reduce_pair<T>(OP, a[i], b[i]);
+}
+
+template <typename T>
+void create_ops(MPI_Op (&ops)[4]) {
+  check_mpi(MPI_Op_create(&half_reduce<T, ReduceOp::sum>, 1, &ops[0]), "MPI_Op_create");
+  check_mpi(MPI_Op_create(&half_reduce<T, ReduceOp::prod>, 1, &ops[1]), "MPI_Op_create");
+  check_mpi(MPI_Op_create(&half_reduce<T, ReduceOp::min>, 1, &ops[2]), "MPI_Op_create");
+  check_mpi(MPI_Op_create(&half_reduce<T, ReduceOp::max>, 1, &ops[3]), "MPI_Op_create");
+}
+
+int op_index(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::prod: return 1;
+    case ReduceOp::min: return 2;
+    case ReduceOp::max: return 3;
+    default: return 0;  // sum, and avg (sum, then divided)
+  }
+}
+
+// Whether the library's MPI_SUM on an 8-bit integer type saturates instead of wrapping around, as
+// Open MPI's op/avx component does with its saturating vector adds (open-mpi/ompi#8045, closed
+// as won't fix). A local probe, the same on every rank; long enough to take the vector path.
+bool sum_saturates(DataType t) {
+  int initialized = 0, finalized = 0;
+  MPI_Initialized(&initialized);
+  MPI_Finalized(&finalized);
+  if (!initialized || finalized) return false;
+  constexpr int kLen = 1024;
+  const bool is_signed = t == DataType::int8;
+  std::vector<std::uint8_t> in(kLen, is_signed ? 100 : 200), inout(kLen, 100);
+  if (MPI_Reduce_local(in.data(), inout.data(), kLen, mpi_type(t), MPI_SUM) != MPI_SUCCESS) return false;
+  const std::uint8_t wrapped = is_signed ? 200 : 44;  // int8 100 + 100 = -56; uint8 200 + 100 = 44
+  for (std::uint8_t v : inout)
+    if (v != wrapped) return true;
+  return false;
+}
+
+class MpiBaseline final : public Implementation {
+ public:
+  ~MpiBaseline() override {
+    int finalized = 0;
+    MPI_Finalized(&finalized);
+    if (finalized) return;
+    for (auto& per_type : half_ops_)
+      for (MPI_Op& op : per_type)
+        if (op != MPI_OP_NULL) MPI_Op_free(&op);
+    if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
+  }
+
+  std::optional<std::string> unsupported(const CaseSpec& spec, const ImplContext& ctx) const override {
+    if (ctx.device != Device::cpu) return std::string("the mpi baseline works on host buffers (CPU ranks)");
+    if (has_reduce_op(spec.coll) && spec.op == ReduceOp::sum &&
+        (spec.dtype == DataType::int8 || spec.dtype == DataType::uint8)) {
+      static const bool saturates[2] = {sum_saturates(DataType::int8), sum_saturates(DataType::uint8)};
+      if (saturates[spec.dtype == DataType::uint8])
+        return fmt::format("this MPI library saturates {} MPI_SUM (Open MPI op/avx, open-mpi/ompi#8045) where "
+                           "ccbench's integer sums wrap around", name(spec.dtype));
+    }
+    return std::nullopt;
+  }
+
+  void setup(const ImplContext& ctx) override {
+    if (comm_ == MPI_COMM_NULL) {
+      check_mpi(MPI_Comm_dup(ctx.comm, &comm_), "MPI_Comm_dup for the mpi baseline");
+      MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
+      create_ops<half_t>(half_ops_[0]);
+      create_ops<bfloat16_t>(half_ops_[1]);
+    }
+    MPI_Comm_rank(comm_, &rank_);
+    MPI_Comm_size(comm_, &n_);
+  }
+
+  void run(const CallArgs& a) override {
+    if (comm_ == MPI_COMM_NULL) fail(ExitCode::runtime, "mpi: run() before setup()");
+    const CaseSpec& s = a.spec;
+    const MPI_Datatype dt = mpi_type(s.dtype);
+    const size_t esz = element_size(s.dtype);
+    if (a.count > static_cast<size_t>(INT_MAX))
+      fail(ExitCode::precondition, "the mpi baseline takes at most {} elements per call (MPI counts are int), "
+           "asked for {}", INT_MAX, a.count);
+    const int count = static_cast<int>(a.count);
+    char* recv = static_cast<char*>(a.recv);
+    const char* send = static_cast<const char*>(a.send);
+    switch (s.coll) {
+      case Collective::allreduce:
+        check_mpi(MPI_Allreduce(send == recv ? MPI_IN_PLACE : send, recv, count, dt, mpi_op(s), comm_),
+                  "MPI_Allreduce");
+        break;
+      case Collective::reducescatter: {
+        const size_t mine = static_cast<size_t>(rank_) * a.count * esz;
+        if (recv == send + mine) {
+          // MPI_IN_PLACE takes the input from the receive buffer (all n blocks) and leaves this
+          // rank's result at its start; the in-place layout (as NCCL) wants it in block `rank`.
+          char* all = const_cast<char*>(send);
+          check_mpi(MPI_Reduce_scatter_block(MPI_IN_PLACE, all, count, dt, mpi_op(s), comm_),
+                    "MPI_Reduce_scatter_block");
+          if (rank_ != 0) std::memcpy(recv, all, a.count * esz);
+        } else {
+          check_mpi(MPI_Reduce_scatter_block(send, recv, count, dt, mpi_op(s), comm_), "MPI_Reduce_scatter_block");
+        }
+        break;
+      }
+      case Collective::allgather: {
+        // In place, the harness passes send = recv + rank * count, which is MPI_IN_PLACE's layout.
+        const bool in_place = send == recv + static_cast<size_t>(rank_) * a.count * esz;
+        check_mpi(MPI_Allgather(in_place ? MPI_IN_PLACE : send, in_place ? 0 : count, in_place ? MPI_DATATYPE_NULL : dt,
+                                recv, count, dt, comm_),
+                  "MPI_Allgather");
+        break;
+      }
+      case Collective::broadcast:
+        if (rank_ == s.root && send != recv) std::memcpy(recv, send, a.count * esz);
+        check_mpi(MPI_Bcast(recv, count, dt, s.root, comm_), "MPI_Bcast");
+        break;
+      case Collective::sendrecv:
+        if (send == recv) fail(ExitCode::usage, "sendrecv/mpi has no in-place form");
+        check_mpi(MPI_Sendrecv(send, count, dt, (rank_ + 1) % n_, 0, recv, count, dt, (rank_ + n_ - 1) % n_, 0,
+                               comm_, MPI_STATUS_IGNORE),
+                  "MPI_Sendrecv");
+        break;
+    }
+    // MPI has no average: the baseline sums (MPI_SUM) and divides every output element by the
+    // rank count afterwards (finalize), as NCCL's integer avg does; the divide is part of the
+    // measured time.
+    if (has_reduce_op(s.coll) && s.op == ReduceOp::avg) ReduceKernels(s.dtype, s.op, n_).finalize(recv, recv, a.count);
+  }
+
+  std::string transport() const override { return "mpi"; }
+
+ private:
+  MPI_Op mpi_op(const CaseSpec& s) const {
+    if (s.dtype == DataType::float16) return half_ops_[0][op_index(s.op)];
+    if (s.dtype == DataType::bfloat16) return half_ops_[1][op_index(s.op)];
+    switch (s.op) {
+      case ReduceOp::prod: return MPI_PROD;
+      case ReduceOp::min: return MPI_MIN;
+      case ReduceOp::max: return MPI_MAX;
+      default: return MPI_SUM;
+    }
+  }
+
+  MPI_Comm comm_ = MPI_COMM_NULL;
+  MPI_Op half_ops_[2][4] = {{MPI_OP_NULL, MPI_OP_NULL, MPI_OP_NULL, MPI_OP_NULL},
+                            {MPI_OP_NULL, MPI_OP_NULL, MPI_OP_NULL, MPI_OP_NULL}};
+  int rank_ = 0, n_ = 1;
+};
+
+}  // namespace
+
+std::unique_ptr<Implementation> make_mpi_baseline() { return std::make_unique<MpiBaseline>(); }
+
+}  // namespace ccbench

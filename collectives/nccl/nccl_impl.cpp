@@ -1,0 +1,247 @@
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+#include <set>
+#include <thread>
+
+#include <cuda_runtime.h>
+#include <fmt/format.h>
+#include <nccl.h>
+
+#include "transports/cuda_check.h"
+#include "collectives/nccl/nccl_impls.h"
+#include "results/error.h"
+
+namespace ccbench {
+
+namespace {
+
+// Fails unless `rc` is success or (non-blocking communicators) in progress; returns rc.
+ncclResult_t nccl_check(ncclResult_t rc, const char* call, const char* file, int line) {
+  if (rc != ncclSuccess && rc != ncclInProgress)
+    fail(ExitCode::runtime, "NCCL error {} ({}) in {} at {}:{}", static_cast<int>(rc), ncclGetErrorString(rc), call,
+         file, line);
+  return rc;
+}
+#define CCB_NCCL(call) nccl_check((call), #call, __FILE__, __LINE__)
+
+enum class Variant { automatic, ring, tree, symm };
+
+ncclDataType_t nccl_type(DataType t) {
+  switch (t) {
+    case DataType::int8: return ncclInt8;
+    case DataType::uint8: return ncclUint8;
+    case DataType::int32: return ncclInt32;
+    case DataType::uint32: return ncclUint32;
+    case DataType::int64: return ncclInt64;
+    case DataType::uint64: return ncclUint64;
+    case DataType::float16: return ncclFloat16;
+    case DataType::bfloat16: return ncclBfloat16;
+    case DataType::float32: return ncclFloat32;
+    case DataType::float64: return ncclFloat64;
+  }
+  return ncclFloat32;
+}
+
+ncclRedOp_t nccl_op(ReduceOp op) {
+  switch (op) {
+    case ReduceOp::prod: return ncclProd;
+    case ReduceOp::min: return ncclMin;
+    case ReduceOp::max: return ncclMax;
+    case ReduceOp::avg: return ncclAvg;
+    default: return ncclSum;
+  }
+}
+
+int runtime_version_code() {
+  int v = 0;
+  ncclGetVersion(&v);
+  return v;
+}
+
+// Sets an environment variable for the lifetime of the object, restoring the old value after.
+class ScopedEnv {
+ public:
+  ScopedEnv(const char* key, const char* value) : key_(key) {
+    if (!value) return;
+    if (const char* old = std::getenv(key)) old_ = old;
+    had_ = std::getenv(key) != nullptr;
+    setenv(key, value, 1);
+    active_ = true;
+  }
+  ~ScopedEnv() {
+    if (!active_) return;
+    if (had_) setenv(key_, old_.c_str(), 1);
+    else unsetenv(key_);
+  }
+
+ private:
+  const char* key_;
+  std::string old_;
+  bool had_ = false, active_ = false;
+};
+
+class SymmetricAllocator final : public Allocator {
+ public:
+  void* allocate(size_t bytes) override {
+    void* p = nullptr;
+    ncclResult_t rc = ncclMemAlloc(&p, bytes);
+    if (rc != ncclSuccess)
+      fail(ExitCode::precondition, "ncclMemAlloc of {} bytes failed: {}", bytes, ncclGetErrorString(rc));
+    return p;
+  }
+  void release(void* p) override { ncclMemFree(p); }
+};
+
+class NcclImpl final : public Implementation {
+ public:
+  explicit NcclImpl(Variant v) : variant_(v) {}
+  ~NcclImpl() override {
+    detach();
+    if (comm_) {
+      ncclCommFinalize(comm_);
+      wait_async("ncclCommFinalize", std::chrono::seconds(30), /*throw_on_timeout=*/false);
+      ncclCommDestroy(comm_);
+    }
+  }
+
+  std::optional<std::string> unsupported(const CaseSpec& s, const ImplContext& ctx) const override {
+    if (ctx.device != Device::gpu) return "NCCL runs on GPU ranks";
+    if (variant_ == Variant::tree && s.coll != Collective::allreduce)
+      return "NCCL has a tree algorithm for all-reduce only";
+    if (variant_ == Variant::symm) {
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 27, 0)
+      if (runtime_version_code() < NCCL_VERSION(2, 27, 0))
+        return fmt::format("symmetric windows need NCCL >= 2.27, the library here is {}", nccl_library_version());
+#else
+      return "symmetric windows need NCCL >= 2.27 at build time";
+#endif
+    }
+    return std::nullopt;
+  }
+
+  void setup(const ImplContext& ctx) override {
+    ctx_ = ctx;
+    stream_ = static_cast<cudaStream_t>(ctx.stream);
+    MPI_Comm_rank(ctx.comm, &rank_);
+    MPI_Comm_size(ctx.comm, &nranks_);
+    ncclUniqueId id{};
+    if (rank_ == 0) CCB_NCCL(ncclGetUniqueId(&id));
+    if (MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, ctx.comm) != MPI_SUCCESS)
+      fail(ExitCode::runtime, "MPI_Bcast of the NCCL unique id failed");
+    setenv("NCCL_NVLS_ENABLE", "0", 0);  // never NVLink SHARP unless the user asked for it
+    ScopedEnv algo("NCCL_ALGO", variant_ == Variant::ring ? "Ring" : variant_ == Variant::tree ? "Tree" : nullptr);
+    CCB_CUDA(cudaSetDevice(ctx.cuda_device));
+    ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
+    config.blocking = 0;  // initialisation and calls can then be bounded by the deadline
+    CCB_NCCL(ncclCommInitRankConfig(&comm_, nranks_, id, rank_, &config));
+    wait_async("ncclCommInitRankConfig", ctx.timeout, true);
+    transport_ = "nccl";
+  }
+
+  Allocator* allocator() override { return variant_ == Variant::symm ? &symm_alloc_ : nullptr; }
+
+  void attach(const BufferSet& b) override {
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 27, 0)
+    if (variant_ != Variant::symm) return;
+    for (auto [ptr, bytes] : {std::pair{b.send, b.send_bytes}, std::pair{b.recv, b.recv_bytes}}) {
+      ncclWindow_t w{};
+      CCB_NCCL(ncclCommWindowRegister(comm_, ptr, bytes, &w, NCCL_WIN_COLL_SYMMETRIC));
+      wait_async("ncclCommWindowRegister", ctx_.timeout, true);
+      windows_.push_back(w);
+    }
+#else
+    (void)b;
+#endif
+  }
+
+  void detach() override {
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 27, 0)
+    for (ncclWindow_t w : windows_) {
+      ncclCommWindowDeregister(comm_, w);
+      wait_async("ncclCommWindowDeregister", std::chrono::seconds(30), false);
+    }
+#endif
+    windows_.clear();
+  }
+
+  void run(const CallArgs& a) override {
+    const ncclDataType_t t = nccl_type(a.spec.dtype);
+    ncclResult_t rc = ncclSuccess;
+    switch (a.spec.coll) {
+      case Collective::allreduce:
+        rc = CCB_NCCL(ncclAllReduce(a.send, a.recv, a.count, t, nccl_op(a.spec.op), comm_, stream_));
+        break;
+      case Collective::allgather: rc = CCB_NCCL(ncclAllGather(a.send, a.recv, a.count, t, comm_, stream_)); break;
+      case Collective::reducescatter:
+        rc = CCB_NCCL(ncclReduceScatter(a.send, a.recv, a.count, t, nccl_op(a.spec.op), comm_, stream_));
+        break;
+      case Collective::broadcast:
+        rc = CCB_NCCL(ncclBroadcast(a.send, a.recv, a.count, t, a.spec.root, comm_, stream_));
+        break;
+      case Collective::sendrecv:
+        CCB_NCCL(ncclGroupStart());
+        CCB_NCCL(ncclSend(a.send, a.count, t, (rank_ + 1) % nranks_, comm_, stream_));
+        CCB_NCCL(ncclRecv(a.recv, a.count, t, (rank_ + nranks_ - 1) % nranks_, comm_, stream_));
+        rc = CCB_NCCL(ncclGroupEnd());
+        break;
+    }
+    if (rc == ncclInProgress) wait_async("NCCL collective", ctx_.timeout, true);
+  }
+
+  std::string transport() const override { return transport_; }
+  bool graph_capturable() const override { return true; }
+
+ private:
+  // Non-blocking communicators: a call may still be in progress when it returns.
+  void wait_async(const char* what, std::chrono::milliseconds limit, bool throw_on_timeout) {
+    if (!comm_) return;
+    auto start = std::chrono::steady_clock::now();
+    ncclResult_t state = ncclInProgress;
+    while (true) {
+      ncclCommGetAsyncError(comm_, &state);
+      if (state != ncclInProgress) break;
+      if (std::chrono::steady_clock::now() - start > limit) {
+        if (!throw_on_timeout) return;
+        ncclCommAbort(comm_);
+        comm_ = nullptr;
+        fail(ExitCode::timeout, "{} did not complete within {} s on rank {}; NCCL communicator aborted", what,
+             limit.count() / 1000.0, rank_);
+      }
+      std::this_thread::yield();
+    }
+    if (state != ncclSuccess)
+      fail(ExitCode::runtime, "NCCL error in {} on rank {}: {} ({})", what, rank_, ncclGetErrorString(state),
+           ncclGetLastError(comm_));
+  }
+
+  Variant variant_;
+  ImplContext ctx_;
+  ncclComm_t comm_ = nullptr;
+  cudaStream_t stream_ = nullptr;
+  int rank_ = 0, nranks_ = 1;
+  std::string transport_ = "nccl";
+  SymmetricAllocator symm_alloc_;
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 27, 0)
+  std::vector<ncclWindow_t> windows_;
+#else
+  std::vector<int> windows_;
+#endif
+};
+
+}  // namespace
+
+std::unique_ptr<Implementation> make_nccl_default() { return std::make_unique<NcclImpl>(Variant::automatic); }
+std::unique_ptr<Implementation> make_nccl_ring() { return std::make_unique<NcclImpl>(Variant::ring); }
+std::unique_ptr<Implementation> make_nccl_tree() { return std::make_unique<NcclImpl>(Variant::tree); }
+std::unique_ptr<Implementation> make_nccl_symm() { return std::make_unique<NcclImpl>(Variant::symm); }
+
+std::string nccl_library_version() {
+  int v = runtime_version_code();
+  // NCCL >= 2.9 encodes major*10000 + minor*100 + patch.
+  return fmt::format("{}.{}.{}", v / 10000, (v % 10000) / 100, v % 100);
+}
+
+}  // namespace ccbench

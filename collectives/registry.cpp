@@ -1,0 +1,94 @@
+#include <algorithm>
+
+#include "collectives/cpu/cpu_impls.h"
+#include "collectives/implementation.h"
+#if CCBENCH_HAVE_CUDA
+#include "collectives/gpu/gpu_impls.h"
+#endif
+#if CCBENCH_HAVE_NCCL
+#include "collectives/nccl/nccl_impls.h"
+#endif
+
+namespace ccbench {
+
+std::string_view name(Device d) { return d == Device::cpu ? "cpu" : "gpu"; }
+
+namespace {
+
+using Factory = std::function<std::unique_ptr<Implementation>()>;
+
+#if CCBENCH_HAVE_CUDA
+constexpr const char* kNoCuda = "";
+#else
+constexpr const char* kNoCuda = "this ccbench was built without CUDA (install the CUDA Toolkit and rebuild)";
+#endif
+#if CCBENCH_HAVE_NCCL
+constexpr const char* kNoNccl = "";
+#else
+constexpr const char* kNoNccl = "this ccbench was built without NCCL (install libnccl-dev and CUDA, then rebuild)";
+#endif
+
+std::vector<ImplInfo> build_registry() {
+  std::vector<ImplInfo> r;
+  // Baselines first: the comparison summary reads left to right from them.
+  r.push_back({"mpi", Device::cpu, "the MPI library's own collectives (MPI_Allreduce, MPI_Allgather, ...)",
+               make_mpi_baseline, ""});
+  r.push_back({"ring", Device::cpu, "pipelined ring over shared memory (same node) or MPI point-to-point",
+               make_ring_cpu, ""});
+  r.push_back({"tree", Device::cpu, "double binary tree all-reduce, log-depth (Bruck) all-gather", make_tree_cpu, ""});
+#if CCBENCH_HAVE_NCCL
+  r.push_back({"nccl", Device::gpu, "NCCL, its own choice of algorithm and protocol", make_nccl_default, ""});
+  r.push_back({"nccl-ring", Device::gpu, "NCCL with NCCL_ALGO=Ring", make_nccl_ring, ""});
+  r.push_back({"nccl-tree", Device::gpu, "NCCL with NCCL_ALGO=Tree", make_nccl_tree, ""});
+  r.push_back({"nccl-symm", Device::gpu, "NCCL on ncclMemAlloc buffers registered as symmetric windows",
+               make_nccl_symm, ""});
+#else
+  for (const char* n : {"nccl", "nccl-ring", "nccl-tree", "nccl-symm"})
+    r.push_back({n, Device::gpu, "NCCL", {}, kNoNccl});
+#endif
+#if CCBENCH_HAVE_CUDA
+  r.push_back({"ring", Device::gpu, "ring CUDA kernel over CUDA IPC peer memory (NVLink or PCIe)", make_ring_gpu, ""});
+  r.push_back({"tree", Device::gpu, "double binary tree / log-depth all-gather CUDA kernels over CUDA IPC",
+               make_tree_gpu, ""});
+  r.push_back({"oneshot", Device::gpu, "one-shot all-reduce: every rank reads all inputs, one flag exchange",
+               make_oneshot_gpu, ""});
+  r.push_back({"twoshot", Device::gpu, "two-shot all-reduce: reduce-scatter by direct reads, then all-gather",
+               make_twoshot_gpu, ""});
+  r.push_back({"ce", Device::gpu, "copy-engine all-gather: cudaMemcpyAsync of each piece to every peer",
+               make_ce_gpu, ""});
+  r.push_back({"best", Device::gpu, "the fastest of our kernels for each collective and size", make_best_gpu, ""});
+#else
+  for (const char* n : {"ring", "tree", "oneshot", "twoshot", "ce", "best"})
+    r.push_back({n, Device::gpu, "CUDA kernel", {}, kNoCuda});
+#endif
+  return r;
+}
+
+}  // namespace
+
+const std::vector<ImplInfo>& implementations() {
+  static const std::vector<ImplInfo> registry = build_registry();
+  return registry;
+}
+
+bool is_known_implementation(std::string_view name) {
+  const auto& r = implementations();
+  return std::any_of(r.begin(), r.end(), [&](const ImplInfo& i) { return i.name == name; });
+}
+
+const ImplInfo* find_implementation(std::string_view name, Device device) {
+  for (const ImplInfo& i : implementations())
+    if (i.name == name && i.device == device) return &i;
+  return nullptr;
+}
+
+std::string valid_implementations() {
+  std::vector<std::string> names;
+  for (const ImplInfo& i : implementations())
+    if (std::find(names.begin(), names.end(), i.name) == names.end()) names.push_back(i.name);
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
+}  // namespace ccbench

@@ -1,0 +1,172 @@
+#pragma once
+// Inputs whose exact result is known whatever the reduction order (as nccl-tests' verifiable
+// inputs). Header-only, usable in CUDA kernels: the GPU fills and checks buffers with the same
+// functions as the CPU.
+//
+// Element `index` of rank `rank`'s input is a function of (seed, rank, index) alone. For each op
+// the values are bounded so that every partial result is exactly representable:
+//   sum   integers: any value (wrap-around is exact); floats: |v| <= B-1 with ranks*(B-1) below
+//         the type's exact-integer limit (2^11 half, 2^8 bfloat16, 2^24 float, 2^53 double);
+//   prod  integers: odd values (the product never collapses to 0); floats: +-2^e with e in
+//         {-1,0,1} on at most E ranks (E fits the exponent range), +-1 elsewhere;
+//   min/max and data movement: any value (floats: integers below the exact limit);
+//   avg   non-negative values whose sum fits; floats are compared with a tolerance (NCCL
+//         pre-multiplies by 1/ranks, which rounds), integers exactly.
+#include <cstdint>
+
+#include "collectives/numeric.h"
+
+namespace ccbench {
+
+CCB_HD std::uint64_t mix64(std::uint64_t x) {  // splitmix64 finaliser
+  x += 0x9e3779b97f4a7c15ull;
+  x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+  x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+CCB_HD std::uint64_t element_hash(std::uint64_t seed, int rank, std::uint64_t index) {
+  return mix64(seed ^ mix64(index * 0x100000001b3ull + static_cast<std::uint64_t>(rank) + 1));
+}
+
+// Largest integer M such that every integer in [-M, M] is exact in T (floats only).
+template <typename T>
+CCB_HD double exact_integer_limit() {
+  if constexpr (std::is_same_v<T, half_t>) return 2048.0;
+  else if constexpr (std::is_same_v<T, bfloat16_t>) return 256.0;
+  else if constexpr (std::is_same_v<T, float>) return 16777216.0;
+  else return 9007199254740992.0;
+}
+
+// Ranks allowed a factor of 2 or 1/2 in a float product: keeps |exponent| within range.
+template <typename T>
+CCB_HD int product_exponent_budget() {
+  if constexpr (std::is_same_v<T, half_t>) return 14;
+  else if constexpr (std::is_same_v<T, double>) return 1000;
+  else return 120;
+}
+
+// Bound B of the float sum/avg pattern: values in [-(B-1), B-1] (avg: [0, B-1]).
+template <typename T>
+CCB_HD std::int64_t float_sum_bound(int nranks) {
+  double b = exact_integer_limit<T>() / (nranks > 0 ? nranks : 1);
+  if (b > 1048576.0) b = 1048576.0;
+  return b < 2.0 ? 2 : static_cast<std::int64_t>(b);
+}
+
+// Ranks that contribute a non-zero value to float sums; the rest contribute 0, so that even
+// thousands of bfloat16 ranks keep the sum exact.
+template <typename T>
+CCB_HD int float_sum_active_ranks(int nranks) {
+  double cap = exact_integer_limit<T>() - 1;
+  return nranks <= cap ? nranks : static_cast<int>(cap);
+}
+
+// Input element `index` of `rank` for a collective reducing with `op` (ReduceOp::none for data
+// movement: all-gather, broadcast, sendrecv).
+template <typename T>
+CCB_HD T input_value(ReduceOp op, std::uint64_t seed, int rank, std::uint64_t index, int nranks) {
+  const std::uint64_t h = element_hash(seed, rank, index);
+  if constexpr (std::is_integral_v<T>) {
+    using U = std::make_unsigned_t<T>;
+    if (op == ReduceOp::prod) return static_cast<T>(static_cast<U>(h | 1u));
+    if (op == ReduceOp::avg) {
+      // Non-negative values whose sum over all ranks fits T.
+      std::uint64_t maxpos = static_cast<std::uint64_t>(std::numeric_limits<T>::max());
+      std::uint64_t b = maxpos / static_cast<std::uint64_t>(nranks);
+      if (b > (1u << 20)) b = 1u << 20;
+      return static_cast<T>(b ? h % (b + 1) : 0);
+    }
+    return static_cast<T>(static_cast<U>(h));
+  } else {
+    using A = decltype(to_arith(T{}));
+    if (op == ReduceOp::prod) {
+      int e = 0;
+      if (rank < product_exponent_budget<T>()) e = static_cast<int>(h % 3) - 1;
+      A v = e > 0 ? A(2) : e < 0 ? A(0.5) : A(1);
+      return from_arith<T>((h >> 8) & 1 ? -v : v);
+    }
+    if (op == ReduceOp::sum || op == ReduceOp::avg) {
+      if (rank >= float_sum_active_ranks<T>(nranks)) return from_arith<T>(A(0));
+      const std::int64_t b = float_sum_bound<T>(nranks);
+      if (op == ReduceOp::avg) return from_arith<T>(static_cast<A>(static_cast<std::int64_t>(h % b)));
+      return from_arith<T>(static_cast<A>(static_cast<std::int64_t>(h % (2 * b - 1)) - (b - 1)));
+    }
+    // min, max, data movement: integers within the exact range.
+    const std::int64_t m = static_cast<std::int64_t>(exact_integer_limit<T>() > 1048576.0 ? 1048576.0
+                                                                                         : exact_integer_limit<T>());
+    return from_arith<T>(static_cast<A>(static_cast<std::int64_t>(h % (2 * m + 1)) - m));
+  }
+}
+
+// The exact reduction over all ranks of element `index` (before finalize for avg handling:
+// this returns the final value, divided for avg).
+template <typename T>
+CCB_HD T reduced_value(ReduceOp op, std::uint64_t seed, std::uint64_t index, int nranks) {
+  if (op == ReduceOp::avg) {
+    // Sum in a wide type, then divide, as an exact reference.
+    if constexpr (std::is_integral_v<T>) {
+      std::uint64_t s = 0;
+      for (int r = 0; r < nranks; ++r)
+        s += static_cast<std::uint64_t>(input_value<T>(op, seed, r, index, nranks));
+      return static_cast<T>(s / static_cast<std::uint64_t>(nranks));
+    } else {
+      double s = 0;
+      for (int r = 0; r < nranks; ++r) s += static_cast<double>(to_arith(input_value<T>(op, seed, r, index, nranks)));
+      return from_arith<T>(s / nranks);
+    }
+  }
+  T acc = input_value<T>(op, seed, 0, index, nranks);
+  for (int r = 1; r < nranks; ++r) acc = reduce_pair<T>(op, acc, input_value<T>(op, seed, r, index, nranks));
+  return acc;
+}
+
+// Whether `actual` is an acceptable result where `expected` is the exact one. Exact for every
+// case but float avg, which allows the rounding of NCCL's pre-multiplied sum.
+template <typename T>
+CCB_HD bool value_matches(ReduceOp op, T expected, T actual, int nranks) {
+  if constexpr (std::is_integral_v<T>) {
+    return expected == actual;
+  } else {
+    double e = static_cast<double>(to_arith(expected)), a = static_cast<double>(to_arith(actual));
+    if (a != a) return false;  // NaN never matches
+    if (op != ReduceOp::avg) return e == a;
+    double eps = std::is_same_v<T, half_t> ? 9.77e-4 : std::is_same_v<T, bfloat16_t> ? 7.82e-3
+                 : std::is_same_v<T, float> ? 1.2e-7 : 2.3e-16;
+    double bound = static_cast<double>(float_sum_bound<T>(nranks));
+    double diff = a > e ? a - e : e - a;
+    return diff <= 2.0 * (nranks + 1) * eps * bound;
+  }
+}
+
+}  // namespace ccbench
+
+namespace ccbench {
+
+// Input element `index` of rank `rank` for collective `coll`. All-reduce, reduce-scatter: the op's
+// pattern; data movement collectives: the op-free pattern.
+template <typename T>
+CCB_HD T collective_input(Collective coll, ReduceOp op, std::uint64_t seed, int rank, std::uint64_t index,
+                          int nranks) {
+  return input_value<T>(has_reduce_op(coll) ? op : ReduceOp::none, seed, rank, index, nranks);
+}
+
+// Expected element j of rank `rank`'s output for collective `coll` with `count` elements per rank
+// (see CollectiveShape).
+template <typename T>
+CCB_HD T collective_expected(Collective coll, ReduceOp op, std::uint64_t seed, int rank, int nranks, int root,
+                             std::uint64_t count, std::uint64_t j) {
+  switch (coll) {
+    case Collective::allreduce: return reduced_value<T>(op, seed, j, nranks);
+    case Collective::reducescatter:
+      return reduced_value<T>(op, seed, static_cast<std::uint64_t>(rank) * count + j, nranks);
+    case Collective::allgather:
+      return input_value<T>(ReduceOp::none, seed, static_cast<int>(j / count), j % count, nranks);
+    case Collective::broadcast: return input_value<T>(ReduceOp::none, seed, root, j, nranks);
+    case Collective::sendrecv:
+      return input_value<T>(ReduceOp::none, seed, (rank + nranks - 1) % nranks, j, nranks);
+  }
+  return T{};
+}
+
+}  // namespace ccbench

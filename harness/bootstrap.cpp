@@ -1,0 +1,87 @@
+#include "harness/bootstrap.h"
+
+#include <unistd.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "results/error.h"
+
+namespace ccbench {
+
+int launcher_rank() {
+  for (const char* var : {"OMPI_COMM_WORLD_RANK", "PMIX_RANK", "PMI_RANK", "SLURM_PROCID", "MV2_COMM_WORLD_RANK"}) {
+    if (const char* v = std::getenv(var)) return std::atoi(v);
+  }
+  return 0;
+}
+
+void mpi_check(int rc, const char* what) {
+  if (rc == MPI_SUCCESS) return;
+  char text[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  MPI_Error_string(rc, text, &len);
+  fail(ExitCode::runtime, "MPI error in {}: {}", what, std::string(text, static_cast<size_t>(len)));
+}
+
+void mpi_start(int* argc, char*** argv) {
+  int provided = 0;
+  if (MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS)
+    fail(ExitCode::runtime, "MPI_Init_thread failed: is this an MPI launch (mpirun / srun)?");
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+}
+
+void mpi_stop() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  if (!finalized) MPI_Finalize();
+}
+
+std::vector<std::string> gather_strings(MPI_Comm comm, const std::string& text) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  int len = static_cast<int>(text.size());
+  std::vector<int> lens(rank == 0 ? size : 0), displs(rank == 0 ? size : 0);
+  mpi_check(MPI_Gather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, 0, comm), "MPI_Gather of string lengths");
+  std::string all;
+  if (rank == 0) {
+    int total = 0;
+    for (int i = 0; i < size; ++i) {
+      displs[i] = total;
+      total += lens[i];
+    }
+    all.resize(static_cast<size_t>(total));
+  }
+  mpi_check(MPI_Gatherv(text.data(), len, MPI_CHAR, all.data(), lens.data(), displs.data(), MPI_CHAR, 0, comm),
+            "MPI_Gatherv of strings");
+  std::vector<std::string> out;
+  if (rank == 0)
+    for (int i = 0; i < size; ++i) out.push_back(all.substr(static_cast<size_t>(displs[i]), static_cast<size_t>(lens[i])));
+  return out;
+}
+
+RankLayout discover_layout(MPI_Comm comm) {
+  int rank = 0, size = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &size);
+  char host[256] = {};
+  gethostname(host, sizeof(host) - 1);
+  std::vector<char> all(static_cast<size_t>(size) * sizeof(host));
+  mpi_check(MPI_Allgather(host, sizeof(host), MPI_CHAR, all.data(), sizeof(host), MPI_CHAR, comm),
+            "MPI_Allgather of host names");
+  std::vector<std::string> hosts;
+  for (int i = 0; i < size; ++i) hosts.emplace_back(all.data() + static_cast<size_t>(i) * sizeof(host));
+  return RankLayout::from_hosts(rank, std::move(hosts));
+}
+
+ExitCode agree_exit_code(MPI_Comm comm, ExitCode mine) {
+  int sev = severity(mine), worst = sev;
+  if (MPI_Allreduce(&sev, &worst, 1, MPI_INT, MPI_MAX, comm) != MPI_SUCCESS) return more_severe(mine, ExitCode::runtime);
+  for (ExitCode c : {ExitCode::ok, ExitCode::threshold, ExitCode::wrong_results, ExitCode::precondition,
+                     ExitCode::usage, ExitCode::runtime, ExitCode::timeout})
+    if (severity(c) == worst) return c;
+  return ExitCode::runtime;
+}
+
+}  // namespace ccbench

@@ -1,0 +1,33 @@
+#pragma once
+// MPI start-up and the agreements every rank takes part in.
+#include <string>
+#include <vector>
+
+#include <mpi.h>
+
+#include "results/exit_code.h"
+#include "topologies/layout.h"
+
+namespace ccbench {
+
+// This process's rank as the launcher announces it before MPI_Init (OpenMPI, PMI, PMIx, Slurm);
+// 0 when started alone. Used to let only rank 0 print usage errors.
+int launcher_rank();
+
+// MPI_Init_thread (funneled); MPI errors return codes instead of aborting.
+void mpi_start(int* argc, char*** argv);
+void mpi_stop();
+
+// The ranks of `comm`, their hosts and nodes (an all-gather of host names).
+RankLayout discover_layout(MPI_Comm comm);
+
+// The most severe of every rank's code (results/exit_code.h).
+ExitCode agree_exit_code(MPI_Comm comm, ExitCode mine);
+
+// Every rank's `text` on rank 0 (other ranks get an empty vector).
+std::vector<std::string> gather_strings(MPI_Comm comm, const std::string& text);
+
+// Checks an MPI return code: throws Error(runtime) with the MPI error string and `what`.
+void mpi_check(int rc, const char* what);
+
+}  // namespace ccbench

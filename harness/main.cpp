@@ -1,0 +1,38 @@
+// ccbench: the MPI-launched entry point. Parses the command line before any MPI or GPU work,
+// then measures, reports and agrees on one exit code over all ranks (DESIGN.md).
+#include <unistd.h>
+
+#include <cstdio>
+#include <iostream>
+
+#include <fmt/format.h>
+
+#include "harness/app.h"
+#include "harness/bootstrap.h"
+#include "harness/cli.h"
+#include "results/error.h"
+
+int main(int argc, char** argv) {
+  using namespace ccbench;
+  const int lrank = launcher_rank();
+  Command cmd;
+  try {
+    cmd = parse_command_line(argc, argv);
+  } catch (const Error& e) {
+    if (lrank == 0) fmt::print(stderr, "ccbench: error: {}\n", e.what());
+    return static_cast<int>(e.code());
+  }
+  try {
+    if (std::holds_alternative<HelpRequest>(cmd)) {
+      if (lrank == 0) std::cout << std::get<HelpRequest>(cmd).text;
+      return 0;
+    }
+    if (std::holds_alternative<VersionRequest>(cmd)) return print_version(lrank);
+    if (std::holds_alternative<ListRequest>(cmd)) return print_implementations(lrank);
+    if (auto* c = std::get_if<CompareRequest>(&cmd)) return run_compare(*c);
+    return run_benchmark(std::get<RunOptions>(cmd), &argc, &argv);
+  } catch (const Error& e) {
+    fmt::print(stderr, "ccbench: error: {}\n", e.what());
+    return static_cast<int>(e.code());
+  }
+}

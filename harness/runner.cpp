@@ -1,0 +1,518 @@
+#include "harness/runner.h"
+
+#include <algorithm>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "harness/bootstrap.h"
+#include "harness/sizes.h"
+#include "results/error.h"
+#include "results/stats.h"
+
+namespace ccbench {
+
+namespace {
+
+// Bytes of canary around every buffer; a write past the end of the data lands in them.
+constexpr std::size_t kGuardBytes = 64 * 1024;
+constexpr std::uint8_t kGuardValue = 0xC5;
+
+// Whether repeating the collective on its own output gives the same output again, so that the
+// data of back-to-back in-place iterations can be checked.
+bool idempotent(const CaseSpec& s) {
+  if (!has_reduce_op(s.coll)) return s.coll != Collective::sendrecv;
+  return s.op == ReduceOp::min || s.op == ReduceOp::max;
+}
+
+// A device buffer with a guard region before and after the data; the trailing guard follows the
+// bytes in use by the current measurement.
+class GuardedBuffer {
+ public:
+  GuardedBuffer(Backend& b, Allocator* a, std::size_t capacity) : b_(b), a_(a), capacity_(capacity) {
+    std::size_t total = capacity + 2 * kGuardBytes;
+    raw_ = a_ ? a_->allocate(total) : b_.allocate(total);
+    b_.fill_bytes(raw_, kGuardBytes, kGuardValue);
+  }
+  ~GuardedBuffer() {
+    if (a_) a_->release(raw_);
+    else b_.release(raw_);
+  }
+  GuardedBuffer(const GuardedBuffer&) = delete;
+  GuardedBuffer& operator=(const GuardedBuffer&) = delete;
+
+  std::byte* data() const { return static_cast<std::byte*>(raw_) + kGuardBytes; }
+  std::size_t capacity() const { return capacity_; }
+  void arm(std::size_t used) {
+    used_ = used;
+    b_.fill_bytes(data() + used, kGuardBytes, kGuardValue);
+  }
+  // Damaged guard bytes before the data and after the bytes in use.
+  std::uint64_t damaged() {
+    return b_.count_bytes_not(raw_, kGuardBytes, kGuardValue) + b_.count_bytes_not(data() + used_, kGuardBytes, kGuardValue);
+  }
+
+ private:
+  Backend& b_;
+  Allocator* a_;
+  std::size_t capacity_;
+  std::size_t used_ = 0;
+  void* raw_ = nullptr;
+};
+
+double max_over_ranks(MPI_Comm comm, double v) {
+  double out = v;
+  mpi_check(MPI_Allreduce(&v, &out, 1, MPI_DOUBLE, MPI_MAX, comm), "MPI_Allreduce of times");
+  return out;
+}
+
+std::vector<double> max_over_ranks(MPI_Comm comm, std::vector<double> v) {
+  std::vector<double> out(v.size());
+  mpi_check(MPI_Allreduce(v.data(), out.data(), static_cast<int>(v.size()), MPI_DOUBLE, MPI_MAX, comm),
+            "MPI_Allreduce of iteration times");
+  return out;
+}
+
+std::int64_t sum_over_ranks(MPI_Comm comm, std::int64_t v) {
+  std::int64_t out = v;
+  mpi_check(MPI_Allreduce(&v, &out, 1, MPI_INT64_T, MPI_SUM, comm), "MPI_Allreduce of wrong counts");
+  return out;
+}
+
+std::string case_name(const CaseSpec& s, const std::string& impl) {
+  std::string n = fmt::format("{}/{} {}", name(s.coll), impl, name(s.dtype));
+  if (has_reduce_op(s.coll)) n += fmt::format(" {}", name(s.op));
+  return n;
+}
+
+}  // namespace
+
+// An implementation once set up, kept for the whole run.
+struct Runner::ImplState {
+  const ImplInfo* info = nullptr;
+  std::unique_ptr<Implementation> impl;
+  ImplContext ctx;
+  bool usable = false;
+  std::string failure;  // why set-up failed
+};
+
+// The buffers of one (collective, implementation) series: send S, receive R (from the
+// implementation's allocator), expected output E and pristine input P (plain device memory).
+struct Runner::Series {
+  Series(Backend& b, Allocator* a, std::size_t cap)
+      : send(b, a, cap), recv(b, a, cap), expected(b, nullptr, cap), pristine(b, nullptr, cap) {}
+  GuardedBuffer send, recv, expected, pristine;
+};
+
+Runner::Runner(const RunOptions& opts, SweepPlan plan, const ImplContext& base, Backend& backend, ResultSink* sink,
+               Watchdog& watchdog)
+    : opts_(opts), plan_(std::move(plan)), base_(base), backend_(backend), sink_(sink), watchdog_(watchdog) {
+  MPI_Comm_rank(base_.comm, &rank_);
+  MPI_Comm_size(base_.comm, &nranks_);
+}
+
+Runner::~Runner() = default;
+
+void Runner::emit(RunRecord row) {
+  if (row.status == RowStatus::ok || row.status == RowStatus::wrong) measured_any_ = true;
+  if (row.status == RowStatus::wrong) code_ = more_severe(code_, ExitCode::wrong_results);
+  if (rank_ != 0) return;
+  if (sink_) sink_->add(row);
+  rows_.push_back(std::move(row));
+}
+
+RunRecord Runner::base_record(const ImplState& st, const CaseSpec& spec) const {
+  RunRecord r;
+  r.collective = std::string(name(spec.coll));
+  r.impl = st.info->name;
+  r.transport = st.usable ? st.impl->transport() : "-";
+  r.device = std::string(name(plan_.device));
+  r.dtype = std::string(name(spec.dtype));
+  r.op = has_reduce_op(spec.coll) ? std::string(name(spec.op)) : "none";
+  r.root = has_root(spec.coll) ? spec.root : -1;
+  r.ranks = nranks_;
+  r.ranks_per_node = base_.layout->max_ranks_per_node();
+  r.nodes = base_.layout->nodes;
+  r.warmup = opts_.warmup;
+  r.iterations = opts_.iterations;
+  return r;
+}
+
+// Sets up an implementation the first time it is used; every rank agrees whether that worked.
+Runner::ImplState* Runner::ready(const ImplInfo& info) {
+  for (auto& s : impls_)
+    if (s->info == &info) return s.get();
+  auto st = std::make_unique<ImplState>();
+  st->info = &info;
+  st->ctx = base_;
+  ExitCode local = ExitCode::ok;
+  std::string message;
+  watchdog_.enter(fmt::format("set-up of {}", info.name));
+  try {
+    st->impl = info.make();
+    st->impl->setup(st->ctx);
+  } catch (const Error& e) {
+    local = e.code();
+    message = e.what();
+  } catch (const std::exception& e) {
+    local = ExitCode::runtime;
+    message = e.what();
+  }
+  ExitCode agreed = agree_exit_code(base_.comm, local);
+  auto messages = gather_strings(base_.comm, message);
+  st->usable = agreed == ExitCode::ok;
+  if (!st->usable) {
+    for (size_t r = 0; r < messages.size() && st->failure.empty(); ++r)
+      if (!messages[r].empty()) st->failure = fmt::format("rank {}: {}", r, messages[r]);
+    if (st->failure.empty()) st->failure = "set-up failed on another rank";
+    code_ = more_severe(code_, agreed);
+  }
+  impls_.push_back(std::move(st));
+  return impls_.back().get();
+}
+
+ExitCode Runner::run() {
+  for (int cycle = 0; !stop_ && (opts_.cycles == 0 || cycle < opts_.cycles); ++cycle) {
+    for (Collective coll : opts_.collectives) {
+      run_collective(coll);
+      if (stop_) break;
+    }
+  }
+  watchdog_.leave();
+  return code_;
+}
+
+void Runner::run_collective(Collective coll) {
+  for (const auto& [impl_name, why] : plan_.skipped) {
+    RunRecord r;
+    r.collective = std::string(name(coll));
+    r.impl = impl_name;
+    r.device = std::string(name(plan_.device));
+    r.ranks = nranks_;
+    r.status = RowStatus::skipped;
+    r.reason = why;
+    emit(r);
+  }
+  for (const ImplInfo* info : plan_.impls) {
+    ImplState* st = ready(*info);
+    if (!st->usable) {
+      CaseSpec spec{coll, opts_.dtypes.front(), opts_.ops.front(), opts_.root};
+      RunRecord r = base_record(*st, spec);
+      r.status = RowStatus::failed;
+      r.reason = "set-up failed: " + st->failure;
+      emit(r);
+      continue;
+    }
+    // Which (dtype, op) cases this implementation can run; the others are reported as skipped.
+    std::vector<CaseSpec> cases;
+    std::vector<ReduceOp> ops = has_reduce_op(coll) ? opts_.ops : std::vector<ReduceOp>{ReduceOp::none};
+    for (DataType t : opts_.dtypes) {
+      for (ReduceOp op : ops) {
+        CaseSpec spec{coll, t, op, opts_.root};
+        std::optional<std::string> why;
+        if (has_root(coll) && opts_.root >= nranks_)
+          why = fmt::format("root {} does not exist with {} ranks (valid: 0 to {})", opts_.root, nranks_, nranks_ - 1);
+        else
+          why = st->impl->unsupported(spec, st->ctx);
+        if (why) {
+          RunRecord r = base_record(*st, spec);
+          r.status = RowStatus::skipped;
+          r.reason = *why;
+          emit(r);
+        } else {
+          cases.push_back(spec);
+        }
+      }
+    }
+    if (cases.empty()) continue;
+
+    // One buffer set for the series: the largest size fits every dtype.
+    std::unique_ptr<Series> series;
+    ExitCode local = ExitCode::ok;
+    std::string message;
+    watchdog_.enter(fmt::format("{}/{}: buffer allocation and registration", name(coll), info->name));
+    try {
+      series = std::make_unique<Series>(backend_, st->impl->allocator(), plan_.sizes.back());
+      st->impl->attach(BufferSet{series->send.data(), series->send.capacity(), series->recv.data(),
+                                 series->recv.capacity()});
+    } catch (const Error& e) {
+      local = e.code();
+      message = e.what();
+    }
+    ExitCode agreed = agree_exit_code(base_.comm, local);
+    auto messages = gather_strings(base_.comm, message);
+    if (agreed != ExitCode::ok) {
+      RunRecord r = base_record(*st, cases.front());
+      r.status = RowStatus::failed;
+      for (size_t i = 0; i < messages.size() && r.reason.empty(); ++i)
+        if (!messages[i].empty()) r.reason = fmt::format("buffers: rank {}: {}", i, messages[i]);
+      emit(r);
+      code_ = more_severe(code_, agreed);
+      series.reset();
+      continue;
+    }
+    for (const CaseSpec& spec : cases) {
+      run_case(*st, *series, spec);
+      if (stop_) break;
+    }
+    st->impl->detach();
+    series.reset();
+    if (stop_) return;
+  }
+}
+
+void Runner::run_case(ImplState& st, Series& bufs, const CaseSpec& spec) {
+  Implementation& impl = *st.impl;
+  const size_t esz = element_size(spec.dtype);
+  const std::string cname = case_name(spec, st.info->name);
+  std::vector<bool> variants;
+  if (opts_.in_place != InPlaceChoice::yes) variants.push_back(false);
+  if (opts_.in_place != InPlaceChoice::no) {
+    if (supports_in_place(spec.coll)) {
+      variants.push_back(true);
+    } else {
+      RunRecord r = base_record(st, spec);
+      r.in_place = true;
+      r.status = RowStatus::skipped;
+      r.reason = fmt::format("{} has no in-place form", name(spec.coll));
+      emit(r);
+    }
+  }
+
+  for (std::uint64_t size : plan_.sizes) {
+    const CollectiveShape shape = shape_for_bytes(spec.coll, spec.dtype, nranks_, size);
+    for (bool in_place : variants) {
+      RunRecord row = base_record(st, spec);
+      row.bytes = shape.bytes;
+      row.count = shape.count;
+      row.in_place = in_place;
+      if (shape.count == 0) {
+        row.status = RowStatus::skipped;
+        row.reason = fmt::format("{} B is less than one {} element per rank", size, name(spec.dtype));
+        emit(row);
+        continue;
+      }
+      if (auto why = impl.unsupported_count(spec, shape.count)) {
+        row.status = RowStatus::skipped;
+        row.reason = *why;
+        emit(row);
+        continue;
+      }
+      const std::string where =
+          fmt::format("{} {} {}", cname, format_size(shape.bytes), in_place ? "in-place" : "out-of-place");
+      PatternSpec pat{spec.coll, spec.dtype, spec.op, opts_.seed, rank_, nranks_, spec.root, shape.count};
+      const size_t send_bytes = shape.send_elements * esz, recv_bytes = shape.recv_elements * esz;
+
+      // Pointers of this measurement; `out` is where the result lands (shape.recv_elements).
+      std::byte* S = bufs.send.data();
+      std::byte* R = bufs.recv.data();
+      const void* send = S;
+      void* recv = R;
+      std::byte* out = R;
+      if (in_place) {
+        switch (spec.coll) {
+          case Collective::allgather: send = R + in_place_send_offset(spec.coll, rank_, shape.count) * esz; break;
+          case Collective::reducescatter:
+            send = S;
+            recv = out = S + in_place_recv_offset(spec.coll, rank_, shape.count) * esz;
+            break;
+          default: send = R; break;
+        }
+      }
+      // Puts the input in place and poisons the output before an iteration.
+      auto reset = [&] {
+        if (!in_place) {
+          backend_.complement(R, bufs.expected.data(), recv_bytes);
+        } else if (spec.coll == Collective::allgather) {
+          backend_.complement(R, bufs.expected.data(), recv_bytes);
+          backend_.copy(const_cast<void*>(send), bufs.pristine.data(), send_bytes);
+        } else if (spec.coll == Collective::reducescatter) {
+          backend_.copy(S, bufs.pristine.data(), send_bytes);
+        } else {
+          backend_.copy(R, bufs.pristine.data(), send_bytes);
+        }
+      };
+      const CallArgs args{spec, send, recv, shape.count};
+      auto sync = [&] {
+        backend_.synchronize();
+        impl.check_async_errors();
+      };
+
+      std::int64_t wrong = 0;
+      std::string first_wrong;
+      std::int64_t graph_wrong = 0;
+      auto check = [&](const std::string& when, std::int64_t& counter) {
+        Mismatches m = backend_.compare(pat, bufs.expected.data(), out, shape.recv_elements);
+        if (m.wrong && first_wrong.empty())
+          first_wrong = fmt::format("rank {} (host {}), {}: element {} expected {} got {} ({} wrong)", rank_,
+                                    base_.layout->host(), when, m.first_index, m.expected, m.actual, m.wrong);
+        counter += static_cast<std::int64_t>(m.wrong);
+      };
+
+      double batch_us = 0, graph_us = 0;
+      std::vector<double> iter_us(static_cast<size_t>(opts_.iterations), 0.0), graph_samples;
+      const bool graphs = opts_.graph_launches > 0 && impl.graph_capturable();
+      ExitCode local = ExitCode::ok;
+      std::string message;
+      try {
+        watchdog_.enter(where + ": preparing buffers");
+        backend_.fill_input(pat, bufs.pristine.data(), shape.send_elements, 0);
+        backend_.fill_expected(pat, bufs.expected.data(), shape.recv_elements);
+        if (!in_place) backend_.copy(S, bufs.pristine.data(), send_bytes);
+        reset();
+        bool buffer_is_send = in_place && spec.coll == Collective::reducescatter;
+        bufs.send.arm(!in_place || buffer_is_send ? send_bytes : 0);
+        bufs.recv.arm(buffer_is_send ? 0 : recv_bytes);
+        backend_.synchronize();
+
+        watchdog_.enter(where + ": warm-up");
+        for (int i = 0; i < opts_.warmup; ++i) impl.run(args);
+        sync();
+
+        // Back-to-back batch: the nccl-tests-comparable figure.
+        if (in_place) reset();
+        backend_.synchronize();
+        mpi_check(MPI_Barrier(base_.comm), "MPI_Barrier");
+        watchdog_.enter(where + ": timed batch");
+        backend_.mark(0);
+        for (int i = 0; i < opts_.iterations; ++i) impl.run(args);
+        backend_.mark(1);
+        sync();
+        batch_us = backend_.elapsed_us(0, 1) / opts_.iterations;
+        if (opts_.check && (!in_place || idempotent(spec))) check("after the timed batch", wrong);
+        if (opts_.check && !in_place) {
+          Mismatches m = backend_.check_input(pat, S, shape.send_elements, 0);
+          if (m.wrong && first_wrong.empty())
+            first_wrong = fmt::format("rank {} (host {}): the send buffer was modified: element {} expected {} got {}",
+                                      rank_, base_.layout->host(), m.first_index, m.expected, m.actual);
+          wrong += static_cast<std::int64_t>(m.wrong);
+        }
+
+        // Single iterations, each started together and checked: the distribution.
+        for (int i = 0; i < opts_.iterations; ++i) {
+          watchdog_.enter(fmt::format("{}: iteration {}", where, i));
+          reset();
+          backend_.synchronize();
+          mpi_check(MPI_Barrier(base_.comm), "MPI_Barrier");
+          backend_.mark(0);
+          impl.run(args);
+          backend_.mark(1);
+          sync();
+          iter_us[static_cast<size_t>(i)] = backend_.elapsed_us(0, 1);
+          if (opts_.check) check(fmt::format("iteration {}", i), wrong);
+        }
+
+        if (graphs) {
+          watchdog_.enter(where + ": CUDA-graph capture");
+          reset();
+          backend_.synchronize();
+          backend_.begin_capture();
+          for (int i = 0; i < opts_.iterations; ++i) impl.run(args);
+          backend_.end_capture();
+          backend_.replay();  // warm-up launch
+          sync();
+          reset();
+          backend_.synchronize();
+          mpi_check(MPI_Barrier(base_.comm), "MPI_Barrier");
+          watchdog_.enter(where + ": CUDA-graph replay");
+          for (int g = 0; g < opts_.graph_launches; ++g) {
+            backend_.mark(0);
+            backend_.replay();
+            backend_.mark(1);
+            sync();
+            graph_samples.push_back(backend_.elapsed_us(0, 1) / opts_.iterations);
+          }
+          backend_.drop_capture();
+          if (opts_.check && (!in_place || idempotent(spec))) check("after the CUDA-graph replays", graph_wrong);
+        }
+
+        std::uint64_t damaged = bufs.send.damaged() + bufs.recv.damaged();
+        if (damaged) {
+          wrong += static_cast<std::int64_t>(damaged);
+          first_wrong = fmt::format("rank {} (host {}): {} guard bytes around the buffers were overwritten{}{}", rank_,
+                                    base_.layout->host(), damaged, first_wrong.empty() ? "" : "; ", first_wrong);
+        }
+      } catch (const Error& e) {
+        local = e.code();
+        message = e.what();
+      } catch (const std::exception& e) {
+        local = ExitCode::runtime;
+        message = e.what();
+      }
+      backend_.drop_capture();
+
+      // Every rank takes part in what follows, whatever happened above.
+      watchdog_.enter(where + ": agreeing on the results");
+      ExitCode agreed = agree_exit_code(base_.comm, local);
+      auto messages = gather_strings(base_.comm, message);
+      if (agreed != ExitCode::ok) {
+        row.status = RowStatus::failed;
+        for (size_t r = 0; r < messages.size(); ++r)
+          if (!messages[r].empty()) row.reason += fmt::format("{}rank {}: {}", row.reason.empty() ? "" : "; ", r, messages[r]);
+        if (row.reason.empty()) row.reason = "failed on another rank";
+        emit(row);
+        code_ = more_severe(code_, agreed);
+        if (agreed == ExitCode::runtime || agreed == ExitCode::timeout) {
+          stop_ = true;
+          stop_reason_ = fmt::format("{} failed: {}", where, row.reason);
+          return;
+        }
+        continue;  // e.g. out of memory at this size: the next size or case may still run
+      }
+
+      batch_us = max_over_ranks(base_.comm, batch_us);
+      iter_us = max_over_ranks(base_.comm, iter_us);
+      std::int64_t total_wrong = sum_over_ranks(base_.comm, opts_.check ? wrong : 0);
+      std::int64_t total_graph_wrong = sum_over_ranks(base_.comm, graph_wrong);
+      auto descriptions = gather_strings(base_.comm, first_wrong);
+
+      const double factor = bus_factor(spec.coll, nranks_);
+      TimeStats t = summarize(iter_us);
+      row.time_avg_us = batch_us;
+      row.time_median_us = t.median;
+      row.time_min_us = t.min;
+      row.time_p95_us = t.p95;
+      row.time_max_us = t.max;
+      row.time_cv = t.cv;
+      row.algbw_gbps = gigabytes_per_second(static_cast<double>(shape.bytes), batch_us);
+      row.busbw_gbps = row.algbw_gbps * factor;
+      row.busbw_median_gbps = gigabytes_per_second(static_cast<double>(shape.bytes), t.median) * factor;
+      row.wrong = opts_.check ? total_wrong : -1;
+      if (!opts_.check) row.reason = "not checked (-c 0)";
+      if (total_wrong > 0) {
+        row.status = RowStatus::wrong;
+        for (const std::string& d : descriptions)
+          if (!d.empty()) {
+            row.reason = d;
+            break;
+          }
+      }
+      emit(row);
+
+      if (graphs) {
+        std::vector<double> samples = max_over_ranks(base_.comm, graph_samples);
+        RunRecord g = row;
+        TimeStats gt = summarize(samples);
+        g.mode = "graph";
+        g.iterations = opts_.iterations * opts_.graph_launches;
+        g.time_avg_us = gt.mean;
+        g.time_median_us = gt.median;
+        g.time_min_us = gt.min;
+        g.time_p95_us = gt.p95;
+        g.time_max_us = gt.max;
+        g.time_cv = gt.cv;
+        g.algbw_gbps = gigabytes_per_second(static_cast<double>(shape.bytes), gt.mean);
+        g.busbw_gbps = g.algbw_gbps * factor;
+        g.busbw_median_gbps = gigabytes_per_second(static_cast<double>(shape.bytes), gt.median) * factor;
+        const bool graph_checked = opts_.check && (!in_place || idempotent(spec));
+        g.wrong = graph_checked ? total_graph_wrong : -1;
+        g.status = total_graph_wrong > 0 ? RowStatus::wrong : RowStatus::ok;
+        g.reason = graph_checked ? (total_graph_wrong ? row.reason : "")
+                                 : "replayed in-place data is not checkable for this op; see the eager row";
+        emit(g);
+      }
+    }
+  }
+}
+
+}  // namespace ccbench

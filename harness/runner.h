@@ -1,0 +1,66 @@
+#pragma once
+// The sweep: for every collective, implementation, data type, operation, size and in-place
+// choice, one measurement (warm-up, a back-to-back batch, then timed single iterations, each
+// checked), agreed over all ranks and handed to the result sink on rank 0.
+#include <memory>
+#include <vector>
+
+#include <mpi.h>
+
+#include "collectives/implementation.h"
+#include "harness/backend.h"
+#include "harness/options.h"
+#include "harness/watchdog.h"
+#include "results/exit_code.h"
+#include "results/sink.h"
+
+namespace ccbench {
+
+struct SweepPlan {
+  std::vector<std::uint64_t> sizes;
+  std::vector<const ImplInfo*> impls;  // the implementations to measure, for plan.device
+  // Requested implementations that cannot run here: (name, reason), reported as skipped rows.
+  std::vector<std::pair<std::string, std::string>> skipped;
+  Device device = Device::cpu;
+};
+
+class Runner {
+ public:
+  // `sink` is non-null on rank 0 only. `base` carries comm, layout, device, stream, timeout.
+  Runner(const RunOptions& opts, SweepPlan plan, const ImplContext& base, Backend& backend, ResultSink* sink,
+         Watchdog& watchdog);
+  ~Runner();
+  // Runs every cycle of the sweep; returns this rank's exit code (not yet agreed).
+  ExitCode run();
+  // Rows seen so far (rank 0; others hold none).
+  const std::vector<RunRecord>& rows() const { return rows_; }
+  // True if at least one measurement ran (not skipped).
+  bool measured_any() const { return measured_any_; }
+  // Why the sweep stopped early (empty if it did not).
+  const std::string& stop_reason() const { return stop_reason_; }
+
+ private:
+  struct ImplState;
+  struct Series;
+  void run_collective(Collective coll);
+  void run_case(ImplState& impl, Series& series, const CaseSpec& spec);
+  void emit(RunRecord row);
+  RunRecord base_record(const ImplState& impl, const CaseSpec& spec) const;
+  ImplState* ready(const ImplInfo& info);
+
+  const RunOptions& opts_;
+  SweepPlan plan_;
+  ImplContext base_;
+  Backend& backend_;
+  ResultSink* sink_;
+  Watchdog& watchdog_;
+  int rank_ = 0, nranks_ = 1;
+  std::vector<std::unique_ptr<ImplState>> impls_;
+  std::vector<RunRecord> rows_;
+  ExitCode code_ = ExitCode::ok;
+  bool measured_any_ = false;
+  bool stop_ = false;
+  std::string stop_reason_;
+};
+
+}  // namespace ccbench

@@ -1,0 +1,49 @@
+#include "harness/watchdog.h"
+
+namespace ccbench {
+
+Watchdog::Watchdog(std::chrono::milliseconds timeout, Handler on_expire)
+    : timeout_(timeout), on_expire_(std::move(on_expire)), thread_([this] { loop(); }) {}
+
+Watchdog::~Watchdog() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stop_ = true;
+  }
+  cv_.notify_all();
+  thread_.join();
+}
+
+void Watchdog::enter(std::string phase) {
+  std::lock_guard<std::mutex> lock(mu_);
+  phase_ = std::move(phase);
+  since_ = std::chrono::steady_clock::now();
+  armed_ = true;
+}
+
+void Watchdog::leave() {
+  std::lock_guard<std::mutex> lock(mu_);
+  armed_ = false;
+}
+
+std::string Watchdog::phase() const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return phase_;
+}
+
+void Watchdog::loop() {
+  std::unique_lock<std::mutex> lock(mu_);
+  while (!stop_) {
+    cv_.wait_for(lock, std::chrono::milliseconds(100));
+    if (stop_ || !armed_) continue;
+    auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - since_);
+    if (waited < timeout_) continue;
+    std::string phase = phase_;
+    armed_ = false;
+    lock.unlock();
+    on_expire_(phase, waited);  // normally does not return
+    lock.lock();
+  }
+}
+
+}  // namespace ccbench

@@ -1,0 +1,41 @@
+#pragma once
+// Deadlines for every phase of a run. The main thread names the phase it enters; if it stays in
+// one phase longer than the timeout, the watchdog thread calls the expiry handler (which reports
+// the phase, closes the result files as incomplete and ends the process with exit code 5).
+#include <chrono>
+#include <condition_variable>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+
+namespace ccbench {
+
+class Watchdog {
+ public:
+  using Handler = std::function<void(const std::string& phase, std::chrono::milliseconds waited)>;
+  Watchdog(std::chrono::milliseconds timeout, Handler on_expire);
+  ~Watchdog();
+  Watchdog(const Watchdog&) = delete;
+  Watchdog& operator=(const Watchdog&) = delete;
+
+  // Starts the clock of `phase` (replacing the current one). Cheap: a lock and a string copy.
+  void enter(std::string phase);
+  // No phase: no deadline (e.g. while waiting for user input never happens; after the sweep).
+  void leave();
+  std::string phase() const;
+
+ private:
+  void loop();
+  std::chrono::milliseconds timeout_;
+  Handler on_expire_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::string phase_;
+  bool armed_ = false;
+  bool stop_ = false;
+  std::chrono::steady_clock::time_point since_;
+  std::thread thread_;
+};
+
+}  // namespace ccbench

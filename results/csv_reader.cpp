@@ -1,0 +1,151 @@
+#include "results/csv_reader.h"
+
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include <csv.h>
+
+#include "results/error.h"
+
+namespace ccbench {
+
+namespace {
+
+// State shared with libcsv's C callbacks. They must not throw (the exception would unwind
+// through C frames), so they record the first error and parse_csv throws it afterwards.
+struct ParseState {
+  CsvTable table;
+  std::vector<std::string> row;
+  bool have_header = false;
+  std::size_t line = 0;  // line being fed to the parser, 1-based
+  std::string error;
+};
+
+void on_field(void* data, size_t len, void* user) {
+  auto* st = static_cast<ParseState*>(user);
+  st->row.emplace_back(data ? static_cast<const char*>(data) : "", data ? len : 0);
+}
+
+void on_row_end(int, void* user) {
+  auto* st = static_cast<ParseState*>(user);
+  if (!st->error.empty()) {
+    st->row.clear();
+    return;
+  }
+  if (!st->have_header) {
+    st->table.header = std::move(st->row);
+    st->have_header = true;
+  } else if (st->row.size() != st->table.header.size()) {
+    st->error = fmt::format("line {}: the row has {} fields but the header has {}", st->line, st->row.size(),
+                            st->table.header.size());
+  } else {
+    st->table.rows.push_back(std::move(st->row));
+    st->table.row_lines.push_back(st->line);
+  }
+  st->row.clear();
+}
+
+// RFC 4180: spaces belong to the field. libcsv trims them from unquoted fields by default.
+int no_space(unsigned char) { return 0; }
+
+// Frees the parser however parse_csv leaves.
+struct Parser {
+  csv_parser p;
+  Parser() {
+    if (csv_init(&p, CSV_STRICT | CSV_STRICT_FINI | CSV_APPEND_NULL) != 0)
+      fail(ExitCode::runtime, "cannot set up the CSV parser (out of memory)");
+    csv_set_space_func(&p, no_space);
+  }
+  ~Parser() { csv_free(&p); }
+  Parser(const Parser&) = delete;
+  Parser& operator=(const Parser&) = delete;
+};
+
+bool is_preamble_line(std::string_view l) {
+  if (!l.empty() && l.back() == '\r') l.remove_suffix(1);
+  return l.empty() || l.front() == '#';
+}
+
+}  // namespace
+
+CsvTable parse_csv(const std::string& text) {
+  ParseState st;
+  Parser parser;
+  std::string_view rest(text);
+  if (rest.substr(0, 3) == "\xEF\xBB\xBF") rest.remove_prefix(3);  // UTF-8 BOM, as spreadsheets write
+
+  // Comment and blank lines before the header are not CSV: leave them out before libcsv sees
+  // the text. Then feed one line at a time so that every callback knows its line number.
+  bool in_preamble = true;
+  while (!rest.empty()) {
+    const size_t nl = rest.find('\n');
+    const std::string_view l = rest.substr(0, nl == std::string_view::npos ? rest.size() : nl + 1);
+    rest.remove_prefix(l.size());
+    ++st.line;
+    if (in_preamble && is_preamble_line(l.substr(0, l.size() - (l.back() == '\n' ? 1 : 0)))) continue;
+    in_preamble = false;
+    if (csv_parse(&parser.p, l.data(), l.size(), on_field, on_row_end, &st) != l.size())
+      fail(ExitCode::usage,
+           "line {}: malformed CSV ({}): a field holding a quote must be quoted as a whole, its quotes doubled",
+           st.line, csv_strerror(csv_error(&parser.p)));
+    if (!st.error.empty()) fail(ExitCode::usage, "{}", st.error);
+  }
+  if (csv_fini(&parser.p, on_field, on_row_end, &st) != 0)
+    fail(ExitCode::usage, "line {}: malformed CSV ({}): a quoted field is not closed", st.line,
+         csv_strerror(csv_error(&parser.p)));
+  if (!st.error.empty()) fail(ExitCode::usage, "{}", st.error);
+  if (!st.have_header) fail(ExitCode::usage, "the CSV has no header line (the file is empty or only comments)");
+  return std::move(st.table);
+}
+
+CsvTable read_csv_file(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) fail(ExitCode::usage, "cannot read {}: {}", path, std::strerror(errno));
+  std::ostringstream text;
+  text << in.rdbuf();
+  if (in.bad()) fail(ExitCode::usage, "cannot read {}: {}", path, std::strerror(errno));
+  try {
+    return parse_csv(text.str());
+  } catch (const Error& e) {
+    throw e.with_context(path);
+  }
+}
+
+std::vector<RunRecord> read_results_csv(const std::string& path) {
+  const CsvTable t = read_csv_file(path);
+  std::vector<RunRecord> out;
+  out.reserve(t.rows.size());
+  for (size_t i = 0; i < t.rows.size(); ++i) {
+    try {
+      out.push_back(record_from_csv(t.header, t.rows[i]));
+    } catch (const Error& e) {
+      throw e.with_context(fmt::format("{}: line {}", path, t.row_lines[i]));
+    }
+  }
+  return out;
+}
+
+std::string csv_line(const std::vector<std::string>& fields) {
+  if (fields.size() == 1 && fields[0].empty()) return "\"\"\n";  // a bare empty line is no row
+  std::string s;
+  for (size_t i = 0; i < fields.size(); ++i) {
+    if (i) s += ',';
+    const std::string& f = fields[i];
+    if (f.find_first_of(",\"\r\n") == std::string::npos) {
+      s += f;
+      continue;
+    }
+    s += '"';
+    for (char c : f) {
+      if (c == '"') s += '"';
+      s += c;
+    }
+    s += '"';
+  }
+  s += '\n';
+  return s;
+}
+
+}  // namespace ccbench

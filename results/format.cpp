@@ -1,0 +1,59 @@
+#include "results/format.h"
+
+#include <fmt/format.h>
+
+namespace ccbench {
+
+std::string human_size(std::uint64_t bytes) {
+  static const char* const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  int u = 0;
+  std::uint64_t scale = 1;
+  while (u + 1 < 7 && bytes / scale >= 1024) {
+    scale *= 1024;
+    ++u;
+  }
+  if (bytes % scale == 0) return fmt::format("{} {}", bytes / scale, units[u]);
+  return fmt::format("{:.2f} {}", static_cast<double>(bytes) / static_cast<double>(scale), units[u]);
+}
+
+std::string single_line(const std::string& s) {
+  std::string out = s;
+  for (char& c : out)
+    if (c == '\r' || c == '\n' || c == '\t') c = ' ';
+  return out;
+}
+
+std::string case_key(const RunRecord& r) {
+  // '\x1f' (unit separator) cannot occur in names typed on a command line.
+  return fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}", r.collective, r.impl,
+                     r.transport, r.device, r.dtype, r.op, r.mode, r.ranks, r.ranks_per_node, r.root,
+                     r.group);
+}
+
+namespace {
+// "4 (2 per node)", or "4" where the layout is unknown; `noun` goes after the count.
+std::string ranks_text(const RunRecord& r, const char* noun = "") {
+  std::string ranks = fmt::format("{}{}", r.ranks, noun);
+  if (r.ranks_per_node > 0) ranks += fmt::format(" ({} per node)", r.ranks_per_node);
+  return ranks;
+}
+}  // namespace
+
+std::string case_label(const RunRecord& r) {
+  std::string t = fmt::format("{}/{} over {}, {}, {} {}, {}, {}", r.collective, r.impl, r.transport, r.device,
+                              r.dtype, r.op, r.mode, ranks_text(r, " ranks"));
+  if (r.root >= 0) t += fmt::format(", root {}", r.root);
+  if (r.group != "world") t += fmt::format(", group {}", r.group);
+  return t;
+}
+
+std::string case_title(const RunRecord& r) {
+  const std::string ranks = ranks_text(r);
+  std::string t = fmt::format("{}  impl {}  transport {}  device {}  ranks {}  dtype {}  op {}  mode {}",
+                              r.collective, r.impl, r.transport, r.device, ranks, r.dtype, r.op, r.mode);
+  if (r.root >= 0) t += fmt::format("  root {}", r.root);
+  if (r.group != "world") t += fmt::format("  group {}", r.group);
+  return t;
+}
+
+}  // namespace ccbench

@@ -1,0 +1,26 @@
+#pragma once
+// Text formatting shared by the writers and the comparisons.
+#include <cstdint>
+#include <string>
+
+#include "results/record.h"
+
+namespace ccbench {
+
+// A byte count for people: "8 B", "1 KiB", "1.50 MiB" (binary units, as the command line).
+std::string human_size(std::uint64_t bytes);
+
+// `s` on one line: CR, LF and tab become spaces, so a reason cannot break a table row.
+std::string single_line(const std::string& s);
+
+// The case a row belongs to in the table and Markdown writers: every field but the size and
+// the placement (in-place or not). Two rows with equal keys go in the same table.
+std::string case_key(const RunRecord& r);
+// The same case for people: "allreduce  impl ring  transport shm  device cpu  ranks 4 (2 per
+// node)  dtype float  op sum  mode eager", plus root and group where they are not the default.
+std::string case_title(const RunRecord& r);
+// The same case in a phrase, for headings and footers: "allreduce/ring over shm, cpu, float sum,
+// eager, 4 ranks (2 per node)".
+std::string case_label(const RunRecord& r);
+
+}  // namespace ccbench

@@ -1,0 +1,165 @@
+#include "results/record.h"
+
+#include <charconv>
+#include <functional>
+
+#include <fmt/format.h>
+
+#include "results/error.h"
+
+namespace ccbench {
+
+std::string_view row_status_name(RowStatus s) {
+  switch (s) {
+    case RowStatus::ok: return "ok";
+    case RowStatus::wrong: return "wrong";
+    case RowStatus::skipped: return "skipped";
+    case RowStatus::failed: return "failed";
+  }
+  return "failed";
+}
+
+RowStatus parse_row_status(std::string_view s) {
+  for (RowStatus st : {RowStatus::ok, RowStatus::wrong, RowStatus::skipped, RowStatus::failed})
+    if (row_status_name(st) == s) return st;
+  fail(ExitCode::usage, "unknown row status '{}' (valid: ok, wrong, skipped, failed)", s);
+}
+
+namespace {
+
+enum class Kind { text, integer, unsigned_integer, boolean, real, status };
+
+// One column: its key, CSV header, value kind and how it maps onto RunRecord.
+struct Field {
+  Column column;
+  Kind kind;
+  std::function<Json(const RunRecord&)> get;
+  std::function<void(RunRecord&, const Json&)> set;
+};
+
+#define CCB_FIELD(member, header, kind)                                                   \
+  Field {                                                                                 \
+    {#member, header}, kind, [](const RunRecord& r) { return Json(r.member); },         \
+        [](RunRecord& r, const Json& v) { r.member = v.get<decltype(r.member)>(); }     \
+  }
+
+const std::vector<Field>& fields() {
+  static const std::vector<Field> f = {
+      CCB_FIELD(collective, "collective", Kind::text),
+      CCB_FIELD(impl, "impl", Kind::text),
+      CCB_FIELD(transport, "transport", Kind::text),
+      CCB_FIELD(device, "device", Kind::text),
+      CCB_FIELD(dtype, "dtype", Kind::text),
+      CCB_FIELD(op, "op", Kind::text),
+      CCB_FIELD(root, "root", Kind::integer),
+      CCB_FIELD(bytes, "size[B]", Kind::unsigned_integer),
+      CCB_FIELD(count, "count[elements]", Kind::unsigned_integer),
+      CCB_FIELD(in_place, "in_place", Kind::boolean),
+      CCB_FIELD(mode, "mode", Kind::text),
+      CCB_FIELD(ranks, "ranks", Kind::integer),
+      CCB_FIELD(ranks_per_node, "ranks_per_node", Kind::integer),
+      CCB_FIELD(nodes, "nodes", Kind::integer),
+      CCB_FIELD(group, "group", Kind::text),
+      CCB_FIELD(warmup, "warmup", Kind::integer),
+      CCB_FIELD(iterations, "iterations", Kind::integer),
+      CCB_FIELD(time_avg_us, "time_avg[us]", Kind::real),
+      CCB_FIELD(time_median_us, "time_median[us]", Kind::real),
+      CCB_FIELD(time_min_us, "time_min[us]", Kind::real),
+      CCB_FIELD(time_p95_us, "time_p95[us]", Kind::real),
+      CCB_FIELD(time_max_us, "time_max[us]", Kind::real),
+      CCB_FIELD(time_cv, "time_cv", Kind::real),
+      CCB_FIELD(algbw_gbps, "algbw[GB/s]", Kind::real),
+      CCB_FIELD(busbw_gbps, "busbw[GB/s]", Kind::real),
+      CCB_FIELD(busbw_median_gbps, "busbw_median[GB/s]", Kind::real),
+      CCB_FIELD(wrong, "wrong[elements]", Kind::integer),
+      Field{{"status", "status"}, Kind::status,
+            [](const RunRecord& r) { return Json(std::string(row_status_name(r.status))); },
+            [](RunRecord& r, const Json& v) { r.status = parse_row_status(v.get<std::string>()); }},
+      CCB_FIELD(reason, "reason", Kind::text),
+  };
+  return f;
+}
+#undef CCB_FIELD
+
+template <typename T>
+T parse_number(const std::string& s, const char* column) {
+  T value{};
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
+  if (ec != std::errc() || end != s.data() + s.size())
+    fail(ExitCode::usage, "column '{}': '{}' is not a valid number", column, s);
+  return value;
+}
+
+}  // namespace
+
+const std::vector<Column>& record_columns() {
+  static const std::vector<Column> cols = [] {
+    std::vector<Column> c;
+    for (const Field& f : fields()) c.push_back(f.column);
+    return c;
+  }();
+  return cols;
+}
+
+Json to_json(const RunRecord& r) {
+  Json j = Json::object();
+  for (const Field& f : fields()) j[f.column.key] = f.get(r);
+  return j;
+}
+
+RunRecord record_from_json(const Json& j) {
+  RunRecord r;
+  for (const Field& f : fields()) {
+    if (!j.contains(f.column.key)) fail(ExitCode::usage, "result row has no field '{}'", f.column.key);
+    try {
+      f.set(r, j.at(f.column.key));
+    } catch (const nlohmann::json::exception& e) {
+      fail(ExitCode::usage, "result field '{}' has the wrong type: {}", f.column.key, e.what());
+    }
+  }
+  return r;
+}
+
+std::vector<std::string> to_csv_fields(const RunRecord& r) {
+  std::vector<std::string> out;
+  for (const Field& f : fields()) {
+    Json v = f.get(r);
+    switch (f.kind) {
+      case Kind::text:
+      case Kind::status: out.push_back(v.get<std::string>()); break;
+      case Kind::boolean: out.push_back(v.get<bool>() ? "true" : "false"); break;
+      case Kind::real: out.push_back(fmt::format("{:.6g}", v.get<double>())); break;
+      default: out.push_back(v.dump()); break;
+    }
+  }
+  return out;
+}
+
+RunRecord record_from_csv(const std::vector<std::string>& header, const std::vector<std::string>& values) {
+  if (header.size() != values.size())
+    fail(ExitCode::usage, "CSV row has {} fields but the header has {}", values.size(), header.size());
+  Json j = Json::object();
+  for (const Field& f : fields()) {
+    size_t i = 0;
+    while (i < header.size() && header[i] != f.column.csv_header) ++i;
+    if (i == header.size()) fail(ExitCode::usage, "CSV has no column '{}'", f.column.csv_header);
+    const std::string& s = values[i];
+    switch (f.kind) {
+      case Kind::text:
+      case Kind::status: j[f.column.key] = s; break;
+      case Kind::integer: j[f.column.key] = parse_number<std::int64_t>(s, f.column.csv_header); break;
+      case Kind::unsigned_integer:
+        j[f.column.key] = parse_number<std::uint64_t>(s, f.column.csv_header);
+        break;
+      case Kind::real: j[f.column.key] = parse_number<double>(s, f.column.csv_header); break;
+      case Kind::boolean:
+        if (s != "true" && s != "false")
+          fail(ExitCode::usage, "column '{}': '{}' is not true or false", f.column.csv_header, s);
+        j[f.column.key] = (s == "true");
+        break;
+    }
+  }
+  return record_from_json(j);
+}
+
+}  // namespace ccbench

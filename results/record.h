@@ -1,0 +1,72 @@
+#pragma once
+// The run record: one row per measurement, and the columns every writer and reader shares.
+// results/ depends on nothing else of ccbench and has no CUDA.
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace ccbench {
+
+using Json = nlohmann::ordered_json;
+
+// Version of the layout of results.csv and run.json; raise it when a column changes meaning.
+inline constexpr int kSchemaVersion = 1;
+
+enum class RowStatus { ok, wrong, skipped, failed };
+std::string_view row_status_name(RowStatus s);
+RowStatus parse_row_status(std::string_view s);  // throws Error(usage) on an unknown name
+
+struct RunRecord {
+  // What was measured.
+  std::string collective;   // allreduce, allgather, ...
+  std::string impl;         // nccl, ring, tree, mpi, ...
+  std::string transport;    // shm, mpi, cuda_ipc, nccl, ...
+  std::string device;       // cpu or gpu
+  std::string dtype;        // float, half, ...
+  std::string op;           // sum, prod, min, max, avg; "none" for data movement only
+  int root = -1;            // broadcast/reduce root, -1 otherwise
+  std::uint64_t bytes = 0;  // the algbw size S (all-gather: total output bytes, as nccl-tests)
+  std::uint64_t count = 0;  // elements per rank in the input (all-gather: per rank piece)
+  bool in_place = false;
+  std::string mode = "eager";  // eager, or graph (CUDA-graph replay)
+  int ranks = 0;
+  int ranks_per_node = 0;
+  int nodes = 0;
+  std::string group = "world";  // which ranks took part
+  int warmup = 0;
+  int iterations = 0;
+
+  // Timing: batch average (nccl-tests-comparable) and the per-iteration distribution, each
+  // iteration's time being the slowest rank's. Microseconds.
+  double time_avg_us = 0;
+  double time_median_us = 0;
+  double time_min_us = 0;
+  double time_p95_us = 0;
+  double time_max_us = 0;
+  double time_cv = 0;  // standard deviation / mean of the per-iteration times
+  double algbw_gbps = 0;         // bytes / time_avg, GB/s (1e9)
+  double busbw_gbps = 0;         // algbw * collective's bus factor
+  double busbw_median_gbps = 0;  // the same from the median iteration
+
+  // Correctness.
+  std::int64_t wrong = 0;  // wrong elements over all ranks and checked iterations, plus guard damage
+  RowStatus status = RowStatus::ok;
+  std::string reason;      // why skipped or failed; the first wrong element when wrong
+};
+
+// Column descriptor: the JSON key and the CSV header (units in brackets).
+struct Column {
+  const char* key;
+  const char* csv_header;
+};
+const std::vector<Column>& record_columns();
+
+Json to_json(const RunRecord& r);              // keys in record_columns() order
+RunRecord record_from_json(const Json& j);     // throws Error(usage) on a missing or bad field
+std::vector<std::string> to_csv_fields(const RunRecord& r);  // one string per column
+// Parses one CSV row given as header -> value; throws Error(usage) naming the bad column.
+RunRecord record_from_csv(const std::vector<std::string>& header, const std::vector<std::string>& fields);
+
+}  // namespace ccbench

@@ -1,0 +1,73 @@
+#pragma once
+// Where run records go. One record, several reporters (table on stdout, results.csv, run.json,
+// results.md); only rank 0 writes. A sink persists each row as it arrives, so a later failure
+// loses nothing already measured.
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "results/record.h"
+
+namespace ccbench {
+
+// How a run ended, for the footer of every output.
+struct RunOutcome {
+  bool complete = true;     // false: the sweep stopped early; `reason` says why
+  std::string reason;
+  int exit_code = 0;
+  std::string verdict;      // "OK" or "FAILED: ..." as printed in the table footer
+};
+
+class ResultSink {
+ public:
+  virtual ~ResultSink() = default;
+  // Called once, before any row. `context` is the context block (DESIGN.md).
+  virtual void begin(const Json& context) = 0;
+  // One measurement; written (and flushed / atomically replaced) before returning.
+  virtual void add(const RunRecord& row) = 0;
+  // Called once at the end, also after a failure.
+  virtual void finish(const RunOutcome& outcome) = 0;
+};
+
+// nccl-tests-style table: each case (collective, impl, transport, device, ranks, dtype, op, mode,
+// root, group) gets a '#' title line and the column headers with a units row; out-of-place and
+// in-place results of one size share a line (the out-of-place row is held until its in-place twin
+// or any other row arrives; a missing side shows '-'). Skipped and failed rows print their reason.
+// A footer gives #wrong with OK/FAILED, the average bus bandwidth (overall and, when there are
+// several cases, per case), the verdict and, for an incomplete run, why. Flushed line by line.
+std::unique_ptr<ResultSink> make_table_sink(std::ostream& out);
+// results.csv: header row of record_columns() CSV headers, then one row per record, quoted as
+// RFC 4180 requires, flushed after every row. Lines starting with '#' before the header carry
+// the context (schema version, command line) for humans; readers skip them.
+std::unique_ptr<ResultSink> make_csv_sink(const std::string& path);
+// run.json: {"schema_version", "complete", "incomplete_reason", "exit_code", "verdict", "context",
+// "rows"}; rewritten through a temporary file and rename() after every row, so it always parses.
+// Until finish() it says complete=false with reason "running" and exit_code null; after it,
+// incomplete_reason is null for a complete run. The file is first written by the constructor.
+std::unique_ptr<ResultSink> make_json_sink(const std::string& path);
+// results.md: the outcome, a context summary and one Markdown table per case (as the table
+// sink's cases), rewritten atomically after every row.
+//
+// The file sinks throw Error(usage) naming the path from the constructor when it cannot be
+// written, and from any later call that fails to write.
+std::unique_ptr<ResultSink> make_markdown_sink(const std::string& path);
+
+// Sends every call to several sinks, in the order added. Every sink gets every call even when an
+// earlier one throws; the first error is rethrown after the last sink.
+class FanoutSink : public ResultSink {
+ public:
+  void add_sink(std::unique_ptr<ResultSink> s) { sinks_.push_back(std::move(s)); }
+  void begin(const Json& context) override;
+  void add(const RunRecord& row) override;
+  void finish(const RunOutcome& outcome) override;
+
+ private:
+  std::vector<std::unique_ptr<ResultSink>> sinks_;
+};
+
+// Writes `text` to `path` through `path`.tmp and rename(): readers never see a partial file.
+// Throws Error(usage) naming the path when it cannot be written.
+void write_file_atomically(const std::string& path, const std::string& text);
+
+}  // namespace ccbench

@@ -1,0 +1,468 @@
+#include "results/sink.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <fstream>
+#include <optional>
+
+#include <fmt/format.h>
+
+#include "results/csv_reader.h"
+#include "results/error.h"
+#include "results/format.h"
+
+namespace ccbench {
+
+void write_file_atomically(const std::string& path, const std::string& text) {
+  const std::string tmp = path + ".tmp";
+  std::FILE* f = std::fopen(tmp.c_str(), "wb");
+  if (!f) fail(ExitCode::usage, "cannot write {}: {}", path, std::strerror(errno));
+  const bool written = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  int err = written ? 0 : errno;
+  if (std::fclose(f) != 0 && err == 0) err = errno ? errno : EIO;
+  if (!written && err == 0) err = EIO;
+  if (err == 0 && std::rename(tmp.c_str(), path.c_str()) != 0) err = errno;
+  if (err != 0) {
+    std::remove(tmp.c_str());
+    fail(ExitCode::usage, "cannot write {}: {}", path, std::strerror(err));
+  }
+}
+
+// Every sink gets every call even when one of them throws; the first error is rethrown after.
+namespace {
+template <typename F>
+void for_each_sink(std::vector<std::unique_ptr<ResultSink>>& sinks, F&& call) {
+  std::exception_ptr first;
+  for (auto& s : sinks) {
+    try {
+      call(*s);
+    } catch (...) {
+      if (!first) first = std::current_exception();
+    }
+  }
+  if (first) std::rethrow_exception(first);
+}
+}  // namespace
+
+void FanoutSink::begin(const Json& context) {
+  for_each_sink(sinks_, [&](ResultSink& s) { s.begin(context); });
+}
+void FanoutSink::add(const RunRecord& row) {
+  for_each_sink(sinks_, [&](ResultSink& s) { s.add(row); });
+}
+void FanoutSink::finish(const RunOutcome& outcome) {
+  for_each_sink(sinks_, [&](ResultSink& s) { s.finish(outcome); });
+}
+
+namespace {
+
+bool measured(const RunRecord& r) { return r.status == RowStatus::ok || r.status == RowStatus::wrong; }
+
+std::string verdict_of(const RunOutcome& o) {
+  if (!o.verdict.empty()) return o.verdict;
+  if (o.exit_code == 0) return "OK";
+  return fmt::format("FAILED (exit code {}: {})", o.exit_code, exit_code_name(static_cast<ExitCode>(o.exit_code)));
+}
+
+std::string rtrim(std::string s) {
+  while (!s.empty() && s.back() == ' ') s.pop_back();
+  return s;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Table on stdout, nccl-tests layout with a p50 column added to each side.
+// ---------------------------------------------------------------------------------------------
+
+// Column widths: the five leading columns as nccl-tests; each side holds time, p50, algbw,
+// busbw, #wrong. Times get 9 characters so that 2 decimals fit up to 999999.99 us.
+constexpr const char* kSideFmt = "  {:>9}  {:>9}  {:>7}  {:>7}  {:>6}";
+constexpr int kSideWidth = 2 + 9 + 2 + 9 + 2 + 7 + 2 + 7 + 2 + 6;
+constexpr int kLeadWidth = 12 + 2 + 12 + 2 + 8 + 2 + 6 + 2 + 6;
+
+std::string centered(const std::string& s, int width) {
+  const int pad = width - static_cast<int>(s.size());
+  if (pad <= 0) return s;
+  return std::string(pad - pad / 2, ' ') + s + std::string(pad / 2, ' ');
+}
+
+class TableSink : public ResultSink {
+ public:
+  explicit TableSink(std::ostream& out) : out_(out) {}
+
+  void begin(const Json&) override {}
+
+  void add(const RunRecord& r) override {
+    total_wrong_ += r.wrong;
+    auto& g = group_bw_[group_index(r)];
+    if (measured(r)) {
+      bw_sum_ += r.busbw_gbps;
+      ++bw_count_;
+      g.first += r.busbw_gbps;
+      ++g.second;
+    }
+    if (held_) {
+      if (r.in_place && case_key(*held_) == case_key(r) && held_->bytes == r.bytes && held_->count == r.count) {
+        print_row(&*held_, &r);
+        held_.reset();
+        return;
+      }
+      print_row(&*held_, nullptr);
+      held_.reset();
+    }
+    start_case(r);
+    if (!r.in_place)
+      held_ = r;  // printed when its in-place twin (or any other row) arrives
+    else
+      print_row(nullptr, &r);
+  }
+
+  void finish(const RunOutcome& o) override {
+    if (held_) {
+      print_row(&*held_, nullptr);
+      held_.reset();
+    }
+    line(fmt::format("# Out of bounds values : {} {}", total_wrong_, total_wrong_ == 0 ? "OK" : "FAILED"));
+    line(fmt::format("# Avg bus bandwidth    : {}", bw_count_ ? fmt::format("{:g}", bw_sum_ / bw_count_) : "-"));
+    // One average over several implementations means little; give each case its own as well.
+    if (group_titles_.size() > 1) {
+      for (size_t i = 0; i < group_titles_.size(); ++i) {
+        const auto& [sum, n] = group_bw_[i];
+        line(fmt::format("#   {:<{}} : {}", group_titles_[i], title_width_, n ? fmt::format("{:g}", sum / n) : "-"));
+      }
+    }
+    line(fmt::format("# Result: {}", verdict_of(o)));
+    if (!o.complete) line(fmt::format("# Incomplete: {}", single_line(o.reason)));
+  }
+
+ private:
+  void line(const std::string& s) {
+    out_ << rtrim(s) << '\n';
+    out_.flush();  // a watchdog or crash must not eat rows already measured
+  }
+
+  size_t group_index(const RunRecord& r) {
+    const std::string key = case_key(r);
+    for (size_t i = 0; i < group_keys_.size(); ++i)
+      if (group_keys_[i] == key) return i;
+    group_keys_.push_back(key);
+    group_titles_.push_back(case_label(r));
+    title_width_ = std::max(title_width_, group_titles_.back().size());
+    group_bw_.emplace_back(0.0, 0);
+    return group_keys_.size() - 1;
+  }
+
+  // A new case gets its title and the column headers.
+  void start_case(const RunRecord& r) {
+    const std::string key = case_key(r);
+    if (key == current_case_) return;
+    current_case_ = key;
+    line("#");
+    line("# " + case_title(r));
+    line("# " + std::string(kLeadWidth - 2, ' ') + "  " + centered("out-of-place", kSideWidth - 2) + "  " +
+         centered("in-place", kSideWidth - 2));
+    line(fmt::format("# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}", "size", "count", "type", "redop", "root") +
+         fmt::format(kSideFmt, "time", "p50", "algbw", "busbw", "#wrong") +
+         fmt::format(kSideFmt, "time", "p50", "algbw", "busbw", "#wrong"));
+    line(fmt::format("# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}", "(B)", "(elements)", "", "", "") +
+         fmt::format(kSideFmt, "(us)", "(us)", "(GB/s)", "(GB/s)", "") +
+         fmt::format(kSideFmt, "(us)", "(us)", "(GB/s)", "(GB/s)", ""));
+  }
+
+  static std::string side(const RunRecord* r) {
+    if (!r || !measured(*r)) return fmt::format(kSideFmt, "-", "-", "-", "-", "-");
+    return fmt::format(kSideFmt, fmt::format("{:.2f}", r->time_avg_us), fmt::format("{:.2f}", r->time_median_us),
+                       fmt::format("{:.2f}", r->algbw_gbps), fmt::format("{:.2f}", r->busbw_gbps), r->wrong);
+  }
+
+  static std::string status_text(const RunRecord& r) {
+    if (r.reason.empty()) return std::string(row_status_name(r.status));
+    return fmt::format("{}: {}", row_status_name(r.status), single_line(r.reason));
+  }
+
+  void print_row(const RunRecord* oop, const RunRecord* ip) {
+    const RunRecord& any = oop ? *oop : *ip;
+    const std::string lead =
+        fmt::format("{:>12}  {:>12}  {:>8}  {:>6}  {:>6}", any.bytes, any.count, any.dtype, any.op, any.root);
+    // Neither side measured for the same reason (the usual skip): one text line.
+    const bool oop_text = oop && !measured(*oop), ip_text = ip && !measured(*ip);
+    if ((oop_text || !oop) && (ip_text || !ip) &&
+        (!oop || !ip || (oop->status == ip->status && oop->reason == ip->reason))) {
+      line(lead + "  " + status_text(any));
+      return;
+    }
+    line(lead + side(oop) + side(ip));
+    // What a number cannot say: why a side is missing, and the first wrong element.
+    for (auto [r, name] : {std::pair{oop, "out-of-place"}, std::pair{ip, "in-place"}}) {
+      if (r && (!measured(*r) || (r->status == RowStatus::wrong && !r->reason.empty())))
+        line(fmt::format("#   {} {}", name, status_text(*r)));
+    }
+  }
+
+  std::ostream& out_;
+  std::string current_case_;
+  std::optional<RunRecord> held_;
+  std::int64_t total_wrong_ = 0;
+  double bw_sum_ = 0;
+  int bw_count_ = 0;
+  std::vector<std::string> group_keys_, group_titles_;
+  std::vector<std::pair<double, int>> group_bw_;
+  size_t title_width_ = 0;
+};
+
+// ---------------------------------------------------------------------------------------------
+// results.csv
+// ---------------------------------------------------------------------------------------------
+
+// An argument as a POSIX shell reads it back, so that the line can be pasted.
+std::string shell_quoted(const std::string& a) {
+  if (!a.empty() && a.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./:=,+@%-") ==
+                        std::string::npos)
+    return a;
+  std::string q = "'";
+  for (char c : a) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+// context["command_line"]: a string as given, or an argument vector joined for a shell.
+std::string command_line_of(const Json& context) {
+  if (!context.is_object() || !context.contains("command_line")) return {};
+  const Json& c = context["command_line"];
+  if (c.is_string()) return c.get<std::string>();
+  if (c.is_array()) {
+    std::string s;
+    for (const Json& a : c) {
+      if (!s.empty()) s += ' ';
+      s += shell_quoted(a.is_string() ? a.get<std::string>() : a.dump());
+    }
+    return s;
+  }
+  return c.dump();
+}
+
+class CsvSink : public ResultSink {
+ public:
+  explicit CsvSink(std::string path) : path_(std::move(path)) {
+    out_.open(path_, std::ios::out | std::ios::trunc | std::ios::binary);
+    if (!out_) fail(ExitCode::usage, "cannot write {}: {}", path_, std::strerror(errno));
+  }
+
+  void begin(const Json& context) override {
+    std::string text = fmt::format("# ccbench results, schema_version {}\n", kSchemaVersion);
+    const std::string cmd = command_line_of(context);
+    if (!cmd.empty()) text += fmt::format("# command: {}\n", single_line(cmd));
+    write(text);
+    write_header();
+  }
+
+  void add(const RunRecord& r) override {
+    write_header();
+    write(csv_line(to_csv_fields(r)));
+  }
+
+  // The CSV stays a plain table; how the run ended is in run.json and the table footer.
+  void finish(const RunOutcome&) override { out_.flush(); }
+
+ private:
+  void write_header() {
+    if (header_written_) return;
+    std::vector<std::string> h;
+    for (const Column& c : record_columns()) h.push_back(c.csv_header);
+    write(csv_line(h));
+    header_written_ = true;
+  }
+
+  void write(const std::string& text) {
+    out_ << text;
+    out_.flush();
+    if (!out_) fail(ExitCode::usage, "cannot write {}: {}", path_, std::strerror(errno));
+  }
+
+  std::string path_;
+  std::ofstream out_;
+  bool header_written_ = false;
+};
+
+// ---------------------------------------------------------------------------------------------
+// run.json
+// ---------------------------------------------------------------------------------------------
+
+std::string dump_json(const Json& j) {
+  // Invalid UTF-8 in a host name or reason must not cost the whole file.
+  return j.dump(2, ' ', false, Json::error_handler_t::replace) + "\n";
+}
+
+class JsonSink : public ResultSink {
+ public:
+  explicit JsonSink(std::string path) : path_(std::move(path)) {
+    doc_["schema_version"] = kSchemaVersion;
+    doc_["complete"] = false;
+    doc_["incomplete_reason"] = "running";
+    doc_["exit_code"] = nullptr;
+    doc_["verdict"] = nullptr;
+    doc_["context"] = Json::object();
+    doc_["rows"] = Json::array();
+    write();  // fails here, before any measurement, when the path is not writable
+  }
+
+  void begin(const Json& context) override {
+    doc_["context"] = context;
+    write();
+  }
+  void add(const RunRecord& r) override {
+    doc_["rows"].push_back(to_json(r));
+    write();
+  }
+  void finish(const RunOutcome& o) override {
+    doc_["complete"] = o.complete;
+    doc_["incomplete_reason"] = o.complete ? Json(nullptr) : Json(o.reason);
+    doc_["exit_code"] = o.exit_code;
+    doc_["verdict"] = verdict_of(o);
+    write();
+  }
+
+ private:
+  void write() { write_file_atomically(path_, dump_json(doc_)); }
+
+  std::string path_;
+  Json doc_ = Json::object();
+};
+
+// ---------------------------------------------------------------------------------------------
+// results.md
+// ---------------------------------------------------------------------------------------------
+
+// A value in a code span; the fence is longer than any run of backticks inside.
+std::string code(const std::string& s) {
+  size_t longest = 0, run = 0;
+  for (char c : s) {
+    run = c == '`' ? run + 1 : 0;
+    longest = std::max(longest, run);
+  }
+  const std::string fence(longest + 1, '`');
+  const bool pad = !s.empty() && (s.front() == '`' || s.back() == '`');
+  return fence + (pad ? " " : "") + single_line(s) + (pad ? " " : "") + fence;
+}
+
+std::string scalar_text(const Json& v) {
+  return v.is_string() ? v.get<std::string>() : v.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+// A table cell: '|' would end the cell and a newline the row.
+std::string cell(const std::string& s) {
+  std::string out;
+  for (char c : single_line(s)) {
+    if (c == '|') out += '\\';
+    out += c;
+  }
+  return out;
+}
+
+bool all_scalars(const Json& a) {
+  for (const Json& v : a)
+    if (v.is_structured()) return false;
+  return true;
+}
+
+std::string render_context(const Json& context) {
+  std::string s;
+  if (!context.is_object() || context.empty()) return "No context was recorded.\n";
+  for (const auto& [key, v] : context.items()) {
+    if (key == "command_line") {
+      s += fmt::format("- **{}**: {}\n", key, code(command_line_of(context)));
+    } else if (v.is_object()) {
+      s += fmt::format("- **{}**:{}\n", key, v.empty() ? " none" : "");
+      for (const auto& [k2, v2] : v.items())
+        s += fmt::format("  - {}: {}\n", k2, code(scalar_text(v2)));
+    } else if (v.is_array() && all_scalars(v)) {
+      std::string items;
+      for (const Json& e : v) items += (items.empty() ? "" : ", ") + code(scalar_text(e));
+      s += fmt::format("- **{}**: {}\n", key, v.empty() ? "none" : items);
+    } else {
+      s += fmt::format("- **{}**: {}\n", key, code(scalar_text(v)));
+    }
+  }
+  return s;
+}
+
+class MarkdownSink : public ResultSink {
+ public:
+  explicit MarkdownSink(std::string path) : path_(std::move(path)) { write(); }
+
+  void begin(const Json& context) override {
+    context_ = context;
+    write();
+  }
+  void add(const RunRecord& r) override {
+    const std::string key = case_key(r);
+    size_t i = 0;
+    while (i < cases_.size() && cases_[i].key != key) ++i;
+    if (i == cases_.size()) cases_.push_back({key, case_label(r), {}});
+    cases_[i].rows.push_back(r);
+    write();
+  }
+  void finish(const RunOutcome& o) override {
+    outcome_ = o;
+    write();
+  }
+
+ private:
+  struct Case {
+    std::string key, title;
+    std::vector<RunRecord> rows;
+  };
+
+  std::string render() const {
+    std::string s = "# ccbench results\n\n";
+    if (!outcome_) {
+      s += "Status: **running** (this file is rewritten after every measurement)\n";
+    } else {
+      s += fmt::format("Result: **{}** (exit code {})\n", cell(verdict_of(*outcome_)), outcome_->exit_code);
+      if (!outcome_->complete) s += fmt::format("\nIncomplete: {}\n", single_line(outcome_->reason));
+    }
+    s += "\n## Context\n\n" + render_context(context_);
+    s += "\n## Results\n";
+    if (cases_.empty()) s += "\nNo measurements yet.\n";
+    for (const Case& c : cases_) {
+      s += fmt::format("\n### {}\n\n", c.title);
+      s += "| size | count | placement | time (us) | p50 (us) | p95 (us) | cv | algbw (GB/s) | busbw (GB/s) "
+           "| busbw p50 (GB/s) | #wrong | status |\n";
+      s += "|---:|---:|:---|---:|---:|---:|---:|---:|---:|---:|---:|:---|\n";
+      for (const RunRecord& r : c.rows) {
+        const std::string place = r.in_place ? "in-place" : "out-of-place";
+        const std::string status =
+            r.reason.empty() ? std::string(row_status_name(r.status))
+                             : fmt::format("{}: {}", row_status_name(r.status), cell(r.reason));
+        if (measured(r)) {
+          s += fmt::format("| {} | {} | {} | {:.2f} | {:.2f} | {:.2f} | {:.1f}% | {:.2f} | {:.2f} | {:.2f} | {} | {} |\n",
+                           human_size(r.bytes), r.count, place, r.time_avg_us, r.time_median_us, r.time_p95_us,
+                           100.0 * r.time_cv, r.algbw_gbps, r.busbw_gbps, r.busbw_median_gbps, r.wrong, status);
+        } else {
+          s += fmt::format("| {} | {} | {} | - | - | - | - | - | - | - | - | {} |\n", human_size(r.bytes), r.count,
+                           place, status);
+        }
+      }
+    }
+    return s;
+  }
+
+  void write() const { write_file_atomically(path_, render()); }
+
+  std::string path_;
+  Json context_ = Json::object();
+  std::vector<Case> cases_;
+  std::optional<RunOutcome> outcome_;
+};
+
+}  // namespace
+
+std::unique_ptr<ResultSink> make_table_sink(std::ostream& out) { return std::make_unique<TableSink>(out); }
+std::unique_ptr<ResultSink> make_csv_sink(const std::string& path) { return std::make_unique<CsvSink>(path); }
+std::unique_ptr<ResultSink> make_json_sink(const std::string& path) { return std::make_unique<JsonSink>(path); }
+std::unique_ptr<ResultSink> make_markdown_sink(const std::string& path) {
+  return std::make_unique<MarkdownSink>(path);
+}
+
+}  // namespace ccbench

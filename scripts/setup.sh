@@ -1,0 +1,53 @@
+#!/usr/bin/env bash
+# Installs the Debian/Ubuntu packages ccbench needs (only those missing; quiet when all are
+# there), then configures and builds ccbench into build/ (Release, ninja when present).
+# Usage: scripts/setup.sh [extra cmake arguments]
+# Environment: CCBENCH_BUILD_DIR (default build), CCBENCH_NO_INSTALL=1 to skip apt.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+packages=(
+  cmake ninja-build g++ pkg-config
+  libopenmpi-dev openmpi-bin
+  libfmt-dev nlohmann-json3-dev libcli11-dev libyaml-cpp-dev libcsv-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+  libhwloc-dev libibverbs-dev librdmacm-dev ibverbs-providers
+  python3 python3-matplotlib
+)
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+
+if [ ${#missing[@]} -gt 0 ] && [ "${CCBENCH_NO_INSTALL:-0}" != 1 ]; then
+  echo "ccbench setup: installing ${missing[*]}"
+  sudo=""
+  if [ "$(id -u)" != 0 ]; then
+    command -v sudo >/dev/null || { echo "ccbench setup: need root or sudo to install: ${missing[*]}" >&2; exit 3; }
+    sudo="sudo"
+  fi
+  export DEBIAN_FRONTEND=noninteractive
+  if ! $sudo apt-get install -y -q --no-install-recommends "${missing[@]}" >/tmp/ccbench-apt.log 2>&1; then
+    $sudo apt-get update -q >>/tmp/ccbench-apt.log 2>&1 || true
+    if ! $sudo apt-get install -y -q --no-install-recommends "${missing[@]}" >>/tmp/ccbench-apt.log 2>&1; then
+      echo "ccbench setup: apt-get could not install ${missing[*]}; see /tmp/ccbench-apt.log" >&2
+      tail -5 /tmp/ccbench-apt.log >&2
+      exit 3
+    fi
+  fi
+elif [ ${#missing[@]} -gt 0 ]; then
+  echo "ccbench setup: CCBENCH_NO_INSTALL=1 and these packages are missing: ${missing[*]} (configuring anyway)"
+fi
+
+build="${CCBENCH_BUILD_DIR:-build}"
+generator=()
+command -v ninja >/dev/null && generator=(-G Ninja)
+if [ ! -f "$build/CMakeCache.txt" ]; then
+  cmake -S . -B "$build" "${generator[@]}" -DCMAKE_BUILD_TYPE=Release "$@" >/tmp/ccbench-cmake.log 2>&1 ||
+    { cat /tmp/ccbench-cmake.log >&2; exit 3; }
+  grep -E "^-- ccbench" /tmp/ccbench-cmake.log || true
+elif [ $# -gt 0 ]; then
+  cmake "$build" "$@" >/dev/null
+fi
+cmake --build "$build" -j "$(nproc)"

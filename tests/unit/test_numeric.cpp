@@ -1,0 +1,265 @@
+// Element types and verifiable inputs (collectives/numeric.h, collectives/verifiable.h).
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "collectives/numeric.h"
+#include "collectives/verifiable.h"
+
+namespace ccbench {
+namespace {
+
+bool half_is_nan(std::uint16_t b) { return (b & 0x7c00u) == 0x7c00u && (b & 0x3ffu) != 0; }
+bool bf16_is_nan(std::uint16_t b) { return (b & 0x7f80u) == 0x7f80u && (b & 0x7fu) != 0; }
+
+// The correctly rounded (to nearest, ties to even) value of f in a binary format with `digits`
+// significand bits, smallest exponent `min_exp` (of the form m * 2^e, m in [0.5, 1)) and largest
+// finite value `max`: computed in double, exactly.
+double round_reference(float f, int digits, int min_exp, double max) {
+  if (f == 0 || !std::isfinite(f)) return f;
+  int e = 0;
+  std::frexp(static_cast<double>(f), &e);
+  const double quantum = std::ldexp(1.0, std::max(e, min_exp) - digits);
+  const double r = std::nearbyint(static_cast<double>(f) / quantum) * quantum;  // FE_TONEAREST: ties to even
+  if (std::fabs(r) > max) return std::copysign(HUGE_VAL, r);
+  return r == 0 ? std::copysign(0.0, f) : r;
+}
+
+TEST(Half, RoundTripsEveryBitPattern) {
+  for (std::uint32_t b = 0; b < 65536; ++b) {
+    const half_t h{static_cast<std::uint16_t>(b)};
+    const half_t back = half_t::from_float(h.to_float());
+    if (half_is_nan(h.bits)) {
+      EXPECT_TRUE(half_is_nan(back.bits)) << std::hex << b;  // payloads may change
+    } else {
+      EXPECT_EQ(back.bits, h.bits) << std::hex << b;
+    }
+  }
+}
+
+TEST(Bfloat16, RoundTripsEveryBitPattern) {
+  for (std::uint32_t b = 0; b < 65536; ++b) {
+    const bfloat16_t h{static_cast<std::uint16_t>(b)};
+    const bfloat16_t back = bfloat16_t::from_float(h.to_float());
+    if (bf16_is_nan(h.bits)) {
+      EXPECT_TRUE(bf16_is_nan(back.bits)) << std::hex << b;
+    } else {
+      EXPECT_EQ(back.bits, h.bits) << std::hex << b;
+    }
+  }
+}
+
+TEST(Half, RoundsToNearestEven) {
+  // Ties between representable neighbours go to the even significand.
+  EXPECT_EQ(half_t::from_float(1.0f + 0x1p-11f).bits, half_t::from_float(1.0f).bits);
+  EXPECT_EQ(half_t::from_float(1.0f + 3 * 0x1p-11f).bits, half_t::from_float(1.0f + 0x1p-9f).bits);
+  EXPECT_EQ(half_t::from_float(2049.0f).bits, half_t::from_float(2048.0f).bits);
+  EXPECT_EQ(half_t::from_float(2051.0f).bits, half_t::from_float(2052.0f).bits);
+  EXPECT_EQ(half_t::from_float(0x1p-25f).bits, 0u);                  // half the smallest subnormal: to 0
+  EXPECT_EQ(half_t::from_float(3 * 0x1p-25f).bits, 2u);              // 1.5 subnormal quanta: to 2
+  EXPECT_EQ(half_t::from_float(65519.0f).bits, 0x7bffu);             // below the overflow tie
+  EXPECT_EQ(half_t::from_float(65520.0f).bits, 0x7c00u);             // the tie overflows to infinity
+  // Against an exact reference over a spread of float bit patterns (normal, subnormal, huge).
+  for (std::uint64_t u = 0; u < (1ull << 32); u += 997) {
+    const std::uint32_t bits = static_cast<std::uint32_t>(u);
+    float f;
+    std::memcpy(&f, &bits, 4);
+    if (std::isnan(f)) continue;
+    const float want = static_cast<float>(round_reference(f, 11, -13, 65504.0));
+    const float got = half_t::from_float(f).to_float();
+    ASSERT_EQ(float_bits(got), float_bits(want)) << "f=" << f << " bits " << std::hex << bits;
+  }
+}
+
+TEST(Bfloat16, RoundsToNearestEven) {
+  EXPECT_EQ(bfloat16_t::from_float(257.0f).bits, bfloat16_t::from_float(256.0f).bits);
+  EXPECT_EQ(bfloat16_t::from_float(259.0f).bits, bfloat16_t::from_float(260.0f).bits);
+  for (std::uint64_t u = 0; u < (1ull << 32); u += 997) {
+    const std::uint32_t bits = static_cast<std::uint32_t>(u);
+    float f;
+    std::memcpy(&f, &bits, 4);
+    if (std::isnan(f)) continue;
+    const float want = static_cast<float>(round_reference(f, 8, -125, 0x1.fep127));
+    const float got = bfloat16_t::from_float(f).to_float();
+    ASSERT_EQ(float_bits(got), float_bits(want)) << "f=" << f << " bits " << std::hex << bits;
+  }
+}
+
+TEST(ReducePair, IntegersWrapAround) {
+  EXPECT_EQ(reduce_pair<std::int8_t>(ReduceOp::sum, 127, 1), -128);
+  EXPECT_EQ(reduce_pair<std::uint8_t>(ReduceOp::sum, 255, 1), 0);
+  EXPECT_EQ(reduce_pair<std::int32_t>(ReduceOp::sum, std::numeric_limits<std::int32_t>::max(), 1),
+            std::numeric_limits<std::int32_t>::min());
+  EXPECT_EQ(reduce_pair<std::uint64_t>(ReduceOp::sum, ~0ull, 2), 1u);
+  EXPECT_EQ(reduce_pair<std::int64_t>(ReduceOp::sum, std::numeric_limits<std::int64_t>::max(), 1),
+            std::numeric_limits<std::int64_t>::min());
+  EXPECT_EQ(reduce_pair<std::int8_t>(ReduceOp::prod, 16, 16), 0);
+  EXPECT_EQ(reduce_pair<std::int8_t>(ReduceOp::prod, -3, 50), static_cast<std::int8_t>(-150 + 256));
+  EXPECT_EQ(reduce_pair<std::int32_t>(ReduceOp::prod, 65536, 65536), 0);
+  EXPECT_EQ(reduce_pair<std::uint32_t>(ReduceOp::prod, 0x10001u, 0x10001u), 0x20001u);
+  EXPECT_EQ(reduce_pair<std::int64_t>(ReduceOp::prod, std::int64_t{1} << 32, std::int64_t{1} << 32), 0);
+  EXPECT_EQ(reduce_pair<std::int8_t>(ReduceOp::min, -5, 3), -5);
+  EXPECT_EQ(reduce_pair<std::uint8_t>(ReduceOp::max, 200, 3), 200);
+  EXPECT_EQ(reduce_pair<std::int64_t>(ReduceOp::max, -5, -7), -5);
+  EXPECT_EQ(reduce_pair<float>(ReduceOp::min, -1.5f, 2.0f), -1.5f);
+  EXPECT_EQ(reduce_pair<half_t>(ReduceOp::sum, half_t::from_float(2048), half_t::from_float(1)).to_float(), 2048.0f);
+}
+
+TEST(Finalize, DividesAvgAndKeepsOtherOps) {
+  EXPECT_EQ(finalize<std::int32_t>(ReduceOp::avg, 10, 3), 3);
+  EXPECT_EQ(finalize<std::int32_t>(ReduceOp::sum, 10, 3), 10);
+  EXPECT_EQ(finalize<float>(ReduceOp::avg, 3.0f, 2), 1.5f);
+  EXPECT_EQ(finalize<half_t>(ReduceOp::avg, half_t::from_float(3), 2).to_float(), 1.5f);
+  // Rank counts that do not fit the element type.
+  EXPECT_EQ(finalize<std::int8_t>(ReduceOp::avg, 100, 256), 0);
+  EXPECT_EQ(finalize<std::uint8_t>(ReduceOp::avg, 200, 300), 0);
+  EXPECT_EQ(finalize<std::int8_t>(ReduceOp::avg, 100, 200), 0);
+  EXPECT_EQ(finalize<std::uint8_t>(ReduceOp::avg, 255, 128), 1);
+}
+
+// ---- verifiable inputs ----
+
+constexpr int kRankCounts[] = {1, 2, 3, 5, 8, 64};
+constexpr std::uint64_t kSeed = 0x5eed;
+constexpr int kElements = 256;
+
+template <typename T>
+T reduce_range(ReduceOp op, const std::vector<T>& v, std::size_t lo, std::size_t hi) {  // pairwise tree
+  if (hi - lo == 1) return v[lo];
+  const std::size_t mid = lo + (hi - lo) / 2;
+  return reduce_pair<T>(op, reduce_range(op, v, lo, mid), reduce_range(op, v, mid, hi));
+}
+
+// The three orders the implementations use: ring-like forward, reverse, tree-like pairwise.
+template <typename T>
+std::vector<T> reductions(ReduceOp op, const std::vector<T>& v, int n) {
+  const ReduceOp rop = op == ReduceOp::avg ? ReduceOp::sum : op;
+  T fwd = v[0], rev = v[v.size() - 1];
+  for (std::size_t i = 1; i < v.size(); ++i) fwd = reduce_pair<T>(rop, fwd, v[i]);
+  for (std::size_t i = v.size() - 1; i-- > 0;) rev = reduce_pair<T>(rop, v[i], rev);
+  T tree = reduce_range(rop, v, 0, v.size());
+  return {finalize<T>(op, fwd, n), finalize<T>(op, rev, n), finalize<T>(op, tree, n)};
+}
+
+template <typename T>
+std::vector<T> inputs(ReduceOp op, std::uint64_t index, int n) {
+  std::vector<T> v(n);
+  for (int r = 0; r < n; ++r) v[r] = input_value<T>(op, kSeed, r, index, n);
+  return v;
+}
+
+// A changed input of one rank, chosen to change the result where the op can see it.
+template <typename T>
+T changed(ReduceOp op, T x, int n) {
+  if constexpr (std::is_integral_v<T>) {
+    using U = std::make_unsigned_t<T>;
+    switch (op) {
+      case ReduceOp::sum: return static_cast<T>(static_cast<U>(x) + 1u);
+      case ReduceOp::prod: return static_cast<T>(static_cast<U>(x) * 3u);  // odd: invertible
+      case ReduceOp::min: return std::numeric_limits<T>::min();
+      case ReduceOp::max: return std::numeric_limits<T>::max();
+      default: return static_cast<T>(static_cast<U>(x) + static_cast<U>(n));  // avg: the quotient moves
+    }
+  } else {
+    const double v = static_cast<double>(to_arith(x));
+    const double m = std::min(exact_integer_limit<T>(), 1048576.0);
+    switch (op) {
+      case ReduceOp::sum: return from_arith<T>(v + 1);
+      case ReduceOp::prod: return from_arith<T>(-v);
+      case ReduceOp::min: return from_arith<T>(-m);
+      case ReduceOp::max: return from_arith<T>(m);
+      default: {
+        const double b = static_cast<double>(float_sum_bound<T>(n) - 1);
+        return from_arith<T>(v < b / 2 ? b : 0.0);  // the largest change the pattern allows
+      }
+    }
+  }
+}
+
+// Whether value_matches can see the change changed() makes to a float avg: it allows 2 (n+1) eps B
+// for rounding (about 4 units whatever n), while changed() moves the average by at least
+// (B-1) / 2n. Not so for half from 16 ranks or bfloat16 from 8: there one rank's input can be off
+// unnoticed, as its share of an average is below the rounding that must be allowed.
+template <typename T>
+bool avg_change_visible(int n) {
+  if constexpr (std::is_integral_v<T>) return true;
+  else {
+    const double eps = std::is_same_v<T, half_t> ? 9.77e-4 : std::is_same_v<T, bfloat16_t> ? 7.82e-3
+                       : std::is_same_v<T, float> ? 1.2e-7 : 2.3e-16;
+    const double b = static_cast<double>(float_sum_bound<T>(n));
+    return (b - 1) / (2.0 * n) > 2.0 * (n + 1) * eps * b;
+  }
+}
+
+template <typename T>
+void check_pattern(ReduceOp op, int n) {
+  SCOPED_TRACE(testing::Message() << name(op) << " n=" << n);
+  int detected = 0;
+  for (std::uint64_t i = 0; i < kElements; ++i) {
+    const std::uint64_t index = i < kElements / 2 ? i : i * 1000003;
+    std::vector<T> v = inputs<T>(op, index, n);
+    const T want = reduced_value<T>(op, kSeed, index, n);
+    for (const T& got : reductions(op, v, n))
+      ASSERT_TRUE(value_matches<T>(op, want, got, n)) << "index " << index;
+    v[n / 2] = changed<T>(op, v[n / 2], n);
+    const std::vector<T> bad = reductions(op, v, n);
+    detected += !value_matches<T>(op, want, bad[0], n);
+  }
+  if (op != ReduceOp::avg || avg_change_visible<T>(n)) {
+    EXPECT_GT(detected, 0) << "a changed input of rank " << n / 2 << " went unnoticed on every element";
+  }
+}
+
+template <typename T>
+class Verifiable : public testing::Test {};
+using ElementTypes = testing::Types<std::int8_t, std::uint8_t, std::int32_t, std::uint32_t, std::int64_t,
+                                    std::uint64_t, half_t, bfloat16_t, float, double>;
+TYPED_TEST_SUITE(Verifiable, ElementTypes);
+
+TYPED_TEST(Verifiable, ExactInAnyOrderAndChangesAreSeen) {
+  for (ReduceOp op : kAllReduceOps)
+    for (int n : kRankCounts) check_pattern<TypeParam>(op, n);
+}
+
+TYPED_TEST(Verifiable, DataMovementPatternIsExactAndDistinct) {
+  using T = TypeParam;
+  // Data movement values are exact integers within the type's exact range.
+  int distinct = 0;
+  for (std::uint64_t i = 0; i < kElements; ++i) {
+    const T a = input_value<T>(ReduceOp::none, kSeed, 0, i, 8), b = input_value<T>(ReduceOp::none, kSeed, 1, i, 8);
+    distinct += std::memcmp(&a, &b, sizeof(T)) != 0;
+    if constexpr (!std::is_integral_v<T>) {
+      const double v = static_cast<double>(to_arith(a));
+      EXPECT_EQ(v, std::nearbyint(v));
+      EXPECT_LE(std::fabs(v), exact_integer_limit<T>());
+    }
+  }
+  EXPECT_GT(distinct, kElements / 2) << "ranks' inputs should differ";
+}
+
+TEST(CollectiveExpected, MatchesTheLayoutOfEachCollective) {
+  const int n = 4;
+  const std::uint64_t count = 5;
+  for (int rank = 0; rank < n; ++rank)
+    for (std::uint64_t j = 0; j < count * n; ++j) {
+      // all-gather: block j / count is rank (j / count)'s input.
+      EXPECT_EQ(collective_expected<std::int32_t>(Collective::allgather, ReduceOp::none, kSeed, rank, n, 0, count, j),
+                collective_input<std::int32_t>(Collective::allgather, ReduceOp::sum, kSeed,
+                                               static_cast<int>(j / count), j % count, n));
+    }
+  for (std::uint64_t j = 0; j < count; ++j) {
+    EXPECT_EQ(collective_expected<std::int32_t>(Collective::reducescatter, ReduceOp::sum, kSeed, 2, n, 0, count, j),
+              reduced_value<std::int32_t>(ReduceOp::sum, kSeed, 2 * count + j, n));
+    EXPECT_EQ(collective_expected<std::int32_t>(Collective::sendrecv, ReduceOp::none, kSeed, 0, n, 0, count, j),
+              input_value<std::int32_t>(ReduceOp::none, kSeed, n - 1, j, n));
+    EXPECT_EQ(collective_expected<std::int32_t>(Collective::broadcast, ReduceOp::none, kSeed, 1, n, 3, count, j),
+              input_value<std::int32_t>(ReduceOp::none, kSeed, 3, j, n));
+  }
+}
+
+}  // namespace
+}  // namespace ccbench

@@ -1,0 +1,178 @@
+// results/: the end-of-run comparison between implementations and `compare` between runs.
+#include <cmath>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "results/compare.h"
+#include "results/error.h"
+
+namespace ccbench {
+namespace {
+
+void expect_golden(const std::string& name, const std::string& actual) {
+  const std::string path = std::string(CCBENCH_GOLDEN_DIR) + "/" + name;
+  const char* update = std::getenv("CCBENCH_UPDATE_GOLDEN");
+  if (update && std::string(update) == "1") {
+    std::ofstream(path, std::ios::binary) << actual;
+    std::cerr << "rewrote " << path << "\n";
+    return;
+  }
+  std::ifstream in(path, std::ios::binary);
+  ASSERT_TRUE(in) << path << " is missing; CCBENCH_UPDATE_GOLDEN=1 writes it";
+  std::ostringstream expected;
+  expected << in.rdbuf();
+  EXPECT_EQ(actual, expected.str()) << "output differs from " << path
+                                    << " (CCBENCH_UPDATE_GOLDEN=1 rewrites it after a deliberate change)";
+}
+
+RunRecord rec(const std::string& impl, std::uint64_t bytes, double busbw, bool in_place = false) {
+  RunRecord r;
+  r.collective = "allreduce";
+  r.impl = impl;
+  r.transport = impl == "nccl" ? "nccl" : "cuda_ipc";
+  r.device = "gpu";
+  r.dtype = "float";
+  r.op = "sum";
+  r.bytes = bytes;
+  r.count = bytes / 4;
+  r.in_place = in_place;
+  r.ranks = 2;
+  r.ranks_per_node = 2;
+  r.nodes = 1;
+  r.busbw_gbps = busbw;
+  r.busbw_median_gbps = busbw + 1;  // tells the two figures apart
+  return r;
+}
+
+// ---------------------------------------------------------------------------------------------
+// comparison_table
+// ---------------------------------------------------------------------------------------------
+
+TEST(ComparisonTable, Golden) {
+  std::vector<RunRecord> rows = {
+      rec("nccl", 1 << 20, 150), rec("ring", 1 << 20, 120), rec("tree", 1 << 20, 90),
+      rec("nccl", 1 << 30, 340), rec("ring", 1 << 30, 350.5),
+      rec("nccl", 1 << 20, 149, true), rec("ring", 1 << 20, 121, true),
+      rec("nccl", 64 << 20, 300),  // sizes are sorted; tree never ran at 64 MiB
+      rec("ring", 64 << 20, 0),
+  };
+  rows.back().status = RowStatus::wrong;
+  rows.push_back(rec("ring", 8, 0, true));
+  rows.back().status = RowStatus::skipped;
+  expect_golden("comparison.txt", comparison_table(rows, "nccl", true));
+}
+
+TEST(ComparisonTable, RatiosToTheBaseline) {
+  const std::vector<RunRecord> rows = {rec("nccl", 1024, 100), rec("ring", 1024, 104), rec("tree", 1024, 50)};
+  const std::string avg = comparison_table(rows, "nccl", false);
+  EXPECT_NE(avg.find("batch average"), std::string::npos) << avg;
+  EXPECT_NE(avg.find("\n# 1 KiB  100.00  104.00 (1.04x)  50.00 (0.50x)\n"), std::string::npos) << avg;
+  const std::string med = comparison_table(rows, "nccl", true);
+  EXPECT_NE(med.find("101.00  105.00 (1.04x)"), std::string::npos) << med;
+  // Every line is a comment line.
+  std::istringstream lines(med);
+  for (std::string l; std::getline(lines, l);) EXPECT_TRUE(l.starts_with("#")) << l;
+  EXPECT_NE(med.find("# allreduce  dtype float  op sum  mode eager  out-of-place  ranks 2 (2 per node)  device gpu"),
+            std::string::npos)
+      << med;
+}
+
+TEST(ComparisonTable, NoBaselineMeansNoRatios) {
+  const std::vector<RunRecord> rows = {rec("ring", 1024, 100), rec("tree", 1024, 104)};
+  const std::string t = comparison_table(rows, "nccl", false);
+  EXPECT_NE(t.find("100.00  104.00"), std::string::npos) << t;
+  EXPECT_EQ(t.find("x)"), std::string::npos) << t;
+  EXPECT_EQ(t.find("ratio"), std::string::npos) << t;
+}
+
+TEST(ComparisonTable, NothingToCompare) {
+  EXPECT_EQ(comparison_table({}, "nccl", true), "");
+  // One implementation per block: out-of-place ring only, in-place nccl only.
+  EXPECT_EQ(comparison_table({rec("ring", 1024, 1), rec("ring", 2048, 2), rec("nccl", 1024, 3, true)}, "nccl", true),
+            "");
+}
+
+TEST(ComparisonTable, OneImplementationOverTwoTransportsGetsTwoColumns) {
+  RunRecord shm = rec("ring", 1024, 10), ipc = rec("ring", 1024, 20);
+  shm.transport = "host_staged";
+  const std::string t = comparison_table({ipc, shm}, "ring", false);
+  EXPECT_NE(t.find("ring/cuda_ipc  ring/host_staged"), std::string::npos) << t;
+  EXPECT_NE(t.find("\n# 1 KiB          20.00     10.00 (0.50x)\n"), std::string::npos) << t;
+}
+
+// ---------------------------------------------------------------------------------------------
+// compare_runs
+// ---------------------------------------------------------------------------------------------
+
+TEST(CompareRuns, FlagsARegressionBeyondTheTolerance) {
+  const std::vector<RunRecord> before = {rec("ring", 1024, 99), rec("ring", 2048, 199)};   // medians 100, 200
+  const std::vector<RunRecord> after = {rec("ring", 1024, 96), rec("ring", 2048, 179)};    // -3 %, -10 %
+  const CompareResult c = compare_runs(before, after, 0.05);
+  EXPECT_EQ(c.regressions, 1) << c.text;
+  EXPECT_NE(c.text.find("  2 KiB  200.00  180.00  0.90x  REGRESSION\n"), std::string::npos) << c.text;
+  EXPECT_NE(c.text.find("  1 KiB  100.00   97.00  0.97x\n"), std::string::npos) << c.text;
+  EXPECT_NE(c.text.find("# 1 regression in 2 matched rows (tolerance 5%)"), std::string::npos) << c.text;
+  // A looser tolerance lets both through.
+  EXPECT_EQ(compare_runs(before, after, 0.15).regressions, 0);
+}
+
+TEST(CompareRuns, StatusChanges) {
+  std::vector<RunRecord> before = {rec("ring", 1024, 99), rec("ring", 2048, 99), rec("ring", 4096, 99)};
+  std::vector<RunRecord> after = before;
+  after[0].status = RowStatus::failed;
+  after[1].status = RowStatus::skipped;
+  before[2].status = RowStatus::wrong;
+  const CompareResult c = compare_runs(before, after, 0.05);
+  EXPECT_EQ(c.regressions, 1) << c.text;
+  EXPECT_NE(c.text.find("  1 KiB  100.00   failed      -  REGRESSION (now failed)\n"), std::string::npos) << c.text;
+  EXPECT_NE(c.text.find("now skipped"), std::string::npos) << c.text;
+  EXPECT_NE(c.text.find("now ok"), std::string::npos) << c.text;
+}
+
+TEST(CompareRuns, RowsInOneFileOnlyAreListed) {
+  const std::vector<RunRecord> before = {rec("ring", 1024, 99), rec("tree", 1024, 99)};
+  std::vector<RunRecord> after = {rec("ring", 1024, 99), rec("ring", 1024, 99, true)};
+  const CompareResult c = compare_runs(before, after, 0.05);
+  EXPECT_EQ(c.regressions, 0);
+  EXPECT_NE(c.text.find("# only in before: 1 row\n#   allreduce  impl tree"), std::string::npos) << c.text;
+  EXPECT_NE(c.text.find("# only in after: 1 row\n#   allreduce  impl ring  transport cuda_ipc  device gpu  ranks 2  "
+                        "dtype float  op sum  mode eager  in-place  1 KiB\n"),
+            std::string::npos)
+      << c.text;
+}
+
+TEST(CompareRuns, Golden) {
+  std::vector<RunRecord> before = {rec("nccl", 1 << 20, 149),       rec("nccl", 1 << 30, 339),
+                                   rec("ring", 1 << 20, 119),       rec("ring", 1 << 30, 349),
+                                   rec("ring", 1 << 20, 119, true), rec("tree", 1 << 20, 89)};
+  std::vector<RunRecord> after = {rec("nccl", 1 << 20, 151),       rec("nccl", 1 << 30, 338),
+                                  rec("ring", 1 << 20, 99),        rec("ring", 1 << 30, 350),
+                                  rec("ring", 1 << 20, 119, true), rec("ring", 8, 0)};
+  after[4].status = RowStatus::wrong;
+  after[5].status = RowStatus::skipped;
+  const CompareResult c = compare_runs(before, after, 0.05);
+  EXPECT_EQ(c.regressions, 2);
+  expect_golden("compare.txt", c.text);
+}
+
+TEST(CompareRuns, BadToleranceIsAUsageError) {
+  for (double t : {-0.1, 1.0, 5.0, std::nan("")}) {
+    try {
+      compare_runs({}, {}, t);
+      ADD_FAILURE() << "no error for " << t;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ExitCode::usage);
+    }
+  }
+  EXPECT_EQ(compare_runs({}, {}, 0).regressions, 0);
+}
+
+}  // namespace
+}  // namespace ccbench

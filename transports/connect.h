@@ -1,0 +1,103 @@
+#pragma once
+// Collective set-up of CPU channels: every rank lists the channels it needs, and
+// connect_channels() builds them with a transport chosen per pair of ranks.
+//
+// Transports form an ops table probed in order, as NCCL's: the first whose can_connect() accepts
+// a pair wins under "auto" (shm within a node, mpi otherwise); a transport the user forces must
+// connect every pair it is asked for.
+#include <chrono>
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <mpi.h>
+
+#include "topologies/layout.h"
+#include "transports/channel.h"
+
+namespace ccbench {
+
+// One directed channel seen from this rank: send=true sends to `peer`, send=false receives from
+// `peer`. A send request (peer B, tag t) on rank A must be matched by exactly one receive request
+// (peer A, tag t) on rank B; unmatched requests end set-up with Error(timeout) naming them.
+// Tags are in [0, 2^20); (peer, tag, send) must be unique on a rank.
+struct ChannelRequest {
+  int peer = -1;
+  int tag = 0;
+  bool send = false;
+};
+
+struct ChannelOptions {
+  size_t slot_bytes = 256 * 1024;  // > 0, a multiple of 64; equal on every rank
+  int depth = 4;                   // slots per channel, >= 1; equal on every rank
+  std::string transport = "auto";  // "auto" | "shm" | "mpi"
+  std::chrono::milliseconds timeout{std::chrono::minutes(1)};  // bound of every set-up wait
+};
+
+// What a receiving end tells its sender so that the sender can attach (sent as bytes).
+struct ChannelSetup {
+  char shm_name[64] = {};  // shm: the segment's name
+};
+
+// A transport as an ops table entry. Set-up calls run on the rank named, in this order:
+// create_recv (receiver), attach_send (sender, with the receiver's ChannelSetup), connected
+// (receiver, once every rank has attached). Each throws Error on failure.
+struct TransportOps {
+  std::string_view name;
+  // Whether this transport can carry data from rank `from` to rank `to`; `why` says why not.
+  bool (*can_connect)(const RankLayout& layout, int from, int to, std::string* why);
+  // `comm` is the ChannelSet's private communicator; `peer` and `tag` as in the request.
+  std::unique_ptr<RecvChannel> (*create_recv)(MPI_Comm comm, int peer, int tag, const ChannelOptions& options,
+                                              ChannelSetup* setup);
+  std::unique_ptr<SendChannel> (*attach_send)(MPI_Comm comm, int peer, int tag, const ChannelOptions& options,
+                                              const ChannelSetup& setup);
+  void (*connected)(RecvChannel& channel);
+};
+// Every CPU transport in probe order.
+const std::vector<TransportOps>& cpu_transports();
+// "auto, shm, mpi".
+std::string valid_cpu_transports();
+
+// The channels of one connect_channels() call. Owns them and the private communicator the
+// MPI channels use; destroy it before MPI_Finalize (afterwards it only unmaps memory).
+class ChannelSet {
+ public:
+  ChannelSet() = default;
+  ~ChannelSet();
+  ChannelSet(const ChannelSet&) = delete;
+  ChannelSet& operator=(const ChannelSet&) = delete;
+
+  size_t size() const { return sends_.size(); }
+  // The channel of request i (request order); throws Error(runtime) if request i is of the other
+  // direction.
+  SendChannel& send(size_t i) const;
+  RecvChannel& recv(size_t i) const;
+  // The transports used by any rank of the communicator: "shm", "mpi", "shm+mpi", or "none"
+  // when no rank has a channel. The same on every rank.
+  const std::string& label() const { return label_; }
+
+ private:
+  friend std::unique_ptr<ChannelSet> connect_channels(MPI_Comm, const RankLayout&, const std::vector<ChannelRequest>&,
+                                                      const ChannelOptions&);
+  MPI_Comm comm_ = MPI_COMM_NULL;  // duplicate of the caller's communicator, for MPI channels
+  std::vector<std::unique_ptr<SendChannel>> sends_;  // null for receive requests
+  std::vector<std::unique_ptr<RecvChannel>> recvs_;  // null for send requests
+  std::string label_;
+};
+
+// Builds the channels of `requests` (in request order). Collective over `comm`: every rank calls
+// it, even with no requests. `layout` describes `comm`. Blocks until every rank has attached or
+// options.timeout passes. Errors are agreed: when set-up fails on one rank (a forced transport
+// that cannot connect a pair, /dev/shm full, mismatched geometry) every rank throws, with the
+// failing rank's message:
+//   Error(usage)         unknown transport name, malformed requests;
+//   Error(precondition)  a forced transport that cannot connect a pair, resources missing;
+//   Error(timeout)       a request without its match, or a rank that never arrives;
+//   Error(runtime)       MPI failures.
+std::unique_ptr<ChannelSet> connect_channels(MPI_Comm comm, const RankLayout& layout,
+                                             const std::vector<ChannelRequest>& requests,
+                                             const ChannelOptions& options);
+
+}  // namespace ccbench

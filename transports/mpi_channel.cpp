@@ -1,0 +1,153 @@
+#include "transports/mpi_channel.h"
+
+#include <chrono>
+#include <climits>
+#include <cstdlib>
+
+#include "results/error.h"
+
+namespace ccbench {
+
+namespace {
+
+bool mpi_usable() {
+  int finalized = 0;
+  MPI_Finalized(&finalized);
+  return !finalized;
+}
+
+}  // namespace
+
+void check_mpi(int rc, std::string_view what) {
+  if (rc == MPI_SUCCESS) return;
+  char text[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  if (MPI_Error_string(rc, text, &len) != MPI_SUCCESS) len = 0;
+  fail(ExitCode::runtime, "{} failed: {}", what, len ? std::string_view(text, static_cast<size_t>(len))
+                                                     : std::string_view("MPI error"));
+}
+
+void SlotMemory::Free::operator()(char* p) const { std::free(p); }
+
+void SlotMemory::allocate(size_t slot_bytes, int depth) {
+  stride = (slot_bytes + 4095) / 4096 * 4096;
+  void* p = nullptr;
+  if (posix_memalign(&p, 4096, stride * static_cast<size_t>(depth)) != 0)
+    fail(ExitCode::precondition, "out of host memory allocating {} channel slots of {} bytes", depth, slot_bytes);
+  base.reset(static_cast<char*>(p));
+}
+
+MpiSendChannel::MpiSendChannel(MPI_Comm comm, int peer, int tag, size_t slot_bytes, int depth)
+    : comm_(comm), peer_(peer), tag_(tag), slot_bytes_(slot_bytes), req_(static_cast<size_t>(depth), MPI_REQUEST_NULL) {
+  if (slot_bytes > static_cast<size_t>(INT_MAX) || depth < 1)
+    fail(ExitCode::usage, "MPI channel geometry {} bytes x {} slots is invalid (slots up to {} bytes, depth >= 1)",
+         slot_bytes, depth, INT_MAX);
+  mem_.allocate(slot_bytes, depth);
+}
+
+MpiSendChannel::~MpiSendChannel() {
+  if (!mpi_usable()) {
+    (void)mem_.base.release();  // MPI may still own the slots
+    return;
+  }
+  bool leak = false;
+  for (MPI_Request& r : req_) {
+    if (r == MPI_REQUEST_NULL) continue;
+    int flag = 0;
+    MPI_Test(&r, &flag, MPI_STATUS_IGNORE);
+    if (!flag) {
+      // Completes in the background once the peer receives it; its slot must stay valid.
+      MPI_Request_free(&r);
+      leak = true;
+    }
+  }
+  if (leak) (void)mem_.base.release();
+}
+
+void* MpiSendChannel::try_acquire() {
+  const size_t i = tail_ % req_.size();
+  if (req_[i] != MPI_REQUEST_NULL) {
+    int flag = 0;
+    check_mpi(MPI_Test(&req_[i], &flag, MPI_STATUS_IGNORE), "MPI_Test of a channel send");
+    if (!flag) return nullptr;
+  }
+  return mem_.slot(i);
+}
+
+void MpiSendChannel::post(size_t bytes) {
+  const size_t i = tail_ % req_.size();
+  check_mpi(MPI_Isend(mem_.slot(i), static_cast<int>(bytes), MPI_BYTE, peer_, tag_, comm_, &req_[i]),
+            "MPI_Isend of a channel slot");
+  ++tail_;
+}
+
+bool MpiSendChannel::try_drain() {
+  int flag = 0;
+  check_mpi(MPI_Testall(static_cast<int>(req_.size()), req_.data(), &flag, MPI_STATUSES_IGNORE),
+            "MPI_Testall of channel sends");
+  return flag != 0;
+}
+
+MpiRecvChannel::MpiRecvChannel(MPI_Comm comm, int peer, int tag, size_t slot_bytes, int depth)
+    : comm_(comm), peer_(peer), tag_(tag), slot_bytes_(slot_bytes), req_(static_cast<size_t>(depth), MPI_REQUEST_NULL) {
+  if (slot_bytes > static_cast<size_t>(INT_MAX) || depth < 1)
+    fail(ExitCode::usage, "MPI channel geometry {} bytes x {} slots is invalid (slots up to {} bytes, depth >= 1)",
+         slot_bytes, depth, INT_MAX);
+  mem_.allocate(slot_bytes, depth);
+}
+
+MpiRecvChannel::~MpiRecvChannel() {
+  if (!mpi_usable()) {
+    (void)mem_.base.release();
+    return;
+  }
+  bool leak = false;
+  for (MPI_Request& r : req_) {
+    if (r == MPI_REQUEST_NULL) continue;
+    // A posted receive that nothing will match: cancel it. A receive already matched by a
+    // transfer in progress cannot be cancelled; give it a second, then leave it to MPI.
+    MPI_Cancel(&r);
+    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(1);
+    int flag = 0;
+    while (!flag && std::chrono::steady_clock::now() < until) MPI_Test(&r, &flag, MPI_STATUS_IGNORE);
+    if (!flag) {
+      MPI_Request_free(&r);
+      leak = true;
+    }
+  }
+  if (leak) (void)mem_.base.release();
+}
+
+void MpiRecvChannel::start() {
+  for (size_t i = 0; i < req_.size(); ++i) post_slot(i);
+}
+
+void MpiRecvChannel::post_slot(size_t i) {
+  check_mpi(MPI_Irecv(mem_.slot(i), static_cast<int>(slot_bytes_), MPI_BYTE, peer_, tag_, comm_, &req_[i]),
+            "MPI_Irecv of a channel slot");
+}
+
+const void* MpiRecvChannel::try_peek(size_t* bytes) {
+  const size_t i = head_ % req_.size();
+  if (!ready_) {
+    int flag = 0;
+    MPI_Status st;
+    check_mpi(MPI_Test(&req_[i], &flag, &st), "MPI_Test of a channel receive");
+    if (!flag) return nullptr;
+    int n = 0;
+    check_mpi(MPI_Get_count(&st, MPI_BYTE, &n), "MPI_Get_count of a channel receive");
+    ready_ = true;
+    ready_bytes_ = static_cast<size_t>(n);
+  }
+  *bytes = ready_bytes_;
+  return mem_.slot(i);
+}
+
+void MpiRecvChannel::release() {
+  const size_t i = head_ % req_.size();
+  ready_ = false;
+  ++head_;
+  post_slot(i);
+}
+
+}  // namespace ccbench
