@@ -9,4 +9,8 @@ build="${CCBENCH_BUILD_DIR:-build}"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export NCCL_NVLS_ENABLE="${NCCL_NVLS_ENABLE:-0}"
 cd "$build"
-ctest --output-on-failure -j "$(nproc)" "$@"
+status=0
+ctest --output-on-failure -j "$(nproc)" "$@" || status=$?
+# Skipped is not passed: say which tests were skipped and why.
+grep -h "^SKIPPED:" Testing/Temporary/LastTest.log 2>/dev/null | sort | uniq -c | sed 's/^/ctest: skipped test(s): /' || true
+exit $status
