@@ -11,14 +11,14 @@ endfunction()
 # Every dtype and op, sizes from 4 B (one float) to 3 MiB in steps of 3x: counts not divisible by
 # the ranks, single elements, several slots per channel.
 ccbench_gpu_test(gpu_allreduce_all_types_2 2 --collective allreduce --impl ${_all_gpu_impls}
-                 -d all -o all -b 4 -e 3M -f 3 -n 3 -w 1)
+                 -d all -o all -b 4 -e 3M -f 3 -n 3 -w 1 --timeout 20)
 ccbench_gpu_test(gpu_gather_scatter_2 2 --collective allgather,reducescatter,broadcast,sendrecv
-                 --impl ${_all_gpu_impls} -d all -o sum,max -b 4 -e 3M -f 3 -n 3 -w 1)
+                 --impl ${_all_gpu_impls} -d all -o sum,max -b 4 -e 3M -f 3 -n 3 -w 1 --timeout 20)
 # CUDA-graph capture and replay of every implementation.
 ccbench_gpu_test(gpu_graphs_2 2 --collective allreduce,allgather --impl ${_all_gpu_impls}
-                 -d float,half -b 8 -e 4M -f 8 -n 4 -w 1 -G 3)
+                 -d float,half -b 8 -e 4M -f 8 -n 4 -w 1 -G 3 --timeout 20)
 # 3 and 4 ranks on 2 GPUs (two ranks share a GPU): odd rank counts, trees with two children.
 ccbench_gpu_test(gpu_three_ranks 3 --collective allreduce,allgather,reducescatter
-                 --impl ring,tree,oneshot,twoshot,ce,best -d float,int8,bfloat16 -o sum,min -b 4 -e 1M -f 9 -n 2 -w 1)
+                 --impl ring,tree,oneshot,twoshot,ce,best -d float,int8,bfloat16 -o sum,min -b 4 -e 1M -f 9 -n 2 -w 1 --timeout 30)
 ccbench_gpu_test(gpu_four_ranks 4 --collective allreduce,allgather,reducescatter
-                 --impl ring,tree,oneshot,twoshot,ce,best -d float,uint8 -o sum,prod -b 4 -e 1M -f 9 -n 2 -w 1)
+                 --impl ring,tree,oneshot,twoshot,ce,best -d float,uint8 -o sum,prod -b 4 -e 1M -f 9 -n 2 -w 1 --timeout 30)
