@@ -80,6 +80,15 @@ __global__ void count_bytes_kernel(const std::uint8_t* p, std::size_t n, std::ui
   record_wrong(result, wrong, first);
 }
 
+__global__ void gate_kernel(const volatile int* flag, int value, unsigned long long timeout_ns) {
+  unsigned long long start, now;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(start));
+  while (*flag < value) {
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+    if (now - start > timeout_ns) break;  // the host is gone or stuck: never hold the GPU forever
+  }
+}
+
 cudaStream_t st(void* s) { return static_cast<cudaStream_t>(s); }
 
 }  // namespace
@@ -134,6 +143,11 @@ int count_bytes_not(const void* p, std::size_t bytes, std::uint8_t value, unsign
   if (bytes == 0) return 0;
   count_bytes_kernel<<<blocks_for(bytes), kThreads, 0, st(stream)>>>(static_cast<const std::uint8_t*>(p), bytes, value,
                                                                       result);
+  return cudaGetLastError();
+}
+
+int gate(const volatile int* flag, int value, unsigned long long timeout_ns, void* stream) {
+  gate_kernel<<<1, 1, 0, st(stream)>>>(flag, value, timeout_ns);
   return cudaGetLastError();
 }
 

@@ -6,32 +6,9 @@
 #include "collectives/numeric.h"
 #include "results/error.h"
 
-#include <cstdlib>
-#include <emmintrin.h>
 namespace ccbench {
 
 namespace {
-bool g_stream = std::getenv("XSTREAM") != nullptr;
-void stream_copy(void* dst, const void* src, size_t bytes) {
-  char* d = static_cast<char*>(dst);
-  const char* s = static_cast<const char*>(src);
-  size_t head = (16 - (reinterpret_cast<uintptr_t>(d) & 15)) & 15;
-  if (head > bytes) head = bytes;
-  std::memcpy(d, s, head);
-  d += head; s += head; bytes -= head;
-  size_t n = bytes / 64;
-  for (size_t i = 0; i < n; ++i) {
-    __m128i a = _mm_loadu_si128((const __m128i*)(s + 64 * i));
-    __m128i b = _mm_loadu_si128((const __m128i*)(s + 64 * i + 16));
-    __m128i c = _mm_loadu_si128((const __m128i*)(s + 64 * i + 32));
-    __m128i e = _mm_loadu_si128((const __m128i*)(s + 64 * i + 48));
-    _mm_stream_si128((__m128i*)(d + 64 * i), a);
-    _mm_stream_si128((__m128i*)(d + 64 * i + 16), b);
-    _mm_stream_si128((__m128i*)(d + 64 * i + 32), c);
-    _mm_stream_si128((__m128i*)(d + 64 * i + 48), e);
-  }
-  std::memcpy(d + 64 * n, s + 64 * n, bytes - 64 * n);
-}
 
 // One pass: each block of elements is reduced into a small local buffer, then stored to every
 // output. The local buffer cannot alias anything, so the loops vectorise without run-time alias
@@ -59,10 +36,7 @@ void reduce_loop(void* const* dstv, const void* const* srcv, size_t n, int nrank
     }
     if constexpr (FIN)
       for (size_t i = 0; i < m; ++i) tmp[i] = finalize<T>(ReduceOp::avg, tmp[i], nranks);
-    for (int k = 0; k < ND; ++k) {
-      if (k == 0 && g_stream) stream_copy(d[k] + i0, tmp, m * sizeof(T));
-      else std::memcpy(d[k] + i0, tmp, m * sizeof(T));
-    }
+    for (int k = 0; k < ND; ++k) std::memcpy(d[k] + i0, tmp, m * sizeof(T));
   }
 }
 
@@ -121,7 +95,6 @@ void copy_multi(void* const* dst, int ndst, const void* src, size_t bytes) {
   if (nd == 0 || bytes == 0) return;
   const char* s = static_cast<const char*>(src);
   if (nd == 1) {
-    if (g_stream) stream_copy(d[0], s, bytes); else
     std::memcpy(d[0], s, bytes);
     return;
   }
@@ -129,7 +102,7 @@ void copy_multi(void* const* dst, int ndst, const void* src, size_t bytes) {
   constexpr size_t kBlock = 16 * 1024;
   for (size_t off = 0; off < bytes; off += kBlock) {
     const size_t len = std::min(kBlock, bytes - off);
-    for (int k = 0; k < nd; ++k) { if (k == 0 && g_stream) stream_copy(d[k] + off, s + off, len); else std::memcpy(d[k] + off, s + off, len); }
+    for (int k = 0; k < nd; ++k) std::memcpy(d[k] + off, s + off, len);
   }
 }
 

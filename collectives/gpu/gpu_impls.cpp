@@ -541,8 +541,8 @@ class BestGpu final : public Implementation {
   void setup(const ImplContext& ctx) override {
     for (auto* i : all()) i->setup(ctx);
     oneshot_max_ = env_size("CCBENCH_BEST_ONESHOT_MAX_BYTES", 256 << 10, 0, OneshotGpu::max_bytes(), 1);
-    twoshot_max_ = env_size("CCBENCH_BEST_TWOSHOT_MAX_BYTES", std::size_t(1) << 40, 0, std::size_t(1) << 40, 1);
-    bruck_max_ = env_size("CCBENCH_BEST_BRUCK_MAX_BYTES", 256 << 10, 0, std::size_t(1) << 40, 1);
+    twoshot_max_ = env_size("CCBENCH_BEST_TWOSHOT_MAX_BYTES", std::size_t(128) << 20, 0, std::size_t(1) << 40, 1);
+    bruck_max_ = env_size("CCBENCH_BEST_BRUCK_MAX_BYTES", std::size_t(32) << 20, 0, std::size_t(1) << 40, 1);
   }
   void attach(const BufferSet& b) override {
     for (auto* i : all()) i->attach(b);

@@ -1,7 +1,8 @@
 // `mpi`: the MPI library's own collectives as the baseline (MPI_Allreduce, MPI_Allgather,
 // MPI_Reduce_scatter_block, MPI_Bcast, MPI_Sendrecv), on host buffers, on a duplicate of the
-// run's communicator. In-place forms use MPI_IN_PLACE. The calls block inside the library, which
-// has no deadline of its own: the harness watchdog bounds them.
+// run's communicator. In-place forms use MPI_IN_PLACE, except reduce-scatter, whose in-place
+// layout (NCCL's) MPI_IN_PLACE does not have. The calls block inside the library, which has no
+// deadline of its own: the harness watchdog bounds them.
 #include <climits>
 #include <cstdint>
 #include <cstring>
@@ -132,12 +133,13 @@ class MpiBaseline final : public Implementation {
       case Collective::reducescatter: {
         const size_t mine = static_cast<size_t>(rank_) * a.count * esz;
         if (recv == send + mine) {
-          // MPI_IN_PLACE takes the input from the receive buffer (all n blocks) and leaves this
-          // rank's result at its start; the in-place layout (as NCCL) wants it in block `rank`.
-          char* all = const_cast<char*>(send);
-          check_mpi(MPI_Reduce_scatter_block(MPI_IN_PLACE, all, count, dt, mpi_op(s), comm_),
+          // The in-place layout (NCCL's) puts the result in block `rank` and keeps the other
+          // input blocks. MPI_IN_PLACE cannot: it leaves the result at the buffer's start, over
+          // block 0, and may use the rest as scratch. So: a scratch result, then one copy.
+          if (scratch_.size() < a.count * esz) scratch_.resize(a.count * esz);
+          check_mpi(MPI_Reduce_scatter_block(send, scratch_.data(), count, dt, mpi_op(s), comm_),
                     "MPI_Reduce_scatter_block");
-          if (rank_ != 0) std::memcpy(recv, all, a.count * esz);
+          std::memcpy(recv, scratch_.data(), a.count * esz);
         } else {
           check_mpi(MPI_Reduce_scatter_block(send, recv, count, dt, mpi_op(s), comm_), "MPI_Reduce_scatter_block");
         }
@@ -186,6 +188,7 @@ class MpiBaseline final : public Implementation {
   MPI_Op half_ops_[2][4] = {{MPI_OP_NULL, MPI_OP_NULL, MPI_OP_NULL, MPI_OP_NULL},
                             {MPI_OP_NULL, MPI_OP_NULL, MPI_OP_NULL, MPI_OP_NULL}};
   int rank_ = 0, n_ = 1;
+  std::vector<char> scratch_;  // in-place reduce-scatter's result before it goes into its block
 };
 
 }  // namespace
