@@ -65,13 +65,11 @@ class Backend {
   virtual double elapsed_us(int a, int b) = 0;
   static constexpr int kMaxMarks = 4;
 
-  // The start gate of single timed iterations. GPU: close_gate() enqueues a kernel that holds
-  // the stream until open_gate(), so that the collective enqueued behind it starts on every rank
-  // right after a host barrier, without the launch latency in its time. CPU: no gate (the
-  // runner starts the clock after the barrier).
-  virtual bool has_gate() const { return false; }
-  virtual void close_gate() {}
-  virtual void open_gate() {}
+  // A head start for single timed iterations. GPU: enqueues a kernel that keeps the stream busy
+  // for `us` microseconds, so that the host has queued the collective behind it before it starts
+  // and the launch latency stays out of the time; it holds nothing the host must release (a
+  // blocking NCCL call cannot deadlock on it). CPU: nothing.
+  virtual void head_start(double /*us*/) {}
 
   // CUDA-graph capture of the calls made between begin_capture() and end_capture(); replay()
   // launches the captured graph. CPU backends throw Error(precondition).

@@ -26,17 +26,9 @@ class GpuBackend final : public Backend {
     for (auto& e : events_) CCB_CUDA(cudaEventCreate(&e));
     CCB_CUDA(cudaMalloc(&result_, 2 * sizeof(unsigned long long)));
     CCB_CUDA(cudaMallocHost(&host_result_, 2 * sizeof(unsigned long long)));
-    void* gate = nullptr;
-    CCB_CUDA(cudaHostAlloc(&gate, sizeof(int), cudaHostAllocMapped));
-    gate_host_ = static_cast<volatile int*>(gate);
-    *gate_host_ = 0;
-    void* gate_dev = nullptr;
-    CCB_CUDA(cudaHostGetDevicePointer(&gate_dev, gate, 0));
-    gate_dev_ = static_cast<volatile int*>(gate_dev);
   }
   ~GpuBackend() override {
     drop_capture();
-    cudaFreeHost(const_cast<int*>(gate_host_));
     cudaFreeHost(host_result_);
     cudaFree(result_);
     for (auto& e : events_) cudaEventDestroy(e);
@@ -101,12 +93,9 @@ class GpuBackend final : public Backend {
     return m;
   }
   void synchronize() override { CCB_CUDA(cudaStreamSynchronize(stream_)); }
-  bool has_gate() const override { return true; }
-  void close_gate() override {
-    // Held at most 60 s: the watchdog ends a stuck run long before.
-    CCB_CUDA(static_cast<cudaError_t>(gpu_check::gate(gate_dev_, gate_gen_ + 1, 60ull * 1000000000ull, stream_)));
+  void head_start(double us) override {
+    CCB_CUDA(static_cast<cudaError_t>(gpu_check::spin(static_cast<unsigned long long>(us * 1000.0), stream_)));
   }
-  void open_gate() override { *gate_host_ = ++gate_gen_; }
   void mark(int i) override { CCB_CUDA(cudaEventRecord(events_[i], stream_)); }
   double elapsed_us(int a, int b) override {
     float ms = 0;
@@ -180,9 +169,6 @@ class GpuBackend final : public Backend {
   unsigned long long* host_result_ = nullptr;
   cudaGraph_t graph_ = nullptr;
   cudaGraphExec_t exec_ = nullptr;
-  volatile int* gate_host_ = nullptr;
-  volatile int* gate_dev_ = nullptr;
-  int gate_gen_ = 0;
 };
 
 }  // namespace

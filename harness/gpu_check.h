@@ -19,7 +19,7 @@ int check_input(const PatternSpec& spec, const void* buf, std::size_t n, std::ui
                 unsigned long long* result, void* stream);
 int count_bytes_not(const void* p, std::size_t bytes, std::uint8_t value, unsigned long long* result, void* stream);
 
-// Holds `stream` until *flag >= value (host-mapped memory), or `timeout_ns` passed.
-int gate(const volatile int* flag, int value, unsigned long long timeout_ns, void* stream);
+// Keeps `stream` busy for `ns` nanoseconds (one thread spinning on the global timer).
+int spin(unsigned long long ns, void* stream);
 
 }  // namespace ccbench::gpu_check
