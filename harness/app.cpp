@@ -154,6 +154,14 @@ SweepPlan plan_implementations(const RunOptions& opts, Device device) {
       if (i.device == device && i.make) plan.impls.push_back(&i);
     return plan;
   }
+  if (opts.impls.size() == 1 && opts.impls[0] == "default") {
+    // The baseline, our ring and tree, and our fastest kernel for each size.
+    const std::vector<std::string> names = device == Device::gpu ? std::vector<std::string>{"nccl", "ring", "tree", "best"}
+                                                                 : std::vector<std::string>{"mpi", "ring", "tree"};
+    for (const std::string& n : names)
+      if (const ImplInfo* i = find_implementation(n, device); i && i->make) plan.impls.push_back(i);
+    return plan;
+  }
   for (const std::string& n : opts.impls) {
     const ImplInfo* i = find_implementation(n, device);
     if (!i) {

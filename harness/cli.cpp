@@ -73,7 +73,7 @@ std::string joined(const std::vector<std::string>& v) {
 struct RawRun {
   std::string minbytes = "8", maxbytes, stepfactor, stepbytes, iters = "20", warmup = "5", check = "1";
   std::string datatype = "float", op = "sum", root = "0", graph = "0";
-  std::string collective = "allreduce,allgather", impl = "all", device = "auto", transport = "auto";
+  std::string collective = "allreduce,allgather", impl = "default", device = "auto", transport = "auto";
   std::string in_place = "both", out, format = "table,csv,json,md", seed = "24301", timeout = "120";
   std::string cycles = "1", baseline;
   bool share_gpus = false;
@@ -92,7 +92,9 @@ void add_run_options(CLI::App& app, RawRun& r) {
   app.add_option("-r,--root", r.root, "root rank of broadcast [0]");
   app.add_option("-G,--cudagraph", r.graph, "also time CUDA-graph replay: launches of a graph of -n iterations [0]");
   app.add_option("--collective", r.collective, "collectives, comma-separated, or all [allreduce,allgather]");
-  app.add_option("--impl", r.impl, "implementations, comma-separated, or all [all]");
+  app.add_option("--impl", r.impl,
+                 "implementations, comma-separated, all, or default [default: nccl,ring,tree,best on GPUs; "
+                 "mpi,ring,tree on CPUs]");
   app.add_option("--device", r.device, "auto, cpu or gpu [auto: GPUs when present]");
   app.add_option("--transport", r.transport, "auto, shm, mpi, cuda_ipc [auto]");
   app.add_option("--in-place", r.in_place, "yes, no or both [both]");
@@ -141,8 +143,8 @@ RunOptions finish_run_options(const RawRun& r) {
   o.ops = parse_list(r.op, "-o/--op", parse_reduce_op,
                      std::vector<ReduceOp>(std::begin(kAllReduceOps), std::end(kAllReduceOps)), valid_reduce_ops());
 
-  if (r.impl == "all") {
-    o.impls = {"all"};
+  if (r.impl == "all" || r.impl == "default") {
+    o.impls = {r.impl};
   } else {
     o.impls.clear();
     for (const std::string& name : split_list(r.impl)) {

@@ -26,7 +26,7 @@ struct RunOptions {
   std::vector<Collective> collectives{Collective::allreduce, Collective::allgather};
   std::vector<DataType> dtypes{DataType::float32};
   std::vector<ReduceOp> ops{ReduceOp::sum};
-  std::vector<std::string> impls{"all"};
+  std::vector<std::string> impls{"default"};  // default: GPU nccl,ring,tree,best; CPU mpi,ring,tree
   DeviceChoice device = DeviceChoice::auto_detect;
   std::string transport = "auto";
   InPlaceChoice in_place = InPlaceChoice::both;

@@ -3,6 +3,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
+#include <map>
 #include <set>
 #include <thread>
 
@@ -83,6 +84,7 @@ class ScopedEnv {
   bool had_ = false, active_ = false;
 };
 
+// ncclMemAlloc memory; remembers each allocation so that windows cover whole allocations.
 class SymmetricAllocator final : public Allocator {
  public:
   void* allocate(size_t bytes) override {
@@ -90,9 +92,22 @@ class SymmetricAllocator final : public Allocator {
     ncclResult_t rc = ncclMemAlloc(&p, bytes);
     if (rc != ncclSuccess)
       fail(ExitCode::precondition, "ncclMemAlloc of {} bytes failed: {}", bytes, ncclGetErrorString(rc));
+    sizes_[p] = bytes;
     return p;
   }
-  void release(void* p) override { ncclMemFree(p); }
+  void release(void* p) override {
+    sizes_.erase(p);
+    ncclMemFree(p);
+  }
+  // The allocation holding `p`: its start and size.
+  std::pair<void*, size_t> allocation_of(const void* p) const {
+    for (const auto& [base, size] : sizes_)
+      if (p >= base && static_cast<const char*>(p) < static_cast<const char*>(base) + size) return {base, size};
+    fail(ExitCode::runtime, "a buffer given to nccl-symm was not allocated by its allocator");
+  }
+
+ private:
+  std::map<void*, size_t> sizes_;
 };
 
 class NcclImpl final : public Implementation {
@@ -149,9 +164,12 @@ class NcclImpl final : public Implementation {
   void attach(const BufferSet& b) override {
 #if NCCL_VERSION_CODE >= NCCL_VERSION(2, 27, 0)
     if (variant_ != Variant::symm) return;
-    for (auto [ptr, bytes] : {std::pair{b.send, b.send_bytes}, std::pair{b.recv, b.recv_bytes}}) {
+    for (void* buffer : {b.send, b.recv}) {
+      // The whole ncclMemAlloc allocation, guard regions included: every rank's window then
+      // starts at the same offset of its allocation.
+      auto [base, bytes] = symm_alloc_.allocation_of(buffer);
       ncclWindow_t w{};
-      CCB_NCCL(ncclCommWindowRegister(comm_, ptr, bytes, &w, NCCL_WIN_COLL_SYMMETRIC));
+      CCB_NCCL(ncclCommWindowRegister(comm_, base, bytes, &w, NCCL_WIN_COLL_SYMMETRIC));
       wait_async("ncclCommWindowRegister", ctx_.timeout, true);
       windows_.push_back(w);
     }
