@@ -139,30 +139,75 @@ class FifoMesh {
   DeviceCounters steps_;
 };
 
-// Pointers of every rank for the harness's buffers: `ptr` in this rank's send or receive buffer
-// becomes the same place in rank r's buffer.
-class PeerBuffers {
+// What the peer kernels address: every rank's scratch region (flags, LL buffers) and, once
+// attached, every rank's send and receive buffers; the table lives in device memory.
+class PeerState {
  public:
-  void attach(MPI_Comm comm, const BufferSet& b) {
+  PeerState(MPI_Comm comm, std::size_t scratch_bytes) : comm_(comm), scratch_(comm, scratch_bytes), epochs_(kMaxChannels) {
+    int n = 1;
+    MPI_Comm_size(comm, &n);
+    for (int r = 0; r < n; ++r) table_.scratch_of[r] = static_cast<char*>(scratch_.of(r));
+    upload();
+  }
+  // Maps the harness's buffers of every rank (collective).
+  void attach(const BufferSet& b, bool send, bool recv) {
     set_ = b;
-    send_ = std::make_unique<IpcBufferMap>(comm, b.send);
-    recv_ = std::make_unique<IpcBufferMap>(comm, b.recv);
+    int n = 1;
+    MPI_Comm_size(comm_, &n);
+    if (send) send_ = std::make_unique<IpcBufferMap>(comm_, b.send);
+    if (recv) recv_ = std::make_unique<IpcBufferMap>(comm_, b.recv);
+    for (int r = 0; r < n; ++r) {
+      table_.send_of[r] = send_ ? send_->of(r) : nullptr;
+      table_.recv_of[r] = recv_ ? recv_->of(r) : nullptr;
+    }
+    upload();
   }
   void detach() {
     send_.reset();
     recv_.reset();
   }
-  bool attached() const { return send_ != nullptr; }
-  void* of(const void* ptr, int r) const {
-    auto* p = static_cast<const char*>(ptr);
-    auto* s = static_cast<const char*>(set_.send);
-    auto* v = static_cast<const char*>(set_.recv);
-    if (p >= s && p < s + set_.send_bytes) return static_cast<char*>(send_->of(r)) + (p - s);
-    if (p >= v && p <= v + set_.recv_bytes) return static_cast<char*>(recv_->of(r)) + (p - v);
-    fail(ExitCode::runtime, "a buffer given to run() lies outside the attached buffers");
+  // Kernel parameters of one call: where its buffers lie in the attached ones.
+  PeerParams params(const CallArgs& a, int rank, int nranks, int blocks, const WaitLimits& limits) const {
+    PeerParams p{};
+    p.dtype = a.spec.dtype;
+    p.op = a.spec.op;
+    p.nranks = nranks;
+    p.rank = rank;
+    p.blocks = blocks;
+    p.send = a.send;
+    p.recv = a.recv;
+    p.count = a.count;
+    p.table = device_.get();
+    p.epochs = epochs_.at(0);
+    p.limits = limits;
+    auto* snd = static_cast<const char*>(a.send);
+    auto* rcv = static_cast<const char*>(a.recv);
+    auto* sb = static_cast<const char*>(set_.send);
+    auto* rb = static_cast<const char*>(set_.recv);
+    if (send_ || recv_) {
+      if (snd >= rb && snd <= rb + set_.recv_bytes) {
+        p.send_in_recv = 1;
+        p.send_offset = static_cast<std::size_t>(snd - rb);
+      } else if (snd >= sb && snd <= sb + set_.send_bytes) {
+        p.send_offset = static_cast<std::size_t>(snd - sb);
+      } else {
+        fail(ExitCode::runtime, "a buffer given to run() lies outside the attached buffers");
+      }
+      if (rcv < rb || rcv > rb + set_.recv_bytes) fail(ExitCode::runtime, "a receive buffer lies outside the attached one");
+      p.recv_offset = static_cast<std::size_t>(rcv - rb);
+    }
+    return p;
   }
+  // Rank r's attached receive buffer as this rank addresses it (host side).
+  void* recv_of(int r) const { return table_.recv_of[r]; }
 
  private:
+  void upload() { device_ = DeviceArray<PeerTable>(std::vector<PeerTable>{table_}); }
+  MPI_Comm comm_;
+  IpcRegion scratch_;
+  DeviceCounters epochs_;
+  PeerTable table_{};
+  DeviceArray<PeerTable> device_;
   BufferSet set_;
   std::unique_ptr<IpcBufferMap> send_, recv_;
 };
@@ -205,22 +250,6 @@ class GpuImpl : public Implementation {
     const std::size_t bytes = a.count * element_size(a.spec.dtype);
     if (a.send != a.recv && bytes) CCB_CUDA(cudaMemcpyAsync(a.recv, a.send, bytes, cudaMemcpyDeviceToDevice, stream()));
   }
-  PeerParams peer_params(const CallArgs& a, int blocks, const DeviceCounters& epochs, const IpcRegion& scratch) const {
-    PeerParams p{};
-    p.dtype = a.spec.dtype;
-    p.op = a.spec.op;
-    p.nranks = n_;
-    p.rank = rank_;
-    p.blocks = blocks;
-    p.send = a.send;
-    p.recv = a.recv;
-    p.count = a.count;
-    for (int r = 0; r < n_; ++r) p.scratch_of[r] = static_cast<char*>(scratch.of(r));
-    p.epochs = epochs.at(0);
-    p.limits = limits();
-    return p;
-  }
-
   const char* name_;
   ImplContext ctx_;
   int rank_ = 0, n_ = 1;
@@ -305,10 +334,9 @@ class TreeGpu final : public GpuImpl {
     return "tree on GPUs implements allreduce (double binary tree) and allgather (Bruck)";
   }
   void setup_kernels() override {
-    channels_ = static_cast<int>(env_size("CCBENCH_GPU_TREE_CHANNELS", 16, 1, kMaxChannels / 4, 1));
+    channels_ = static_cast<int>(env_size("CCBENCH_GPU_TREE_CHANNELS", 16, 1, 32, 1));
     slot_ = default_slot_bytes();
-    scratch_ = std::make_unique<IpcRegion>(ctx_.comm, kLowLatencyOffset);
-    epochs_ = std::make_unique<DeviceCounters>(kMaxChannels);
+    peers_ = std::make_unique<PeerState>(ctx_.comm, kLowLatencyOffset);
     if (n_ == 1) return;
     const int C = channels_;
     mesh_ = std::make_unique<FifoMesh>(ctx_.comm, 6 * C, slot_);
@@ -351,15 +379,13 @@ class TreeGpu final : public GpuImpl {
     down_send_ = DeviceArray<SendConn>(down_send);
     down_recv_ = DeviceArray<RecvConn>(down_recv);
   }
-  void attach(const BufferSet& b) override { recv_map_ = std::make_unique<IpcBufferMap>(ctx_.comm, b.recv); }
-  void detach() override { recv_map_.reset(); }
+  void attach(const BufferSet& b) override { peers_->attach(b, false, true); }
+  void detach() override { peers_->detach(); }
   void run(const CallArgs& a) override {
     if (n_ == 1) return copy_alone(a);
     if (a.spec.coll == Collective::allgather) {
       const std::size_t bytes = a.count * element_size(a.spec.dtype);
-      PeerParams p = peer_params(a, blocks_for(bytes, 64 << 10, 32), *epochs_, *scratch_);
-      for (int r = 0; r < n_; ++r) p.recv_of[r] = recv_map_->of(r);
-      launched(launch_bruck_allgather(p, stream_));
+      launched(launch_bruck_allgather(peers_->params(a, rank_, n_, blocks_for(bytes, 64 << 10, 32), limits()), stream_));
       return;
     }
     TreeParams p{};
@@ -390,9 +416,7 @@ class TreeGpu final : public GpuImpl {
   std::unique_ptr<FifoMesh> mesh_;
   DeviceArray<SendConn> up_send_, down_send_;
   DeviceArray<RecvConn> up_recv_, down_recv_;
-  std::unique_ptr<IpcRegion> scratch_;
-  std::unique_ptr<DeviceCounters> epochs_;
-  std::unique_ptr<IpcBufferMap> recv_map_;
+  std::unique_ptr<PeerState> peers_;
 };
 
 // ---- one-shot -----------------------------------------------------------------------------
@@ -410,13 +434,12 @@ class OneshotGpu final : public GpuImpl {
   }
   void setup_kernels() override {
     ll_per_rank_ = max_bytes() * 2;  // a 16-byte line carries 8 bytes
-    scratch_ = std::make_unique<IpcRegion>(ctx_.comm, kLowLatencyOffset + 2 * static_cast<std::size_t>(n_) * ll_per_rank_);
-    epochs_ = std::make_unique<DeviceCounters>(kMaxChannels);
+    peers_ = std::make_unique<PeerState>(ctx_.comm, kLowLatencyOffset + 2 * static_cast<std::size_t>(n_) * ll_per_rank_);
   }
   void run(const CallArgs& a) override {
     if (n_ == 1) return copy_alone(a);
     const std::size_t bytes = a.count * element_size(a.spec.dtype);
-    PeerParams p = peer_params(a, blocks_for(bytes, 8 << 10, 32), *epochs_, *scratch_);
+    PeerParams p = peers_->params(a, rank_, n_, blocks_for(bytes, 8 << 10, 32), limits());
     p.ll_bytes_per_rank = ll_per_rank_;
     launched(launch_oneshot(p, stream_));
   }
@@ -424,8 +447,7 @@ class OneshotGpu final : public GpuImpl {
 
  private:
   std::size_t ll_per_rank_ = 0;
-  std::unique_ptr<IpcRegion> scratch_;
-  std::unique_ptr<DeviceCounters> epochs_;
+  std::unique_ptr<PeerState> peers_;
 };
 
 // ---- two-shot -----------------------------------------------------------------------------
@@ -439,27 +461,19 @@ class TwoshotGpu final : public GpuImpl {
   }
   void setup_kernels() override {
     max_blocks_ = static_cast<int>(env_size("CCBENCH_GPU_TWOSHOT_BLOCKS", 32, 1, kMaxChannels, 1));
-    scratch_ = std::make_unique<IpcRegion>(ctx_.comm, kLowLatencyOffset);
-    epochs_ = std::make_unique<DeviceCounters>(kMaxChannels);
+    peers_ = std::make_unique<PeerState>(ctx_.comm, kLowLatencyOffset);
   }
-  void attach(const BufferSet& b) override { peers_.attach(ctx_.comm, b); }
-  void detach() override { peers_.detach(); }
+  void attach(const BufferSet& b) override { peers_->attach(b, true, true); }
+  void detach() override { peers_->detach(); }
   void run(const CallArgs& a) override {
     if (n_ == 1) return copy_alone(a);
     const std::size_t bytes = a.count * element_size(a.spec.dtype);
-    PeerParams p = peer_params(a, blocks_for(bytes / n_, 64 << 10, max_blocks_), *epochs_, *scratch_);
-    for (int r = 0; r < n_; ++r) {
-      p.send_of[r] = peers_.of(a.send, r);
-      p.recv_of[r] = peers_.of(a.recv, r);
-    }
-    launched(launch_twoshot(p, stream_));
+    launched(launch_twoshot(peers_->params(a, rank_, n_, blocks_for(bytes / n_, 64 << 10, max_blocks_), limits()), stream_));
   }
 
  private:
   int max_blocks_ = 32;
-  PeerBuffers peers_;
-  std::unique_ptr<IpcRegion> scratch_;
-  std::unique_ptr<DeviceCounters> epochs_;
+  std::unique_ptr<PeerState> peers_;
 };
 
 // ---- copy-engine all-gather -----------------------------------------------------------------
@@ -476,8 +490,7 @@ class CeGpu final : public GpuImpl {
     return "ce implements allgather";
   }
   void setup_kernels() override {
-    scratch_ = std::make_unique<IpcRegion>(ctx_.comm, kLowLatencyOffset);
-    epochs_ = std::make_unique<DeviceCounters>(kMaxChannels);
+    peers_ = std::make_unique<PeerState>(ctx_.comm, kLowLatencyOffset);
     // One side stream per peer so that the copy engines run the copies concurrently.
     for (int r = 0; r < n_; ++r) {
       cudaStream_t s;
@@ -487,8 +500,8 @@ class CeGpu final : public GpuImpl {
     events_.resize(static_cast<std::size_t>(n_) + 1);
     for (auto& e : events_) CCB_CUDA(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));
   }
-  void attach(const BufferSet& b) override { recv_map_ = std::make_unique<IpcBufferMap>(ctx_.comm, b.recv); }
-  void detach() override { recv_map_.reset(); }
+  void attach(const BufferSet& b) override { peers_->attach(b, false, true); }
+  void detach() override { peers_->detach(); }
   void run(const CallArgs& a) override {
     const std::size_t piece = a.count * element_size(a.spec.dtype);
     const std::size_t my_offset = static_cast<std::size_t>(rank_) * piece;
@@ -497,14 +510,14 @@ class CeGpu final : public GpuImpl {
       if (a.send != mine && piece) CCB_CUDA(cudaMemcpyAsync(mine, a.send, piece, cudaMemcpyDeviceToDevice, stream()));
       return;
     }
-    PeerParams p = peer_params(a, 1, *epochs_, *scratch_);
+    const PeerParams p = peers_->params(a, rank_, n_, 1, limits());
     launched(launch_barrier(p, stream_));  // every peer's output may be written
     CCB_CUDA(cudaEventRecord(events_[0], stream()));
     for (int r = 0; r < n_; ++r) {
       if (r == rank_) continue;
       cudaStream_t s = side_[static_cast<std::size_t>(r)];
       CCB_CUDA(cudaStreamWaitEvent(s, events_[0], 0));
-      char* dst = static_cast<char*>(recv_map_->of(r)) + (static_cast<char*>(a.recv) - static_cast<char*>(recv_base())) + my_offset;
+      char* dst = static_cast<char*>(peers_->recv_of(r)) + (static_cast<char*>(a.recv) - static_cast<char*>(peers_->recv_of(rank_))) + my_offset;
       if (piece) CCB_CUDA(cudaMemcpyAsync(dst, a.send, piece, cudaMemcpyDeviceToDevice, s));
       CCB_CUDA(cudaEventRecord(events_[static_cast<std::size_t>(r) + 1], s));
     }
@@ -515,10 +528,7 @@ class CeGpu final : public GpuImpl {
   }
 
  private:
-  void* recv_base() const { return recv_map_->of(rank_); }
-  std::unique_ptr<IpcRegion> scratch_;
-  std::unique_ptr<DeviceCounters> epochs_;
-  std::unique_ptr<IpcBufferMap> recv_map_;
+  std::unique_ptr<PeerState> peers_;
   std::vector<cudaStream_t> side_;
   std::vector<cudaEvent_t> events_;
 };

@@ -90,6 +90,14 @@ struct TreeParams {
   WaitLimits limits;
 };
 
+// Every rank's memory as this rank addresses it, kept in device memory (rebuilt on attach) so
+// that the kernels' parameter block stays small: a launch copies fewer bytes.
+struct PeerTable {
+  void* send_of[kMaxRanks];     // every rank's send buffer (the attached one)
+  void* recv_of[kMaxRanks];     // every rank's receive buffer
+  char* scratch_of[kMaxRanks];  // every rank's scratch region (flags, LL buffers)
+};
+
 // Kernels addressing every rank's memory directly (one-shot, two-shot, Bruck all-gather, barriers).
 struct PeerParams {
   DataType dtype;
@@ -100,10 +108,13 @@ struct PeerParams {
   const void* send;
   void* recv;
   std::size_t count;
-  void* send_of[kMaxRanks];     // every rank's send buffer (two-shot)
-  void* recv_of[kMaxRanks];     // every rank's receive buffer (two-shot, Bruck)
-  char* scratch_of[kMaxRanks];  // every rank's scratch region (flags, LL buffers)
-  std::uint64_t* epochs;        // [blocks] our state: calls made by each block
+  const PeerTable* table;
+  // Where this call's buffers lie in every rank's attached buffers (same on every rank):
+  // byte offsets, and whether the send buffer lies in the receive buffer (in place).
+  std::size_t send_offset;
+  std::size_t recv_offset;
+  int send_in_recv;
+  std::uint64_t* epochs;         // [blocks] our state: calls made by each block
   std::size_t ll_bytes_per_rank; // one-shot: LL bytes for one source in one parity
   WaitLimits limits;
 };

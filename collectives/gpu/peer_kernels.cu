@@ -24,6 +24,14 @@ __device__ __forceinline__ volatile std::uint64_t* round_flag(char* scratch, int
          (static_cast<std::size_t>(block) * kMaxRounds + round) * kFlagStride;
 }
 
+__device__ __forceinline__ char* scratch_of(const PeerParams& p, int r) { return p.table->scratch_of[r]; }
+__device__ __forceinline__ const char* send_of(const PeerParams& p, int r) {
+  return static_cast<const char*>(p.send_in_recv ? p.table->recv_of[r] : p.table->send_of[r]) + p.send_offset;
+}
+__device__ __forceinline__ char* recv_of(const PeerParams& p, int r) {
+  return static_cast<char*>(p.table->recv_of[r]) + p.recv_offset;
+}
+
 // All ranks' block b meet: each posts `value` to every peer and waits for every peer's post.
 // Writes of this block made before the call are visible to the peers after it (release).
 __device__ __forceinline__ bool block_barrier(const PeerParams& p, std::uint64_t value) {
@@ -33,9 +41,9 @@ __device__ __forceinline__ bool block_barrier(const PeerParams& p, std::uint64_t
   if (threadIdx.x == 0) ok = 1;
   __syncthreads();
   const int t = static_cast<int>(threadIdx.x);
-  if (t < p.nranks && t != p.rank) st_release_sys(barrier_flag(p.scratch_of[t], b, p.rank), value);
+  if (t < p.nranks && t != p.rank) st_release_sys(barrier_flag(scratch_of(p, t), b, p.rank), value);
   if (t < p.nranks && t != p.rank) {
-    if (!wait_at_least(barrier_flag(p.scratch_of[p.rank], b, t), value, p.limits, kWaitBarrier, t)) ok = 0;
+    if (!wait_at_least(barrier_flag(scratch_of(p, p.rank), b, t), value, p.limits, kWaitBarrier, t)) ok = 0;
   }
   __syncthreads();
   return ok;
@@ -139,7 +147,7 @@ __global__ void __launch_bounds__(kThreads) oneshot_kernel(PeerParams p) {
   char* out = static_cast<char*>(p.recv);
   const std::size_t stride = p.ll_bytes_per_rank;  // one source, one parity
   auto line = [&](int owner, int source, std::size_t w) {
-    return p.scratch_of[owner] + kLowLatencyOffset + (parity * p.nranks + source) * stride + w * sizeof(LLLine);
+    return scratch_of(p, owner) + kLowLatencyOffset + (parity * p.nranks + source) * stride + w * sizeof(LLLine);
   };
   // Push: my words to every peer.
   for (std::size_t w = mine.offset + threadIdx.x; w < mine.offset + mine.count; w += blockDim.x) {
@@ -185,8 +193,8 @@ __global__ void __launch_bounds__(kThreads) twoshot_kernel(PeerParams p) {
   const int tid = static_cast<int>(threadIdx.x), nt = static_cast<int>(blockDim.x);
   std::uintptr_t bits = 0;
   for (int r = 0; r < p.nranks; ++r)
-    bits |= reinterpret_cast<std::uintptr_t>(static_cast<const T*>(p.send_of[r]) + off) |
-            reinterpret_cast<std::uintptr_t>(static_cast<T*>(p.recv_of[r]) + off);
+    bits |= reinterpret_cast<std::uintptr_t>(reinterpret_cast<const T*>(send_of(p, r)) + off) |
+            reinterpret_cast<std::uintptr_t>(reinterpret_cast<T*>(recv_of(p, r)) + off);
   std::size_t done = 0;
   if ((bits & (kPackBytes - 1)) == 0) {
     constexpr int kUnroll = 4;
@@ -195,11 +203,11 @@ __global__ void __launch_bounds__(kThreads) twoshot_kernel(PeerParams p) {
     for (; q + (kUnroll - 1) * nt < packs; q += static_cast<std::size_t>(nt) * kUnroll) {
       Pack acc[kUnroll];
 #pragma unroll
-      for (int u = 0; u < kUnroll; ++u) acc[u] = load_pack(static_cast<const Pack*>(p.send_of[0]) + off / align + q + u * nt);
+      for (int u = 0; u < kUnroll; ++u) acc[u] = load_pack(reinterpret_cast<const Pack*>(send_of(p, 0)) + off / align + q + u * nt);
       for (int r = 1; r < p.nranks; ++r) {
         Pack v[kUnroll];
 #pragma unroll
-        for (int u = 0; u < kUnroll; ++u) v[u] = load_pack(static_cast<const Pack*>(p.send_of[r]) + off / align + q + u * nt);
+        for (int u = 0; u < kUnroll; ++u) v[u] = load_pack(reinterpret_cast<const Pack*>(send_of(p, r)) + off / align + q + u * nt);
 #pragma unroll
         for (int u = 0; u < kUnroll; ++u) acc[u] = reduce_pack<T>(p.op, acc[u], v[u]);
       }
@@ -207,22 +215,22 @@ __global__ void __launch_bounds__(kThreads) twoshot_kernel(PeerParams p) {
       for (int u = 0; u < kUnroll; ++u) acc[u] = finalize_pack<T>(p.op, acc[u], p.nranks);
       for (int r = 0; r < p.nranks; ++r)
 #pragma unroll
-        for (int u = 0; u < kUnroll; ++u) store_pack(static_cast<Pack*>(p.recv_of[r]) + off / align + q + u * nt, acc[u]);
+        for (int u = 0; u < kUnroll; ++u) store_pack(reinterpret_cast<Pack*>(recv_of(p, r)) + off / align + q + u * nt, acc[u]);
     }
     for (; q < packs; q += nt) {
-      Pack acc = load_pack(static_cast<const Pack*>(p.send_of[0]) + off / align + q);
+      Pack acc = load_pack(reinterpret_cast<const Pack*>(send_of(p, 0)) + off / align + q);
       for (int r = 1; r < p.nranks; ++r)
-        acc = reduce_pack<T>(p.op, acc, load_pack(static_cast<const Pack*>(p.send_of[r]) + off / align + q));
+        acc = reduce_pack<T>(p.op, acc, load_pack(reinterpret_cast<const Pack*>(send_of(p, r)) + off / align + q));
       acc = finalize_pack<T>(p.op, acc, p.nranks);
-      for (int r = 0; r < p.nranks; ++r) store_pack(static_cast<Pack*>(p.recv_of[r]) + off / align + q, acc);
+      for (int r = 0; r < p.nranks; ++r) store_pack(reinterpret_cast<Pack*>(recv_of(p, r)) + off / align + q, acc);
     }
     done = packs * align;
   }
   for (std::size_t i = done + static_cast<std::size_t>(tid); i < n; i += static_cast<std::size_t>(nt)) {
-    T acc = load_elem<T>(static_cast<const T*>(p.send_of[0]) + off + i);
-    for (int r = 1; r < p.nranks; ++r) acc = reduce_pair<T>(p.op, acc, load_elem<T>(static_cast<const T*>(p.send_of[r]) + off + i));
+    T acc = load_elem<T>(reinterpret_cast<const T*>(send_of(p, 0)) + off + i);
+    for (int r = 1; r < p.nranks; ++r) acc = reduce_pair<T>(p.op, acc, load_elem<T>(reinterpret_cast<const T*>(send_of(p, r)) + off + i));
     acc = finalize<T>(p.op, acc, p.nranks);
-    for (int r = 0; r < p.nranks; ++r) static_cast<T*>(p.recv_of[r])[off + i] = acc;
+    for (int r = 0; r < p.nranks; ++r) reinterpret_cast<T*>(recv_of(p, r))[off + i] = acc;
   }
   // Every rank's writes into every output are done before anyone returns.
   block_barrier(p, epoch);
@@ -237,7 +245,7 @@ __global__ void __launch_bounds__(kThreads) bruck_kernel(PeerParams p) {
   const std::uint64_t epoch = p.epochs[b] + 1;
   const std::size_t align = kPackBytes / sizeof(T);
   const Piece part = block_range(p.count, p.blocks, b, align);  // this block's part of every piece
-  T* out = static_cast<T*>(p.recv_of[p.rank]);
+  T* out = reinterpret_cast<T*>(recv_of(p, p.rank));
   const T* in = static_cast<const T*>(p.send);
   if (!block_barrier(p, epoch)) return;  // every rank is in this call: its output may be written
   if (part.count) {
@@ -246,7 +254,7 @@ __global__ void __launch_bounds__(kThreads) bruck_kernel(PeerParams p) {
   }
   for (int k = 0; k < schedule::bruck_rounds(p.nranks); ++k) {
     const schedule::BruckRound br = schedule::bruck_round(p.nranks, p.rank, k);
-    T* dest = static_cast<T*>(p.recv_of[br.send_to]);
+    T* dest = reinterpret_cast<T*>(recv_of(p, br.send_to));
     if (part.count) {
       for (int j = 0; j < br.blocks; ++j) {
         const std::size_t piece = static_cast<std::size_t>((br.send_first + j) % p.nranks) * p.count + part.offset;
@@ -256,8 +264,8 @@ __global__ void __launch_bounds__(kThreads) bruck_kernel(PeerParams p) {
     __syncthreads();
     __shared__ int ok;
     if (threadIdx.x == 0) {
-      st_release_sys(round_flag(p.scratch_of[br.send_to], b, k), epoch);
-      ok = wait_at_least(round_flag(p.scratch_of[p.rank], b, k), epoch, p.limits, kWaitRound, br.recv_from);
+      st_release_sys(round_flag(scratch_of(p, br.send_to), b, k), epoch);
+      ok = wait_at_least(round_flag(scratch_of(p, p.rank), b, k), epoch, p.limits, kWaitRound, br.recv_from);
     }
     __syncthreads();
     if (!ok) return;
