@@ -116,6 +116,12 @@ std::string prepare_output_dir(const std::string& requested) {
   return dir;
 }
 
+// The arguments of a command line without the program path (which may differ between nodes).
+std::string arguments_of(const std::string& command_line) {
+  auto space = command_line.find(' ');
+  return space == std::string::npos ? "" : command_line.substr(space + 1);
+}
+
 // Runs `step` on every rank; if it failed anywhere, every rank throws the first failure's error.
 template <typename F>
 void agreed_step(MPI_Comm comm, const char* what, F&& step) {
@@ -183,18 +189,40 @@ int run_benchmark(const RunOptions& opts_in, int* argc, char*** argv) {
   RunOptions opts = opts_in;
   const int lrank = launcher_rank();
   std::string out_dir;
-  // Before MPI: an unusable output folder is a usage error (exit 2) of rank 0.
+  // Before MPI: a bad fault spec or an unusable output folder is a usage error (exit 2).
+  opts.fault = fault_from_environment();
   if (lrank == 0 && !opts.no_files) out_dir = prepare_output_dir(opts.out_dir);
 
+  std::unique_ptr<LockedSink> sink;
+  int rank = lrank;
+  std::string host = "?";
+  // Every phase from MPI start-up on has a deadline; on expiry the rank reports the phase,
+  // closes the result files as incomplete (rank 0) and ends with exit code 5.
+  Watchdog watchdog(opts.timeout, [&](const std::string& phase, std::chrono::milliseconds waited) {
+    fmt::print(stderr,
+               "ccbench: rank {} (host {}): timeout: '{}' has taken {:.1f} s (--timeout {:.0f} s); a rank or link "
+               "is stuck; ending the run with exit code 5\n",
+               rank, host, phase, waited.count() / 1000.0, opts.timeout.count() / 1000.0);
+    if (sink)
+      sink->try_finish({false, fmt::format("timeout in '{}' on rank {}", phase, rank), 5, "FAILED: timeout"},
+                       std::chrono::seconds(2));
+    std::fflush(nullptr);
+    _exit(static_cast<int>(ExitCode::timeout));
+  });
+  watchdog.enter("MPI initialisation");
   mpi_start(argc, argv);
   MPI_Comm world = MPI_COMM_WORLD;
-  int rank = 0;
   MPI_Comm_rank(world, &rank);
+  watchdog.enter("start-up: exchanging host names");
   RankLayout layout = discover_layout(world);
+  host = layout.host();
 
-  std::unique_ptr<LockedSink> sink;
   ExitCode code = ExitCode::ok;
   try {
+    watchdog.enter("start-up: comparing builds and arguments");
+    check_same_run(world, layout,
+                   fmt::format("ccbench {} git {} args '{}'", CCBENCH_VERSION, CCBENCH_GIT_HASH, arguments_of(opts.command_line)));
+    watchdog.enter("start-up: choosing devices");
     // Device: GPUs when every rank has one (auto), or what was asked for.
     std::string why_no_gpu;
     int gpus = gpu_count(&why_no_gpu);
@@ -271,18 +299,6 @@ int run_benchmark(const RunOptions& opts_in, int* argc, char*** argv) {
       sink->begin(context);
     }
 
-    Watchdog watchdog(opts.timeout, [&](const std::string& phase, std::chrono::milliseconds waited) {
-      fmt::print(stderr,
-                 "ccbench: rank {} (host {}): timeout: '{}' has taken {:.1f} s (--timeout {:.0f} s); a rank or link "
-                 "is stuck; ending the run with exit code 5\n",
-                 rank, layout.host(), phase, waited.count() / 1000.0, opts.timeout.count() / 1000.0);
-      if (sink)
-        sink->try_finish({false, fmt::format("timeout in '{}' on rank {}", phase, rank), 5, "FAILED: timeout"},
-                         std::chrono::seconds(2));
-      std::fflush(nullptr);
-      _exit(static_cast<int>(ExitCode::timeout));
-    });
-
     Runner runner(opts, plan, base, *backend, sink.get(), watchdog);
     code = runner.run();
     if (!runner.measured_any() && code == ExitCode::ok) {
@@ -303,11 +319,14 @@ int run_benchmark(const RunOptions& opts_in, int* argc, char*** argv) {
       std::fflush(stdout);
     }
   } catch (const Error& e) {
+    watchdog.leave();
     code = e.code();
     if (rank == 0 || e.code() != ExitCode::precondition) fmt::print(stderr, "ccbench: error: {}\n", e.what());
     if (sink) sink->finish({false, e.what(), static_cast<int>(code), fmt::format("FAILED: {}", exit_code_name(code))});
   }
+  watchdog.enter("MPI finalisation");
   mpi_stop();
+  watchdog.leave();
   return static_cast<int>(code);
 }
 

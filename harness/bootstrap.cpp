@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <string>
 
+#include <fmt/format.h>
+
 #include "results/error.h"
 
 namespace ccbench {
@@ -73,6 +75,23 @@ RankLayout discover_layout(MPI_Comm comm) {
   std::vector<std::string> hosts;
   for (int i = 0; i < size; ++i) hosts.emplace_back(all.data() + static_cast<size_t>(i) * sizeof(host));
   return RankLayout::from_hosts(rank, std::move(hosts));
+}
+
+void check_same_run(MPI_Comm comm, const RankLayout& layout, const std::string& fingerprint) {
+  auto all = gather_strings(comm, fingerprint);
+  std::string verdict;
+  if (layout.rank == 0) {
+    for (size_t r = 1; r < all.size(); ++r)
+      if (all[r] != all[0])
+        verdict += fmt::format("\n  rank {} (host {}): {}", r, layout.host_of[r], all[r]);
+    if (!verdict.empty()) verdict = fmt::format("ranks differ from rank 0 (host {}: {}):{}", layout.host_of[0], all[0], verdict);
+  }
+  int len = static_cast<int>(verdict.size());
+  mpi_check(MPI_Bcast(&len, 1, MPI_INT, 0, comm), "MPI_Bcast");
+  verdict.resize(static_cast<size_t>(len));
+  mpi_check(MPI_Bcast(verdict.data(), len, MPI_CHAR, 0, comm), "MPI_Bcast");
+  if (!verdict.empty())
+    fail(ExitCode::precondition, "every rank must run the same ccbench build with the same arguments; {}", verdict);
 }
 
 ExitCode agree_exit_code(MPI_Comm comm, ExitCode mine) {

@@ -27,6 +27,11 @@ ExitCode agree_exit_code(MPI_Comm comm, ExitCode mine);
 // Every rank's `text` on rank 0 (other ranks get an empty vector).
 std::vector<std::string> gather_strings(MPI_Comm comm, const std::string& text);
 
+// Every rank must run the same ccbench build with the same arguments: compares `fingerprint`
+// (version, git hash, arguments) with rank 0's and throws Error(precondition) on every rank,
+// naming the ranks and hosts that differ.
+void check_same_run(MPI_Comm comm, const RankLayout& layout, const std::string& fingerprint);
+
 // Checks an MPI return code: throws Error(runtime) with the MPI error string and `what`.
 void mpi_check(int rc, const char* what);
 

@@ -32,7 +32,8 @@ int main(int argc, char** argv) {
     if (auto* c = std::get_if<CompareRequest>(&cmd)) return run_compare(*c);
     return run_benchmark(std::get<RunOptions>(cmd), &argc, &argv);
   } catch (const Error& e) {
-    fmt::print(stderr, "ccbench: error: {}\n", e.what());
+    // Usage errors are the same on every rank: rank 0 says it once.
+    if (lrank == 0 || e.code() != ExitCode::usage) fmt::print(stderr, "ccbench: error: {}\n", e.what());
     return static_cast<int>(e.code());
   }
 }

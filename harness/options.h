@@ -8,6 +8,7 @@
 
 #include "collectives/implementation.h"
 #include "collectives/types.h"
+#include "harness/fault.h"
 #include "harness/sizes.h"
 
 namespace ccbench {
@@ -39,6 +40,7 @@ struct RunOptions {
   int cycles = 1;                  // 0 = until stopped
   std::string baseline;            // impl the summary compares against (default nccl or mpi)
   std::string command_line;        // as typed, for the context block
+  std::optional<FaultSpec> fault;  // CCBENCH_FAULT (tests only)
 };
 
 }  // namespace ccbench

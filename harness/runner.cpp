@@ -1,7 +1,9 @@
 #include "harness/runner.h"
 
 #include <algorithm>
+#include <csignal>
 #include <cstring>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -87,6 +89,27 @@ std::string case_name(const CaseSpec& s, const std::string& impl) {
   return n;
 }
 
+// Faults that act before the collective: a hang, a crash, a slow rank.
+void inject_before(const FaultSpec& f) {
+  switch (f.kind) {
+    case FaultSpec::Kind::stop: std::raise(SIGSTOP); break;
+    case FaultSpec::Kind::kill: std::raise(SIGKILL); break;
+    case FaultSpec::Kind::delay: std::this_thread::sleep_for(std::chrono::milliseconds(f.ms)); break;
+    default: break;
+  }
+}
+
+// Faults that damage data after the collective: one wrong element, or bytes past the end.
+void inject_after(const FaultSpec& f, Backend& b, std::byte* out, size_t elements, size_t esz, std::byte* used_end) {
+  if (f.kind == FaultSpec::Kind::corrupt && elements > 0) {
+    std::byte* e = out + std::min<std::uint64_t>(f.index, elements - 1) * esz;
+    b.complement(e, e, esz);
+  } else if (f.kind == FaultSpec::Kind::overrun) {
+    b.fill_bytes(used_end, f.bytes, 0x5A);
+  }
+  b.synchronize();
+}
+
 }  // namespace
 
 // An implementation once set up, kept for the whole run.
@@ -114,6 +137,14 @@ Runner::Runner(const RunOptions& opts, SweepPlan plan, const ImplContext& base, 
 }
 
 Runner::~Runner() = default;
+
+bool Runner::fault_here(const std::string& impl, std::uint64_t size, int iteration) const {
+  const auto& f = opts_.fault;
+  if (!f || fault_fired_ || f->rank != rank_) return false;
+  if (!f->impl.empty() && f->impl != impl) return false;
+  if (f->size && *f->size != size) return false;
+  return f->kind == FaultSpec::Kind::alloc || iteration == f->iteration;
+}
 
 void Runner::emit(RunRecord row) {
   if (row.status == RowStatus::ok || row.status == RowStatus::wrong) measured_any_ = true;
@@ -175,9 +206,21 @@ Runner::ImplState* Runner::ready(const ImplInfo& info) {
 
 ExitCode Runner::run() {
   for (int cycle = 0; !stop_ && (opts_.cycles == 0 || cycle < opts_.cycles); ++cycle) {
+    const size_t first_row = rows_.size();
     for (Collective coll : opts_.collectives) {
       run_collective(coll);
       if (stop_) break;
+    }
+    if (opts_.cycles != 1 && rank_ == 0) {  // burn-in: errors per cycle
+      std::int64_t wrong = 0, bad_rows = 0, failed = 0;
+      for (size_t i = first_row; i < rows_.size(); ++i) {
+        if (rows_[i].wrong > 0) wrong += rows_[i].wrong, ++bad_rows;
+        if (rows_[i].status == RowStatus::failed) ++failed;
+      }
+      fmt::print("# cycle {}{}: {} rows, {} with wrong elements ({} elements), {} failed\n", cycle + 1,
+                 opts_.cycles ? fmt::format(" of {}", opts_.cycles) : "", rows_.size() - first_row, bad_rows, wrong,
+                 failed);
+      std::fflush(stdout);
     }
   }
   watchdog_.leave();
@@ -234,6 +277,10 @@ void Runner::run_collective(Collective coll) {
     std::string message;
     watchdog_.enter(fmt::format("{}/{}: buffer allocation and registration", name(coll), info->name));
     try {
+      if (fault_here(info->name, plan_.sizes.back(), 0) && opts_.fault->kind == FaultSpec::Kind::alloc) {
+        fault_fired_ = true;
+        fail(ExitCode::precondition, "out of memory: allocation failure injected by CCBENCH_FAULT on rank {}", rank_);
+      }
       series = std::make_unique<Series>(backend_, st->impl->allocator(), plan_.sizes.back());
       st->impl->attach(BufferSet{series->send.data(), series->send.capacity(), series->recv.data(),
                                  series->recv.capacity()});
@@ -261,6 +308,22 @@ void Runner::run_collective(Collective coll) {
     series.reset();
     if (stop_) return;
   }
+}
+
+void Runner::abort_on_timeout(RunRecord row, const std::string& message) {
+  fmt::print(stderr, "ccbench: rank {} (host {}): timeout: {}; ending the run with exit code 5\n", rank_,
+             base_.layout->host(), message);
+  if (rank_ == 0) {
+    row.status = RowStatus::failed;
+    row.reason = message;
+    if (sink_) {
+      sink_->add(row);
+      sink_->finish({false, "timeout: " + message, static_cast<int>(ExitCode::timeout), "FAILED: timeout"});
+    }
+  }
+  std::fflush(nullptr);
+  MPI_Abort(base_.comm, static_cast<int>(ExitCode::timeout));
+  std::_Exit(static_cast<int>(ExitCode::timeout));
 }
 
 void Runner::run_case(ImplState& st, Series& bufs, const CaseSpec& spec) {
@@ -396,6 +459,8 @@ void Runner::run_case(ImplState& st, Series& bufs, const CaseSpec& spec) {
           reset();
           backend_.synchronize();
           mpi_check(MPI_Barrier(base_.comm), "MPI_Barrier");
+          const bool fault = fault_here(st.info->name, size, i);
+          if (fault) inject_before(*opts_.fault);
           // GPU: the collective is queued behind a short spin, so its time holds no launch latency.
           backend_.head_start(kHeadStartUs);
           backend_.mark(0);
@@ -403,6 +468,11 @@ void Runner::run_case(ImplState& st, Series& bufs, const CaseSpec& spec) {
           backend_.mark(1);
           sync();
           iter_us[static_cast<size_t>(i)] = backend_.elapsed_us(0, 1);
+          if (fault) {
+            fault_fired_ = true;
+            std::byte* end = (in_place && spec.coll == Collective::reducescatter) ? S + send_bytes : R + recv_bytes;
+            inject_after(*opts_.fault, backend_, out, shape.recv_elements, esz, end);
+          }
           if (opts_.check) check(fmt::format("iteration {}", i), wrong);
         }
 
@@ -444,6 +514,10 @@ void Runner::run_case(ImplState& st, Series& bufs, const CaseSpec& spec) {
         message = e.what();
       }
       backend_.drop_capture();
+
+      // A deadline that expired here means a peer is stuck or gone: agreeing with it would hang
+      // too. Report what this rank waited for, keep the rows, and end the job with exit code 5.
+      if (local == ExitCode::timeout) abort_on_timeout(row, where + ": " + message);
 
       // Every rank takes part in what follows, whatever happened above.
       watchdog_.enter(where + ": agreeing on the results");

@@ -45,6 +45,7 @@ class Runner {
   void run_collective(Collective coll);
   void run_case(ImplState& impl, Series& series, const CaseSpec& spec);
   void emit(RunRecord row);
+  [[noreturn]] void abort_on_timeout(RunRecord row, const std::string& message);
   RunRecord base_record(const ImplState& impl, const CaseSpec& spec) const;
   ImplState* ready(const ImplInfo& info);
 
@@ -61,6 +62,9 @@ class Runner {
   bool measured_any_ = false;
   bool stop_ = false;
   std::string stop_reason_;
+  bool fault_fired_ = false;
+  // Whether the injected fault (if any) applies to this rank, implementation, size, iteration.
+  bool fault_here(const std::string& impl, std::uint64_t size, int iteration) const;
 };
 
 }  // namespace ccbench

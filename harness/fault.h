@@ -1,0 +1,34 @@
+#pragma once
+// Fault injection for tests (CCBENCH_FAULT; documented as test-only). One fault per run:
+//   CCBENCH_FAULT="KIND:rank=R[,size=S][,iteration=I][,impl=NAME][,ms=M][,index=X][,bytes=B]"
+// KIND  stop     the rank stops itself (SIGSTOP) before the collective: a hang
+//       kill     the rank kills itself (SIGKILL) before the collective
+//       delay    the rank sleeps M ms before the collective
+//       corrupt  after the collective, element X of the rank's output is flipped
+//       overrun  after the collective, B bytes past the end of the rank's output are written
+//       alloc    the rank's buffer allocation fails (out of memory)
+// The fault fires in the single-iteration pass at iteration I (default 0) of the first
+// measurement whose size is S (any if absent) and implementation NAME (any if absent).
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace ccbench {
+
+struct FaultSpec {
+  enum class Kind { stop, kill, delay, corrupt, overrun, alloc } kind = Kind::stop;
+  int rank = 0;
+  std::optional<std::uint64_t> size;  // requested bytes of the measurement
+  int iteration = 0;
+  std::string impl;                   // empty: any
+  int ms = 1000;
+  std::uint64_t index = 0;
+  std::uint64_t bytes = 1;
+};
+
+// Parses a CCBENCH_FAULT value; throws Error(usage) saying what is valid.
+FaultSpec parse_fault(const std::string& text);
+// The fault of this process from the environment (nullopt when CCBENCH_FAULT is unset).
+std::optional<FaultSpec> fault_from_environment();
+
+}  // namespace ccbench
