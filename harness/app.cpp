@@ -24,6 +24,7 @@
 #include "results/csv_reader.h"
 #include "results/error.h"
 #include "results/sink.h"
+#include "topologies/discovery.h"
 
 namespace ccbench {
 
@@ -47,6 +48,13 @@ int run_compare(const CompareRequest& req) {
   CompareResult r = compare_runs(before, after, req.tolerance);
   fmt::print("{}", r.text);
   return r.regressions ? static_cast<int>(ExitCode::threshold) : 0;
+}
+
+int print_topology(const TopoRequest& req) {
+  auto node = discover_node();
+  if (req.json) fmt::print("{}\n", node.dump(2));
+  else fmt::print("{}", describe_node(node));
+  return 0;
 }
 
 namespace {

@@ -61,7 +61,7 @@ double parse_real(const std::string& text, const char* flag, const char* meaning
 
 const std::vector<std::string> kTransports = {"auto", "shm", "mpi", "cuda_ipc", "nccl"};
 const std::vector<std::string> kFormats = {"table", "csv", "json", "md"};
-const std::set<std::string> kSubcommands = {"run", "compare", "list"};
+const std::set<std::string> kSubcommands = {"run", "compare", "list", "topo"};
 
 std::string joined(const std::vector<std::string>& v) {
   std::string s;
@@ -220,6 +220,9 @@ Command parse_command_line(int argc, const char* const* argv) {
   compare->add_option("--tolerance", tolerance, "relative busbw drop reported as a regression [0.05]");
 
   CLI::App* listcmd = app.add_subcommand("list", "list the implementations this build knows");
+  TopoRequest topo;
+  CLI::App* topocmd = app.add_subcommand("topo", "describe this node: CPUs, NUMA, RDMA devices, GPUs and NVLinks");
+  topocmd->add_flag("--json", topo.json, "print JSON instead of text");
 
   std::vector<std::string> reversed(args.rbegin(), args.rend());
   try {
@@ -233,6 +236,7 @@ Command parse_command_line(int argc, const char* const* argv) {
   }
   if (version) return VersionRequest{};
   if (list || *listcmd) return ListRequest{};
+  if (*topocmd) return topo;
   if (*compare) {
     cmp.tolerance = parse_real(tolerance, "--tolerance", "a fraction between 0 and 1");
     if (cmp.tolerance < 0 || cmp.tolerance >= 1)

@@ -17,7 +17,11 @@ struct CompareRequest {
   double tolerance = 0.05;
 };
 
-using Command = std::variant<RunOptions, VersionRequest, ListRequest, HelpRequest, CompareRequest>;
+struct TopoRequest {
+  bool json = false;
+};
+
+using Command = std::variant<RunOptions, VersionRequest, ListRequest, HelpRequest, CompareRequest, TopoRequest>;
 
 // Parses argv. With no subcommand, `run` is implied. Throws Error(usage).
 Command parse_command_line(int argc, const char* const* argv);

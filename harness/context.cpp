@@ -9,6 +9,7 @@
 #include "ccbench/build_info.h"
 #include "harness/bootstrap.h"
 #include "harness/sizes.h"
+#include "topologies/discovery.h"
 #if CCBENCH_HAVE_NCCL
 #include "collectives/nccl/nccl_impls.h"
 #endif
@@ -102,6 +103,8 @@ std::string version_text() {
 Json build_context(const RunOptions& opts, const SweepPlan& plan, const RankLayout& layout, MPI_Comm comm,
                    const Backend& backend) {
   auto devices = gather_strings(comm, backend.description());
+  // One description per node, from its first rank.
+  auto nodes = gather_strings(comm, layout.local_rank() == 0 ? discover_node().dump() : std::string());
   Json c = Json::object();
   c["schema_version"] = kSchemaVersion;
   c["ccbench_version"] = CCBENCH_VERSION;
@@ -124,6 +127,10 @@ Json build_context(const RunOptions& opts, const SweepPlan& plan, const RankLayo
     hosts.push_back(h);
   }
   c["ranks_detail"] = hosts;
+  Json node_info = Json::array();
+  for (size_t r = 0; r < nodes.size(); ++r)
+    if (!nodes[r].empty()) node_info.push_back({{"host", layout.host_of[r]}, {"node", Json::parse(nodes[r])}});
+  c["nodes_detail"] = node_info;
   c["versions"] = library_versions();
   c["environment"] = relevant_environment();
   Json impls = Json::array();

@@ -1,0 +1,17 @@
+#pragma once
+// What this node is made of, for the context block of every output and `ccbench topo`:
+// CPU packages, cores, NUMA nodes and caches (hwloc), RDMA devices and their ports (ibverbs),
+// the GPU driver and each GPU's active NVLink links (NVML, loaded at run time with dlopen, as
+// NCCL does). Each part says "not built in" or "not available" with the reason instead of
+// failing: discovery never stops a run.
+#include <nlohmann/json.hpp>
+
+namespace ccbench {
+
+// Everything known about the local node as JSON: {"cpu": {...}, "rdma": [...], "gpu_links": {...}}.
+nlohmann::ordered_json discover_node();
+
+// A few lines for people, from discover_node()'s result.
+std::string describe_node(const nlohmann::ordered_json& node);
+
+}  // namespace ccbench
