@@ -334,7 +334,8 @@ class TreeGpu final : public GpuImpl {
     return "tree on GPUs implements allreduce (double binary tree) and allgather (Bruck)";
   }
   void setup_kernels() override {
-    channels_ = static_cast<int>(env_size("CCBENCH_GPU_TREE_CHANNELS", 16, 1, 32, 1));
+    // 32 channels per tree and role (128 blocks): 340 GB/s at 256 MiB on 2 x H200 against 303 with 16.
+    channels_ = static_cast<int>(env_size("CCBENCH_GPU_TREE_CHANNELS", 32, 1, 32, 1));
     slot_ = default_slot_bytes();
     peers_ = std::make_unique<PeerState>(ctx_.comm, kLowLatencyOffset);
     if (n_ == 1) return;
@@ -410,7 +411,7 @@ class TreeGpu final : public GpuImpl {
   }
 
  private:
-  int channels_ = 16;
+  int channels_ = 32;
   std::size_t slot_ = 0;
   int parent_[2] = {-1, -1}, nchildren_[2] = {0, 0};
   std::unique_ptr<FifoMesh> mesh_;
