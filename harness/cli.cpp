@@ -121,7 +121,11 @@ RunOptions finish_run_options(const RawRun& r) {
     if (o.sweep.increment == 0) fail(ExitCode::usage, "-i/--stepbytes 0 never advances the sweep: give a size > 0");
   }
   if (!r.stepfactor.empty()) o.sweep.factor = parse_real(r.stepfactor, "-f/--stepfactor", "a factor > 1");
-  if (o.max_given) sweep_sizes(o.sweep);  // validates the sweep now; the default max is set later
+  // Validate the sweep now, before MPI; without -e, against the largest default maximum (the
+  // real default is chosen later from the device and its memory, never below -b).
+  SweepSpec probe = o.sweep;
+  if (!o.max_given) probe.max_bytes = std::max<std::uint64_t>(probe.min_bytes, std::uint64_t(1) << 30);
+  sweep_sizes(probe);
 
   o.iterations = parse_int<int>(r.iters, "-n/--iters", 1, 1000000, "the number of timed iterations");
   o.warmup = parse_int<int>(r.warmup, "-w/--warmup_iters", 0, 1000000, "the number of warm-up iterations");
