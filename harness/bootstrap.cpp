@@ -94,6 +94,20 @@ void check_same_run(MPI_Comm comm, const RankLayout& layout, const std::string& 
     fail(ExitCode::precondition, "every rank must run the same ccbench build with the same arguments; {}", verdict);
 }
 
+Outcome agree_outcome(MPI_Comm comm, const Outcome& mine) {
+  Outcome agreed{agree_exit_code(comm, mine.code), {}};
+  auto messages = gather_strings(comm, mine.code == ExitCode::ok ? std::string() : mine.message);
+  for (size_t r = 0; r < messages.size(); ++r)
+    if (!messages[r].empty())
+      agreed.message += fmt::format("{}rank {}: {}", agreed.message.empty() ? "" : "; ", r, messages[r]);
+  if (agreed.code != ExitCode::ok && messages.size() && agreed.message.empty()) agreed.message = "failed on another rank";
+  int len = static_cast<int>(agreed.message.size());
+  mpi_check(MPI_Bcast(&len, 1, MPI_INT, 0, comm), "MPI_Bcast");
+  agreed.message.resize(static_cast<size_t>(len));
+  mpi_check(MPI_Bcast(agreed.message.data(), len, MPI_CHAR, 0, comm), "MPI_Bcast");
+  return agreed;
+}
+
 ExitCode agree_exit_code(MPI_Comm comm, ExitCode mine) {
   int sev = severity(mine), worst = sev;
   if (MPI_Allreduce(&sev, &worst, 1, MPI_INT, MPI_MAX, comm) != MPI_SUCCESS) return more_severe(mine, ExitCode::runtime);

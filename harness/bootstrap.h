@@ -5,6 +5,7 @@
 
 #include <mpi.h>
 
+#include "results/error.h"
 #include "results/exit_code.h"
 #include "topologies/layout.h"
 
@@ -23,6 +24,30 @@ RankLayout discover_layout(MPI_Comm comm);
 
 // The most severe of every rank's code (results/exit_code.h).
 ExitCode agree_exit_code(MPI_Comm comm, ExitCode mine);
+
+// What a step ended with on this rank: ok, or the code and message of what it threw.
+struct Outcome {
+  ExitCode code = ExitCode::ok;
+  std::string message;
+};
+
+// Runs `step`, turning what it throws into an Outcome (ccbench::Error keeps its code; any other
+// exception is a runtime error).
+template <typename F>
+Outcome run_catching(F&& step) {
+  try {
+    step();
+  } catch (const Error& e) {
+    return {e.code(), e.what()};
+  } catch (const std::exception& e) {
+    return {ExitCode::runtime, e.what()};
+  }
+  return {};
+}
+
+// Every rank's outcome agreed: the most severe code, and on every rank the failures as
+// "rank R: message; rank S: message" ("failed on another rank" if none left a message).
+Outcome agree_outcome(MPI_Comm comm, const Outcome& mine);
 
 // Every rank's `text` on rank 0 (other ranks get an empty vector).
 std::vector<std::string> gather_strings(MPI_Comm comm, const std::string& text);

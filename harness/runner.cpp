@@ -178,27 +178,15 @@ Runner::ImplState* Runner::ready(const ImplInfo& info) {
   auto st = std::make_unique<ImplState>();
   st->info = &info;
   st->ctx = base_;
-  ExitCode local = ExitCode::ok;
-  std::string message;
   watchdog_.enter(fmt::format("set-up of {}", info.name));
-  try {
+  const Outcome agreed = agree_outcome(base_.comm, run_catching([&] {
     st->impl = info.make();
     st->impl->setup(st->ctx);
-  } catch (const Error& e) {
-    local = e.code();
-    message = e.what();
-  } catch (const std::exception& e) {
-    local = ExitCode::runtime;
-    message = e.what();
-  }
-  ExitCode agreed = agree_exit_code(base_.comm, local);
-  auto messages = gather_strings(base_.comm, message);
-  st->usable = agreed == ExitCode::ok;
+  }));
+  st->usable = agreed.code == ExitCode::ok;
   if (!st->usable) {
-    for (size_t r = 0; r < messages.size() && st->failure.empty(); ++r)
-      if (!messages[r].empty()) st->failure = fmt::format("rank {}: {}", r, messages[r]);
-    if (st->failure.empty()) st->failure = "set-up failed on another rank";
-    code_ = more_severe(code_, agreed);
+    st->failure = agreed.message;
+    code_ = more_severe(code_, agreed.code);
   }
   impls_.push_back(std::move(st));
   return impls_.back().get();
@@ -273,10 +261,8 @@ void Runner::run_collective(Collective coll) {
 
     // One buffer set for the series: the largest size fits every dtype.
     std::unique_ptr<Series> series;
-    ExitCode local = ExitCode::ok;
-    std::string message;
     watchdog_.enter(fmt::format("{}/{}: buffer allocation and registration", name(coll), info->name));
-    try {
+    const Outcome agreed = agree_outcome(base_.comm, run_catching([&] {
       if (fault_here(info->name, plan_.sizes.back(), 0) && opts_.fault->kind == FaultSpec::Kind::alloc) {
         fault_fired_ = true;
         fail(ExitCode::precondition, "out of memory: allocation failure injected by CCBENCH_FAULT on rank {}", rank_);
@@ -284,19 +270,13 @@ void Runner::run_collective(Collective coll) {
       series = std::make_unique<Series>(backend_, st->impl->allocator(), plan_.sizes.back());
       st->impl->attach(BufferSet{series->send.data(), series->send.capacity(), series->recv.data(),
                                  series->recv.capacity()});
-    } catch (const Error& e) {
-      local = e.code();
-      message = e.what();
-    }
-    ExitCode agreed = agree_exit_code(base_.comm, local);
-    auto messages = gather_strings(base_.comm, message);
-    if (agreed != ExitCode::ok) {
+    }));
+    if (agreed.code != ExitCode::ok) {
       RunRecord r = base_record(*st, cases.front());
       r.status = RowStatus::failed;
-      for (size_t i = 0; i < messages.size() && r.reason.empty(); ++i)
-        if (!messages[i].empty()) r.reason = fmt::format("buffers: rank {}: {}", i, messages[i]);
+      r.reason = "buffers: " + agreed.message;
       emit(r);
-      code_ = more_severe(code_, agreed);
+      code_ = more_severe(code_, agreed.code);
       series.reset();
       continue;
     }
@@ -414,12 +394,10 @@ void Runner::run_case(ImplState& st, Series& bufs, const CaseSpec& spec) {
         counter += static_cast<std::int64_t>(m.wrong);
       };
 
-      double batch_us = 0, graph_us = 0;
+      double batch_us = 0;
       std::vector<double> iter_us(static_cast<size_t>(opts_.iterations), 0.0), graph_samples;
       const bool graphs = opts_.graph_launches > 0 && impl.graph_capturable();
-      ExitCode local = ExitCode::ok;
-      std::string message;
-      try {
+      const Outcome local = run_catching([&] {
         watchdog_.enter(where + ": preparing buffers");
         backend_.fill_input(pat, bufs.pristine.data(), shape.send_elements, 0);
         backend_.fill_expected(pat, bufs.expected.data(), shape.recv_elements);
@@ -506,31 +484,22 @@ void Runner::run_case(ImplState& st, Series& bufs, const CaseSpec& spec) {
           first_wrong = fmt::format("rank {} (host {}): {} guard bytes around the buffers were overwritten{}{}", rank_,
                                     base_.layout->host(), damaged, first_wrong.empty() ? "" : "; ", first_wrong);
         }
-      } catch (const Error& e) {
-        local = e.code();
-        message = e.what();
-      } catch (const std::exception& e) {
-        local = ExitCode::runtime;
-        message = e.what();
-      }
+      });
       backend_.drop_capture();
 
       // A deadline that expired here means a peer is stuck or gone: agreeing with it would hang
       // too. Report what this rank waited for, keep the rows, and end the job with exit code 5.
-      if (local == ExitCode::timeout) abort_on_timeout(row, where + ": " + message);
+      if (local.code == ExitCode::timeout) abort_on_timeout(row, where + ": " + local.message);
 
       // Every rank takes part in what follows, whatever happened above.
       watchdog_.enter(where + ": agreeing on the results");
-      ExitCode agreed = agree_exit_code(base_.comm, local);
-      auto messages = gather_strings(base_.comm, message);
-      if (agreed != ExitCode::ok) {
+      const Outcome agreed = agree_outcome(base_.comm, local);
+      if (agreed.code != ExitCode::ok) {
         row.status = RowStatus::failed;
-        for (size_t r = 0; r < messages.size(); ++r)
-          if (!messages[r].empty()) row.reason += fmt::format("{}rank {}: {}", row.reason.empty() ? "" : "; ", r, messages[r]);
-        if (row.reason.empty()) row.reason = "failed on another rank";
+        row.reason = agreed.message;
         emit(row);
-        code_ = more_severe(code_, agreed);
-        if (agreed == ExitCode::runtime || agreed == ExitCode::timeout) {
+        code_ = more_severe(code_, agreed.code);
+        if (agreed.code == ExitCode::runtime || agreed.code == ExitCode::timeout) {
           stop_ = true;
           stop_reason_ = fmt::format("{} failed: {}", where, row.reason);
           return;
