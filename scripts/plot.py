@@ -29,6 +29,9 @@ def main():
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
+        # A python3 of its own (pyenv, venv) may lack the system's matplotlib: try the system's.
+        if os.path.exists("/usr/bin/python3") and os.path.realpath(sys.executable) != os.path.realpath("/usr/bin/python3"):
+            os.execv("/usr/bin/python3", ["/usr/bin/python3"] + sys.argv)
         sys.exit("plot.py needs matplotlib: apt-get install python3-matplotlib")
     try:
         rows = read_rows(args.csv)
