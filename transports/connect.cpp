@@ -13,6 +13,7 @@
 #include "results/error.h"
 #include "transports/mpi_channel.h"
 #include "transports/shm.h"
+#include "transports/tcp.h"
 #include "transports/wait.h"
 
 namespace ccbench {
@@ -26,29 +27,27 @@ bool shm_can_connect(const RankLayout& l, int from, int to, std::string* why) {
   if (why) *why = "shared memory connects ranks of one node only";
   return false;
 }
-std::unique_ptr<RecvChannel> shm_create_recv(MPI_Comm, int, int, const ChannelOptions& o, ChannelSetup* setup) {
-  auto ch = std::make_unique<ShmRecvChannel>(o.slot_bytes, o.depth);
+std::unique_ptr<RecvChannel> shm_create_recv(const SetupArgs& a, ChannelSetup* setup) {
+  auto ch = std::make_unique<ShmRecvChannel>(a.options->slot_bytes, a.options->depth);
   std::strncpy(setup->shm_name, ch->name().c_str(), sizeof setup->shm_name - 1);
   return ch;
 }
-std::unique_ptr<SendChannel> shm_attach_send(MPI_Comm, int, int, const ChannelOptions& o, const ChannelSetup& setup) {
+std::unique_ptr<SendChannel> shm_attach_send(const SetupArgs& a, const ChannelSetup& setup) {
   const std::string name(setup.shm_name, strnlen(setup.shm_name, sizeof setup.shm_name));
-  return std::make_unique<ShmSendChannel>(name, o.slot_bytes, o.depth);
+  return std::make_unique<ShmSendChannel>(name, a.options->slot_bytes, a.options->depth);
 }
 // Everyone has attached: the name can go, so nothing stays in /dev/shm.
-void shm_connected(RecvChannel& ch) { static_cast<ShmRecvChannel&>(ch).unlink(); }
+void shm_connected(const SetupArgs&, RecvChannel& ch) { static_cast<ShmRecvChannel&>(ch).unlink(); }
 
 bool mpi_can_connect(const RankLayout&, int, int, std::string*) { return true; }
-std::unique_ptr<RecvChannel> mpi_create_recv(MPI_Comm comm, int peer, int tag, const ChannelOptions& o,
-                                             ChannelSetup*) {
-  return std::make_unique<MpiRecvChannel>(comm, peer, tag, o.slot_bytes, o.depth);
+std::unique_ptr<RecvChannel> mpi_create_recv(const SetupArgs& a, ChannelSetup*) {
+  return std::make_unique<MpiRecvChannel>(a.comm, a.peer, a.tag, a.options->slot_bytes, a.options->depth);
 }
-std::unique_ptr<SendChannel> mpi_attach_send(MPI_Comm comm, int peer, int tag, const ChannelOptions& o,
-                                             const ChannelSetup&) {
-  return std::make_unique<MpiSendChannel>(comm, peer, tag, o.slot_bytes, o.depth);
+std::unique_ptr<SendChannel> mpi_attach_send(const SetupArgs& a, const ChannelSetup&) {
+  return std::make_unique<MpiSendChannel>(a.comm, a.peer, a.tag, a.options->slot_bytes, a.options->depth);
 }
 // Receives are posted only now, after the set-up traffic between the pair is over.
-void mpi_connected(RecvChannel& ch) { static_cast<MpiRecvChannel&>(ch).start(); }
+void mpi_connected(const SetupArgs&, RecvChannel& ch) { static_cast<MpiRecvChannel&>(ch).start(); }
 
 constexpr int kMaxTag = 1 << 20;
 
@@ -119,7 +118,7 @@ int choose_transport(const RankLayout& l, int from, int to, const std::string& w
   const auto& ops = cpu_transports();
   for (size_t i = 0; i < ops.size(); ++i) {
     if (wanted == "auto") {
-      if (ops[i].can_connect(l, from, to, nullptr)) return static_cast<int>(i);
+      if (ops[i].automatic && ops[i].can_connect(l, from, to, nullptr)) return static_cast<int>(i);
       continue;
     }
     if (ops[i].name != wanted) continue;
@@ -134,6 +133,49 @@ int choose_transport(const RankLayout& l, int from, int to, const std::string& w
   fail(ExitCode::precondition, "no CPU transport can connect rank {} (host {}) to rank {} (host {})", from,
        l.host_of[from], to, l.host_of[to]);
 }
+
+// Sockets reach any rank: over loopback on one host, over the network across hosts.
+bool tcp_can_connect(const RankLayout&, int, int, std::string*) { return true; }
+// Rank 0 draws the job token; every rank picks the address it listens on and connects from.
+std::unique_ptr<TransportJob> tcp_prepare(const SetupArgs& a) {
+  int rank = 0;
+  check_mpi(MPI_Comm_rank(a.comm, &rank), "MPI_Comm_rank");
+  TcpToken token{};
+  std::optional<Error> failed;  // thrown after the broadcast, so that no rank waits in it for nothing
+  if (rank == 0) {
+    try {
+      token = tcp_random_token();
+    } catch (const Error& e) {
+      failed = e;
+    }
+  }
+  std::vector<MPI_Request> req(1, MPI_REQUEST_NULL);
+  check_mpi(MPI_Ibcast(token.data(), static_cast<int>(token.size()), MPI_BYTE, 0, a.comm, &req[0]),
+            "MPI_Ibcast of the tcp job token");
+  wait_bounded(req, a.deadline, a.options->timeout, rank, [] { return std::string("rank 0's tcp job token"); });
+  if (failed) throw *failed;
+  return std::make_unique<TcpJob>(token, tcp_local_address(*a.layout), rank, a.options->timeout);
+}
+std::unique_ptr<RecvChannel> tcp_create_recv(const SetupArgs& a, ChannelSetup* setup) {
+  auto& job = static_cast<TcpJob&>(*a.job);
+  auto ch = std::make_unique<TcpRecvChannel>(job, a.peer, a.layout->host_of[a.peer], a.tag, a.options->slot_bytes,
+                                             a.options->depth);
+  std::strncpy(setup->tcp_address, ch->address().c_str(), sizeof setup->tcp_address - 1);
+  setup->tcp_port = ch->port();
+  std::memcpy(setup->tcp_token, job.token().data(), sizeof setup->tcp_token);
+  return ch;
+}
+std::unique_ptr<SendChannel> tcp_attach_send(const SetupArgs& a, const ChannelSetup& setup) {
+  auto& job = static_cast<TcpJob&>(*a.job);
+  if (std::memcmp(setup.tcp_token, job.token().data(), sizeof setup.tcp_token) != 0)
+    fail(ExitCode::runtime, "tcp: rank {} described the channel with tag {} with another job token than rank 0's",
+         a.peer, a.tag);
+  const std::string address(setup.tcp_address, strnlen(setup.tcp_address, sizeof setup.tcp_address));
+  return std::make_unique<TcpSendChannel>(job, a.peer, a.layout->host_of[a.peer], a.tag, a.options->slot_bytes,
+                                          a.options->depth, address, setup.tcp_port, a.deadline);
+}
+// Every sender has connected and introduced itself (the kernel holds the connections): accept.
+void tcp_connected(const SetupArgs& a, RecvChannel& ch) { static_cast<TcpRecvChannel&>(ch).accept_peer(a.deadline); }
 
 class CommGuard {
  public:
@@ -155,8 +197,9 @@ class CommGuard {
 
 const std::vector<TransportOps>& cpu_transports() {
   static const std::vector<TransportOps> ops = {
-      {"shm", shm_can_connect, shm_create_recv, shm_attach_send, shm_connected},
-      {"mpi", mpi_can_connect, mpi_create_recv, mpi_attach_send, mpi_connected},
+      {"shm", true, shm_can_connect, nullptr, shm_create_recv, shm_attach_send, shm_connected},
+      {"mpi", true, mpi_can_connect, nullptr, mpi_create_recv, mpi_attach_send, mpi_connected},
+      {"tcp", false, tcp_can_connect, tcp_prepare, tcp_create_recv, tcp_attach_send, tcp_connected},
   };
   return ops;
 }
@@ -170,6 +213,7 @@ std::string valid_cpu_transports() {
 ChannelSet::~ChannelSet() {
   sends_.clear();
   recvs_.clear();
+  jobs_.clear();
   int finalized = 0;
   MPI_Finalized(&finalized);
   if (!finalized && comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
@@ -236,6 +280,34 @@ std::unique_ptr<ChannelSet> connect_channels(MPI_Comm comm, const RankLayout& la
   }
   agree(setup, rank, status, deadline, options.timeout, "checking channel requests");
 
+  // The transports any rank uses: each of them prepares on every rank.
+  int used = 0, all = 0;
+  for (int t : transport) used |= 1 << t;
+  std::vector<MPI_Request> reqs(1, MPI_REQUEST_NULL);
+  check_mpi(MPI_Iallreduce(&used, &all, 1, MPI_INT, MPI_BOR, setup, &reqs[0]), "MPI_Iallreduce of transports");
+  wait_bounded(reqs, deadline, options.timeout, rank, [] { return std::string("every rank to choose transports"); });
+  auto args = [&](int peer, int tag, int t) {
+    SetupArgs a;
+    a.comm = set->comm_;
+    a.layout = &layout;
+    a.peer = peer;
+    a.tag = tag;
+    a.options = &options;
+    a.deadline = deadline;
+    a.job = set->jobs_[static_cast<size_t>(t)].get();
+    return a;
+  };
+  set->jobs_.resize(ops.size());
+  for (size_t t = 0; t < ops.size(); ++t) {
+    if (!(all & (1 << t)) || !ops[t].prepare) continue;
+    try {
+      set->jobs_[t] = ops[t].prepare(args(-1, 0, static_cast<int>(t)));
+    } catch (const Error& e) {
+      status.set(e);
+    }
+    agree(setup, rank, status, deadline, options.timeout, fmt::format("preparing transport {}", ops[t].name));
+  }
+
   // 2. Receivers create their ends.
   set->sends_.resize(requests.size());
   set->recvs_.resize(requests.size());
@@ -248,7 +320,7 @@ std::unique_ptr<ChannelSet> connect_channels(MPI_Comm comm, const RankLayout& la
       m.transport = transport[i];
       m.depth = options.depth;
       m.slot_bytes = options.slot_bytes;
-      set->recvs_[i] = ops[transport[i]].create_recv(set->comm_, r.peer, r.tag, options, &m.setup);
+      set->recvs_[i] = ops[transport[i]].create_recv(args(r.peer, r.tag, transport[i]), &m.setup);
     }
   } catch (const Error& e) {
     status.set(e);
@@ -256,7 +328,7 @@ std::unique_ptr<ChannelSet> connect_channels(MPI_Comm comm, const RankLayout& la
   agree(setup, rank, status, deadline, options.timeout, "creating channels");
 
   // 3. Every description goes to its sender: all sends first, then receives, then one wait.
-  std::vector<MPI_Request> reqs;
+  reqs.clear();
   std::vector<size_t> waiting;  // send requests whose description is awaited
   for (size_t i = 0; i < requests.size(); ++i) {
     if (requests[i].send) continue;
@@ -289,7 +361,7 @@ std::unique_ptr<ChannelSet> connect_channels(MPI_Comm comm, const RankLayout& la
              "expected {} with {} of {} (transport and CCBENCH_CPU_SLOT_* settings must be the same on every rank)",
              r.peer, r.tag, transport_name(m.transport), m.depth, m.slot_bytes, rank, transport_name(transport[i]),
              options.depth, options.slot_bytes);
-      set->sends_[i] = ops[transport[i]].attach_send(set->comm_, r.peer, r.tag, options, m.setup);
+      set->sends_[i] = ops[transport[i]].attach_send(args(r.peer, r.tag, transport[i]), m.setup);
     }
   } catch (const Error& e) {
     status.set(e);
@@ -297,16 +369,15 @@ std::unique_ptr<ChannelSet> connect_channels(MPI_Comm comm, const RankLayout& la
   agree(setup, rank, status, deadline, options.timeout, "attaching to channels");
 
   // 5. Everyone is attached.
-  int used = 0;
-  for (size_t i = 0; i < requests.size(); ++i) {
-    used |= 1 << transport[i];
-    if (!requests[i].send) ops[transport[i]].connected(*set->recvs_[i]);
+  try {
+    for (size_t i = 0; i < requests.size(); ++i)
+      if (!requests[i].send) ops[transport[i]].connected(args(requests[i].peer, requests[i].tag, transport[i]),
+                                                         *set->recvs_[i]);
+  } catch (const Error& e) {
+    status.set(e);
   }
+  agree(setup, rank, status, deadline, options.timeout, "connecting channels");
 
-  int all = 0;
-  reqs.assign(1, MPI_REQUEST_NULL);
-  check_mpi(MPI_Iallreduce(&used, &all, 1, MPI_INT, MPI_BOR, setup, &reqs[0]), "MPI_Iallreduce of transports");
-  wait_bounded(reqs, deadline, options.timeout, rank, [] { return std::string("every rank to finish set-up"); });
   for (size_t t = 0; t < ops.size(); ++t) {
     if (!(all & (1 << t))) continue;
     if (!set->label_.empty()) set->label_ += '+';

@@ -2,11 +2,12 @@
 // Collective set-up of CPU channels: every rank lists the channels it needs, and
 // connect_channels() builds them with a transport chosen per pair of ranks.
 //
-// Transports form an ops table probed in order, as NCCL's: the first whose can_connect() accepts
-// a pair wins under "auto" (shm within a node, mpi otherwise); a transport the user forces must
-// connect every pair it is asked for.
+// Transports form an ops table probed in order, as NCCL's: the first automatic one whose
+// can_connect() accepts a pair wins under "auto" (shm within a node, mpi otherwise); tcp is used
+// only when forced. A transport the user forces must connect every pair it is asked for.
 #include <chrono>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
 #include <string>
 #include <string_view>
@@ -32,32 +33,57 @@ struct ChannelRequest {
 struct ChannelOptions {
   size_t slot_bytes = 256 * 1024;  // > 0, a multiple of 64; equal on every rank
   int depth = 4;                   // slots per channel, >= 1; equal on every rank
-  std::string transport = "auto";  // "auto" | "shm" | "mpi"
+  std::string transport = "auto";  // "auto" | "shm" | "mpi" | "tcp"
   std::chrono::milliseconds timeout{std::chrono::minutes(1)};  // bound of every set-up wait
 };
 
 // What a receiving end tells its sender so that the sender can attach (sent as bytes).
 struct ChannelSetup {
-  char shm_name[64] = {};  // shm: the segment's name
+  char shm_name[64] = {};           // shm: the segment's name
+  char tcp_address[64] = {};        // tcp: the numeric address the receiver listens on
+  std::uint16_t tcp_port = 0;       // tcp: its port
+  std::uint8_t tcp_token[16] = {};  // tcp: the job token the sender must present
+};
+
+// State a transport shares among the channels of one connect_channels() call on one rank (tcp:
+// the job token, the local address, the channels to progress together). Owned by the ChannelSet,
+// destroyed after its channels.
+class TransportJob {
+ public:
+  virtual ~TransportJob() = default;
+};
+
+// What every set-up call of a transport is given.
+struct SetupArgs {
+  MPI_Comm comm = MPI_COMM_NULL;       // the ChannelSet's private communicator
+  const RankLayout* layout = nullptr;  // describes comm
+  int peer = -1;                       // the request's peer and tag (prepare: -1 and 0)
+  int tag = 0;
+  const ChannelOptions* options = nullptr;
+  std::chrono::steady_clock::time_point deadline;  // bound of every set-up wait
+  TransportJob* job = nullptr;                     // what prepare() returned, or nullptr
 };
 
 // A transport as an ops table entry. Set-up calls run on the rank named, in this order:
-// create_recv (receiver), attach_send (sender, with the receiver's ChannelSetup), connected
-// (receiver, once every rank has attached). Each throws Error on failure.
+// prepare (every rank, if any rank uses the transport), create_recv (receiver), attach_send
+// (sender, with the receiver's ChannelSetup), connected (receiver, once every rank has attached).
+// Each throws Error on failure; errors are agreed among the ranks after each phase.
 struct TransportOps {
   std::string_view name;
+  bool automatic;  // whether "auto" may choose it
   // Whether this transport can carry data from rank `from` to rank `to`; `why` says why not.
   bool (*can_connect)(const RankLayout& layout, int from, int to, std::string* why);
-  // `comm` is the ChannelSet's private communicator; `peer` and `tag` as in the request.
-  std::unique_ptr<RecvChannel> (*create_recv)(MPI_Comm comm, int peer, int tag, const ChannelOptions& options,
-                                              ChannelSetup* setup);
-  std::unique_ptr<SendChannel> (*attach_send)(MPI_Comm comm, int peer, int tag, const ChannelOptions& options,
-                                              const ChannelSetup& setup);
-  void (*connected)(RecvChannel& channel);
+  // Collective over args.comm (every rank calls it); may be null. Its result is args.job of
+  // the calls below on this rank.
+  std::unique_ptr<TransportJob> (*prepare)(const SetupArgs& args);
+  std::unique_ptr<RecvChannel> (*create_recv)(const SetupArgs& args, ChannelSetup* setup);
+  std::unique_ptr<SendChannel> (*attach_send)(const SetupArgs& args, const ChannelSetup& setup);
+  // May wait, bounded by args.deadline, for what the senders did in attach_send.
+  void (*connected)(const SetupArgs& args, RecvChannel& channel);
 };
 // Every CPU transport in probe order.
 const std::vector<TransportOps>& cpu_transports();
-// "auto, shm, mpi".
+// "auto, shm, mpi, tcp".
 std::string valid_cpu_transports();
 
 // The channels of one connect_channels() call. Owns them and the private communicator the
@@ -74,7 +100,7 @@ class ChannelSet {
   // direction.
   SendChannel& send(size_t i) const;
   RecvChannel& recv(size_t i) const;
-  // The transports used by any rank of the communicator: "shm", "mpi", "shm+mpi", or "none"
+  // The transports used by any rank of the communicator: "shm", "mpi", "shm+mpi", "tcp", or "none"
   // when no rank has a channel. The same on every rank.
   const std::string& label() const { return label_; }
 
@@ -84,6 +110,7 @@ class ChannelSet {
   MPI_Comm comm_ = MPI_COMM_NULL;  // duplicate of the caller's communicator, for MPI channels
   std::vector<std::unique_ptr<SendChannel>> sends_;  // null for receive requests
   std::vector<std::unique_ptr<RecvChannel>> recvs_;  // null for send requests
+  std::vector<std::unique_ptr<TransportJob>> jobs_;  // per transport; outlive the channels
   std::string label_;
 };
 
@@ -95,7 +122,9 @@ class ChannelSet {
 //   Error(usage)         unknown transport name, malformed requests;
 //   Error(precondition)  a forced transport that cannot connect a pair, resources missing;
 //   Error(timeout)       a request without its match, or a rank that never arrives;
-//   Error(runtime)       MPI failures.
+//   Error(runtime)       MPI and socket failures.
+// With transport "tcp", CCBENCH_TCP_IF chooses the interface (transports/tcp.h); one that does not
+// exist is Error(usage).
 std::unique_ptr<ChannelSet> connect_channels(MPI_Comm comm, const RankLayout& layout,
                                              const std::vector<ChannelRequest>& requests,
                                              const ChannelOptions& options);

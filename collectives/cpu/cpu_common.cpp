@@ -57,8 +57,10 @@ SlotConfig slot_config_from_env() {
 std::optional<std::string> unsupported_context(const ImplContext& ctx, std::string_view impl) {
   if (ctx.device != Device::cpu)
     return fmt::format("{} here is the CPU implementation: it needs CPU ranks with host buffers", impl);
-  if (ctx.transport != "auto" && ctx.transport != "shm" && ctx.transport != "mpi")
-    return fmt::format("{} on CPU ranks moves data over shm or mpi, not {} (valid: {})", impl, ctx.transport,
+  bool known = ctx.transport == "auto";
+  for (const TransportOps& t : cpu_transports()) known = known || t.name == ctx.transport;
+  if (!known)
+    return fmt::format("{} on CPU ranks moves data over a CPU transport, not {} (valid: {})", impl, ctx.transport,
                        valid_cpu_transports());
   if (ctx.transport == "shm" && ctx.layout && ctx.layout->nodes > 1)
     return fmt::format("transport shm connects ranks of one node only and this run spans {} nodes (valid here: "

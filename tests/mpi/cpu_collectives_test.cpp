@@ -1,7 +1,7 @@
 // The CPU implementations (ring, tree, mpi) under mpirun: every supported collective x data type x
 // operation x size x in-place/out-of-place, each output element checked against
 // collective_expected(); plus detection of a corrupted input, channel set-up errors, timeouts and
-// the abort flag. Exits 1 if any rank saw a failure.
+// the abort flag. Every CPU transport is exercised (shm, mpi, tcp). Exits 1 if any rank saw a failure.
 //
 //   mpirun -np N cpu_collectives_test            correctness (what ctest runs)
 //   mpirun -np N cpu_collectives_test --perf     timing of allreduce/allgather, ours against MPI
@@ -207,6 +207,10 @@ void correctness(const RankLayout& real) {
       {"1K slots x2", "1K", "2", "auto", false, false},
       {"4K slots x3, two pretend nodes", "4K", "3", "auto", true, false},
       {"1K slots x2, --transport mpi", "1K", "2", "mpi", false, false},
+      // Sockets over loopback: small slots give many partial reads and writes, the default ones
+      // multi-MiB transfers.
+      {"1K slots x2, --transport tcp", "1K", "2", "tcp", false, false},
+      {"default slots, --transport tcp", nullptr, nullptr, "tcp", false, true},
   };
   std::uint64_t seed = 1;
   for (const Setting& s : settings) {
@@ -222,6 +226,8 @@ void correctness(const RankLayout& real) {
       if (g_rank == 0) std::printf("# %s\n", label.c_str());
       if (s.fake_nodes && g_n > 1 && impl->transport() == "shm")
         failure("{}: ranks on two pretend hosts should use mpi between them", label);
+      if (ni.name != "mpi" && g_n > 1 && (s.transport == "tcp") != (impl->transport().find("tcp") != std::string::npos))
+        failure("{}: tcp must be used when forced and only then", label);
       const auto t0 = std::chrono::steady_clock::now();
       for (Collective coll : kAllCollectives) {
         for (DataType t : kAllDataTypes) {

@@ -1,0 +1,480 @@
+// The tcp transport's hardening under mpirun (the collectives over tcp are checked element by
+// element in cpu_collectives_test):
+//   - protocol, on every rank over loopback, one process playing both ends or a hand-written peer:
+//     flow control, partial reads and writes, a wrong job token refused while the real sender
+//     still gets in, malformed headers and credits, a stream cut mid-slot or at a boundary;
+//   - across ranks: a peer that closes its channels mid-transfer is Error(runtime) naming it,
+//     CCBENCH_TCP_IF naming no interface is Error(usage) listing the interfaces, "auto" never
+//     picks tcp.
+// Exits 1 if any rank saw a failure.
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <netinet/in.h>
+#include <poll.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <mpi.h>
+
+#include "results/error.h"
+#include "transports/connect.h"
+#include "transports/tcp.h"
+
+namespace ccbench {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+int g_rank = 0, g_n = 1;
+long g_failures = 0, g_checks = 0;
+
+template <typename... Args>
+void failure(fmt::format_string<Args...> f, Args&&... args) {
+  ++g_failures;
+  std::fprintf(stderr, "FAIL rank %d: %s\n", g_rank, fmt::format(f, std::forward<Args>(args)...).c_str());
+}
+
+void check(bool ok, const std::string& what) {
+  ++g_checks;
+  if (!ok) failure("{}", what);
+}
+
+// f() must throw Error(code) whose message contains every string of `needles`.
+void expect_error(ExitCode code, const std::string& what, const std::function<void()>& f,
+                  const std::vector<std::string>& needles) {
+  ++g_checks;
+  try {
+    f();
+    failure("{}: no error", what);
+  } catch (const Error& e) {
+    bool ok = e.code() == code;
+    for (const std::string& n : needles) ok = ok && std::string(e.what()).find(n) != std::string::npos;
+    if (!ok)
+      failure("{}: got '{}' (code {}), expected code {} mentioning '{}'", what, e.what(), static_cast<int>(e.code()),
+              static_cast<int>(code), fmt::join(needles, "', '"));
+    else if (g_rank == 0)
+      std::printf("# %s: code %d: %s\n", what.c_str(), static_cast<int>(e.code()), e.what());
+  }
+}
+
+template <typename T>
+bool same_bytes(const T& a, const T& b) {
+  return std::memcmp(&a, &b, sizeof(T)) == 0;
+}
+
+TcpDeadline in_ms(int ms) { return Clock::now() + std::chrono::milliseconds(ms); }
+
+// Polls until f() is true or `ms` pass.
+bool eventually(const std::function<bool()>& f, int ms = 5000) {
+  const auto until = in_ms(ms);
+  while (Clock::now() < until) {
+    if (f()) return true;
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
+  return f();
+}
+
+// A blocking raw socket connected to addr:port on loopback.
+TcpSocket raw_connect(std::uint16_t port) {
+  TcpSocket s(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(port);
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  if (connect(s.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) != 0)
+    fail(ExitCode::runtime, "test: connect to port {}: {}", port, std::strerror(errno));
+  return s;
+}
+
+void raw_send(const TcpSocket& s, const void* p, size_t n) {
+  const char* c = static_cast<const char*>(p);
+  while (n > 0) {
+    const ssize_t r = send(s.get(), c, n, MSG_NOSIGNAL);
+    if (r <= 0) fail(ExitCode::runtime, "test: send: {}", std::strerror(errno));
+    c += r;
+    n -= static_cast<size_t>(r);
+  }
+}
+
+// Whether the peer closed `s` within `ms` (EOF or reset).
+bool closed_by_peer(const TcpSocket& s, int ms) {
+  pollfd p{s.get(), POLLIN, 0};
+  if (poll(&p, 1, ms) <= 0) return false;
+  char c;
+  return recv(s.get(), &c, 1, MSG_DONTWAIT) <= 0;
+}
+
+unsigned char pattern(std::uint64_t msg, size_t i) { return static_cast<unsigned char>(msg * 131 + i * 7 + 1); }
+
+// Sends `count` slots of varied sizes through one job's pair of channels, one thread playing
+// both ends; checks every byte and that the sender never gets more than depth slots ahead.
+void transfer(TcpSendChannel& tx, TcpRecvChannel& rx, size_t slot, int depth, int count, const std::string& what) {
+  std::uint64_t sent = 0, got = 0;
+  long bad = 0;
+  const auto until = in_ms(30000);
+  while (got < static_cast<std::uint64_t>(count) && Clock::now() < until) {
+    if (sent < static_cast<std::uint64_t>(count)) {
+      if (void* p = tx.try_acquire()) {
+        if (sent - got >= static_cast<std::uint64_t>(depth))
+          failure("{}: slot {} acquired with {} slots unreleased (depth {})", what, sent, sent - got, depth);
+        const size_t n = sent % 5 == 4 ? 0 : (sent * 7919) % slot + 1;
+        for (size_t i = 0; i < n; ++i) static_cast<unsigned char*>(p)[i] = pattern(sent, i);
+        tx.post(n);
+        ++sent;
+      }
+    }
+    size_t n = 0;
+    if (const void* p = rx.try_peek(&n)) {
+      const size_t want = got % 5 == 4 ? 0 : (got * 7919) % slot + 1;
+      if (n != want) ++bad;
+      for (size_t i = 0; i < n && i < want; ++i)
+        if (static_cast<const unsigned char*>(p)[i] != pattern(got, i)) ++bad;
+      rx.release();
+      ++got;
+    }
+  }
+  check(got == static_cast<std::uint64_t>(count), fmt::format("{}: {} of {} slots arrived", what, got, count));
+  check(bad == 0, fmt::format("{}: {} wrong sizes or bytes", what, bad));
+  check(eventually([&] { return tx.try_drain(); }), what + ": drain");
+}
+
+TcpJob local_job(const TcpToken& token) { return TcpJob(token, "127.0.0.1", g_rank, std::chrono::seconds(10)); }
+
+// ---- one process, both ends ----
+
+void protocol_local() {
+  const TcpToken token = tcp_random_token();
+  const TcpToken other = tcp_random_token();
+  check(token != other, "two tokens from getrandom differ");
+
+  // Flow control: with depth 2 and nothing released, the third acquire finds no slot.
+  {
+    TcpJob job = local_job(token);
+    TcpRecvChannel rx(job, g_rank, "self", 7, 4096, 2);
+    TcpSendChannel tx(job, g_rank, "self", 7, 4096, 2, rx.address(), rx.port(), in_ms(5000));
+    rx.accept_peer(in_ms(5000));
+    for (int i = 0; i < 2; ++i) {
+      void* p = tx.try_acquire();
+      check(p != nullptr, "flow control: free slot");
+      if (p) tx.post(4096);
+    }
+    check(!eventually([&] { return tx.try_acquire() != nullptr; }, 200), "flow control: no third slot before release");
+    size_t n = 0;
+    check(eventually([&] { return rx.try_peek(&n) != nullptr; }) && n == 4096, "flow control: first slot arrives");
+    rx.release();
+    check(eventually([&] { return tx.try_acquire() != nullptr; }), "flow control: a slot frees after release");
+  }
+
+  // Many slots: 1 KiB slots (many small messages per write), 1 MiB slots (partial reads and
+  // writes through the socket buffers), depth 1 and 3.
+  {
+    TcpJob job = local_job(token);
+    TcpRecvChannel rx(job, g_rank, "self", 1, 1024, 3);
+    TcpSendChannel tx(job, g_rank, "self", 1, 1024, 3, rx.address(), rx.port(), in_ms(5000));
+    rx.accept_peer(in_ms(5000));
+    transfer(tx, rx, 1024, 3, 5000, "1 KiB x 3");
+  }
+  {
+    TcpJob job = local_job(token);
+    TcpRecvChannel rx(job, g_rank, "self", 2, 1 << 20, 1);
+    TcpSendChannel tx(job, g_rank, "self", 2, 1 << 20, 1, rx.address(), rx.port(), in_ms(5000));
+    rx.accept_peer(in_ms(5000));
+    transfer(tx, rx, 1 << 20, 1, 60, "1 MiB x 1");
+  }
+
+  // A wrong token is refused while the real sender gets in; a silent connection and one that
+  // leaves early hold nobody up.
+  {
+    TcpJob job = local_job(token);
+    TcpRecvChannel rx(job, g_rank, "self", 3, 4096, 2);
+    TcpSocket silent = raw_connect(rx.port());
+    TcpSocket wrong = raw_connect(rx.port());
+    const TcpHello bad = tcp_hello(other, g_rank, 3, 4096, 2);
+    raw_send(wrong, &bad, sizeof bad);
+    {
+      TcpSocket early = raw_connect(rx.port());
+      raw_send(early, &bad, 10);
+    }
+    TcpSendChannel tx(job, g_rank, "self", 3, 4096, 2, rx.address(), rx.port(), in_ms(5000));
+    try {
+      rx.accept_peer(in_ms(5000));
+      check(rx.refused() >= 1, fmt::format("wrong token: {} connection(s) refused, expected 1", rx.refused()));
+      check(closed_by_peer(wrong, 2000), "wrong token: the connection is closed");
+      transfer(tx, rx, 4096, 2, 50, "after a refused connection");
+      check(closed_by_peer(silent, 2000), "the silent connection is closed once the peer is in");
+    } catch (const Error& e) {
+      failure("wrong token: the real sender did not get in: {}", e.what());
+    }
+  }
+
+  // Only wrong tokens: the accept times out and says so.
+  {
+    TcpJob job = local_job(token);
+    TcpRecvChannel rx(job, 5, "elsewhere", 4, 4096, 2);
+    TcpSocket wrong = raw_connect(rx.port());
+    const TcpHello bad = tcp_hello(other, 5, 4, 4096, 2);
+    raw_send(wrong, &bad, sizeof bad);
+    expect_error(ExitCode::timeout, "only a wrong token", [&] { rx.accept_peer(in_ms(300)); },
+                 {"rank 5 (host elsewhere)", "1 connection(s) with a wrong job token refused"});
+  }
+
+  // The right token but another channel's identity is a set-up error.
+  {
+    TcpJob job = local_job(token);
+    TcpRecvChannel rx(job, 5, "elsewhere", 4, 4096, 2);
+    TcpSocket s = raw_connect(rx.port());
+    const TcpHello h = tcp_hello(token, 6, 4, 4096, 2);
+    raw_send(s, &h, sizeof h);
+    expect_error(ExitCode::runtime, "token with another rank", [&] { rx.accept_peer(in_ms(3000)); },
+                 {"meant for rank 5", "as rank 6"});
+  }
+
+  // A hand-written sender on a real receiver: what it sends decides the outcome.
+  auto with_raw_sender = [&](const std::string& what, const std::function<void(TcpSocket&)>& send_bytes,
+                             ExitCode code, const std::vector<std::string>& needles, int good_slots = 0) {
+    TcpJob job = local_job(token);
+    TcpRecvChannel rx(job, 9, "hostnine", 11, 4096, 2);
+    TcpSocket s = raw_connect(rx.port());
+    const TcpHello h = tcp_hello(token, 9, 11, 4096, 2);
+    raw_send(s, &h, sizeof h);
+    rx.accept_peer(in_ms(3000));
+    send_bytes(s);
+    expect_error(code, what, [&] {
+      for (int i = 0; i < good_slots; ++i) {
+        size_t n = 0;
+        if (!eventually([&] { return rx.try_peek(&n) != nullptr; })) return;
+        rx.release();
+      }
+      const auto until = in_ms(5000);
+      size_t n = 0;
+      while (Clock::now() < until) {
+        if (rx.try_peek(&n)) return;  // a slot that should not have arrived
+        std::this_thread::sleep_for(std::chrono::microseconds(100));
+      }
+    }, needles);
+  };
+  const std::vector<unsigned char> payload(4096, 0x5a);
+  with_raw_sender("slot longer than slot_bytes", [&](TcpSocket& s) {
+    const auto hd = tcp_data_header(11, 0, 4097);
+    raw_send(s, hd.data(), hd.size());
+  }, ExitCode::runtime, {"tcp: rank 9 sent a malformed message", "4097 bytes"});
+  with_raw_sender("huge length", [&](TcpSocket& s) {
+    const auto hd = tcp_data_header(11, 0, ~0ull);
+    raw_send(s, hd.data(), hd.size());
+  }, ExitCode::runtime, {"tcp: rank 9 sent a malformed message"});
+  with_raw_sender("wrong sequence number", [&](TcpSocket& s) {
+    const auto hd = tcp_data_header(11, 1, 100);
+    raw_send(s, hd.data(), hd.size());
+  }, ExitCode::runtime, {"tcp: rank 9 sent a malformed message", "slot number 1 where 0"});
+  with_raw_sender("wrong channel tag", [&](TcpSocket& s) {
+    const auto hd = tcp_data_header(12, 0, 100);
+    raw_send(s, hd.data(), hd.size());
+  }, ExitCode::runtime, {"tcp: rank 9 sent a malformed message", "tag 12"});
+  with_raw_sender("stream cut in the middle of a slot", [&](TcpSocket& s) {
+    const auto hd = tcp_data_header(11, 0, 4096);
+    raw_send(s, hd.data(), hd.size());
+    raw_send(s, payload.data(), 1000);
+    s.reset();
+  }, ExitCode::runtime, {"tcp: connection to rank 9 (host hostnine) was reset", "middle of slot 0"});
+  with_raw_sender("stream ended after one slot", [&](TcpSocket& s) {
+    const auto hd = tcp_data_header(11, 0, 4096);
+    raw_send(s, hd.data(), hd.size());
+    raw_send(s, payload.data(), payload.size());
+    s.reset();
+  }, ExitCode::runtime, {"tcp: connection to rank 9 (host hostnine) was reset", "waiting for slot 1"}, 1);
+
+  // A hand-written receiver for a real sender: bad credits, and a receiver that goes away.
+  auto with_raw_receiver = [&](const std::string& what, const std::function<void(TcpSocket&, TcpSendChannel&)>& act,
+                               const std::vector<std::string>& needles) {
+    TcpJob job = local_job(token);
+    TcpSocket l(socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0));
+    sockaddr_in a{};
+    a.sin_family = AF_INET;
+    a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+    socklen_t len = sizeof a;
+    if (bind(l.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 || listen(l.get(), 4) != 0 ||
+        getsockname(l.get(), reinterpret_cast<sockaddr*>(&a), &len) != 0)
+      fail(ExitCode::runtime, "test: listen: {}", std::strerror(errno));
+    TcpSendChannel tx(job, 8, "hosteight", 21, 4096, 2, "127.0.0.1", ntohs(a.sin_port), in_ms(3000));
+    TcpSocket s(accept(l.get(), nullptr, nullptr));
+    TcpHello h{};
+    if (recv(s.get(), &h, sizeof h, MSG_WAITALL) != static_cast<ssize_t>(sizeof h))
+      failure("{}: no hello from the sender", what);
+    check(same_bytes(h, tcp_hello(token, g_rank, 21, 4096, 2)), what + ": the sender's hello");
+    expect_error(ExitCode::runtime, what, [&] {
+      act(s, tx);
+      const auto until = in_ms(5000);
+      while (Clock::now() < until) {
+        if (void* p = tx.try_acquire()) {
+          std::memset(p, 1, 4096);
+          tx.post(4096);
+        }
+        tx.try_drain();
+      }
+    }, needles);
+  };
+  with_raw_receiver("credit for more than was sent", [&](TcpSocket& s, TcpSendChannel&) {
+    const auto c = tcp_credit(21, 5);
+    raw_send(s, c.data(), c.size());
+  }, {"tcp: rank 8 sent a malformed message", "credit for 5"});
+  with_raw_receiver("receiver closes", [&](TcpSocket& s, TcpSendChannel&) { s.reset(); },
+                    {"tcp: connection to rank 8 (host hosteight) was reset"});
+}
+
+// ---- across ranks ----
+
+RankLayout real_layout() {
+  char name[256] = {};
+  gethostname(name, sizeof name - 1);
+  std::vector<char> all(static_cast<size_t>(g_n) * 256);
+  MPI_Allgather(name, 256, MPI_CHAR, all.data(), 256, MPI_CHAR, MPI_COMM_WORLD);
+  std::vector<std::string> hosts;
+  for (int r = 0; r < g_n; ++r) hosts.emplace_back(&all[static_cast<size_t>(r) * 256]);
+  return RankLayout::from_hosts(g_rank, hosts);
+}
+
+ChannelOptions tcp_options(size_t slot, int depth) {
+  ChannelOptions o;
+  o.transport = "tcp";
+  o.slot_bytes = slot;
+  o.depth = depth;
+  o.timeout = std::chrono::seconds(20);
+  return o;
+}
+
+// Ranks 0 and 1 connect both ways; rank 1 sends two slots, then closes its channels while rank 0
+// still expects more: rank 0's receive and then its sends must fail naming rank 1, fast.
+void peer_disappears(const RankLayout& layout) {
+  std::vector<ChannelRequest> req;
+  if (g_rank == 0) req = {{1, 0, true}, {1, 0, false}};
+  if (g_rank == 1) req = {{0, 0, true}, {0, 0, false}};
+  auto set = connect_channels(MPI_COMM_WORLD, layout, req, tcp_options(64 * 1024, 2));
+  check(set->label() == "tcp", "peer gone: label " + set->label());
+  if (g_rank == 1) {
+    SendChannel& tx = set->send(0);
+    for (int i = 0; i < 2; ++i) {
+      void* p = nullptr;
+      if (!eventually([&] { return (p = tx.try_acquire()) != nullptr; })) failure("peer gone: no slot on rank 1");
+      if (p) {
+        std::memset(p, i, 64 * 1024);
+        tx.post(64 * 1024);
+      }
+    }
+    if (!eventually([&] { return tx.try_drain(); })) failure("peer gone: rank 1 could not drain");
+    set.reset();  // the peer disappears mid-transfer: rank 0 expects more
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (g_rank == 0) {
+    RecvChannel& rx = set->recv(1);
+    SendChannel& tx = set->send(0);
+    for (int i = 0; i < 2; ++i) {
+      size_t n = 0;
+      const void* p = nullptr;
+      if (!eventually([&] { return (p = rx.try_peek(&n)) != nullptr; })) failure("peer gone: slot {} missing", i);
+      else rx.release();
+    }
+    const auto t0 = Clock::now();
+    expect_error(ExitCode::runtime, "peer gone while receiving", [&] {
+      size_t n = 0;
+      eventually([&] { return rx.try_peek(&n) != nullptr; }, 10000);
+    }, {"tcp: connection to rank 1 (host " + layout.host_of[1] + ") was reset"});
+    expect_error(ExitCode::runtime, "peer gone while sending", [&] {
+      const auto until = in_ms(10000);
+      while (Clock::now() < until) {
+        if (void* p = tx.try_acquire()) {
+          std::memset(p, 3, 64 * 1024);
+          tx.post(64 * 1024);
+        }
+      }
+    }, {"tcp: connection to rank 1", "was reset"});
+    const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+    check(s < 5, fmt::format("peer gone: noticed after {:.1f} s", s));
+  }
+  set.reset();
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
+void interface_choice(const RankLayout& layout) {
+  const std::vector<ChannelRequest> ring = {{(g_rank + 1) % g_n, 5, true}, {(g_rank + g_n - 1) % g_n, 5, false}};
+  setenv("CCBENCH_TCP_IF", "nonexistent", 1);
+  expect_error(ExitCode::usage, "CCBENCH_TCP_IF=nonexistent",
+               [&] { connect_channels(MPI_COMM_WORLD, layout, ring, tcp_options(4096, 2)); },
+               {"CCBENCH_TCP_IF='nonexistent'", "interfaces here: ", "lo ("});
+  setenv("CCBENCH_TCP_IF", "lo", 1);
+  try {
+    auto set = connect_channels(MPI_COMM_WORLD, layout, ring, tcp_options(4096, 2));
+    check(set->label() == "tcp", "CCBENCH_TCP_IF=lo: label " + set->label());
+    // One slot around the ring.
+    SendChannel& tx = set->send(0);
+    RecvChannel& rx = set->recv(1);
+    void* p = nullptr;
+    check(eventually([&] { return (p = tx.try_acquire()) != nullptr; }), "CCBENCH_TCP_IF=lo: slot");
+    if (p) {
+      std::memcpy(p, &g_rank, sizeof g_rank);
+      tx.post(sizeof g_rank);
+    }
+    size_t n = 0;
+    const void* q = nullptr;
+    check(eventually([&] { return (q = rx.try_peek(&n)) != nullptr; }), "CCBENCH_TCP_IF=lo: data arrives");
+    if (q) {
+      int from = -1;
+      std::memcpy(&from, q, sizeof from);
+      check(n == sizeof from && from == (g_rank + g_n - 1) % g_n, "CCBENCH_TCP_IF=lo: right data");
+      rx.release();
+    }
+    check(eventually([&] { return tx.try_drain(); }), "CCBENCH_TCP_IF=lo: drain");
+    MPI_Barrier(MPI_COMM_WORLD);
+  } catch (const Error& e) {
+    failure("CCBENCH_TCP_IF=lo: {}", e.what());
+  }
+  unsetenv("CCBENCH_TCP_IF");
+
+  // "auto" keeps to shm and mpi.
+  ChannelOptions o;
+  auto set = connect_channels(MPI_COMM_WORLD, layout, ring, o);
+  check(set->label().find("tcp") == std::string::npos, "auto chose " + set->label());
+  check(valid_cpu_transports() == "auto, shm, mpi, tcp", "valid transports: " + valid_cpu_transports());
+}
+
+}  // namespace
+}  // namespace ccbench
+
+int main(int argc, char** argv) {
+  using namespace ccbench;
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &g_n);
+  const auto t0 = Clock::now();
+  try {
+    protocol_local();
+    MPI_Barrier(MPI_COMM_WORLD);
+    const RankLayout layout = real_layout();
+    if (g_n >= 2) {
+      peer_disappears(layout);
+      interface_choice(layout);
+    }
+  } catch (const Error& e) {
+    failure("stopped by an error: {}", e.what());
+    MPI_Abort(MPI_COMM_WORLD, static_cast<int>(e.code()));
+  }
+  long failures = 0, checks = 0;
+  MPI_Allreduce(&g_failures, &failures, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+  MPI_Allreduce(&g_checks, &checks, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+  if (g_rank == 0)
+    std::printf("%s: %d ranks, %ld checks (all ranks), %ld failures, %.1f s\n", failures ? "FAILED" : "OK", g_n,
+                checks, failures, std::chrono::duration<double>(Clock::now() - t0).count());
+  MPI_Finalize();
+  return failures ? 1 : 0;
+}

@@ -1,0 +1,677 @@
+#include "transports/tcp.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <fstream>
+#include <utility>
+
+#include <arpa/inet.h>
+#include <endian.h>
+#include <ifaddrs.h>
+#include <net/if.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include "results/error.h"
+
+namespace ccbench {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+constexpr std::uint32_t kData = 0, kCredit = 1;
+constexpr size_t kHeaderBytes = kTcpHeaderBytes;
+constexpr size_t kCreditBytes = kTcpCreditBytes;
+constexpr int kMaxPending = 64;  // unidentified connections held at once while accepting
+constexpr int kMaxIov = 32;
+using Hello = TcpHello;
+
+void put32(unsigned char* p, std::uint32_t v) {
+  v = htole32(v);
+  std::memcpy(p, &v, 4);
+}
+void put64(unsigned char* p, std::uint64_t v) {
+  v = htole64(v);
+  std::memcpy(p, &v, 8);
+}
+std::uint32_t get32(const unsigned char* p) {
+  std::uint32_t v;
+  std::memcpy(&v, p, 4);
+  return le32toh(v);
+}
+std::uint64_t get64(const unsigned char* p) {
+  std::uint64_t v;
+  std::memcpy(&v, p, 8);
+  return le64toh(v);
+}
+
+bool would_block(int e) { return e == EAGAIN || e == EWOULDBLOCK; }
+
+// Token comparison in constant time: how long it takes says nothing about where it differs.
+bool same_token(const std::uint8_t* a, const std::uint8_t* b) {
+  unsigned diff = 0;
+  for (size_t i = 0; i < 16; ++i) diff |= static_cast<unsigned>(a[i] ^ b[i]);
+  return diff == 0;
+}
+
+int ms_left(TcpDeadline deadline) {
+  const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
+  return static_cast<int>(std::clamp<long long>(left, 0, 1000));
+}
+
+std::string seconds_of(std::chrono::milliseconds ms) {
+  return fmt::format("{:.3g} s", static_cast<double>(ms.count()) / 1000.0);
+}
+
+// A numeric address (with %scope for link-local IPv6) and port as a socket address.
+sockaddr_storage resolve(const std::string& address, std::uint16_t port, socklen_t* len) {
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_NUMERICHOST | AI_NUMERICSERV;
+  addrinfo* res = nullptr;
+  const std::string service = std::to_string(port);
+  const int rc = getaddrinfo(address.c_str(), service.c_str(), &hints, &res);
+  if (rc != 0 || !res)
+    fail(ExitCode::runtime, "tcp: '{}' is not a numeric IP address: {}", address, gai_strerror(rc));
+  sockaddr_storage ss{};
+  std::memcpy(&ss, res->ai_addr, res->ai_addrlen);
+  *len = res->ai_addrlen;
+  freeaddrinfo(res);
+  return ss;
+}
+
+std::string numeric(const sockaddr* sa, socklen_t len) {
+  char host[NI_MAXHOST] = {};
+  if (getnameinfo(sa, len, host, sizeof host, nullptr, 0, NI_NUMERICHOST) != 0) return "?";
+  return host;
+}
+
+bool is_loopback(const sockaddr* sa) {
+  if (sa->sa_family == AF_INET)
+    return (ntohl(reinterpret_cast<const sockaddr_in*>(sa)->sin_addr.s_addr) >> 24) == 127;
+  if (sa->sa_family == AF_INET6) return IN6_IS_ADDR_LOOPBACK(&reinterpret_cast<const sockaddr_in6*>(sa)->sin6_addr);
+  return false;
+}
+
+// The kernel's ceiling for a requested socket buffer (net.core.wmem_max / rmem_max); 0 if unknown.
+size_t buffer_ceiling(int opt) {
+  std::ifstream f(opt == SO_SNDBUF ? "/proc/sys/net/core/wmem_max" : "/proc/sys/net/core/rmem_max");
+  size_t v = 0;
+  return f >> v ? v : 0;
+}
+
+// Socket buffers of every data connection, set before connect/listen so that the window scale
+// is negotiated for them: room for every slot the sender may have in flight (so a post goes out
+// in one write), and no less than the usual autotuning ceiling of 4 MiB. Setting a size turns
+// the kernel's autotuning off, and buffers of about one slot measured at half the loopback speed
+// of autotuned ones; so where the kernel would cap the request below it, autotuning stays.
+void set_buffers(int fd, size_t slot_bytes, int depth) {
+  const size_t want = std::clamp<size_t>(static_cast<size_t>(depth) * (slot_bytes + kHeaderBytes), 4u << 20, 1u << 30);
+  for (int opt : {SO_SNDBUF, SO_RCVBUF}) {
+    const size_t ceiling = buffer_ceiling(opt);
+    if (ceiling != 0 && ceiling < want) continue;
+    const int v = static_cast<int>(want);
+    setsockopt(fd, SOL_SOCKET, opt, &v, sizeof v);
+  }
+}
+
+void set_nodelay(int fd, std::chrono::milliseconds timeout) {
+  int one = 1;
+  if (setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof one) != 0)
+    fail(ExitCode::runtime, "tcp: setsockopt(TCP_NODELAY) failed: {}", std::strerror(errno));
+  // Data left unacknowledged this long (a peer host gone without a reset) fails the connection.
+  const unsigned ms = static_cast<unsigned>(std::clamp<long long>(timeout.count(), 1000, 24LL * 3600 * 1000));
+  setsockopt(fd, IPPROTO_TCP, TCP_USER_TIMEOUT, &ms, sizeof ms);
+}
+
+TcpSocket new_socket(int family) {
+  TcpSocket s(socket(family, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+  if (s.get() < 0) fail(ExitCode::runtime, "tcp: socket() failed: {}", std::strerror(errno));
+  return s;
+}
+
+struct Interface {
+  std::string name;
+  bool loopback = false;
+  std::vector<std::pair<int, std::string>> addresses;  // (family, numeric address)
+};
+
+std::vector<Interface> interfaces() {
+  ifaddrs* list = nullptr;
+  if (getifaddrs(&list) != 0) fail(ExitCode::runtime, "tcp: getifaddrs() failed: {}", std::strerror(errno));
+  std::vector<Interface> out;
+  for (ifaddrs* i = list; i; i = i->ifa_next) {
+    auto it = std::find_if(out.begin(), out.end(), [&](const Interface& f) { return f.name == i->ifa_name; });
+    if (it == out.end()) {
+      out.push_back({i->ifa_name, (i->ifa_flags & IFF_LOOPBACK) != 0, {}});
+      it = out.end() - 1;
+    }
+    if (!i->ifa_addr || (i->ifa_addr->sa_family != AF_INET && i->ifa_addr->sa_family != AF_INET6)) continue;
+    const socklen_t len = i->ifa_addr->sa_family == AF_INET ? sizeof(sockaddr_in) : sizeof(sockaddr_in6);
+    it->addresses.emplace_back(i->ifa_addr->sa_family, numeric(i->ifa_addr, len));
+  }
+  freeifaddrs(list);
+  return out;
+}
+
+// IPv4 first, then global IPv6, then link-local IPv6 (its text carries the %scope).
+std::string best_address(const Interface& f) {
+  for (const auto& [family, a] : f.addresses)
+    if (family == AF_INET) return a;
+  for (const auto& [family, a] : f.addresses)
+    if (a.find('%') == std::string::npos) return a;
+  return f.addresses.empty() ? std::string() : f.addresses.front().second;
+}
+
+}  // namespace
+
+TcpHello tcp_hello(const TcpToken& token, int rank, int tag, size_t slot_bytes, int depth) {
+  TcpHello h{};
+  h.magic = htole64(kTcpHelloMagic);
+  std::memcpy(h.token, token.data(), sizeof h.token);
+  h.rank = static_cast<std::int32_t>(htole32(static_cast<std::uint32_t>(rank)));
+  h.tag = static_cast<std::int32_t>(htole32(static_cast<std::uint32_t>(tag)));
+  h.slot_bytes = htole64(slot_bytes);
+  h.depth = htole32(static_cast<std::uint32_t>(depth));
+  return h;
+}
+
+std::array<unsigned char, kTcpHeaderBytes> tcp_data_header(int tag, std::uint64_t seq, std::uint64_t length) {
+  std::array<unsigned char, kTcpHeaderBytes> h{};
+  put32(h.data(), static_cast<std::uint32_t>(tag));
+  put32(h.data() + 4, kData);
+  put64(h.data() + 8, seq);
+  put64(h.data() + 16, length);
+  return h;
+}
+
+std::array<unsigned char, kTcpCreditBytes> tcp_credit(int tag, std::uint64_t released) {
+  std::array<unsigned char, kTcpCreditBytes> c{};
+  put32(c.data(), static_cast<std::uint32_t>(tag));
+  put32(c.data() + 4, kCredit);
+  put64(c.data() + 8, released);
+  return c;
+}
+
+TcpToken tcp_random_token() {
+  TcpToken t{};
+  size_t got = 0;
+  while (got < t.size()) {
+    const ssize_t r = getrandom(t.data() + got, t.size() - got, 0);
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      fail(ExitCode::runtime, "tcp: getrandom() for the job token failed: {}", std::strerror(errno));
+    }
+    got += static_cast<size_t>(r);
+  }
+  return t;
+}
+
+std::string tcp_interfaces() {
+  std::string s;
+  for (const Interface& f : interfaces()) {
+    std::string addrs;
+    for (const auto& a : f.addresses) addrs += (addrs.empty() ? "" : ", ") + a.second;
+    s += fmt::format("{}{} ({})", s.empty() ? "" : ", ", f.name, addrs.empty() ? "no IP address" : addrs);
+  }
+  return s.empty() ? "none" : s;
+}
+
+std::string tcp_local_address(const RankLayout& layout) {
+  const char* env = std::getenv("CCBENCH_TCP_IF");
+  if (env && *env) {
+    for (const Interface& f : interfaces()) {
+      if (f.name != env) continue;
+      const std::string a = best_address(f);
+      if (a.empty()) break;
+      if (f.loopback && layout.nodes > 1)
+        fail(ExitCode::usage, "CCBENCH_TCP_IF='{}' is a loopback interface, which ranks on other hosts cannot reach "
+             "(this run spans {} hosts); interfaces on host {}: {}", env, layout.nodes, layout.host(),
+             tcp_interfaces());
+      return a;
+    }
+    fail(ExitCode::usage, "CCBENCH_TCP_IF='{}' is not a network interface with an IP address on host {}; give one "
+         "of the interfaces here: {}", env, layout.host(), tcp_interfaces());
+  }
+  if (layout.nodes == 1) return "127.0.0.1";
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  addrinfo* res = nullptr;
+  const int rc = getaddrinfo(layout.host().c_str(), nullptr, &hints, &res);
+  if (rc != 0)
+    fail(ExitCode::precondition, "tcp: cannot resolve host name {}: {}; set CCBENCH_TCP_IF to the interface to use "
+         "(interfaces here: {})", layout.host(), gai_strerror(rc), tcp_interfaces());
+  std::string v4, v6;
+  for (addrinfo* r = res; r; r = r->ai_next) {
+    if (is_loopback(r->ai_addr)) continue;
+    std::string& slot = r->ai_family == AF_INET ? v4 : v6;
+    if (slot.empty()) slot = numeric(r->ai_addr, r->ai_addrlen);
+  }
+  freeaddrinfo(res);
+  if (!v4.empty()) return v4;
+  if (!v6.empty()) return v6;
+  fail(ExitCode::precondition, "tcp: host name {} resolves only to loopback addresses, which ranks on other hosts "
+       "cannot reach; set CCBENCH_TCP_IF to the interface to use (interfaces here: {})", layout.host(),
+       tcp_interfaces());
+}
+
+// ---- TcpJob, TcpSocket ----
+
+TcpJob::TcpJob(const TcpToken& token, std::string local_address, int rank, std::chrono::milliseconds timeout)
+    : token_(token), local_address_(std::move(local_address)), rank_(rank), timeout_(timeout) {}
+
+void TcpJob::progress() {
+  for (TcpEndpoint* e : endpoints_) e->progress_io();
+}
+
+void TcpJob::remove(TcpEndpoint* e) {
+  endpoints_.erase(std::remove(endpoints_.begin(), endpoints_.end(), e), endpoints_.end());
+}
+
+TcpSocket& TcpSocket::operator=(TcpSocket&& o) noexcept {
+  if (this != &o) {
+    reset();
+    fd_ = o.release();
+  }
+  return *this;
+}
+
+void TcpSocket::reset() {
+  if (fd_ >= 0) close(fd_);
+  fd_ = -1;
+}
+
+// ---- receiving end ----
+
+TcpRecvChannel::TcpRecvChannel(TcpJob& job, int peer, std::string peer_host, int tag, size_t slot_bytes, int depth)
+    : job_(job), peer_(peer), tag_(tag), peer_host_(std::move(peer_host)), slot_bytes_(slot_bytes) {
+  if (slot_bytes == 0 || depth < 1)
+    fail(ExitCode::usage, "tcp channel geometry {} bytes x {} slots is invalid (slots > 0 bytes, depth >= 1)",
+         slot_bytes, depth);
+  depth_ = static_cast<std::uint64_t>(depth);
+  mem_.allocate(slot_bytes, depth);
+  lengths_.assign(depth_, 0);
+
+  socklen_t len = 0;
+  sockaddr_storage ss = resolve(job.local_address(), 0, &len);
+  listen_ = new_socket(ss.ss_family);
+  set_buffers(listen_.get(), slot_bytes, depth);  // inherited by the accepted connection
+  if (bind(listen_.get(), reinterpret_cast<sockaddr*>(&ss), len) != 0)
+    fail(ExitCode::runtime, "tcp: cannot listen on {} for rank {}'s channel: bind() failed: {}", job.local_address(),
+         peer, std::strerror(errno));
+  if (listen(listen_.get(), kMaxPending) != 0)
+    fail(ExitCode::runtime, "tcp: listen() on {} failed: {}", job.local_address(), std::strerror(errno));
+  len = sizeof ss;
+  if (getsockname(listen_.get(), reinterpret_cast<sockaddr*>(&ss), &len) != 0)
+    fail(ExitCode::runtime, "tcp: getsockname() failed: {}", std::strerror(errno));
+  port_ = ntohs(ss.ss_family == AF_INET ? reinterpret_cast<sockaddr_in*>(&ss)->sin_port
+                                        : reinterpret_cast<sockaddr_in6*>(&ss)->sin6_port);
+  address_ = job.local_address();
+  job_.add(this);
+}
+
+TcpRecvChannel::~TcpRecvChannel() { job_.remove(this); }
+
+void TcpRecvChannel::accept_peer(TcpDeadline deadline) {
+  struct Candidate {
+    TcpSocket sock;
+    Hello hello{};
+    size_t got = 0;
+  };
+  std::vector<Candidate> pending;
+  int closed_early = 0;
+  const auto start = Clock::now();
+  for (;;) {
+    std::vector<pollfd> fds(1 + pending.size());
+    fds[0] = {listen_.get(), POLLIN, 0};
+    for (size_t i = 0; i < pending.size(); ++i) fds[i + 1] = {pending[i].sock.get(), POLLIN, 0};
+    const int left = ms_left(deadline);
+    if (left == 0 && Clock::now() >= deadline)
+      fail(ExitCode::timeout, "tcp: rank {} waited {:.3g} s for rank {} (host {}) to connect to {} port {} for the "
+           "channel with tag {} ({} connection(s) with a wrong job token refused, {} closed before introducing "
+           "themselves)", job_.rank(), std::chrono::duration<double>(Clock::now() - start).count(), peer_, peer_host_,
+           address_, port_, tag_, refused_, closed_early);
+    if (poll(fds.data(), fds.size(), left) < 0 && errno != EINTR)
+      fail(ExitCode::runtime, "tcp: poll() while accepting rank {}'s connection failed: {}", peer_,
+           std::strerror(errno));
+
+    if (fds[0].revents & POLLIN) {
+      for (;;) {
+        TcpSocket s(accept4(listen_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
+        if (s.get() < 0) {
+          if (would_block(errno) || errno == EINTR || errno == ECONNABORTED) break;
+          fail(ExitCode::runtime, "tcp: accept() on {} port {} failed: {}", address_, port_, std::strerror(errno));
+        }
+        if (static_cast<int>(pending.size()) >= kMaxPending) {
+          // A flood of connections that say nothing: the oldest goes, the real peer speaks at once.
+          pending.erase(pending.begin());
+          ++refused_;
+        }
+        pending.push_back({std::move(s), {}, 0});
+      }
+    }
+    // Read what each candidate has sent of its introduction; no candidate can hold up another.
+    for (size_t i = 0; i < pending.size();) {
+      Candidate& c = pending[i];
+      bool drop = false;
+      for (;;) {
+        const ssize_t r = recv(c.sock.get(), reinterpret_cast<char*>(&c.hello) + c.got, sizeof(Hello) - c.got, 0);
+        if (r > 0) {
+          c.got += static_cast<size_t>(r);
+          if (c.got == sizeof(Hello)) break;
+          continue;
+        }
+        if (r < 0 && (would_block(errno) || errno == EINTR)) break;
+        drop = true;  // closed or reset before introducing itself
+        ++closed_early;
+        break;
+      }
+      if (!drop && c.got == sizeof(Hello)) {
+        const Hello& h = c.hello;
+        if (le64toh(h.magic) != kTcpHelloMagic || !same_token(h.token, job_.token().data())) {
+          ++refused_;
+          drop = true;
+        } else {
+          const int rank = static_cast<int>(le32toh(static_cast<std::uint32_t>(h.rank)));
+          const int tag = static_cast<int>(le32toh(static_cast<std::uint32_t>(h.tag)));
+          if (rank != peer_ || tag != tag_ || le64toh(h.slot_bytes) != slot_bytes_ || le32toh(h.depth) != depth_)
+            fail(ExitCode::runtime, "tcp: a connection with the job token to the channel meant for rank {} tag {} "
+                 "introduced itself as rank {} tag {} with {} slots of {} bytes (expected {} of {})", peer_, tag_,
+                 rank, tag, le32toh(h.depth), le64toh(h.slot_bytes), depth_, slot_bytes_);
+          sock_ = std::move(c.sock);
+          set_nodelay(sock_.get(), job_.timeout());
+          listen_.reset();  // nobody else may connect now
+          return;           // the other candidates close with `pending`
+        }
+      }
+      if (drop) pending.erase(pending.begin() + static_cast<std::ptrdiff_t>(i));
+      else ++i;
+    }
+  }
+}
+
+[[noreturn]] void TcpRecvChannel::fail_reset(const std::string& why) const {
+  fail(ExitCode::runtime, "tcp: connection to rank {} (host {}) was reset: {} (receiving on the channel with tag {})",
+       peer_, peer_host_, why, tag_);
+}
+
+[[noreturn]] void TcpRecvChannel::fail_malformed(const std::string& what) const {
+  fail(ExitCode::runtime, "tcp: rank {} sent a malformed message (host {}, channel tag {}): {}", peer_, peer_host_,
+       tag_, what);
+}
+
+void TcpRecvChannel::read_stream() {
+  while (!closed_ && received_ - released_ < depth_) {
+    unsigned char* dst;
+    size_t want;
+    if (header_got_ < kHeaderBytes) {
+      dst = header_ + header_got_;
+      want = kHeaderBytes - header_got_;
+    } else {
+      dst = reinterpret_cast<unsigned char*>(mem_.slot(received_ % depth_)) + payload_got_;
+      want = payload_len_ - payload_got_;
+    }
+    const ssize_t r = recv(sock_.get(), dst, want, 0);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0 && would_block(errno)) return;
+    if (r <= 0) {
+      const std::string why = r == 0 ? "the peer closed it (end of stream)" : std::strerror(errno);
+      if (header_got_ > 0) fail_reset(why + fmt::format(", in the middle of slot {}", received_));
+      closed_ = why;  // an error only if more data is needed
+      return;
+    }
+    if (header_got_ < kHeaderBytes) {
+      header_got_ += static_cast<size_t>(r);
+      if (header_got_ < kHeaderBytes) continue;
+      const std::uint32_t tag = get32(header_), kind = get32(header_ + 4);
+      const std::uint64_t seq = get64(header_ + 8), len = get64(header_ + 16);
+      if (tag != static_cast<std::uint32_t>(tag_) || kind != kData)
+        fail_malformed(fmt::format("a header of kind {} for tag {} on the channel of tag {}", kind, tag, tag_));
+      if (seq != received_) fail_malformed(fmt::format("slot number {} where {} was due", seq, received_));
+      if (len > slot_bytes_) fail_malformed(fmt::format("a slot of {} bytes; slots hold {}", len, slot_bytes_));
+      payload_len_ = static_cast<size_t>(len);
+      payload_got_ = 0;
+    } else {
+      payload_got_ += static_cast<size_t>(r);
+    }
+    if (payload_got_ == payload_len_) {
+      lengths_[received_ % depth_] = payload_len_;
+      ++received_;
+      header_got_ = 0;
+      payload_len_ = payload_got_ = 0;
+    }
+  }
+}
+
+void TcpRecvChannel::flush_credit() {
+  while (!credit_dead_) {
+    if (credit_sent_ == kCreditBytes) {
+      if (credited_ == released_) return;
+      credited_ = released_;  // cumulative: the latest count replaces any not yet started
+      const auto c = tcp_credit(tag_, credited_);
+      std::memcpy(credit_, c.data(), kCreditBytes);
+      credit_sent_ = 0;
+    }
+    const ssize_t r = send(sock_.get(), credit_ + credit_sent_, kCreditBytes - credit_sent_, MSG_NOSIGNAL);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0 && would_block(errno)) return;
+    if (r < 0) {
+      // The sender is gone and needs no more credits; whether it still owed data shows on read
+      // (EOF or reset), which also gives the better reason.
+      credit_dead_ = true;
+      return;
+    }
+    credit_sent_ += static_cast<size_t>(r);
+  }
+}
+
+void TcpRecvChannel::progress_io() {
+  if (sock_.get() < 0) return;
+  flush_credit();
+  read_stream();
+}
+
+const void* TcpRecvChannel::try_peek(size_t* bytes) {
+  if (released_ == received_) {
+    if (sock_.get() < 0)
+      fail(ExitCode::runtime, "tcp: the channel from rank {} is used before it was connected", peer_);
+    progress_io();
+    if (released_ == received_) {
+      job_.progress();
+      if (released_ == received_) {
+        if (closed_) fail_reset(*closed_ + fmt::format(", while waiting for slot {}", received_));
+        return nullptr;
+      }
+    }
+  }
+  *bytes = lengths_[released_ % depth_];
+  return mem_.slot(released_ % depth_);
+}
+
+void TcpRecvChannel::release() {
+  ++released_;
+  flush_credit();
+}
+
+// ---- sending end ----
+
+TcpSendChannel::TcpSendChannel(TcpJob& job, int peer, std::string peer_host, int tag, size_t slot_bytes, int depth,
+                               const std::string& address, std::uint16_t port, TcpDeadline deadline)
+    : job_(job), peer_(peer), tag_(tag), peer_host_(std::move(peer_host)), slot_bytes_(slot_bytes) {
+  if (slot_bytes == 0 || depth < 1)
+    fail(ExitCode::usage, "tcp channel geometry {} bytes x {} slots is invalid (slots > 0 bytes, depth >= 1)",
+         slot_bytes, depth);
+  depth_ = static_cast<std::uint64_t>(depth);
+  mem_.allocate(slot_bytes, depth);
+  headers_.resize(depth_);
+  lengths_.assign(depth_, 0);
+
+  socklen_t len = 0;
+  const sockaddr_storage to = resolve(address, port, &len);
+  sock_ = new_socket(to.ss_family);
+  set_buffers(sock_.get(), slot_bytes, depth);
+  set_nodelay(sock_.get(), job.timeout());
+  // Leave from the chosen interface's address too (an ephemeral port), never from any address.
+  socklen_t from_len = 0;
+  sockaddr_storage from = resolve(job.local_address(), 0, &from_len);
+  if (from.ss_family == to.ss_family && bind(sock_.get(), reinterpret_cast<sockaddr*>(&from), from_len) != 0)
+    fail(ExitCode::runtime, "tcp: cannot bind to {} to connect to rank {}: {}", job.local_address(), peer,
+         std::strerror(errno));
+
+  auto where = [&] { return fmt::format("rank {} (host {}) at {} port {}", peer, peer_host_, address, port); };
+  if (connect(sock_.get(), reinterpret_cast<const sockaddr*>(&to), len) != 0) {
+    if (errno != EINPROGRESS && errno != EINTR)
+      fail(ExitCode::runtime, "tcp: cannot connect to {}: {}", where(), std::strerror(errno));
+    for (;;) {
+      pollfd p{sock_.get(), POLLOUT, 0};
+      const int n = poll(&p, 1, ms_left(deadline));
+      if (n < 0 && errno != EINTR)
+        fail(ExitCode::runtime, "tcp: poll() while connecting to {} failed: {}", where(), std::strerror(errno));
+      if (n > 0) break;
+      if (Clock::now() >= deadline)
+        fail(ExitCode::timeout, "tcp: rank {} could not connect to {} before the set-up deadline ({} after set-up "
+             "began)", job.rank(), where(), seconds_of(job.timeout()));
+    }
+    int err = 0;
+    socklen_t elen = sizeof err;
+    getsockopt(sock_.get(), SOL_SOCKET, SO_ERROR, &err, &elen);
+    if (err != 0) fail(ExitCode::runtime, "tcp: cannot connect to {}: {}", where(), std::strerror(err));
+  }
+
+  const Hello h = tcp_hello(job.token(), job.rank(), tag, slot_bytes, depth);
+  size_t sent = 0;
+  while (sent < sizeof h) {
+    const ssize_t r = send(sock_.get(), reinterpret_cast<const char*>(&h) + sent, sizeof h - sent, MSG_NOSIGNAL);
+    if (r > 0) {
+      sent += static_cast<size_t>(r);
+      continue;
+    }
+    if (r < 0 && errno != EINTR && !would_block(errno))
+      fail(ExitCode::runtime, "tcp: connection to rank {} (host {}) was reset: {} (introducing this rank)", peer,
+           peer_host_, std::strerror(errno));
+    if (Clock::now() >= deadline)
+      fail(ExitCode::timeout, "tcp: rank {} could not introduce itself to {} before the set-up deadline ({} after "
+           "set-up began)", job.rank(), where(), seconds_of(job.timeout()));
+    pollfd p{sock_.get(), POLLOUT, 0};
+    poll(&p, 1, ms_left(deadline));
+  }
+  job_.add(this);
+}
+
+TcpSendChannel::~TcpSendChannel() { job_.remove(this); }
+
+[[noreturn]] void TcpSendChannel::fail_reset(const std::string& why) const {
+  fail(ExitCode::runtime, "tcp: connection to rank {} (host {}) was reset: {} (sending on the channel with tag {})",
+       peer_, peer_host_, why, tag_);
+}
+
+[[noreturn]] void TcpSendChannel::fail_malformed(const std::string& what) const {
+  fail(ExitCode::runtime, "tcp: rank {} sent a malformed message (host {}, channel tag {}): {}", peer_, peer_host_,
+       tag_, what);
+}
+
+void TcpSendChannel::flush() {
+  while (written_ < posted_) {
+    iovec iov[kMaxIov];
+    int n = 0;
+    size_t off = write_off_;
+    for (std::uint64_t s = written_; s < posted_ && n + 2 <= kMaxIov; ++s, off = 0) {
+      const size_t i = s % depth_;
+      if (off < kHeaderBytes) iov[n++] = {headers_[i].data() + off, kHeaderBytes - off};
+      const size_t p = off > kHeaderBytes ? off - kHeaderBytes : 0;
+      if (lengths_[i] > p) iov[n++] = {mem_.slot(i) + p, lengths_[i] - p};
+    }
+    msghdr msg{};
+    msg.msg_iov = iov;
+    msg.msg_iovlen = static_cast<size_t>(n);
+    const ssize_t r = sendmsg(sock_.get(), &msg, MSG_NOSIGNAL);
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      if (would_block(errno)) return;
+      fail_reset(std::strerror(errno));
+    }
+    size_t left = static_cast<size_t>(r);
+    while (left > 0) {
+      const size_t total = kHeaderBytes + lengths_[written_ % depth_];
+      const size_t take = std::min(left, total - write_off_);
+      write_off_ += take;
+      left -= take;
+      if (write_off_ == total) {
+        ++written_;
+        write_off_ = 0;
+      }
+    }
+  }
+}
+
+void TcpSendChannel::read_credits() {
+  while (!closed_) {
+    const ssize_t r = recv(sock_.get(), credit_buf_ + credit_got_, kCreditBytes - credit_got_, 0);
+    if (r < 0 && errno == EINTR) continue;
+    if (r < 0 && would_block(errno)) return;
+    if (r <= 0) {
+      closed_ = r == 0 ? "the peer closed it (end of stream)" : std::strerror(errno);
+      return;
+    }
+    credit_got_ += static_cast<size_t>(r);
+    if (credit_got_ < kCreditBytes) continue;
+    credit_got_ = 0;
+    const std::uint32_t tag = get32(credit_buf_), kind = get32(credit_buf_ + 4);
+    const std::uint64_t released = get64(credit_buf_ + 8);
+    if (tag != static_cast<std::uint32_t>(tag_) || kind != kCredit)
+      fail_malformed(fmt::format("a message of kind {} for tag {} where credits were due", kind, tag));
+    if (released < credit_ || released > written_)
+      fail_malformed(fmt::format("a credit for {} released slots after {}, with {} sent", released, credit_,
+                                 written_));
+    credit_ = released;
+  }
+}
+
+void TcpSendChannel::progress_io() {
+  flush();
+  read_credits();
+}
+
+void* TcpSendChannel::try_acquire() {
+  if (posted_ - credit_ >= depth_) {
+    progress_io();
+    if (posted_ - credit_ >= depth_) {
+      job_.progress();
+      if (posted_ - credit_ >= depth_) {
+        if (closed_) fail_reset(*closed_ + fmt::format(", with {} slot(s) not released", posted_ - credit_));
+        return nullptr;
+      }
+    }
+  }
+  // A released slot has been written in full, so its memory is free to fill again.
+  return mem_.slot(posted_ % depth_);
+}
+
+void TcpSendChannel::post(size_t bytes) {
+  if (bytes > slot_bytes_)
+    fail(ExitCode::runtime, "tcp: post of {} bytes into slots of {} toward rank {}", bytes, slot_bytes_, peer_);
+  const size_t i = posted_ % depth_;
+  headers_[i] = tcp_data_header(tag_, posted_, bytes);
+  lengths_[i] = bytes;
+  ++posted_;
+  flush();
+}
+
+bool TcpSendChannel::try_drain() {
+  progress_io();
+  if (written_ < posted_) job_.progress();
+  return written_ == posted_;
+}
+
+}  // namespace ccbench

@@ -1,0 +1,240 @@
+#pragma once
+// Channels over TCP sockets between CPU ranks: ranks of one host over loopback, or ranks on
+// different hosts over the network (--transport tcp).
+//
+// One TCP connection per directed channel. Both ends own `depth` slots of slot_bytes:
+//   sender    post() queues header + payload of its slot and writes what the socket takes;
+//             the rest goes out on later calls. A slot can be filled again once the receiver
+//             has released it, which it learns from credits.
+//   receiver  reads the stream into its free slots as bytes arrive (partial reads resume where
+//             they stopped); release() sends a credit back on the same connection.
+// The sender never has more than `depth` slots unreleased at the receiver, so the receiver
+// always has room for every byte that was sent and never stops reading the stream.
+//
+// Wire format (little-endian):
+//   sender -> receiver   Hello once: magic, 128-bit job token, sender rank, channel tag, geometry;
+//                        then per slot: DataHeader {tag, 0, sequence number, length} + payload.
+//   receiver -> sender   Credit {tag, 1, slots released so far}.
+// Every header is checked: a wrong tag or sequence number, or a length over slot_bytes, ends the
+// run with Error(runtime, "tcp: rank R sent a malformed message ...").
+//
+// Progress: calls never block. Every call moves its own channel's bytes; a call that finds nothing
+// to return also moves every other channel of its TcpJob, so a half-written slot toward one peer
+// goes out while the executor waits on another.
+//
+// Failures: a connection that ends (reset, EOF) while its peer still owes data or credits, or while
+// data is left to write, is Error(runtime, "tcp: connection to rank R (host H) was reset: ...").
+// An end at a message boundary when nothing more is needed is not an error (a peer that finished
+// first may close its end).
+//
+// Set-up (transports/connect.cpp): rank 0 draws the token and broadcasts it; each receiver listens
+// on an ephemeral port of the address from tcp_local_address() (never the wildcard address) and
+// sends (address, port, token) to its sender over MPI; the sender connects and introduces itself;
+// the receiver accepts connections until one presents the token and the expected rank and tag,
+// closing the others, bounded by the set-up deadline.
+#include <array>
+#include <chrono>
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "topologies/layout.h"
+#include "transports/channel.h"
+#include "transports/connect.h"
+#include "transports/mpi_channel.h"
+
+namespace ccbench {
+
+using TcpToken = std::array<std::uint8_t, 16>;
+using TcpDeadline = std::chrono::steady_clock::time_point;
+
+// 128 bits from getrandom(). Throws Error(runtime) if getrandom() fails.
+TcpToken tcp_random_token();
+
+// The numeric address this rank's TCP channels listen on and connect from:
+//   CCBENCH_TCP_IF set    an IPv4 address of that interface (else a global IPv6, else a
+//                         link-local one), found with getifaddrs();
+//   unset, one host       127.0.0.1;
+//   unset, several hosts  the first non-loopback address the host name resolves to.
+// Throws Error(usage) when CCBENCH_TCP_IF names no interface with an address, or a loopback one
+// while ranks span hosts (the message lists the interfaces that exist and their addresses);
+// Error(precondition) when the host name resolves to nothing but loopback across hosts.
+std::string tcp_local_address(const RankLayout& layout);
+
+// "lo (127.0.0.1, ::1), eth0 (10.0.0.2)": this host's interfaces, for messages.
+std::string tcp_interfaces();
+
+// The wire format, also for tests that speak it by hand. Integers are little-endian.
+inline constexpr std::uint64_t kTcpHelloMagic = 0x3170637468636363ull;  // "ccchtcp1"
+inline constexpr size_t kTcpHeaderBytes = 24;  // tag u32, kind u32 (0), sequence number u64, length u64
+inline constexpr size_t kTcpCreditBytes = 16;  // tag u32, kind u32 (1), slots released so far u64
+struct TcpHello {  // the sender's first message on a connection
+  std::uint64_t magic;
+  std::uint8_t token[16];
+  std::int32_t rank;  // the sender
+  std::int32_t tag;
+  std::uint64_t slot_bytes;
+  std::uint32_t depth;
+  std::uint32_t reserved;
+};
+static_assert(sizeof(TcpHello) == 48);
+TcpHello tcp_hello(const TcpToken& token, int rank, int tag, size_t slot_bytes, int depth);
+std::array<unsigned char, kTcpHeaderBytes> tcp_data_header(int tag, std::uint64_t seq, std::uint64_t length);
+std::array<unsigned char, kTcpCreditBytes> tcp_credit(int tag, std::uint64_t released);
+
+// Internal: an end of a channel that TcpJob::progress() moves.
+class TcpEndpoint {
+ public:
+  virtual ~TcpEndpoint() = default;
+  // Moves what can move without blocking; throws Error as the channel calls do.
+  virtual void progress_io() = 0;
+};
+
+// What the TCP channels of one connect_channels() call on one rank share: the job token, the
+// local address and the list of channels to progress. Must outlive its channels (the ChannelSet
+// destroys its channels first). Single-threaded, as the channels.
+class TcpJob final : public TransportJob {
+ public:
+  // `timeout` bounds unacknowledged data on the wire (TCP_USER_TIMEOUT) of every connection.
+  TcpJob(const TcpToken& token, std::string local_address, int rank, std::chrono::milliseconds timeout);
+  ~TcpJob() override = default;
+
+  const TcpToken& token() const { return token_; }
+  const std::string& local_address() const { return local_address_; }
+  int rank() const { return rank_; }
+  std::chrono::milliseconds timeout() const { return timeout_; }
+
+  // Moves bytes on every channel of this job (pending writes, arrived data, credits).
+  // Throws Error(runtime) on protocol violations and on connections reset while needed.
+  void progress();
+
+  // Channels register themselves on construction and leave on destruction.
+  void add(TcpEndpoint* e) { endpoints_.push_back(e); }
+  void remove(TcpEndpoint* e);
+
+ private:
+  TcpToken token_;
+  std::string local_address_;
+  int rank_;
+  std::chrono::milliseconds timeout_;
+  std::vector<TcpEndpoint*> endpoints_;
+};
+
+// A socket descriptor, closed on destruction.
+class TcpSocket {
+ public:
+  TcpSocket() = default;
+  explicit TcpSocket(int fd) : fd_(fd) {}
+  TcpSocket(TcpSocket&& o) noexcept : fd_(o.release()) {}
+  TcpSocket& operator=(TcpSocket&& o) noexcept;
+  ~TcpSocket() { reset(); }
+  int get() const { return fd_; }
+  int release() {
+    const int f = fd_;
+    fd_ = -1;
+    return f;
+  }
+  void reset();
+
+ private:
+  int fd_ = -1;
+};
+
+// Receiving end. All calls from one thread.
+class TcpRecvChannel final : public RecvChannel, private TcpEndpoint {
+ public:
+  // Listens on job.local_address() at an ephemeral port. `peer` is the sending rank, `peer_host`
+  // its host name (both for messages). slot_bytes > 0, depth >= 1. Throws Error(runtime) naming
+  // the failing socket call, Error(usage) for an invalid geometry.
+  TcpRecvChannel(TcpJob& job, int peer, std::string peer_host, int tag, size_t slot_bytes, int depth);
+  ~TcpRecvChannel() override;  // closes the sockets
+
+  const std::string& address() const { return address_; }
+  std::uint16_t port() const { return port_; }
+
+  // Waits until `deadline` for the connection of rank `peer` presenting the job token, its rank
+  // and this channel's tag and geometry. Connections that present another token (or close before
+  // introducing themselves) are closed and ignored, and counted in refused(); the listening
+  // socket is closed once the peer is in. Throws Error(timeout) when the deadline passes first,
+  // Error(runtime) for a connection with the job token that names another channel or geometry.
+  void accept_peer(TcpDeadline deadline);
+  int refused() const { return refused_; }
+
+  const void* try_peek(size_t* bytes) override;
+  void release() override;
+  size_t slot_bytes() const override { return slot_bytes_; }
+
+ private:
+  void progress_io() override;
+  void read_stream();
+  void flush_credit();
+  [[noreturn]] void fail_reset(const std::string& why) const;
+  [[noreturn]] void fail_malformed(const std::string& what) const;
+
+  TcpJob& job_;
+  int peer_, tag_;
+  std::string peer_host_, address_;
+  std::uint16_t port_ = 0;
+  size_t slot_bytes_;
+  std::uint64_t depth_;
+  TcpSocket listen_, sock_;
+  int refused_ = 0;
+  SlotMemory mem_;
+  std::vector<size_t> lengths_;
+  std::uint64_t received_ = 0;  // complete slots read
+  std::uint64_t released_ = 0;  // slots given back
+  unsigned char header_[kTcpHeaderBytes] = {};
+  size_t header_got_ = 0;       // bytes of the current header read
+  size_t payload_len_ = 0, payload_got_ = 0;
+  unsigned char credit_[kTcpCreditBytes] = {};
+  size_t credit_sent_ = kTcpCreditBytes;     // bytes of credit_ written (16: none pending)
+  std::uint64_t credited_ = 0;  // released count in the last credit started
+  bool credit_dead_ = false;    // a credit could not be written: the sender is gone
+  std::optional<std::string> closed_;  // why the stream ended at a message boundary
+};
+
+// Sending end. All calls from one thread.
+class TcpSendChannel final : public SendChannel, private TcpEndpoint {
+ public:
+  // Connects from job.local_address() to the receiver at address:port and introduces itself
+  // (job token, job.rank(), tag, geometry), all before `deadline`. Throws Error(timeout) when the
+  // deadline passes, Error(runtime) when the connection is refused or a socket call fails.
+  TcpSendChannel(TcpJob& job, int peer, std::string peer_host, int tag, size_t slot_bytes, int depth,
+                 const std::string& address, std::uint16_t port, TcpDeadline deadline);
+  ~TcpSendChannel() override;  // closes the socket; unsent bytes are dropped
+
+  void* try_acquire() override;
+  // bytes <= slot_bytes() (else Error(runtime)). Writes what the socket takes now.
+  void post(size_t bytes) override;
+  size_t slot_bytes() const override { return slot_bytes_; }
+  // True once every posted byte is in the kernel's send buffer.
+  bool try_drain() override;
+
+ private:
+  void progress_io() override;
+  void flush();
+  void read_credits();
+  [[noreturn]] void fail_reset(const std::string& why) const;
+  [[noreturn]] void fail_malformed(const std::string& what) const;
+
+  TcpJob& job_;
+  int peer_, tag_;
+  std::string peer_host_;
+  size_t slot_bytes_;
+  std::uint64_t depth_;
+  TcpSocket sock_;
+  SlotMemory mem_;
+  std::vector<std::array<unsigned char, kTcpHeaderBytes>> headers_;
+  std::vector<size_t> lengths_;
+  std::uint64_t posted_ = 0;   // slots posted
+  std::uint64_t written_ = 0;  // slots wholly written to the socket
+  size_t write_off_ = 0;       // bytes of slot `written_` (header included) written
+  std::uint64_t credit_ = 0;   // slots the receiver has released
+  unsigned char credit_buf_[kTcpCreditBytes] = {};
+  size_t credit_got_ = 0;
+  std::optional<std::string> closed_;  // why the receiver's direction ended
+};
+
+}  // namespace ccbench
