@@ -109,5 +109,8 @@ const std::vector<ImplInfo>& implementations();
 bool is_known_implementation(std::string_view name);
 const ImplInfo* find_implementation(std::string_view name, Device device);  // nullptr if none
 std::string valid_implementations();  // the distinct names, comma-separated
+// Reads the tuning variables of every implementation built in (CCBENCH_CPU_SLOT_*, CCBENCH_GPU_*,
+// ...) and throws Error(usage) naming a bad one: called before MPI start-up.
+void check_tuning_environment();
 
 }  // namespace ccbench

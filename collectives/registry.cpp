@@ -1,5 +1,6 @@
 #include <algorithm>
 
+#include "collectives/cpu/cpu_common.h"
 #include "collectives/cpu/cpu_impls.h"
 #include "collectives/implementation.h"
 #if CCBENCH_HAVE_CUDA
@@ -80,6 +81,13 @@ const ImplInfo* find_implementation(std::string_view name, Device device) {
   for (const ImplInfo& i : implementations())
     if (i.name == name && i.device == device) return &i;
   return nullptr;
+}
+
+void check_tuning_environment() {
+  cpu::slot_config_from_env();
+#if CCBENCH_HAVE_CUDA
+  check_gpu_tuning_environment();
+#endif
 }
 
 std::string valid_implementations() {

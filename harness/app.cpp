@@ -197,8 +197,9 @@ int run_benchmark(const RunOptions& opts_in, int* argc, char*** argv) {
   RunOptions opts = opts_in;
   const int lrank = launcher_rank();
   std::string out_dir;
-  // Before MPI: a bad fault spec or an unusable output folder is a usage error (exit 2).
+  // Before MPI: a bad fault spec, tuning variable or output folder is a usage error (exit 2).
   opts.fault = fault_from_environment();
+  check_tuning_environment();
   if (lrank == 0 && !opts.no_files) out_dir = prepare_output_dir(opts.out_dir);
 
   std::unique_ptr<LockedSink> sink;
@@ -230,6 +231,9 @@ int run_benchmark(const RunOptions& opts_in, int* argc, char*** argv) {
     watchdog.enter("start-up: comparing builds and arguments");
     check_same_run(world, layout,
                    fmt::format("ccbench {} git {} args '{}'", CCBENCH_VERSION, CCBENCH_GIT_HASH, arguments_of(opts.command_line)));
+    if (opts.fault && opts.fault->rank >= layout.nranks)  // a fault that could never fire
+      fail(ExitCode::usage, "CCBENCH_FAULT: rank={} does not exist in this run of {} ranks (valid: 0 to {})",
+           opts.fault->rank, layout.nranks, layout.nranks - 1);
     watchdog.enter("start-up: choosing devices");
     // Device: GPUs when every rank has one (auto), or what was asked for.
     std::string why_no_gpu;

@@ -59,7 +59,7 @@ double parse_real(const std::string& text, const char* flag, const char* meaning
   return v;
 }
 
-const std::vector<std::string> kTransports = {"auto", "shm", "mpi", "cuda_ipc", "nccl"};
+const std::vector<std::string> kTransports = {"auto", "shm", "mpi", "tcp", "cuda_ipc", "nccl"};
 const std::vector<std::string> kFormats = {"table", "csv", "json", "md"};
 const std::set<std::string> kSubcommands = {"run", "compare", "list", "topo"};
 
@@ -77,6 +77,8 @@ struct RawRun {
   std::string in_place = "both", out, format = "table,csv,json,md", seed = "24301", timeout = "120";
   std::string cycles = "1", baseline;
   bool share_gpus = false;
+  // Whether the options whose absence means "default" were given: given empty is an error.
+  bool max_given = false, factor_given = false, inc_given = false, out_given = false, baseline_given = false;
 };
 
 void add_run_options(CLI::App& app, RawRun& r) {
@@ -96,7 +98,8 @@ void add_run_options(CLI::App& app, RawRun& r) {
                  "implementations, comma-separated, all, or default [default: nccl,ring,tree,best on GPUs; "
                  "mpi,ring,tree on CPUs]");
   app.add_option("--device", r.device, "auto, cpu or gpu [auto: GPUs when present]");
-  app.add_option("--transport", r.transport, "auto, shm, mpi, cuda_ipc [auto]");
+  app.add_option("--transport", r.transport,
+                 "auto, shm, mpi, tcp (CPU ranks; CCBENCH_TCP_IF picks the interface), cuda_ipc [auto]");
   app.add_option("--in-place", r.in_place, "yes, no or both [both]");
   app.add_option("--out", r.out, "results folder, or none [./ccbench-results/<UTC time>-<host>]");
   app.add_option("--format", r.format, "outputs: table, csv, json, md [all]");
@@ -110,17 +113,17 @@ void add_run_options(CLI::App& app, RawRun& r) {
 RunOptions finish_run_options(const RawRun& r) {
   RunOptions o;
   o.sweep.min_bytes = parse_size(r.minbytes, "-b/--minbytes");
-  if (!r.maxbytes.empty()) {
+  if (r.max_given) {
     o.sweep.max_bytes = parse_size(r.maxbytes, "-e/--maxbytes");
     o.max_given = true;
   }
-  if (!r.stepfactor.empty() && !r.stepbytes.empty())
+  if (r.factor_given && r.inc_given)
     fail(ExitCode::usage, "-f/--stepfactor and -i/--stepbytes exclude each other: give one");
-  if (!r.stepbytes.empty()) {
+  if (r.inc_given) {
     o.sweep.increment = parse_size(r.stepbytes, "-i/--stepbytes");
     if (o.sweep.increment == 0) fail(ExitCode::usage, "-i/--stepbytes 0 never advances the sweep: give a size > 0");
   }
-  if (!r.stepfactor.empty()) o.sweep.factor = parse_real(r.stepfactor, "-f/--stepfactor", "a factor > 1");
+  if (r.factor_given) o.sweep.factor = parse_real(r.stepfactor, "-f/--stepfactor", "a factor > 1");
   // Validate the sweep now, before MPI; without -e, against the largest default maximum (the
   // real default is chosen later from the device and its memory, never below -b).
   SweepSpec probe = o.sweep;
@@ -134,8 +137,8 @@ RunOptions finish_run_options(const RawRun& r) {
   o.root = parse_int<int>(r.root, "-r/--root", 0, 1 << 30, "a rank number");
   o.seed = parse_int<std::uint64_t>(r.seed, "--seed", 0, UINT64_MAX, "a seed");
   double timeout = parse_real(r.timeout, "--timeout", "seconds > 0");
-  if (!(timeout > 0) || timeout > 7 * 24 * 3600.0)
-    fail(ExitCode::usage, "--timeout: {} is not valid; expected seconds > 0 (at most a week)", r.timeout);
+  if (!(timeout >= 0.001) || timeout > 7 * 24 * 3600.0)  // below 1 ms would become 0 ms
+    fail(ExitCode::usage, "--timeout: {} is not valid; expected seconds from 0.001 to 604800 (a week)", r.timeout);
   o.timeout = std::chrono::milliseconds(static_cast<long long>(timeout * 1000));
   o.cycles = parse_int<int>(r.cycles, "--cycles", 0, 1 << 30, "the number of sweeps (0 = until stopped)");
 
@@ -181,9 +184,10 @@ RunOptions finish_run_options(const RawRun& r) {
   }
   if (o.formats.empty()) fail(ExitCode::usage, "--format: empty list (valid: {})", joined(kFormats));
 
+  if (r.out_given && r.out.empty()) fail(ExitCode::usage, "--out: empty path; give a results folder, or none");
   if (r.out == "none") o.no_files = true;
   else o.out_dir = r.out;
-  if (!r.baseline.empty() && !is_known_implementation(r.baseline))
+  if (r.baseline_given && !is_known_implementation(r.baseline))
     fail(ExitCode::usage, "--baseline: unknown implementation '{}' (valid: {})", r.baseline, valid_implementations());
   o.baseline = r.baseline;
   o.share_gpus = r.share_gpus;
@@ -247,6 +251,11 @@ Command parse_command_line(int argc, const char* const* argv) {
       fail(ExitCode::usage, "--tolerance: {} is not valid; expected a fraction from 0 to below 1", tolerance);
     return cmp;
   }
+  raw.max_given = run->count("--maxbytes") > 0;
+  raw.factor_given = run->count("--stepfactor") > 0;
+  raw.inc_given = run->count("--stepbytes") > 0;
+  raw.out_given = run->count("--out") > 0;
+  raw.baseline_given = run->count("--baseline") > 0;
   RunOptions o = finish_run_options(raw);
   o.command_line = full_command_line(argc, argv);
   return o;

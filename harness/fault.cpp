@@ -19,7 +19,7 @@ template <typename T>
 T number(const std::string& key, const std::string& v) {
   T x{};
   auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
-  if (ec != std::errc() || end != v.data() + v.size() || v.empty())
+  if (ec != std::errc() || end != v.data() + v.size() || v.empty() || v.front() == '-')
     fail(ExitCode::usage, "CCBENCH_FAULT: {}='{}' is not a non-negative whole number", key, v);
   return x;
 }

@@ -72,8 +72,10 @@ std::vector<std::uint64_t> sweep_sizes(const SweepSpec& s) {
     } else {
       double d = std::floor(static_cast<double>(size) * s.factor);
       if (d >= static_cast<double>(kMax)) break;
-      next = static_cast<std::uint64_t>(d);
-      if (next <= size) next = size + 1;  // a small factor on a small size still advances
+      // A small factor on a small size still advances; a factor <= 0 (allowed when -b = -e) gives
+      // d <= 0, which must not be cast to an unsigned type.
+      next = d > 0 ? static_cast<std::uint64_t>(d) : 0;
+      if (next <= size) next = size + 1;
     }
     if (next > s.max_bytes) break;
     size = next;

@@ -1,7 +1,9 @@
 #include "results/csv_reader.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -101,6 +103,7 @@ CsvTable parse_csv(const std::string& text) {
 }
 
 CsvTable read_csv_file(const std::string& path) {
+  if (std::filesystem::is_directory(path)) fail(ExitCode::usage, "cannot read {}: it is a folder, not a file", path);
   std::ifstream in(path, std::ios::binary);
   if (!in) fail(ExitCode::usage, "cannot read {}: {}", path, std::strerror(errno));
   std::ostringstream text;
@@ -115,6 +118,10 @@ CsvTable read_csv_file(const std::string& path) {
 
 std::vector<RunRecord> read_results_csv(const std::string& path) {
   const CsvTable t = read_csv_file(path);
+  // Every column up front: a file without rows must still be a results.csv.
+  for (const Column& c : record_columns())
+    if (std::find(t.header.begin(), t.header.end(), c.csv_header) == t.header.end())
+      fail(ExitCode::usage, "{}: not a ccbench results.csv: its header has no column '{}'", path, c.csv_header);
   std::vector<RunRecord> out;
   out.reserve(t.rows.size());
   for (size_t i = 0; i < t.rows.size(); ++i) {

@@ -2,6 +2,9 @@
 
 #include <charconv>
 #include <functional>
+#include <limits>
+#include <type_traits>
+#include <utility>
 
 #include <fmt/format.h>
 
@@ -37,10 +40,25 @@ struct Field {
   std::function<void(RunRecord&, const Json&)> set;
 };
 
-#define CCB_FIELD(member, header, kind)                                                   \
-  Field {                                                                                 \
-    {#member, header}, kind, [](const RunRecord& r) { return Json(r.member); },         \
-        [](RunRecord& r, const Json& v) { r.member = v.get<decltype(r.member)>(); }     \
+// A value read into a member of type T: a whole number outside T's range is an error, never
+// wrapped (a 64-bit number read into an int).
+template <typename T>
+T checked(const Json& v, const char* column) {
+  if constexpr (std::is_integral_v<T> && !std::is_same_v<T, bool>) {
+    const bool fits = v.is_number_unsigned()  ? std::in_range<T>(v.get<std::uint64_t>())
+                      : v.is_number_integer() ? std::in_range<T>(v.get<std::int64_t>())
+                                              : true;
+    if (!fits)
+      fail(ExitCode::usage, "column '{}': {} is out of range (valid: {} to {})", column, v.dump(),
+           std::numeric_limits<T>::min(), std::numeric_limits<T>::max());
+  }
+  return v.get<T>();
+}
+
+#define CCB_FIELD(member, header, kind)                                                          \
+  Field {                                                                                        \
+    {#member, header}, kind, [](const RunRecord& r) { return Json(r.member); },                \
+        [](RunRecord& r, const Json& v) { r.member = checked<decltype(r.member)>(v, header); } \
   }
 
 const std::vector<Field>& fields() {

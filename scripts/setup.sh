@@ -13,6 +13,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libhwloc-dev libibverbs-dev librdmacm-dev ibverbs-providers
   python3 python3-matplotlib
+  clang libclang-rt-dev  # scripts/test.sh: libFuzzer targets (tests/fuzz)
 )
 
 missing=()

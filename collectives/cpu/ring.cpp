@@ -176,6 +176,7 @@ class RingCpu final : public Implementation {
 
   void setup(const ImplContext& ctx) override {
     if (!ctx.layout) fail(ExitCode::runtime, "ring: setup() needs the rank layout");
+    if (cpu::unsupported_context(ctx, "ring")) return;  // unsupported() skips every case, with the reason
     cfg_ = cpu::slot_config_from_env();
     timeout_ = ctx.timeout;
     cpu::note_node_load(*ctx.layout);

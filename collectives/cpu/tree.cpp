@@ -188,6 +188,7 @@ class TreeCpu final : public Implementation {
 
   void setup(const ImplContext& ctx) override {
     if (!ctx.layout) fail(ExitCode::runtime, "tree: setup() needs the rank layout");
+    if (cpu::unsupported_context(ctx, "tree")) return;  // unsupported() skips every case, with the reason
     cfg_ = cpu::slot_config_from_env();
     timeout_ = ctx.timeout;
     cpu::note_node_load(*ctx.layout);

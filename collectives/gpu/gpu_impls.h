@@ -22,5 +22,8 @@ std::unique_ptr<Implementation> make_oneshot_gpu();
 std::unique_ptr<Implementation> make_twoshot_gpu();
 std::unique_ptr<Implementation> make_ce_gpu();
 std::unique_ptr<Implementation> make_best_gpu();
+// Reads every tuning variable above (CCBENCH_GPU_*, CCBENCH_ONESHOT_MAX_BYTES, CCBENCH_BEST_*);
+// throws Error(usage) naming a bad one.
+void check_gpu_tuning_environment();
 
 }  // namespace ccbench

@@ -1,0 +1,335 @@
+#!/usr/bin/env python3
+"""Bad-input matrix: every flag, size string, environment variable, CSV input and output path of
+ccbench in invalid forms, each run as a real launch (mpirun -np 2, or plain for some) and checked
+against DESIGN.md: the exit code (2 usage, 3 precondition), a message on stderr that names the bad
+thing and says what is valid, and, for input that can be judged before MPI start-up, that nothing
+ran: no results folder, nothing on stdout, the error said once (by rank 0).
+
+Usage: bad_input.py --ccbench PATH --mpiexec PATH --golden tests/golden/results.csv [--jobs N]
+Prints one line per case and "bad inputs tried: N"; exits 1 if any case misbehaved.
+"""
+import argparse
+import concurrent.futures
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+# A sanitizer report: ASan/LSan/UBSan summaries, or UBSan's "file:line:col: runtime error:".
+SANITIZER_REPORT = re.compile(r"(Address|Leak|UndefinedBehavior)Sanitizer|:[0-9]+:[0-9]+: runtime error:")
+SIZE_HELP = "whole number of bytes with an optional suffix K, M, G or T"
+FAULT_HELP = "expected KIND:rank=R"
+
+
+class Case:
+    """One bad input. rc: expected exit code. texts: substrings the message must hold.
+    pre: judged before MPI start-up (no results folder, empty stdout, said once).
+    where: 'stderr' or 'output' (stdout + stderr, for reasons printed in the result table)."""
+
+    def __init__(self, name, args, rc, texts, env=None, launch="mpi", pre=True, where="stderr", absent=()):
+        self.name, self.args, self.rc, self.texts = name, list(args), rc, list(texts)
+        self.env, self.launch, self.pre, self.where = dict(env or {}), launch, pre, where
+        self.absent = list(absent)  # paths that must not exist afterwards
+
+
+def make_files(scratch, golden):
+    """Result files for `ccbench compare`: one good, the others broken in one way each."""
+    with open(golden, encoding="utf-8") as f:
+        good = f.read()
+    lines = good.splitlines(keepends=True)
+    header_at = next(i for i, l in enumerate(lines) if l.startswith("collective,"))
+    header, first = lines[header_at], lines[header_at + 1]
+    files = {
+        "good.csv": good,
+        "notcsv.txt": "hello, this is not a results file\n",
+        "binary.csv": "\x00\x01\x02\xff garbage",
+        "empty.csv": "",
+        "comments.csv": "# only a comment\n# and another\n",
+        "renamed_column.csv": good.replace("collective,impl,", "collective,implementation,", 1),
+        "missing_column.csv": "".join(lines[:header_at]) + header.replace(",busbw[GB/s]", "", 1),
+        "bad_number.csv": good.replace(first, first.replace(",8,2,", ",eight,2,", 1), 1),
+        "bad_bool.csv": good.replace(first, first.replace(",false,eager,", ",maybe,eager,", 1), 1),
+        "bad_status.csv": good.replace(first, first.replace(",skipped,", ",great,", 1), 1),
+        "int_range.csv": good.replace(first, first.replace(",eager,4,2,2,", ",eager,4294967298,2,2,", 1), 1),
+        "stray_quote.csv": "".join(lines[: header_at + 1]) + 'allreduce,mpi,"mp"i,cpu\n',
+        "open_quote.csv": "".join(lines[: header_at + 1]) + 'allreduce,mpi,"mpi,cpu\n',
+        "short_row.csv": "".join(lines[: header_at + 1]) + "allreduce,mpi,mpi\n",
+    }
+    for name, text in files.items():
+        with open(os.path.join(scratch, name), "w", encoding="latin-1") as f:
+            f.write(text)
+    os.mkdir(os.path.join(scratch, "a_folder.csv"))
+    with open(os.path.join(scratch, "regular_file"), "w") as f:
+        f.write("not a folder\n")
+    return {n: os.path.join(scratch, n) for n in list(files) + ["a_folder.csv", "regular_file"]}
+
+
+def cases(files, scratch, have_gpu, cuda_built):
+    small = ["-b", "8", "-e", "8", "-n", "1", "-w", "0", "--timeout", "20"]
+    c = []
+    # Sizes and the sweep.
+    c += [
+        Case("-b 0", ["-b", "0"], 2, ["-b/--minbytes", "at least 1 byte"]),
+        Case("-b > -e", ["-b", "1M", "-e", "1K"], 2, ["-b/--minbytes 1M is larger than -e/--maxbytes 1K"]),
+        Case("-f 1 with -b < -e", ["-b", "8", "-e", "1K", "-f", "1"], 2, ["-f/--stepfactor 1 never advances", "factor > 1"]),
+        Case("-f 0.5", ["-f", "0.5"], 2, ["-f/--stepfactor 0.5 never advances", "factor > 1"]),
+        Case("-f abc", ["-f", "abc"], 2, ["-f/--stepfactor: 'abc' is not a number", "factor > 1"]),
+        Case("-f inf", ["-f", "inf"], 2, ["-f/--stepfactor: 'inf' is not a number"]),
+        Case("-f empty", ["-f", ""], 2, ["-f/--stepfactor: '' is not a number"]),
+        Case("-i 0", ["-i", "0"], 2, ["-i/--stepbytes 0 never advances", "size > 0"]),
+        Case("-f and -i together", ["-f", "2", "-i", "8"], 2, ["exclude each other"]),
+        Case("-i 1.5K", ["-i", "1.5K"], 2, ["-i/--stepbytes: fractional size", SIZE_HELP]),
+        Case("-b -5", ["-b", "-5"], 2, ["-b/--minbytes: negative size '-5'", SIZE_HELP]),
+        Case("-b 1Q", ["-b", "1Q"], 2, ["-b/--minbytes: unknown size suffix 'Q'", SIZE_HELP]),
+        Case("-b 1.5K", ["-b", "1.5K"], 2, ["-b/--minbytes: fractional size '1.5K'", SIZE_HELP]),
+        Case("-b 20 digits", ["-b", "99999999999999999999"], 2, ["-b/--minbytes", "does not fit in 64 bits"]),
+        Case("-b 20000000T", ["-b", "20000000T"], 2, ["-b/--minbytes", "'20000000T' does not fit in 64 bits"]),
+        Case("-b empty", ["-b", ""], 2, ["-b/--minbytes: empty size", SIZE_HELP]),
+        Case("-b 0x10", ["-b", "0x10"], 2, ["-b/--minbytes: unknown size suffix 'x10'"]),
+        Case("-e K", ["-e", "K"], 2, ["-e/--maxbytes: 'K' is not a size", SIZE_HELP]),
+        Case("-e empty", ["-e", ""], 2, ["-e/--maxbytes: empty size"]),
+        Case("-i 1 (too many sizes)", ["-b", "1", "-e", "1M", "-i", "1"], 2, ["more than 10000 sizes", "larger -f or -i"]),
+    ]
+    # Counts and choices.
+    c += [
+        Case("-n 0", ["-n", "0"], 2, ["-n/--iters: '0' is not valid", "from 1 to 1000000"]),
+        Case("-n abc", ["-n", "abc"], 2, ["-n/--iters: 'abc' is not valid", "from 1 to 1000000"]),
+        Case("-n 1e3", ["-n", "1e3"], 2, ["-n/--iters: '1e3' is not valid"]),
+        Case("-w -1", ["-w", "-1"], 2, ["-w/--warmup_iters: '-1' is not valid", "from 0 to 1000000"]),
+        Case("-c 2", ["-c", "2"], 2, ["-c/--check: '2' is not valid", "0 (off) or 1 (on)"]),
+        Case("-r -1", ["-r", "-1"], 2, ["-r/--root: '-1' is not valid", "a rank number"]),
+        Case("-G -1", ["-G", "-1"], 2, ["-G/--cudagraph: '-1' is not valid"]),
+        Case("-d badtype", ["-d", "badtype"], 2, ["-d/--datatype: unknown value 'badtype'", "valid: int8"]),
+        Case("-d float,,int8", ["-d", "float,,int8"], 2, ["-d/--datatype: unknown value ''", "valid: int8"]),
+        Case("-o badop", ["-o", "badop"], 2, ["-o/--op: unknown value 'badop'", "valid: sum, prod, min, max, avg"]),
+        Case("--collective foo", ["--collective", "foo"], 2, ["--collective: unknown value 'foo'", "valid: allreduce"]),
+        Case("--impl foo", ["--impl", "foo"], 2, ["--impl: unknown implementation 'foo'", "valid: mpi, ring, tree"]),
+        Case("--impl empty list", ["--impl", ","], 2, ["--impl: unknown implementation ''", "valid: mpi"]),
+        Case("--device tpu", ["--device", "tpu"], 2, ["--device: unknown value 'tpu'", "valid: auto, cpu, gpu"]),
+        Case("--transport carrier-pigeon", ["--transport", "carrier-pigeon"], 2,
+             ["--transport: unknown value 'carrier-pigeon'", "valid: auto, shm, mpi"]),
+        Case("--in-place maybe", ["--in-place", "maybe"], 2, ["--in-place: unknown value 'maybe'", "valid: yes, no, both"]),
+        Case("--format xml", ["--format", "xml"], 2, ["--format: unknown format 'xml'", "valid: table, csv, json, md"]),
+        Case("--format empty", ["--format", ""], 2, ["--format: empty list", "valid: table"]),
+        Case("--timeout 0", ["--timeout", "0"], 2, ["--timeout: 0 is not valid", "seconds from 0.001"]),
+        Case("--timeout -1", ["--timeout", "-1"], 2, ["--timeout: -1 is not valid", "seconds from 0.001"]),
+        Case("--timeout 0.0001", ["--timeout", "0.0001"], 2, ["--timeout: 0.0001 is not valid", "seconds from 0.001"]),
+        Case("--timeout nan", ["--timeout", "nan"], 2, ["--timeout: 'nan' is not a number"]),
+        Case("--timeout 8 days", ["--timeout", "691200"], 2, ["--timeout: 691200 is not valid", "a week"]),
+        Case("--cycles -1", ["--cycles", "-1"], 2, ["--cycles: '-1' is not valid", "0 = until stopped"]),
+        Case("--seed x", ["--seed", "x"], 2, ["--seed: 'x' is not valid", "a whole number from 0 to 18446744073709551615"]),
+        Case("--seed 2^64", ["--seed", "18446744073709551616"], 2, ["--seed: '18446744073709551616' is not valid"]),
+        Case("--baseline foo", ["--baseline", "foo"], 2, ["--baseline: unknown implementation 'foo'", "valid: mpi"]),
+        Case("--baseline empty", ["--baseline", ""], 2, ["--baseline: unknown implementation ''", "valid: mpi"]),
+        Case("unknown flag --foo", ["--foo"], 2, ["--foo", "see ccbench --help"]),
+        Case("flag without value -n", ["-n"], 2, ["--iters", "see ccbench --help"]),
+        Case("flag given twice", ["-n", "3", "-n", "4"], 2, ["--iters", "see ccbench --help"]),
+        Case("unknown subcommand argument", ["compare"], 2, ["before is required", "see ccbench --help"], launch="plain"),
+    ]
+    # Output folder.
+    under_file = os.path.join(files["regular_file"], "results")
+    c += [
+        Case("--out /proc/ccbench", ["--out", "/proc/ccbench"] + small, 2,
+             ["--out: cannot create the results folder '/proc/ccbench'"], absent=["/proc/ccbench"]),
+        Case("--out under a regular file", ["--out", under_file] + small, 2,
+             ["--out: cannot create the results folder", "Not a directory"], absent=[under_file]),
+        Case("--out is a regular file", ["--out", files["regular_file"]] + small, 2,
+             ["--out: cannot create the results folder", "regular_file"]),
+        Case("--out empty", ["--out", ""] + small, 2, ["--out: empty path", "or none"]),
+    ]
+    # Environment: fault injection (test-only) and tuning variables.
+    faults = [
+        ("no colon", "stop", ["CCBENCH_FAULT='stop' is not valid", FAULT_HELP]),
+        ("unknown kind", "explode:rank=1", ["CCBENCH_FAULT: unknown kind 'explode'", "stop, kill, delay, corrupt, overrun, alloc"]),
+        ("empty kind", ":rank=1", ["CCBENCH_FAULT: unknown kind ''", FAULT_HELP]),
+        ("no rank", "stop:size=4K", ["names no rank", FAULT_HELP]),
+        ("rank not a number", "stop:rank=x", ["CCBENCH_FAULT: rank='x' is not a non-negative whole number"]),
+        ("negative rank", "stop:rank=-1", ["CCBENCH_FAULT: rank='-1' is not a non-negative whole number"]),
+        ("rank too large for int", "stop:rank=99999999999", ["rank='99999999999' is not a non-negative whole number"]),
+        ("negative ms", "delay:rank=0,ms=-5", ["CCBENCH_FAULT: ms='-5' is not a non-negative whole number"]),
+        ("negative iteration", "stop:rank=1,iteration=-1", ["iteration='-1' is not a non-negative whole number"]),
+        ("negative index", "corrupt:rank=0,index=-1", ["index='-1' is not a non-negative whole number"]),
+        ("bad size", "stop:rank=1,size=1Q", ["CCBENCH_FAULT size: unknown size suffix 'Q'", SIZE_HELP]),
+        ("unknown key", "stop:rank=1,colour=red", ["CCBENCH_FAULT: unknown key 'colour'", FAULT_HELP]),
+        ("not key=value", "stop:rank", ["CCBENCH_FAULT: 'rank' is not key=value", FAULT_HELP]),
+        ("empty item", "stop:rank=1,,size=4K", ["CCBENCH_FAULT: '' is not key=value"]),
+        ("bytes 0", "overrun:rank=0,bytes=0", ["CCBENCH_FAULT: bytes must be from 1 to 4096"]),
+        ("bytes 5000", "overrun:rank=0,bytes=5000", ["CCBENCH_FAULT: bytes must be from 1 to 4096"]),
+        ("empty impl", "stop:rank=1,impl=", ["CCBENCH_FAULT: impl= needs a name"]),
+    ]
+    for label, value, texts in faults:
+        c.append(Case(f"CCBENCH_FAULT {label}", small, 2, texts, env={"CCBENCH_FAULT": value}))
+    # A rank the run does not have: known only after MPI start-up (the folder may exist).
+    c.append(Case("CCBENCH_FAULT rank outside the run", small + ["--out", "none"], 2,
+                  ["CCBENCH_FAULT: rank=2 does not exist in this run of 2 ranks", "valid: 0 to 1"],
+                  env={"CCBENCH_FAULT": "stop:rank=2"}, pre=False))
+    slot_bytes_help = "a multiple of 64 from 64 to 64M"
+    for value in ["abc", "0", "100", "65", "1G", "-64", "99999999999999999999", "64Q"]:
+        c.append(Case(f"CCBENCH_CPU_SLOT_BYTES={value}", small, 2,
+                      [f"CCBENCH_CPU_SLOT_BYTES='{value}' is invalid", slot_bytes_help],
+                      env={"CCBENCH_CPU_SLOT_BYTES": value}))
+    for value in ["1", "0", "65", "x", "-2"]:
+        c.append(Case(f"CCBENCH_CPU_SLOT_DEPTH={value}", small, 2,
+                      [f"CCBENCH_CPU_SLOT_DEPTH='{value}' is invalid", "an integer from 2 to 64"],
+                      env={"CCBENCH_CPU_SLOT_DEPTH": value}))
+    if cuda_built:  # the GPU tuning variables are read only where the CUDA kernels are built in
+        for var, value, texts in [
+            ("CCBENCH_GPU_SLOT_BYTES", "5000", ["from 4096 to 16777216 that is a multiple of 4096"]),
+            ("CCBENCH_GPU_CHANNELS", "0", ["from 1 to 64"]),
+            ("CCBENCH_GPU_CHANNELS", "many", ["from 1 to 64"]),
+            ("CCBENCH_GPU_TREE_CHANNELS", "33", ["from 1 to 32"]),
+            ("CCBENCH_GPU_TWOSHOT_BLOCKS", "-1", ["from 1 to 64"]),
+            ("CCBENCH_ONESHOT_MAX_BYTES", "9", ["multiple of 8"]),
+            ("CCBENCH_BEST_ONESHOT_MAX_BYTES", "1G", ["from 0 to"]),
+            ("CCBENCH_BEST_TWOSHOT_MAX_BYTES", "x", ["from 0 to 1099511627776"]),
+            ("CCBENCH_BEST_BRUCK_MAX_BYTES", "2T", ["from 0 to 1099511627776"]),
+        ]:
+            c.append(Case(f"{var}={value}", small, 2, [f"{var}='{value}' is not valid"] + texts, env={var: value}))
+    # Preconditions: valid input that cannot run here (exit 3, after MPI start-up).
+    if have_gpu:
+        c.append(Case("--impl mpi --device gpu", ["--impl", "mpi", "--device", "gpu", "--share-gpus"] + small, 3,
+                      ["no requested implementation can run here", "mpi runs on cpu ranks"], pre=False))
+    else:
+        c.append(Case("--device gpu without a GPU", ["--device", "gpu"] + small, 3,
+                      ["--device gpu", "has no usable GPU"], pre=False))
+    c += [
+        Case("--impl nccl --device cpu", ["--impl", "nccl", "--device", "cpu"] + small, 3,
+             ["no requested implementation can run here", "nccl runs on gpu ranks"], pre=False),
+        Case("--impl oneshot,ce --device cpu", ["--impl", "oneshot,ce", "--device", "cpu"] + small, 3,
+             ["oneshot runs on gpu ranks", "ce runs on gpu ranks"], pre=False),
+        Case("--impl ring --transport cuda_ipc on CPU", ["--impl", "ring", "--transport", "cuda_ipc", "--device", "cpu"]
+             + small, 3, ["nothing could be measured", "not cuda_ipc (valid: auto"], pre=False, where="output"),
+        Case("--impl tree --transport nccl on CPU", ["--impl", "tree", "--transport", "nccl", "--device", "cpu"]
+             + small, 3, ["nothing could be measured", "not nccl (valid: auto"], pre=False, where="output"),
+        Case("broadcast root outside the run", ["--collective", "broadcast", "-r", "5", "--device", "cpu"] + small, 3,
+             ["nothing could be measured", "root 5 does not exist with 2 ranks (valid: 0 to 1)"], pre=False,
+             where="output"),
+    ]
+    # compare: results files (no MPI).
+    good = files["good.csv"]
+    for label, name, texts in [
+        ("missing file", "missing.csv", ["cannot read", "missing.csv: No such file or directory"]),
+        ("a folder", "a_folder.csv", ["a_folder.csv: it is a folder, not a file"]),
+        ("not CSV", "notcsv.txt", ["notcsv.txt: not a ccbench results.csv", "no column 'collective'"]),
+        ("binary", "binary.csv", ["binary.csv: not a ccbench results.csv"]),
+        ("empty", "empty.csv", ["empty.csv: the CSV has no header line"]),
+        ("comments only", "comments.csv", ["comments.csv: the CSV has no header line"]),
+        ("renamed column", "renamed_column.csv", ["renamed_column.csv: not a ccbench results.csv", "no column 'impl'"]),
+        ("missing column", "missing_column.csv", ["missing_column.csv", "no column 'busbw[GB/s]'"]),
+        ("bad number", "bad_number.csv", ["bad_number.csv: line 4: column 'size[B]': 'eight' is not a valid number"]),
+        ("bad boolean", "bad_bool.csv", ["bad_bool.csv: line 4: column 'in_place': 'maybe' is not true or false"]),
+        ("number out of range", "int_range.csv",
+         ["int_range.csv: line 4: column 'ranks': 4294967298 is out of range (valid: -2147483648 to 2147483647)"]),
+        ("bad status", "bad_status.csv", ["bad_status.csv: line 4", "unknown row status 'great' (valid: ok, wrong"]),
+        ("stray quote", "stray_quote.csv", ["stray_quote.csv: line 4: malformed CSV", "quotes doubled"]),
+        ("unclosed quote", "open_quote.csv", ["open_quote.csv: line 4: malformed CSV", "quoted field is not closed"]),
+        ("short row", "short_row.csv", ["short_row.csv: line 4: the row has 3 fields but the header has 29"]),
+    ]:
+        path = files.get(name, os.path.join(scratch, name))
+        c.append(Case(f"compare: {label} (before)", ["compare", path, good], 2, texts, launch="plain"))
+    c.append(Case("compare: missing file (after)", ["compare", good, os.path.join(scratch, "gone.csv")], 2,
+                  ["gone.csv: No such file or directory"], launch="plain"))
+    c.append(Case("compare: malformed quote under mpirun", ["compare", files["stray_quote.csv"], good], 2,
+                  ["malformed CSV"]))
+    for value, texts in [("2", ["--tolerance: 2 is not valid", "from 0 to below 1"]),
+                         ("-0.1", ["--tolerance: -0.1 is not valid", "from 0 to below 1"]),
+                         ("abc", ["--tolerance: 'abc' is not a number", "between 0 and 1"]),
+                         ("nan", ["--tolerance: 'nan' is not a number"])]:
+        c.append(Case(f"compare --tolerance {value}", ["compare", good, good, "--tolerance", value], 2, texts,
+                      launch="plain"))
+    # The same checks without mpirun (a plain start, as on a login node).
+    for name, args, texts, env in [
+        ("-b 0", ["-b", "0"], ["at least 1 byte"], {}),
+        ("unknown flag --foo", ["--foo"], ["--foo"], {}),
+        ("-n abc", ["-n", "abc"], ["-n/--iters: 'abc' is not valid"], {}),
+        ("--out /proc/ccbench", ["--out", "/proc/ccbench"], ["cannot create the results folder"], {}),
+        ("CCBENCH_FAULT unknown kind", small, ["unknown kind 'explode'"], {"CCBENCH_FAULT": "explode:rank=0"}),
+        ("CCBENCH_CPU_SLOT_BYTES=65", small, ["CCBENCH_CPU_SLOT_BYTES='65' is invalid"], {"CCBENCH_CPU_SLOT_BYTES": "65"}),
+        ("CCBENCH_CPU_SLOT_DEPTH=1", small, ["CCBENCH_CPU_SLOT_DEPTH='1' is invalid"], {"CCBENCH_CPU_SLOT_DEPTH": "1"}),
+    ]:
+        c.append(Case(f"plain: {name}", args, 2, texts, env=env, launch="plain"))
+    c.append(Case("plain: --impl nccl --device cpu", ["--impl", "nccl", "--device", "cpu"] + small, 3,
+                  ["nccl runs on gpu ranks"], launch="plain", pre=False))
+    return c
+
+
+def run_case(case, opts):
+    cwd = tempfile.mkdtemp(prefix="case-", dir=opts.scratch)
+    env = dict(os.environ, **case.env)
+    cmd = [opts.ccbench] + case.args
+    if case.launch == "mpi":
+        export = []
+        for k in case.env:
+            export += ["-x", k]
+        cmd = [opts.mpiexec, "--oversubscribe", "--allow-run-as-root", "-np", "2"] + export + cmd
+    start = time.monotonic()
+    try:
+        p = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, errors="replace", timeout=120)
+        rc, out, err = p.returncode, p.stdout, p.stderr
+    except subprocess.TimeoutExpired as e:
+        rc, out, err = "hang", (e.stdout or b"").decode(errors="replace"), (e.stderr or b"").decode(errors="replace")
+    elapsed = time.monotonic() - start
+    problems = []
+    if rc != case.rc:
+        problems.append(f"exit code {rc}, expected {case.rc}")
+    text = err if case.where == "stderr" else out + err
+    for t in case.texts:
+        if t not in text:
+            problems.append(f"the {case.where} lacks {t!r}")
+    if SANITIZER_REPORT.search(err):
+        problems.append("a sanitizer reported an error")
+    if case.pre:
+        if os.path.exists(os.path.join(cwd, "ccbench-results")):
+            problems.append("a results folder was created: the input was not judged before MPI start-up")
+        if out.strip():
+            problems.append("stdout is not empty: something ran before the input was judged")
+        if err.count("ccbench: error:") != 1:
+            problems.append(f"the error was said {err.count('ccbench: error:')} times, expected once (rank 0)")
+    for path in case.absent:
+        if os.path.exists(path):
+            problems.append(f"{path} was created")
+    shutil.rmtree(cwd, ignore_errors=True)
+    return case, rc, elapsed, problems, err
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--ccbench", required=True)
+    ap.add_argument("--mpiexec", default="mpirun")
+    ap.add_argument("--golden", required=True)
+    ap.add_argument("--jobs", type=int, default=2)
+    ap.add_argument("--filter", default="", help="run only cases whose name contains this")
+    opts = ap.parse_args()
+    opts.ccbench = os.path.abspath(opts.ccbench)
+    version = subprocess.run([opts.ccbench, "--version"], capture_output=True, text=True).stdout
+    cuda_built = "CUDA     built in" in version
+    have_gpu = False
+    if shutil.which("nvidia-smi"):
+        smi = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True)
+        have_gpu = any(l.startswith("GPU") for l in smi.stdout.splitlines())
+    os.environ.setdefault("OMPI_MCA_rmaps_base_oversubscribe", "1")
+    with tempfile.TemporaryDirectory(prefix="ccbench-bad-input-") as scratch:
+        opts.scratch = scratch
+        files = make_files(scratch, opts.golden)
+        todo = [c for c in cases(files, scratch, have_gpu, cuda_built) if opts.filter in c.name]
+        failed = 0
+        with concurrent.futures.ThreadPoolExecutor(max_workers=opts.jobs) as pool:
+            for case, rc, elapsed, problems, err in pool.map(lambda c: run_case(c, opts), todo):
+                launch = "mpirun -np 2" if case.launch == "mpi" else "plain"
+                if problems:
+                    failed += 1
+                    print(f"FAIL {case.name} [{launch}] rc={rc} ({elapsed:.1f} s): " + "; ".join(problems))
+                    print("     stderr: " + "\n     stderr: ".join(err.strip().splitlines()[:12]))
+                else:
+                    print(f"ok   {case.name} [{launch}] rc={rc} ({elapsed:.1f} s)")
+    n_mpi = sum(c.launch == "mpi" for c in todo)
+    print(f"bad inputs tried: {len(todo)} ({n_mpi} under mpirun -np 2, {len(todo) - n_mpi} plain); "
+          f"{failed} misbehaved" + ("" if cuda_built else "; GPU tuning variables left out: built without CUDA"))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,256 @@
+#!/usr/bin/env python3
+"""Fault tests: ccbench on 2 CPU ranks under mpirun with a fault injected by CCBENCH_FAULT (a
+stopped rank, a killed rank, a wrong element, a write past the buffer, a failed allocation, a
+slow rank), checked for the exit code, the time the job took, the message and the result files.
+
+Usage: fault_tests.py --ccbench PATH --mpiexec PATH SCENARIO
+Prints "fault SCENARIO: exit code N after T s" and exits 1 when a check fails.
+"""
+import argparse
+import csv
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+
+# A sanitizer report: ASan/LSan/UBSan summaries, or UBSan's "file:line:col: runtime error:".
+SANITIZER_REPORT = re.compile(r"(Address|Leak|UndefinedBehavior)Sanitizer|:[0-9]+:[0-9]+: runtime error:")
+STARTUP_S = 10  # mpirun start-up and tear-down on a loaded 2-core machine
+SWEEP = ["--device", "cpu", "--collective", "allreduce", "-b", "1K", "-e", "16K", "-n", "3", "-w", "1"]
+HOST = socket.gethostname()
+LAST = {}  # the last job's output, printed when a check fails
+
+
+class Failed(Exception):
+    pass
+
+
+def check(cond, what):
+    if not cond:
+        raise Failed(what)
+
+
+class Run:
+    def __init__(self, rc, out, err, elapsed, folder):
+        self.rc, self.out, self.err, self.elapsed, self.folder = rc, out, err, elapsed, folder
+
+    def rows(self):
+        """results.csv as dicts, read with the csv module (comment lines before the header skipped)."""
+        path = os.path.join(self.folder, "results.csv")
+        check(os.path.exists(path), "results.csv was not written")
+        with open(path, newline="", encoding="utf-8") as f:
+            lines = [l for l in f if not l.startswith("#")]
+        rows = list(csv.DictReader(lines, strict=True))
+        for r in rows:
+            check(None not in r and None not in r.values(), f"results.csv row with a wrong field count: {r}")
+            for col in ("size[B]", "time_max[us]", "time_p95[us]", "wrong[elements]"):
+                float(r[col])  # every number parses
+        return rows
+
+    def run_json(self):
+        path = os.path.join(self.folder, "run.json")
+        check(os.path.exists(path), "run.json was not written")
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+
+
+def launch(opts, fault, args, ranks=2, timeout=120):
+    folder = tempfile.mkdtemp(prefix="ccbench-fault-")
+    env = dict(os.environ)
+    cmd = [opts.mpiexec, "--oversubscribe", "--allow-run-as-root", "-np", str(ranks)]
+    if fault:
+        env["CCBENCH_FAULT"] = fault
+        cmd += ["-x", "CCBENCH_FAULT"]
+    cmd += [opts.ccbench] + args + ["--out", folder]
+    print("$ " + (f"CCBENCH_FAULT={fault} " if fault else "") + " ".join(cmd))
+    start = time.monotonic()
+    try:
+        p = subprocess.run(cmd, env=env, capture_output=True, text=True, errors="replace", timeout=timeout)
+        rc, out, err = p.returncode, p.stdout, p.stderr
+    except subprocess.TimeoutExpired as e:
+        raise Failed(f"the job did not end within {timeout} s")
+    run = Run(rc, out, err, time.monotonic() - start, folder)
+    LAST.update(out=out, err=err, folder=folder)
+    print(f"fault {opts.scenario}: exit code {rc} after {run.elapsed:.1f} s")
+    check(not SANITIZER_REPORT.search(err), "a sanitizer reported an error")
+    return run
+
+
+def row(rows, size, in_place=False):
+    for r in rows:
+        if r["size[B]"] == str(size) and r["in_place"] == ("true" if in_place else "false"):
+            return r
+    raise Failed(f"results.csv has no row for {size} B {'in-place' if in_place else 'out-of-place'}")
+
+
+def stop(opts, impl):
+    """A stopped rank (SIGSTOP) at 4K, iteration 1: the job ends with exit code 5 within about twice
+    the deadline, names what it waited for and leaves readable, incomplete results."""
+    timeout = 3
+    r = launch(opts, "stop:rank=1,size=4K,iteration=1", ["--impl", impl] + SWEEP + ["--timeout", str(timeout)])
+    check(r.rc == 5, f"exit code {r.rc}, expected 5 (timeout)")
+    check(r.elapsed < 2 * timeout + STARTUP_S, f"took {r.elapsed:.1f} s, more than 2 x --timeout + {STARTUP_S} s")
+    check("timeout" in r.err and "4K" in r.err, "stderr does not report the timeout at 4K")
+    if impl in ("ring", "tree"):  # our own waits know whom they wait for
+        check(re.search(rf"rank 0 waited [0-9.]+ s for data from rank 1 \(", r.err), "stderr does not name rank 1")
+    else:  # MPI_Allreduce does not say whom it waits for: the watchdog names the phase
+        check(f"'allreduce/{impl} float sum 4K out-of-place: iteration 1' has taken" in r.err,
+              "stderr does not name the stuck phase")
+    rows = r.rows()
+    for size in (1024, 2048):
+        for ip in (False, True):
+            check(row(rows, size, ip)["status"] == "ok", f"the {size} B row measured before the hang is not ok")
+    check(not any(x["size[B]"] == "4096" and x["status"] == "ok" for x in rows), "a 4K row claims to be ok")
+    j = r.run_json()
+    check(j["complete"] is False, "run.json says complete")
+    check("timeout" in (j["incomplete_reason"] or ""), f"run.json reason {j['incomplete_reason']!r} lacks 'timeout'")
+    check(j["exit_code"] == 5, f"run.json exit_code {j['exit_code']}, expected 5")
+
+
+def kill(opts):
+    """A killed rank (SIGKILL) at 16K: the job ends non-zero; rows measured before stay readable."""
+    r = launch(opts, "kill:rank=1,size=16K", ["--impl", "ring"] + SWEEP + ["--timeout", "10"])
+    check(r.rc != 0, "exit code 0 after a rank was killed")
+    check(r.elapsed < 10 + STARTUP_S, f"took {r.elapsed:.1f} s")
+    rows = r.rows()
+    for size in (1024, 2048, 4096, 8192):
+        for ip in (False, True):
+            check(row(rows, size, ip)["status"] == "ok", f"the {size} B row measured before the kill is missing or bad")
+    check(not any(x["size[B]"] == "16384" and x["status"] == "ok" for x in rows), "a 16K row claims to be ok")
+    j = r.run_json()
+    check(j["complete"] is False, "run.json says complete after a rank was killed")
+    check(len(j["rows"]) == len(rows), "run.json and results.csv hold different rows")
+
+
+def corrupt(opts, impl):
+    """One wrong element on rank 1: exit 1, and the message names rank, host, index, expected, got."""
+    r = launch(opts, "corrupt:rank=1,size=4K,index=3", ["--impl", impl] + SWEEP + ["--timeout", "30"])
+    check(r.rc == 1, f"exit code {r.rc}, expected 1 (wrong results)")
+    pattern = rf"rank 1 \(host {re.escape(HOST)}\), iteration 0: element 3 expected (\S+) got (\S+)"
+    m = re.search(pattern, r.out + r.err)
+    check(m, f"the output lacks a message matching {pattern!r}")
+    check(m.group(1) != m.group(2), "expected and got are equal")
+    rows = r.rows()
+    bad = row(rows, 4096)
+    check(bad["status"] == "wrong" and int(bad["wrong[elements]"]) >= 1, f"the 4K row is {bad['status']}")
+    check(re.search(pattern, bad["reason"]), "the 4K row's reason does not name the element")
+    others = [x for x in rows if x is not bad]
+    check(all(x["status"] == "ok" for x in others), "rows other than 4K out-of-place are not ok")
+    j = r.run_json()
+    check(j["complete"] is True and j["exit_code"] == 1, f"run.json: complete={j['complete']} exit_code={j['exit_code']}")
+
+
+def overrun(opts):
+    """8 bytes written past the output on rank 0: exit 1 naming the guard bytes."""
+    r = launch(opts, "overrun:rank=0,size=4K,bytes=8", ["--impl", "ring"] + SWEEP + ["--timeout", "30"])
+    check(r.rc == 1, f"exit code {r.rc}, expected 1")
+    text = f"rank 0 (host {HOST}): 8 guard bytes around the buffers were overwritten"
+    check(text in r.out + r.err, f"the output lacks {text!r}")
+    bad = row(r.rows(), 4096)
+    check(bad["status"] == "wrong" and bad["wrong[elements]"] == "8", f"4K row: {bad['status']} {bad['wrong[elements]']}")
+
+
+def alloc(opts):
+    """A failed allocation on rank 1: exit 3 (precondition: out of memory)."""
+    r = launch(opts, "alloc:rank=1", ["--impl", "ring"] + SWEEP + ["--timeout", "30"])
+    check(r.rc == 3, f"exit code {r.rc}, expected 3")
+    text = "rank 1: out of memory: allocation failure injected by CCBENCH_FAULT on rank 1"
+    check(text in r.out + r.err, f"the output lacks {text!r}")
+    rows = r.rows()
+    check(rows and all(x["status"] == "failed" for x in rows), "rows other than 'failed' after the allocation failed")
+    check(r.run_json()["exit_code"] == 3, "run.json exit_code is not 3")
+
+
+def delay(opts):
+    """A rank 300 ms late at 4K: not an error (exit 0), and the slow iteration shows in max and p95."""
+    r = launch(opts, "delay:rank=1,ms=300,size=4K", ["--impl", "ring"] + SWEEP + ["--timeout", "30"])
+    check(r.rc == 0, f"exit code {r.rc}, expected 0: a slow rank is not an error")
+    rows = r.rows()
+    slow = row(rows, 4096)
+    check(float(slow["time_max[us]"]) >= 300000, f"4K time_max {slow['time_max[us]']} us < 300 ms")
+    check(float(slow["time_p95[us]"]) >= 300000, f"4K time_p95 {slow['time_p95[us]']} us < 300 ms")
+    check(float(slow["time_median[us]"]) < 300000, "the median holds the delay: more than one iteration was slow")
+    check(all(float(x["time_max[us]"]) < 300000 for x in rows if x is not slow), "a row without the delay is slow")
+    print(f"fault delay: 4K row time_max {float(slow['time_max[us]']) / 1000:.1f} ms, "
+          f"median {float(slow['time_median[us]']):.1f} us")
+
+
+def soak(opts, fault):
+    """--cycles 3: one '# cycle' line per cycle; a wrong element is counted in its cycle."""
+    r = launch(opts, fault, ["--impl", "ring"] + SWEEP + ["--timeout", "30", "--cycles", "3"])
+    lines = re.findall(r"^# cycle (\d+) of 3: (\d+) rows, (\d+) with wrong elements \((\d+) elements\), (\d+) failed$",
+                       r.out, re.M)
+    check([l[0] for l in lines] == ["1", "2", "3"], f"cycle lines: {lines}")
+    if fault:
+        check(r.rc == 1, f"exit code {r.rc}, expected 1")
+        check(lines[0][2:5] == ("1", "1", "0"), f"cycle 1 does not count the wrong element: {lines[0]}")
+        check(all(l[2:5] == ("0", "0", "0") for l in lines[1:]), f"cycles 2 and 3 report errors: {lines[1:]}")
+    else:
+        check(r.rc == 0, f"exit code {r.rc}, expected 0")
+        check(all(l[2:5] == ("0", "0", "0") for l in lines), f"errors in a clean soak: {lines}")
+    check(len(r.rows()) == 3 * int(lines[0][1]), "results.csv does not hold the rows of three cycles")
+
+
+def mismatch(opts):
+    """Ranks started with different arguments (MPMD): exit 3 naming the rank that differs."""
+    folder = tempfile.mkdtemp(prefix="ccbench-fault-")
+    common = ["-b", "8", "-e", "8", "--out", folder]
+    cmd = [opts.mpiexec, "--oversubscribe", "--allow-run-as-root", "-np", "1", opts.ccbench, "-n", "5"] + common + \
+          [":", "-np", "1", opts.ccbench, "-n", "6"] + common
+    print("$ " + " ".join(cmd))
+    start = time.monotonic()
+    p = subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=120)
+    LAST.update(out=p.stdout, err=p.stderr, folder=folder)
+    print(f"fault {opts.scenario}: exit code {p.returncode} after {time.monotonic() - start:.1f} s")
+    check(not SANITIZER_REPORT.search(p.stderr), "a sanitizer reported an error")
+    check(p.returncode == 3, f"exit code {p.returncode}, expected 3")
+    check("every rank must run the same ccbench build with the same arguments" in p.stderr, "no message on stderr")
+    check(re.search(rf"rank 1 \(host {re.escape(HOST)}\): ccbench .* args '-n 6 ", p.stderr), "rank 1 is not named")
+    check(not os.path.exists(os.path.join(folder, "results.csv")), "results were written")
+
+
+SCENARIOS = {
+    "stop_ring": lambda o: stop(o, "ring"),
+    "stop_tree": lambda o: stop(o, "tree"),
+    "stop_mpi": lambda o: stop(o, "mpi"),
+    "kill": kill,
+    "corrupt_ring": lambda o: corrupt(o, "ring"),
+    "corrupt_tree": lambda o: corrupt(o, "tree"),
+    "corrupt_mpi": lambda o: corrupt(o, "mpi"),
+    "overrun": overrun,
+    "alloc": alloc,
+    "delay": delay,
+    "soak_clean": lambda o: soak(o, None),
+    "soak_corrupt": lambda o: soak(o, "corrupt:rank=1,size=4K,index=3"),
+    "mismatch": mismatch,
+}
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--ccbench", required=True)
+    ap.add_argument("--mpiexec", default="mpirun")
+    ap.add_argument("scenario", choices=sorted(SCENARIOS))
+    opts = ap.parse_args()
+    opts.ccbench = os.path.abspath(opts.ccbench)
+    try:
+        SCENARIOS[opts.scenario](opts)
+    except Failed as e:
+        print(f"FAIL {opts.scenario}: {e}")
+        for name in ("out", "err"):
+            tail = LAST.get(name, "").strip().splitlines()[-25:]
+            print(f"--- std{name} (last {len(tail)} lines):\n" + "\n".join(tail))
+        print(f"--- result files kept in {LAST.get('folder')}")
+        return 1
+    shutil.rmtree(LAST.get("folder", ""), ignore_errors=True)
+    print(f"PASS {opts.scenario}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
