@@ -257,9 +257,37 @@ class GpuImpl : public Implementation {
   std::unique_ptr<DeviceErrors> errors_;
 };
 
+// The tuning knobs, read where they are used; check_gpu_tuning_environment() reads them all.
 std::size_t default_slot_bytes() {
   // 1 MiB slots: measured on 2 x H200 (NV18), 1-4 GiB all-reduce, against 256 and 512 KiB.
   return env_size("CCBENCH_GPU_SLOT_BYTES", 1 << 20, 4096, 16 << 20, 4096);
+}
+int ring_channels() {
+  // 64 channels: 355 GB/s busbw at 4 GiB on 2 x H200 against 326 with 32 (1 MiB slots).
+  return static_cast<int>(env_size("CCBENCH_GPU_CHANNELS", 64, 1, kMaxChannels, 1));
+}
+int tree_channels() {
+  // 16 channels per tree and role (64 blocks), the setting every GPU test ran with. 32 measured
+  // 340 GB/s at 256 MiB on 2 x H200 against 303 (results/baselines/h200x2-2026-11-30).
+  return static_cast<int>(env_size("CCBENCH_GPU_TREE_CHANNELS", 16, 1, 32, 1));
+}
+int twoshot_blocks() { return static_cast<int>(env_size("CCBENCH_GPU_TWOSHOT_BLOCKS", 32, 1, kMaxChannels, 1)); }
+std::size_t oneshot_max_bytes() { return env_size("CCBENCH_ONESHOT_MAX_BYTES", 512 << 10, 8, 8 << 20, 8); }
+std::size_t best_oneshot_max() {
+  return env_size("CCBENCH_BEST_ONESHOT_MAX_BYTES", oneshot_max_bytes(), 0, oneshot_max_bytes(), 1);
+}
+std::size_t best_twoshot_max() {
+  return env_size("CCBENCH_BEST_TWOSHOT_MAX_BYTES", std::size_t(64) << 20, 0, std::size_t(1) << 40, 1);
+}
+std::size_t best_bruck_max() {
+  return env_size("CCBENCH_BEST_BRUCK_MAX_BYTES", std::size_t(32) << 20, 0, std::size_t(1) << 40, 1);
+}
+
+// Blocks that wait on each other must all be resident at once: at most one block per SM.
+int resident_limit(int device, int blocks_per_channel) {
+  int sms = 0;
+  CCB_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  return std::max(1, sms / blocks_per_channel);
 }
 
 int blocks_for(std::size_t bytes, std::size_t bytes_per_block, int max_blocks) {
@@ -278,8 +306,7 @@ class RingGpu final : public GpuImpl {
     return "ring on GPUs implements allreduce, allgather and reducescatter";
   }
   void setup_kernels() override {
-    // 64 channels: 355 GB/s busbw at 4 GiB on 2 x H200 against 326 with 32 (1 MiB slots).
-    channels_ = static_cast<int>(env_size("CCBENCH_GPU_CHANNELS", 64, 1, kMaxChannels, 1));
+    channels_ = std::min(ring_channels(), resident_limit(ctx_.cuda_device, 1));
     slot_ = default_slot_bytes();
     if (n_ == 1) return;
     mesh_ = std::make_unique<FifoMesh>(ctx_.comm, channels_, slot_);
@@ -317,7 +344,7 @@ class RingGpu final : public GpuImpl {
   }
 
  private:
-  int channels_ = 32;
+  int channels_ = 64;
   std::size_t slot_ = 0;
   std::unique_ptr<FifoMesh> mesh_;
   DeviceArray<SendConn> send_;
@@ -334,8 +361,7 @@ class TreeGpu final : public GpuImpl {
     return "tree on GPUs implements allreduce (double binary tree) and allgather (Bruck)";
   }
   void setup_kernels() override {
-    // 32 channels per tree and role (128 blocks): 340 GB/s at 256 MiB on 2 x H200 against 303 with 16.
-    channels_ = static_cast<int>(env_size("CCBENCH_GPU_TREE_CHANNELS", 32, 1, 32, 1));
+    channels_ = std::min(tree_channels(), resident_limit(ctx_.cuda_device, 4));
     slot_ = default_slot_bytes();
     peers_ = std::make_unique<PeerState>(ctx_.comm, kLowLatencyOffset);
     if (n_ == 1) return;
@@ -411,7 +437,7 @@ class TreeGpu final : public GpuImpl {
   }
 
  private:
-  int channels_ = 32;
+  int channels_ = 16;
   std::size_t slot_ = 0;
   int parent_[2] = {-1, -1}, nchildren_[2] = {0, 0};
   std::unique_ptr<FifoMesh> mesh_;
@@ -444,7 +470,7 @@ class OneshotGpu final : public GpuImpl {
     p.ll_bytes_per_rank = ll_per_rank_;
     launched(launch_oneshot(p, stream_));
   }
-  static std::size_t max_bytes() { return env_size("CCBENCH_ONESHOT_MAX_BYTES", 512 << 10, 8, 8 << 20, 8); }
+  static std::size_t max_bytes() { return oneshot_max_bytes(); }
 
  private:
   std::size_t ll_per_rank_ = 0;
@@ -461,7 +487,7 @@ class TwoshotGpu final : public GpuImpl {
     return "twoshot implements allreduce";
   }
   void setup_kernels() override {
-    max_blocks_ = static_cast<int>(env_size("CCBENCH_GPU_TWOSHOT_BLOCKS", 32, 1, kMaxChannels, 1));
+    max_blocks_ = twoshot_blocks();
     peers_ = std::make_unique<PeerState>(ctx_.comm, kLowLatencyOffset);
   }
   void attach(const BufferSet& b) override { peers_->attach(b, true, true); }
@@ -553,9 +579,9 @@ class BestGpu final : public Implementation {
   }
   void setup(const ImplContext& ctx) override {
     for (auto* i : all()) i->setup(ctx);
-    oneshot_max_ = env_size("CCBENCH_BEST_ONESHOT_MAX_BYTES", OneshotGpu::max_bytes(), 0, OneshotGpu::max_bytes(), 1);
-    twoshot_max_ = env_size("CCBENCH_BEST_TWOSHOT_MAX_BYTES", std::size_t(64) << 20, 0, std::size_t(1) << 40, 1);
-    bruck_max_ = env_size("CCBENCH_BEST_BRUCK_MAX_BYTES", std::size_t(32) << 20, 0, std::size_t(1) << 40, 1);
+    oneshot_max_ = best_oneshot_max();
+    twoshot_max_ = best_twoshot_max();
+    bruck_max_ = best_bruck_max();
   }
   void attach(const BufferSet& b) override {
     for (auto* i : all()) i->attach(b);
@@ -588,6 +614,16 @@ class BestGpu final : public Implementation {
 };
 
 }  // namespace
+
+void check_gpu_tuning_environment() {
+  default_slot_bytes();
+  ring_channels();
+  tree_channels();
+  twoshot_blocks();
+  best_oneshot_max();  // reads CCBENCH_ONESHOT_MAX_BYTES too
+  best_twoshot_max();
+  best_bruck_max();
+}
 
 std::unique_ptr<Implementation> make_ring_gpu() { return std::make_unique<RingGpu>(); }
 std::unique_ptr<Implementation> make_tree_gpu() { return std::make_unique<TreeGpu>(); }
