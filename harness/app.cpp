@@ -130,27 +130,11 @@ std::string arguments_of(const std::string& command_line) {
   return space == std::string::npos ? "" : command_line.substr(space + 1);
 }
 
-// Runs `step` on every rank; if it failed anywhere, every rank throws the first failure's error.
+// Runs `step` on every rank; if it failed anywhere, every rank throws the agreed error.
 template <typename F>
 void agreed_step(MPI_Comm comm, const char* what, F&& step) {
-  ExitCode local = ExitCode::ok;
-  std::string message;
-  try {
-    step();
-  } catch (const Error& e) {
-    local = e.code();
-    message = e.what();
-  } catch (const std::exception& e) {
-    local = ExitCode::runtime;
-    message = e.what();
-  }
-  ExitCode agreed = agree_exit_code(comm, local);
-  auto messages = gather_strings(comm, message);
-  if (agreed == ExitCode::ok) return;
-  std::string text;
-  for (size_t r = 0; r < messages.size(); ++r)
-    if (!messages[r].empty()) text += fmt::format("{}rank {}: {}", text.empty() ? "" : "; ", r, messages[r]);
-  throw Error(agreed, fmt::format("{}: {}", what, text.empty() ? "failed on another rank" : text));
+  const Outcome agreed = agree_outcome(comm, run_catching(std::forward<F>(step)));
+  if (agreed.code != ExitCode::ok) throw Error(agreed.code, fmt::format("{}: {}", what, agreed.message));
 }
 
 std::uint64_t min_over_ranks(MPI_Comm comm, std::uint64_t v) {
