@@ -2,10 +2,12 @@
 # The CPU baseline: one ccbench run with 2 CPU ranks, one per core, of all-reduce and all-gather
 # with mpi, ring and tree (float sum), 1 KiB to 64 MiB, out-of-place and in-place. Builds
 # nothing. Writes OUTDIR/results.csv, run.json, results.md (ccbench), bench.log (its table),
-# machine.txt (lscpu, memory, MPI, load before and after) and command.txt.
-# Usage: scripts/cpu-bench.sh BUILD_DIR OUTDIR [extra ccbench arguments, e.g. -n 50 -w 10]
-# Runs with more ranks or other sizes: set NP (default 2) and pass -b/-e; ranks beyond the core
-# count are oversubscribed (--oversubscribe, no binding).
+# machine.txt (lscpu, memory, MPI, load, and the CPU time other processes used during the run,
+# from tests/benchmarks/quiet.py, which also waits for idle CPUs first) and command.txt.
+# Usage: [NP=2] [ITERS=20] [WARMUP=5] [MINB=1K] [MAXB=64M] scripts/cpu-bench.sh BUILD_DIR OUTDIR
+#        [extra ccbench arguments]
+# Ranks beyond the core count are oversubscribed (--oversubscribe, no binding): such runs check
+# the schedules, their times are not CPU figures.
 set -uo pipefail
 build="${1:?usage: scripts/cpu-bench.sh BUILD_DIR OUTDIR [ccbench arguments]}"
 out="${2:?usage: scripts/cpu-bench.sh BUILD_DIR OUTDIR [ccbench arguments]}"
@@ -20,7 +22,7 @@ else
   mpi=(mpirun -np "$np" --oversubscribe --bind-to none)
 fi
 cmd=("${mpi[@]}" "$build/ccbench" --device cpu --collective allreduce,allgather --impl mpi,ring,tree
-     -d float -o sum -b 1K -e 64M -f 2 -n 20 -w 5 --in-place both --out "$out" "$@")
+     -d float -o sum -b "${MINB:-1K}" -e "${MAXB:-64M}" -f 2 -n "${ITERS:-20}" -w "${WARMUP:-5}" --in-place both --out "$out" "$@")
 {
   echo "date: $(date -u +%FT%TZ)"
   echo "load before: $(cat /proc/loadavg)"
@@ -31,9 +33,11 @@ cmd=("${mpi[@]}" "$build/ccbench" --device cpu --collective allreduce,allgather 
   env | grep -E '^(OMPI_MCA_|CCBENCH_)' || true
 } >"$out/machine.txt" 2>&1
 echo "${cmd[*]}" >"$out/command.txt"
-"${cmd[@]}" >"$out/bench.log" 2>&1
+python3 "$(dirname "$0")/../tests/benchmarks/quiet.py" --wait 600 --log "$out/machine.txt" -- "${cmd[@]}" \
+  >"$out/bench.log" 2>&1
 rc=$?
 echo "load after: $(cat /proc/loadavg)" >>"$out/machine.txt"
-echo "ccbench exit code $rc; load $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "ccbench exit code $rc"
+tail -3 "$out/machine.txt"
 grep -A60 "busbw from the median" "$out/bench.log" | head -60
 exit $rc

@@ -1,10 +1,16 @@
 // Micro-benchmarks of the CPU side of a measurement:
-//   - the reduce loops of the CPU executors (collectives/cpu/reduce_kernels.h) against memcpy,
-//     in L1, L2, L3 and DRAM; bytes/s count every byte read plus every byte written;
+//   - the reduce loops of the CPU executors (collectives/cpu/reduce_kernels.h) against memcpy
+//     and two candidate loops (float16 through F16C, float with streaming stores), in L1, L2, L3
+//     and DRAM; bytes/s count every byte read plus every byte written;
+//   - two cores handing a cache line and a stream of slots to each other (the ceiling of the
+//     CPU channels);
 //   - the CPU backend's pattern fill, poison and compare (harness/cpu_backend.cpp);
+//   - the harness's own cost per timed call of the `mpi` implementation;
 //   - the result sinks' cost per row (results/sink.h), with some rows already written.
 // Run: build/ccbench_microbench [--benchmark_filter=REGEX] [--benchmark_repetitions=5
 //      --benchmark_report_aggregates_only=true]
+#include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -13,14 +19,23 @@
 #include <ostream>
 #include <streambuf>
 #include <string>
+#include <thread>
 #include <type_traits>
 #include <vector>
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+#include <pthread.h>
+#include <sched.h>
 #include <unistd.h>
 
 #include <benchmark/benchmark.h>
+#include <mpi.h>
 
+#include "collectives/cpu/cpu_impls.h"
 #include "collectives/cpu/reduce_kernels.h"
+#include "collectives/implementation.h"
 #include "collectives/numeric.h"
 #include "harness/backend.h"
 #include "results/sink.h"
@@ -45,7 +60,7 @@ struct Buffer {
   std::size_t bytes;
 };
 
-// Values that stay small under repeated sums of two (a float never turns inf or subnormal).
+// Small integer values (-2..2): exact in every type, never all zero.
 template <typename T>
 void fill_small(Buffer& b) {
   T* d = reinterpret_cast<T*>(b.data());
@@ -66,9 +81,10 @@ template <typename T>
 void BM_Reduce(benchmark::State& state) {
   const auto bytes = static_cast<std::size_t>(state.range(0));
   const int nsrc = static_cast<int>(state.range(1)), ndst = static_cast<int>(state.range(2));
-  const DataType type = std::is_same_v<T, float>    ? DataType::float32
-                        : std::is_same_v<T, half_t> ? DataType::float16
-                                                    : DataType::int8;
+  const DataType type = std::is_same_v<T, float>        ? DataType::float32
+                        : std::is_same_v<T, half_t>     ? DataType::float16
+                        : std::is_same_v<T, bfloat16_t> ? DataType::bfloat16
+                                                        : DataType::int8;
   std::vector<std::unique_ptr<Buffer>> bufs;
   const void* src[kMaxReduceSrc];
   void* dst[kMaxReduceDst];
@@ -114,6 +130,57 @@ void BM_CopyMulti2(benchmark::State& state) {
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) * 3 * static_cast<std::int64_t>(bytes));
 }
 
+#if defined(__x86_64__)
+// Candidate loops, for comparison with ReduceKernels at the same sizes (dst = a + b):
+//   float16 through F16C, 8 lanes (bit-identical to reduce_pair<half_t> for non-NaN results);
+//   float with non-temporal stores (no read-for-ownership of dst; for outputs beyond the L3).
+__attribute__((target("avx2,f16c"))) void half_sum_f16c(std::uint16_t* d, const std::uint16_t* a,
+                                                         const std::uint16_t* b, std::size_t n) {
+  std::size_t i = 0;
+  for (; i + 8 <= n; i += 8) {
+    const __m256 x = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(a + i)));
+    const __m256 y = _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(b + i)));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(d + i),
+                     _mm256_cvtps_ph(_mm256_add_ps(x, y), _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC));
+  }
+  for (; i < n; ++i) d[i] = reduce_pair<half_t>(ReduceOp::sum, half_t{a[i]}, half_t{b[i]}).bits;
+}
+
+__attribute__((target("avx2"))) void float_sum_stream(float* d, const float* a, const float* b, std::size_t n) {
+  for (std::size_t i = 0; i < n; i += 8)  // page-aligned buffers, n a multiple of 8
+    _mm256_stream_ps(d + i, _mm256_add_ps(_mm256_load_ps(a + i), _mm256_load_ps(b + i)));
+  _mm_sfence();
+}
+
+void BM_HalfSumF16C(benchmark::State& state) {
+  const auto bytes = static_cast<std::size_t>(state.range(0));
+  Buffer a(bytes), b(bytes), d(bytes);
+  fill_small<half_t>(a);
+  fill_small<half_t>(b);
+  const auto* pa = reinterpret_cast<const std::uint16_t*>(a.data());
+  const auto* pb = reinterpret_cast<const std::uint16_t*>(b.data());
+  auto* pd = reinterpret_cast<std::uint16_t*>(d.data());
+  for (auto _ : state) {
+    half_sum_f16c(pd, pa, pb, bytes / 2);
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) * 3 * static_cast<std::int64_t>(bytes));
+}
+
+void BM_FloatSumStream(benchmark::State& state) {
+  const auto bytes = static_cast<std::size_t>(state.range(0));
+  Buffer a(bytes), b(bytes), d(bytes);
+  fill_small<float>(a);
+  fill_small<float>(b);
+  for (auto _ : state) {
+    float_sum_stream(reinterpret_cast<float*>(d.data()), reinterpret_cast<const float*>(a.data()),
+                     reinterpret_cast<const float*>(b.data()), bytes / 4);
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) * 3 * static_cast<std::int64_t>(bytes));
+}
+#endif
+
 // Buffer sizes: in L1 (48 KiB per core), L2 (1 MiB per core), L3 (32 MiB shared), DRAM.
 void Sizes(benchmark::internal::Benchmark* b, std::vector<std::int64_t> shape) {
   for (std::int64_t s : {8 * KiB, 128 * KiB, 2 * MiB, 8 * MiB, 64 * MiB}) {
@@ -133,7 +200,127 @@ BENCHMARK(BM_Reduce<float>)->Apply([](auto* b) {
 })->ArgNames({"bytes", "in", "out"});
 BENCHMARK(BM_Reduce<float>)->Args({64 * MiB, 2, 1})->ArgNames({"bytes", "in", "out"})->Threads(2)->UseRealTime();
 BENCHMARK(BM_Reduce<half_t>)->Apply([](auto* b) { Sizes(b, {2, 1}); })->ArgNames({"bytes", "in", "out"});
+BENCHMARK(BM_Reduce<bfloat16_t>)->Apply([](auto* b) { Sizes(b, {2, 1}); })->ArgNames({"bytes", "in", "out"});
 BENCHMARK(BM_Reduce<std::int8_t>)->Apply([](auto* b) { Sizes(b, {2, 1}); })->ArgNames({"bytes", "in", "out"});
+#if defined(__x86_64__)
+BENCHMARK(BM_HalfSumF16C)->Apply([](auto* b) { Sizes(b, {}); })->ArgNames({"bytes"});
+BENCHMARK(BM_FloatSumStream)->Apply([](auto* b) { Sizes(b, {}); })->ArgNames({"bytes"});
+#endif
+
+// ---------------------------------------------------------------------------------------------
+// Core to core: a cache line bounced between a thread on CPU 0 and one on CPU 1 (round trip),
+// and 64 KiB pieces handed from one core to the other through 16 slots of 1 MiB in all (what a
+// CPU channel does; bytes/s count the bytes handed over). Both depend on where the two cores
+// sit (one L3 or two), which a virtual machine does not show.
+// ---------------------------------------------------------------------------------------------
+void pin(int cpu) {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  CPU_SET(cpu, &set);
+  pthread_setaffinity_np(pthread_self(), sizeof set, &set);
+}
+
+void BM_CorePingPong(benchmark::State& state) {
+  alignas(128) std::atomic<std::uint64_t> ball{0};
+  constexpr std::uint64_t kRounds = 10000;
+  std::atomic<bool> stop{false};
+  std::thread peer([&] {
+    pin(1);
+    std::uint64_t want = 1;
+    while (!stop.load(std::memory_order_relaxed)) {
+      if (ball.load(std::memory_order_acquire) == want) {
+        ball.store(want + 1, std::memory_order_release);
+        want += 2;
+      }
+    }
+  });
+  pin(0);
+  std::uint64_t v = 0;
+  const auto t0 = std::chrono::steady_clock::now();
+  for (auto _ : state) {
+    for (std::uint64_t r = 0; r < kRounds; ++r) {
+      ball.store(v + 1, std::memory_order_release);
+      while (ball.load(std::memory_order_acquire) != v + 2) {
+      }
+      v += 2;
+    }
+  }
+  const double ns = std::chrono::duration<double, std::nano>(std::chrono::steady_clock::now() - t0).count();
+  stop = true;
+  peer.join();
+  state.counters["round_trip_ns"] = ns / static_cast<double>(state.iterations() * kRounds);
+}
+
+void BM_CoreHandoff(benchmark::State& state) {
+  constexpr std::size_t kSlot = 64 * 1024, kDepth = 16, kTotal = 64 * MiB;
+  Buffer slots(kSlot * kDepth), src(kTotal), dst(kTotal);
+  alignas(128) std::atomic<std::uint64_t> tail{0};
+  alignas(128) std::atomic<std::uint64_t> head{0};
+  std::atomic<int> go{0};
+  std::atomic<bool> stop{false};
+  constexpr std::uint64_t kPieces = kTotal / kSlot;
+  std::thread consumer([&] {
+    pin(1);
+    int seen = 0;
+    while (!stop.load(std::memory_order_relaxed)) {
+      if (go.load(std::memory_order_acquire) == seen) continue;
+      ++seen;
+      for (std::uint64_t i = 0; i < kPieces; ++i) {
+        const std::uint64_t h = head.load(std::memory_order_relaxed);
+        while (tail.load(std::memory_order_acquire) == h) {
+        }
+        std::memcpy(dst.data() + i * kSlot, slots.data() + (h % kDepth) * kSlot, kSlot);
+        head.store(h + 1, std::memory_order_release);
+      }
+    }
+  });
+  pin(0);
+  int round = 0;
+  for (auto _ : state) {
+    go.store(++round, std::memory_order_release);
+    for (std::uint64_t i = 0; i < kPieces; ++i) {
+      const std::uint64_t t = tail.load(std::memory_order_relaxed);
+      while (t - head.load(std::memory_order_acquire) >= kDepth) {
+      }
+      std::memcpy(slots.data() + (t % kDepth) * kSlot, src.data() + i * kSlot, kSlot);
+      tail.store(t + 1, std::memory_order_release);
+    }
+    while (head.load(std::memory_order_acquire) != tail.load(std::memory_order_relaxed)) {
+    }
+  }
+  stop = true;
+  consumer.join();
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations() * kTotal));
+}
+
+BENCHMARK(BM_CorePingPong)->UseRealTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_CoreHandoff)->UseRealTime()->Unit(benchmark::kMillisecond);
+
+// ---------------------------------------------------------------------------------------------
+// The harness's cost per timed call: the runner's batch calls Implementation::run(), which for
+// `mpi` checks its arguments and calls MPI_Allreduce. On MPI_COMM_SELF with 1 KiB the library
+// call is short, so the difference between these two is the harness's own time per iteration.
+// ---------------------------------------------------------------------------------------------
+void BM_AllreduceSelf(benchmark::State& state, bool through_impl) {
+  constexpr std::size_t kCount = 256;
+  Buffer send(kCount * 4), recv(kCount * 4);
+  fill_small<float>(send);
+  std::unique_ptr<Implementation> impl = make_mpi_baseline();
+  ImplContext ctx;
+  ctx.comm = MPI_COMM_SELF;
+  impl->setup(ctx);
+  MPI_Comm comm;
+  MPI_Comm_dup(MPI_COMM_SELF, &comm);
+  const CallArgs args{CaseSpec{}, send.data(), recv.data(), kCount};
+  for (auto _ : state) {
+    if (through_impl) impl->run(args);
+    else MPI_Allreduce(send.data(), recv.data(), kCount, MPI_FLOAT, MPI_SUM, comm);
+    benchmark::ClobberMemory();
+  }
+  MPI_Comm_free(&comm);
+}
+BENCHMARK_CAPTURE(BM_AllreduceSelf, bare_MPI_Allreduce, false);
+BENCHMARK_CAPTURE(BM_AllreduceSelf, mpi_implementation_run, true);
 
 // ---------------------------------------------------------------------------------------------
 // The CPU backend's pattern functions, as the runner calls them for an all-reduce of 2 ranks.
@@ -319,4 +506,13 @@ CCBENCH_SINK_BENCH(kTable);
 }  // namespace
 }  // namespace ccbench
 
-BENCHMARK_MAIN();
+// MPI is initialised for the harness-cost benchmarks (a singleton: no mpirun needed).
+int main(int argc, char** argv) {
+  MPI_Init(&argc, &argv);
+  benchmark::Initialize(&argc, argv);
+  if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 1;
+  benchmark::RunSpecifiedBenchmarks();
+  benchmark::Shutdown();
+  MPI_Finalize();
+  return 0;
+}
