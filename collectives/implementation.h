@@ -9,6 +9,8 @@
 //   run()          one collective. CPU: complete on return. GPU: enqueued on ctx.stream with no
 //                  host synchronisation, so it can be captured into a CUDA graph.
 //   check_async_errors()  after each host synchronisation.
+//   probe_begin(), describe()  around the first warm-up call of each measurement (and around
+//                  a CUDA-graph capture): what the implementation chose for that size.
 //   detach()       before the buffers are freed.
 // Errors are thrown as ccbench::Error with the exit code they map to.
 #include <chrono>
@@ -91,6 +93,11 @@ class Implementation {
   virtual std::string transport() const = 0;
   // Whether run() may be captured into a CUDA graph (GPU implementations).
   virtual bool graph_capturable() const { return false; }
+  // The results' `algorithm` column: what the calls made since probe_begin() used ("RING/LL 2ch"
+  // as NCCL's profiler reported it, the kernel `best` picked). describe() is called after the
+  // host synchronised with those calls, on every rank; "" when not known.
+  virtual void probe_begin() {}
+  virtual std::string describe(const CallArgs&) { return {}; }
 };
 
 // A named implementation for one kind of rank. A name can exist for both kinds ("ring" is a CPU

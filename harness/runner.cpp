@@ -394,6 +394,7 @@ void Runner::run_case(ImplState& st, Series& bufs, const CaseSpec& spec) {
         counter += static_cast<std::int64_t>(m.wrong);
       };
 
+      std::string algorithm, graph_algorithm;  // impl.describe() of the eager and captured calls
       double batch_us = 0;
       std::vector<double> iter_us(static_cast<size_t>(opts_.iterations), 0.0), graph_samples;
       const bool graphs = opts_.graph_launches > 0 && impl.graph_capturable();
@@ -409,7 +410,14 @@ void Runner::run_case(ImplState& st, Series& bufs, const CaseSpec& spec) {
         backend_.synchronize();
 
         watchdog_.enter(where + ": warm-up");
-        for (int i = 0; i < opts_.warmup; ++i) impl.run(args);
+        for (int i = 0; i < opts_.warmup; ++i) {
+          if (i == 0) impl.probe_begin();
+          impl.run(args);
+          if (i == 0) {
+            sync();
+            algorithm = impl.describe(args);
+          }
+        }
         sync();
 
         // Back-to-back batch: the nccl-tests-comparable figure.
@@ -458,9 +466,11 @@ void Runner::run_case(ImplState& st, Series& bufs, const CaseSpec& spec) {
           watchdog_.enter(where + ": CUDA-graph capture");
           reset();
           backend_.synchronize();
+          impl.probe_begin();
           backend_.begin_capture();
           for (int i = 0; i < opts_.iterations; ++i) impl.run(args);
           backend_.end_capture();
+          graph_algorithm = impl.describe(args);
           backend_.replay();  // warm-up launch
           sync();
           reset();
@@ -515,6 +525,7 @@ void Runner::run_case(ImplState& st, Series& bufs, const CaseSpec& spec) {
 
       const double factor = bus_factor(spec.coll, nranks_);
       TimeStats t = summarize(iter_us);
+      row.algorithm = algorithm;
       row.time_avg_us = batch_us;
       row.time_median_us = t.median;
       row.time_min_us = t.min;
@@ -541,6 +552,7 @@ void Runner::run_case(ImplState& st, Series& bufs, const CaseSpec& spec) {
         RunRecord g = row;
         TimeStats gt = summarize(samples);
         g.mode = "graph";
+        g.algorithm = graph_algorithm;
         g.iterations = opts_.iterations * opts_.graph_launches;
         g.time_avg_us = gt.mean;
         g.time_median_us = gt.median;

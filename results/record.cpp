@@ -32,12 +32,14 @@ namespace {
 
 enum class Kind { text, integer, unsigned_integer, boolean, real, status };
 
-// One column: its key, CSV header, value kind and how it maps onto RunRecord.
+// One column: its key, CSV header, value kind and how it maps onto RunRecord. A column added
+// after schema version 1 is optional on read: older files lack it and leave the default.
 struct Field {
   Column column;
   Kind kind;
   std::function<Json(const RunRecord&)> get;
   std::function<void(RunRecord&, const Json&)> set;
+  bool optional = false;
 };
 
 // A value read into a member of type T: a whole number outside T's range is an error, never
@@ -55,6 +57,11 @@ T checked(const Json& v, const char* column) {
   return v.get<T>();
 }
 
+Field optional(Field f) {
+  f.optional = true;
+  return f;
+}
+
 #define CCB_FIELD(member, header, kind)                                                          \
   Field {                                                                                        \
     {#member, header}, kind, [](const RunRecord& r) { return Json(r.member); },                \
@@ -66,6 +73,7 @@ const std::vector<Field>& fields() {
       CCB_FIELD(collective, "collective", Kind::text),
       CCB_FIELD(impl, "impl", Kind::text),
       CCB_FIELD(transport, "transport", Kind::text),
+      optional(CCB_FIELD(algorithm, "algorithm", Kind::text)),
       CCB_FIELD(device, "device", Kind::text),
       CCB_FIELD(dtype, "dtype", Kind::text),
       CCB_FIELD(op, "op", Kind::text),
@@ -128,7 +136,10 @@ Json to_json(const RunRecord& r) {
 RunRecord record_from_json(const Json& j) {
   RunRecord r;
   for (const Field& f : fields()) {
-    if (!j.contains(f.column.key)) fail(ExitCode::usage, "result row has no field '{}'", f.column.key);
+    if (!j.contains(f.column.key)) {
+      if (f.optional) continue;
+      fail(ExitCode::usage, "result row has no field '{}'", f.column.key);
+    }
     try {
       f.set(r, j.at(f.column.key));
     } catch (const nlohmann::json::exception& e) {
@@ -160,7 +171,10 @@ RunRecord record_from_csv(const std::vector<std::string>& header, const std::vec
   for (const Field& f : fields()) {
     size_t i = 0;
     while (i < header.size() && header[i] != f.column.csv_header) ++i;
-    if (i == header.size()) fail(ExitCode::usage, "CSV has no column '{}'", f.column.csv_header);
+    if (i == header.size()) {
+      if (f.optional) continue;
+      fail(ExitCode::usage, "CSV has no column '{}'", f.column.csv_header);
+    }
     const std::string& s = values[i];
     switch (f.kind) {
       case Kind::text:

@@ -12,7 +12,8 @@ namespace ccbench {
 using Json = nlohmann::ordered_json;
 
 // Version of the layout of results.csv and run.json; raise it when a column changes meaning.
-inline constexpr int kSchemaVersion = 1;
+// Version 2 added `algorithm`; version-1 files are still read (the column is then empty).
+inline constexpr int kSchemaVersion = 2;
 
 enum class RowStatus { ok, wrong, skipped, failed };
 std::string_view row_status_name(RowStatus s);
@@ -23,6 +24,7 @@ struct RunRecord {
   std::string collective;   // allreduce, allgather, ...
   std::string impl;         // nccl, ring, tree, mpi, ...
   std::string transport;    // shm, mpi, cuda_ipc, nccl, ...
+  std::string algorithm;    // what the impl chose at this size ("RING/LL 2ch", "oneshot"); "" if not known
   std::string device;       // cpu or gpu
   std::string dtype;        // float, half, ...
   std::string op;           // sum, prod, min, max, avg; "none" for data movement only

@@ -160,13 +160,16 @@ class TableSink : public ResultSink {
     const std::string key = case_key(r);
     if (key == current_case_) return;
     current_case_ = key;
+    // GPU cases say what ran at each size (NCCL's algorithm/protocol, our kernel and channels).
+    show_algorithm_ = r.device == "gpu" || !r.algorithm.empty();
+    const char* algo_head = show_algorithm_ ? "  algorithm" : "";
     line("#");
     line("# " + case_title(r));
     line("# " + std::string(kLeadWidth - 2, ' ') + "  " + centered("out-of-place", kSideWidth - 2) + "  " +
          centered("in-place", kSideWidth - 2));
     line(fmt::format("# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}", "size", "count", "type", "redop", "root") +
          fmt::format(kSideFmt, "time", "p50", "algbw", "busbw", "#wrong") +
-         fmt::format(kSideFmt, "time", "p50", "algbw", "busbw", "#wrong"));
+         fmt::format(kSideFmt, "time", "p50", "algbw", "busbw", "#wrong") + algo_head);
     line(fmt::format("# {:>10}  {:>12}  {:>8}  {:>6}  {:>6}", "(B)", "(elements)", "", "", "") +
          fmt::format(kSideFmt, "(us)", "(us)", "(GB/s)", "(GB/s)", "") +
          fmt::format(kSideFmt, "(us)", "(us)", "(GB/s)", "(GB/s)", ""));
@@ -176,6 +179,13 @@ class TableSink : public ResultSink {
     if (!r || !measured(*r)) return fmt::format(kSideFmt, "-", "-", "-", "-", "-");
     return fmt::format(kSideFmt, fmt::format("{:.2f}", r->time_avg_us), fmt::format("{:.2f}", r->time_median_us),
                        fmt::format("{:.2f}", r->algbw_gbps), fmt::format("{:.2f}", r->busbw_gbps), r->wrong);
+  }
+
+  // The two sides' algorithm, once when they agree.
+  static std::string algorithm_text(const RunRecord* oop, const RunRecord* ip) {
+    const std::string a = oop ? oop->algorithm : "", b = ip ? ip->algorithm : "";
+    if (a.empty() || b.empty() || a == b) return a.empty() ? b : a;
+    return a + " | " + b;
   }
 
   static std::string status_text(const RunRecord& r) {
@@ -194,7 +204,7 @@ class TableSink : public ResultSink {
       line(lead + "  " + status_text(any));
       return;
     }
-    line(lead + side(oop) + side(ip));
+    line(lead + side(oop) + side(ip) + (show_algorithm_ ? "  " + algorithm_text(oop, ip) : ""));
     // What a number cannot say: why a side is missing, and the first wrong element.
     for (auto [r, name] : {std::pair{oop, "out-of-place"}, std::pair{ip, "in-place"}}) {
       if (r && (!measured(*r) || (r->status == RowStatus::wrong && !r->reason.empty())))
@@ -204,6 +214,7 @@ class TableSink : public ResultSink {
 
   std::ostream& out_;
   std::string current_case_;
+  bool show_algorithm_ = false;
   std::optional<RunRecord> held_;
   std::int64_t total_wrong_ = 0;
   double bw_sum_ = 0;
@@ -457,21 +468,22 @@ class MarkdownSink : public ResultSink {
     if (cases_.empty()) s += "\nNo measurements yet.\n";
     for (const Case& c : cases_) {
       s += fmt::format("\n### {}\n\n", c.title);
-      s += "| size | count | placement | time (us) | p50 (us) | p95 (us) | cv | algbw (GB/s) | busbw (GB/s) "
-           "| busbw p50 (GB/s) | #wrong | status |\n";
-      s += "|---:|---:|:---|---:|---:|---:|---:|---:|---:|---:|---:|:---|\n";
+      s += "| size | count | placement | algorithm | time (us) | p50 (us) | p95 (us) | cv | algbw (GB/s) "
+           "| busbw (GB/s) | busbw p50 (GB/s) | #wrong | status |\n";
+      s += "|---:|---:|:---|:---|---:|---:|---:|---:|---:|---:|---:|---:|:---|\n";
       for (const RunRecord& r : c.rows) {
         const std::string place = r.in_place ? "in-place" : "out-of-place";
+        const std::string algorithm = r.algorithm.empty() ? "-" : cell(r.algorithm);
         const std::string status =
             r.reason.empty() ? std::string(row_status_name(r.status))
                              : fmt::format("{}: {}", row_status_name(r.status), cell(r.reason));
         if (measured(r)) {
-          s += fmt::format("| {} | {} | {} | {:.2f} | {:.2f} | {:.2f} | {:.1f}% | {:.2f} | {:.2f} | {:.2f} | {} | {} |\n",
-                           human_size(r.bytes), r.count, place, r.time_avg_us, r.time_median_us, r.time_p95_us,
+          s += fmt::format("| {} | {} | {} | {} | {:.2f} | {:.2f} | {:.2f} | {:.1f}% | {:.2f} | {:.2f} | {:.2f} | {} | {} |\n",
+                           human_size(r.bytes), r.count, place, algorithm, r.time_avg_us, r.time_median_us, r.time_p95_us,
                            100.0 * r.time_cv, r.algbw_gbps, r.busbw_gbps, r.busbw_median_gbps, r.wrong, status);
         } else {
-          s += fmt::format("| {} | {} | {} | - | - | - | - | - | - | - | - | {} |\n", human_size(r.bytes), r.count,
-                           place, status);
+          s += fmt::format("| {} | {} | {} | {} | - | - | - | - | - | - | - | - | {} |\n", human_size(r.bytes),
+                           r.count, place, algorithm, status);
         }
       }
     }

@@ -267,9 +267,9 @@ int ring_channels() {
   return static_cast<int>(env_size("CCBENCH_GPU_CHANNELS", 64, 1, kMaxChannels, 1));
 }
 int tree_channels() {
-  // 16 channels per tree and role (64 blocks), the setting every GPU test ran with. 32 measured
-  // 340 GB/s at 256 MiB on 2 x H200 against 303 (results/baselines/h200x2-2026-11-30).
-  return static_cast<int>(env_size("CCBENCH_GPU_TREE_CHANNELS", 16, 1, 32, 1));
+  // 32 channels per tree and role (128 blocks, capped by resident_limit): 340 GB/s at 256 MiB on
+  // 2 x H200 against 303 with 16 (results/baselines/h200x2-2026-11-30).
+  return static_cast<int>(env_size("CCBENCH_GPU_TREE_CHANNELS", 32, 1, 32, 1));
 }
 int twoshot_blocks() { return static_cast<int>(env_size("CCBENCH_GPU_TWOSHOT_BLOCKS", 32, 1, kMaxChannels, 1)); }
 std::size_t oneshot_max_bytes() { return env_size("CCBENCH_ONESHOT_MAX_BYTES", 512 << 10, 8, 8 << 20, 8); }
@@ -330,9 +330,7 @@ class RingGpu final : public GpuImpl {
     p.op = a.spec.op;
     p.nranks = n_;
     p.pos = rank_;
-    const std::size_t bytes = a.count * element_size(a.spec.dtype) * (p.kind == RingKind::allreduce ? 1 : n_);
-    // Small messages use fewer channels: fewer, fuller slots. Same choice on every rank.
-    p.channels = blocks_for(bytes, 128 << 10, channels_);
+    p.channels = channels_for(a);
     p.send = a.send;
     p.recv = a.recv;
     p.count = a.count;
@@ -342,8 +340,17 @@ class RingGpu final : public GpuImpl {
     p.limits = limits();
     launched(launch_ring(p, stream_));
   }
+  std::string describe(const CallArgs& a) override {
+    return n_ == 1 ? "copy (1 rank)" : fmt::format("ring {}ch", channels_for(a));
+  }
 
  private:
+  // Small messages use fewer channels: fewer, fuller slots. Same choice on every rank.
+  int channels_for(const CallArgs& a) const {
+    const std::size_t bytes =
+        a.count * element_size(a.spec.dtype) * (a.spec.coll == Collective::allreduce ? 1 : static_cast<std::size_t>(n_));
+    return blocks_for(bytes, 128 << 10, channels_);
+  }
   int channels_ = 64;
   std::size_t slot_ = 0;
   std::unique_ptr<FifoMesh> mesh_;
@@ -411,8 +418,7 @@ class TreeGpu final : public GpuImpl {
   void run(const CallArgs& a) override {
     if (n_ == 1) return copy_alone(a);
     if (a.spec.coll == Collective::allgather) {
-      const std::size_t bytes = a.count * element_size(a.spec.dtype);
-      launched(launch_bruck_allgather(peers_->params(a, rank_, n_, blocks_for(bytes, 64 << 10, 32), limits()), stream_));
+      launched(launch_bruck_allgather(peers_->params(a, rank_, n_, bruck_blocks(a), limits()), stream_));
       return;
     }
     TreeParams p{};
@@ -435,9 +441,15 @@ class TreeGpu final : public GpuImpl {
     p.limits = limits();
     launched(launch_tree(p, stream_));
   }
+  std::string describe(const CallArgs& a) override {
+    if (n_ == 1) return "copy (1 rank)";
+    if (a.spec.coll == Collective::allgather) return fmt::format("bruck {}blk", bruck_blocks(a));
+    return fmt::format("double tree 2x{}ch", channels_);
+  }
 
  private:
-  int channels_ = 16;
+  static int bruck_blocks(const CallArgs& a) { return blocks_for(a.count * element_size(a.spec.dtype), 64 << 10, 32); }
+  int channels_ = 32;
   std::size_t slot_ = 0;
   int parent_[2] = {-1, -1}, nchildren_[2] = {0, 0};
   std::unique_ptr<FifoMesh> mesh_;
@@ -465,14 +477,17 @@ class OneshotGpu final : public GpuImpl {
   }
   void run(const CallArgs& a) override {
     if (n_ == 1) return copy_alone(a);
-    const std::size_t bytes = a.count * element_size(a.spec.dtype);
-    PeerParams p = peers_->params(a, rank_, n_, blocks_for(bytes, 8 << 10, 32), limits());
+    PeerParams p = peers_->params(a, rank_, n_, blocks(a), limits());
     p.ll_bytes_per_rank = ll_per_rank_;
     launched(launch_oneshot(p, stream_));
+  }
+  std::string describe(const CallArgs& a) override {
+    return n_ == 1 ? "copy (1 rank)" : fmt::format("oneshot {}blk", blocks(a));
   }
   static std::size_t max_bytes() { return oneshot_max_bytes(); }
 
  private:
+  static int blocks(const CallArgs& a) { return blocks_for(a.count * element_size(a.spec.dtype), 8 << 10, 32); }
   std::size_t ll_per_rank_ = 0;
   std::unique_ptr<PeerState> peers_;
 };
@@ -494,11 +509,16 @@ class TwoshotGpu final : public GpuImpl {
   void detach() override { peers_->detach(); }
   void run(const CallArgs& a) override {
     if (n_ == 1) return copy_alone(a);
-    const std::size_t bytes = a.count * element_size(a.spec.dtype);
-    launched(launch_twoshot(peers_->params(a, rank_, n_, blocks_for(bytes / n_, 64 << 10, max_blocks_), limits()), stream_));
+    launched(launch_twoshot(peers_->params(a, rank_, n_, blocks(a), limits()), stream_));
+  }
+  std::string describe(const CallArgs& a) override {
+    return n_ == 1 ? "copy (1 rank)" : fmt::format("twoshot {}blk", blocks(a));
   }
 
  private:
+  int blocks(const CallArgs& a) const {
+    return blocks_for(a.count * element_size(a.spec.dtype) / static_cast<std::size_t>(n_), 64 << 10, max_blocks_);
+  }
   int max_blocks_ = 32;
   std::unique_ptr<PeerState> peers_;
 };
@@ -553,6 +573,9 @@ class CeGpu final : public GpuImpl {
       if (r != rank_) CCB_CUDA(cudaStreamWaitEvent(stream(), events_[static_cast<std::size_t>(r) + 1], 0));
     launched(launch_barrier(p, stream_));  // every peer's copies into this output are done
   }
+  std::string describe(const CallArgs&) override {
+    return n_ == 1 ? "copy (1 rank)" : fmt::format("ce {} copies", n_ - 1);
+  }
 
  private:
   std::unique_ptr<PeerState> peers_;
@@ -595,6 +618,7 @@ class BestGpu final : public Implementation {
   void run(const CallArgs& a) override { pick(a).run(a); }
   std::string transport() const override { return "cuda_ipc"; }
   bool graph_capturable() const override { return true; }
+  std::string describe(const CallArgs& a) override { return pick(a).describe(a); }
 
  private:
   Implementation& pick(const CallArgs& a) const {

@@ -13,6 +13,7 @@
 
 #include "transports/cuda_check.h"
 #include "collectives/nccl/nccl_impls.h"
+#include "collectives/nccl/nccl_profiler.h"
 #include "results/error.h"
 
 namespace ccbench {
@@ -147,6 +148,7 @@ class NcclImpl final : public Implementation {
     if (MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, ctx.comm) != MPI_SUCCESS)
       fail(ExitCode::runtime, "MPI_Bcast of the NCCL unique id failed");
     setenv("NCCL_NVLS_ENABLE", "0", 0);  // never NVLink SHARP unless the user asked for it
+    enable_nccl_choice_probe();
     ScopedEnv algo("NCCL_ALGO", variant_ == Variant::ring ? "Ring" : variant_ == Variant::tree ? "Tree" : nullptr);
     CCB_CUDA(cudaSetDevice(ctx.cuda_device));
     // A blocking communicator, as nccl-tests uses: a non-blocking one (config.blocking = 0)
@@ -214,6 +216,8 @@ class NcclImpl final : public Implementation {
 
   std::string transport() const override { return transport_; }
   bool graph_capturable() const override { return true; }
+  void probe_begin() override { arm_nccl_choice_probe(); }
+  std::string describe(const CallArgs&) override { return take_nccl_choice(); }
   void check_async_errors() override {
     ncclResult_t state = ncclSuccess;
     if (comm_ && ncclCommGetAsyncError(comm_, &state) == ncclSuccess && state != ncclSuccess && state != ncclInProgress)

@@ -23,6 +23,11 @@ ccbench_gpu_test(gpu_nccl_symm_2 2 --collective allreduce,broadcast,sendrecv
 # CUDA-graph capture and replay of every implementation.
 ccbench_gpu_test(gpu_graphs_2 2 --collective allreduce,allgather --impl ${_all_gpu_impls}
                  -d float,half -b 8 -e 4M -f 8 -n 4 -w 1 -G 3 --timeout 20)
+# The `algorithm` column: NCCL's choice as its profiler reported it (eager and captured), best's kernel.
+ccbench_gpu_test(gpu_algorithm_2 2 --collective allreduce --impl nccl,nccl-ring,nccl-tree,best
+                 -b 8 -e 8M -f 8 -n 4 -w 1 -G 2 --timeout 20)
+set_tests_properties(gpu_algorithm_2 PROPERTIES
+                     ENVIRONMENT CCBENCH_RESULT_CHECK=${CMAKE_CURRENT_SOURCE_DIR}/gpu/check_algorithm.py)
 # 3 and 4 ranks on 2 GPUs (two ranks share a GPU): odd rank counts, trees with two children.
 ccbench_gpu_test(gpu_three_ranks 3 --collective allreduce,allgather,reducescatter
                  --impl ring,tree,oneshot,twoshot,ce,best -d float,int8,bfloat16 -o sum,min -b 4 -e 1M -f 9 -n 2 -w 1 --timeout 30)

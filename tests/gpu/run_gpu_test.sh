@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Runs one GPU test: ccbench under mpirun with one rank per GPU (or more with --share-gpus).
 # Exits 77 (ctest: skipped) with the reason printed when this machine cannot run it.
+# With CCBENCH_RESULT_CHECK=SCRIPT, the results are written to a temporary folder and, when
+# ccbench succeeded, `python3 SCRIPT results.csv` decides the test.
 # Usage: run_gpu_test.sh CCBENCH RANKS [ccbench arguments...]
 set -uo pipefail
 ccbench="$1"; ranks="$2"; shift 2
@@ -19,6 +21,14 @@ if [ "$ranks" -gt "$gpus" ]; then
   fi
   extra=(--share-gpus)
 fi
+out=none
+if [ -n "${CCBENCH_RESULT_CHECK:-}" ]; then
+  out=$(mktemp -d)
+  trap 'rm -rf "$out"' EXIT
+fi
 export NCCL_NVLS_ENABLE=0
-exec mpirun --allow-run-as-root --oversubscribe --bind-to none -np "$ranks" -x NCCL_NVLS_ENABLE \
-  "$ccbench" --device gpu --out none "${extra[@]}" "$@"
+mpirun --allow-run-as-root --oversubscribe --bind-to none -np "$ranks" -x NCCL_NVLS_ENABLE \
+  "$ccbench" --device gpu --out "$out" "${extra[@]}" "$@"
+rc=$?
+if [ "$rc" -ne 0 ] || [ "$out" = none ]; then exit "$rc"; fi
+python3 "$CCBENCH_RESULT_CHECK" "$out/results.csv"

@@ -226,10 +226,29 @@ TEST(Record, CsvBadValueNamesTheColumn) {
   f[std::find(h.begin(), h.end(), "in_place") - h.begin()] = "yes";
   EXPECT_THROW(record_from_csv(h, f), Error);
   auto short_header = h;
-  short_header.erase(short_header.begin() + 3);
+  const auto device = std::find(h.begin(), h.end(), "device") - h.begin();
+  short_header.erase(short_header.begin() + device);
   f = to_csv_fields(sample_record());
-  f.erase(f.begin() + 3);
+  f.erase(f.begin() + device);
   EXPECT_THROW(record_from_csv(short_header, f), Error);  // a required column is missing
+}
+
+// Schema version 1 had no `algorithm` column: such files still read, with the column empty.
+TEST(Record, VersionOneFilesWithoutAlgorithmStillRead) {
+  RunRecord r = sample_record();
+  r.algorithm = "RING/LL 2ch";
+  std::vector<std::string> h = csv_header_names(), f = to_csv_fields(r);
+  const auto at = std::find(h.begin(), h.end(), "algorithm") - h.begin();
+  ASSERT_LT(static_cast<size_t>(at), h.size());
+  EXPECT_EQ(record_from_csv(h, f).algorithm, "RING/LL 2ch");
+  h.erase(h.begin() + at);
+  f.erase(f.begin() + at);
+  EXPECT_EQ(record_from_csv(h, f).algorithm, "");
+  Json j = to_json(r);
+  j.erase("algorithm");
+  const RunRecord back = record_from_json(j);
+  EXPECT_EQ(back.algorithm, "");
+  EXPECT_EQ(back.transport, r.transport);
 }
 
 // ---------------------------------------------------------------------------------------------

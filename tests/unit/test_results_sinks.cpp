@@ -72,10 +72,17 @@ RunRecord timed(RunRecord r, double avg, double median, double busbw, double bus
   return r;
 }
 
-// A small run: MPI's own all-reduce (8 B skipped, 16 KiB measured), then our ring (8 B, 16 KiB
+// A small run: NCCL at 16 KiB (a GPU case, with the algorithm NCCL chose), MPI's own
+// all-reduce (8 B skipped, 16 KiB measured), then our ring (8 B, 16 KiB
 // with a wrong in-place result, 16 MiB timing out, which ends the run).
 std::vector<RunRecord> golden_rows() {
   std::vector<RunRecord> rows;
+  for (bool ip : {false, true}) {
+    RunRecord r = timed(row("nccl", "nccl", 16384, ip), 11.5, 11.25, 2.137, 2.184);
+    r.device = "gpu";
+    r.algorithm = ip ? "RING/LL 2ch" : "RING/LL128 2ch";
+    rows.push_back(r);
+  }
   for (bool ip : {false, true}) {
     RunRecord r = row("mpi", "mpi", 8, ip);
     r.status = RowStatus::skipped;
@@ -249,12 +256,12 @@ TEST_F(SinkTest, CsvCommandLineComment) {
   auto s = make_csv_sink(p);
   s->begin(Json::object({{"command_line", Json::array({"ccbench", "--tag", "it's", ""})}}));
   EXPECT_TRUE(read_file(p).starts_with(
-      "# ccbench results, schema_version 1\n# command: ccbench --tag 'it'\\''s' ''\ncollective,impl,"))
+      "# ccbench results, schema_version 2\n# command: ccbench --tag 'it'\\''s' ''\ncollective,impl,"))
       << read_file(p);
   auto t = make_csv_sink(path("other.csv"));
   t->begin(Json::object({{"command_line", "ccbench run\n-b 8"}}));
   EXPECT_TRUE(read_file(path("other.csv"))
-                  .starts_with("# ccbench results, schema_version 1\n# command: ccbench run -b 8\ncollective"));
+                  .starts_with("# ccbench results, schema_version 2\n# command: ccbench run -b 8\ncollective"));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -303,7 +310,8 @@ TEST_F(SinkTest, JsonIncompleteRun) {
   EXPECT_EQ(j["incomplete_reason"], "timeout at 16 MiB (allreduce/ring)");
   EXPECT_EQ(j["exit_code"], 5);
   EXPECT_EQ(j["rows"].size(), golden_rows().size());
-  EXPECT_EQ(j["rows"][8]["reason"], "timeout after 30 s\nwaiting for rank 2 (node-b)");
+  EXPECT_EQ(j["rows"].back()["reason"], "timeout after 30 s\nwaiting for rank 2 (node-b)");
+  EXPECT_EQ(j["rows"][1]["algorithm"], "RING/LL 2ch");
 }
 
 // ---------------------------------------------------------------------------------------------
