@@ -120,7 +120,7 @@ std::vector<RunRecord> read_results_csv(const std::string& path) {
   const CsvTable t = read_csv_file(path);
   // Every column up front: a file without rows must still be a results.csv.
   for (const Column& c : record_columns())
-    if (std::find(t.header.begin(), t.header.end(), c.csv_header) == t.header.end())
+    if (!c.optional && std::find(t.header.begin(), t.header.end(), c.csv_header) == t.header.end())
       fail(ExitCode::usage, "{}: not a ccbench results.csv: its header has no column '{}'", path, c.csv_header);
   std::vector<RunRecord> out;
   out.reserve(t.rows.size());

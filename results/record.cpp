@@ -32,14 +32,12 @@ namespace {
 
 enum class Kind { text, integer, unsigned_integer, boolean, real, status };
 
-// One column: its key, CSV header, value kind and how it maps onto RunRecord. A column added
-// after schema version 1 is optional on read: older files lack it and leave the default.
+// One column: its descriptor, value kind and how it maps onto RunRecord.
 struct Field {
   Column column;
   Kind kind;
   std::function<Json(const RunRecord&)> get;
   std::function<void(RunRecord&, const Json&)> set;
-  bool optional = false;
 };
 
 // A value read into a member of type T: a whole number outside T's range is an error, never
@@ -58,7 +56,7 @@ T checked(const Json& v, const char* column) {
 }
 
 Field optional(Field f) {
-  f.optional = true;
+  f.column.optional = true;
   return f;
 }
 
@@ -137,7 +135,7 @@ RunRecord record_from_json(const Json& j) {
   RunRecord r;
   for (const Field& f : fields()) {
     if (!j.contains(f.column.key)) {
-      if (f.optional) continue;
+      if (f.column.optional) continue;
       fail(ExitCode::usage, "result row has no field '{}'", f.column.key);
     }
     try {
@@ -172,7 +170,7 @@ RunRecord record_from_csv(const std::vector<std::string>& header, const std::vec
     size_t i = 0;
     while (i < header.size() && header[i] != f.column.csv_header) ++i;
     if (i == header.size()) {
-      if (f.optional) continue;
+      if (f.column.optional) continue;
       fail(ExitCode::usage, "CSV has no column '{}'", f.column.csv_header);
     }
     const std::string& s = values[i];

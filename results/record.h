@@ -58,10 +58,12 @@ struct RunRecord {
   std::string reason;      // why skipped or failed; the first wrong element when wrong
 };
 
-// Column descriptor: the JSON key and the CSV header (units in brackets).
+// Column descriptor: the JSON key and the CSV header (units in brackets). An optional column
+// was added after schema version 1: older files lack it, and reading leaves its default.
 struct Column {
   const char* key;
   const char* csv_header;
+  bool optional = false;
 };
 const std::vector<Column>& record_columns();
 

@@ -574,7 +574,7 @@ class CeGpu final : public GpuImpl {
     launched(launch_barrier(p, stream_));  // every peer's copies into this output are done
   }
   std::string describe(const CallArgs&) override {
-    return n_ == 1 ? "copy (1 rank)" : fmt::format("ce {} copies", n_ - 1);
+    return n_ == 1 ? "copy (1 rank)" : fmt::format("ce {} peer cop{}", n_ - 1, n_ == 2 ? "y" : "ies");
   }
 
  private:

@@ -370,12 +370,27 @@ TEST_F(CsvFile, ReadResultsCsv) {
   b.in_place = false;
   b.status = RowStatus::skipped;
   b.reason = "no, \"really\"";
-  const std::string p = write("r.csv", "# ccbench results, schema_version 1\n" + csv_line(csv_header_names()) +
+  const std::string p = write("r.csv", "# ccbench results, schema_version 2\n" + csv_line(csv_header_names()) +
                                            csv_line(to_csv_fields(a)) + csv_line(to_csv_fields(b)));
   const std::vector<RunRecord> rs = read_results_csv(p);
   ASSERT_EQ(rs.size(), 2u);
   EXPECT_EQ(to_json(rs[0]), to_json(a));
   EXPECT_EQ(to_json(rs[1]), to_json(b));
+}
+
+// A results.csv of schema version 1 has no `algorithm` column and is still a results file.
+TEST_F(CsvFile, ReadsVersionOneFiles) {
+  std::vector<std::string> h = csv_header_names(), f = to_csv_fields(sample_record());
+  const auto at = std::find(h.begin(), h.end(), "algorithm") - h.begin();
+  h.erase(h.begin() + at);
+  f.erase(f.begin() + at);
+  const std::string p = write("v1.csv", "# ccbench results, schema_version 1\n" + csv_line(h) + csv_line(f));
+  const std::vector<RunRecord> rs = read_results_csv(p);
+  ASSERT_EQ(rs.size(), 1u);
+  EXPECT_EQ(rs[0].algorithm, "");
+  EXPECT_EQ(rs[0].busbw_gbps, sample_record().busbw_gbps);
+  h.erase(std::find(h.begin(), h.end(), "busbw[GB/s]"));  // a required column still is
+  EXPECT_THROW(read_results_csv(write("v1-short.csv", csv_line(h))), Error);
 }
 
 TEST_F(CsvFile, ErrorsNameTheFileAndLine) {
