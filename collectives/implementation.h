@@ -98,6 +98,10 @@ class Implementation {
   // host synchronised with those calls, on every rank; "" when not known.
   virtual void probe_begin() {}
   virtual std::string describe(const CallArgs&) { return {}; }
+  // Called from the watchdog thread when a deadline expired, possibly while the main thread is
+  // blocked inside this implementation: releases what it waits on (NCCL: ncclCommAbort). The
+  // process ends right after. Returns what was done, "" for nothing.
+  virtual std::string abort_from_watchdog() { return {}; }
 };
 
 // A named implementation for one kind of rank. A name can exist for both kinds ("ring" is a CPU

@@ -10,7 +10,9 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <future>
 #include <mutex>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -187,10 +189,12 @@ int run_benchmark(const RunOptions& opts_in, int* argc, char*** argv) {
   if (lrank == 0 && !opts.no_files) out_dir = prepare_output_dir(opts.out_dir);
 
   std::unique_ptr<LockedSink> sink;
+  std::atomic<Runner*> active_runner{nullptr};
   int rank = lrank;
   std::string host = "?";
   // Every phase from MPI start-up on has a deadline; on expiry the rank reports the phase,
-  // closes the result files as incomplete (rank 0) and ends with exit code 5.
+  // closes the result files as incomplete (rank 0), aborts NCCL communicators and ends with
+  // exit code 5.
   Watchdog watchdog(opts.timeout, [&](const std::string& phase, std::chrono::milliseconds waited) {
     fmt::print(stderr,
                "ccbench: rank {} (host {}): timeout: '{}' has taken {:.1f} s (--timeout {:.0f} s); a rank or link "
@@ -199,6 +203,17 @@ int run_benchmark(const RunOptions& opts_in, int* argc, char*** argv) {
     if (sink)
       sink->try_finish({false, fmt::format("timeout in '{}' on rank {}", phase, rank), 5, "FAILED: timeout"},
                        std::chrono::seconds(2));
+    if (Runner* r = active_runner.load()) {
+      // ncclCommAbort may wait for the device itself: 2 s in a thread of its own, then end anyway.
+      std::packaged_task<std::vector<std::string>()> task([r] { return r->abort_implementations(); });
+      auto done = task.get_future();
+      std::thread(std::move(task)).detach();
+      if (done.wait_for(std::chrono::seconds(2)) == std::future_status::ready) {
+        for (const std::string& what : done.get()) fmt::print(stderr, "ccbench: rank {}: {}\n", rank, what);
+      } else {
+        fmt::print(stderr, "ccbench: rank {}: aborting the communicators took over 2 s; ending without\n", rank);
+      }
+    }
     std::fflush(nullptr);
     _exit(static_cast<int>(ExitCode::timeout));
   });
@@ -298,6 +313,11 @@ int run_benchmark(const RunOptions& opts_in, int* argc, char*** argv) {
     }
 
     Runner runner(opts, plan, base, *backend, sink.get(), watchdog);
+    active_runner = &runner;
+    struct Forget {  // before `runner` goes, also when run() throws
+      std::atomic<Runner*>& runner;
+      ~Forget() { runner = nullptr; }
+    } forget{active_runner};
     code = runner.run();
     if (!runner.measured_any() && code == ExitCode::ok) {
       code = ExitCode::precondition;

@@ -188,8 +188,18 @@ Runner::ImplState* Runner::ready(const ImplInfo& info) {
     st->failure = agreed.message;
     code_ = more_severe(code_, agreed.code);
   }
+  std::lock_guard lock(impls_mutex_);
   impls_.push_back(std::move(st));
   return impls_.back().get();
+}
+
+std::vector<std::string> Runner::abort_implementations() {
+  std::lock_guard lock(impls_mutex_);
+  std::vector<std::string> done;
+  for (auto& s : impls_)
+    if (s->impl)
+      if (std::string what = s->impl->abort_from_watchdog(); !what.empty()) done.push_back(std::move(what));
+  return done;
 }
 
 ExitCode Runner::run() {

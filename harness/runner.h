@@ -3,6 +3,7 @@
 // choice, one measurement (warm-up, a back-to-back batch, then timed single iterations, each
 // checked), agreed over all ranks and handed to the result sink on rank 0.
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include <mpi.h>
@@ -38,6 +39,9 @@ class Runner {
   bool measured_any() const { return measured_any_; }
   // Why the sweep stopped early (empty if it did not).
   const std::string& stop_reason() const { return stop_reason_; }
+  // From the watchdog thread, as the process is about to end: Implementation::abort_from_watchdog()
+  // of every implementation set up so far; returns what each did.
+  std::vector<std::string> abort_implementations();
 
  private:
   struct ImplState;
@@ -56,7 +60,8 @@ class Runner {
   ResultSink* sink_;
   Watchdog& watchdog_;
   int rank_ = 0, nranks_ = 1;
-  std::vector<std::unique_ptr<ImplState>> impls_;
+  std::vector<std::unique_ptr<ImplState>> impls_;  // appended under impls_mutex_
+  std::mutex impls_mutex_;
   std::vector<RunRecord> rows_;
   ExitCode code_ = ExitCode::ok;
   bool measured_any_ = false;

@@ -1,5 +1,6 @@
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
@@ -156,7 +157,9 @@ class NcclImpl final : public Implementation {
     // bounded by the harness's watchdog instead.
     ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
     config.blocking = 1;
-    CCB_NCCL(ncclCommInitRankConfig(&comm_, nranks_, id, rank_, &config));
+    ncclComm_t comm = nullptr;
+    CCB_NCCL(ncclCommInitRankConfig(&comm, nranks_, id, rank_, &config));
+    comm_ = comm;
     wait_async("ncclCommInitRankConfig", ctx.timeout, true);
     transport_ = "nccl";
   }
@@ -216,6 +219,12 @@ class NcclImpl final : public Implementation {
 
   std::string transport() const override { return transport_; }
   bool graph_capturable() const override { return true; }
+  std::string abort_from_watchdog() override {
+    ncclComm_t c = comm_.exchange(nullptr);
+    if (!c) return {};
+    ncclCommAbort(c);
+    return fmt::format("NCCL communicator of rank {} aborted (ncclCommAbort)", rank_);
+  }
   void probe_begin() override { arm_nccl_choice_probe(); }
   std::string describe(const CallArgs&) override { return take_nccl_choice(); }
   void check_async_errors() override {
@@ -236,8 +245,7 @@ class NcclImpl final : public Implementation {
       if (state != ncclInProgress) break;
       if (std::chrono::steady_clock::now() - start > limit) {
         if (!throw_on_timeout) return;
-        ncclCommAbort(comm_);
-        comm_ = nullptr;
+        if (ncclComm_t c = comm_.exchange(nullptr)) ncclCommAbort(c);
         fail(ExitCode::timeout, "{} did not complete within {} s on rank {}; NCCL communicator aborted", what,
              limit.count() / 1000.0, rank_);
       }
@@ -250,7 +258,7 @@ class NcclImpl final : public Implementation {
 
   Variant variant_;
   ImplContext ctx_;
-  ncclComm_t comm_ = nullptr;
+  std::atomic<ncclComm_t> comm_{nullptr};  // the watchdog thread may abort it
   cudaStream_t stream_ = nullptr;
   int rank_ = 0, nranks_ = 1;
   std::string transport_ = "nccl";

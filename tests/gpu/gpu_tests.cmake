@@ -34,9 +34,9 @@ ccbench_gpu_test(gpu_three_ranks 3 --collective allreduce,allgather,reducescatte
 ccbench_gpu_test(gpu_four_ranks 4 --collective allreduce,allgather,reducescatter
                  --impl ring,tree,oneshot,twoshot,ce,best -d float,uint8 -o sum,prod -b 4 -e 1M -f 9 -n 2 -w 1 --timeout 30)
 
-# Injected faults on GPU ranks: a stopped rank ends the job with exit code 5 within the deadline,
-# our kernel naming the peer it waited for; a corrupted element of our kernel's or NCCL's output
-# is found and named (exit code 1).
+# Injected faults on GPU ranks: a stopped rank ends the job with exit code 5 within the deadline
+# (our kernel naming the peer it waited for; NCCL's communicator aborted by the watchdog); a
+# corrupted element of our kernel's or NCCL's output is found and named (exit code 1).
 set(_gpu_fault_runner ${CMAKE_CURRENT_SOURCE_DIR}/gpu/run_gpu_fault_test.sh)
 function(ccbench_gpu_fault_test name fault rc text)
   add_test(NAME ${name} COMMAND ${_gpu_fault_runner} $<TARGET_FILE:ccbench> 2 ${fault} ${rc} ${text} ${ARGN})
@@ -44,6 +44,9 @@ function(ccbench_gpu_fault_test name fault rc text)
 endfunction()
 ccbench_gpu_fault_test(gpu_fault_stop_ring "stop:rank=1,size=64K,iteration=1" 5 "from rank 1"
                        --impl ring --collective allreduce -b 16K -e 256K -f 4 --timeout 5)
+# A stopped peer inside NCCL: the watchdog ends the wait, aborts the communicator and exits 5.
+ccbench_gpu_fault_test(gpu_fault_stop_nccl "stop:rank=1,size=64K,iteration=1" 5 "aborted (ncclCommAbort)"
+                       --impl nccl --collective allreduce -b 16K -e 256K -f 4 --timeout 5)
 ccbench_gpu_fault_test(gpu_fault_corrupt_ring "corrupt:rank=1,size=64K,index=7" 1 "rank 1 (host"
                        --impl ring --collective allreduce -b 16K -e 256K -f 4)
 ccbench_gpu_fault_test(gpu_fault_corrupt_nccl "corrupt:rank=0,size=64K,index=7" 1 "element 7"
