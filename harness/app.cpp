@@ -20,7 +20,9 @@
 #include "harness/backend.h"
 #include "harness/bootstrap.h"
 #include "harness/context.h"
+#include "harness/progress_board.h"
 #include "harness/runner.h"
+#include "harness/termination.h"
 #include "harness/watchdog.h"
 #include "results/compare.h"
 #include "results/csv_reader.h"
@@ -188,21 +190,17 @@ int run_benchmark(const RunOptions& opts_in, int* argc, char*** argv) {
   check_tuning_environment();
   if (lrank == 0 && !opts.no_files) out_dir = prepare_output_dir(opts.out_dir);
 
+  TerminationSignals signals;  // first: before MPI, CUDA or the watchdog start threads
   std::unique_ptr<LockedSink> sink;
   std::atomic<Runner*> active_runner{nullptr};
+  std::atomic<ProgressBoard*> board{nullptr};
+  std::vector<std::string> host_of;  // set before `board`
   int rank = lrank;
   std::string host = "?";
-  // Every phase from MPI start-up on has a deadline; on expiry the rank reports the phase,
-  // closes the result files as incomplete (rank 0), aborts NCCL communicators and ends with
-  // exit code 5.
-  Watchdog watchdog(opts.timeout, [&](const std::string& phase, std::chrono::milliseconds waited) {
-    fmt::print(stderr,
-               "ccbench: rank {} (host {}): timeout: '{}' has taken {:.1f} s (--timeout {:.0f} s); a rank or link "
-               "is stuck; ending the run with exit code 5\n",
-               rank, host, phase, waited.count() / 1000.0, opts.timeout.count() / 1000.0);
-    if (sink)
-      sink->try_finish({false, fmt::format("timeout in '{}' on rank {}", phase, rank), 5, "FAILED: timeout"},
-                       std::chrono::seconds(2));
+  // Ends the run from another thread (watchdog, signals): rank 0 closes the result files as
+  // incomplete, NCCL communicators are aborted, the process exits with `code`.
+  auto end_run = [&](const std::string& reason, int code, const std::string& verdict) {
+    if (sink) sink->try_finish({false, reason, code, verdict}, std::chrono::seconds(2));
     if (Runner* r = active_runner.load()) {
       // ncclCommAbort may wait for the device itself: 2 s in a thread of its own, then end anyway.
       std::packaged_task<std::vector<std::string>()> task([r] { return r->abort_implementations(); });
@@ -215,7 +213,27 @@ int run_benchmark(const RunOptions& opts_in, int* argc, char*** argv) {
       }
     }
     std::fflush(nullptr);
-    _exit(static_cast<int>(ExitCode::timeout));
+    _exit(code);
+  };
+  // Every phase from MPI start-up on has a deadline; on expiry the rank reports the phase and
+  // ends the run with exit code 5.
+  Watchdog watchdog(opts.timeout, [&](const std::string& phase, std::chrono::milliseconds waited) {
+    std::string late;
+    if (ProgressBoard* b = board.load()) late = b->describe_behind(host_of);
+    fmt::print(stderr,
+               "ccbench: rank {} (host {}): timeout: '{}' has taken {:.1f} s (--timeout {:.0f} s); a rank or link "
+               "is stuck; {}; ending the run with exit code 5\n",
+               rank, host, phase, waited.count() / 1000.0, opts.timeout.count() / 1000.0,
+               late.empty() ? "no rank of this node is behind" : "behind it on this node: " + late);
+    end_run(fmt::format("timeout in '{}' on rank {}{}", phase, rank, late.empty() ? "" : "; behind it: " + late),
+            static_cast<int>(ExitCode::timeout), "FAILED: timeout");
+  });
+  signals.set_handler([&](int sig) {
+    const std::string phase = watchdog.phase();
+    const std::string reason = fmt::format("rank {} (host {}) was terminated by {} during '{}'", rank, host,
+                                           sigabbrev_np(sig) ? fmt::format("SIG{}", sigabbrev_np(sig)) : "a signal", phase.empty() ? "-" : phase);
+    fmt::print(stderr, "ccbench: {}; ending the run with exit code {}\n", reason, 128 + sig);
+    end_run(reason, 128 + sig, "FAILED: terminated");
   });
   watchdog.enter("MPI initialisation");
   mpi_start(argc, argv);
@@ -224,8 +242,14 @@ int run_benchmark(const RunOptions& opts_in, int* argc, char*** argv) {
   watchdog.enter("start-up: exchanging host names");
   RankLayout layout = discover_layout(world);
   host = layout.host();
+  host_of = layout.host_of;
+  watchdog.enter("start-up: creating the progress board");
+  ProgressBoard progress(world);
+  board = &progress;
+  watchdog.set_board(&progress);
 
   ExitCode code = ExitCode::ok;
+  bool in_step = false;  // every rank agreed on the exit code: collective clean-up is safe
   try {
     watchdog.enter("start-up: comparing builds and arguments");
     check_same_run(world, layout,
@@ -324,6 +348,7 @@ int run_benchmark(const RunOptions& opts_in, int* argc, char*** argv) {
       if (rank == 0) fmt::print(stderr, "ccbench: nothing could be measured: every case was skipped (see the reasons above)\n");
     }
     code = agree_exit_code(world, code);
+    in_step = true;
     if (sink) {
       RunOutcome outcome;
       outcome.complete = runner.stop_reason().empty();
@@ -343,6 +368,10 @@ int run_benchmark(const RunOptions& opts_in, int* argc, char*** argv) {
     if (sink) sink->finish({false, e.what(), static_cast<int>(code), fmt::format("FAILED: {}", exit_code_name(code))});
   }
   watchdog.enter("MPI finalisation");
+  watchdog.set_board(nullptr);
+  board = nullptr;
+  // Collective: only where every rank got here the ordinary way; otherwise MPI_Finalize takes it.
+  if (in_step) progress.free();
   mpi_stop();
   watchdog.leave();
   return static_cast<int>(code);

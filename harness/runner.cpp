@@ -388,6 +388,15 @@ void Runner::run_case(ImplState& st, Series& bufs, const CaseSpec& spec) {
         }
       };
       const CallArgs args{spec, send, recv, shape.count};
+      // Each call is counted on the progress board first: a stuck run can name who is behind.
+      auto run_call = [&] {
+        watchdog_.arrive();
+        impl.run(args);
+      };
+      auto barrier = [&] {
+        watchdog_.arrive();
+        mpi_check(MPI_Barrier(base_.comm), "MPI_Barrier");
+      };
       auto sync = [&] {
         backend_.synchronize();
         impl.check_async_errors();
@@ -422,7 +431,7 @@ void Runner::run_case(ImplState& st, Series& bufs, const CaseSpec& spec) {
         watchdog_.enter(where + ": warm-up");
         for (int i = 0; i < opts_.warmup; ++i) {
           if (i == 0) impl.probe_begin();
-          impl.run(args);
+          run_call();
           if (i == 0) {
             sync();
             algorithm = impl.describe(args);
@@ -433,10 +442,10 @@ void Runner::run_case(ImplState& st, Series& bufs, const CaseSpec& spec) {
         // Back-to-back batch: the nccl-tests-comparable figure.
         if (in_place) reset();
         backend_.synchronize();
-        mpi_check(MPI_Barrier(base_.comm), "MPI_Barrier");
+        barrier();
         watchdog_.enter(where + ": timed batch");
         backend_.mark(0);
-        for (int i = 0; i < opts_.iterations; ++i) impl.run(args);
+        for (int i = 0; i < opts_.iterations; ++i) run_call();
         backend_.mark(1);
         sync();
         batch_us = backend_.elapsed_us(0, 1) / opts_.iterations;
@@ -454,13 +463,13 @@ void Runner::run_case(ImplState& st, Series& bufs, const CaseSpec& spec) {
           watchdog_.enter(fmt::format("{}: iteration {}", where, i));
           reset();
           backend_.synchronize();
-          mpi_check(MPI_Barrier(base_.comm), "MPI_Barrier");
+          barrier();
           const bool fault = fault_here(st.info->name, size, i);
           if (fault) inject_before(*opts_.fault);
           // GPU: the collective is queued behind a short spin, so its time holds no launch latency.
           backend_.head_start(kHeadStartUs);
           backend_.mark(0);
-          impl.run(args);
+          run_call();
           backend_.mark(1);
           sync();
           iter_us[static_cast<size_t>(i)] = backend_.elapsed_us(0, 1);
@@ -478,14 +487,14 @@ void Runner::run_case(ImplState& st, Series& bufs, const CaseSpec& spec) {
           backend_.synchronize();
           impl.probe_begin();
           backend_.begin_capture();
-          for (int i = 0; i < opts_.iterations; ++i) impl.run(args);
+          for (int i = 0; i < opts_.iterations; ++i) run_call();
           backend_.end_capture();
           graph_algorithm = impl.describe(args);
           backend_.replay();  // warm-up launch
           sync();
           reset();
           backend_.synchronize();
-          mpi_check(MPI_Barrier(base_.comm), "MPI_Barrier");
+          barrier();
           watchdog_.enter(where + ": CUDA-graph replay");
           for (int g = 0; g < opts_.graph_launches; ++g) {
             backend_.mark(0);

@@ -15,6 +15,7 @@ Watchdog::~Watchdog() {
 }
 
 void Watchdog::enter(std::string phase) {
+  if (board_) board_->enter_phase(phase);
   std::lock_guard<std::mutex> lock(mu_);
   phase_ = std::move(phase);
   since_ = std::chrono::steady_clock::now();

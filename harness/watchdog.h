@@ -9,6 +9,8 @@
 #include <string>
 #include <thread>
 
+#include "harness/progress_board.h"
+
 namespace ccbench {
 
 class Watchdog {
@@ -19,8 +21,16 @@ class Watchdog {
   Watchdog(const Watchdog&) = delete;
   Watchdog& operator=(const Watchdog&) = delete;
 
-  // Starts the clock of `phase` (replacing the current one). Cheap: a lock and a string copy.
+  // Starts the clock of `phase` (replacing the current one) and records it on the board. Cheap:
+  // a lock and a string copy.
   void enter(std::string phase);
+  // A synchronising call (collective, barrier) is about to start: counted on the board.
+  void arrive() {
+    if (board_) board_->arrive();
+  }
+  // Where enter() and arrive() are recorded for the node's ranks to see; nullptr for none.
+  // Main thread only.
+  void set_board(ProgressBoard* board) { board_ = board; }
   // No phase: no deadline (e.g. while waiting for user input never happens; after the sweep).
   void leave();
   std::string phase() const;
@@ -35,6 +45,7 @@ class Watchdog {
   bool armed_ = false;
   bool stop_ = false;
   std::chrono::steady_clock::time_point since_;
+  ProgressBoard* board_ = nullptr;
   std::thread thread_;
 };
 

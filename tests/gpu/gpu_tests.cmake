@@ -45,7 +45,8 @@ endfunction()
 ccbench_gpu_fault_test(gpu_fault_stop_ring "stop:rank=1,size=64K,iteration=1" 5 "from rank 1"
                        --impl ring --collective allreduce -b 16K -e 256K -f 4 --timeout 5)
 # A stopped peer inside NCCL: the watchdog ends the wait, aborts the communicator and exits 5.
-ccbench_gpu_fault_test(gpu_fault_stop_nccl "stop:rank=1,size=64K,iteration=1" 5 "aborted (ncclCommAbort)"
+ccbench_gpu_fault_test(gpu_fault_stop_nccl "stop:rank=1,size=64K,iteration=1" 5
+                       "aborted (ncclCommAbort)&&behind it on this node: rank 1 (host"
                        --impl nccl --collective allreduce -b 16K -e 256K -f 4 --timeout 5)
 ccbench_gpu_fault_test(gpu_fault_corrupt_ring "corrupt:rank=1,size=64K,index=7" 1 "rank 1 (host"
                        --impl ring --collective allreduce -b 16K -e 256K -f 4)

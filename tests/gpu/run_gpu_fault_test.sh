@@ -2,6 +2,7 @@
 # Runs ccbench on GPU ranks with an injected fault (CCBENCH_FAULT) and checks the outcome: the
 # exit code and a text the output must contain. Exits 77 (skipped, reason printed) without GPUs.
 # Usage: run_gpu_fault_test.sh CCBENCH RANKS FAULT EXPECTED_RC EXPECTED_TEXT [ccbench arguments...]
+# EXPECTED_TEXT may hold several texts separated by "&&", all required.
 set -uo pipefail
 ccbench="$1"; ranks="$2"; fault="$3"; want_rc="$4"; want_text="$5"; shift 5
 gpus=0
@@ -16,5 +17,8 @@ rc=$?
 echo "$out" | grep -E "ccbench|wrong|Result" | head -20
 echo "fault '$fault': exit code $rc (expected $want_rc) after $((SECONDS - start)) s"
 [ "$rc" -eq "$want_rc" ] || { echo "FAIL: exit code $rc, expected $want_rc"; exit 1; }
-echo "$out" | grep -qF -- "$want_text" || { echo "FAIL: output lacks '$want_text'"; exit 1; }
+IFS=$'\n' read -r -d '' -a texts < <(printf '%s' "$want_text" | sed 's/&&/\n/g'; printf '\0')
+for text in "${texts[@]}"; do
+  echo "$out" | grep -qF -- "$text" || { echo "FAIL: output lacks '$text'"; exit 1; }
+done
 echo "PASS"

@@ -12,6 +12,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import socket
 import subprocess
 import sys
@@ -98,9 +99,12 @@ def stop(opts, impl):
     check("timeout" in r.err and "4K" in r.err, "stderr does not report the timeout at 4K")
     if impl in ("ring", "tree"):  # our own waits know whom they wait for
         check(re.search(rf"rank 0 waited [0-9.]+ s for data from rank 1 \(", r.err), "stderr does not name rank 1")
-    else:  # MPI_Allreduce does not say whom it waits for: the watchdog names the phase
+    else:  # MPI_Allreduce does not say whom it waits for: the watchdog names the phase, and the
+        # progress board the rank of this node that is behind
         check(f"'allreduce/{impl} float sum 4K out-of-place: iteration 1' has taken" in r.err,
               "stderr does not name the stuck phase")
+        check(f"behind it on this node: rank 1 (host {HOST}) started 1 call there, this rank 2 calls" in r.err,
+              "stderr does not name rank 1 as the rank behind")
     rows = r.rows()
     for size in (1024, 2048):
         for ip in (False, True):
@@ -125,6 +129,49 @@ def kill(opts):
     j = r.run_json()
     check(j["complete"] is False, "run.json says complete after a rank was killed")
     check(len(j["rows"]) == len(rows), "run.json and results.csv hold different rows")
+    # mpirun ends rank 0 with SIGTERM: rank 0 says so, and where it was.
+    check(re.match(r"rank 0 \(host .*\) was terminated by SIGTERM during 'allreduce/ring float sum 16K ",
+                   j["incomplete_reason"] or ""), f"run.json reason {j['incomplete_reason']!r}")
+    check(j["verdict"] == "FAILED: terminated", f"run.json verdict {j['verdict']!r}")
+
+
+def terminate(opts):
+    """The job is cancelled (SIGTERM to mpirun, as scancel or a batch time limit does) while a rank
+    is slow: the ranks end at once, the rows measured so far stay, run.json says why it stopped."""
+    folder = tempfile.mkdtemp(prefix="ccbench-fault-")
+    env = dict(os.environ, CCBENCH_FAULT="delay:rank=1,ms=60000,size=4K")
+    cmd = [opts.mpiexec, "--oversubscribe", "--allow-run-as-root", "-np", "2", "-x", "CCBENCH_FAULT", opts.ccbench,
+           "--impl", "ring"] + SWEEP + ["--timeout", "120", "--out", folder]
+    print("$ CCBENCH_FAULT=" + env["CCBENCH_FAULT"] + " " + " ".join(cmd))
+    start = time.monotonic()
+    p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, errors="replace")
+    csv_path = os.path.join(folder, "results.csv")
+    # Wait until the 2K rows are on disk: the 4K iteration with the delay has begun.
+    while time.monotonic() - start < 60 and not (os.path.exists(csv_path) and ",2048," in open(csv_path).read()):
+        time.sleep(0.2)
+    time.sleep(1.0)
+    sent = time.monotonic()
+    p.send_signal(signal.SIGTERM)
+    try:
+        out, err = p.communicate(timeout=30)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        raise Failed("the job did not end within 30 s of SIGTERM")
+    LAST.update(out=out, err=err, folder=folder)
+    print(f"fault {opts.scenario}: exit code {p.returncode} {time.monotonic() - sent:.1f} s after SIGTERM")
+    check(not SANITIZER_REPORT.search(err), "a sanitizer reported an error")
+    check(p.returncode != 0, "exit code 0 after SIGTERM")
+    check(time.monotonic() - sent < 10, "the job took over 10 s to end after SIGTERM")
+    r = Run(p.returncode, out, err, time.monotonic() - start, folder)
+    rows = r.rows()
+    for size in (1024, 2048):
+        for ip in (False, True):
+            check(row(rows, size, ip)["status"] == "ok", f"the {size} B row measured before SIGTERM is not ok")
+    j = r.run_json()
+    check(j["complete"] is False, "run.json says complete")
+    check("was terminated by SIGTERM during 'allreduce/ring float sum 4K" in (j["incomplete_reason"] or ""),
+          f"run.json reason {j['incomplete_reason']!r}")
+    check(j["exit_code"] == 128 + signal.SIGTERM, f"run.json exit_code {j['exit_code']}, expected 143")
 
 
 def corrupt(opts, impl):
@@ -219,6 +266,7 @@ SCENARIOS = {
     "stop_tree": lambda o: stop(o, "tree"),
     "stop_mpi": lambda o: stop(o, "mpi"),
     "kill": kill,
+    "terminate": terminate,
     "corrupt_ring": lambda o: corrupt(o, "ring"),
     "corrupt_tree": lambda o: corrupt(o, "tree"),
     "corrupt_mpi": lambda o: corrupt(o, "mpi"),
