@@ -263,15 +263,20 @@ std::size_t default_slot_bytes() {
   return env_size("CCBENCH_GPU_SLOT_BYTES", 1 << 20, 4096, 16 << 20, 4096);
 }
 int ring_channels() {
-  // 64 channels: 355 GB/s busbw at 4 GiB on 2 x H200 against 326 with 32 (1 MiB slots).
-  return static_cast<int>(env_size("CCBENCH_GPU_CHANNELS", 64, 1, kMaxChannels, 1));
+  // 128 channels (capped by resident_limit): 366 GB/s busbw at 4 GiB on 2 x H200 against 347
+  // with 64 and 326 with 32 (1 MiB slots; results/baselines/h200x2-2026-11-30).
+  return static_cast<int>(env_size("CCBENCH_GPU_CHANNELS", 128, 1, kMaxChannels, 1));
 }
 int tree_channels() {
   // 32 channels per tree and role (128 blocks, capped by resident_limit): 340 GB/s at 256 MiB on
   // 2 x H200 against 303 with 16 (results/baselines/h200x2-2026-11-30).
   return static_cast<int>(env_size("CCBENCH_GPU_TREE_CHANNELS", 32, 1, 32, 1));
 }
-int twoshot_blocks() { return static_cast<int>(env_size("CCBENCH_GPU_TWOSHOT_BLOCKS", 32, 1, kMaxChannels, 1)); }
+int twoshot_blocks() {
+  // 128 blocks: 340 GB/s at 256 MiB on 2 x H200 against 330 with 64 and 307 with 32; more reads
+  // of the peer's input in flight.
+  return static_cast<int>(env_size("CCBENCH_GPU_TWOSHOT_BLOCKS", 128, 1, kMaxChannels, 1));
+}
 std::size_t oneshot_max_bytes() { return env_size("CCBENCH_ONESHOT_MAX_BYTES", 512 << 10, 8, 8 << 20, 8); }
 std::size_t best_oneshot_max() {
   return env_size("CCBENCH_BEST_ONESHOT_MAX_BYTES", oneshot_max_bytes(), 0, oneshot_max_bytes(), 1);
@@ -351,7 +356,7 @@ class RingGpu final : public GpuImpl {
         a.count * element_size(a.spec.dtype) * (a.spec.coll == Collective::allreduce ? 1 : static_cast<std::size_t>(n_));
     return blocks_for(bytes, 128 << 10, channels_);
   }
-  int channels_ = 64;
+  int channels_ = 128;
   std::size_t slot_ = 0;
   std::unique_ptr<FifoMesh> mesh_;
   DeviceArray<SendConn> send_;
@@ -519,7 +524,7 @@ class TwoshotGpu final : public GpuImpl {
   int blocks(const CallArgs& a) const {
     return blocks_for(a.count * element_size(a.spec.dtype) / static_cast<std::size_t>(n_), 64 << 10, max_blocks_);
   }
-  int max_blocks_ = 32;
+  int max_blocks_ = 128;
   std::unique_ptr<PeerState> peers_;
 };
 

@@ -10,7 +10,7 @@ namespace ccbench::gpu {
 
 constexpr int kMaxRanks = 64;     // ranks our kernels address directly (one node)
 constexpr int kFifoSlots = 4;     // slots in flight per FIFO connection
-constexpr int kMaxChannels = 64;  // blocks of the ring/tree kernels
+constexpr int kMaxChannels = 128;  // blocks of the ring and two-shot kernels
 constexpr int kThreads = 512;     // threads per block of the data kernels
 constexpr int kMaxRounds = 8;     // Bruck rounds (2^8 ranks > kMaxRanks)
 constexpr int kFlagStride = 16;   // uint64 words between flags written by different GPUs (128 B)

@@ -181,10 +181,10 @@ def cases(files, scratch, have_gpu, cuda_built):
     if cuda_built:  # the GPU tuning variables are read only where the CUDA kernels are built in
         for var, value, texts in [
             ("CCBENCH_GPU_SLOT_BYTES", "5000", ["from 4096 to 16777216 that is a multiple of 4096"]),
-            ("CCBENCH_GPU_CHANNELS", "0", ["from 1 to 64"]),
-            ("CCBENCH_GPU_CHANNELS", "many", ["from 1 to 64"]),
+            ("CCBENCH_GPU_CHANNELS", "0", ["from 1 to 128"]),
+            ("CCBENCH_GPU_CHANNELS", "many", ["from 1 to 128"]),
             ("CCBENCH_GPU_TREE_CHANNELS", "33", ["from 1 to 32"]),
-            ("CCBENCH_GPU_TWOSHOT_BLOCKS", "-1", ["from 1 to 64"]),
+            ("CCBENCH_GPU_TWOSHOT_BLOCKS", "-1", ["from 1 to 128"]),
             ("CCBENCH_ONESHOT_MAX_BYTES", "9", ["multiple of 8"]),
             ("CCBENCH_BEST_ONESHOT_MAX_BYTES", "1G", ["from 0 to"]),
             ("CCBENCH_BEST_TWOSHOT_MAX_BYTES", "x", ["from 0 to 1099511627776"]),
