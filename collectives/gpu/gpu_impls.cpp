@@ -284,8 +284,15 @@ std::size_t best_oneshot_max() {
 std::size_t best_twoshot_max() {
   return env_size("CCBENCH_BEST_TWOSHOT_MAX_BYTES", std::size_t(64) << 20, 0, std::size_t(1) << 40, 1);
 }
+// best's all-gather, by a rank's piece: Bruck up to 2 MiB, ring up to 16 MiB, copy engines above.
+// On 2 x H200 (results/baselines/h200x2-2026-11-30, 128 ring channels): Bruck 138 against ring
+// 133 GB/s at 4 MiB output, ring 240 against Bruck 228 and ce 198 at 16 MiB, ring 273 against
+// ce 252 at 32 MiB, ce 301 against ring 289 at 64 MiB.
 std::size_t best_bruck_max() {
-  return env_size("CCBENCH_BEST_BRUCK_MAX_BYTES", std::size_t(32) << 20, 0, std::size_t(1) << 40, 1);
+  return env_size("CCBENCH_BEST_BRUCK_MAX_BYTES", std::size_t(2) << 20, 0, std::size_t(1) << 40, 1);
+}
+std::size_t best_ring_allgather_max() {
+  return env_size("CCBENCH_BEST_RING_ALLGATHER_MAX_BYTES", std::size_t(16) << 20, 0, std::size_t(1) << 40, 1);
 }
 
 // Blocks that wait on each other must all be resident at once: at most one block per SM.
@@ -610,6 +617,7 @@ class BestGpu final : public Implementation {
     oneshot_max_ = best_oneshot_max();
     twoshot_max_ = best_twoshot_max();
     bruck_max_ = best_bruck_max();
+    ring_allgather_max_ = best_ring_allgather_max();
   }
   void attach(const BufferSet& b) override {
     for (auto* i : all()) i->attach(b);
@@ -632,14 +640,17 @@ class BestGpu final : public Implementation {
       if (bytes <= oneshot_max_) return *oneshot_;
       return bytes <= twoshot_max_ ? *twoshot_ : *ring_;
     }
-    if (a.spec.coll == Collective::allgather) return bytes <= bruck_max_ ? *tree_ : *ce_;
+    if (a.spec.coll == Collective::allgather) {
+      if (bytes <= bruck_max_) return *tree_;
+      return bytes <= ring_allgather_max_ ? *ring_ : *ce_;
+    }
     return *ring_;
   }
   std::vector<Implementation*> all() const {
     return {oneshot_.get(), twoshot_.get(), ring_.get(), tree_.get(), ce_.get()};
   }
   std::unique_ptr<Implementation> oneshot_, twoshot_, ring_, tree_, ce_;
-  std::size_t oneshot_max_ = 0, twoshot_max_ = 0, bruck_max_ = 0;
+  std::size_t oneshot_max_ = 0, twoshot_max_ = 0, bruck_max_ = 0, ring_allgather_max_ = 0;
 };
 
 }  // namespace
@@ -652,6 +663,7 @@ void check_gpu_tuning_environment() {
   best_oneshot_max();  // reads CCBENCH_ONESHOT_MAX_BYTES too
   best_twoshot_max();
   best_bruck_max();
+  best_ring_allgather_max();
 }
 
 std::unique_ptr<Implementation> make_ring_gpu() { return std::make_unique<RingGpu>(); }

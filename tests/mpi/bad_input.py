@@ -189,6 +189,7 @@ def cases(files, scratch, have_gpu, cuda_built):
             ("CCBENCH_BEST_ONESHOT_MAX_BYTES", "1G", ["from 0 to"]),
             ("CCBENCH_BEST_TWOSHOT_MAX_BYTES", "x", ["from 0 to 1099511627776"]),
             ("CCBENCH_BEST_BRUCK_MAX_BYTES", "2T", ["from 0 to 1099511627776"]),
+            ("CCBENCH_BEST_RING_ALLGATHER_MAX_BYTES", "-5", ["from 0 to 1099511627776"]),
         ]:
             c.append(Case(f"{var}={value}", small, 2, [f"{var}='{value}' is not valid"] + texts, env={var: value}))
     # Preconditions: valid input that cannot run here (exit 3, after MPI start-up).
