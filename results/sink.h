@@ -43,9 +43,12 @@ std::unique_ptr<ResultSink> make_table_sink(std::ostream& out);
 std::unique_ptr<ResultSink> make_csv_sink(const std::string& path);
 // run.json: {"schema_version", "complete", "incomplete_reason", "exit_code", "verdict", "context",
 // "rows"}; rewritten through a temporary file and rename() after every row, so it always parses.
-// Until finish() it says complete=false with reason "running" and exit_code null; after it,
-// incomplete_reason is null for a complete run. The file is first written by the constructor.
+// Until finish() it says complete=false with reason kRunningReason and exit_code null; after
+// it, incomplete_reason is null for a complete run. The file is first written by the constructor.
 std::unique_ptr<ResultSink> make_json_sink(const std::string& path);
+// What run.json says while the run goes on, and so also after a crash or a SIGKILL of rank 0.
+inline constexpr const char* kRunningReason =
+    "running, or ended without closing this file (a crash or SIGKILL of rank 0)";
 // results.md: the outcome, a context summary and one Markdown table per case (as the table
 // sink's cases), rewritten atomically after every row.
 //

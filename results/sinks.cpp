@@ -337,7 +337,7 @@ class JsonSink : public ResultSink {
   explicit JsonSink(std::string path) : path_(std::move(path)) {
     doc_["schema_version"] = kSchemaVersion;
     doc_["complete"] = false;
-    doc_["incomplete_reason"] = "running";
+    doc_["incomplete_reason"] = kRunningReason;
     doc_["exit_code"] = nullptr;
     doc_["verdict"] = nullptr;
     doc_["context"] = Json::object();

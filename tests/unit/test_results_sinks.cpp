@@ -273,14 +273,14 @@ TEST_F(SinkTest, JsonSaysRunningUntilFinish) {
   auto s = make_json_sink(p);
   Json j = Json::parse(read_file(p));  // written at once, so a run that dies early still leaves it
   EXPECT_EQ(j["complete"], false);
-  EXPECT_EQ(j["incomplete_reason"], "running");
+  EXPECT_EQ(j["incomplete_reason"], kRunningReason);
 
   s->begin(golden_context());
   s->add(golden_rows()[2]);
   j = Json::parse(read_file(p));
   EXPECT_EQ(j["schema_version"], kSchemaVersion);
   EXPECT_EQ(j["complete"], false);
-  EXPECT_EQ(j["incomplete_reason"], "running");
+  EXPECT_EQ(j["incomplete_reason"], kRunningReason);
   EXPECT_TRUE(j["exit_code"].is_null());
   EXPECT_EQ(j["context"], golden_context());
   ASSERT_EQ(j["rows"].size(), 1u);
