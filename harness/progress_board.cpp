@@ -89,30 +89,20 @@ bool ProgressBoard::read(int i, Peer& out, std::uint64_t& phase) const {
   return false;
 }
 
-std::vector<ProgressBoard::Peer> ProgressBoard::behind() const {
-  std::vector<Peer> late;
-  Peer me;
-  std::uint64_t my_phase = 0;
-  if (!read(local_, me, my_phase)) return late;
-  for (int i = 0; i < local_size_; ++i) {
-    Peer p;
-    std::uint64_t phase = 0;
-    if (i == local_ || !read(i, p, phase)) continue;
-    if (phase < my_phase || (phase == my_phase && p.calls < me.calls)) late.push_back(std::move(p));
-  }
-  return late;
-}
-
 std::string ProgressBoard::describe_behind(const std::vector<std::string>& host_of) const {
   Peer me;
   std::uint64_t my_phase = 0;
   if (!read(local_, me, my_phase)) return {};
   auto calls = [](std::uint64_t n) { return fmt::format("{} call{}", n, n == 1 ? "" : "s"); };
   std::string text;
-  for (const Peer& p : behind()) {
+  for (int i = 0; i < local_size_; ++i) {
+    Peer p;
+    std::uint64_t phase = 0;
+    if (i == local_ || !read(i, p, phase)) continue;
+    if (phase > my_phase || (phase == my_phase && p.calls >= me.calls)) continue;  // not behind
     const std::string host = p.rank >= 0 && static_cast<size_t>(p.rank) < host_of.size() ? host_of[p.rank] : "?";
     text += text.empty() ? "" : "; ";
-    if (p.phase == me.phase)
+    if (phase == my_phase)
       text += fmt::format("rank {} (host {}) started {} there, this rank {}", p.rank, host, calls(p.calls),
                           calls(me.calls));
     else

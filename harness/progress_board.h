@@ -29,13 +29,7 @@ class ProgressBoard {
   void enter_phase(const std::string& phase);
   void arrive();  // one more synchronising call started in the current phase
 
-  // From any thread, without MPI: the ranks of this node behind this rank, with where they are.
-  struct Peer {
-    int rank = -1;          // world rank
-    std::string phase;      // the phase it is in
-    std::uint64_t calls = 0;  // calls it started in that phase
-  };
-  std::vector<Peer> behind() const;
+  // From any thread, without MPI: the ranks of this node behind this rank, with where they are:
   // "rank 1 (host a) started 1 call there, this rank 2 calls" (same phase) or "rank 1 (host a)
   // is still in '<phase>' (3 calls started)", joined by "; "; "" when none is behind.
   std::string describe_behind(const std::vector<std::string>& host_of) const;
@@ -51,6 +45,11 @@ class ProgressBoard {
     char name[104];
   };
   static_assert(sizeof(Slot) == 128 && alignof(Slot) == 8);
+  struct Peer {
+    int rank = -1;            // world rank
+    std::string phase;        // the phase it is in
+    std::uint64_t calls = 0;  // calls it started in that phase
+  };
   bool read(int i, Peer& out, std::uint64_t& phase) const;
 
   MPI_Comm node_ = MPI_COMM_NULL;

@@ -401,14 +401,26 @@ void TcpRecvChannel::accept_peer(TcpDeadline deadline) {
   }
 }
 
+namespace {
+
+// The errors of both channel ends: the peer, its host and the channel are always named.
+[[noreturn]] void fail_connection_reset(int peer, const std::string& host, int tag, const char* direction,
+                                        const std::string& why) {
+  fail(ExitCode::runtime, "tcp: connection to rank {} (host {}) was reset: {} ({} on the channel with tag {})", peer,
+       host, why, direction, tag);
+}
+[[noreturn]] void fail_malformed_message(int peer, const std::string& host, int tag, const std::string& what) {
+  fail(ExitCode::runtime, "tcp: rank {} sent a malformed message (host {}, channel tag {}): {}", peer, host, tag, what);
+}
+
+}  // namespace
+
 [[noreturn]] void TcpRecvChannel::fail_reset(const std::string& why) const {
-  fail(ExitCode::runtime, "tcp: connection to rank {} (host {}) was reset: {} (receiving on the channel with tag {})",
-       peer_, peer_host_, why, tag_);
+  fail_connection_reset(peer_, peer_host_, tag_, "receiving", why);
 }
 
 [[noreturn]] void TcpRecvChannel::fail_malformed(const std::string& what) const {
-  fail(ExitCode::runtime, "tcp: rank {} sent a malformed message (host {}, channel tag {}): {}", peer_, peer_host_,
-       tag_, what);
+  fail_malformed_message(peer_, peer_host_, tag_, what);
 }
 
 void TcpRecvChannel::read_stream() {
@@ -572,13 +584,11 @@ TcpSendChannel::TcpSendChannel(TcpJob& job, int peer, std::string peer_host, int
 TcpSendChannel::~TcpSendChannel() { job_.remove(this); }
 
 [[noreturn]] void TcpSendChannel::fail_reset(const std::string& why) const {
-  fail(ExitCode::runtime, "tcp: connection to rank {} (host {}) was reset: {} (sending on the channel with tag {})",
-       peer_, peer_host_, why, tag_);
+  fail_connection_reset(peer_, peer_host_, tag_, "sending", why);
 }
 
 [[noreturn]] void TcpSendChannel::fail_malformed(const std::string& what) const {
-  fail(ExitCode::runtime, "tcp: rank {} sent a malformed message (host {}, channel tag {}): {}", peer_, peer_host_,
-       tag_, what);
+  fail_malformed_message(peer_, peer_host_, tag_, what);
 }
 
 void TcpSendChannel::flush() {

@@ -320,10 +320,10 @@ def main():
     with tempfile.TemporaryDirectory(prefix="ccbench-bad-input-") as scratch:
         opts.scratch = scratch
         files = make_files(scratch, opts.golden)
-        todo = [c for c in cases(files, scratch, have_gpu, cuda_built) if opts.filter in c.name]
+        selected = [c for c in cases(files, scratch, have_gpu, cuda_built) if opts.filter in c.name]
         failed = 0
         with concurrent.futures.ThreadPoolExecutor(max_workers=opts.jobs) as pool:
-            for case, rc, elapsed, problems, err in pool.map(lambda c: run_case(c, opts), todo):
+            for case, rc, elapsed, problems, err in pool.map(lambda c: run_case(c, opts), selected):
                 launch = "mpirun -np 2" if case.launch == "mpi" else "plain"
                 if problems:
                     failed += 1
@@ -331,8 +331,8 @@ def main():
                     print("     stderr: " + "\n     stderr: ".join(err.strip().splitlines()[:12]))
                 else:
                     print(f"ok   {case.name} [{launch}] rc={rc} ({elapsed:.1f} s)")
-    n_mpi = sum(c.launch == "mpi" for c in todo)
-    print(f"bad inputs tried: {len(todo)} ({n_mpi} under mpirun -np 2, {len(todo) - n_mpi} plain); "
+    n_mpi = sum(c.launch == "mpi" for c in selected)
+    print(f"bad inputs tried: {len(selected)} ({n_mpi} under mpirun -np 2, {len(selected) - n_mpi} plain); "
           f"{failed} misbehaved" + ("" if cuda_built else "; GPU tuning variables left out: built without CUDA"))
     return 1 if failed else 0
 
