@@ -20,8 +20,11 @@
 #include "harness/backend.h"
 #include "harness/bootstrap.h"
 #include "harness/context.h"
+#include "harness/min_bandwidth.h"
+#include "harness/progress.h"
 #include "harness/progress_board.h"
 #include "harness/runner.h"
+#include "harness/startup.h"
 #include "harness/termination.h"
 #include "harness/watchdog.h"
 #include "results/compare.h"
@@ -128,6 +131,58 @@ std::string prepare_output_dir(const std::string& requested) {
   return dir;
 }
 
+// -J FILE: proves the file writable before MPI starts (the JSON sink writes it from the start).
+void prepare_json_file(const std::string& path) {
+  if (path.empty()) return;
+  std::error_code ec;
+  if (std::filesystem::is_directory(path, ec)) fail(ExitCode::usage, "-J/--output_file: '{}' is a folder", path);
+  FILE* f = std::fopen(path.c_str(), "a");
+  if (!f) fail(ExitCode::usage, "-J/--output_file: cannot write '{}': {}", path, std::strerror(errno));
+  std::fclose(f);
+}
+
+// The files the run writes, for the start-up block and the last line.
+std::string results_written(const RunOptions& opts, const std::string& out_dir) {
+  auto wants = [&](const char* f) { return std::find(opts.formats.begin(), opts.formats.end(), f) != opts.formats.end(); };
+  std::string files;
+  for (const auto& [format, file] : {std::pair{"csv", "results.csv"}, {"json", "run.json"}, {"md", "results.md"}})
+    if (wants(format)) files += (files.empty() ? "" : ", ") + std::string(file);
+  std::string s = opts.no_files ? "no results folder (--out none)"
+                                : fmt::format("{}/ ({})", out_dir, files.empty() ? "no files: --format table" : files);
+  if (!opts.json_file.empty()) s += fmt::format("; JSON also in {} (-J)", opts.json_file);
+  return s;
+}
+
+ProgressPlan progress_plan(const RunOptions& opts, const SweepPlan& plan) {
+  ProgressPlan p;
+  p.collectives = opts.collectives;
+  for (const ImplInfo* i : plan.impls) p.impls.push_back(i->name);
+  p.dtypes = opts.dtypes.size();
+  p.ops = opts.ops.size();
+  p.sizes = plan.sizes.size();
+  p.in_place = opts.in_place;
+  p.cycles = opts.cycles;
+  return p;
+}
+
+// The sinks of rank 0: the table, the files asked for, -J, and the progress line on stderr.
+std::unique_ptr<ResultSink> make_sinks(const RunOptions& opts, const SweepPlan& plan, const std::string& out_dir) {
+  auto fan = std::make_unique<FanoutSink>();
+  auto wants = [&](const char* f) { return std::find(opts.formats.begin(), opts.formats.end(), f) != opts.formats.end(); };
+  if (wants("table")) fan->add_sink(make_table_sink(std::cout));
+  if (!opts.no_files) {
+    if (wants("csv")) fan->add_sink(make_csv_sink(out_dir + "/results.csv"));
+    if (wants("json")) fan->add_sink(make_json_sink(out_dir + "/run.json"));
+    if (wants("md")) fan->add_sink(make_markdown_sink(out_dir + "/results.md"));
+  }
+  if (!opts.json_file.empty()) fan->add_sink(make_json_sink(opts.json_file));
+  if (opts.quiet) return fan;
+  ProgressSettings settings;
+  settings.terminal = isatty(STDERR_FILENO) != 0;
+  settings.interval = std::chrono::duration<double>(opts.progress_interval_s);
+  return std::make_unique<ProgressSink>(std::move(fan), progress_plan(opts, plan), settings);
+}
+
 // The arguments of a command line without the program path (which may differ between nodes).
 std::string arguments_of(const std::string& command_line) {
   auto space = command_line.find(' ');
@@ -158,7 +213,8 @@ SweepPlan plan_implementations(const RunOptions& opts, Device device) {
   }
   if (opts.impls.size() == 1 && opts.impls[0] == "default") {
     // The baseline, our ring and tree, and our fastest kernel for each size.
-    const std::vector<std::string> names = device == Device::gpu ? std::vector<std::string>{"nccl", "ring", "tree", "best"}
+    const std::string nccl = opts.nccl_symmetric ? "nccl-symm" : "nccl";  // -R 2
+    const std::vector<std::string> names = device == Device::gpu ? std::vector<std::string>{nccl, "ring", "tree", "best"}
                                                                  : std::vector<std::string>{"mpi", "ring", "tree"};
     for (const std::string& n : names)
       if (const ImplInfo* i = find_implementation(n, device); i && i->make) plan.impls.push_back(i);
@@ -189,6 +245,7 @@ int run_benchmark(const RunOptions& opts_in, int* argc, char*** argv) {
   opts.fault = fault_from_environment();
   check_tuning_environment();
   if (lrank == 0 && !opts.no_files) out_dir = prepare_output_dir(opts.out_dir);
+  if (lrank == 0) prepare_json_file(opts.json_file);
 
   TerminationSignals signals;  // first: before MPI, CUDA or the watchdog start threads
   std::unique_ptr<LockedSink> sink;
@@ -308,7 +365,7 @@ int run_benchmark(const RunOptions& opts_in, int* argc, char*** argv) {
     }
     plan.sizes = sweep_sizes(opts.sweep);
 
-    if (opts.baseline.empty()) opts.baseline = device == Device::gpu ? "nccl" : "mpi";
+    if (opts.baseline.empty()) opts.baseline = device == Device::gpu ? (opts.nccl_symmetric ? "nccl-symm" : "nccl") : "mpi";
 
     ImplContext base;
     base.comm = world;
@@ -323,16 +380,14 @@ int run_benchmark(const RunOptions& opts_in, int* argc, char*** argv) {
     base.max_bytes = plan.sizes.back();
 
     Json context = build_context(opts, plan, layout, world, *backend);
+    watchdog.enter("start-up: describing the ranks");
+    const std::string block = startup_block(world, layout, *backend, base.cuda_device, opts,
+                                            progress_plan(opts, plan).per_cycle() * std::max(1, opts.cycles),
+                                            results_written(opts, out_dir));
     if (rank == 0) {
-      auto fan = std::make_unique<FanoutSink>();
-      auto wants = [&](const char* f) { return std::find(opts.formats.begin(), opts.formats.end(), f) != opts.formats.end(); };
-      if (wants("table")) fan->add_sink(make_table_sink(std::cout));
-      if (!opts.no_files) {
-        if (wants("csv")) fan->add_sink(make_csv_sink(out_dir + "/results.csv"));
-        if (wants("json")) fan->add_sink(make_json_sink(out_dir + "/run.json"));
-        if (wants("md")) fan->add_sink(make_markdown_sink(out_dir + "/results.md"));
-      }
-      sink = std::make_unique<LockedSink>(std::move(fan));
+      fmt::print("{}", block);
+      std::fflush(stdout);
+      sink = std::make_unique<LockedSink>(make_sinks(opts, plan, out_dir));
       sink->begin(context);
     }
 
@@ -343,6 +398,11 @@ int run_benchmark(const RunOptions& opts_in, int* argc, char*** argv) {
       ~Forget() { runner = nullptr; }
     } forget{active_runner};
     code = runner.run();
+    if (rank == 0 && opts.min_busbw_gbps > 0) {  // NCCL_TESTS_MIN_BW; agreed with the rest below
+      MinBandwidthVerdict v = judge_min_bandwidth(runner.rows(), opts.min_busbw_gbps);
+      fmt::print("{}", v.report);
+      code = more_severe(code, v.code);
+    }
     if (!runner.measured_any() && code == ExitCode::ok) {
       code = ExitCode::precondition;
       if (rank == 0) fmt::print(stderr, "ccbench: nothing could be measured: every case was skipped (see the reasons above)\n");

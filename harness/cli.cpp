@@ -3,16 +3,28 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
+#include <functional>
 #include <set>
 #include <sstream>
 
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 
 #include "results/error.h"
 
 namespace ccbench {
 
 namespace {
+
+// Values are checked by CLI11 validators as they are parsed. Our validators throw Error(usage)
+// themselves (CLI11 passes any other exception through), so that every message names the flag
+// as users type it ("-n/--iters") and says what is valid.
+
+constexpr double kMaxTimeoutSeconds = 7 * 24 * 3600.0;  // a week: "no limit" for -T 0 / --timeout 0
+constexpr double kMinTimeoutSeconds = 0.001;            // below 1 ms would become 0 ms
+constexpr long long kMaxMisalignElements = 1 << 20;
+constexpr const char* kNcclTestsGroup = "nccl-tests flags (same meaning; a value ccbench cannot honour is refused)";
 
 std::vector<std::string> split_list(const std::string& text) {
   std::vector<std::string> out;
@@ -25,10 +37,23 @@ std::vector<std::string> split_list(const std::string& text) {
   return out;
 }
 
+std::string joined(const std::vector<std::string>& v) {
+  std::string s;
+  for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
+  return s;
+}
+
+// "-n,--iters" -> "-n/--iters", as messages name a flag.
+std::string flag_label(const std::string& names) {
+  std::string s = names;
+  std::replace(s.begin(), s.end(), ',', '/');
+  return s;
+}
+
 // A comma-separated list of names (or "all") resolved by `parse`; unknown names are an error
 // listing what is valid.
 template <typename T, typename Parse>
-std::vector<T> parse_list(const std::string& text, const char* flag, Parse parse, const std::vector<T>& all,
+std::vector<T> parse_list(const std::string& text, const std::string& flag, Parse parse, const std::vector<T>& all,
                           const std::string& valid) {
   if (text == "all") return all;
   std::vector<T> out;
@@ -42,7 +67,7 @@ std::vector<T> parse_list(const std::string& text, const char* flag, Parse parse
 }
 
 template <typename Int>
-Int parse_int(const std::string& text, const char* flag, Int lo, Int hi, const char* meaning) {
+Int parse_int(const std::string& text, const std::string& flag, Int lo, Int hi, const std::string& meaning) {
   Int v{};
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
   if (ec != std::errc() || end != text.data() + text.size() || v < lo || v > hi)
@@ -51,7 +76,7 @@ Int parse_int(const std::string& text, const char* flag, Int lo, Int hi, const c
   return v;
 }
 
-double parse_real(const std::string& text, const char* flag, const char* meaning) {
+double parse_real(const std::string& text, const std::string& flag, const std::string& meaning) {
   double v = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
   if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(v))
@@ -59,122 +84,364 @@ double parse_real(const std::string& text, const char* flag, const char* meaning
   return v;
 }
 
+// A whole number from lo to hi, rewritten in plain decimal for CLI11's conversion (which would
+// read "010" as octal). Added with transform(): check() would not let a validator rewrite.
+template <typename Int>
+CLI::Validator whole_number(const std::string& flag, Int lo, Int hi, const std::string& meaning) {
+  return CLI::Validator(
+      [=](std::string& v) {
+        v = std::to_string(parse_int<Int>(v, flag, lo, hi, meaning));
+        return std::string();
+      },
+      fmt::format("{}..{}", lo, hi));
+}
+
+// A size with K/M/G/T suffixes (powers of 1024), rewritten as bytes.
+CLI::Validator size_value(const std::string& flag) {
+  return CLI::Validator(
+      [=](std::string& v) {
+        v = std::to_string(parse_size(v, flag));
+        return std::string();
+      },
+      "");
+}
+
+CLI::Validator real_number(const std::string& flag, const std::string& meaning) {
+  return CLI::Validator(
+      [=](std::string& v) {
+        parse_real(v, flag, meaning);
+        return std::string();
+      },
+      "");
+}
+
+// A number from lo to hi (to below hi where `below_hi`), `expected` saying so in words.
+CLI::Validator real_range(const std::string& flag, double lo, double hi, bool below_hi, const std::string& expected) {
+  return CLI::Validator(
+      [=](std::string& v) {
+        const double x = parse_real(v, flag, expected);
+        if (x < lo || x > hi || (below_hi && x == hi))
+          fail(ExitCode::usage, "{}: {} is not valid; expected {}", flag, v, expected);
+        return std::string();
+      },
+      fmt::format("{}..{}{}", lo, below_hi ? "<" : "", hi));
+}
+
+// One of `choices`.
+CLI::Validator one_of(const std::string& flag, const std::vector<std::string>& choices) {
+  return CLI::Validator(
+      [=](std::string& v) {
+        if (std::find(choices.begin(), choices.end(), v) == choices.end())
+          fail(ExitCode::usage, "{}: unknown value '{}' (valid: {})", flag, v, joined(choices));
+        return std::string();
+      },
+      "{" + joined(choices) + "}");
+}
+
+// A comma-separated list of names, or all, stored in `out` as it is checked.
+template <typename T, typename Parse>
+CLI::Validator name_list(std::vector<T>& out, const std::string& flag, Parse parse, std::vector<T> all,
+                         std::string valid) {
+  return CLI::Validator(
+      [&out, flag, parse, all, valid](std::string& v) {
+        out = parse_list(v, flag, parse, all, valid);
+        return std::string();
+      },
+      "");
+}
+
+// seconds of --timeout / -T: 0 means the longest, a week (nccl-tests' -T 0: no timeout).
+std::chrono::milliseconds timeout_of(double seconds, const std::string& text) {
+  if (seconds == 0) seconds = kMaxTimeoutSeconds;
+  if (!(seconds >= kMinTimeoutSeconds) || seconds > kMaxTimeoutSeconds)
+    fail(ExitCode::usage, "--timeout: {} is not valid; expected seconds from 0.001 to 604800 (a week), or 0 for a week",
+         text);
+  return std::chrono::milliseconds(static_cast<long long>(seconds * 1000));
+}
+
 const std::vector<std::string> kTransports = {"auto", "shm", "mpi", "tcp", "cuda_ipc", "nccl"};
 const std::vector<std::string> kFormats = {"table", "csv", "json", "md"};
 const std::set<std::string> kSubcommands = {"run", "compare", "list", "topo"};
 
-std::string joined(const std::vector<std::string>& v) {
-  std::string s;
-  for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
-  return s;
-}
-
-// Raw strings from CLI11; validated by finish_run_options so every message is ours.
+// What the command line gives before the checks that span several options (finish_run_options).
 struct RawRun {
-  std::string minbytes = "8", maxbytes, stepfactor, stepbytes, iters = "20", warmup = "5", check = "1";
-  std::string datatype = "float", op = "sum", root = "0", graph = "0";
-  std::string collective = "allreduce,allgather", impl = "default", device = "auto", transport = "auto";
-  std::string in_place = "both", out, format = "table,csv,json,md", seed = "24301", timeout = "120";
-  std::string cycles = "1", baseline;
-  bool share_gpus = false;
-  // Whether the options whose absence means "default" were given: given empty is an error.
-  bool max_given = false, factor_given = false, inc_given = false, out_given = false, baseline_given = false;
+  std::string collective = "allreduce,allgather", datatype = "float", op = "sum", impl = "default";
+  std::string device = "auto", in_place = "both", out, format = "table,csv,json,md", baseline;
+  double timeout_s = 120;
+  std::string timeout_text = "120";
+  int check = 1;          // -c
+  int per_iter_skip = 0;  // -K
+  int local_register = 0;  // -R
 };
 
-void add_run_options(CLI::App& app, RawRun& r) {
-  app.add_option("-b,--minbytes", r.minbytes, "smallest size (bytes; K/M/G/T = powers of 1024) [8]");
-  app.add_option("-e,--maxbytes", r.maxbytes, "largest size [GPU: 1G, CPU: 64M, capped by free memory]");
-  app.add_option("-f,--stepfactor", r.stepfactor, "multiply the size by this factor each step [2]");
-  app.add_option("-i,--stepbytes", r.stepbytes, "add this many bytes each step (instead of -f)");
-  app.add_option("-n,--iters", r.iters, "timed iterations per size [20]");
-  app.add_option("-w,--warmup_iters", r.warmup, "warm-up iterations per size [5]");
-  app.add_option("-c,--check", r.check, "check results: 1 = every size and iteration, 0 = off [1]");
-  app.add_option("-d,--datatype", r.datatype, "data types, comma-separated, or all [float]");
-  app.add_option("-o,--op", r.op, "reduction operations: sum, prod, min, max, avg, or all [sum]");
-  app.add_option("-r,--root", r.root, "root rank of broadcast [0]");
-  app.add_option("-G,--cudagraph", r.graph, "also time CUDA-graph replay: launches of a graph of -n iterations [0]");
-  app.add_option("--collective", r.collective, "collectives, comma-separated, or all [allreduce,allgather]");
+void add_sweep_options(CLI::App& app, RunOptions& o, RawRun& r) {
+  app.add_option("-b,--minbytes", o.sweep.min_bytes, "smallest size (bytes; K/M/G/T = powers of 1024) [8]")
+      ->transform(size_value("-b/--minbytes"))->type_name("SIZE");
+  app.add_option("-e,--maxbytes", o.sweep.max_bytes, "largest size [GPU: 1G, CPU: 64M, capped by free memory]")
+      ->transform(size_value("-e/--maxbytes"))->type_name("SIZE");
+  app.add_option("-f,--stepfactor", o.sweep.factor, "multiply the size by this factor each step [2]")
+      ->check(real_number("-f/--stepfactor", "a factor > 1"))->type_name("FLOAT");
+  app.add_option("-i,--stepbytes", o.sweep.increment, "add this many bytes each step (instead of -f)")
+      ->transform(size_value("-i/--stepbytes"))->type_name("SIZE");
+  app.add_option("-n,--iters", o.iterations, "timed iterations per size [20]")
+      ->transform(whole_number("-n/--iters", 1, 1000000, "the number of timed iterations"))->type_name("INT");
+  app.add_option("-w,--warmup_iters", o.warmup, "warm-up iterations per size [5]")
+      ->transform(whole_number("-w/--warmup_iters", 0, 1000000, "the number of warm-up iterations"))->type_name("INT");
+  app.add_option("-d,--datatype", r.datatype, "data types, comma-separated, or all [float]")
+      ->check(name_list(o.dtypes, "-d/--datatype", parse_data_type,
+                        std::vector<DataType>(std::begin(kAllDataTypes), std::end(kAllDataTypes)), valid_data_types()))
+      ->type_name("LIST");
+  app.add_option("-o,--op", r.op, "reduction operations: sum, prod, min, max, avg, or all [sum]")
+      ->check(name_list(o.ops, "-o/--op", parse_reduce_op,
+                        std::vector<ReduceOp>(std::begin(kAllReduceOps), std::end(kAllReduceOps)), valid_reduce_ops()))
+      ->type_name("LIST");
+  app.add_option("-r,--root", o.root, "root rank of broadcast [0]")
+      ->transform(whole_number("-r/--root", 0, 1 << 30, "a rank number"))->type_name("INT");
+  app.add_option("-G,--cudagraph", o.graph_launches, "also time CUDA-graph replay: launches of a graph of -n iterations [0]")
+      ->transform(whole_number("-G/--cudagraph", 0, 100000, "the number of graph launches"))->type_name("INT");
+  app.add_option("--collective", r.collective, "collectives, comma-separated, or all [allreduce,allgather]")
+      ->check(name_list(o.collectives, "--collective", parse_collective,
+                        std::vector<Collective>(std::begin(kAllCollectives), std::end(kAllCollectives)),
+                        valid_collectives()))
+      ->type_name("LIST");
   app.add_option("--impl", r.impl,
                  "implementations, comma-separated, all, or default [default: nccl,ring,tree,best on GPUs; "
-                 "mpi,ring,tree on CPUs]");
-  app.add_option("--device", r.device, "auto, cpu or gpu [auto: GPUs when present]");
-  app.add_option("--transport", r.transport,
-                 "auto, shm, mpi, tcp (CPU ranks; CCBENCH_TCP_IF picks the interface), cuda_ipc [auto]");
-  app.add_option("--in-place", r.in_place, "yes, no or both [both]");
-  app.add_option("--out", r.out, "results folder, or none [./ccbench-results/<UTC time>-<host>]");
-  app.add_option("--format", r.format, "outputs: table, csv, json, md [all]");
-  app.add_option("--seed", r.seed, "seed of the input patterns [24301]");
-  app.add_option("--timeout", r.timeout, "seconds any phase may take before the run ends with exit code 5 [120]");
-  app.add_option("--cycles", r.cycles, "repeat the sweep N times, 0 = until stopped (burn-in) [1]");
-  app.add_option("--baseline", r.baseline, "implementation the summary compares with [nccl on GPUs, mpi on CPUs]");
-  app.add_flag("--share-gpus", r.share_gpus, "allow several ranks on one GPU");
+                 "mpi,ring,tree on CPUs]")->type_name("LIST");
+  app.add_option("--device", r.device, "auto, cpu or gpu [auto: GPUs when present]")
+      ->check(one_of("--device", {"auto", "cpu", "gpu"}))->type_name("NAME");
+  app.add_option("--transport", o.transport,
+                 "auto, shm, mpi, tcp (CPU ranks; CCBENCH_TCP_IF picks the interface), cuda_ipc [auto]")
+      ->check(one_of("--transport", kTransports))->type_name("NAME");
+  app.add_option("--in-place", r.in_place, "yes, no or both [both]")
+      ->check(one_of("--in-place", {"yes", "no", "both"}))->type_name("NAME");
+  app.add_option("--seed", o.seed, "seed of the input patterns [24301]")
+      ->transform(whole_number<std::uint64_t>("--seed", 0, UINT64_MAX, "a seed"))->type_name("INT");
+  app.add_option("-c,--check", r.check,
+                 "check results: N >= 1 = every timed iteration of every size (nccl-tests: N checked "
+                 "iterations), 0 = off [1]")
+      ->transform(whole_number("-c/--check", 0, 1000000, "0 (off) or a count of checked iterations (on)"))
+      ->type_name("INT");
 }
 
-RunOptions finish_run_options(const RawRun& r) {
-  RunOptions o;
-  o.sweep.min_bytes = parse_size(r.minbytes, "-b/--minbytes");
-  if (r.max_given) {
-    o.sweep.max_bytes = parse_size(r.maxbytes, "-e/--maxbytes");
-    o.max_given = true;
+void add_run_control_options(CLI::App& app, RunOptions& o, RawRun& r) {
+  app.add_option("-T,--timeout", r.timeout_text,
+                 "seconds any phase may take before the run ends with exit code 5; 0 = a week (nccl-tests: no "
+                 "timeout) [120]")
+      ->check(real_number("--timeout", "seconds > 0"))->type_name("SECONDS");
+  app.add_option("-N,--cycles,--run_cycles", o.cycles, "repeat the sweep N times, 0 = until stopped (burn-in) [1]")
+      ->transform(whole_number("--cycles", 0, 1 << 30, "the number of sweeps (0 = until stopped)"))->type_name("INT");
+  app.add_option("--out", r.out, "results folder, or none [./ccbench-results/<UTC time>-<host>]")->type_name("PATH");
+  app.add_option("--format", r.format, "outputs, comma-separated: table, csv, json, md [all]")->type_name("LIST");
+  app.add_option("--baseline", r.baseline, "implementation the summary compares with [nccl on GPUs, mpi on CPUs]")
+      ->type_name("NAME");
+  app.add_flag("--share-gpus", o.share_gpus, "allow several ranks on one GPU");
+  app.add_flag("--quiet", o.quiet, "no progress line on stderr");
+  app.add_option("--progress-interval", o.progress_interval_s,
+                 "seconds between progress lines when stderr is not a terminal [5]")
+      ->check(real_range("--progress-interval", 0.01, 3600, false, "seconds from 0.01 to 3600"))
+      ->type_name("SECONDS");
+}
+
+// An nccl-tests flag taking a whole number from lo to hi: `use` maps the value (returning a
+// note for the start-up block, or "") or refuses it with Error(usage) naming ccbench's way.
+using UseValue = std::function<std::string(const std::string& flag, long long value)>;
+void add_nccl_tests_flag(CLI::App& app, std::vector<std::string>& notes, const std::string& names, long long lo,
+                         long long hi, const std::string& help, UseValue use) {
+  const std::string flag = flag_label(names);
+  app.add_option(names)
+      ->description(help)
+      ->check(CLI::Validator(
+                 [&notes, flag, lo, hi, use](std::string& v) {
+                   const long long n = parse_int<long long>(v, flag, lo, hi, "a whole number");
+                   if (std::string note = use(flag, n); !note.empty()) notes.push_back(note);
+                   return std::string();
+                 },
+                 fmt::format("{}..{}", lo, hi)))
+      ->type_name("INT")
+      ->group(kNcclTestsGroup);
+}
+
+[[noreturn]] void refuse(const std::string& flag, long long value, const std::string& instead) {
+  fail(ExitCode::usage, "{} {}: {}", flag, value, instead);
+}
+
+// A 0/1 nccl-tests switch whose 1 ccbench does not offer: 0 is accepted, 1 refused with `instead`.
+UseValue off_only(std::string instead) {
+  return [instead](const std::string& flag, long long v) -> std::string {
+    if (v != 0) refuse(flag, v, instead);
+    return "";
+  };
+}
+
+void add_nccl_tests_options(CLI::App& app, RunOptions& o, RawRun& r) {
+  auto& notes = o.notes;
+  const std::string one_gpu =
+      "ccbench runs one thread and one GPU per process; for more GPUs start more MPI ranks (mpirun -np N, one per "
+      "GPU)";
+  add_nccl_tests_flag(app, notes, "-t,--nthreads", 0, 1 << 20, "threads per process: 1 (one rank per GPU)",
+                      [one_gpu](const std::string& f, long long v) -> std::string {
+                        if (v != 1) refuse(f, v, one_gpu);
+                        return "";
+                      });
+  add_nccl_tests_flag(app, notes, "-g,--ngpus", 0, 1 << 20, "GPUs per thread: 1 (one rank per GPU)",
+                      [one_gpu](const std::string& f, long long v) -> std::string {
+                        if (v != 1) refuse(f, v, one_gpu);
+                        return "";
+                      });
+  add_nccl_tests_flag(app, notes, "-a,--average", 0, 3,
+                      "time reported over ranks: 0 = rank 0, 1 = mean, 2 = fastest, 3 = slowest [3]",
+                      [&o](const std::string&, long long v) -> std::string {
+                        o.rank_time = static_cast<RankTime>(v);
+                        return "";
+                      });
+  add_nccl_tests_flag(app, notes, "-m,--agg_iters", 1, 1000000, "collectives aggregated per iteration: 1",
+                      [](const std::string& f, long long v) -> std::string {
+                        if (v != 1)
+                          refuse(f, v,
+                                 "ccbench times each collective on its own, never several grouped into one launch; "
+                                 "its time column is already a back-to-back batch of -n collectives, and -G N "
+                                 "replays them as a CUDA graph (no launch overhead)");
+                        return "";
+                      });
+  add_nccl_tests_flag(app, notes, "-z,--blocking", 0, 3, "blocking mode: 0 (the batch never waits between collectives)",
+                      [](const std::string& f, long long v) -> std::string {
+                        if (v != 0)
+                          refuse(f, v,
+                                 "the time column is the non-blocking batch (-z 0); the blocking figures are "
+                                 "always measured too: every single iteration is waited for and started after a "
+                                 "barrier (as -z 3), reported as the median, min, p95 and cv columns");
+                        return "";
+                      });
+  add_nccl_tests_flag(app, notes, "-R,--local_register", 0, 2,
+                      "buffer registration: 0 = none, 2 = symmetric windows (--impl nccl-symm instead of nccl)",
+                      [&r](const std::string& f, long long v) -> std::string {
+                        if (v == 1)
+                          refuse(f, v,
+                                 "buffers registered with ncclCommRegister are not offered; -R 2 measures NCCL "
+                                 "with symmetric registered windows (--impl nccl-symm), -R 0 plain buffers");
+                        r.local_register = static_cast<int>(v);
+                        return v == 2 ? "-R 2: nccl-symm (NCCL on symmetric registered windows) stands in for nccl"
+                                      : "";
+                      });
+  add_nccl_tests_flag(app, notes, "-u,--unalign", 0, kMaxMisalignElements,
+                      "start the send and receive buffers this many elements late [0]",
+                      [&o](const std::string&, long long v) -> std::string {
+                        o.misalign = static_cast<int>(v);
+                        return "";
+                      });
+  add_nccl_tests_flag(app, notes, "-I,--per_iter_timing", 0, 1,
+                      "per-iteration timing: always on (median, min, p95, cv columns)",
+                      [](const std::string& f, long long v) -> std::string {
+                        return v ? f + " 1: ccbench always times single iterations too: the median, min, p95 "
+                                       "and cv columns"
+                                 : "";
+                      });
+  add_nccl_tests_flag(app, notes, "-K,--per_iter_skip", 0, 1000000,
+                      "leave the first N single iterations out of the statistics (run as N more warm-up iterations)",
+                      [&r](const std::string& f, long long v) -> std::string {
+                        r.per_iter_skip = static_cast<int>(v);
+                        return v ? fmt::format("{} {}: {} more warm-up iterations, so that no statistic includes "
+                                               "them", f, v, v)
+                                 : "";
+                      });
+  add_nccl_tests_flag(app, notes, "-p,--parallel_init", 0, 1, "parallel NCCL set-up by threads: one thread, nothing to do",
+                      [](const std::string& f, long long v) -> std::string {
+                        return v ? f + " 1: one thread per process: there is nothing to initialise in parallel" : "";
+                      });
+  add_nccl_tests_flag(app, notes, "-C,--report_cputime", 0, 1, "report CPU time: 0",
+                      off_only("CPU launch time is not reported; the time columns are device time (CUDA events) "
+                               "on GPU ranks and wall-clock time on CPU ranks (--device cpu)"));
+  add_nccl_tests_flag(app, notes, "-S,--report_timestamps", 0, 1, "timestamp per line: 0",
+                      off_only("rows carry no timestamp; run.json holds the start time (context.started_utc) and "
+                               "the results folder is named after it"));
+  add_nccl_tests_flag(app, notes, "-M,--memory", 0, 1, "memory usage report: 0",
+                      off_only("no memory report is printed; 'ccbench topo' shows each GPU's memory, and a note "
+                               "says when free memory caps -e"));
+  add_nccl_tests_flag(app, notes, "-y,--stream_null", 0, 1, "use the default CUDA stream: 0",
+                      off_only("collectives run on each rank's own stream; the default stream is not offered"));
+  add_nccl_tests_flag(app, notes, "-x,--cta_policy", 0, 2, "NCCL CTA policy: set NCCL_CTA_POLICY instead",
+                      [](const std::string& f, long long v) -> std::string {
+                        refuse(f, v,
+                               fmt::format("set it for NCCL through the environment instead: NCCL_CTA_POLICY={} "
+                                           "(add -x NCCL_CTA_POLICY to mpirun)", v));
+                      });
+  add_nccl_tests_flag(app, notes, "-D,--device_implementation", 0, 1000, "NCCL device-API implementation: 0",
+                      off_only("NCCL's device-API kernels are not offered; ccbench's own device kernels are "
+                               "--impl ring,tree,oneshot,twoshot,ce ('ccbench list')"));
+  add_nccl_tests_flag(app, notes, "-V,--device_cta_count", 1, 128, "CTAs of -D kernels: see CCBENCH_GPU_CHANNELS",
+                      [](const std::string& f, long long v) -> std::string {
+                        refuse(f, v,
+                               "there are no -D kernels here; the blocks of ccbench's own kernels are set with "
+                               "CCBENCH_GPU_CHANNELS");
+                      });
+  app.add_option("-J,--output_file", o.json_file, "also write run.json to this file (a name ending in .json)")
+      ->check(CLI::Validator(
+          [](std::string& v) {
+            auto dot = v.rfind('.');
+            std::string ext = dot == std::string::npos ? "" : v.substr(dot + 1);
+            std::transform(ext.begin(), ext.end(), ext.begin(), ::tolower);
+            if (ext != "json")
+              fail(ExitCode::usage, "-J/--output_file: '{}' does not end in .json; only JSON is written (as "
+                                    "nccl-tests, the type comes from the suffix)", v);
+            return std::string();
+          },
+          ""))
+      ->type_name("PATH")
+      ->group(kNcclTestsGroup);
+}
+
+// nccl-tests' environment: NCCL_TESTS_MIN_BW is the threshold of the average bus bandwidth;
+// NCCL_TESTS_SPLIT(_MASK) would split the ranks into groups, which ccbench does not do yet.
+void read_nccl_tests_environment(RunOptions& o) {
+  for (const char* var : {"NCCL_TESTS_SPLIT_MASK", "NCCL_TESTS_SPLIT"})
+    if (const char* v = std::getenv(var))
+      fail(ExitCode::usage, "{}='{}': running the collective in sub-groups of ranks is not available yet; unset {} "
+                            "(or start mpirun with only the ranks of one group)", var, v, var);
+  if (const char* v = std::getenv("NCCL_TESTS_MIN_BW")) {
+    double bw = 0;
+    auto [end, ec] = std::from_chars(v, v + std::char_traits<char>::length(v), bw);
+    if (ec != std::errc() || *end != '\0' || !std::isfinite(bw) || bw <= 0)
+      fail(ExitCode::usage, "NCCL_TESTS_MIN_BW='{}' is not valid; expected a bus bandwidth in GB/s > 0", v);
+    o.min_busbw_gbps = bw;
   }
-  if (r.factor_given && r.inc_given)
-    fail(ExitCode::usage, "-f/--stepfactor and -i/--stepbytes exclude each other: give one");
-  if (r.inc_given) {
-    o.sweep.increment = parse_size(r.stepbytes, "-i/--stepbytes");
-    if (o.sweep.increment == 0) fail(ExitCode::usage, "-i/--stepbytes 0 never advances the sweep: give a size > 0");
+}
+
+// The implementation list: names, all or default; -R 2 puts nccl-symm in place of nccl.
+std::vector<std::string> implementation_list(const RawRun& r, RunOptions& o) {
+  if (r.impl == "all" || r.impl == "default") return {r.impl};
+  std::vector<std::string> impls;
+  for (std::string name : split_list(r.impl)) {
+    if (!is_known_implementation(name))
+      fail(ExitCode::usage, "--impl: unknown implementation '{}' (valid: {}, or all)", name, valid_implementations());
+    if (o.nccl_symmetric && name == "nccl") name = "nccl-symm";
+    if (std::find(impls.begin(), impls.end(), name) == impls.end()) impls.push_back(name);
   }
-  if (r.factor_given) o.sweep.factor = parse_real(r.stepfactor, "-f/--stepfactor", "a factor > 1");
+  if (impls.empty()) fail(ExitCode::usage, "--impl: empty list (valid: {}, or all)", valid_implementations());
+  if (o.nccl_symmetric && std::find(impls.begin(), impls.end(), "nccl-symm") == impls.end())
+    fail(ExitCode::usage, "-R 2 puts nccl-symm in place of nccl, but --impl {} names no nccl (add nccl, or leave -R out)",
+         r.impl);
+  return impls;
+}
+
+// The checks that span several options, after CLI11 has checked each value.
+void finish_run_options(const CLI::App& run, const RawRun& r, RunOptions& o) {
+  o.max_given = run.count("--maxbytes") > 0;
+  const bool factor_given = run.count("--stepfactor") > 0, inc_given = run.count("--stepbytes") > 0;
+  if (factor_given && inc_given) fail(ExitCode::usage, "-f/--stepfactor and -i/--stepbytes exclude each other: give one");
+  if (inc_given && o.sweep.increment == 0)
+    fail(ExitCode::usage, "-i/--stepbytes 0 never advances the sweep: give a size > 0");
   // Validate the sweep now, before MPI; without -e, against the largest default maximum (the
   // real default is chosen later from the device and its memory, never below -b).
   SweepSpec probe = o.sweep;
   if (!o.max_given) probe.max_bytes = std::max<std::uint64_t>(probe.min_bytes, std::uint64_t(1) << 30);
   sweep_sizes(probe);
 
-  o.iterations = parse_int<int>(r.iters, "-n/--iters", 1, 1000000, "the number of timed iterations");
-  o.warmup = parse_int<int>(r.warmup, "-w/--warmup_iters", 0, 1000000, "the number of warm-up iterations");
-  o.check = parse_int<int>(r.check, "-c/--check", 0, 1, "0 (off) or 1 (on)") == 1;
-  o.graph_launches = parse_int<int>(r.graph, "-G/--cudagraph", 0, 100000, "the number of graph launches");
-  o.root = parse_int<int>(r.root, "-r/--root", 0, 1 << 30, "a rank number");
-  o.seed = parse_int<std::uint64_t>(r.seed, "--seed", 0, UINT64_MAX, "a seed");
-  double timeout = parse_real(r.timeout, "--timeout", "seconds > 0");
-  if (!(timeout >= 0.001) || timeout > 7 * 24 * 3600.0)  // below 1 ms would become 0 ms
-    fail(ExitCode::usage, "--timeout: {} is not valid; expected seconds from 0.001 to 604800 (a week)", r.timeout);
-  o.timeout = std::chrono::milliseconds(static_cast<long long>(timeout * 1000));
-  o.cycles = parse_int<int>(r.cycles, "--cycles", 0, 1 << 30, "the number of sweeps (0 = until stopped)");
-
-  o.collectives = parse_list(r.collective, "--collective", parse_collective,
-                             std::vector<Collective>(std::begin(kAllCollectives), std::end(kAllCollectives)),
-                             valid_collectives());
-  o.dtypes = parse_list(r.datatype, "-d/--datatype", parse_data_type,
-                        std::vector<DataType>(std::begin(kAllDataTypes), std::end(kAllDataTypes)), valid_data_types());
-  o.ops = parse_list(r.op, "-o/--op", parse_reduce_op,
-                     std::vector<ReduceOp>(std::begin(kAllReduceOps), std::end(kAllReduceOps)), valid_reduce_ops());
-
-  if (r.impl == "all" || r.impl == "default") {
-    o.impls = {r.impl};
-  } else {
-    o.impls.clear();
-    for (const std::string& name : split_list(r.impl)) {
-      if (!is_known_implementation(name))
-        fail(ExitCode::usage, "--impl: unknown implementation '{}' (valid: {}, or all)", name, valid_implementations());
-      if (std::find(o.impls.begin(), o.impls.end(), name) == o.impls.end()) o.impls.push_back(name);
-    }
-    if (o.impls.empty()) fail(ExitCode::usage, "--impl: empty list (valid: {}, or all)", valid_implementations());
-  }
-
-  if (r.device == "auto") o.device = DeviceChoice::auto_detect;
-  else if (r.device == "cpu") o.device = DeviceChoice::cpu;
-  else if (r.device == "gpu") o.device = DeviceChoice::gpu;
-  else fail(ExitCode::usage, "--device: unknown value '{}' (valid: auto, cpu, gpu)", r.device);
-
-  if (std::find(kTransports.begin(), kTransports.end(), r.transport) == kTransports.end())
-    fail(ExitCode::usage, "--transport: unknown value '{}' (valid: {})", r.transport, joined(kTransports));
-  o.transport = r.transport;
-
-  if (r.in_place == "yes") o.in_place = InPlaceChoice::yes;
-  else if (r.in_place == "no") o.in_place = InPlaceChoice::no;
-  else if (r.in_place == "both") o.in_place = InPlaceChoice::both;
-  else fail(ExitCode::usage, "--in-place: unknown value '{}' (valid: yes, no, both)", r.in_place);
+  o.timeout = timeout_of(std::stod(r.timeout_text), r.timeout_text);
+  o.warmup += r.per_iter_skip;
+  o.nccl_symmetric = r.local_register == 2;
+  o.impls = implementation_list(r, o);
+  o.device = r.device == "cpu" ? DeviceChoice::cpu : r.device == "gpu" ? DeviceChoice::gpu : DeviceChoice::auto_detect;
+  o.in_place = r.in_place == "yes" ? InPlaceChoice::yes : r.in_place == "no" ? InPlaceChoice::no : InPlaceChoice::both;
 
   o.formats.clear();
   for (const std::string& f : split_list(r.format)) {
@@ -184,14 +451,17 @@ RunOptions finish_run_options(const RawRun& r) {
   }
   if (o.formats.empty()) fail(ExitCode::usage, "--format: empty list (valid: {})", joined(kFormats));
 
-  if (r.out_given && r.out.empty()) fail(ExitCode::usage, "--out: empty path; give a results folder, or none");
+  if (run.count("--out") && r.out.empty()) fail(ExitCode::usage, "--out: empty path; give a results folder, or none");
   if (r.out == "none") o.no_files = true;
   else o.out_dir = r.out;
-  if (r.baseline_given && !is_known_implementation(r.baseline))
+  if (run.count("--baseline") && !is_known_implementation(r.baseline))
     fail(ExitCode::usage, "--baseline: unknown implementation '{}' (valid: {})", r.baseline, valid_implementations());
   o.baseline = r.baseline;
-  o.share_gpus = r.share_gpus;
-  return o;
+  o.check = r.check > 0;
+  if (r.check > 1)
+    o.notes.push_back(fmt::format("-c {}: ccbench checks every timed iteration of every size ({} per size, -n)",
+                                  r.check, o.iterations));
+  read_nccl_tests_environment(o);
 }
 
 std::string full_command_line(int argc, const char* const* argv) {
@@ -200,13 +470,17 @@ std::string full_command_line(int argc, const char* const* argv) {
   return s;
 }
 
+bool is_help(const std::string& a) { return a == "--help" || a == "-h"; }
+
 }  // namespace
 
 Command parse_command_line(int argc, const char* const* argv) {
   // `run` is the default subcommand: insert it unless a subcommand or a top-level flag leads.
   std::vector<std::string> args(argv + 1, argv + argc);
-  bool top_level_flag = !args.empty() && (args[0] == "--version" || args[0] == "-V" || args[0] == "--help" ||
-                                          args[0] == "-h" || args[0] == "--list");
+  // `-V` alone is the version; `-V N` is nccl-tests' device CTA count, an option of `run`.
+  const bool version_flag = !args.empty() && (args[0] == "--version" || (args[0] == "-V" && args.size() == 1));
+  bool top_level_flag = !args.empty() && (version_flag || is_help(args[0]) || args[0] == "--list" ||
+                                          args[0] == "--help-all");
   if (!top_level_flag && (args.empty() || !kSubcommands.count(args[0]))) args.insert(args.begin(), "run");
 
   CLI::App app{"ccbench: collective-communication benchmark (NCCL and MPI against our ring and tree)", "ccbench"};
@@ -216,47 +490,53 @@ Command parse_command_line(int argc, const char* const* argv) {
   app.add_flag("--list", list, "list the implementations this build knows");
   app.require_subcommand(0, 1);
 
+  RunOptions o;
   RawRun raw;
-  CLI::App* run = app.add_subcommand("run", "measure collectives (the default)");
-  add_run_options(*run, raw);
+  CLI::App* run = app.add_subcommand("run", "measure collectives (the default: `ccbench [run] OPTIONS`)");
+  add_sweep_options(*run, o, raw);
+  add_run_control_options(*run, o, raw);
+  add_nccl_tests_options(*run, o, raw);
 
   CompareRequest cmp;
-  std::string tolerance = "0.05";
   CLI::App* compare = app.add_subcommand("compare", "compare two results.csv files (before, after)");
-  compare->add_option("before", cmp.before, "results.csv of the earlier run")->required();
-  compare->add_option("after", cmp.after, "results.csv of the later run")->required();
-  compare->add_option("--tolerance", tolerance, "relative busbw drop reported as a regression [0.05]");
+  compare->add_option("before", cmp.before, "results.csv of the earlier run")->required()->type_name("PATH");
+  compare->add_option("after", cmp.after, "results.csv of the later run")->required()->type_name("PATH");
+  compare->add_option("--tolerance", cmp.tolerance, "relative busbw drop reported as a regression [0.05]")
+      ->check(real_range("--tolerance", 0, 1, true, "a fraction from 0 to below 1"))
+      ->type_name("FLOAT");
 
   CLI::App* listcmd = app.add_subcommand("list", "list the implementations this build knows");
   TopoRequest topo;
   CLI::App* topocmd = app.add_subcommand("topo", "describe this node: CPUs, NUMA, RDMA devices, GPUs and NVLinks");
   topocmd->add_flag("--json", topo.json, "print JSON instead of text");
 
+  // CLI11's parse(vector&) consumes its argument from the back: it takes the list in reverse.
   std::vector<std::string> reversed(args.rbegin(), args.rend());
   try {
     app.parse(reversed);
   } catch (const CLI::Success& e) {  // --help, --help-all: CLI11 renders the right subcommand's help
     std::ostringstream out, err;
     app.exit(e, out, err);
-    return HelpRequest{out.str() + err.str()};
+    // `ccbench --help`: `run` is the default subcommand, so its options come with the overview.
+    std::string text = out.str() + err.str();
+    if (!args.empty() && is_help(args[0])) text += "\n" + run->help();
+    return HelpRequest{text};
+  } catch (const CLI::ExtrasError& e) {
+    // CLI11 lists the leftovers in its reversed order; say them as typed.
+    std::vector<std::string> extra = app.remaining();
+    for (CLI::App* sub : app.get_subcommands()) {
+      auto more = sub->remaining();
+      extra.insert(extra.end(), more.begin(), more.end());
+    }
+    fail(ExitCode::usage, "unknown argument(s): {} (see ccbench --help)", fmt::join(extra, " "));
   } catch (const CLI::ParseError& e) {
     fail(ExitCode::usage, "{} (see ccbench --help)", e.what());
   }
   if (version) return VersionRequest{};
   if (list || *listcmd) return ListRequest{};
   if (*topocmd) return topo;
-  if (*compare) {
-    cmp.tolerance = parse_real(tolerance, "--tolerance", "a fraction between 0 and 1");
-    if (cmp.tolerance < 0 || cmp.tolerance >= 1)
-      fail(ExitCode::usage, "--tolerance: {} is not valid; expected a fraction from 0 to below 1", tolerance);
-    return cmp;
-  }
-  raw.max_given = run->count("--maxbytes") > 0;
-  raw.factor_given = run->count("--stepfactor") > 0;
-  raw.inc_given = run->count("--stepbytes") > 0;
-  raw.out_given = run->count("--out") > 0;
-  raw.baseline_given = run->count("--baseline") > 0;
-  RunOptions o = finish_run_options(raw);
+  if (*compare) return cmp;
+  finish_run_options(*run, raw, o);
   o.command_line = full_command_line(argc, argv);
   return o;
 }

@@ -15,6 +15,10 @@ namespace ccbench {
 
 enum class DeviceChoice { auto_detect, cpu, gpu };
 enum class InPlaceChoice { no, yes, both };
+// Which rank's time a measurement reports (-a, numbered as in nccl-tests): rank 0's, the mean,
+// the fastest or the slowest rank's. ccbench reports the slowest rank by default: a collective
+// is done when its last rank is.
+enum class RankTime { rank0 = 0, average = 1, min = 2, max = 3 };
 
 struct RunOptions {
   SweepSpec sweep{8, 0, 2.0, 0};  // max_bytes 0: chosen from memory and device (see runner)
@@ -22,6 +26,8 @@ struct RunOptions {
   int iterations = 20;             // -n
   int warmup = 5;                  // -w
   bool check = true;               // -c
+  RankTime rank_time = RankTime::max;  // -a
+  int misalign = 0;                // -u: send and receive buffers start this many elements late
   int graph_launches = 0;          // -G: 0 = eager only
   int root = 0;                    // -r
   std::vector<Collective> collectives{Collective::allreduce, Collective::allgather};
@@ -41,6 +47,13 @@ struct RunOptions {
   std::string baseline;            // impl the summary compares against (default nccl or mpi)
   std::string command_line;        // as typed, for the context block
   std::optional<FaultSpec> fault;  // CCBENCH_FAULT (tests only)
+  bool nccl_symmetric = false;     // -R 2: nccl-symm stands in for nccl (default list, baseline)
+  std::string json_file;           // -J: run.json also written here ("" = not)
+  double min_busbw_gbps = 0;       // NCCL_TESTS_MIN_BW (0 = no threshold)
+  bool quiet = false;              // --quiet: no progress line
+  double progress_interval_s = 5;  // --progress-interval: seconds between lines when not a terminal
+  // What nccl-tests flags given on the command line do here, for the start-up block.
+  std::vector<std::string> notes;
 };
 
 }  // namespace ccbench

@@ -2,6 +2,8 @@
 // users expect; invalid ones throw Error(usage) with a message naming the flag.
 #include <gtest/gtest.h>
 
+#include <cstdlib>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -126,7 +128,7 @@ TEST(CommandLine, RejectsBadInputWithAMessageSayingWhatIsValid) {
   expect_usage_error({"-n", "0"}, "-n/--iters");
   expect_usage_error({"-n", "x"}, "-n/--iters");
   expect_usage_error({"-w", "-1"}, "-w/--warmup_iters");
-  expect_usage_error({"-c", "2"}, "0 (off) or 1 (on)");
+  expect_usage_error({"-c", "-1"}, "-c/--check");
   expect_usage_error({"-d", "float128"}, "valid: int8");
   expect_usage_error({"-o", "xor"}, "valid: sum");
   expect_usage_error({"--collective", "alltoallw"}, "valid: allreduce");
@@ -135,11 +137,131 @@ TEST(CommandLine, RejectsBadInputWithAMessageSayingWhatIsValid) {
   expect_usage_error({"--transport", "pigeon"}, "valid: auto");
   expect_usage_error({"--in-place", "maybe"}, "valid: yes, no, both");
   expect_usage_error({"--format", "xml"}, "valid: table");
-  expect_usage_error({"--timeout", "0"}, "--timeout");
+  expect_usage_error({"--timeout", "-0.5"}, "--timeout");
   expect_usage_error({"--cycles", "-2"}, "--cycles");
   expect_usage_error({"--baseline", "foo"}, "--baseline");
   expect_usage_error({"--frobnicate"}, "see ccbench --help");
   expect_usage_error({"compare", "a.csv", "b.csv", "--tolerance", "2"}, "--tolerance");
+}
+
+// Command lines as nccl-tests' README and users' scripts have them (all_reduce_perf ... ), split
+// as a shell would.
+RunOptions parse_line(const std::string& line) {
+  std::vector<std::string> args;
+  std::istringstream in(line);
+  for (std::string a; in >> a;) args.push_back(a);
+  return std::get<RunOptions>(parse(args));
+}
+
+TEST(NcclTestsCommandLines, ReadmeExamplesRunUnchanged) {
+  // mpirun -np 64 -N 8 ./build/all_reduce_perf -b 8 -e 8G -f 2 -g 1
+  RunOptions o = parse_line("-b 8 -e 8G -f 2 -g 1");
+  EXPECT_EQ(o.sweep.min_bytes, 8u);
+  EXPECT_EQ(o.sweep.max_bytes, 8ull << 30);
+  EXPECT_EQ(o.sweep.factor, 2.0);
+  EXPECT_TRUE(o.max_given);
+  o = parse_line("-b 8 -e 128M -f 2 -g 1");
+  EXPECT_EQ(o.sweep.max_bytes, 128u << 20);
+  // The single-GPU example asks for 8 GPUs in one process: refused, saying how to get them.
+  expect_usage_error({"-b", "8", "-e", "128M", "-f", "2", "-g", "8"}, "-g/--ngpus 8: ccbench runs one thread and one GPU per process");
+  expect_usage_error({"-g", "2"}, "start more MPI ranks (mpirun -np N");
+  expect_usage_error({"-t", "4"}, "-t/--nthreads 4");
+}
+
+TEST(NcclTestsCommandLines, EveryFlagOfTheirUsageText) {
+  RunOptions o = parse_line(
+      "-t 1 -g 1 -b 1K -e 1M -i 1K -n 30 -m 1 -w 3 -N 2 -p 1 -c 5 -o max -d int32 -r 1 -z 0 -y 0 -T 30 -G 2 -C 0 "
+      "-S 0 -J run-copy.json -a 2 -R 0 -D 0 -M 0 -u 3 -I 1 -K 2");
+  EXPECT_EQ(o.sweep.increment, 1024u);
+  EXPECT_EQ(o.iterations, 30);
+  EXPECT_EQ(o.warmup, 3 + 2);  // -K 2: two more warm-up iterations
+  EXPECT_EQ(o.cycles, 2);
+  EXPECT_TRUE(o.check);
+  EXPECT_EQ(o.ops, std::vector<ReduceOp>{ReduceOp::max});
+  EXPECT_EQ(o.dtypes, std::vector<DataType>{DataType::int32});
+  EXPECT_EQ(o.root, 1);
+  EXPECT_EQ(o.timeout, std::chrono::seconds(30));
+  EXPECT_EQ(o.graph_launches, 2);
+  EXPECT_EQ(o.json_file, "run-copy.json");
+  EXPECT_EQ(o.rank_time, RankTime::min);
+  EXPECT_EQ(o.misalign, 3);
+  EXPECT_FALSE(o.nccl_symmetric);
+  // What the flags mean here is said: -p 1, -c 5, -I 1, -K 2.
+  std::string notes;
+  for (const auto& n : o.notes) notes += n + "\n";
+  EXPECT_NE(notes.find("-p/--parallel_init 1: one thread per process"), std::string::npos) << notes;
+  EXPECT_NE(notes.find("-c 5: ccbench checks every timed iteration"), std::string::npos) << notes;
+  EXPECT_NE(notes.find("-I/--per_iter_timing 1: ccbench always times single iterations"), std::string::npos) << notes;
+  EXPECT_NE(notes.find("-K/--per_iter_skip 2: 2 more warm-up iterations"), std::string::npos) << notes;
+}
+
+TEST(NcclTestsCommandLines, LongNamesAndAttachedValues) {
+  RunOptions o = parse_line("--minbytes=64 --maxbytes 4K --stepfactor=4 --run_cycles 3 --average 0 --unalign=1 "
+                            "--check 0 --timeout 0");
+  EXPECT_EQ(o.sweep.min_bytes, 64u);
+  EXPECT_EQ(o.sweep.max_bytes, 4096u);
+  EXPECT_EQ(o.sweep.factor, 4.0);
+  EXPECT_EQ(o.cycles, 3);
+  EXPECT_EQ(o.rank_time, RankTime::rank0);
+  EXPECT_EQ(o.misalign, 1);
+  EXPECT_FALSE(o.check);
+  EXPECT_EQ(o.timeout, std::chrono::seconds(7 * 24 * 3600));  // -T 0: no timeout in nccl-tests; a week here
+  o = parse_line("-b8 -e1M -n010");
+  EXPECT_EQ(o.sweep.min_bytes, 8u);
+  EXPECT_EQ(o.sweep.max_bytes, 1u << 20);
+  EXPECT_EQ(o.iterations, 10);  // decimal, never octal
+  EXPECT_EQ(parse_line("").rank_time, RankTime::max);  // the slowest rank by default
+}
+
+TEST(NcclTestsCommandLines, RegisteredBuffersSelectNcclSymm) {
+  RunOptions o = parse_line("-R 2");
+  EXPECT_TRUE(o.nccl_symmetric);
+  EXPECT_EQ(o.impls, std::vector<std::string>{"default"});  // the default list gets nccl-symm (app)
+  o = parse_line("-R 2 --impl nccl,ring");
+  EXPECT_EQ(o.impls, (std::vector<std::string>{"nccl-symm", "ring"}));
+  expect_usage_error({"-R", "2", "--impl", "ring"}, "names no nccl");
+  expect_usage_error({"-R", "1"}, "ncclCommRegister are not offered; -R 2");
+  expect_usage_error({"-R", "3"}, "-R/--local_register: '3' is not valid");
+}
+
+TEST(NcclTestsCommandLines, FlagsWithNoMeaningHereSayWhatToUse) {
+  expect_usage_error({"-m", "4"}, "-G N");
+  expect_usage_error({"-m", "0"}, "from 1 to 1000000");
+  expect_usage_error({"-z", "1"}, "-z/--blocking 1: the time column is the non-blocking batch");
+  expect_usage_error({"-z", "3"}, "median, min, p95 and cv columns");
+  expect_usage_error({"-a", "4"}, "-a/--average: '4' is not valid");
+  expect_usage_error({"-C", "1"}, "device time (CUDA events)");
+  expect_usage_error({"-S", "1"}, "context.started_utc");
+  expect_usage_error({"-M", "1"}, "ccbench topo");
+  expect_usage_error({"-y", "1"}, "default stream is not offered");
+  expect_usage_error({"-x", "1"}, "NCCL_CTA_POLICY=1");
+  expect_usage_error({"-D", "1"}, "--impl ring,tree,oneshot,twoshot,ce");
+  expect_usage_error({"-V", "16"}, "CCBENCH_GPU_CHANNELS");
+  expect_usage_error({"-J", "out.txt"}, "does not end in .json");
+  expect_usage_error({"-I", "2"}, "-I/--per_iter_timing: '2' is not valid");
+  expect_usage_error({"-u", "-1"}, "-u/--unalign");
+  expect_usage_error({"-g", "1", "--frobnicate", "3"}, "unknown argument(s): --frobnicate 3");
+}
+
+TEST(NcclTestsCommandLines, Environment) {
+  ::setenv("NCCL_TESTS_MIN_BW", "250.5", 1);
+  EXPECT_EQ(parse_line("-g 1").min_busbw_gbps, 250.5);
+  ::setenv("NCCL_TESTS_MIN_BW", "fast", 1);
+  expect_usage_error({}, "NCCL_TESTS_MIN_BW='fast' is not valid");
+  ::unsetenv("NCCL_TESTS_MIN_BW");
+  ::setenv("NCCL_TESTS_SPLIT", "AND 0x7", 1);
+  expect_usage_error({}, "NCCL_TESTS_SPLIT='AND 0x7': running the collective in sub-groups");
+  ::unsetenv("NCCL_TESTS_SPLIT");
+  ::setenv("NCCL_TESTS_SPLIT_MASK", "0x7", 1);
+  expect_usage_error({}, "NCCL_TESTS_SPLIT_MASK='0x7'");
+  ::unsetenv("NCCL_TESTS_SPLIT_MASK");
+}
+
+TEST(CommandLine, HelpShowsTheRunOptionsWithTheirTypes) {
+  const std::string help = std::get<HelpRequest>(parse({"--help"})).text;
+  for (const char* text : {"-b,--minbytes SIZE", "-n,--iters INT", "--collective LIST", "--device NAME",
+                           "-T,--timeout SECONDS", "-J,--output_file PATH", "nccl-tests flags", "-g,--ngpus INT"})
+    EXPECT_NE(help.find(text), std::string::npos) << text << " not in:\n" << help;
 }
 
 }  // namespace

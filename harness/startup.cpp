@@ -1,0 +1,127 @@
+#include "harness/startup.h"
+
+#include <sched.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+
+#include "harness/bootstrap.h"
+#include "transports/connect.h"
+
+#if CCBENCH_HAVE_CUDA
+#include <cuda_runtime.h>
+#endif
+
+namespace ccbench {
+
+namespace {
+
+// "0-3,8" from a sorted list of numbers.
+std::string ranges(const std::vector<int>& v) {
+  std::string s;
+  for (size_t i = 0; i < v.size();) {
+    size_t j = i;
+    while (j + 1 < v.size() && v[j + 1] == v[j] + 1) ++j;
+    s += (s.empty() ? "" : ",") + (i == j ? std::to_string(v[i]) : fmt::format("{}-{}", v[i], v[j]));
+    i = j + 1;
+  }
+  return s;
+}
+
+// The NUMA node of a CPU core from sysfs (-1 where the kernel does not say).
+int numa_of_cpu(int cpu) {
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(fmt::format("/sys/devices/system/cpu/cpu{}", cpu), ec)) {
+    const std::string n = e.path().filename().string();
+    if (n.rfind("node", 0) == 0 && n.size() > 4 && std::isdigit(static_cast<unsigned char>(n[4])))
+      return std::stoi(n.substr(4));
+  }
+  return -1;
+}
+
+// "0000:07:00.0" -> its NUMA node from sysfs ("?" where unknown).
+std::string numa_of_pci(std::string pci) {
+  for (char& c : pci) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  std::ifstream f("/sys/bus/pci/devices/" + pci + "/numa_node");
+  int node = -1;
+  if (!(f >> node) || node < 0) return "?";
+  return std::to_string(node);
+}
+
+std::string gpu_placement(int cuda_device) {
+#if CCBENCH_HAVE_CUDA
+  char pci[32] = {};
+  cudaDeviceProp p{};
+  if (cudaDeviceGetPCIBusId(pci, sizeof pci, cuda_device) == cudaSuccess &&
+      cudaGetDeviceProperties(&p, cuda_device) == cudaSuccess)
+    return fmt::format("GPU {} [{}] {} NUMA {}", cuda_device, pci, p.name, numa_of_pci(pci));
+#endif
+  return fmt::format("GPU {}", cuda_device);
+}
+
+// What "auto" (or the forced transport) connects this rank with, for our CPU implementations.
+std::string cpu_transport(const RankLayout& layout, const std::string& wanted) {
+  if (layout.nranks < 2) return "none (one rank)";
+  if (wanted != "auto") return wanted;
+  std::map<std::string, int> peers;
+  for (int peer = 0; peer < layout.nranks; ++peer) {
+    if (peer == layout.rank) continue;
+    std::string chosen = "none";
+    for (const TransportOps& t : cpu_transports()) {
+      std::string why;
+      if (t.automatic && t.can_connect(layout, layout.rank, peer, &why)) {
+        chosen = std::string(t.name);
+        break;
+      }
+    }
+    ++peers[chosen];
+  }
+  std::string s = "auto:";
+  for (const auto& [name, n] : peers) s += fmt::format(" {} to {} rank{}", name, n, n == 1 ? "" : "s");
+  return s;
+}
+
+}  // namespace
+
+std::string cpu_binding() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return "cores ?";
+  std::vector<int> cores;
+  std::set<int> nodes;
+  for (int c = 0; c < CPU_SETSIZE; ++c)
+    if (CPU_ISSET(c, &set)) {
+      cores.push_back(c);
+      if (int n = numa_of_cpu(c); n >= 0) nodes.insert(n);
+    }
+  return fmt::format("cores {} NUMA {}", ranges(cores),
+                     nodes.empty() ? "?" : ranges(std::vector<int>(nodes.begin(), nodes.end())));
+}
+
+std::string describe_rank_placement(const RankLayout& layout, const Backend& backend, int cuda_device,
+                                    const std::string& transport) {
+  const bool gpu = backend.device() == Device::gpu;
+  return fmt::format("Pid {:6} on {:>12} {} ({}) transport {}", static_cast<long>(getpid()), layout.host(),
+                     gpu ? gpu_placement(cuda_device) : "CPU", cpu_binding(),
+                     gpu ? transport + " (per implementation: see the transport column)" : cpu_transport(layout, transport));
+}
+
+std::string startup_block(MPI_Comm comm, const RankLayout& layout, const Backend& backend, int cuda_device,
+                          const RunOptions& opts, std::uint64_t measurements, const std::string& results) {
+  const auto lines = gather_strings(comm, describe_rank_placement(layout, backend, cuda_device, opts.transport));
+  if (layout.rank != 0) return "";
+  std::string s = fmt::format("# ccbench: {} ranks on {} host{}, {} ranks\n# Using devices\n", layout.nranks,
+                              layout.nodes, layout.nodes == 1 ? "" : "s", name(backend.device()));
+  for (size_t r = 0; r < lines.size(); ++r) s += fmt::format("#  Rank {:3} {}\n", r, lines[r]);
+  s += fmt::format("# Measurements: {}{}\n", measurements, opts.cycles == 0 ? " per cycle (until stopped)" : "");
+  s += fmt::format("# Results: {}\n", results);
+  for (const std::string& note : opts.notes) s += fmt::format("# note: {}\n", note);
+  return s;
+}
+
+}  // namespace ccbench

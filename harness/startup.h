@@ -1,0 +1,28 @@
+#pragma once
+// The start-up block rank 0 prints before measuring, as nccl-tests' "# Using devices": every
+// rank's host, process id, device (GPU name, PCI id and NUMA node; or the CPU cores it is bound
+// to) and transport; then the number of measurements, where the results go, and what the
+// nccl-tests flags given mean here.
+#include <string>
+#include <vector>
+
+#include <mpi.h>
+
+#include "harness/backend.h"
+#include "harness/options.h"
+#include "topologies/layout.h"
+
+namespace ccbench {
+
+// This rank's line of the block (without the leading "#  Rank N").
+std::string describe_rank_placement(const RankLayout& layout, const Backend& backend, int cuda_device,
+                                    const std::string& transport);
+
+// The CPU cores this process may run on, as a list ("0-3,8"), and their NUMA nodes ("0" or "0,1").
+std::string cpu_binding();
+
+// Collective: every rank's placement gathered on rank 0, which gets the whole block (others "").
+std::string startup_block(MPI_Comm comm, const RankLayout& layout, const Backend& backend, int cuda_device,
+                          const RunOptions& opts, std::uint64_t measurements, const std::string& results);
+
+}  // namespace ccbench
