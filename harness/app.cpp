@@ -244,8 +244,8 @@ int run_benchmark(const RunOptions& opts_in, int* argc, char*** argv) {
   // Before MPI: a bad fault spec, tuning variable or output folder is a usage error (exit 2).
   opts.fault = fault_from_environment();
   check_tuning_environment();
-  if (lrank == 0 && !opts.no_files) out_dir = prepare_output_dir(opts.out_dir);
   if (lrank == 0) prepare_json_file(opts.json_file);
+  if (lrank == 0 && !opts.no_files) out_dir = prepare_output_dir(opts.out_dir);
 
   TerminationSignals signals;  // first: before MPI, CUDA or the watchdog start threads
   std::unique_ptr<LockedSink> sink;

@@ -265,29 +265,25 @@ void add_nccl_tests_flag(CLI::App& app, std::vector<std::string>& notes, const s
   fail(ExitCode::usage, "{} {}: {}", flag, value, instead);
 }
 
-// A 0/1 nccl-tests switch whose 1 ccbench does not offer: 0 is accepted, 1 refused with `instead`.
-UseValue off_only(std::string instead) {
-  return [instead](const std::string& flag, long long v) -> std::string {
-    if (v != 0) refuse(flag, v, instead);
+// An nccl-tests flag of which ccbench honours one value, `accepted` (what it does anyway); any
+// other is refused with `instead`.
+UseValue only(long long accepted, std::string instead) {
+  return [accepted, instead](const std::string& flag, long long v) -> std::string {
+    if (v != accepted) refuse(flag, v, instead);
     return "";
   };
 }
 
+// The nccl-tests flags with a meaning here.
 void add_nccl_tests_options(CLI::App& app, RunOptions& o, RawRun& r) {
   auto& notes = o.notes;
   const std::string one_gpu =
       "ccbench runs one thread and one GPU per process; for more GPUs start more MPI ranks (mpirun -np N, one per "
       "GPU)";
   add_nccl_tests_flag(app, notes, "-t,--nthreads", 0, 1 << 20, "threads per process: 1 (one rank per GPU)",
-                      [one_gpu](const std::string& f, long long v) -> std::string {
-                        if (v != 1) refuse(f, v, one_gpu);
-                        return "";
-                      });
+                      only(1, one_gpu));
   add_nccl_tests_flag(app, notes, "-g,--ngpus", 0, 1 << 20, "GPUs per thread: 1 (one rank per GPU)",
-                      [one_gpu](const std::string& f, long long v) -> std::string {
-                        if (v != 1) refuse(f, v, one_gpu);
-                        return "";
-                      });
+                      only(1, one_gpu));
   add_nccl_tests_flag(app, notes, "-a,--average", 0, 3,
                       "time reported over ranks: 0 = rank 0, 1 = mean, 2 = fastest, 3 = slowest [3]",
                       [&o](const std::string&, long long v) -> std::string {
@@ -295,23 +291,13 @@ void add_nccl_tests_options(CLI::App& app, RunOptions& o, RawRun& r) {
                         return "";
                       });
   add_nccl_tests_flag(app, notes, "-m,--agg_iters", 1, 1000000, "collectives aggregated per iteration: 1",
-                      [](const std::string& f, long long v) -> std::string {
-                        if (v != 1)
-                          refuse(f, v,
-                                 "ccbench times each collective on its own, never several grouped into one launch; "
-                                 "its time column is already a back-to-back batch of -n collectives, and -G N "
-                                 "replays them as a CUDA graph (no launch overhead)");
-                        return "";
-                      });
+                      only(1, "ccbench times each collective on its own, never several grouped into one launch; "
+                              "its time column is already a back-to-back batch of -n collectives, and -G N "
+                              "replays them as a CUDA graph (no launch overhead)"));
   add_nccl_tests_flag(app, notes, "-z,--blocking", 0, 3, "blocking mode: 0 (the batch never waits between collectives)",
-                      [](const std::string& f, long long v) -> std::string {
-                        if (v != 0)
-                          refuse(f, v,
-                                 "the time column is the non-blocking batch (-z 0); the blocking figures are "
-                                 "always measured too: every single iteration is waited for and started after a "
-                                 "barrier (as -z 3), reported as the median, min, p95 and cv columns");
-                        return "";
-                      });
+                      only(0, "the time column is the non-blocking batch (-z 0); the blocking figures are "
+                              "always measured too: every single iteration is waited for and started after a "
+                              "barrier (as -z 3), reported as the median, min, p95 and cv columns"));
   add_nccl_tests_flag(app, notes, "-R,--local_register", 0, 2,
                       "buffer registration: 0 = none, 2 = symmetric windows (--impl nccl-symm instead of nccl)",
                       [&r](const std::string& f, long long v) -> std::string {
@@ -348,17 +334,22 @@ void add_nccl_tests_options(CLI::App& app, RunOptions& o, RawRun& r) {
                       [](const std::string& f, long long v) -> std::string {
                         return v ? f + " 1: one thread per process: there is nothing to initialise in parallel" : "";
                       });
+}
+
+// The nccl-tests switches for things ccbench does not offer: their "off" value is accepted.
+void add_nccl_tests_refusals(CLI::App& app, RunOptions& o) {
+  auto& notes = o.notes;
   add_nccl_tests_flag(app, notes, "-C,--report_cputime", 0, 1, "report CPU time: 0",
-                      off_only("CPU launch time is not reported; the time columns are device time (CUDA events) "
+                      only(0, "CPU launch time is not reported; the time columns are device time (CUDA events) "
                                "on GPU ranks and wall-clock time on CPU ranks (--device cpu)"));
   add_nccl_tests_flag(app, notes, "-S,--report_timestamps", 0, 1, "timestamp per line: 0",
-                      off_only("rows carry no timestamp; run.json holds the start time (context.started_utc) and "
+                      only(0, "rows carry no timestamp; run.json holds the start time (context.started_utc) and "
                                "the results folder is named after it"));
   add_nccl_tests_flag(app, notes, "-M,--memory", 0, 1, "memory usage report: 0",
-                      off_only("no memory report is printed; 'ccbench topo' shows each GPU's memory, and a note "
+                      only(0, "no memory report is printed; 'ccbench topo' shows each GPU's memory, and a note "
                                "says when free memory caps -e"));
   add_nccl_tests_flag(app, notes, "-y,--stream_null", 0, 1, "use the default CUDA stream: 0",
-                      off_only("collectives run on each rank's own stream; the default stream is not offered"));
+                      only(0, "collectives run on each rank's own stream; the default stream is not offered"));
   add_nccl_tests_flag(app, notes, "-x,--cta_policy", 0, 2, "NCCL CTA policy: set NCCL_CTA_POLICY instead",
                       [](const std::string& f, long long v) -> std::string {
                         refuse(f, v,
@@ -366,7 +357,7 @@ void add_nccl_tests_options(CLI::App& app, RunOptions& o, RawRun& r) {
                                            "(add -x NCCL_CTA_POLICY to mpirun)", v));
                       });
   add_nccl_tests_flag(app, notes, "-D,--device_implementation", 0, 1000, "NCCL device-API implementation: 0",
-                      off_only("NCCL's device-API kernels are not offered; ccbench's own device kernels are "
+                      only(0, "NCCL's device-API kernels are not offered; ccbench's own device kernels are "
                                "--impl ring,tree,oneshot,twoshot,ce ('ccbench list')"));
   add_nccl_tests_flag(app, notes, "-V,--device_cta_count", 1, 128, "CTAs of -D kernels: see CCBENCH_GPU_CHANNELS",
                       [](const std::string& f, long long v) -> std::string {
@@ -496,6 +487,7 @@ Command parse_command_line(int argc, const char* const* argv) {
   add_sweep_options(*run, o, raw);
   add_run_control_options(*run, o, raw);
   add_nccl_tests_options(*run, o, raw);
+  add_nccl_tests_refusals(*run, o);
 
   CompareRequest cmp;
   CLI::App* compare = app.add_subcommand("compare", "compare two results.csv files (before, after)");

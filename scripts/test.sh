@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Sets ccbench up (scripts/setup.sh) and runs every test: unit tests, MPI tests (mpirun -np 2..5
-# --oversubscribe, the bad-input matrix and the fault tests among them) and GPU tests (skipped
-# with the reason where no GPU is present). Then two more stages, which CI always runs:
+# --oversubscribe, the bad-input matrix and the fault tests among them), the installation (label
+# install: cmake --install into a temporary prefix, the installed ccbench --version and a 2-rank
+# run, the installed Slurm script, cpack -G DEB) and GPU tests (skipped with the reason where no
+# GPU is present). Then two more stages, which CI always runs:
 #   sanitizers  the CPU parts built with AddressSanitizer and UBSan (<build>-asan, no CUDA), and
 #               the unit and MPI tests run there;
 #   fuzzers     the libFuzzer targets built with clang (<build>-fuzz), each run for
