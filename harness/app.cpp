@@ -165,22 +165,21 @@ ProgressPlan progress_plan(const RunOptions& opts, const SweepPlan& plan) {
   return p;
 }
 
-// The sinks of rank 0: the table, the files asked for, -J, and the progress line on stderr.
-std::unique_ptr<ResultSink> make_sinks(const RunOptions& opts, const SweepPlan& plan, const std::string& out_dir) {
-  auto fan = std::make_unique<FanoutSink>();
-  auto wants = [&](const char* f) { return std::find(opts.formats.begin(), opts.formats.end(), f) != opts.formats.end(); };
-  if (wants("table")) fan->add_sink(make_table_sink(std::cout));
-  if (!opts.no_files) {
-    if (wants("csv")) fan->add_sink(make_csv_sink(out_dir + "/results.csv"));
-    if (wants("json")) fan->add_sink(make_json_sink(out_dir + "/run.json"));
-    if (wants("md")) fan->add_sink(make_markdown_sink(out_dir + "/results.md"));
+// Around the sinks --format asks for (rank 0): the -J file beside them, and the progress line
+// on stderr in front of them all.
+std::unique_ptr<ResultSink> with_json_file_and_progress(const RunOptions& opts, const SweepPlan& plan,
+                                                        std::unique_ptr<ResultSink> sinks) {
+  if (!opts.json_file.empty()) {
+    auto both = std::make_unique<FanoutSink>();
+    both->add_sink(std::move(sinks));
+    both->add_sink(make_json_sink(opts.json_file));
+    sinks = std::move(both);
   }
-  if (!opts.json_file.empty()) fan->add_sink(make_json_sink(opts.json_file));
-  if (opts.quiet) return fan;
+  if (opts.quiet) return sinks;
   ProgressSettings settings;
   settings.terminal = isatty(STDERR_FILENO) != 0;
   settings.interval = std::chrono::duration<double>(opts.progress_interval_s);
-  return std::make_unique<ProgressSink>(std::move(fan), progress_plan(opts, plan), settings);
+  return std::make_unique<ProgressSink>(std::move(sinks), progress_plan(opts, plan), settings);
 }
 
 // The arguments of a command line without the program path (which may differ between nodes).
@@ -387,7 +386,15 @@ int run_benchmark(const RunOptions& opts_in, int* argc, char*** argv) {
     if (rank == 0) {
       fmt::print("{}", block);
       std::fflush(stdout);
-      sink = std::make_unique<LockedSink>(make_sinks(opts, plan, out_dir));
+      auto fan = std::make_unique<FanoutSink>();
+      auto wants = [&](const char* f) { return std::find(opts.formats.begin(), opts.formats.end(), f) != opts.formats.end(); };
+      if (wants("table")) fan->add_sink(make_table_sink(std::cout));
+      if (!opts.no_files) {
+        if (wants("csv")) fan->add_sink(make_csv_sink(out_dir + "/results.csv"));
+        if (wants("json")) fan->add_sink(make_json_sink(out_dir + "/run.json"));
+        if (wants("md")) fan->add_sink(make_markdown_sink(out_dir + "/results.md"));
+      }
+      sink = std::make_unique<LockedSink>(with_json_file_and_progress(opts, plan, std::move(fan)));
       sink->begin(context);
     }
 

@@ -309,7 +309,7 @@ void add_nccl_tests_options(CLI::App& app, RunOptions& o, RawRun& r) {
                         return v == 2 ? "-R 2: nccl-symm (NCCL on symmetric registered windows) stands in for nccl"
                                       : "";
                       });
-  add_nccl_tests_flag(app, notes, "-u,--unalign", 0, kMaxMisalignElements,
+  add_nccl_tests_flag(app, notes, "-u,--unalign,--misalign", 0, kMaxMisalignElements,
                       "start the send and receive buffers this many elements late [0]",
                       [&o](const std::string&, long long v) -> std::string {
                         o.misalign = static_cast<int>(v);

@@ -74,7 +74,7 @@ def nccl_tests_line(opts, cwd):
 
 
 def quiet_and_refusals(opts, cwd):
-    rc, out, err = launch(opts, "-b 8 -e 1K -g 1 --collective allgather --impl ring --out none --quiet "
+    rc, out, err = launch(opts, "-b 8 -e 1K -g 1 --collective allgather --impl ring --out none --format table --quiet "
                                 "--progress-interval 0.01".split(), cwd)
     check(rc == 0 and "progress" not in err, "--quiet: no progress line", err)
     rc, out, err = launch(opts, "-b 8 -e 128M -f 2 -g 8".split(), cwd)
@@ -83,7 +83,7 @@ def quiet_and_refusals(opts, cwd):
 
 
 def min_bandwidth(opts, cwd):
-    base = "-b 1K -e 4K -g 1 --collective allreduce --impl ring --out none --quiet".split()
+    base = "-b 1K -e 4K -g 1 --collective allreduce --impl ring --out none --format table --quiet".split()
     rc, out, _ = launch(opts, base, cwd, {"NCCL_TESTS_MIN_BW": "1000000"})
     check(rc == 4 and re.search(r"^#   allreduce ring shm float sum eager +[0-9.]+ GB/s FAILED$", out, re.M) is not None,
           "NCCL_TESTS_MIN_BW above the bandwidth: exit code 4, the case FAILED", out)
