@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <functional>
+#include <optional>
 #include <set>
 #include <sstream>
 
@@ -66,14 +67,22 @@ std::vector<T> parse_list(const std::string& text, const std::string& flag, Pars
   return out;
 }
 
+// A plain decimal whole number from lo to hi, or nothing.
 template <typename Int>
-Int parse_int(const std::string& text, const std::string& flag, Int lo, Int hi, const std::string& meaning) {
+std::optional<Int> whole_in(const std::string& text, Int lo, Int hi) {
   Int v{};
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
-  if (ec != std::errc() || end != text.data() + text.size() || v < lo || v > hi)
+  if (ec != std::errc() || end != text.data() + text.size() || v < lo || v > hi) return std::nullopt;
+  return v;
+}
+
+template <typename Int>
+Int parse_int(const std::string& text, const std::string& flag, Int lo, Int hi, const std::string& meaning) {
+  auto v = whole_in(text, lo, hi);
+  if (!v)
     fail(ExitCode::usage, "{}: '{}' is not valid; expected {} (a whole number from {} to {})", flag, text,
          meaning, lo, hi);
-  return v;
+  return *v;
 }
 
 double parse_real(const std::string& text, const std::string& flag, const std::string& meaning) {
@@ -167,7 +176,6 @@ const std::set<std::string> kSubcommands = {"run", "compare", "list", "topo"};
 struct RawRun {
   std::string collective = "allreduce,allgather", datatype = "float", op = "sum", impl = "default";
   std::string device = "auto", in_place = "both", out, format = "table,csv,json,md", baseline;
-  double timeout_s = 120;
   std::string timeout_text = "120";
   int check = 1;          // -c
   int per_iter_skip = 0;  // -K
@@ -248,12 +256,16 @@ using UseValue = std::function<std::string(const std::string& flag, long long va
 void add_nccl_tests_flag(CLI::App& app, std::vector<std::string>& notes, const std::string& names, long long lo,
                          long long hi, const std::string& help, UseValue use) {
   const std::string flag = flag_label(names);
+  const std::string meaning = help.substr(0, help.find(" ["));  // without the default
   app.add_option(names)
       ->description(help)
       ->check(CLI::Validator(
-                 [&notes, flag, lo, hi, use](std::string& v) {
-                   const long long n = parse_int<long long>(v, flag, lo, hi, "a whole number");
-                   if (std::string note = use(flag, n); !note.empty()) notes.push_back(note);
+                 [&notes, flag, meaning, lo, hi, use](std::string& v) {
+                   const auto n = whole_in(v, lo, hi);
+                   if (!n)
+                     fail(ExitCode::usage, "{}: '{}' is not valid; expected a whole number from {} to {} ({})", flag,
+                          v, lo, hi, meaning);
+                   if (std::string note = use(flag, *n); !note.empty()) notes.push_back(note);
                    return std::string();
                  },
                  fmt::format("{}..{}", lo, hi)))
@@ -309,7 +321,7 @@ void add_nccl_tests_options(CLI::App& app, RunOptions& o, RawRun& r) {
                         return v == 2 ? "-R 2: nccl-symm (NCCL on symmetric registered windows) stands in for nccl"
                                       : "";
                       });
-  add_nccl_tests_flag(app, notes, "-u,--unalign,--misalign", 0, kMaxMisalignElements,
+  add_nccl_tests_flag(app, notes, "-u,--unalign", 0, kMaxMisalignElements,
                       "start the send and receive buffers this many elements late [0]",
                       [&o](const std::string&, long long v) -> std::string {
                         o.misalign = static_cast<int>(v);
