@@ -75,7 +75,7 @@ struct RawRun {
   std::string datatype = "float", op = "sum", root = "0", graph = "0";
   std::string collective = "allreduce,allgather", impl = "default", device = "auto", transport = "auto";
   std::string in_place = "both", out, format = "table,csv,json,md", seed = "24301", timeout = "120";
-  std::string cycles = "1", baseline;
+  std::string cycles = "1", baseline, average = "3", misalign = "0";
   bool share_gpus = false;
   // Whether the options whose absence means "default" were given: given empty is an error.
   bool max_given = false, factor_given = false, inc_given = false, out_given = false, baseline_given = false;
@@ -92,6 +92,8 @@ void add_run_options(CLI::App& app, RawRun& r) {
   app.add_option("-d,--datatype", r.datatype, "data types, comma-separated, or all [float]");
   app.add_option("-o,--op", r.op, "reduction operations: sum, prod, min, max, avg, or all [sum]");
   app.add_option("-r,--root", r.root, "root rank of broadcast [0]");
+  app.add_option("-a,--average", r.average, "time reported: 0 rank 0, 1 mean, 2 fastest, 3 slowest rank [3]");
+  app.add_option("-u,--misalign", r.misalign, "start send and receive buffers this many elements late [0]");
   app.add_option("-G,--cudagraph", r.graph, "also time CUDA-graph replay: launches of a graph of -n iterations [0]");
   app.add_option("--collective", r.collective, "collectives, comma-separated, or all [allreduce,allgather]");
   app.add_option("--impl", r.impl,
@@ -133,6 +135,9 @@ RunOptions finish_run_options(const RawRun& r) {
   o.iterations = parse_int<int>(r.iters, "-n/--iters", 1, 1000000, "the number of timed iterations");
   o.warmup = parse_int<int>(r.warmup, "-w/--warmup_iters", 0, 1000000, "the number of warm-up iterations");
   o.check = parse_int<int>(r.check, "-c/--check", 0, 1, "0 (off) or 1 (on)") == 1;
+  o.rank_time = static_cast<RankTime>(
+      parse_int<int>(r.average, "-a/--average", 0, 3, "0 (rank 0), 1 (mean), 2 (fastest) or 3 (slowest rank)"));
+  o.misalign = parse_int<int>(r.misalign, "-u/--misalign", 0, 1 << 20, "a number of elements");
   o.graph_launches = parse_int<int>(r.graph, "-G/--cudagraph", 0, 100000, "the number of graph launches");
   o.root = parse_int<int>(r.root, "-r/--root", 0, 1 << 30, "a rank number");
   o.seed = parse_int<std::uint64_t>(r.seed, "--seed", 0, UINT64_MAX, "a seed");

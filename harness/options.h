@@ -15,6 +15,10 @@ namespace ccbench {
 
 enum class DeviceChoice { auto_detect, cpu, gpu };
 enum class InPlaceChoice { no, yes, both };
+// Which rank's time a measurement reports (-a, numbered as in nccl-tests): rank 0's, the mean,
+// the fastest or the slowest rank's. ccbench reports the slowest rank by default: a collective
+// is done when its last rank is.
+enum class RankTime { rank0 = 0, average = 1, min = 2, max = 3 };
 
 struct RunOptions {
   SweepSpec sweep{8, 0, 2.0, 0};  // max_bytes 0: chosen from memory and device (see runner)
@@ -22,6 +26,8 @@ struct RunOptions {
   int iterations = 20;             // -n
   int warmup = 5;                  // -w
   bool check = true;               // -c
+  RankTime rank_time = RankTime::max;  // -a
+  int misalign = 0;                // -u: send and receive buffers start this many elements late
   int graph_launches = 0;          // -G: 0 = eager only
   int root = 0;                    // -r
   std::vector<Collective> collectives{Collective::allreduce, Collective::allgather};
