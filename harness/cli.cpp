@@ -79,6 +79,7 @@ struct RawRun {
   bool share_gpus = false;
   // Whether the options whose absence means "default" were given: given empty is an error.
   bool max_given = false, factor_given = false, inc_given = false, out_given = false, baseline_given = false;
+  bool format_given = false;
 };
 
 void add_run_options(CLI::App& app, RawRun& r) {
@@ -190,7 +191,10 @@ RunOptions finish_run_options(const RawRun& r) {
   if (o.formats.empty()) fail(ExitCode::usage, "--format: empty list (valid: {})", joined(kFormats));
 
   if (r.out_given && r.out.empty()) fail(ExitCode::usage, "--out: empty path; give a results folder, or none");
-  if (r.out == "none") o.no_files = true;
+  if (r.out == "none") {
+    o.no_files = true;
+    if (!r.format_given) o.formats = {"table"};  // --out none alone: the table; with a file format, an error
+  }
   else o.out_dir = r.out;
   if (r.baseline_given && !is_known_implementation(r.baseline))
     fail(ExitCode::usage, "--baseline: unknown implementation '{}' (valid: {})", r.baseline, valid_implementations());
@@ -260,6 +264,7 @@ Command parse_command_line(int argc, const char* const* argv) {
   raw.factor_given = run->count("--stepfactor") > 0;
   raw.inc_given = run->count("--stepbytes") > 0;
   raw.out_given = run->count("--out") > 0;
+  raw.format_given = run->count("--format") > 0;
   raw.baseline_given = run->count("--baseline") > 0;
   RunOptions o = finish_run_options(raw);
   o.command_line = full_command_line(argc, argv);

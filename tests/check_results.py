@@ -162,11 +162,17 @@ def check_folder(folder, stdout, exit_code, allowed, unchecked):
 
 
 def run(command, folder):
+    """Runs `command` with DIR emptied first; its stdout is echoed line by line (a test killed for
+    its time still shows how far it got) and returned with the exit code."""
     shutil.rmtree(folder, ignore_errors=True)
     print("$ " + " ".join(command), flush=True)
-    p = subprocess.run(command, stdout=subprocess.PIPE, text=True, errors="replace")
-    sys.stdout.write(p.stdout)
-    return p.returncode, p.stdout
+    lines = []
+    with subprocess.Popen(command, stdout=subprocess.PIPE, text=True, errors="replace") as p:
+        for line in p.stdout:
+            sys.stdout.write(line)
+            sys.stdout.flush()
+            lines.append(line)
+    return p.returncode, "".join(lines)
 
 
 def main():
@@ -190,10 +196,15 @@ def main():
         with open(a.stdout, encoding="utf-8", errors="replace") as f:
             stdout = f.read()
     failures = check_folder(a.dir, stdout, a.exit_code, set(a.allow.split(",")), a.unchecked)
+    return report(failures, "", f"exit code {a.exit_code}; rows, run.json and footer agree ({a.dir})")
+
+
+def report(failures, label, success):
+    """Prints each failure, or the success line; returns the exit status (0 when none failed)."""
     for f in failures:
-        print(f"FAIL: {f}")
+        print(f"FAIL{label}: {f}")
     if not failures:
-        print(f"PASS: exit code {a.exit_code}; rows, run.json and footer agree ({a.dir})")
+        print(f"PASS{label}: {success}")
     return 1 if failures else 0
 
 

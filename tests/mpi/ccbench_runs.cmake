@@ -19,6 +19,10 @@ foreach(np 2 3 4 5)
                       --device cpu --collective all --impl mpi,ring,tree -d all -o all -b 4 -e 2M -f 24 -n 2 -w 1
                       --timeout 60)
 endforeach()
+# The real binary over the tcp transport.
+ccbench_checked_run(mpi.tcp.ccbench_np3 3 "--unchecked;none"
+                    --device cpu --transport tcp --impl ring,tree --collective allreduce,allgather -d all -o all
+                    -b 4 -e 1M -f 7 --timeout 60)
 # Several MiB with a count not divisible by the ranks (5 MiB of float over 3 ranks).
 ccbench_checked_run(mpi.ccbench_large.np3 3 "--unchecked;none"
                     --device cpu --collective all --impl mpi,ring,tree -d float,int8 -o sum,max -b 5M -e 5M -n 2 -w 1

@@ -102,11 +102,7 @@ def main():
     failures = []
     with tempfile.TemporaryDirectory(prefix="ccbench-summary-") as folder:
         SCENARIOS[opts.scenario](opts, folder, failures)
-    for f in failures:
-        print(f"FAIL {opts.scenario}: {f}")
-    if not failures:
-        print(f"PASS {opts.scenario}")
-    return 1 if failures else 0
+    return check_results.report(failures, f" {opts.scenario}", "the summary agrees with the table")
 
 
 if __name__ == "__main__":
