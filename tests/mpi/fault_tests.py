@@ -235,6 +235,19 @@ def delay(opts):
           f"median {float(slow['time_median[us]']):.1f} us")
 
 
+def delay_rank_time(opts):
+    """-a picks whose time a row reports. Rank 1 starts its 4K iteration 300 ms late: rank 0 waits
+    for it inside the collective, rank 1 does not. The fastest rank's time (-a 2) stays short, the
+    mean over the 2 ranks (-a 1) holds about half the delay; the slowest (-a 3, the default) is
+    checked by the delay scenario."""
+    args = ["--impl", "ring"] + SWEEP + ["--timeout", "30"]
+    fastest = row(launch(opts, "delay:rank=1,ms=300,size=4K", args + ["-a", "2"]).rows(), 4096)
+    check(float(fastest["time_max[us]"]) < 100000, f"-a 2: 4K time_max {fastest['time_max[us]']} us holds the delay")
+    mean = row(launch(opts, "delay:rank=1,ms=300,size=4K", args + ["-a", "1"]).rows(), 4096)
+    check(100000 <= float(mean["time_max[us]"]) < 250000,
+          f"-a 1: 4K time_max {mean['time_max[us]']} us is not about half the 300 ms delay")
+
+
 def soak(opts, fault):
     """--cycles 3: one '# cycle' line per cycle; a wrong element is counted in its cycle."""
     r = launch(opts, fault, ["--impl", "ring"] + SWEEP + ["--timeout", "30", "--cycles", "3"])
@@ -282,6 +295,7 @@ SCENARIOS = {
     "overrun_unchecked": lambda o: overrun(o, "0"),
     "alloc": alloc,
     "delay": delay,
+    "delay_rank_time": delay_rank_time,
     "soak_clean": lambda o: soak(o, None),
     "soak_corrupt": lambda o: soak(o, "corrupt:rank=1,size=4K,index=3"),
     "mismatch": mismatch,
