@@ -192,13 +192,18 @@ bool wants(const RunOptions& opts, const char* format) {
   return std::find(opts.formats.begin(), opts.formats.end(), format) != opts.formats.end();
 }
 
+// Whether a results folder is needed: files not turned off, and a file format asked for.
+bool writes_files(const RunOptions& opts) {
+  return !opts.no_files && (wants(opts, "csv") || wants(opts, "json") || wants(opts, "md"));
+}
+
 // The writers --format asks for (rank 0); `written` gets the names of the files they write.
 // Without the table, its footer alone still ends the run with the verdict on stdout.
 std::unique_ptr<ResultSink> make_sinks(const RunOptions& opts, const std::string& dir,
                                        std::vector<std::string>& written) {
   auto fan = std::make_unique<FanoutSink>();
   fan->add_sink(wants(opts, "table") ? make_table_sink(std::cout) : make_footer_sink(std::cout));
-  if (opts.no_files) return fan;
+  if (!writes_files(opts)) return fan;
   struct FileFormat {
     const char* format;
     const char* file;
@@ -238,7 +243,7 @@ int run_benchmark(const RunOptions& opts_in, int* argc, char*** argv) {
   opts.fault = fault_from_environment();
   check_tuning_environment();
   check_outputs(opts);
-  if (lrank == 0 && !opts.no_files) out_dir = prepare_output_dir(opts.out_dir);
+  if (lrank == 0 && writes_files(opts)) out_dir = prepare_output_dir(opts.out_dir);
 
   TerminationSignals signals;  // first: before MPI, CUDA or the watchdog start threads
   std::unique_ptr<LockedSink> sink;
