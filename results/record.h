@@ -14,7 +14,9 @@ using Json = nlohmann::ordered_json;
 
 // Version of the layout of results.csv and run.json; raise it when a column changes meaning.
 // Version 2 added `algorithm`; version-1 files are still read (the column is then empty).
-inline constexpr int kSchemaVersion = 2;
+// Version 3 writes an unchecked row's `wrong` as empty (null in JSON) instead of -1; the -1 of
+// older files is still read as not checked.
+inline constexpr int kSchemaVersion = 3;
 
 enum class RowStatus { ok, wrong, skipped, failed };
 std::string_view row_status_name(RowStatus s);
