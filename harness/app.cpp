@@ -234,6 +234,60 @@ SweepPlan plan_implementations(const RunOptions& opts, Device device) {
   return plan;
 }
 
+// Formats that write a file need a folder to write it in.
+void check_outputs(const RunOptions& opts) {
+  if (!opts.no_files) return;
+  for (const std::string& f : opts.formats)
+    if (f != "table")
+      fail(ExitCode::usage,
+           "--out none writes no files, but --format {} asks for one: drop --out none, or use --format table", f);
+}
+
+bool wants(const RunOptions& opts, const char* format) {
+  return std::find(opts.formats.begin(), opts.formats.end(), format) != opts.formats.end();
+}
+
+// Whether a results folder is needed: files not turned off, and a file format asked for.
+bool writes_files(const RunOptions& opts) {
+  return !opts.no_files && (wants(opts, "csv") || wants(opts, "json") || wants(opts, "md"));
+}
+
+// The writers --format asks for (rank 0); `written` gets the names of the files they write.
+// Without the table, its footer alone still ends the run with the verdict on stdout.
+std::unique_ptr<ResultSink> make_sinks(const RunOptions& opts, const std::string& dir,
+                                       std::vector<std::string>& written) {
+  auto fan = std::make_unique<FanoutSink>();
+  fan->add_sink(wants(opts, "table") ? make_table_sink(std::cout) : make_footer_sink(std::cout));
+  if (!writes_files(opts)) return fan;
+  struct FileFormat {
+    const char* format;
+    const char* file;
+    std::unique_ptr<ResultSink> (*make)(const std::string& path);
+  };
+  static const FileFormat kFileFormats[] = {
+      {"csv", "results.csv", make_csv_sink}, {"json", "run.json", make_json_sink}, {"md", "results.md", make_markdown_sink}};
+  for (const FileFormat& f : kFileFormats) {
+    if (!wants(opts, f.format)) continue;
+    fan->add_sink(f.make(dir + "/" + f.file));
+    written.push_back(f.file);
+  }
+  return fan;
+}
+
+// After the footer: the implementations side by side with the table's figure, and where the
+// files are.
+void print_summary(const std::vector<RunRecord>& rows, const std::string& baseline, const std::string& dir,
+                   const std::vector<std::string>& written) {
+  const std::string summary = comparison_table(rows, baseline, false);
+  if (!summary.empty()) fmt::print("#\n{}", summary);
+  if (!written.empty()) {
+    std::string list;
+    for (const std::string& f : written) list += (list.empty() ? "" : ", ") + f;
+    fmt::print("# results: {}/ ({})\n", dir, list);
+  }
+  std::fflush(stdout);
+}
+
 }  // namespace
 
 int run_benchmark(const RunOptions& opts_in, int* argc, char*** argv) {
@@ -243,8 +297,9 @@ int run_benchmark(const RunOptions& opts_in, int* argc, char*** argv) {
   // Before MPI: a bad fault spec, tuning variable or output folder is a usage error (exit 2).
   opts.fault = fault_from_environment();
   check_tuning_environment();
+  check_outputs(opts);
   if (lrank == 0) prepare_json_file(opts.json_file);
-  if (lrank == 0 && !opts.no_files) out_dir = prepare_output_dir(opts.out_dir);
+  if (lrank == 0 && writes_files(opts)) out_dir = prepare_output_dir(opts.out_dir);
 
   TerminationSignals signals;  // first: before MPI, CUDA or the watchdog start threads
   std::unique_ptr<LockedSink> sink;
@@ -383,18 +438,12 @@ int run_benchmark(const RunOptions& opts_in, int* argc, char*** argv) {
     const std::string block = startup_block(world, layout, *backend, base.cuda_device, opts,
                                             progress_plan(opts, plan).per_cycle() * std::max(1, opts.cycles),
                                             results_written(opts, out_dir));
+    std::vector<std::string> files_written;
     if (rank == 0) {
       fmt::print("{}", block);
       std::fflush(stdout);
-      auto fan = std::make_unique<FanoutSink>();
-      auto wants = [&](const char* f) { return std::find(opts.formats.begin(), opts.formats.end(), f) != opts.formats.end(); };
-      if (wants("table")) fan->add_sink(make_table_sink(std::cout));
-      if (!opts.no_files) {
-        if (wants("csv")) fan->add_sink(make_csv_sink(out_dir + "/results.csv"));
-        if (wants("json")) fan->add_sink(make_json_sink(out_dir + "/run.json"));
-        if (wants("md")) fan->add_sink(make_markdown_sink(out_dir + "/results.md"));
-      }
-      sink = std::make_unique<LockedSink>(with_json_file_and_progress(opts, plan, std::move(fan)));
+      sink = std::make_unique<LockedSink>(
+          with_json_file_and_progress(opts, plan, make_sinks(opts, out_dir, files_written)));
       sink->begin(context);
     }
 
@@ -423,10 +472,7 @@ int run_benchmark(const RunOptions& opts_in, int* argc, char*** argv) {
       outcome.exit_code = static_cast<int>(code);
       outcome.verdict = code == ExitCode::ok ? "OK" : fmt::format("FAILED: {}", exit_code_name(code));
       sink->finish(outcome);
-      std::string summary = comparison_table(runner.rows(), opts.baseline, true);
-      if (!summary.empty()) fmt::print("#\n# busbw from the median iteration, and its ratio to {}:\n{}", opts.baseline, summary);
-      if (!opts.no_files) fmt::print("# results: {}/ (results.csv, run.json, results.md)\n", out_dir);
-      std::fflush(stdout);
+      print_summary(runner.rows(), opts.baseline, out_dir, files_written);
     }
   } catch (const Error& e) {
     watchdog.leave();

@@ -455,8 +455,12 @@ void finish_run_options(const CLI::App& run, const RawRun& r, RunOptions& o) {
   if (o.formats.empty()) fail(ExitCode::usage, "--format: empty list (valid: {})", joined(kFormats));
 
   if (run.count("--out") && r.out.empty()) fail(ExitCode::usage, "--out: empty path; give a results folder, or none");
-  if (r.out == "none") o.no_files = true;
-  else o.out_dir = r.out;
+  if (r.out == "none") {
+    o.no_files = true;
+    if (!run.count("--format")) o.formats = {"table"};  // --out none alone: the table; with a file format, an error
+  } else {
+    o.out_dir = r.out;
+  }
   if (run.count("--baseline") && !is_known_implementation(r.baseline))
     fail(ExitCode::usage, "--baseline: unknown implementation '{}' (valid: {})", r.baseline, valid_implementations());
   o.baseline = r.baseline;

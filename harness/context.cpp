@@ -1,5 +1,6 @@
 #include "harness/context.h"
 
+#include <array>
 #include <chrono>
 #include <cstdlib>
 #include <ctime>
@@ -149,6 +150,8 @@ Json build_context(const RunOptions& opts, const SweepPlan& plan, const RankLayo
       {"iterations", opts.iterations},
       {"warmup", opts.warmup},
       {"check", opts.check},
+      {"rank_time", std::array{"rank 0", "mean over ranks", "fastest rank", "slowest rank"}[static_cast<int>(opts.rank_time)]},
+      {"misalign_elements", opts.misalign},
       {"graph_launches", opts.graph_launches},
       {"in_place", opts.in_place == InPlaceChoice::both ? "both" : opts.in_place == InPlaceChoice::yes ? "yes" : "no"},
       {"transport", opts.transport},

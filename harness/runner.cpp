@@ -1,6 +1,7 @@
 #include "harness/runner.h"
 
 #include <algorithm>
+#include <array>
 #include <csignal>
 #include <cstring>
 #include <thread>
@@ -21,6 +22,10 @@ constexpr std::size_t kGuardBytes = 64 * 1024;
 constexpr std::uint8_t kGuardValue = 0xC5;
 // Head start of single timed GPU iterations: longer than the host needs to queue a collective.
 constexpr double kHeadStartUs = 200.0;
+// Why a measured row has no wrong count.
+constexpr const char* kNotCheckedReason = "not checked (-c 0)";
+constexpr const char* kGraphNotCheckedReason =
+    "not checked: replaying in-place iterations of this op changes the data; see the eager row";
 
 // Whether repeating the collective on its own output gives the same output again, so that the
 // data of back-to-back in-place iterations can be checked.
@@ -47,40 +52,79 @@ class GuardedBuffer {
 
   std::byte* data() const { return static_cast<std::byte*>(raw_) + kGuardBytes; }
   std::size_t capacity() const { return capacity_; }
-  void arm(std::size_t used) {
+  // The measurement uses [data() + offset, data() + offset + used): the `offset` bytes before it
+  // (-u) join the leading guard, and the trailing guard follows the bytes in use.
+  void arm(std::size_t offset, std::size_t used) {
+    offset_ = offset;
     used_ = used;
-    b_.fill_bytes(data() + used, kGuardBytes, kGuardValue);
+    if (offset) b_.fill_bytes(data(), offset, kGuardValue);
+    b_.fill_bytes(data() + offset + used, kGuardBytes, kGuardValue);
   }
   // Damaged guard bytes before the data and after the bytes in use.
   std::uint64_t damaged() {
-    return b_.count_bytes_not(raw_, kGuardBytes, kGuardValue) + b_.count_bytes_not(data() + used_, kGuardBytes, kGuardValue);
+    return b_.count_bytes_not(raw_, kGuardBytes + offset_, kGuardValue) +
+           b_.count_bytes_not(data() + offset_ + used_, kGuardBytes, kGuardValue);
   }
 
  private:
   Backend& b_;
   Allocator* a_;
   std::size_t capacity_;
-  std::size_t used_ = 0;
+  std::size_t offset_ = 0, used_ = 0;
   void* raw_ = nullptr;
 };
 
-double max_over_ranks(MPI_Comm comm, double v) {
-  double out = v;
-  mpi_check(MPI_Allreduce(&v, &out, 1, MPI_DOUBLE, MPI_MAX, comm), "MPI_Allreduce of times");
-  return out;
-}
-
-std::vector<double> max_over_ranks(MPI_Comm comm, std::vector<double> v) {
+// This rank's times as -a asks: rank 0's, the mean, the fastest or the slowest rank's.
+std::vector<double> over_ranks(MPI_Comm comm, std::vector<double> v, RankTime how) {
+  const int n = static_cast<int>(v.size());
+  if (how == RankTime::rank0) {
+    mpi_check(MPI_Bcast(v.data(), n, MPI_DOUBLE, 0, comm), "MPI_Bcast of rank 0's times");
+    return v;
+  }
   std::vector<double> out(v.size());
-  mpi_check(MPI_Allreduce(v.data(), out.data(), static_cast<int>(v.size()), MPI_DOUBLE, MPI_MAX, comm),
-            "MPI_Allreduce of iteration times");
+  const MPI_Op op = how == RankTime::min ? MPI_MIN : how == RankTime::max ? MPI_MAX : MPI_SUM;
+  mpi_check(MPI_Allreduce(v.data(), out.data(), n, MPI_DOUBLE, op, comm), "MPI_Allreduce of times");
+  if (how == RankTime::average) {
+    int ranks = 1;
+    MPI_Comm_size(comm, &ranks);
+    for (double& x : out) x /= ranks;
+  }
   return out;
 }
 
-std::int64_t sum_over_ranks(MPI_Comm comm, std::int64_t v) {
-  std::int64_t out = v;
-  mpi_check(MPI_Allreduce(&v, &out, 1, MPI_INT64_T, MPI_SUM, comm), "MPI_Allreduce of wrong counts");
+template <size_t N>
+std::array<std::int64_t, N> sum_over_ranks(MPI_Comm comm, std::array<std::int64_t, N> v) {
+  std::array<std::int64_t, N> out{};
+  mpi_check(MPI_Allreduce(v.data(), out.data(), static_cast<int>(N), MPI_INT64_T, MPI_SUM, comm),
+            "MPI_Allreduce of wrong counts");
   return out;
+}
+
+// The timing columns of a row from its samples; `avg_us` is the row's headline time.
+void set_times(RunRecord& r, const TimeStats& t, double avg_us, double factor) {
+  r.time_avg_us = avg_us;
+  r.time_median_us = t.median;
+  r.time_min_us = t.min;
+  r.time_p95_us = t.p95;
+  r.time_max_us = t.max;
+  r.time_cv = t.cv;
+  r.algbw_gbps = gigabytes_per_second(static_cast<double>(r.bytes), avg_us);
+  r.busbw_gbps = r.algbw_gbps * factor;
+  r.busbw_median_gbps = gigabytes_per_second(static_cast<double>(r.bytes), t.median) * factor;
+}
+
+// Status and reason of a measured row from its wrong count: wrong, with the first wrong element,
+// when any was found; otherwise ok, saying why where the data was not checked.
+void settle(RunRecord& r, const std::string& first_wrong, const char* unchecked_reason) {
+  r.status = r.wrong.value_or(0) > 0 ? RowStatus::wrong : RowStatus::ok;
+  r.reason = r.status == RowStatus::wrong ? first_wrong : r.wrong ? "" : unchecked_reason;
+}
+
+// Bytes of each buffer of a series: the largest size, plus the -u offset of the widest data type.
+std::size_t buffer_capacity(const RunOptions& opts, std::uint64_t largest) {
+  std::size_t widest = 1;
+  for (DataType t : opts.dtypes) widest = std::max(widest, element_size(t));
+  return largest + static_cast<std::size_t>(opts.misalign) * widest;
 }
 
 std::string case_name(const CaseSpec& s, const std::string& impl) {
@@ -123,6 +167,31 @@ struct Runner::ImplState {
 
 // The buffers of one (collective, implementation) series: send S, receive R (from the
 // implementation's allocator), expected output E and pristine input P (plain device memory).
+// One (size, placement) measurement of a case: its pointers, and what each phase found on this
+// rank.
+struct Runner::Measurement {
+  CaseSpec spec{};
+  std::uint64_t size = 0;  // as swept (the shape's bytes may be rounded to whole elements)
+  CollectiveShape shape{};
+  bool in_place = false;
+  bool graphs = false;     // CUDA-graph replays follow the eager phases
+  std::string where;       // "allreduce/ring float sum 4K in-place": phases and messages
+  PatternSpec pat{};
+  std::size_t esz = 0, offset = 0, send_bytes = 0, recv_bytes = 0;
+  std::byte* S = nullptr;  // send buffer, after the -u offset
+  std::byte* R = nullptr;  // receive buffer, after the -u offset
+  const void* send = nullptr;
+  void* recv = nullptr;
+  std::byte* out = nullptr;  // where the result lands (shape.recv_elements)
+  CallArgs args() const { return CallArgs{spec, send, recv, shape.count}; }
+
+  std::string algorithm, graph_algorithm;  // impl.describe() of the eager and captured calls
+  double batch_us = 0;
+  std::vector<double> iter_us, graph_us;
+  std::int64_t wrong = 0, graph_wrong = 0, damaged = 0;  // damaged: guard bytes
+  std::string first_wrong;
+};
+
 struct Runner::Series {
   Series(Backend& b, Allocator* a, std::size_t cap)
       : send(b, a, cap), recv(b, a, cap), expected(b, nullptr, cap), pristine(b, nullptr, cap) {}
@@ -212,7 +281,7 @@ ExitCode Runner::run() {
     if (opts_.cycles != 1 && rank_ == 0) {  // burn-in: errors per cycle
       std::int64_t wrong = 0, bad_rows = 0, failed = 0;
       for (size_t i = first_row; i < rows_.size(); ++i) {
-        if (rows_[i].wrong > 0) wrong += rows_[i].wrong, ++bad_rows;
+        if (rows_[i].wrong.value_or(0) > 0) wrong += *rows_[i].wrong, ++bad_rows;
         if (rows_[i].status == RowStatus::failed) ++failed;
       }
       fmt::print("# cycle {}{}: {} rows, {} with wrong elements ({} elements), {} failed\n", cycle + 1,
@@ -246,50 +315,10 @@ void Runner::run_collective(Collective coll) {
       emit(r);
       continue;
     }
-    // Which (dtype, op) cases this implementation can run; the others are reported as skipped.
-    std::vector<CaseSpec> cases;
-    std::vector<ReduceOp> ops = has_reduce_op(coll) ? opts_.ops : std::vector<ReduceOp>{ReduceOp::none};
-    for (DataType t : opts_.dtypes) {
-      for (ReduceOp op : ops) {
-        CaseSpec spec{coll, t, op, opts_.root};
-        std::optional<std::string> why;
-        if (has_root(coll) && opts_.root >= nranks_)
-          why = fmt::format("root {} does not exist with {} ranks (valid: 0 to {})", opts_.root, nranks_, nranks_ - 1);
-        else
-          why = st->impl->unsupported(spec, st->ctx);
-        if (why) {
-          RunRecord r = base_record(*st, spec);
-          r.status = RowStatus::skipped;
-          r.reason = *why;
-          emit(r);
-        } else {
-          cases.push_back(spec);
-        }
-      }
-    }
+    const std::vector<CaseSpec> cases = runnable_cases(*st, coll);
     if (cases.empty()) continue;
-
-    // One buffer set for the series: the largest size fits every dtype.
-    std::unique_ptr<Series> series;
-    watchdog_.enter(fmt::format("{}/{}: buffer allocation and registration", name(coll), info->name));
-    const Outcome agreed = agree_outcome(base_.comm, run_catching([&] {
-      if (fault_here(info->name, plan_.sizes.back(), 0) && opts_.fault->kind == FaultSpec::Kind::alloc) {
-        fault_fired_ = true;
-        fail(ExitCode::precondition, "out of memory: allocation failure injected by CCBENCH_FAULT on rank {}", rank_);
-      }
-      series = std::make_unique<Series>(backend_, st->impl->allocator(), plan_.sizes.back());
-      st->impl->attach(BufferSet{series->send.data(), series->send.capacity(), series->recv.data(),
-                                 series->recv.capacity()});
-    }));
-    if (agreed.code != ExitCode::ok) {
-      RunRecord r = base_record(*st, cases.front());
-      r.status = RowStatus::failed;
-      r.reason = "buffers: " + agreed.message;
-      emit(r);
-      code_ = more_severe(code_, agreed.code);
-      series.reset();
-      continue;
-    }
+    std::unique_ptr<Series> series = open_series(*st, cases.front());
+    if (!series) continue;
     for (const CaseSpec& spec : cases) {
       run_case(*st, *series, spec);
       if (stop_) break;
@@ -298,6 +327,55 @@ void Runner::run_collective(Collective coll) {
     series.reset();
     if (stop_) return;
   }
+}
+
+// The (dtype, op) cases this implementation can run; the others are reported as skipped.
+std::vector<CaseSpec> Runner::runnable_cases(ImplState& st, Collective coll) {
+  std::vector<CaseSpec> cases;
+  const std::vector<ReduceOp> ops = has_reduce_op(coll) ? opts_.ops : std::vector<ReduceOp>{ReduceOp::none};
+  for (DataType t : opts_.dtypes) {
+    for (ReduceOp op : ops) {
+      CaseSpec spec{coll, t, op, opts_.root};
+      std::optional<std::string> why;
+      if (has_root(coll) && opts_.root >= nranks_)
+        why = fmt::format("root {} does not exist with {} ranks (valid: 0 to {})", opts_.root, nranks_, nranks_ - 1);
+      else
+        why = st.impl->unsupported(spec, st.ctx);
+      if (!why) {
+        cases.push_back(spec);
+        continue;
+      }
+      RunRecord r = base_record(st, spec);
+      r.status = RowStatus::skipped;
+      r.reason = *why;
+      emit(r);
+    }
+  }
+  return cases;
+}
+
+// One buffer set for the series (the largest size fits every dtype), attached to the
+// implementation; every rank agrees. Null, with a failed row, when that did not work.
+std::unique_ptr<Runner::Series> Runner::open_series(ImplState& st, const CaseSpec& first) {
+  std::unique_ptr<Series> series;
+  const std::string& impl = st.info->name;
+  watchdog_.enter(fmt::format("{}/{}: buffer allocation and registration", name(first.coll), impl));
+  const Outcome agreed = agree_outcome(base_.comm, run_catching([&] {
+    if (fault_here(impl, plan_.sizes.back(), 0) && opts_.fault->kind == FaultSpec::Kind::alloc) {
+      fault_fired_ = true;
+      fail(ExitCode::precondition, "out of memory: allocation failure injected by CCBENCH_FAULT on rank {}", rank_);
+    }
+    series = std::make_unique<Series>(backend_, st.impl->allocator(), buffer_capacity(opts_, plan_.sizes.back()));
+    st.impl->attach(
+        BufferSet{series->send.data(), series->send.capacity(), series->recv.data(), series->recv.capacity()});
+  }));
+  if (agreed.code == ExitCode::ok) return series;
+  RunRecord r = base_record(st, first);
+  r.status = RowStatus::failed;
+  r.reason = "buffers: " + agreed.message;
+  emit(r);
+  code_ = more_severe(code_, agreed.code);
+  return nullptr;
 }
 
 void Runner::abort_on_timeout(RunRecord row, const std::string& message) {
@@ -316,10 +394,11 @@ void Runner::abort_on_timeout(RunRecord row, const std::string& message) {
   std::_Exit(static_cast<int>(ExitCode::timeout));
 }
 
+// ---------------------------------------------------------------------------------------------
+// One case: every size, out-of-place and in-place.
+// ---------------------------------------------------------------------------------------------
+
 void Runner::run_case(ImplState& st, Series& bufs, const CaseSpec& spec) {
-  Implementation& impl = *st.impl;
-  const size_t esz = element_size(spec.dtype);
-  const std::string cname = case_name(spec, st.info->name);
   std::vector<bool> variants;
   if (opts_.in_place != InPlaceChoice::yes) variants.push_back(false);
   if (opts_.in_place != InPlaceChoice::no) {
@@ -333,264 +412,288 @@ void Runner::run_case(ImplState& st, Series& bufs, const CaseSpec& spec) {
       emit(r);
     }
   }
-
   for (std::uint64_t size : plan_.sizes) {
-    const CollectiveShape shape = shape_for_bytes(spec.coll, spec.dtype, nranks_, size);
     for (bool in_place : variants) {
-      RunRecord row = base_record(st, spec);
-      row.bytes = shape.bytes;
-      row.count = shape.count;
-      row.in_place = in_place;
-      if (shape.count == 0) {
-        row.status = RowStatus::skipped;
-        row.reason = fmt::format("{} B is less than one {} element per rank", size, name(spec.dtype));
-        emit(row);
-        continue;
-      }
-      if (auto why = impl.unsupported_count(spec, shape.count)) {
-        row.status = RowStatus::skipped;
-        row.reason = *why;
-        emit(row);
-        continue;
-      }
-      const std::string where =
-          fmt::format("{} {} {}", cname, format_size(shape.bytes), in_place ? "in-place" : "out-of-place");
-      PatternSpec pat{spec.coll, spec.dtype, spec.op, opts_.seed, rank_, nranks_, spec.root, shape.count};
-      const size_t send_bytes = shape.send_elements * esz, recv_bytes = shape.recv_elements * esz;
-
-      // Pointers of this measurement; `out` is where the result lands (shape.recv_elements).
-      std::byte* S = bufs.send.data();
-      std::byte* R = bufs.recv.data();
-      const void* send = S;
-      void* recv = R;
-      std::byte* out = R;
-      if (in_place) {
-        switch (spec.coll) {
-          case Collective::allgather: send = R + in_place_send_offset(spec.coll, rank_, shape.count) * esz; break;
-          case Collective::reducescatter:
-            send = S;
-            recv = out = S + in_place_recv_offset(spec.coll, rank_, shape.count) * esz;
-            break;
-          default: send = R; break;
-        }
-      }
-      // Puts the input in place and poisons the output before an iteration.
-      auto reset = [&] {
-        if (!in_place) {
-          backend_.complement(R, bufs.expected.data(), recv_bytes);
-        } else if (spec.coll == Collective::allgather) {
-          backend_.complement(R, bufs.expected.data(), recv_bytes);
-          backend_.copy(const_cast<void*>(send), bufs.pristine.data(), send_bytes);
-        } else if (spec.coll == Collective::reducescatter) {
-          backend_.copy(S, bufs.pristine.data(), send_bytes);
-        } else {
-          backend_.copy(R, bufs.pristine.data(), send_bytes);
-        }
-      };
-      const CallArgs args{spec, send, recv, shape.count};
-      // Each call is counted on the progress board first: a stuck run can name who is behind.
-      auto run_call = [&] {
-        watchdog_.arrive();
-        impl.run(args);
-      };
-      auto barrier = [&] {
-        watchdog_.arrive();
-        mpi_check(MPI_Barrier(base_.comm), "MPI_Barrier");
-      };
-      auto sync = [&] {
-        backend_.synchronize();
-        impl.check_async_errors();
-      };
-
-      std::int64_t wrong = 0;
-      std::string first_wrong;
-      std::int64_t graph_wrong = 0;
-      auto check = [&](const std::string& when, std::int64_t& counter) {
-        Mismatches m = backend_.compare(pat, bufs.expected.data(), out, shape.recv_elements);
-        if (m.wrong && first_wrong.empty())
-          first_wrong = fmt::format("rank {} (host {}), {}: element {} expected {} got {} ({} wrong)", rank_,
-                                    base_.layout->host(), when, m.first_index, m.expected, m.actual, m.wrong);
-        counter += static_cast<std::int64_t>(m.wrong);
-      };
-
-      std::string algorithm, graph_algorithm;  // impl.describe() of the eager and captured calls
-      double batch_us = 0;
-      std::vector<double> iter_us(static_cast<size_t>(opts_.iterations), 0.0), graph_samples;
-      const bool graphs = opts_.graph_launches > 0 && impl.graph_capturable();
-      const Outcome local = run_catching([&] {
-        watchdog_.enter(where + ": preparing buffers");
-        backend_.fill_input(pat, bufs.pristine.data(), shape.send_elements, 0);
-        backend_.fill_expected(pat, bufs.expected.data(), shape.recv_elements);
-        if (!in_place) backend_.copy(S, bufs.pristine.data(), send_bytes);
-        reset();
-        bool buffer_is_send = in_place && spec.coll == Collective::reducescatter;
-        bufs.send.arm(!in_place || buffer_is_send ? send_bytes : 0);
-        bufs.recv.arm(buffer_is_send ? 0 : recv_bytes);
-        backend_.synchronize();
-
-        watchdog_.enter(where + ": warm-up");
-        for (int i = 0; i < opts_.warmup; ++i) {
-          if (i == 0) impl.probe_begin();
-          run_call();
-          if (i == 0) {
-            sync();
-            algorithm = impl.describe(args);
-          }
-        }
-        sync();
-
-        // Back-to-back batch: the nccl-tests-comparable figure.
-        if (in_place) reset();
-        backend_.synchronize();
-        barrier();
-        watchdog_.enter(where + ": timed batch");
-        backend_.mark(0);
-        for (int i = 0; i < opts_.iterations; ++i) run_call();
-        backend_.mark(1);
-        sync();
-        batch_us = backend_.elapsed_us(0, 1) / opts_.iterations;
-        if (opts_.check && (!in_place || idempotent(spec))) check("after the timed batch", wrong);
-        if (opts_.check && !in_place) {
-          Mismatches m = backend_.check_input(pat, S, shape.send_elements, 0);
-          if (m.wrong && first_wrong.empty())
-            first_wrong = fmt::format("rank {} (host {}): the send buffer was modified: element {} expected {} got {}",
-                                      rank_, base_.layout->host(), m.first_index, m.expected, m.actual);
-          wrong += static_cast<std::int64_t>(m.wrong);
-        }
-
-        // Single iterations, each started together and checked: the distribution.
-        for (int i = 0; i < opts_.iterations; ++i) {
-          watchdog_.enter(fmt::format("{}: iteration {}", where, i));
-          reset();
-          backend_.synchronize();
-          barrier();
-          const bool fault = fault_here(st.info->name, size, i);
-          if (fault) inject_before(*opts_.fault);
-          // GPU: the collective is queued behind a short spin, so its time holds no launch latency.
-          backend_.head_start(kHeadStartUs);
-          backend_.mark(0);
-          run_call();
-          backend_.mark(1);
-          sync();
-          iter_us[static_cast<size_t>(i)] = backend_.elapsed_us(0, 1);
-          if (fault) {
-            fault_fired_ = true;
-            std::byte* end = (in_place && spec.coll == Collective::reducescatter) ? S + send_bytes : R + recv_bytes;
-            inject_after(*opts_.fault, backend_, out, shape.recv_elements, esz, end);
-          }
-          if (opts_.check) check(fmt::format("iteration {}", i), wrong);
-        }
-
-        if (graphs) {
-          watchdog_.enter(where + ": CUDA-graph capture");
-          reset();
-          backend_.synchronize();
-          impl.probe_begin();
-          backend_.begin_capture();
-          for (int i = 0; i < opts_.iterations; ++i) run_call();
-          backend_.end_capture();
-          graph_algorithm = impl.describe(args);
-          backend_.replay();  // warm-up launch
-          sync();
-          reset();
-          backend_.synchronize();
-          barrier();
-          watchdog_.enter(where + ": CUDA-graph replay");
-          for (int g = 0; g < opts_.graph_launches; ++g) {
-            backend_.mark(0);
-            backend_.replay();
-            backend_.mark(1);
-            sync();
-            graph_samples.push_back(backend_.elapsed_us(0, 1) / opts_.iterations);
-          }
-          backend_.drop_capture();
-          if (opts_.check && (!in_place || idempotent(spec))) check("after the CUDA-graph replays", graph_wrong);
-        }
-
-        std::uint64_t damaged = bufs.send.damaged() + bufs.recv.damaged();
-        if (damaged) {
-          wrong += static_cast<std::int64_t>(damaged);
-          first_wrong = fmt::format("rank {} (host {}): {} guard bytes around the buffers were overwritten{}{}", rank_,
-                                    base_.layout->host(), damaged, first_wrong.empty() ? "" : "; ", first_wrong);
-        }
-      });
-      backend_.drop_capture();
-
-      // A deadline that expired here means a peer is stuck or gone: agreeing with it would hang
-      // too. Report what this rank waited for, keep the rows, and end the job with exit code 5.
-      if (local.code == ExitCode::timeout) abort_on_timeout(row, where + ": " + local.message);
-
-      // Every rank takes part in what follows, whatever happened above.
-      watchdog_.enter(where + ": agreeing on the results");
-      const Outcome agreed = agree_outcome(base_.comm, local);
-      if (agreed.code != ExitCode::ok) {
-        row.status = RowStatus::failed;
-        row.reason = agreed.message;
-        emit(row);
-        code_ = more_severe(code_, agreed.code);
-        if (agreed.code == ExitCode::runtime || agreed.code == ExitCode::timeout) {
-          stop_ = true;
-          stop_reason_ = fmt::format("{} failed: {}", where, row.reason);
-          return;
-        }
-        continue;  // e.g. out of memory at this size: the next size or case may still run
-      }
-
-      batch_us = max_over_ranks(base_.comm, batch_us);
-      iter_us = max_over_ranks(base_.comm, iter_us);
-      std::int64_t total_wrong = sum_over_ranks(base_.comm, opts_.check ? wrong : 0);
-      std::int64_t total_graph_wrong = sum_over_ranks(base_.comm, graph_wrong);
-      auto descriptions = gather_strings(base_.comm, first_wrong);
-
-      const double factor = bus_factor(spec.coll, nranks_);
-      TimeStats t = summarize(iter_us);
-      row.algorithm = algorithm;
-      row.time_avg_us = batch_us;
-      row.time_median_us = t.median;
-      row.time_min_us = t.min;
-      row.time_p95_us = t.p95;
-      row.time_max_us = t.max;
-      row.time_cv = t.cv;
-      row.algbw_gbps = gigabytes_per_second(static_cast<double>(shape.bytes), batch_us);
-      row.busbw_gbps = row.algbw_gbps * factor;
-      row.busbw_median_gbps = gigabytes_per_second(static_cast<double>(shape.bytes), t.median) * factor;
-      row.wrong = opts_.check ? total_wrong : -1;
-      if (!opts_.check) row.reason = "not checked (-c 0)";
-      if (total_wrong > 0) {
-        row.status = RowStatus::wrong;
-        for (const std::string& d : descriptions)
-          if (!d.empty()) {
-            row.reason = d;
-            break;
-          }
-      }
-      emit(row);
-
-      if (graphs) {
-        std::vector<double> samples = max_over_ranks(base_.comm, graph_samples);
-        RunRecord g = row;
-        TimeStats gt = summarize(samples);
-        g.mode = "graph";
-        g.algorithm = graph_algorithm;
-        g.iterations = opts_.iterations * opts_.graph_launches;
-        g.time_avg_us = gt.mean;
-        g.time_median_us = gt.median;
-        g.time_min_us = gt.min;
-        g.time_p95_us = gt.p95;
-        g.time_max_us = gt.max;
-        g.time_cv = gt.cv;
-        g.algbw_gbps = gigabytes_per_second(static_cast<double>(shape.bytes), gt.mean);
-        g.busbw_gbps = g.algbw_gbps * factor;
-        g.busbw_median_gbps = gigabytes_per_second(static_cast<double>(shape.bytes), gt.median) * factor;
-        const bool graph_checked = opts_.check && (!in_place || idempotent(spec));
-        g.wrong = graph_checked ? total_graph_wrong : -1;
-        g.status = total_graph_wrong > 0 ? RowStatus::wrong : RowStatus::ok;
-        g.reason = graph_checked ? (total_graph_wrong ? row.reason : "")
-                                 : "replayed in-place data is not checkable for this op; see the eager row";
-        emit(g);
-      }
+      Measurement m = plan_measurement(bufs, spec, size, in_place);
+      if (!measure(st, bufs, m)) return;
     }
   }
+}
+
+// The pointers of one measurement; `out` is where the result lands. With -u every buffer starts
+// that many elements into its guarded allocation.
+Runner::Measurement Runner::plan_measurement(Series& bufs, const CaseSpec& spec, std::uint64_t size,
+                                             bool in_place) const {
+  Measurement m;
+  m.spec = spec;
+  m.size = size;
+  m.shape = shape_for_bytes(spec.coll, spec.dtype, nranks_, size);
+  m.in_place = in_place;
+  m.esz = element_size(spec.dtype);
+  m.offset = static_cast<std::size_t>(opts_.misalign) * m.esz;
+  m.send_bytes = m.shape.send_elements * m.esz;
+  m.recv_bytes = m.shape.recv_elements * m.esz;
+  m.pat = PatternSpec{spec.coll, spec.dtype, spec.op, opts_.seed, rank_, nranks_, spec.root, m.shape.count};
+  m.S = bufs.send.data() + m.offset;
+  m.R = bufs.recv.data() + m.offset;
+  m.send = m.S;
+  m.recv = m.out = m.R;
+  if (in_place) {
+    switch (spec.coll) {
+      case Collective::allgather: m.send = m.R + in_place_send_offset(spec.coll, rank_, m.shape.count) * m.esz; break;
+      case Collective::reducescatter:
+        m.recv = m.out = m.S + in_place_recv_offset(spec.coll, rank_, m.shape.count) * m.esz;
+        break;
+      default: m.send = m.R; break;
+    }
+  }
+  m.iter_us.assign(static_cast<size_t>(opts_.iterations), 0.0);
+  return m;
+}
+
+// A size that cannot run is a skipped row; otherwise the phases, then the agreement.
+bool Runner::measure(ImplState& st, Series& bufs, Measurement& m) {
+  RunRecord row = base_record(st, m.spec);
+  row.bytes = m.shape.bytes;
+  row.count = m.shape.count;
+  row.in_place = m.in_place;
+  std::optional<std::string> why;
+  if (m.shape.count == 0)
+    why = fmt::format("{} B is less than one {} element per rank", m.size, name(m.spec.dtype));
+  else
+    why = st.impl->unsupported_count(m.spec, m.shape.count);
+  if (why) {
+    row.status = RowStatus::skipped;
+    row.reason = *why;
+    emit(row);
+    return true;
+  }
+  m.where = fmt::format("{} {} {}", case_name(m.spec, st.info->name), format_size(m.shape.bytes),
+                        m.in_place ? "in-place" : "out-of-place");
+  m.graphs = opts_.graph_launches > 0 && st.impl->graph_capturable();
+  Implementation& impl = *st.impl;
+  const Outcome local = run_catching([&] {
+    prepare(bufs, m);
+    warm_up(impl, m);
+    timed_batch(impl, bufs, m);
+    single_iterations(st, bufs, m);
+    if (m.graphs) graph_replays(impl, bufs, m);
+    check_guards(bufs, m);
+  });
+  backend_.drop_capture();
+  return agree(m, std::move(row), local);
+}
+
+// ---------------------------------------------------------------------------------------------
+// The phases, on this rank.
+// ---------------------------------------------------------------------------------------------
+
+void Runner::call(Implementation& impl, const CallArgs& args) {
+  watchdog_.arrive();
+  impl.run(args);
+}
+
+void Runner::barrier() {
+  watchdog_.arrive();
+  mpi_check(MPI_Barrier(base_.comm), "MPI_Barrier");
+}
+
+void Runner::sync(Implementation& impl) {
+  backend_.synchronize();
+  impl.check_async_errors();
+}
+
+void Runner::reset(Series& bufs, const Measurement& m) {
+  if (!m.in_place) {
+    backend_.complement(m.R, bufs.expected.data(), m.recv_bytes);
+  } else if (m.spec.coll == Collective::allgather) {
+    backend_.complement(m.R, bufs.expected.data(), m.recv_bytes);
+    backend_.copy(const_cast<void*>(m.send), bufs.pristine.data(), m.send_bytes);
+  } else if (m.spec.coll == Collective::reducescatter) {
+    backend_.copy(m.S, bufs.pristine.data(), m.send_bytes);
+  } else {
+    backend_.copy(m.R, bufs.pristine.data(), m.send_bytes);
+  }
+}
+
+void Runner::prepare(Series& bufs, Measurement& m) {
+  watchdog_.enter(m.where + ": preparing buffers");
+  backend_.fill_input(m.pat, bufs.pristine.data(), m.shape.send_elements, 0);
+  backend_.fill_expected(m.pat, bufs.expected.data(), m.shape.recv_elements);
+  if (!m.in_place) backend_.copy(m.S, bufs.pristine.data(), m.send_bytes);
+  reset(bufs, m);
+  // In-place reduce-scatter works in the send buffer; other in-place cases in the receive buffer.
+  const bool buffer_is_send = m.in_place && m.spec.coll == Collective::reducescatter;
+  bufs.send.arm(m.offset, !m.in_place || buffer_is_send ? m.send_bytes : 0);
+  bufs.recv.arm(m.offset, buffer_is_send ? 0 : m.recv_bytes);
+  backend_.synchronize();
+}
+
+void Runner::warm_up(Implementation& impl, Measurement& m) {
+  watchdog_.enter(m.where + ": warm-up");
+  for (int i = 0; i < opts_.warmup; ++i) {
+    if (i == 0) impl.probe_begin();
+    call(impl, m.args());
+    if (i == 0) {
+      sync(impl);
+      m.algorithm = impl.describe(m.args());
+    }
+  }
+  sync(impl);
+}
+
+// Back-to-back batch: the nccl-tests-comparable figure.
+void Runner::timed_batch(Implementation& impl, Series& bufs, Measurement& m) {
+  if (m.in_place) reset(bufs, m);
+  backend_.synchronize();
+  barrier();
+  watchdog_.enter(m.where + ": timed batch");
+  backend_.mark(0);
+  for (int i = 0; i < opts_.iterations; ++i) call(impl, m.args());
+  backend_.mark(1);
+  sync(impl);
+  m.batch_us = backend_.elapsed_us(0, 1) / opts_.iterations;
+  if (!opts_.check) return;
+  if (!m.in_place || idempotent(m.spec)) check_output(bufs, m, "after the timed batch", m.wrong);
+  if (!m.in_place) check_send_buffer(m);
+}
+
+// Single iterations, each started together and checked: the distribution.
+void Runner::single_iterations(ImplState& st, Series& bufs, Measurement& m) {
+  for (int i = 0; i < opts_.iterations; ++i) {
+    watchdog_.enter(fmt::format("{}: iteration {}", m.where, i));
+    reset(bufs, m);
+    backend_.synchronize();
+    barrier();
+    const bool fault = fault_here(st.info->name, m.size, i);
+    if (fault) inject_before(*opts_.fault);
+    // GPU: the collective is queued behind a short spin, so its time holds no launch latency.
+    backend_.head_start(kHeadStartUs);
+    backend_.mark(0);
+    call(*st.impl, m.args());
+    backend_.mark(1);
+    sync(*st.impl);
+    m.iter_us[static_cast<size_t>(i)] = backend_.elapsed_us(0, 1);
+    if (fault) {
+      fault_fired_ = true;
+      std::byte* end = m.in_place && m.spec.coll == Collective::reducescatter ? m.S + m.send_bytes : m.R + m.recv_bytes;
+      inject_after(*opts_.fault, backend_, m.out, m.shape.recv_elements, m.esz, end);
+    }
+    if (opts_.check) check_output(bufs, m, fmt::format("iteration {}", i), m.wrong);
+  }
+}
+
+// CUDA graph of -n iterations, replayed -G times; each replay is a sample.
+void Runner::graph_replays(Implementation& impl, Series& bufs, Measurement& m) {
+  watchdog_.enter(m.where + ": CUDA-graph capture");
+  reset(bufs, m);
+  backend_.synchronize();
+  impl.probe_begin();
+  backend_.begin_capture();
+  for (int i = 0; i < opts_.iterations; ++i) call(impl, m.args());
+  backend_.end_capture();
+  m.graph_algorithm = impl.describe(m.args());
+  backend_.replay();  // warm-up launch
+  sync(impl);
+  reset(bufs, m);
+  backend_.synchronize();
+  barrier();
+  watchdog_.enter(m.where + ": CUDA-graph replay");
+  for (int g = 0; g < opts_.graph_launches; ++g) {
+    backend_.mark(0);
+    backend_.replay();
+    backend_.mark(1);
+    sync(impl);
+    m.graph_us.push_back(backend_.elapsed_us(0, 1) / opts_.iterations);
+  }
+  backend_.drop_capture();
+  if (graph_checked(m)) check_output(bufs, m, "after the CUDA-graph replays", m.graph_wrong);
+}
+
+bool Runner::graph_checked(const Measurement& m) const { return opts_.check && (!m.in_place || idempotent(m.spec)); }
+
+void Runner::check_output(Series& bufs, Measurement& m, const std::string& when, std::int64_t& counter) {
+  Mismatches w = backend_.compare(m.pat, bufs.expected.data(), m.out, m.shape.recv_elements);
+  if (w.wrong && m.first_wrong.empty())
+    m.first_wrong = fmt::format("rank {} (host {}), {}: element {} expected {} got {} ({} wrong)", rank_,
+                                base_.layout->host(), when, w.first_index, w.expected, w.actual, w.wrong);
+  counter += static_cast<std::int64_t>(w.wrong);
+}
+
+void Runner::check_send_buffer(Measurement& m) {
+  Mismatches w = backend_.check_input(m.pat, m.S, m.shape.send_elements, 0);
+  if (w.wrong && m.first_wrong.empty())
+    m.first_wrong = fmt::format("rank {} (host {}): the send buffer was modified: element {} expected {} got {}",
+                                rank_, base_.layout->host(), w.first_index, w.expected, w.actual);
+  m.wrong += static_cast<std::int64_t>(w.wrong);
+}
+
+// Guard regions are checked whatever -c says: a write past a buffer is never waved through.
+void Runner::check_guards(Series& bufs, Measurement& m) {
+  m.damaged = static_cast<std::int64_t>(bufs.send.damaged() + bufs.recv.damaged());
+  if (m.damaged)
+    m.first_wrong = fmt::format("rank {} (host {}): {} guard bytes around the buffers were overwritten{}{}", rank_,
+                                base_.layout->host(), m.damaged, m.first_wrong.empty() ? "" : "; ", m.first_wrong);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Agreement and rows.
+// ---------------------------------------------------------------------------------------------
+
+bool Runner::agree(Measurement& m, RunRecord row, const Outcome& local) {
+  // A deadline that expired here means a peer is stuck or gone: agreeing with it would hang
+  // too. Report what this rank waited for, keep the rows, and end the job with exit code 5.
+  if (local.code == ExitCode::timeout) abort_on_timeout(row, m.where + ": " + local.message);
+
+  // Every rank takes part in what follows, whatever happened above.
+  watchdog_.enter(m.where + ": agreeing on the results");
+  const Outcome agreed = agree_outcome(base_.comm, local);
+  if (agreed.code != ExitCode::ok) {
+    row.status = RowStatus::failed;
+    row.reason = agreed.message;
+    emit(row);
+    code_ = more_severe(code_, agreed.code);
+    if (agreed.code != ExitCode::runtime && agreed.code != ExitCode::timeout) return true;
+    // e.g. out of memory at this size is not fatal: the next size or case may still run
+    stop_ = true;
+    stop_reason_ = fmt::format("{} failed: {}", m.where, row.reason);
+    return false;
+  }
+  m.batch_us = over_ranks(base_.comm, std::vector<double>{m.batch_us}, opts_.rank_time).front();
+  m.iter_us = over_ranks(base_.comm, m.iter_us, opts_.rank_time);
+  if (m.graphs) m.graph_us = over_ranks(base_.comm, m.graph_us, opts_.rank_time);
+  const auto counts = sum_over_ranks(base_.comm, std::array<std::int64_t, 3>{m.wrong, m.graph_wrong, m.damaged});
+  emit_measured(m, std::move(row), counts[0], counts[1], counts[2], gather_strings(base_.comm, m.first_wrong));
+  return true;
+}
+
+void Runner::emit_measured(Measurement& m, RunRecord row, std::int64_t wrong, std::int64_t graph_wrong,
+                           std::int64_t damaged, const std::vector<std::string>& descriptions) {
+  const double factor = bus_factor(m.spec.coll, nranks_);
+  std::string first;
+  for (const std::string& d : descriptions)
+    if (!d.empty()) {
+      first = d;
+      break;
+    }
+  row.algorithm = m.algorithm;
+  set_times(row, summarize(m.iter_us), m.batch_us, factor);
+  // Guard damage counts whatever -c says; wrong elements only where they were checked.
+  row.wrong = opts_.check ? std::optional<std::int64_t>(wrong + damaged)
+                          : damaged ? std::optional<std::int64_t>(damaged) : std::nullopt;
+  settle(row, first, opts_.check ? "" : kNotCheckedReason);
+  emit(row);
+  if (!m.graphs) return;
+
+  RunRecord g = row;
+  const TimeStats gt = summarize(m.graph_us);
+  g.mode = "graph";
+  g.algorithm = m.graph_algorithm;
+  g.iterations = opts_.iterations * opts_.graph_launches;
+  set_times(g, gt, gt.mean, factor);
+  g.wrong = graph_checked(m) ? std::optional<std::int64_t>(graph_wrong) : std::nullopt;
+  settle(g, graph_wrong ? first : "", opts_.check ? kGraphNotCheckedReason : kNotCheckedReason);
+  emit(g);
 }
 
 }  // namespace ccbench

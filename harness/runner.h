@@ -10,6 +10,7 @@
 
 #include "collectives/implementation.h"
 #include "harness/backend.h"
+#include "harness/bootstrap.h"
 #include "harness/options.h"
 #include "harness/watchdog.h"
 #include "results/exit_code.h"
@@ -46,8 +47,35 @@ class Runner {
  private:
   struct ImplState;
   struct Series;
+  struct Measurement;
   void run_collective(Collective coll);
+  std::vector<CaseSpec> runnable_cases(ImplState& impl, Collective coll);
+  std::unique_ptr<Series> open_series(ImplState& impl, const CaseSpec& first);
+  // Every size and placement of one case; each measurement goes through the phases below.
   void run_case(ImplState& impl, Series& series, const CaseSpec& spec);
+  // One measurement; returns false when the sweep must stop (runtime error, timeout).
+  bool measure(ImplState& impl, Series& series, Measurement& m);
+  // The phases of a measurement, in order. Each works on this rank alone (no agreement).
+  Measurement plan_measurement(Series& bufs, const CaseSpec& spec, std::uint64_t size, bool in_place) const;
+  void reset(Series& bufs, const Measurement& m);      // input in place, output poisoned
+  void prepare(Series& bufs, Measurement& m);          // inputs, expected output, guards armed
+  void warm_up(Implementation& impl, Measurement& m);
+  void timed_batch(Implementation& impl, Series& bufs, Measurement& m);
+  void single_iterations(ImplState& impl, Series& bufs, Measurement& m);
+  void graph_replays(Implementation& impl, Series& bufs, Measurement& m);
+  void check_output(Series& bufs, Measurement& m, const std::string& when, std::int64_t& counter);
+  void check_send_buffer(Measurement& m);
+  void check_guards(Series& bufs, Measurement& m);
+  // Agreement over all ranks, then the eager row and (with -G) the graph row.
+  bool agree(Measurement& m, RunRecord row, const Outcome& local);
+  bool graph_checked(const Measurement& m) const;  // in-place replays of most ops change the data
+  void emit_measured(Measurement& m, RunRecord row, std::int64_t wrong, std::int64_t graph_wrong,
+                     std::int64_t damaged, const std::vector<std::string>& descriptions);
+  // Call helpers: each call is counted on the progress board first, so that a stuck run can
+  // name who is behind.
+  void call(Implementation& impl, const CallArgs& args);
+  void barrier();
+  void sync(Implementation& impl);
   void emit(RunRecord row);
   [[noreturn]] void abort_on_timeout(RunRecord row, const std::string& message);
   RunRecord base_record(const ImplState& impl, const CaseSpec& spec) const;

@@ -53,6 +53,15 @@ std::string layout(const std::vector<std::vector<std::string>>& header,
 
 bool is_ok(const RunRecord& r) { return r.status == RowStatus::ok; }
 
+// Beside the batch figure, the median iteration's is shown where the two differ by more than
+// this fraction: small sizes, where the batch hides per-call latency, and noisy runs.
+constexpr double kMedianNoteFraction = 0.10;
+
+bool median_differs(const RunRecord& r) {
+  return std::abs(r.busbw_median_gbps - r.busbw_gbps) > kMedianNoteFraction * std::max(r.busbw_gbps, 1e-12) &&
+         fmt::format("{:.2f}", r.busbw_median_gbps) != fmt::format("{:.2f}", r.busbw_gbps);
+}
+
 }  // namespace
 
 std::string comparison_table(const std::vector<RunRecord>& rows, const std::string& baseline, bool use_median) {
@@ -110,10 +119,12 @@ std::string comparison_table(const std::vector<RunRecord>& rows, const std::stri
           row.push_back("-");
         } else if (!is_ok(*r)) {
           row.push_back(std::string(row_status_name(r->status)));
-        } else if (static_cast<long>(c) != base && ref && is_ok(*ref) && value(*ref) > 0) {
-          row.push_back(fmt::format("{:.2f} ({:.2f}x)", value(*r), value(*r) / value(*ref)));
         } else {
-          row.push_back(fmt::format("{:.2f}", value(*r)));
+          std::string text = fmt::format("{:.2f}", value(*r));
+          if (static_cast<long>(c) != base && ref && is_ok(*ref) && value(*ref) > 0)
+            text += fmt::format(" ({:.2f}x)", value(*r) / value(*ref));
+          if (!use_median && median_differs(*r)) text += fmt::format(" p50 {:.2f}", r->busbw_median_gbps);
+          row.push_back(std::move(text));
         }
       }
       data.push_back(std::move(row));
@@ -129,8 +140,10 @@ std::string comparison_table(const std::vector<RunRecord>& rows, const std::stri
   }
   if (out.empty()) return out;
   std::string head = fmt::format("# Bus bandwidth by implementation, GB/s ({})",
-                                 use_median ? "median iteration" : "batch average, as nccl-tests");
+                                 use_median ? "median iteration" : "batch average, as the table and nccl-tests");
   if (any_ratio) head += fmt::format("; (x) = ratio to {} at the same size", baseline);
+  if (!use_median)
+    head += fmt::format("; p50 = busbw of the median single call, where it differs by more than {:g}%", kMedianNoteFraction * 100);
   return head + "\n" + out;
 }
 

@@ -12,7 +12,9 @@ namespace ccbench {
 // node, device, root, group), one row per size (ascending), one column per implementation in
 // order of first appearance (impl/transport where one implementation ran over several transports).
 // A cell is the busbw in GB/s (`busbw_median_gbps` if `use_median`, else `busbw_gbps`) and, beside
-// it, the ratio to the `baseline` implementation at the same size: "312.40 (1.04x)". Rows that
+// it, the ratio to the `baseline` implementation at the same size: "312.40 (1.04x)". With the
+// batch figure (!use_median), the median iteration's busbw follows where it differs from the
+// batch by more than 10%: "0.49 (1.02x) p50 0.31". Rows that
 // were not measured show their status (wrong, skipped, failed), absent ones "-". Blocks with a
 // single column are left out; a block without the baseline shows no ratios. Every line
 // starts with '#'. Returns "" when there is nothing to compare.

@@ -23,6 +23,8 @@ std::string single_line(const std::string& s) {
   return out;
 }
 
+std::string wrong_text(const RunRecord& r) { return r.wrong ? std::to_string(*r.wrong) : "N/A"; }
+
 std::string case_key(const RunRecord& r) {
   // '\x1f' (unit separator) cannot occur in names typed on a command line.
   return fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}", r.collective, r.impl,

@@ -13,6 +13,9 @@ std::string human_size(std::uint64_t bytes);
 // `s` on one line: CR, LF and tab become spaces, so a reason cannot break a table row.
 std::string single_line(const std::string& s);
 
+// The wrong count as the table and Markdown print it: the number, or N/A when not checked.
+std::string wrong_text(const RunRecord& r);
+
 // The case a row belongs to in the table and Markdown writers: every field but the size and
 // the placement (in-place or not). Two rows with equal keys go in the same table.
 std::string case_key(const RunRecord& r);

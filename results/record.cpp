@@ -30,7 +30,7 @@ RowStatus parse_row_status(std::string_view s) {
 
 namespace {
 
-enum class Kind { text, integer, unsigned_integer, boolean, real, status };
+enum class Kind { text, integer, optional_integer, unsigned_integer, boolean, real, status };
 
 // One column: its descriptor, value kind and how it maps onto RunRecord.
 struct Field {
@@ -66,6 +66,31 @@ Field optional(Field f) {
         [](RunRecord& r, const Json& v) { r.member = checked<decltype(r.member)>(v, header); } \
   }
 
+// The wrong count: null when not checked. Files written before it could be empty held -1.
+constexpr std::int64_t kOldUncheckedMark = -1;
+constexpr const char* kWrongHeader = "wrong[elements]";
+
+Field wrong_field() {
+  return Field{{"wrong", kWrongHeader}, Kind::optional_integer,
+               [](const RunRecord& r) { return r.wrong ? Json(*r.wrong) : Json(nullptr); },
+               [](RunRecord& r, const Json& v) {
+                 const auto n = v.is_null() ? kOldUncheckedMark : checked<std::int64_t>(v, kWrongHeader);
+                 if (n < kOldUncheckedMark)
+                   fail(ExitCode::usage, "column '{}': {} is not a count (valid: empty for not checked, or 0 or more)",
+                        kWrongHeader, n);
+                 r.wrong = n == kOldUncheckedMark ? std::nullopt : std::optional<std::int64_t>(n);
+               }};
+}
+
+template <typename T>
+T parse_number(const std::string& s, const char* column) {
+  T value{};
+  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
+  if (ec != std::errc() || end != s.data() + s.size())
+    fail(ExitCode::usage, "column '{}': '{}' is not a valid number", column, s);
+  return value;
+}
+
 const std::vector<Field>& fields() {
   static const std::vector<Field> f = {
       CCB_FIELD(collective, "collective", Kind::text),
@@ -95,7 +120,7 @@ const std::vector<Field>& fields() {
       CCB_FIELD(algbw_gbps, "algbw[GB/s]", Kind::real),
       CCB_FIELD(busbw_gbps, "busbw[GB/s]", Kind::real),
       CCB_FIELD(busbw_median_gbps, "busbw_median[GB/s]", Kind::real),
-      CCB_FIELD(wrong, "wrong[elements]", Kind::integer),
+      wrong_field(),
       Field{{"status", "status"}, Kind::status,
             [](const RunRecord& r) { return Json(std::string(row_status_name(r.status))); },
             [](RunRecord& r, const Json& v) { r.status = parse_row_status(v.get<std::string>()); }},
@@ -105,14 +130,6 @@ const std::vector<Field>& fields() {
 }
 #undef CCB_FIELD
 
-template <typename T>
-T parse_number(const std::string& s, const char* column) {
-  T value{};
-  auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), value);
-  if (ec != std::errc() || end != s.data() + s.size())
-    fail(ExitCode::usage, "column '{}': '{}' is not a valid number", column, s);
-  return value;
-}
 
 }  // namespace
 
@@ -155,6 +172,7 @@ std::vector<std::string> to_csv_fields(const RunRecord& r) {
       case Kind::text:
       case Kind::status: out.push_back(v.get<std::string>()); break;
       case Kind::boolean: out.push_back(v.get<bool>() ? "true" : "false"); break;
+      case Kind::optional_integer: out.push_back(v.is_null() ? "" : v.dump()); break;
       case Kind::real: out.push_back(fmt::format("{:.6g}", v.get<double>())); break;
       default: out.push_back(v.dump()); break;
     }
@@ -178,6 +196,9 @@ RunRecord record_from_csv(const std::vector<std::string>& header, const std::vec
       case Kind::text:
       case Kind::status: j[f.column.key] = s; break;
       case Kind::integer: j[f.column.key] = parse_number<std::int64_t>(s, f.column.csv_header); break;
+      case Kind::optional_integer:
+        j[f.column.key] = s.empty() ? Json(nullptr) : Json(parse_number<std::int64_t>(s, f.column.csv_header));
+        break;
       case Kind::unsigned_integer:
         j[f.column.key] = parse_number<std::uint64_t>(s, f.column.csv_header);
         break;

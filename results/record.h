@@ -2,6 +2,7 @@
 // The run record: one row per measurement, and the columns every writer and reader shares.
 // results/ depends on nothing else of ccbench and has no CUDA.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -13,7 +14,9 @@ using Json = nlohmann::ordered_json;
 
 // Version of the layout of results.csv and run.json; raise it when a column changes meaning.
 // Version 2 added `algorithm`; version-1 files are still read (the column is then empty).
-inline constexpr int kSchemaVersion = 2;
+// Version 3 writes an unchecked row's `wrong` as empty (null in JSON) instead of -1; the -1 of
+// older files is still read as not checked.
+inline constexpr int kSchemaVersion = 3;
 
 enum class RowStatus { ok, wrong, skipped, failed };
 std::string_view row_status_name(RowStatus s);
@@ -52,8 +55,11 @@ struct RunRecord {
   double busbw_gbps = 0;         // algbw * collective's bus factor
   double busbw_median_gbps = 0;  // the same from the median iteration
 
-  // Correctness.
-  std::int64_t wrong = 0;  // wrong elements over all ranks and checked iterations, plus guard damage
+  // Correctness. `wrong`: wrong elements over all ranks and checked iterations, plus damaged
+  // guard bytes; empty when the data was not checked (-c 0, a skipped or failed row, in-place
+  // CUDA-graph replays of an op whose repetition changes the data). Never summed when empty:
+  // CSV writes it as an empty field, JSON as null, the table as N/A (as nccl-tests).
+  std::optional<std::int64_t> wrong;
   RowStatus status = RowStatus::ok;
   std::string reason;      // why skipped or failed; the first wrong element when wrong
 };
@@ -68,7 +74,9 @@ struct Column {
 const std::vector<Column>& record_columns();
 
 Json to_json(const RunRecord& r);              // keys in record_columns() order
-RunRecord record_from_json(const Json& j);     // throws Error(usage) on a missing or bad field
+// Throws Error(usage) on a missing or bad field. A `wrong` of -1 (how files before the empty
+// field marked an unchecked row) is read as not checked.
+RunRecord record_from_json(const Json& j);
 std::vector<std::string> to_csv_fields(const RunRecord& r);  // one string per column
 // Parses one CSV row given as header -> value; throws Error(usage) naming the bad column.
 RunRecord record_from_csv(const std::vector<std::string>& header, const std::vector<std::string>& fields);

@@ -33,10 +33,16 @@ class ResultSink {
 // nccl-tests-style table: each case (collective, impl, transport, device, ranks, dtype, op, mode,
 // root, group) gets a '#' title line and the column headers with a units row; out-of-place and
 // in-place results of one size share a line (the out-of-place row is held until its in-place twin
-// or any other row arrives; a missing side shows '-'). Skipped and failed rows print their reason.
-// A footer gives #wrong with OK/FAILED, the average bus bandwidth (overall and, when there are
-// several cases, per case), the verdict and, for an incomplete run, why. Flushed line by line.
+// or any other row arrives; a missing side shows '-'). Skipped and failed rows print their reason;
+// a row whose data was not checked shows N/A under #wrong. The footer is computed from the rows
+// above it: "Out of bounds values" sums the wrong counts of the checked rows only (N/A when none
+// was checked; the rows not checked are counted apart) with OK/FAILED; "Avg bus bandwidth" is
+// the mean busbw of each case's measured rows, one line per case, never mixed across cases; then
+// the verdict and, for an incomplete run, why. Flushed line by line.
 std::unique_ptr<ResultSink> make_table_sink(std::ostream& out);
+// The table's footer alone (same lines), for runs that print no table: every --format
+// combination ends with the verdict on stdout.
+std::unique_ptr<ResultSink> make_footer_sink(std::ostream& out);
 // results.csv: header row of record_columns() CSV headers, then one row per record, quoted as
 // RFC 4180 requires, flushed after every row. Lines starting with '#' before the header carry
 // the context (schema version, command line) for humans; readers skip them.

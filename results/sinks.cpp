@@ -89,6 +89,61 @@ std::string centered(const std::string& s, int width) {
   return std::string(pad - pad / 2, ' ') + s + std::string(pad / 2, ' ');
 }
 
+// The table's footer, computed from the rows above it so that the two cannot disagree. Rows
+// whose data was not checked add nothing to the wrong count: they are counted apart. The average
+// bus bandwidth is per case (as the table's titles), never mixed across cases.
+class Footer {
+ public:
+  void add(const RunRecord& r) {
+    const std::string key = case_key(r);
+    auto c = std::find_if(cases_.begin(), cases_.end(), [&](const CaseBw& x) { return x.key == key; });
+    if (c == cases_.end()) c = cases_.insert(cases_.end(), CaseBw{key, case_label(r)});
+    if (!measured(r)) return;
+    c->sum += r.busbw_gbps;
+    ++c->n;
+    if (r.wrong) {
+      wrong_ += *r.wrong;
+      ++checked_;
+    } else {
+      ++unchecked_;
+    }
+  }
+
+  std::vector<std::string> lines(const RunOutcome& o) const {
+    std::vector<std::string> out{wrong_line()};
+    if (cases_.size() <= 1) {
+      out.push_back(fmt::format("# Avg bus bandwidth    : {}", cases_.empty() ? "-" : average(cases_.front())));
+    } else {
+      out.push_back("# Avg bus bandwidth    : per case");
+      size_t width = 0;
+      for (const CaseBw& c : cases_) width = std::max(width, c.label.size());
+      for (const CaseBw& c : cases_) out.push_back(fmt::format("#   {:<{}} : {}", c.label, width, average(c)));
+    }
+    out.push_back(fmt::format("# Result: {}", verdict_of(o)));
+    if (!o.complete) out.push_back(fmt::format("# Incomplete: {}", single_line(o.reason)));
+    return out;
+  }
+
+ private:
+  struct CaseBw {
+    std::string key, label;
+    double sum = 0;
+    int n = 0;
+  };
+  static std::string average(const CaseBw& c) { return c.n ? fmt::format("{:g}", c.sum / c.n) : "-"; }
+
+  // "0 OK", "3 FAILED", with the rows not checked named apart; N/A when no row was checked.
+  std::string wrong_line() const {
+    std::string s = checked_ ? fmt::format("{} {}", wrong_, wrong_ == 0 ? "OK" : "FAILED") : "N/A";
+    if (unchecked_) s += fmt::format(" ({} row{} not checked)", unchecked_, unchecked_ == 1 ? "" : "s");
+    return "# Out of bounds values : " + s;
+  }
+
+  std::int64_t wrong_ = 0;
+  int checked_ = 0, unchecked_ = 0;
+  std::vector<CaseBw> cases_;
+};
+
 class TableSink : public ResultSink {
  public:
   explicit TableSink(std::ostream& out) : out_(out) {}
@@ -96,14 +151,7 @@ class TableSink : public ResultSink {
   void begin(const Json&) override {}
 
   void add(const RunRecord& r) override {
-    total_wrong_ += r.wrong;
-    auto& g = group_bw_[group_index(r)];
-    if (measured(r)) {
-      bw_sum_ += r.busbw_gbps;
-      ++bw_count_;
-      g.first += r.busbw_gbps;
-      ++g.second;
-    }
+    footer_.add(r);
     if (held_) {
       if (r.in_place && case_key(*held_) == case_key(r) && held_->bytes == r.bytes && held_->count == r.count) {
         print_row(&*held_, &r);
@@ -125,34 +173,13 @@ class TableSink : public ResultSink {
       print_row(&*held_, nullptr);
       held_.reset();
     }
-    line(fmt::format("# Out of bounds values : {} {}", total_wrong_, total_wrong_ == 0 ? "OK" : "FAILED"));
-    line(fmt::format("# Avg bus bandwidth    : {}", bw_count_ ? fmt::format("{:g}", bw_sum_ / bw_count_) : "-"));
-    // One average over several implementations means little; give each case its own as well.
-    if (group_titles_.size() > 1) {
-      for (size_t i = 0; i < group_titles_.size(); ++i) {
-        const auto& [sum, n] = group_bw_[i];
-        line(fmt::format("#   {:<{}} : {}", group_titles_[i], title_width_, n ? fmt::format("{:g}", sum / n) : "-"));
-      }
-    }
-    line(fmt::format("# Result: {}", verdict_of(o)));
-    if (!o.complete) line(fmt::format("# Incomplete: {}", single_line(o.reason)));
+    for (const std::string& l : footer_.lines(o)) line(l);
   }
 
  private:
   void line(const std::string& s) {
     out_ << rtrim(s) << '\n';
     out_.flush();  // a watchdog or crash must not eat rows already measured
-  }
-
-  size_t group_index(const RunRecord& r) {
-    const std::string key = case_key(r);
-    for (size_t i = 0; i < group_keys_.size(); ++i)
-      if (group_keys_[i] == key) return i;
-    group_keys_.push_back(key);
-    group_titles_.push_back(case_label(r));
-    title_width_ = std::max(title_width_, group_titles_.back().size());
-    group_bw_.emplace_back(0.0, 0);
-    return group_keys_.size() - 1;
   }
 
   // A new case gets its title and the column headers.
@@ -178,7 +205,7 @@ class TableSink : public ResultSink {
   static std::string side(const RunRecord* r) {
     if (!r || !measured(*r)) return fmt::format(kSideFmt, "-", "-", "-", "-", "-");
     return fmt::format(kSideFmt, fmt::format("{:.2f}", r->time_avg_us), fmt::format("{:.2f}", r->time_median_us),
-                       fmt::format("{:.2f}", r->algbw_gbps), fmt::format("{:.2f}", r->busbw_gbps), r->wrong);
+                       fmt::format("{:.2f}", r->algbw_gbps), fmt::format("{:.2f}", r->busbw_gbps), wrong_text(*r));
   }
 
   // The two sides' algorithm, once when they agree.
@@ -216,12 +243,24 @@ class TableSink : public ResultSink {
   std::string current_case_;
   bool show_algorithm_ = false;
   std::optional<RunRecord> held_;
-  std::int64_t total_wrong_ = 0;
-  double bw_sum_ = 0;
-  int bw_count_ = 0;
-  std::vector<std::string> group_keys_, group_titles_;
-  std::vector<std::pair<double, int>> group_bw_;
-  size_t title_width_ = 0;
+  Footer footer_;
+};
+
+// The footer alone, for runs whose table is not printed: the verdict is on stdout whatever
+// --format says.
+class FooterSink : public ResultSink {
+ public:
+  explicit FooterSink(std::ostream& out) : out_(out) {}
+  void begin(const Json&) override {}
+  void add(const RunRecord& r) override { footer_.add(r); }
+  void finish(const RunOutcome& o) override {
+    for (const std::string& l : footer_.lines(o)) out_ << rtrim(l) << '\n';
+    out_.flush();
+  }
+
+ private:
+  std::ostream& out_;
+  Footer footer_;
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -480,7 +519,7 @@ class MarkdownSink : public ResultSink {
         if (measured(r)) {
           s += fmt::format("| {} | {} | {} | {} | {:.2f} | {:.2f} | {:.2f} | {:.1f}% | {:.2f} | {:.2f} | {:.2f} | {} | {} |\n",
                            human_size(r.bytes), r.count, place, algorithm, r.time_avg_us, r.time_median_us, r.time_p95_us,
-                           100.0 * r.time_cv, r.algbw_gbps, r.busbw_gbps, r.busbw_median_gbps, r.wrong, status);
+                           100.0 * r.time_cv, r.algbw_gbps, r.busbw_gbps, r.busbw_median_gbps, wrong_text(r), status);
         } else {
           s += fmt::format("| {} | {} | {} | {} | - | - | - | - | - | - | - | - | {} |\n", human_size(r.bytes),
                            r.count, place, algorithm, status);
@@ -504,6 +543,7 @@ class MarkdownSink : public ResultSink {
 }  // namespace
 
 std::unique_ptr<ResultSink> make_table_sink(std::ostream& out) { return std::make_unique<TableSink>(out); }
+std::unique_ptr<ResultSink> make_footer_sink(std::ostream& out) { return std::make_unique<FooterSink>(out); }
 std::unique_ptr<ResultSink> make_csv_sink(const std::string& path) { return std::make_unique<CsvSink>(path); }
 std::unique_ptr<ResultSink> make_json_sink(const std::string& path) { return std::make_unique<JsonSink>(path); }
 std::unique_ptr<ResultSink> make_markdown_sink(const std::string& path) {

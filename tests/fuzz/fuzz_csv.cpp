@@ -89,6 +89,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     for (std::size_t k = 0; k < headers.size(); ++k) {
       if (!is_whole_number_column(headers[k])) continue;
       const std::string& in = t.rows[i][column_index(t.header, headers[k])];
+      // The old "not checked" mark of the wrong count (-1) reads as not checked, written empty.
+      if (headers[k] == "wrong[elements]" && in == "-1") {
+        require(once[k].empty(), "the old -1 of wrong[elements] did not read as not checked");
+        continue;
+      }
       if (canonical_integer(in)) require(once[k] == in, "a whole number changed on reading (wrapped or clamped)");
     }
     const std::vector<std::string> twice = to_csv_fields(record_from_csv(headers, once));

@@ -1,8 +1,10 @@
 #!/usr/bin/env bash
 # Runs one GPU test: ccbench under mpirun with one rank per GPU (or more with --share-gpus).
 # Exits 77 (ctest: skipped) with the reason printed when this machine cannot run it.
-# With CCBENCH_RESULT_CHECK=SCRIPT, the results are written to a temporary folder and, when
-# ccbench succeeded, `python3 SCRIPT results.csv` decides the test.
+# The results go to a temporary folder and tests/check_results.py decides the test: exit code 0,
+# every row ok (or skipped with a reason) with its wrong count, run.json and the footer agreeing
+# with the rows. CHECK_ARGS (environment) adds options of check_results.py. With
+# CCBENCH_RESULT_CHECK=SCRIPT, `python3 SCRIPT results.csv` must then pass as well.
 # Usage: run_gpu_test.sh CCBENCH RANKS [ccbench arguments...]
 set -uo pipefail
 ccbench="$1"; ranks="$2"; shift 2
@@ -21,14 +23,15 @@ if [ "$ranks" -gt "$gpus" ]; then
   fi
   extra=(--share-gpus)
 fi
-out=none
-if [ -n "${CCBENCH_RESULT_CHECK:-}" ]; then
-  out=$(mktemp -d)
-  trap 'rm -rf "$out"' EXIT
-fi
+out=$(mktemp -d)
+trap 'rm -rf "$out"' EXIT
 export NCCL_NVLS_ENABLE=0
-mpirun --allow-run-as-root --oversubscribe --bind-to none -np "$ranks" -x NCCL_NVLS_ENABLE \
-  "$ccbench" --device gpu --out "$out" "${extra[@]}" "$@"
-rc=$?
-if [ "$rc" -ne 0 ] || [ "$out" = none ]; then exit "$rc"; fi
-python3 "$CCBENCH_RESULT_CHECK" "$out/results.csv"
+forward=(-x NCCL_NVLS_ENABLE)  # the kernels' tuning knobs a test sets, passed on to every rank
+for v in CCBENCH_GPU_SLOT_BYTES CCBENCH_GPU_CHANNELS CCBENCH_GPU_TREE_CHANNELS; do
+  if [ -n "${!v:-}" ]; then forward+=(-x "$v"); fi
+done
+# CHECK_ARGS is split on spaces on purpose: it holds options such as "--unchecked all".
+# shellcheck disable=SC2086
+python3 "$(dirname "$0")/../check_results.py" --dir "$out" ${CHECK_ARGS:-} -- \
+  mpirun --allow-run-as-root --oversubscribe --bind-to none -np "$ranks" "${forward[@]}" "$ccbench" --device gpu --out "$out" "${extra[@]}" "$@" || exit 1
+if [ -n "${CCBENCH_RESULT_CHECK:-}" ]; then python3 "$CCBENCH_RESULT_CHECK" "$out/results.csv"; fi

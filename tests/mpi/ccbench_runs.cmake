@@ -1,22 +1,54 @@
-# The real binary under mpirun on CPU ranks: every collective x CPU implementation x dtype x op
-# over sizes from one element up to a few MiB (counts not divisible by the ranks included),
-# checked by ccbench itself: exit code 0 means no wrong element, no damaged guard.
+# The real binary under mpirun on CPU ranks, each run decided by tests/check_results.py: the exit
+# code, every row's status and wrong count in results.csv and run.json, and the footer on stdout.
+find_package(Python3 COMPONENTS Interpreter REQUIRED)
+set(_check_results ${CMAKE_CURRENT_LIST_DIR}/../check_results.py)
+# ccbench_checked_run(NAME RANKS "CHECK OPTIONS" ccbench arguments...); results in the build tree.
+function(ccbench_checked_run name np check_options)
+  set(dir ${CMAKE_CURRENT_BINARY_DIR}/${name})
+  add_test(NAME ${name}
+           COMMAND ${Python3_EXECUTABLE} ${_check_results} --dir ${dir} ${check_options} --
+                   ${MPIEXEC_EXECUTABLE} --oversubscribe --allow-run-as-root -np ${np} $<TARGET_FILE:ccbench>
+                   ${ARGN} --out ${dir})
+  set_tests_properties(${name} PROPERTIES LABELS mpi TIMEOUT 400 RUN_SERIAL TRUE)
+endfunction()
+
+# Every collective x CPU implementation x dtype x op over sizes from one element up to a few MiB
+# (counts not divisible by the ranks included).
 foreach(np 2 3 4 5)
-  add_test(NAME mpi.ccbench_all_cases.np${np}
-           COMMAND ${MPIEXEC_EXECUTABLE} --oversubscribe --allow-run-as-root -np ${np} $<TARGET_FILE:ccbench>
-                   --device cpu --collective all --impl mpi,ring,tree -d all -o all -b 4 -e 2M -f 24 -n 2 -w 1
-                   --out none --format csv --timeout 60)
-  set_tests_properties(mpi.ccbench_all_cases.np${np} PROPERTIES LABELS mpi TIMEOUT 400 RUN_SERIAL TRUE)
+  ccbench_checked_run(mpi.ccbench_all_cases.np${np} ${np} "--unchecked;none"
+                      --device cpu --collective all --impl mpi,ring,tree -d all -o all -b 4 -e 2M -f 24 -n 2 -w 1
+                      --timeout 60)
 endforeach()
+# The real binary over the tcp transport.
+ccbench_checked_run(mpi.tcp.ccbench_np3 3 "--unchecked;none"
+                    --device cpu --transport tcp --impl ring,tree --collective allreduce,allgather -d all -o all
+                    -b 4 -e 1M -f 7 --timeout 60)
 # Several MiB with a count not divisible by the ranks (5 MiB of float over 3 ranks).
-add_test(NAME mpi.ccbench_large.np3
-         COMMAND ${MPIEXEC_EXECUTABLE} --oversubscribe --allow-run-as-root -np 3 $<TARGET_FILE:ccbench>
-                 --device cpu --collective all --impl mpi,ring,tree -d float,int8 -o sum,max -b 5M -e 5M -n 2 -w 1
-                 --out none --format csv --timeout 60)
-set_tests_properties(mpi.ccbench_large.np3 PROPERTIES LABELS mpi TIMEOUT 300 RUN_SERIAL TRUE)
-# The default run (no arguments) on 4 CPU ranks prints the table and writes the files.
-add_test(NAME mpi.ccbench_default_run
-         COMMAND ${MPIEXEC_EXECUTABLE} --oversubscribe --allow-run-as-root -np 4 $<TARGET_FILE:ccbench> -e 1M
-                 --out ${CMAKE_CURRENT_BINARY_DIR}/default-run)
-set_tests_properties(mpi.ccbench_default_run PROPERTIES LABELS mpi TIMEOUT 300 RUN_SERIAL TRUE
-                     PASS_REGULAR_EXPRESSION "Result: OK.*results: .*default-run")
+ccbench_checked_run(mpi.ccbench_large.np3 3 "--unchecked;none"
+                    --device cpu --collective all --impl mpi,ring,tree -d float,int8 -o sum,max -b 5M -e 5M -n 2 -w 1
+                    --timeout 60)
+# The default run (no arguments but the largest size) on 4 CPU ranks: the table, the files.
+ccbench_checked_run(mpi.ccbench_default_run 4 "--unchecked;none" -e 1M)
+# -c 0: every measured row is "not checked" (empty wrong count, N/A in the table), and the footer
+# counts them apart instead of summing a marker.
+ccbench_checked_run(mpi.ccbench_unchecked 2 "--unchecked;all"
+                    --device cpu --collective allreduce,allgather,reducescatter --impl ring,mpi -b 8 -e 64K -f 8
+                    -n 2 -w 1 -c 0 --timeout 60)
+# -u 3: send and receive buffers three elements into their allocations, every collective checked
+# and the guard regions around the offset intact.
+ccbench_checked_run(mpi.ccbench_misaligned.np3 3 "--unchecked;none"
+                    --device cpu --collective all --impl mpi,ring,tree -d float,int8,double -o sum -b 4 -e 1M -f 13
+                    -u 3 -n 2 -w 1 --timeout 60)
+# -a 0, 1 and 2 (rank 0's, the mean or the fastest rank's time instead of the slowest's).
+foreach(a 0 1 2)
+  ccbench_checked_run(mpi.ccbench_rank_time_a${a} 2 "--unchecked;none"
+                      --device cpu --collective allreduce --impl ring -b 8 -e 64K -f 8 -n 2 -w 1 -a ${a} --timeout 60)
+endforeach()
+
+# The summary lines after the table, for each output choice (tests/mpi/summary_tests.py).
+foreach(scenario per_case comparison csv_only table_only out_none_file)
+  add_test(NAME mpi.summary.${scenario}
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/summary_tests.py --ccbench $<TARGET_FILE:ccbench>
+                   --mpiexec ${MPIEXEC_EXECUTABLE} ${scenario})
+  set_tests_properties(mpi.summary.${scenario} PROPERTIES LABELS mpi TIMEOUT 300 PROCESSORS 2)
+endforeach()

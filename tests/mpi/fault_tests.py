@@ -49,8 +49,10 @@ class Run:
         rows = list(csv.DictReader(lines, strict=True))
         for r in rows:
             check(None not in r and None not in r.values(), f"results.csv row with a wrong field count: {r}")
-            for col in ("size[B]", "time_max[us]", "time_p95[us]", "wrong[elements]"):
+            for col in ("size[B]", "time_max[us]", "time_p95[us]"):
                 float(r[col])  # every number parses
+            check(r["wrong[elements]"] == "" or r["wrong[elements]"].isdigit(),
+                  f"wrong count {r['wrong[elements]']!r} is neither empty (not checked) nor a count")
         return rows
 
     def run_json(self):
@@ -192,14 +194,20 @@ def corrupt(opts, impl):
     check(j["complete"] is True and j["exit_code"] == 1, f"run.json: complete={j['complete']} exit_code={j['exit_code']}")
 
 
-def overrun(opts):
-    """8 bytes written past the output on rank 0: exit 1 naming the guard bytes."""
-    r = launch(opts, "overrun:rank=0,size=4K,bytes=8", ["--impl", "ring"] + SWEEP + ["--timeout", "30"])
+def overrun(opts, check_flag="1"):
+    """8 bytes written past the output on rank 0: exit 1 naming the guard bytes, also under -c 0
+    (the guard regions are checked whatever -c says)."""
+    r = launch(opts, "overrun:rank=0,size=4K,bytes=8", ["--impl", "ring"] + SWEEP + ["--timeout", "30", "-c", check_flag])
     check(r.rc == 1, f"exit code {r.rc}, expected 1")
     text = f"rank 0 (host {HOST}): 8 guard bytes around the buffers were overwritten"
     check(text in r.out + r.err, f"the output lacks {text!r}")
     bad = row(r.rows(), 4096)
     check(bad["status"] == "wrong" and bad["wrong[elements]"] == "8", f"4K row: {bad['status']} {bad['wrong[elements]']}")
+    check(re.search(r"^# Out of bounds values : 8 FAILED", r.out, re.M), "the footer does not count the 8 bytes")
+    if check_flag == "0":
+        others = [x for x in r.rows() if x["size[B]"] != "4096" or x["in_place"] != "false"]
+        check(all(x["status"] == "ok" and x["wrong[elements]"] == "" for x in others),
+              "rows other than 4K out-of-place are not 'ok, not checked'")
 
 
 def alloc(opts):
@@ -225,6 +233,19 @@ def delay(opts):
     check(all(float(x["time_max[us]"]) < 300000 for x in rows if x is not slow), "a row without the delay is slow")
     print(f"fault delay: 4K row time_max {float(slow['time_max[us]']) / 1000:.1f} ms, "
           f"median {float(slow['time_median[us]']):.1f} us")
+
+
+def delay_rank_time(opts):
+    """-a picks whose time a row reports. Rank 1 starts its 4K iteration 300 ms late: rank 0 waits
+    for it inside the collective, rank 1 does not. The fastest rank's time (-a 2) stays short, the
+    mean over the 2 ranks (-a 1) holds about half the delay; the slowest (-a 3, the default) is
+    checked by the delay scenario."""
+    args = ["--impl", "ring"] + SWEEP + ["--timeout", "30"]
+    fastest = row(launch(opts, "delay:rank=1,ms=300,size=4K", args + ["-a", "2"]).rows(), 4096)
+    check(float(fastest["time_max[us]"]) < 100000, f"-a 2: 4K time_max {fastest['time_max[us]']} us holds the delay")
+    mean = row(launch(opts, "delay:rank=1,ms=300,size=4K", args + ["-a", "1"]).rows(), 4096)
+    check(100000 <= float(mean["time_max[us]"]) < 250000,
+          f"-a 1: 4K time_max {mean['time_max[us]']} us is not about half the 300 ms delay")
 
 
 def soak(opts, fault):
@@ -271,8 +292,10 @@ SCENARIOS = {
     "corrupt_tree": lambda o: corrupt(o, "tree"),
     "corrupt_mpi": lambda o: corrupt(o, "mpi"),
     "overrun": overrun,
+    "overrun_unchecked": lambda o: overrun(o, "0"),
     "alloc": alloc,
     "delay": delay,
+    "delay_rank_time": delay_rank_time,
     "soak_clean": lambda o: soak(o, None),
     "soak_corrupt": lambda o: soak(o, "corrupt:rank=1,size=4K,index=3"),
     "mismatch": mismatch,

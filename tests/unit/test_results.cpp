@@ -251,6 +251,45 @@ TEST(Record, VersionOneFilesWithoutAlgorithmStillRead) {
   EXPECT_EQ(back.transport, r.transport);
 }
 
+// "Not checked" is its own state: an empty CSV field, a JSON null, N/A for people; never -1.
+TEST(Record, NotCheckedIsEmptyInCsvAndNullInJson) {
+  RunRecord r = sample_record();
+  r.wrong.reset();
+  r.status = RowStatus::ok;
+  r.reason = "not checked (-c 0)";
+  const auto h = csv_header_names();
+  const size_t at = std::find(h.begin(), h.end(), "wrong[elements]") - h.begin();
+  const std::vector<std::string> f = to_csv_fields(r);
+  EXPECT_EQ(f[at], "");
+  EXPECT_FALSE(record_from_csv(h, f).wrong.has_value());
+  const Json j = to_json(r);
+  EXPECT_TRUE(j["wrong"].is_null());
+  EXPECT_FALSE(record_from_json(j).wrong.has_value());
+  EXPECT_EQ(wrong_text(r), "N/A");
+  r.wrong = 0;
+  EXPECT_EQ(to_csv_fields(r)[at], "0");
+  EXPECT_EQ(wrong_text(r), "0");
+}
+
+// Files written before the empty field marked an unchecked row with -1: read as not checked.
+TEST(Record, OldMinusOneReadsAsNotChecked) {
+  std::vector<std::string> f = to_csv_fields(sample_record());
+  const auto h = csv_header_names();
+  const size_t at = std::find(h.begin(), h.end(), "wrong[elements]") - h.begin();
+  f[at] = "-1";
+  EXPECT_FALSE(record_from_csv(h, f).wrong.has_value());
+  Json j = to_json(sample_record());
+  j["wrong"] = -1;
+  EXPECT_FALSE(record_from_json(j).wrong.has_value());
+  j["wrong"] = -2;  // no meaning: an error naming the column
+  try {
+    record_from_json(j);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("wrong[elements]"), std::string::npos) << e.what();
+  }
+}
+
 // ---------------------------------------------------------------------------------------------
 // CSV reader
 // ---------------------------------------------------------------------------------------------

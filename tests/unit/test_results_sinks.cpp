@@ -1,5 +1,5 @@
 // results/: the writers (table, CSV, JSON, Markdown), checked against golden files in
-// tests/golden/. CCBENCH_UPDATE_GOLDEN=1 rewrites the golden files from the current output.
+// tests/golden/ (tests/unit/golden.h; scripts/update-golden.sh updates them).
 #include <unistd.h>
 
 #include <cstdlib>
@@ -13,6 +13,8 @@
 
 #include <gtest/gtest.h>
 
+#include "golden.h"
+
 #include "results/csv_reader.h"
 #include "results/error.h"
 #include "results/sink.h"
@@ -20,25 +22,7 @@
 namespace ccbench {
 namespace {
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
-void expect_golden(const std::string& name, const std::string& actual) {
-  const std::string path = std::string(CCBENCH_GOLDEN_DIR) + "/" + name;
-  const char* update = std::getenv("CCBENCH_UPDATE_GOLDEN");
-  if (update && std::string(update) == "1") {
-    std::ofstream(path, std::ios::binary) << actual;
-    std::cerr << "rewrote " << path << "\n";
-    return;
-  }
-  ASSERT_TRUE(std::filesystem::exists(path)) << path << " is missing; CCBENCH_UPDATE_GOLDEN=1 writes it";
-  EXPECT_EQ(actual, read_file(path)) << "output differs from " << path
-                                     << " (CCBENCH_UPDATE_GOLDEN=1 rewrites it after a deliberate change)";
-}
+void expect_golden(const std::string& name, const std::string& actual) { golden::expect_matches(name, actual); }
 
 RunRecord row(const std::string& impl, const std::string& transport, std::uint64_t bytes, bool in_place) {
   RunRecord r;
@@ -69,18 +53,31 @@ RunRecord timed(RunRecord r, double avg, double median, double busbw, double bus
   r.algbw_gbps = busbw / 1.5;  // all-reduce bus factor 2(n-1)/n with n = 4
   r.busbw_gbps = busbw;
   r.busbw_median_gbps = busbw_median;
+  r.wrong = 0;
   return r;
 }
 
-// A small run: NCCL at 16 KiB (a GPU case, with the algorithm NCCL chose), MPI's own
-// all-reduce (8 B skipped, 16 KiB measured), then our ring (8 B, 16 KiB
-// with a wrong in-place result, 16 MiB timing out, which ends the run).
+// A small run: NCCL at 16 KiB (a GPU case, with the algorithm NCCL chose) eager and as CUDA-graph
+// replays (the in-place replays not checkable for sum), MPI's own all-reduce (8 B skipped, 16 KiB
+// measured), our tree under -c 0 (not checked), then our ring (8 B, 16 KiB with a wrong in-place
+// result, 16 MiB timing out, which ends the run).
 std::vector<RunRecord> golden_rows() {
   std::vector<RunRecord> rows;
   for (bool ip : {false, true}) {
     RunRecord r = timed(row("nccl", "nccl", 16384, ip), 11.5, 11.25, 2.137, 2.184);
     r.device = "gpu";
     r.algorithm = ip ? "RING/LL 2ch" : "RING/LL128 2ch";
+    rows.push_back(r);
+  }
+  for (bool ip : {false, true}) {
+    RunRecord r = timed(row("nccl", "nccl", 16384, ip), 9.5, 9.25, 2.587, 2.657);
+    r.device = "gpu";
+    r.mode = "graph";
+    r.algorithm = "RING/LL 2ch";
+    if (ip) {
+      r.wrong.reset();
+      r.reason = "not checked: replaying in-place iterations of this op changes the data; see the eager row";
+    }
     rows.push_back(r);
   }
   for (bool ip : {false, true}) {
@@ -91,6 +88,12 @@ std::vector<RunRecord> golden_rows() {
   }
   rows.push_back(timed(row("mpi", "mpi", 16384, false), 31.25, 30.5, 0.7864, 0.8058));
   rows.push_back(timed(row("mpi", "mpi", 16384, true), 32.5, 31.75, 0.7562, 0.7741));
+  for (bool ip : {false, true}) {
+    RunRecord r = timed(row("tree", "shm", 16384, ip), 27.5, 26.75, 0.8937, 0.9187);
+    r.wrong.reset();
+    r.reason = "not checked (-c 0)";
+    rows.push_back(r);
+  }
   rows.push_back(timed(row("ring", "shm", 8, false), 12.87, 12.5, 0.00093, 0.00096));
   rows.push_back(timed(row("ring", "shm", 8, true), 14.16, 14, 0.00085, 0.00086));
   rows.push_back(timed(row("ring", "shm", 16384, false), 25.3, 24.9, 0.9714, 0.987));
@@ -218,8 +221,103 @@ TEST(TableSink, NothingMeasured) {
   o.exit_code = 3;
   s->finish(o);
   EXPECT_EQ(out.str(),
-            "# Out of bounds values : 0 OK\n# Avg bus bandwidth    : -\n"
+            "# Out of bounds values : N/A\n# Avg bus bandwidth    : -\n"
             "# Result: FAILED (exit code 3: precondition not met)\n# Incomplete: no implementation can run here\n");
+}
+
+// Rows under -c 0: "not checked" is its own state, never a number the footer sums.
+std::vector<RunRecord> unchecked_rows() {
+  std::vector<RunRecord> rows;
+  for (std::uint64_t bytes : {1024, 2048})
+    for (bool ip : {false, true}) {
+      RunRecord r = timed(row("ring", "shm", bytes, ip), 10, 10, 1, 1);
+      r.wrong.reset();
+      r.reason = "not checked (-c 0)";
+      rows.push_back(r);
+    }
+  return rows;
+}
+
+std::string table_of(const std::vector<RunRecord>& rows, const RunOutcome& outcome) {
+  std::ostringstream out;
+  auto s = make_table_sink(out);
+  s->begin(Json::object());
+  for (const RunRecord& r : rows) s->add(r);
+  s->finish(outcome);
+  return out.str();
+}
+
+TEST(TableSink, UncheckedRowsShowNAAndTheFooterAgrees) {
+  const std::string t = table_of(unchecked_rows(), RunOutcome{});
+  EXPECT_NE(t.find("0.67     1.00     N/A      10.00      10.00     0.67     1.00     N/A\n"), std::string::npos) << t;
+  EXPECT_NE(t.find("\n# Out of bounds values : N/A (4 rows not checked)\n"), std::string::npos) << t;
+  EXPECT_NE(t.find("\n# Result: OK\n"), std::string::npos) << t;
+  EXPECT_EQ(t.find("FAILED"), std::string::npos) << t;
+  EXPECT_EQ(t.find("-4"), std::string::npos) << t;
+}
+
+TEST(TableSink, FooterSumsCheckedRowsOnly) {
+  std::vector<RunRecord> rows = unchecked_rows();
+  RunRecord bad = timed(row("ring", "shm", 4096, false), 10, 10, 1, 1);
+  bad.wrong = 3;
+  bad.status = RowStatus::wrong;
+  bad.reason = "rank 0: element 1 expected 2 got 3";
+  rows.push_back(bad);
+  rows.push_back(timed(row("ring", "shm", 4096, true), 10, 10, 1, 1));
+  const std::string t = table_of(rows, RunOutcome{false, "", 1, ""});
+  EXPECT_NE(t.find("\n# Out of bounds values : 3 FAILED (4 rows not checked)\n"), std::string::npos) << t;
+}
+
+TEST(TableSink, InPlaceGraphReplaysOfASumAreNotSummed) {
+  // The rows of a passing GPU run with -G: eager rows checked, in-place graph rows not checkable.
+  std::vector<RunRecord> rows;
+  for (const char* mode : {"eager", "graph"})
+    for (bool ip : {false, true}) {
+      RunRecord r = timed(row("ring", "cuda_ipc", 65536, ip), 10, 10, 1, 1);
+      r.mode = mode;
+      if (r.mode == "graph" && ip) {
+        r.wrong.reset();
+        r.reason = "not checked: replaying in-place iterations of this op changes the data; see the eager row";
+      }
+      rows.push_back(r);
+    }
+  const std::string t = table_of(rows, RunOutcome{});
+  EXPECT_NE(t.find("\n# Out of bounds values : 0 OK (1 row not checked)\n"), std::string::npos) << t;
+  EXPECT_NE(t.find("\n# Result: OK\n"), std::string::npos) << t;
+  EXPECT_EQ(t.find("FAILED"), std::string::npos) << t;
+}
+
+TEST(TableSink, AverageBusBandwidthPerCaseNeverMixed) {
+  std::vector<RunRecord> rows;
+  rows.push_back(timed(row("ring", "shm", 1024, false), 10, 10, 1, 1));
+  rows.push_back(timed(row("ring", "shm", 2048, false), 10, 10, 3, 3));
+  rows.push_back(timed(row("tree", "shm", 1024, false), 10, 10, 10, 10));
+  RunRecord ag = timed(row("ring", "shm", 1024, false), 10, 10, 7, 7);
+  ag.collective = "allgather";
+  rows.push_back(ag);
+  const std::string t = table_of(rows, RunOutcome{});
+  EXPECT_NE(t.find("\n# Avg bus bandwidth    : per case\n"
+                   "#   allreduce/ring over shm, cpu, float sum, eager, 4 ranks (2 per node) : 2\n"
+                   "#   allreduce/tree over shm, cpu, float sum, eager, 4 ranks (2 per node) : 10\n"
+                   "#   allgather/ring over shm, cpu, float sum, eager, 4 ranks (2 per node) : 7\n"),
+            std::string::npos)
+      << t;
+  EXPECT_EQ(t.find("# Avg bus bandwidth    : 5"), std::string::npos) << t;  // the mixed mean of old
+}
+
+TEST(FooterSink, PrintsTheTablesFooterAlone) {
+  std::vector<RunRecord> rows = unchecked_rows();
+  rows.push_back(timed(row("tree", "shm", 1024, false), 10, 10, 4, 4));
+  RunOutcome o{false, "stopped", 1, "FAILED: wrong results"};
+  std::ostringstream out;
+  auto s = make_footer_sink(out);
+  s->begin(Json::object());
+  for (const RunRecord& r : rows) s->add(r);
+  s->finish(o);
+  const std::string table = table_of(rows, o);
+  EXPECT_TRUE(out.str().starts_with("# Out of bounds values : 0 OK (4 rows not checked)\n")) << out.str();
+  EXPECT_TRUE(table.ends_with(out.str())) << table << "\n---\n" << out.str();
+  EXPECT_NE(out.str().find("# Result: FAILED: wrong results\n# Incomplete: stopped\n"), std::string::npos);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -231,7 +329,7 @@ TEST_F(SinkTest, CsvGoldenAndReadBack) {
   auto s = make_csv_sink(p);
   run_all(*s);
   s.reset();
-  expect_golden("results.csv", read_file(p));
+  expect_golden("results.csv", golden::read(p));
   const std::vector<RunRecord> back = read_results_csv(p);
   const std::vector<RunRecord> rows = golden_rows();
   ASSERT_EQ(back.size(), rows.size());
@@ -243,25 +341,25 @@ TEST_F(SinkTest, CsvRowIsOnDiskWhenAddReturns) {
   const std::string p = path("results.csv");
   auto s = make_csv_sink(p);
   s->begin(golden_context());
-  EXPECT_TRUE(parse_csv(read_file(p)).rows.empty());
+  EXPECT_TRUE(parse_csv(golden::read(p)).rows.empty());
   s->add(golden_rows()[0]);
-  EXPECT_EQ(parse_csv(read_file(p)).rows.size(), 1u);
-  const std::string before_finish = read_file(p);
+  EXPECT_EQ(parse_csv(golden::read(p)).rows.size(), 1u);
+  const std::string before_finish = golden::read(p);
   s->finish(golden_outcome());
-  EXPECT_EQ(read_file(p), before_finish);  // no footer: the file stays a plain table
+  EXPECT_EQ(golden::read(p), before_finish);  // no footer: the file stays a plain table
 }
 
 TEST_F(SinkTest, CsvCommandLineComment) {
   const std::string p = path("results.csv");
   auto s = make_csv_sink(p);
   s->begin(Json::object({{"command_line", Json::array({"ccbench", "--tag", "it's", ""})}}));
-  EXPECT_TRUE(read_file(p).starts_with(
-      "# ccbench results, schema_version 2\n# command: ccbench --tag 'it'\\''s' ''\ncollective,impl,"))
-      << read_file(p);
+  EXPECT_TRUE(golden::read(p).starts_with(
+      "# ccbench results, schema_version 3\n# command: ccbench --tag 'it'\\''s' ''\ncollective,impl,"))
+      << golden::read(p);
   auto t = make_csv_sink(path("other.csv"));
   t->begin(Json::object({{"command_line", "ccbench run\n-b 8"}}));
-  EXPECT_TRUE(read_file(path("other.csv"))
-                  .starts_with("# ccbench results, schema_version 2\n# command: ccbench run -b 8\ncollective"));
+  EXPECT_TRUE(golden::read(path("other.csv"))
+                  .starts_with("# ccbench results, schema_version 3\n# command: ccbench run -b 8\ncollective"));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -271,13 +369,13 @@ TEST_F(SinkTest, CsvCommandLineComment) {
 TEST_F(SinkTest, JsonSaysRunningUntilFinish) {
   const std::string p = path("run.json");
   auto s = make_json_sink(p);
-  Json j = Json::parse(read_file(p));  // written at once, so a run that dies early still leaves it
+  Json j = Json::parse(golden::read(p));  // written at once, so a run that dies early still leaves it
   EXPECT_EQ(j["complete"], false);
   EXPECT_EQ(j["incomplete_reason"], kRunningReason);
 
   s->begin(golden_context());
   s->add(golden_rows()[2]);
-  j = Json::parse(read_file(p));
+  j = Json::parse(golden::read(p));
   EXPECT_EQ(j["schema_version"], kSchemaVersion);
   EXPECT_EQ(j["complete"], false);
   EXPECT_EQ(j["incomplete_reason"], kRunningReason);
@@ -289,7 +387,7 @@ TEST_F(SinkTest, JsonSaysRunningUntilFinish) {
   RunOutcome ok;
   ok.verdict = "OK";
   s->finish(ok);
-  j = Json::parse(read_file(p));
+  j = Json::parse(golden::read(p));
   EXPECT_EQ(j["complete"], true);
   EXPECT_TRUE(j["incomplete_reason"].is_null());
   EXPECT_EQ(j["exit_code"], 0);
@@ -305,13 +403,15 @@ TEST_F(SinkTest, JsonIncompleteRun) {
   const std::string p = path("run.json");
   auto s = make_json_sink(p);
   run_all(*s);
-  const Json j = Json::parse(read_file(p));
+  const Json j = Json::parse(golden::read(p));
   EXPECT_EQ(j["complete"], false);
   EXPECT_EQ(j["incomplete_reason"], "timeout at 16 MiB (allreduce/ring)");
   EXPECT_EQ(j["exit_code"], 5);
   EXPECT_EQ(j["rows"].size(), golden_rows().size());
   EXPECT_EQ(j["rows"].back()["reason"], "timeout after 30 s\nwaiting for rank 2 (node-b)");
   EXPECT_EQ(j["rows"][1]["algorithm"], "RING/LL 2ch");
+  EXPECT_TRUE(j["rows"][3]["wrong"].is_null());  // in-place graph replays of a sum: not checked
+  EXPECT_EQ(j["rows"][2]["wrong"], 0);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -322,11 +422,14 @@ TEST_F(SinkTest, MarkdownGolden) {
   const std::string p = path("results.md");
   auto s = make_markdown_sink(p);
   s->begin(golden_context());
-  EXPECT_NE(read_file(p).find("**running**"), std::string::npos);
-  for (const RunRecord& r : golden_rows()) s->add(r);
-  EXPECT_NE(read_file(p).find("16 MiB"), std::string::npos);  // rewritten after every row
+  EXPECT_NE(golden::read(p).find("**running**"), std::string::npos);
+  const std::vector<RunRecord> rows = golden_rows();
+  s->add(rows.front());
+  // Rewritten as rows arrive (the first ones always; later ones paced, see WritePacer).
+  EXPECT_NE(golden::read(p).find("RING/LL128 2ch"), std::string::npos);
+  for (size_t i = 1; i < rows.size(); ++i) s->add(rows[i]);
   s->finish(golden_outcome());
-  expect_golden("results.md", read_file(p));
+  expect_golden("results.md", golden::read(p));
 }
 
 TEST_F(SinkTest, MarkdownEscapesTableCells) {
@@ -337,7 +440,7 @@ TEST_F(SinkTest, MarkdownEscapesTableCells) {
   r.status = RowStatus::skipped;
   r.reason = "a|b\nc";
   s->add(r);
-  EXPECT_NE(read_file(p).find("| skipped: a\\|b c |\n"), std::string::npos) << read_file(p);
+  EXPECT_NE(golden::read(p).find("| skipped: a\\|b c |\n"), std::string::npos) << golden::read(p);
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -371,7 +474,7 @@ TEST_F(SinkTest, WriteFileAtomicallyReplacesTheFile) {
   const std::string p = path("f.txt");
   write_file_atomically(p, "first");
   write_file_atomically(p, "second");
-  EXPECT_EQ(read_file(p), "second");
+  EXPECT_EQ(golden::read(p), "second");
   EXPECT_FALSE(std::filesystem::exists(p + ".tmp"));
 }
 

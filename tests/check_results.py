@@ -1,0 +1,212 @@
+#!/usr/bin/env python3
+"""Checks a ccbench run by what it wrote, not only by its exit code.
+
+    check_results.py --dir DIR [--exit-code N] [--allow ok,skipped] [--unchecked none|some|all] -- COMMAND...
+
+Runs COMMAND (which must write its results to DIR; DIR is emptied first), echoes its output,
+then checks:
+  - the exit code is the expected one;
+  - results.csv (read with the csv module) and run.json (json) hold the same rows;
+  - every row's status is allowed and agrees with its wrong count: ok rows have 0, or are empty
+    with a "not checked" reason; wrong rows have a count > 0 and a reason; skipped and failed rows
+    have no count and a reason;
+  - run.json says the run is complete, with the exit code and a verdict that agree;
+  - the footer on stdout agrees with the rows: "Out of bounds values" is the sum of the checked
+    rows' counts (N/A when none was checked) with the rows not checked counted apart, each
+    "Avg bus bandwidth" is the mean busbw of one case's measured rows, "Result:" matches the exit
+    code;
+  - the "# results:" line lists exactly the files in DIR.
+Without COMMAND, DIR is checked as it is (the footer checks then need --stdout FILE).
+Exit status 0 when every check passes, 1 otherwise (each failure printed).
+"""
+import argparse
+import csv
+import json
+import os
+import re
+import shutil
+import subprocess
+import sys
+
+RESULT_FILES = ("results.csv", "run.json", "results.md")
+# What makes two rows the same case in the table and its footer (results/format.cpp case_key).
+CASE_COLUMNS = ("collective", "impl", "transport", "device", "dtype", "op", "mode", "ranks", "ranks_per_node",
+                "root", "group")
+# The footer prints averages with 6 significant digits, the CSV busbw with 6 as well.
+RELATIVE_TOLERANCE = 2e-5
+
+
+class Checks:
+    def __init__(self):
+        self.failures = []
+
+    def expect(self, cond, what):
+        if not cond:
+            self.failures.append(what)
+        return cond
+
+
+def read_csv_rows(path):
+    """results.csv as dicts; the comment lines before the header are skipped."""
+    with open(path, newline="", encoding="utf-8") as f:
+        lines = [line for line in f if not line.startswith("#")]
+    return list(csv.DictReader(lines, strict=True))
+
+
+def measured(row):
+    return row["status"] in ("ok", "wrong")
+
+
+def check_row(c, i, row, allowed, unchecked):
+    where = f"results.csv row {i + 1} ({row['collective']}/{row['impl']} {row['size[B]']} B " \
+            f"{'in-place' if row['in_place'] == 'true' else 'out-of-place'} {row['mode']})"
+    status, wrong, reason = row["status"], row["wrong[elements]"], row["reason"]
+    c.expect(status in allowed, f"{where}: status {status!r} is not among {sorted(allowed)}: {reason}")
+    c.expect(wrong == "" or re.fullmatch(r"[0-9]+", wrong), f"{where}: wrong count {wrong!r} is neither empty nor >= 0")
+    if status == "ok":
+        if wrong == "":
+            c.expect(reason.startswith("not checked"), f"{where}: no wrong count and no 'not checked' reason")
+            c.expect(unchecked != "none", f"{where}: not checked ({reason})")
+        else:
+            c.expect(wrong == "0", f"{where}: ok with {wrong} wrong elements")
+            c.expect(unchecked != "all", f"{where}: checked although every row should not be")
+    elif status == "wrong":
+        c.expect(wrong not in ("", "0") and reason, f"{where}: wrong with count {wrong!r} and reason {reason!r}")
+    else:
+        c.expect(wrong == "" and reason, f"{where}: {status} with count {wrong!r} and reason {reason!r}")
+
+
+def check_json(c, doc, rows, exit_code):
+    jrows = doc.get("rows", [])
+    c.expect(len(jrows) == len(rows), f"run.json has {len(jrows)} rows, results.csv {len(rows)}")
+    for i, (j, r) in enumerate(zip(jrows, rows)):
+        expected_wrong = None if r["wrong[elements]"] == "" else int(r["wrong[elements]"])
+        c.expect(j.get("wrong") == expected_wrong and j.get("status") == r["status"],
+                 f"run.json row {i + 1}: wrong {j.get('wrong')!r} status {j.get('status')!r}, results.csv says "
+                 f"{expected_wrong!r} {r['status']!r}")
+    c.expect(doc.get("complete") is True, f"run.json: complete is {doc.get('complete')!r}: {doc.get('incomplete_reason')}")
+    if exit_code is not None:
+        c.expect(doc.get("exit_code") == exit_code, f"run.json: exit_code {doc.get('exit_code')!r}, expected {exit_code}")
+        c.expect((doc.get("verdict") == "OK") == (exit_code == 0), f"run.json: verdict {doc.get('verdict')!r}")
+
+
+def case_averages(rows):
+    sums = {}
+    for r in rows:
+        key = tuple(r[k] for k in CASE_COLUMNS)
+        s = sums.setdefault(key, [0.0, 0])
+        if measured(r):
+            s[0] += float(r["busbw[GB/s]"])
+            s[1] += 1
+    return [s / n if n else None for s, n in sums.values()]
+
+
+def close(a, b):
+    return abs(a - b) <= RELATIVE_TOLERANCE * max(abs(a), abs(b), 1e-9)
+
+
+def check_footer(c, stdout, rows, exit_code):
+    """The footer (table or footer-only output) agrees with the rows."""
+    m = re.search(r"^# Out of bounds values : (.*)$", stdout, re.M)
+    if not c.expect(m, "stdout has no '# Out of bounds values' line"):
+        return
+    checked = [int(r["wrong[elements]"]) for r in rows if measured(r) and r["wrong[elements]"] != ""]
+    unchecked = sum(1 for r in rows if measured(r) and r["wrong[elements]"] == "")
+    total = sum(checked)
+    expected = (f"{total} {'OK' if total == 0 else 'FAILED'}" if checked else "N/A")
+    if unchecked:
+        expected += f" ({unchecked} row{'' if unchecked == 1 else 's'} not checked)"
+    c.expect(m.group(1) == expected, f"footer says 'Out of bounds values : {m.group(1)}', the rows say '{expected}'")
+
+    avg = re.search(r"^# Avg bus bandwidth    : (.*)\n((?:#   .* : .*\n)*)", stdout, re.M)
+    if c.expect(avg, "stdout has no '# Avg bus bandwidth' line"):
+        lines = [avg.group(1)] if avg.group(1) != "per case" else re.findall(r" : (\S+)$", avg.group(2), re.M)
+        printed = [None if v == "-" else float(v) for v in lines]
+        expected_avg = case_averages(rows)
+        c.expect(len(printed) == len(expected_avg) and
+                 all((p is None and e is None) or (p is not None and e is not None and close(p, e))
+                     for p, e in zip(printed, expected_avg)),
+                 f"footer averages {printed} differ from the rows' per-case means {expected_avg}")
+
+    result = re.search(r"^# Result: (.*)$", stdout, re.M)
+    if c.expect(result, "stdout has no '# Result:' line") and exit_code is not None:
+        c.expect((result.group(1) == "OK") == (exit_code == 0), f"'# Result: {result.group(1)}' with exit code {exit_code}")
+
+
+def check_results_line(c, stdout, folder):
+    present = sorted(f for f in RESULT_FILES if os.path.exists(os.path.join(folder, f)))
+    m = re.search(r"^# results: (.*)/ \((.*)\)$", stdout, re.M)
+    if not present:
+        c.expect(not m, "a '# results:' line although no file was written")
+        return
+    if c.expect(m, "stdout has no '# results:' line"):
+        c.expect(sorted(m.group(2).split(", ")) == present, f"'# results:' lists {m.group(2)}; {folder} holds {present}")
+
+
+def check_folder(folder, stdout, exit_code, allowed, unchecked):
+    c = Checks()
+    csv_path, json_path = os.path.join(folder, "results.csv"), os.path.join(folder, "run.json")
+    rows = []
+    if c.expect(os.path.exists(csv_path), f"{csv_path} was not written"):
+        rows = read_csv_rows(csv_path)
+        c.expect(rows, "results.csv holds no row")
+        for i, row in enumerate(rows):
+            check_row(c, i, row, allowed, unchecked)
+    if c.expect(os.path.exists(json_path), f"{json_path} was not written"):
+        with open(json_path, encoding="utf-8") as f:
+            check_json(c, json.load(f), rows, exit_code)
+    if stdout is not None:
+        check_footer(c, stdout, rows, exit_code)
+        check_results_line(c, stdout, folder)
+    return c.failures
+
+
+def run(command, folder):
+    """Runs `command` with DIR emptied first; its stdout is echoed line by line (a test killed for
+    its time still shows how far it got) and returned with the exit code."""
+    shutil.rmtree(folder, ignore_errors=True)
+    print("$ " + " ".join(command), flush=True)
+    lines = []
+    with subprocess.Popen(command, stdout=subprocess.PIPE, text=True, errors="replace") as p:
+        for line in p.stdout:
+            sys.stdout.write(line)
+            sys.stdout.flush()
+            lines.append(line)
+    return p.returncode, "".join(lines)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--dir", required=True, help="the results folder (--out of the command)")
+    ap.add_argument("--exit-code", type=int, default=0, help="the expected exit code [0]")
+    ap.add_argument("--allow", default="ok,skipped", help="row statuses allowed [ok,skipped]")
+    ap.add_argument("--unchecked", choices=("none", "some", "all"), default="some",
+                    help="measured rows without a wrong count: none, some (with a reason) or all [some]")
+    ap.add_argument("--stdout", help="without COMMAND: a file holding the run's stdout")
+    ap.add_argument("command", nargs=argparse.REMAINDER, help="-- then the command to run")
+    a = ap.parse_args()
+    command = a.command[1:] if a.command[:1] == ["--"] else a.command
+    stdout = None
+    if command:
+        rc, stdout = run(command, a.dir)
+        if rc != a.exit_code:
+            print(f"FAIL: exit code {rc}, expected {a.exit_code}")
+            return 1
+    elif a.stdout:
+        with open(a.stdout, encoding="utf-8", errors="replace") as f:
+            stdout = f.read()
+    failures = check_folder(a.dir, stdout, a.exit_code, set(a.allow.split(",")), a.unchecked)
+    return report(failures, "", f"exit code {a.exit_code}; rows, run.json and footer agree ({a.dir})")
+
+
+def report(failures, label, success):
+    """Prints each failure, or the success line; returns the exit status (0 when none failed)."""
+    for f in failures:
+        print(f"FAIL{label}: {f}")
+    if not failures:
+        print(f"PASS{label}: {success}")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
