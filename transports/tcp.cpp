@@ -21,6 +21,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/knobs.h"
 
 namespace ccbench {
 
@@ -228,8 +229,8 @@ std::string tcp_interfaces() {
 }
 
 std::string tcp_local_address(const RankLayout& layout) {
-  const char* env = std::getenv("CCBENCH_TCP_IF");
-  if (env && *env) {
+  if (const auto wanted = env_text("CCBENCH_TCP_IF")) {
+    const std::string& env = *wanted;
     for (const Interface& f : interfaces()) {
       if (f.name != env) continue;
       const std::string a = best_address(f);

@@ -15,7 +15,7 @@
 #include "collectives/nccl/nccl_impls.h"
 #include "collectives/nccl/nccl_profiler.h"
 #include "core/checks_cuda.h"
-#include "results/error.h"
+#include "core/error.h"
 
 namespace ccbench {
 
