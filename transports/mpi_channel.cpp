@@ -10,10 +10,19 @@ namespace ccbench {
 
 namespace {
 
+// How long a destructor waits for a cancelled receive that a transfer had already matched.
+constexpr std::chrono::seconds kCancelWait{1};
+
 bool mpi_usable() {
   int finalized = 0;
-  MPI_Finalized(&finalized);
-  return !finalized;
+  return MPI_Finalized(&finalized) == MPI_SUCCESS && !finalized;
+}
+
+// Destructors cannot report: a request whose test fails counts as still in flight, so its slot
+// is leaked rather than freed under MPI.
+bool completed(MPI_Request& r) {
+  int flag = 0;
+  return MPI_Test(&r, &flag, MPI_STATUS_IGNORE) == MPI_SUCCESS && flag;
 }
 
 }  // namespace
@@ -34,11 +43,9 @@ MpiSendChannel::~MpiSendChannel() {
   bool leak = false;
   for (MPI_Request& r : req_) {
     if (r == MPI_REQUEST_NULL) continue;
-    int flag = 0;
-    MPI_Test(&r, &flag, MPI_STATUS_IGNORE);
-    if (!flag) {
+    if (!completed(r)) {
       // Completes in the background once the peer receives it; its slot must stay valid.
-      MPI_Request_free(&r);
+      (void)MPI_Request_free(&r);
       leak = true;
     }
   }
@@ -87,12 +94,12 @@ MpiRecvChannel::~MpiRecvChannel() {
     if (r == MPI_REQUEST_NULL) continue;
     // A posted receive that nothing will match: cancel it. A receive already matched by a
     // transfer in progress cannot be cancelled; give it a second, then leave it to MPI.
-    MPI_Cancel(&r);
-    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(1);
-    int flag = 0;
-    while (!flag && std::chrono::steady_clock::now() < until) MPI_Test(&r, &flag, MPI_STATUS_IGNORE);
-    if (!flag) {
-      MPI_Request_free(&r);
+    (void)MPI_Cancel(&r);  // a failed cancel shows as a receive that never completes below
+    const auto until = std::chrono::steady_clock::now() + kCancelWait;
+    bool done = false;
+    while (!done && std::chrono::steady_clock::now() < until) done = completed(r);
+    if (!done) {
+      (void)MPI_Request_free(&r);
       leak = true;
     }
   }
