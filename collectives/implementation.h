@@ -40,7 +40,6 @@ struct ImplContext {
   int cuda_device = -1;            // GPU ordinal of this rank
   void* stream = nullptr;          // cudaStream_t of this rank (GPU)
   std::chrono::milliseconds timeout{std::chrono::minutes(5)};  // bound of every wait
-  size_t max_bytes = 0;            // the largest buffer any run() will be given
 };
 
 // What one measurement asks for.

@@ -104,10 +104,6 @@ size_t element_size(DataType t) {
   return 1;
 }
 
-bool is_floating(DataType t) {
-  return t == DataType::float16 || t == DataType::bfloat16 || t == DataType::float32 || t == DataType::float64;
-}
-
 
 CollectiveShape shape_for_bytes(Collective c, DataType t, int nranks, size_t requested_bytes) {
   const size_t esz = element_size(t);

@@ -39,7 +39,6 @@ std::string valid_reduce_ops();
 std::string valid_collectives();
 
 size_t element_size(DataType t);
-bool is_floating(DataType t);
 
 // constexpr so that CUDA kernels can use them (nvcc --expt-relaxed-constexpr).
 constexpr bool has_reduce_op(Collective c) { return c == Collective::allreduce || c == Collective::reducescatter; }

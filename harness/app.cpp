@@ -10,13 +10,13 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <future>
 #include <mutex>
-#include <thread>
 
 #include <fmt/format.h>
 
 #include "ccbench/build_info.h"
+#include "core/checks.h"
+#include "core/error.h"
 #include "harness/backend.h"
 #include "harness/bootstrap.h"
 #include "harness/context.h"
@@ -29,7 +29,6 @@
 #include "harness/watchdog.h"
 #include "results/compare.h"
 #include "results/csv_reader.h"
-#include "results/error.h"
 #include "results/sink.h"
 #include "topologies/discovery.h"
 
@@ -182,6 +181,16 @@ std::unique_ptr<ResultSink> with_json_file_and_progress(const RunOptions& opts, 
   return std::make_unique<ProgressSink>(std::move(sinks), progress_plan(opts, plan), settings);
 }
 
+// The largest size must fit kBuffersPerRank buffers (send, receive, expected, pristine input) in
+// 1/kMemoryHeadroom of the free memory: the rest is for NCCL's and MPI's own buffers, the
+// channels' slots and the other ranks of a node sharing host memory.
+constexpr std::uint64_t kBuffersPerRank = 4;
+constexpr std::uint64_t kMemoryHeadroom = 2;
+// Default -e: 1 GiB on GPUs, the top size nccl-tests users commonly run; 64 MiB on CPU ranks,
+// past the last-level cache yet quick on a 2-core CI machine.
+constexpr std::uint64_t kDefaultGpuMaxBytes = 1ull << 30;
+constexpr std::uint64_t kDefaultCpuMaxBytes = 64ull << 20;
+
 // The arguments of a command line without the program path (which may differ between nodes).
 std::string arguments_of(const std::string& command_line) {
   auto space = command_line.find(' ');
@@ -197,7 +206,7 @@ void agreed_step(MPI_Comm comm, const char* what, F&& step) {
 
 std::uint64_t min_over_ranks(MPI_Comm comm, std::uint64_t v) {
   std::uint64_t out = v;
-  mpi_check(MPI_Allreduce(&v, &out, 1, MPI_UINT64_T, MPI_MIN, comm), "MPI_Allreduce");
+  check_mpi(MPI_Allreduce(&v, &out, 1, MPI_UINT64_T, MPI_MIN, comm), "MPI_Allreduce");
   return out;
 }
 
@@ -307,49 +316,48 @@ int run_benchmark(const RunOptions& opts_in, int* argc, char*** argv) {
   std::atomic<ProgressBoard*> board{nullptr};
   std::vector<std::string> host_of;  // set before `board`
   int rank = lrank;
+  set_job_end_rank(lrank);  // until MPI says
   std::string host = "?";
-  // Ends the run from another thread (watchdog, signals): rank 0 closes the result files as
-  // incomplete, NCCL communicators are aborted, the process exits with `code`.
-  auto end_run = [&](const std::string& reason, int code, const std::string& verdict) {
-    if (sink) sink->try_finish({false, reason, code, verdict}, std::chrono::seconds(2));
-    if (Runner* r = active_runner.load()) {
-      // ncclCommAbort may wait for the device itself: 2 s in a thread of its own, then end anyway.
-      std::packaged_task<std::vector<std::string>()> task([r] { return r->abort_implementations(); });
-      auto done = task.get_future();
-      std::thread(std::move(task)).detach();
-      if (done.wait_for(std::chrono::seconds(2)) == std::future_status::ready) {
-        for (const std::string& what : done.get()) fmt::print(stderr, "ccbench: rank {}: {}\n", rank, what);
-      } else {
-        fmt::print(stderr, "ccbench: rank {}: aborting the communicators took over 2 s; ending without\n", rank);
-      }
-    }
-    std::fflush(nullptr);
-    _exit(code);
-  };
+  // What end_job() closes and aborts when the watchdog or a signal ends the run: rank 0's result
+  // files (as incomplete) and the communicators of the implementations set up so far.
+  set_job_end_hooks({[&](const RunOutcome& o, std::chrono::milliseconds wait) { return !sink || sink->try_finish(o, wait); },
+                     [&] {
+                       Runner* r = active_runner.load();
+                       return r ? r->abort_implementations() : std::vector<std::string>{};
+                     }});
+  struct ForgetHooks {  // the hooks refer to this function's locals
+    ~ForgetHooks() { set_job_end_hooks({}); }
+  } forget_hooks;
   // Every phase from MPI start-up on has a deadline; on expiry the rank reports the phase and
   // ends the run with exit code 5.
   Watchdog watchdog(opts.timeout, [&](const std::string& phase, std::chrono::milliseconds waited) {
     std::string late;
     if (ProgressBoard* b = board.load()) late = b->describe_behind(host_of);
-    fmt::print(stderr,
-               "ccbench: rank {} (host {}): timeout: '{}' has taken {:.1f} s (--timeout {:.0f} s); a rank or link "
-               "is stuck; {}; ending the run with exit code 5\n",
-               rank, host, phase, waited.count() / 1000.0, opts.timeout.count() / 1000.0,
-               late.empty() ? "no rank of this node is behind" : "behind it on this node: " + late);
-    end_run(fmt::format("timeout in '{}' on rank {}{}", phase, rank, late.empty() ? "" : "; behind it: " + late),
-            static_cast<int>(ExitCode::timeout), "FAILED: timeout");
+    JobEnd end;
+    end.exit_code = static_cast<int>(ExitCode::timeout);
+    end.message = fmt::format(
+        "rank {} (host {}): timeout: '{}' has taken {:.1f} s (--timeout {:.0f} s); a rank or link is stuck; {}; "
+        "ending the run with exit code 5",
+        rank, host, phase, waited.count() / 1000.0, opts.timeout.count() / 1000.0,
+        late.empty() ? "no rank of this node is behind" : "behind it on this node: " + late);
+    end.reason = fmt::format("timeout in '{}' on rank {}{}", phase, rank, late.empty() ? "" : "; behind it: " + late);
+    end.verdict = "FAILED: timeout";
+    end_job(end);
   });
   signals.set_handler([&](int sig) {
     const std::string phase = watchdog.phase();
     const std::string reason = fmt::format("rank {} (host {}) was terminated by {} during '{}'", rank, host,
                                            sigabbrev_np(sig) ? fmt::format("SIG{}", sigabbrev_np(sig)) : "a signal", phase.empty() ? "-" : phase);
-    fmt::print(stderr, "ccbench: {}; ending the run with exit code {}\n", reason, 128 + sig);
-    end_run(reason, 128 + sig, "FAILED: terminated");
+    end_job({.exit_code = 128 + sig,
+             .reason = reason,
+             .verdict = "FAILED: terminated",
+             .message = fmt::format("{}; ending the run with exit code {}", reason, 128 + sig)});
   });
   watchdog.enter("MPI initialisation");
   mpi_start(argc, argv);
   MPI_Comm world = MPI_COMM_WORLD;
-  MPI_Comm_rank(world, &rank);
+  CCB_MPI(MPI_Comm_rank(world, &rank));
+  set_job_end_rank(rank);
   watchdog.enter("start-up: exchanging host names");
   RankLayout layout = discover_layout(world);
   host = layout.host();
@@ -397,21 +405,21 @@ int run_benchmark(const RunOptions& opts_in, int* argc, char*** argv) {
       fail(ExitCode::precondition, "no requested implementation can run here:{}", reasons);
     }
 
-    // Sizes: the largest must fit four buffers (send, receive, expected, pristine input) per rank.
+    // Sizes: the largest must fit the buffers of a rank (kBuffersPerRank).
     std::uint64_t avail = backend->available_memory();
     if (device == Device::cpu) avail /= static_cast<std::uint64_t>(std::max(1, layout.local_ranks()));
     avail = min_over_ranks(world, avail ? avail : UINT64_MAX);
-    const std::uint64_t fit = avail == UINT64_MAX ? UINT64_MAX : avail / 2 / 4;
+    const std::uint64_t fit = avail == UINT64_MAX ? UINT64_MAX : avail / kMemoryHeadroom / kBuffersPerRank;
     if (!opts.max_given) {
-      opts.sweep.max_bytes = device == Device::gpu ? (1ull << 30) : (64ull << 20);
+      opts.sweep.max_bytes = device == Device::gpu ? kDefaultGpuMaxBytes : kDefaultCpuMaxBytes;
       opts.sweep.max_bytes = std::max(opts.sweep.min_bytes, opts.sweep.max_bytes);
     }
     if (opts.sweep.max_bytes > fit) {
       std::uint64_t capped = 1;
       while (capped * 2 <= fit) capped *= 2;
       if (capped < opts.sweep.min_bytes)
-        fail(ExitCode::precondition, "-b {} does not fit in memory: each rank has about {} bytes free for 4 buffers",
-             format_size(opts.sweep.min_bytes), avail);
+        fail(ExitCode::precondition, "-b {} does not fit in memory: each rank has about {} bytes free for {} buffers",
+             format_size(opts.sweep.min_bytes), avail, kBuffersPerRank);
       if (rank == 0)
         fmt::print("# note: -e {} does not fit in memory (4 buffers of the largest size per rank, {:.1f} GB free): "
                    "capped at {}\n", format_size(opts.sweep.max_bytes), avail / 1e9, format_size(capped));
@@ -431,7 +439,6 @@ int run_benchmark(const RunOptions& opts_in, int* argc, char*** argv) {
     // Our own waits give up a little before the watchdog, so that they can name the peer they
     // waited for; the watchdog catches what they cannot (MPI, NCCL).
     base.timeout = opts.timeout * 9 / 10;
-    base.max_bytes = plan.sizes.back();
 
     Json context = build_context(opts, plan, layout, world, *backend);
     watchdog.enter("start-up: describing the ranks");

@@ -8,7 +8,7 @@
 
 #include "collectives/verifiable.h"
 #include "harness/backend.h"
-#include "results/error.h"
+#include "core/error.h"
 
 namespace ccbench {
 

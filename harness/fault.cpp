@@ -1,11 +1,11 @@
 #include "harness/fault.h"
 
 #include <charconv>
-#include <cstdlib>
 #include <sstream>
 
 #include "harness/sizes.h"
-#include "results/error.h"
+#include "core/error.h"
+#include "core/knobs.h"
 
 namespace ccbench {
 
@@ -71,9 +71,9 @@ FaultSpec parse_fault(const std::string& text) {
 }
 
 std::optional<FaultSpec> fault_from_environment() {
-  const char* v = std::getenv("CCBENCH_FAULT");
-  if (!v || !*v) return std::nullopt;
-  return parse_fault(v);
+  const auto text = env_text("CCBENCH_FAULT");
+  if (!text) return std::nullopt;
+  return parse_fault(*text);
 }
 
 }  // namespace ccbench

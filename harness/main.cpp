@@ -10,7 +10,7 @@
 #include "harness/app.h"
 #include "harness/bootstrap.h"
 #include "harness/cli.h"
-#include "results/error.h"
+#include "core/error.h"
 
 int main(int argc, char** argv) {
   using namespace ccbench;

@@ -10,6 +10,7 @@
 
 #include "harness/bootstrap.h"
 #include "harness/sizes.h"
+#include "harness/termination.h"
 #include "results/error.h"
 #include "results/stats.h"
 
@@ -379,19 +380,17 @@ std::unique_ptr<Runner::Series> Runner::open_series(ImplState& st, const CaseSpe
 }
 
 void Runner::abort_on_timeout(RunRecord row, const std::string& message) {
-  fmt::print(stderr, "ccbench: rank {} (host {}): timeout: {}; ending the run with exit code 5\n", rank_,
-             base_.layout->host(), message);
-  if (rank_ == 0) {
+  if (rank_ == 0 && sink_) {
     row.status = RowStatus::failed;
     row.reason = message;
-    if (sink_) {
-      sink_->add(row);
-      sink_->finish({false, "timeout: " + message, static_cast<int>(ExitCode::timeout), "FAILED: timeout"});
-    }
+    sink_->add(row);
   }
-  std::fflush(nullptr);
-  MPI_Abort(base_.comm, static_cast<int>(ExitCode::timeout));
-  std::_Exit(static_cast<int>(ExitCode::timeout));
+  end_job({.exit_code = static_cast<int>(ExitCode::timeout),
+           .reason = "timeout: " + message,
+           .verdict = "FAILED: timeout",
+           .message = fmt::format("rank {} (host {}): timeout: {}; ending the run with exit code 5", rank_,
+                                  base_.layout->host(), message),
+           .abort_mpi = true});  // the main thread: MPI_Abort is allowed here
 }
 
 // ---------------------------------------------------------------------------------------------

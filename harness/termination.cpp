@@ -3,7 +3,74 @@
 #include <pthread.h>
 #include <unistd.h>
 
+#include <atomic>
+#include <cstdio>
+#include <future>
+
+#include <fmt/format.h>
+#include <mpi.h>
+
 namespace ccbench {
+
+namespace {
+
+std::mutex hooks_mu;
+JobEndHooks hooks;
+std::atomic<int> job_rank{-1};
+std::atomic<bool> ending{false};
+
+// Runs `abort` in a thread of its own and prints what it did, or that it took too long.
+void abort_bounded(const std::function<std::vector<std::string>()>& abort, int rank) {
+  std::packaged_task<std::vector<std::string>()> task(abort);
+  auto done = task.get_future();
+  std::thread(std::move(task)).detach();
+  if (done.wait_for(kAbortWait) != std::future_status::ready) {
+    fmt::print(stderr, "ccbench: rank {}: aborting the communicators took over {} s; ending without\n", rank,
+               kAbortWait.count());
+    return;
+  }
+  try {
+    for (const std::string& what : done.get()) fmt::print(stderr, "ccbench: rank {}: {}\n", rank, what);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "ccbench: rank {}: aborting the communicators failed: {}\n", rank, e.what());
+  }
+}
+
+bool mpi_running() {
+  int initialized = 0, finalized = 0;
+  return MPI_Initialized(&initialized) == MPI_SUCCESS && initialized && MPI_Finalized(&finalized) == MPI_SUCCESS &&
+         !finalized;
+}
+
+}  // namespace
+
+void set_job_end_hooks(JobEndHooks h) {
+  std::lock_guard lock(hooks_mu);
+  hooks = std::move(h);
+}
+
+void set_job_end_rank(int rank) { job_rank = rank; }
+
+void end_job(const JobEnd& end) {
+  if (ending.exchange(true)) {
+    // Another thread is ending the job: let it finish the results and exit.
+    for (;;) pause();
+  }
+  JobEndHooks h;
+  {
+    std::lock_guard lock(hooks_mu);
+    h = hooks;
+  }
+  const int rank = job_rank.load();
+  if (!end.message.empty()) fmt::print(stderr, "ccbench: {}\n", end.message);
+  if (h.close_results && !h.close_results({false, end.reason, end.exit_code, end.verdict}, kCloseResultsWait))
+    fmt::print(stderr, "ccbench: rank {}: the result files stayed busy for {} s: left as they are\n", rank,
+               kCloseResultsWait.count());
+  if (h.abort_communicators) abort_bounded(h.abort_communicators, rank);
+  std::fflush(nullptr);
+  if (end.abort_mpi && mpi_running()) (void)MPI_Abort(MPI_COMM_WORLD, end.exit_code);
+  _exit(end.exit_code);
+}
 
 TerminationSignals::TerminationSignals() {
   sigemptyset(&set_);

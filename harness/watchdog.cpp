@@ -2,6 +2,14 @@
 
 namespace ccbench {
 
+namespace {
+
+// How often the deadline is checked: a timeout is reported at most this late, and the thread
+// wakes only 10 times a second.
+constexpr std::chrono::milliseconds kCheckInterval{100};
+
+}  // namespace
+
 Watchdog::Watchdog(std::chrono::milliseconds timeout, Handler on_expire)
     : timeout_(timeout), on_expire_(std::move(on_expire)), thread_([this] { loop(); }) {}
 
@@ -35,7 +43,7 @@ std::string Watchdog::phase() const {
 void Watchdog::loop() {
   std::unique_lock<std::mutex> lock(mu_);
   while (!stop_) {
-    cv_.wait_for(lock, std::chrono::milliseconds(100));
+    cv_.wait_for(lock, kCheckInterval);
     if (stop_ || !armed_) continue;
     auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - since_);
     if (waited < timeout_) continue;

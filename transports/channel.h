@@ -36,11 +36,4 @@ class RecvChannel {
   virtual size_t slot_bytes() const = 0;
 };
 
-// Both directions of one connection to a peer.
-struct Connection {
-  int peer = -1;
-  std::unique_ptr<SendChannel> send;
-  std::unique_ptr<RecvChannel> recv;
-};
-
 }  // namespace ccbench

@@ -10,7 +10,8 @@
 
 #include <fmt/format.h>
 
-#include "results/error.h"
+#include "core/checks.h"
+#include "core/error.h"
 #include "transports/mpi_channel.h"
 #include "transports/shm.h"
 #include "transports/tcp.h"
@@ -49,7 +50,11 @@ std::unique_ptr<SendChannel> mpi_attach_send(const SetupArgs& a, const ChannelSe
 // Receives are posted only now, after the set-up traffic between the pair is over.
 void mpi_connected(const SetupArgs&, RecvChannel& ch) { static_cast<MpiRecvChannel&>(ch).start(); }
 
+// Tags in [0, 2^20): far more than any schedule needs, and below every MPI_TAG_UB (the
+// standard guarantees 32767; OpenMPI and MPICH give 2^31 - 1 and 2^21 - 1 or more).
 constexpr int kMaxTag = 1 << 20;
+// Slot sizes are whole cache lines: the executors copy and reduce by lines.
+constexpr size_t kSlotMultiple = 64;
 
 // What the receiver tells the sender about a channel: its choices, to be checked, and what the
 // transport needs.
@@ -74,6 +79,10 @@ struct Pending {
 
 std::string seconds(std::chrono::milliseconds ms) { return fmt::format("{:.3g} s", ms.count() / 1000.0); }
 
+// Reading the clock every 256 polls keeps it off the hot path of a short wait while a timeout is
+// still seen within microseconds of its deadline.
+constexpr unsigned kPollsPerClockRead = 256;
+
 // Polls `reqs` until all complete; Error(timeout) with describe() once `deadline` passes.
 void wait_bounded(std::vector<MPI_Request>& reqs, Clock::time_point deadline, std::chrono::milliseconds timeout,
                   int rank, const std::function<std::string()>& describe) {
@@ -84,7 +93,7 @@ void wait_bounded(std::vector<MPI_Request>& reqs, Clock::time_point deadline, st
     check_mpi(MPI_Testall(static_cast<int>(reqs.size()), reqs.data(), &flag, MPI_STATUSES_IGNORE),
               "MPI_Testall during channel set-up");
     if (flag) return;
-    if (backoff.polls() % 256 == 0 && Clock::now() > deadline)
+    if (backoff.polls() % kPollsPerClockRead == 0 && Clock::now() > deadline)
       fail(ExitCode::timeout, "channel set-up: rank {} waited {} for {}", rank, seconds(timeout), describe());
     backoff.pause();
   }
@@ -185,8 +194,7 @@ class CommGuard {
     // leave the communicator to the process's end rather than free it under them.
     if (std::uncaught_exceptions() > 0) return;
     int finalized = 0;
-    MPI_Finalized(&finalized);
-    if (!finalized && c_ != MPI_COMM_NULL) MPI_Comm_free(&c_);
+    if (MPI_Finalized(&finalized) == MPI_SUCCESS && !finalized && c_ != MPI_COMM_NULL) (void)MPI_Comm_free(&c_);
   }
 
  private:
@@ -214,9 +222,9 @@ ChannelSet::~ChannelSet() {
   sends_.clear();
   recvs_.clear();
   jobs_.clear();
+  // A destructor cannot report a failed free; MPI_Finalize takes what is left.
   int finalized = 0;
-  MPI_Finalized(&finalized);
-  if (!finalized && comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
+  if (MPI_Finalized(&finalized) == MPI_SUCCESS && !finalized && comm_ != MPI_COMM_NULL) (void)MPI_Comm_free(&comm_);
 }
 
 SendChannel& ChannelSet::send(size_t i) const {
@@ -229,6 +237,196 @@ RecvChannel& ChannelSet::recv(size_t i) const {
   return *recvs_[i];
 }
 
+// One connect_channels() call on this rank: the set-up phases in order, each ended by an
+// agreement among the ranks (agree) so that no rank goes on when another failed.
+class ChannelConnector {
+ public:
+  ChannelConnector(MPI_Comm comm, const RankLayout& layout, const std::vector<ChannelRequest>& requests,
+                   const ChannelOptions& options)
+      : layout_(layout), requests_(requests), options_(options), deadline_(Clock::now() + options.timeout) {
+    CCB_MPI(MPI_Comm_rank(comm, &rank_));
+    CCB_MPI(MPI_Comm_size(comm, &nranks_));
+    set_ = std::make_unique<ChannelSet>();
+    check_mpi(MPI_Comm_dup(comm, &set_->comm_), "MPI_Comm_dup for channels");
+    check_mpi(MPI_Comm_dup(comm, &setup_), "MPI_Comm_dup for channel set-up");
+    setup_guard_.emplace(setup_);
+    CCB_MPI(MPI_Comm_set_errhandler(set_->comm_, MPI_ERRORS_RETURN));
+    CCB_MPI(MPI_Comm_set_errhandler(setup_, MPI_ERRORS_RETURN));
+  }
+
+  std::unique_ptr<ChannelSet> run() {
+    phase("checking channel requests", [&] { choose_transports(); });
+    prepare_transports();
+    phase("creating channels", [&] { create_receivers(); });
+    exchange_descriptions();
+    // The agreement after attaching is the barrier after which shm names can go.
+    phase("attaching to channels", [&] { attach_senders(); });
+    phase("connecting channels", [&] { connect_receivers(); });
+    set_->label_ = label();
+    return std::move(set_);
+  }
+
+ private:
+  // Runs `body`, then agrees with every rank on how `name` went (throws the first rank's error).
+  template <typename F>
+  void phase(std::string_view name, F&& body) {
+    try {
+      body();
+    } catch (const Error& e) {
+      status_.set(e);
+    }
+    agree(setup_, rank_, status_, deadline_, options_.timeout, name);
+  }
+
+  SetupArgs args(int peer, int tag, int t) const {
+    SetupArgs a;
+    a.comm = set_->comm_;
+    a.layout = &layout_;
+    a.peer = peer;
+    a.tag = tag;
+    a.options = &options_;
+    a.deadline = deadline_;
+    a.job = set_->jobs_.empty() ? nullptr : set_->jobs_[static_cast<size_t>(t)].get();
+    return a;
+  }
+  SetupArgs args_of(size_t request) const {
+    const ChannelRequest& r = requests_[request];
+    return args(r.peer, r.tag, transport_[request]);
+  }
+  const TransportOps& ops_of(size_t request) const { return ops_[static_cast<size_t>(transport_[request])]; }
+
+  // 1. Check the layout, the geometry and the requests; pick a transport for each request.
+  void choose_transports() {
+    transport_.assign(requests_.size(), -1);
+    if (layout_.nranks != nranks_ || layout_.rank != rank_ || static_cast<int>(layout_.host_of.size()) != nranks_ ||
+        static_cast<int>(layout_.node_of.size()) != nranks_)
+      fail(ExitCode::runtime, "rank layout describes rank {} of {}, the communicator has rank {} of {}", layout_.rank,
+           layout_.nranks, rank_, nranks_);
+    if (options_.slot_bytes == 0 || options_.slot_bytes % kSlotMultiple != 0 || options_.depth < 1)
+      fail(ExitCode::usage, "channel slots of {} bytes x {} are invalid: slot size must be a positive multiple of "
+           "{} bytes, depth at least 1", options_.slot_bytes, options_.depth, kSlotMultiple);
+    std::set<std::tuple<int, int, bool>> seen;
+    for (size_t i = 0; i < requests_.size(); ++i) {
+      const ChannelRequest& r = requests_[i];
+      if (r.peer < 0 || r.peer >= nranks_ || r.tag < 0 || r.tag >= kMaxTag)
+        fail(ExitCode::usage, "channel request {} on rank {} names peer {} tag {}: peers are 0..{}, tags 0..{}", i,
+             rank_, r.peer, r.tag, nranks_ - 1, kMaxTag - 1);
+      if (!seen.insert({r.peer, r.tag, r.send}).second)
+        fail(ExitCode::usage, "rank {} requests the {} channel with rank {} tag {} twice", rank_,
+             r.send ? "send" : "receive", r.peer, r.tag);
+      transport_[i] = r.send ? choose_transport(layout_, rank_, r.peer, options_.transport)
+                             : choose_transport(layout_, r.peer, rank_, options_.transport);
+    }
+  }
+
+  // The transports any rank uses (a bit each) prepare on every rank.
+  void prepare_transports() {
+    int used = 0;
+    for (int t : transport_) used |= 1 << t;
+    std::vector<MPI_Request> reqs(1, MPI_REQUEST_NULL);
+    check_mpi(MPI_Iallreduce(&used, &used_anywhere_, 1, MPI_INT, MPI_BOR, setup_, &reqs[0]),
+              "MPI_Iallreduce of transports");
+    wait_bounded(reqs, deadline_, options_.timeout, rank_, [] { return std::string("every rank to choose transports"); });
+    set_->jobs_.resize(ops_.size());
+    for (size_t t = 0; t < ops_.size(); ++t) {
+      if (!(used_anywhere_ & (1 << t)) || !ops_[t].prepare) continue;
+      phase(fmt::format("preparing transport {}", ops_[t].name),
+            [&] { set_->jobs_[t] = ops_[t].prepare(args(-1, 0, static_cast<int>(t))); });
+    }
+  }
+
+  // 2. Receivers create their ends and describe them.
+  void create_receivers() {
+    set_->sends_.resize(requests_.size());
+    set_->recvs_.resize(requests_.size());
+    out_.assign(requests_.size(), SetupMsg{});
+    for (size_t i = 0; i < requests_.size(); ++i) {
+      if (requests_[i].send) continue;
+      SetupMsg& m = out_[i];
+      m.transport = transport_[i];
+      m.depth = options_.depth;
+      m.slot_bytes = options_.slot_bytes;
+      set_->recvs_[i] = ops_of(i).create_recv(args_of(i), &m.setup);
+    }
+  }
+
+  // 3. Every description goes to its sender: all sends first, then receives, then one wait.
+  void exchange_descriptions() {
+    in_.assign(requests_.size(), SetupMsg{});
+    std::vector<MPI_Request> reqs;
+    for (size_t i = 0; i < requests_.size(); ++i) {
+      if (requests_[i].send) continue;
+      reqs.push_back(MPI_REQUEST_NULL);
+      check_mpi(MPI_Isend(&out_[i], sizeof(SetupMsg), MPI_BYTE, requests_[i].peer, requests_[i].tag, setup_,
+                          &reqs.back()),
+                "MPI_Isend of a channel description");
+    }
+    for (size_t i = 0; i < requests_.size(); ++i) {
+      if (!requests_[i].send) continue;
+      reqs.push_back(MPI_REQUEST_NULL);
+      check_mpi(MPI_Irecv(&in_[i], sizeof(SetupMsg), MPI_BYTE, requests_[i].peer, requests_[i].tag, setup_,
+                          &reqs.back()),
+                "MPI_Irecv of a channel description");
+      awaited_.push_back(i);
+    }
+    wait_bounded(reqs, deadline_, options_.timeout, rank_, [&] { return describe_awaited(); });
+  }
+
+  std::string describe_awaited() const {
+    std::string s;
+    for (size_t i : awaited_)
+      s += fmt::format("{}rank {} to create the channel with tag {}", s.empty() ? "" : ", ", requests_[i].peer,
+                       requests_[i].tag);
+    return s + " (does each of those ranks request a receive from this rank with that tag?)";
+  }
+
+  // 4. Senders check the receiver's choices against their own and attach.
+  void attach_senders() {
+    for (size_t i : awaited_) {
+      const ChannelRequest& r = requests_[i];
+      const SetupMsg& m = in_[i];
+      if (m.transport != transport_[i] || m.depth != options_.depth || m.slot_bytes != options_.slot_bytes)
+        fail(ExitCode::precondition, "rank {} set up the channel with tag {} as {} with {} slots of {} bytes, rank {} "
+             "expected {} with {} of {} (transport and CCBENCH_CPU_SLOT_* settings must be the same on every rank)",
+             r.peer, r.tag, transport_name(m.transport), m.depth, m.slot_bytes, rank_, transport_name(transport_[i]),
+             options_.depth, options_.slot_bytes);
+      set_->sends_[i] = ops_of(i).attach_send(args_of(i), m.setup);
+    }
+  }
+
+  // 5. Everyone is attached: receivers finish their ends.
+  void connect_receivers() {
+    for (size_t i = 0; i < requests_.size(); ++i)
+      if (!requests_[i].send) ops_of(i).connected(args_of(i), *set_->recvs_[i]);
+  }
+
+  // "shm", "shm+mpi", ... or "none": the same on every rank.
+  std::string label() const {
+    std::string label;
+    for (size_t t = 0; t < ops_.size(); ++t) {
+      if (!(used_anywhere_ & (1 << t))) continue;
+      if (!label.empty()) label += '+';
+      label += ops_[t].name;
+    }
+    return label.empty() ? "none" : label;
+  }
+
+  const RankLayout& layout_;
+  const std::vector<ChannelRequest>& requests_;
+  const ChannelOptions& options_;
+  const std::vector<TransportOps>& ops_ = cpu_transports();
+  const Clock::time_point deadline_;
+  int rank_ = 0, nranks_ = 0;
+  std::unique_ptr<ChannelSet> set_;
+  MPI_Comm setup_ = MPI_COMM_NULL;  // set-up traffic, apart from the channels' own
+  std::optional<CommGuard> setup_guard_;
+  Pending status_;
+  std::vector<int> transport_;     // per request: index into ops_
+  int used_anywhere_ = 0;          // bit t: some rank uses ops_[t]
+  std::vector<SetupMsg> out_, in_;  // descriptions sent (receive requests) and received (send requests)
+  std::vector<size_t> awaited_;    // send requests whose description is received
+};
+
 std::unique_ptr<ChannelSet> connect_channels(MPI_Comm comm, const RankLayout& layout,
                                              const std::vector<ChannelRequest>& requests,
                                              const ChannelOptions& options) {
@@ -238,153 +436,7 @@ std::unique_ptr<ChannelSet> connect_channels(MPI_Comm comm, const RankLayout& la
     if (!known)
       fail(ExitCode::usage, "unknown CPU transport '{}'; valid: {}", options.transport, valid_cpu_transports());
   }
-  const auto& ops = cpu_transports();
-  const auto deadline = Clock::now() + options.timeout;
-  int rank = 0, nranks = 0;
-  check_mpi(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
-  check_mpi(MPI_Comm_size(comm, &nranks), "MPI_Comm_size");
-
-  auto set = std::make_unique<ChannelSet>();
-  check_mpi(MPI_Comm_dup(comm, &set->comm_), "MPI_Comm_dup for channels");
-  MPI_Comm setup = MPI_COMM_NULL;
-  check_mpi(MPI_Comm_dup(comm, &setup), "MPI_Comm_dup for channel set-up");
-  CommGuard setup_guard(setup);
-  MPI_Comm_set_errhandler(set->comm_, MPI_ERRORS_RETURN);
-  MPI_Comm_set_errhandler(setup, MPI_ERRORS_RETURN);
-
-  // 1. Check the requests and pick a transport for each.
-  Pending status;
-  std::vector<int> transport(requests.size(), -1);
-  try {
-    if (layout.nranks != nranks || layout.rank != rank ||
-        static_cast<int>(layout.host_of.size()) != nranks || static_cast<int>(layout.node_of.size()) != nranks)
-      fail(ExitCode::runtime, "rank layout describes rank {} of {}, the communicator has rank {} of {}", layout.rank,
-           layout.nranks, rank, nranks);
-    if (options.slot_bytes == 0 || options.slot_bytes % 64 != 0 || options.depth < 1)
-      fail(ExitCode::usage, "channel slots of {} bytes x {} are invalid: slot size must be a positive multiple of "
-           "64 bytes, depth at least 1", options.slot_bytes, options.depth);
-    std::set<std::tuple<int, int, bool>> seen;
-    for (size_t i = 0; i < requests.size(); ++i) {
-      const ChannelRequest& r = requests[i];
-      if (r.peer < 0 || r.peer >= nranks || r.tag < 0 || r.tag >= kMaxTag)
-        fail(ExitCode::usage, "channel request {} on rank {} names peer {} tag {}: peers are 0..{}, tags 0..{}", i,
-             rank, r.peer, r.tag, nranks - 1, kMaxTag - 1);
-      if (!seen.insert({r.peer, r.tag, r.send}).second)
-        fail(ExitCode::usage, "rank {} requests the {} channel with rank {} tag {} twice", rank,
-             r.send ? "send" : "receive", r.peer, r.tag);
-      transport[i] = r.send ? choose_transport(layout, rank, r.peer, options.transport)
-                            : choose_transport(layout, r.peer, rank, options.transport);
-    }
-  } catch (const Error& e) {
-    status.set(e);
-  }
-  agree(setup, rank, status, deadline, options.timeout, "checking channel requests");
-
-  // The transports any rank uses: each of them prepares on every rank.
-  int used = 0, all = 0;
-  for (int t : transport) used |= 1 << t;
-  std::vector<MPI_Request> reqs(1, MPI_REQUEST_NULL);
-  check_mpi(MPI_Iallreduce(&used, &all, 1, MPI_INT, MPI_BOR, setup, &reqs[0]), "MPI_Iallreduce of transports");
-  wait_bounded(reqs, deadline, options.timeout, rank, [] { return std::string("every rank to choose transports"); });
-  auto args = [&](int peer, int tag, int t) {
-    SetupArgs a;
-    a.comm = set->comm_;
-    a.layout = &layout;
-    a.peer = peer;
-    a.tag = tag;
-    a.options = &options;
-    a.deadline = deadline;
-    a.job = set->jobs_[static_cast<size_t>(t)].get();
-    return a;
-  };
-  set->jobs_.resize(ops.size());
-  for (size_t t = 0; t < ops.size(); ++t) {
-    if (!(all & (1 << t)) || !ops[t].prepare) continue;
-    try {
-      set->jobs_[t] = ops[t].prepare(args(-1, 0, static_cast<int>(t)));
-    } catch (const Error& e) {
-      status.set(e);
-    }
-    agree(setup, rank, status, deadline, options.timeout, fmt::format("preparing transport {}", ops[t].name));
-  }
-
-  // 2. Receivers create their ends.
-  set->sends_.resize(requests.size());
-  set->recvs_.resize(requests.size());
-  std::vector<SetupMsg> out(requests.size()), in(requests.size());
-  try {
-    for (size_t i = 0; i < requests.size(); ++i) {
-      const ChannelRequest& r = requests[i];
-      if (r.send) continue;
-      SetupMsg& m = out[i];
-      m.transport = transport[i];
-      m.depth = options.depth;
-      m.slot_bytes = options.slot_bytes;
-      set->recvs_[i] = ops[transport[i]].create_recv(args(r.peer, r.tag, transport[i]), &m.setup);
-    }
-  } catch (const Error& e) {
-    status.set(e);
-  }
-  agree(setup, rank, status, deadline, options.timeout, "creating channels");
-
-  // 3. Every description goes to its sender: all sends first, then receives, then one wait.
-  reqs.clear();
-  std::vector<size_t> waiting;  // send requests whose description is awaited
-  for (size_t i = 0; i < requests.size(); ++i) {
-    if (requests[i].send) continue;
-    reqs.push_back(MPI_REQUEST_NULL);
-    check_mpi(MPI_Isend(&out[i], sizeof(SetupMsg), MPI_BYTE, requests[i].peer, requests[i].tag, setup, &reqs.back()),
-              "MPI_Isend of a channel description");
-  }
-  for (size_t i = 0; i < requests.size(); ++i) {
-    if (!requests[i].send) continue;
-    reqs.push_back(MPI_REQUEST_NULL);
-    check_mpi(MPI_Irecv(&in[i], sizeof(SetupMsg), MPI_BYTE, requests[i].peer, requests[i].tag, setup, &reqs.back()),
-              "MPI_Irecv of a channel description");
-    waiting.push_back(i);
-  }
-  wait_bounded(reqs, deadline, options.timeout, rank, [&] {
-    std::string s;
-    for (size_t i : waiting)
-      s += fmt::format("{}rank {} to create the channel with tag {}", s.empty() ? "" : ", ", requests[i].peer,
-                       requests[i].tag);
-    return s + " (does each of those ranks request a receive from this rank with that tag?)";
-  });
-
-  // 4. Senders attach; the agreement after it is the barrier after which names can go.
-  try {
-    for (size_t i : waiting) {
-      const ChannelRequest& r = requests[i];
-      const SetupMsg& m = in[i];
-      if (m.transport != transport[i] || m.depth != options.depth || m.slot_bytes != options.slot_bytes)
-        fail(ExitCode::precondition, "rank {} set up the channel with tag {} as {} with {} slots of {} bytes, rank {} "
-             "expected {} with {} of {} (transport and CCBENCH_CPU_SLOT_* settings must be the same on every rank)",
-             r.peer, r.tag, transport_name(m.transport), m.depth, m.slot_bytes, rank, transport_name(transport[i]),
-             options.depth, options.slot_bytes);
-      set->sends_[i] = ops[transport[i]].attach_send(args(r.peer, r.tag, transport[i]), m.setup);
-    }
-  } catch (const Error& e) {
-    status.set(e);
-  }
-  agree(setup, rank, status, deadline, options.timeout, "attaching to channels");
-
-  // 5. Everyone is attached.
-  try {
-    for (size_t i = 0; i < requests.size(); ++i)
-      if (!requests[i].send) ops[transport[i]].connected(args(requests[i].peer, requests[i].tag, transport[i]),
-                                                         *set->recvs_[i]);
-  } catch (const Error& e) {
-    status.set(e);
-  }
-  agree(setup, rank, status, deadline, options.timeout, "connecting channels");
-
-  for (size_t t = 0; t < ops.size(); ++t) {
-    if (!(all & (1 << t))) continue;
-    if (!set->label_.empty()) set->label_ += '+';
-    set->label_ += ops[t].name;
-  }
-  if (set->label_.empty()) set->label_ = "none";
-  return set;
+  return ChannelConnector(comm, layout, requests, options).run();
 }
 
 }  // namespace ccbench

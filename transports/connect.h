@@ -105,8 +105,7 @@ class ChannelSet {
   const std::string& label() const { return label_; }
 
  private:
-  friend std::unique_ptr<ChannelSet> connect_channels(MPI_Comm, const RankLayout&, const std::vector<ChannelRequest>&,
-                                                      const ChannelOptions&);
+  friend class ChannelConnector;  // connect_channels() fills it
   MPI_Comm comm_ = MPI_COMM_NULL;  // duplicate of the caller's communicator, for MPI channels
   std::vector<std::unique_ptr<SendChannel>> sends_;  // null for receive requests
   std::vector<std::unique_ptr<RecvChannel>> recvs_;  // null for send requests

@@ -4,38 +4,28 @@
 #include <climits>
 #include <cstdlib>
 
-#include "results/error.h"
+#include "core/error.h"
 
 namespace ccbench {
 
 namespace {
 
+// How long a destructor waits for a cancelled receive that a transfer had already matched.
+constexpr std::chrono::seconds kCancelWait{1};
+
 bool mpi_usable() {
   int finalized = 0;
-  MPI_Finalized(&finalized);
-  return !finalized;
+  return MPI_Finalized(&finalized) == MPI_SUCCESS && !finalized;
+}
+
+// Destructors cannot report: a request whose test fails counts as still in flight, so its slot
+// is leaked rather than freed under MPI.
+bool completed(MPI_Request& r) {
+  int flag = 0;
+  return MPI_Test(&r, &flag, MPI_STATUS_IGNORE) == MPI_SUCCESS && flag;
 }
 
 }  // namespace
-
-void check_mpi(int rc, std::string_view what) {
-  if (rc == MPI_SUCCESS) return;
-  char text[MPI_MAX_ERROR_STRING];
-  int len = 0;
-  if (MPI_Error_string(rc, text, &len) != MPI_SUCCESS) len = 0;
-  fail(ExitCode::runtime, "{} failed: {}", what, len ? std::string_view(text, static_cast<size_t>(len))
-                                                     : std::string_view("MPI error"));
-}
-
-void SlotMemory::Free::operator()(char* p) const { std::free(p); }
-
-void SlotMemory::allocate(size_t slot_bytes, int depth) {
-  stride = (slot_bytes + 4095) / 4096 * 4096;
-  void* p = nullptr;
-  if (posix_memalign(&p, 4096, stride * static_cast<size_t>(depth)) != 0)
-    fail(ExitCode::precondition, "out of host memory allocating {} channel slots of {} bytes", depth, slot_bytes);
-  base.reset(static_cast<char*>(p));
-}
 
 MpiSendChannel::MpiSendChannel(MPI_Comm comm, int peer, int tag, size_t slot_bytes, int depth)
     : comm_(comm), peer_(peer), tag_(tag), slot_bytes_(slot_bytes), req_(static_cast<size_t>(depth), MPI_REQUEST_NULL) {
@@ -53,11 +43,9 @@ MpiSendChannel::~MpiSendChannel() {
   bool leak = false;
   for (MPI_Request& r : req_) {
     if (r == MPI_REQUEST_NULL) continue;
-    int flag = 0;
-    MPI_Test(&r, &flag, MPI_STATUS_IGNORE);
-    if (!flag) {
+    if (!completed(r)) {
       // Completes in the background once the peer receives it; its slot must stay valid.
-      MPI_Request_free(&r);
+      (void)MPI_Request_free(&r);
       leak = true;
     }
   }
@@ -106,12 +94,12 @@ MpiRecvChannel::~MpiRecvChannel() {
     if (r == MPI_REQUEST_NULL) continue;
     // A posted receive that nothing will match: cancel it. A receive already matched by a
     // transfer in progress cannot be cancelled; give it a second, then leave it to MPI.
-    MPI_Cancel(&r);
-    const auto until = std::chrono::steady_clock::now() + std::chrono::seconds(1);
-    int flag = 0;
-    while (!flag && std::chrono::steady_clock::now() < until) MPI_Test(&r, &flag, MPI_STATUS_IGNORE);
-    if (!flag) {
-      MPI_Request_free(&r);
+    (void)MPI_Cancel(&r);  // a failed cancel shows as a receive that never completes below
+    const auto until = std::chrono::steady_clock::now() + kCancelWait;
+    bool done = false;
+    while (!done && std::chrono::steady_clock::now() < until) done = completed(r);
+    if (!done) {
+      (void)MPI_Request_free(&r);
       leak = true;
     }
   }

@@ -20,7 +20,8 @@
 
 #include <fmt/format.h>
 
-#include "results/error.h"
+#include "core/error.h"
+#include "core/knobs.h"
 
 namespace ccbench {
 
@@ -228,8 +229,8 @@ std::string tcp_interfaces() {
 }
 
 std::string tcp_local_address(const RankLayout& layout) {
-  const char* env = std::getenv("CCBENCH_TCP_IF");
-  if (env && *env) {
+  if (const auto wanted = env_text("CCBENCH_TCP_IF")) {
+    const std::string& env = *wanted;
     for (const Interface& f : interfaces()) {
       if (f.name != env) continue;
       const std::string a = best_address(f);

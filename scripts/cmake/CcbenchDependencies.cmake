@@ -1,5 +1,6 @@
 # Finds ccbench's dependencies. Required ones stop the configure step with the Debian/Ubuntu
-# package that provides them; optional ones (CUDA, NCCL, ibverbs, hwloc) set CCBENCH_HAVE_<PART>.
+# package that provides them; optional ones (CUDA, NCCL, ibverbs, hwloc, yaml-cpp) set
+# CCBENCH_HAVE_<PART>.
 
 function(ccbench_require found what package)
   if(NOT ${found})
@@ -30,12 +31,19 @@ find_package(nlohmann_json CONFIG QUIET)
 ccbench_require(nlohmann_json_FOUND "nlohmann-json" "nlohmann-json3-dev")
 find_package(CLI11 CONFIG QUIET)
 ccbench_require(CLI11_FOUND "CLI11" "libcli11-dev")
+# yaml-cpp: looked for, not required. Nothing is built with it today; a target that reads YAML
+# (topology or rule files) links ${CCBENCH_YAML_TARGET} when CCBENCH_HAVE_YAML_CPP is ON and
+# calls ccbench_require(CCBENCH_HAVE_YAML_CPP "yaml-cpp" "libyaml-cpp-dev") if it cannot do
+# without it.
 find_package(yaml-cpp CONFIG QUIET)
-ccbench_require(yaml-cpp_FOUND "yaml-cpp" "libyaml-cpp-dev")
-if(TARGET yaml-cpp::yaml-cpp)
-  set(CCBENCH_YAML_TARGET yaml-cpp::yaml-cpp)
-else()
-  set(CCBENCH_YAML_TARGET yaml-cpp)
+set(CCBENCH_HAVE_YAML_CPP OFF)
+if(yaml-cpp_FOUND)
+  set(CCBENCH_HAVE_YAML_CPP ON)
+  if(TARGET yaml-cpp::yaml-cpp)
+    set(CCBENCH_YAML_TARGET yaml-cpp::yaml-cpp)
+  else()
+    set(CCBENCH_YAML_TARGET yaml-cpp)
+  endif()
 endif()
 
 # libcsv: a small C library without a CMake package.
@@ -91,7 +99,8 @@ if(CCBENCH_HAVE_NCCL)
   target_link_libraries(ccbench_nccl INTERFACE ${NCCL_LIBRARY})
 endif()
 
-# ibverbs.
+# ibverbs: RDMA device discovery (topologies/discovery.cpp: devices, ports, link layer). There is
+# no RDMA transport yet; one would link the same library.
 find_path(IBVERBS_INCLUDE_DIR infiniband/verbs.h)
 find_library(IBVERBS_LIBRARY ibverbs)
 set(_ibv_found OFF)
@@ -113,7 +122,7 @@ endif()
 set(option_name CCBENCH_WITH_HWLOC)
 ccbench_optional(CCBENCH_WITH_HWLOC _hwloc_found "hwloc" "install libhwloc-dev" CCBENCH_HAVE_HWLOC)
 
-foreach(part CUDA NCCL IBVERBS HWLOC)
+foreach(part CUDA NCCL IBVERBS HWLOC YAML_CPP)
   if(CCBENCH_HAVE_${part})
     set(CCBENCH_HAVE_${part}_01 1)
   else()

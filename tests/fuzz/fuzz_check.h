@@ -3,7 +3,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-#include "results/error.h"
+#include "core/error.h"
 
 namespace ccbench::fuzz {
 

@@ -26,7 +26,7 @@
 #include <fmt/ranges.h>
 #include <mpi.h>
 
-#include "results/error.h"
+#include "core/error.h"
 #include "transports/connect.h"
 #include "transports/tcp.h"
 
