@@ -1,5 +1,7 @@
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "collectives/cpu/cpu_common.h"
 #include "collectives/cpu/cpu_impls.h"
 #include "collectives/implementation.h"
@@ -88,6 +90,19 @@ void check_tuning_environment() {
 #if CCBENCH_HAVE_CUDA
   check_gpu_tuning_environment();
 #endif
+}
+
+std::optional<std::string> undeclared_collective(const Implementation& impl, std::string_view impl_name,
+                                                 Collective c) {
+  const CollectiveSet declared = impl.collectives();
+  if (declared.contains(c)) return std::nullopt;
+  return fmt::format("{} implements {}; not {}", impl_name, join_names(declared.list()), name(c));
+}
+
+std::optional<std::string> case_unsupported(const Implementation& impl, std::string_view impl_name,
+                                            const CaseSpec& spec, const ImplContext& ctx) {
+  if (auto why = undeclared_collective(impl, impl_name, spec.coll)) return why;
+  return impl.unsupported(spec, ctx);
 }
 
 std::string valid_implementations() {

@@ -2,6 +2,8 @@
 
 #include <utility>
 
+#include "results/error.h"
+
 namespace ccbench {
 
 namespace {
@@ -63,16 +65,7 @@ std::string_view name(ReduceOp op) {
   return "?";
 }
 
-std::string_view name(Collective c) {
-  switch (c) {
-    case Collective::allreduce: return "allreduce";
-    case Collective::allgather: return "allgather";
-    case Collective::reducescatter: return "reducescatter";
-    case Collective::broadcast: return "broadcast";
-    case Collective::sendrecv: return "sendrecv";
-  }
-  return "?";
-}
+std::string_view name(Collective c) { return collective_descriptor(c).name; }
 
 std::optional<DataType> parse_data_type(std::string_view s) { return lookup(s, kTypeNames); }
 std::optional<ReduceOp> parse_reduce_op(std::string_view s) { return lookup(s, kOpNames); }
@@ -109,52 +102,81 @@ bool is_floating(DataType t) {
 }
 
 
+std::vector<Collective> CollectiveSet::list() const {
+  std::vector<Collective> out;
+  for (Collective c : kAllCollectives)
+    if (contains(c)) out.push_back(c);
+  return out;
+}
+
+namespace {
+
+size_t times(BlockMultiple m, size_t count, size_t nranks) { return m == BlockMultiple::ranks ? count * nranks : count; }
+
+}  // namespace
+
 CollectiveShape shape_for_bytes(Collective c, DataType t, int nranks, size_t requested_bytes) {
+  const CollectiveDescriptor& d = collective_descriptor(c);
   const size_t esz = element_size(t);
-  const size_t n = static_cast<size_t>(nranks);
+  const size_t n = static_cast<size_t>(nranks > 0 ? nranks : 1);
   CollectiveShape s;
-  switch (c) {
-    case Collective::allreduce:
-    case Collective::broadcast:
-    case Collective::sendrecv:
-      s.count = requested_bytes / esz;
-      s.send_elements = s.recv_elements = s.count;
-      s.bytes = s.count * esz;
-      break;
-    case Collective::allgather:
-      s.count = requested_bytes / esz / n;
-      s.send_elements = s.count;
-      s.recv_elements = s.count * n;
-      s.bytes = s.count * n * esz;
-      break;
-    case Collective::reducescatter:
-      s.count = requested_bytes / esz / n;
-      s.send_elements = s.count * n;
-      s.recv_elements = s.count;
-      s.bytes = s.count * n * esz;
-      break;
-  }
+  s.count = requested_bytes / esz / (d.size_is_total ? n : 1);
+  s.send_elements = times(d.send, s.count, n);
+  s.recv_elements = times(d.recv, s.count, n);
+  s.bytes = s.count * (d.size_is_total ? n : 1) * esz;
   return s;
 }
 
 double bus_factor(Collective c, int nranks) {
   const double n = nranks;
-  switch (c) {
-    case Collective::allreduce: return 2.0 * (n - 1) / n;
-    case Collective::allgather:
-    case Collective::reducescatter: return (n - 1) / n;
-    case Collective::broadcast:
-    case Collective::sendrecv: return 1.0;
+  switch (collective_descriptor(c).bus) {
+    case BusFactorRule::one: return 1.0;
+    case BusFactorRule::ranks_minus_1: return (n - 1) / n;
+    case BusFactorRule::two_ranks_minus_1: return 2.0 * (n - 1) / n;
   }
   return 1.0;
 }
 
 size_t in_place_send_offset(Collective c, int rank, size_t count) {
-  return c == Collective::allgather ? static_cast<size_t>(rank) * count : 0;
+  return collective_descriptor(c).in_place == InPlaceLayout::send_in_recv_block ? static_cast<size_t>(rank) * count
+                                                                                 : 0;
 }
 size_t in_place_recv_offset(Collective c, int rank, size_t count) {
-  return c == Collective::reducescatter ? static_cast<size_t>(rank) * count : 0;
+  return collective_descriptor(c).in_place == InPlaceLayout::recv_in_send_block ? static_cast<size_t>(rank) * count
+                                                                                 : 0;
 }
-bool supports_in_place(Collective c) { return c != Collective::sendrecv; }
+bool supports_in_place(Collective c) { return collective_descriptor(c).in_place != InPlaceLayout::none; }
+
+bool repeats_in_place(Collective c, ReduceOp op) {
+  const CollectiveDescriptor& d = collective_descriptor(c);
+  if (d.in_place == InPlaceLayout::none) return false;
+  if (d.reduces) return op == ReduceOp::min || op == ReduceOp::max;
+  return d.repeats_in_place;
+}
+
+CallBuffers call_buffers(Collective c, bool in_place, std::byte* S, std::byte* R, int rank, size_t count,
+                         size_t element_bytes) {
+  CallBuffers b;
+  b.send = S;
+  b.recv = R;
+  if (!in_place) return b;
+  const size_t block = static_cast<size_t>(rank) * count * element_bytes;
+  switch (collective_descriptor(c).in_place) {
+    case InPlaceLayout::none: fail(ExitCode::usage, "{} has no in-place form", name(c));
+    case InPlaceLayout::same_buffer:
+      b.restore_at = R;
+      b.poison_recv = false;
+      break;
+    case InPlaceLayout::send_in_recv_block: b.restore_at = R + block; break;
+    case InPlaceLayout::recv_in_send_block:
+      b.restore_at = S;
+      b.recv = S + block;
+      b.poison_recv = false;
+      b.out_in_send = true;
+      break;
+  }
+  b.send = b.restore_at;
+  return b;
+}
 
 }  // namespace ccbench

@@ -69,45 +69,58 @@ class RingFlow final : public MoveFlow {
   const char* in_at(size_t elem) const { return static_cast<const char*>(a_.send) + elem * esz_; }
   char* out_at(size_t elem) const { return static_cast<char*>(a_.recv) + elem * esz_; }
 
-  // The move of step s of the current loop; false if its piece is empty.
-  bool fill(Move& m, int s) {
+  // Where step s of the current loop reads and writes, and how much.
+  struct Placement {
     RingStep st;
     size_t in_off = 0, out_off = 0, count = 0;
-    const size_t c = a_.count;
+  };
+
+  // All-reduce: NCCL's ring, the same chunk offsets in input and output.
+  Placement allreduce_step(int s) const {
+    Placement p;
+    p.st = schedule::ring_allreduce_step(p_.n, p_.rank, s);
+    const Piece pc = schedule::ring_piece(a_.count, p_.n, slice_, align_, loop_, p.st.chunk);
+    p.in_off = p.out_off = pc.offset;
+    p.count = pc.count;
+    return p;
+  }
+  // Reduce-scatter and all-gather move whole blocks, a slice per loop. Reduce-scatter: chunk k is
+  // block k of the input and ends reduced at rank k. All-gather: chunk k is rank k's piece and
+  // lands in block k of the output.
+  Placement block_step(RingStep st, bool block_of_input) const {
+    Placement p;
+    p.st = st;
+    const size_t off = loop_ * slice_;
+    p.count = std::min(slice_, a_.count - off);
+    const size_t block = static_cast<size_t>(st.chunk) * a_.count + off;
+    p.in_off = block_of_input ? block : off;
+    p.out_off = block_of_input ? off : block;
+    return p;
+  }
+  // Broadcast: a chain root, root+1, ... ; position q on it decides the op.
+  Placement broadcast_step() const {
+    Placement p;
+    const int q = schedule::mod_ranks(p_.rank - a_.spec.root, p_.n);
+    p.st = {q == 0 ? RingOp::copy_send : q == p_.n - 1 ? RingOp::recv : RingOp::recv_copy_send, 0};
+    p.in_off = p.out_off = loop_ * slice_;
+    p.count = std::min(slice_, a_.count - p.in_off);
+    return p;
+  }
+
+  Placement placement(int s) const {
     switch (a_.spec.coll) {
-      case Collective::allreduce: {
-        st = schedule::ring_allreduce_step(p_.n, p_.rank, s);
-        const Piece pc = schedule::ring_piece(c, p_.n, slice_, align_, loop_, st.chunk);
-        in_off = out_off = pc.offset;
-        count = pc.count;
-        break;
-      }
-      case Collective::reducescatter: {
-        // Chunk k is block k of the input: it ends reduced at rank k.
-        st = schedule::ring_reducescatter_step(p_.n, p_.rank, s);
-        const size_t off = loop_ * slice_;
-        count = std::min(slice_, c - off);
-        in_off = static_cast<size_t>(st.chunk) * c + off;
-        out_off = off;
-        break;
-      }
-      case Collective::allgather: {
-        // Chunk k is rank k's piece: it lands in block k of the output.
-        st = schedule::ring_allgather_step(p_.n, p_.rank, s);
-        const size_t off = loop_ * slice_;
-        count = std::min(slice_, c - off);
-        in_off = off;
-        out_off = static_cast<size_t>(st.chunk) * c + off;
-        break;
-      }
-      default: {  // broadcast: position q on the chain root, root+1, ...
-        const int q = schedule::mod_ranks(p_.rank - a_.spec.root, p_.n);
-        st = {q == 0 ? RingOp::copy_send : q == p_.n - 1 ? RingOp::recv : RingOp::recv_copy_send, 0};
-        in_off = out_off = loop_ * slice_;
-        count = std::min(slice_, c - in_off);
-        break;
-      }
+      case Collective::allreduce: return allreduce_step(s);
+      case Collective::reducescatter: return block_step(schedule::ring_reducescatter_step(p_.n, p_.rank, s), true);
+      case Collective::allgather: return block_step(schedule::ring_allgather_step(p_.n, p_.rank, s), false);
+      case Collective::broadcast: return broadcast_step();
+      case Collective::sendrecv: break;
     }
+    fail(ExitCode::runtime, "ring: {} is not a ring flow", name(a_.spec.coll));
+  }
+
+  // The move of step s of the current loop; false if its piece is empty.
+  bool fill(Move& m, int s) {
+    const auto [st, in_off, out_off, count] = placement(s);
     if (count == 0) return false;
     m = Move{};
     m.count = count;
@@ -170,7 +183,12 @@ class StreamFlow final : public MoveFlow {
 
 class RingCpu final : public Implementation {
  public:
-  std::optional<std::string> unsupported(const CaseSpec&, const ImplContext& ctx) const override {
+  CollectiveSet collectives() const override {
+    return {Collective::allreduce, Collective::allgather, Collective::reducescatter, Collective::broadcast,
+            Collective::sendrecv};
+  }
+  std::optional<std::string> unsupported(const CaseSpec& spec, const ImplContext& ctx) const override {
+    if (auto why = undeclared_collective(*this, "ring", spec.coll)) return why;
     return cpu::unsupported_context(ctx, "ring");
   }
 
@@ -195,8 +213,9 @@ class RingCpu final : public Implementation {
 
   void run(const CallArgs& a) override {
     if (!channels_) fail(ExitCode::runtime, "ring: run() before setup()");
-    if (peers_.n == 1) return cpu::run_single_rank(a);
     const Collective coll = a.spec.coll;
+    if (auto why = undeclared_collective(*this, "ring", coll)) fail(ExitCode::usage, "{}", *why);
+    if (peers_.n == 1) return cpu::run_single_rank(a);
     const ReduceKernels k(a.spec.dtype, has_reduce_op(coll) ? a.spec.op : ReduceOp::none, peers_.n);
     const size_t slice = cpu::slice_elements(cfg_, k.element_bytes());
     if (coll == Collective::sendrecv) {
@@ -215,16 +234,7 @@ class RingCpu final : public Implementation {
   std::string transport() const override { return channels_ ? channels_->label() : "none"; }
 
  private:
-  static std::string_view what(Collective c) {
-    switch (c) {
-      case Collective::allreduce: return "allreduce/ring";
-      case Collective::allgather: return "allgather/ring";
-      case Collective::reducescatter: return "reducescatter/ring";
-      case Collective::broadcast: return "broadcast/ring";
-      case Collective::sendrecv: return "sendrecv/ring";
-    }
-    return "ring";
-  }
+  static std::string what(Collective c) { return fmt::format("{}/ring", name(c)); }
 
   cpu::SlotConfig cfg_;
   std::chrono::milliseconds timeout_{};

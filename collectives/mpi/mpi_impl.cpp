@@ -91,7 +91,13 @@ class MpiBaseline final : public Implementation {
     if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
   }
 
+  CollectiveSet collectives() const override {
+    return {Collective::allreduce, Collective::allgather, Collective::reducescatter, Collective::broadcast,
+            Collective::sendrecv};
+  }
+
   std::optional<std::string> unsupported(const CaseSpec& spec, const ImplContext& ctx) const override {
+    if (auto why = undeclared_collective(*this, "mpi", spec.coll)) return why;
     if (ctx.device != Device::cpu) return std::string("the mpi baseline works on host buffers (CPU ranks)");
     if (has_reduce_op(spec.coll) && spec.op == ReduceOp::sum &&
         (spec.dtype == DataType::int8 || spec.dtype == DataType::uint8)) {

@@ -124,10 +124,16 @@ class NcclImpl final : public Implementation {
     }
   }
 
+  // NCCL_ALGO=Tree: NCCL has a tree algorithm for all-reduce only.
+  CollectiveSet collectives() const override {
+    if (variant_ == Variant::tree) return {Collective::allreduce};
+    return {Collective::allreduce, Collective::allgather, Collective::reducescatter, Collective::broadcast,
+            Collective::sendrecv};
+  }
+
   std::optional<std::string> unsupported(const CaseSpec& s, const ImplContext& ctx) const override {
+    if (auto why = undeclared_collective(*this, variant_name(), s.coll)) return why;
     if (ctx.device != Device::gpu) return "NCCL runs on GPU ranks";
-    if (variant_ == Variant::tree && s.coll != Collective::allreduce)
-      return "NCCL has a tree algorithm for all-reduce only";
     if (variant_ == Variant::symm) {
 #if NCCL_VERSION_CODE >= NCCL_VERSION(2, 27, 0)
       if (runtime_version_code() < NCCL_VERSION(2, 27, 0))
@@ -194,6 +200,7 @@ class NcclImpl final : public Implementation {
   }
 
   void run(const CallArgs& a) override {
+    if (auto why = undeclared_collective(*this, variant_name(), a.spec.coll)) fail(ExitCode::usage, "{}", *why);
     const ncclDataType_t t = nccl_type(a.spec.dtype);
     ncclResult_t rc = ncclSuccess;
     switch (a.spec.coll) {
@@ -235,6 +242,16 @@ class NcclImpl final : public Implementation {
   }
 
  private:
+  const char* variant_name() const {
+    switch (variant_) {
+      case Variant::automatic: return "nccl";
+      case Variant::ring: return "nccl-ring";
+      case Variant::tree: return "nccl-tree";
+      case Variant::symm: return "nccl-symm";
+    }
+    return "nccl";
+  }
+
   // Non-blocking communicators: a call may still be in progress when it returns.
   void wait_async(const char* what, std::chrono::milliseconds limit, bool throw_on_timeout) {
     if (!comm_) return;

@@ -313,7 +313,8 @@ void errors(const RankLayout& real) {
   {
     CaseSpec bc{Collective::broadcast, DataType::float32, ReduceOp::none, 0};
     auto why = make_tree_cpu()->unsupported(bc, ctx);
-    if (!why || why->find("allreduce and allgather") == std::string::npos) failure("tree broadcast: no reason");
+    if (!why || *why != "tree implements allreduce, allgather; not broadcast")
+      failure("tree broadcast: the reason should list what tree implements, got '{}'", why.value_or("none"));
     ImplContext gpu = ctx;
     gpu.device = Device::gpu;
     for (const NamedImpl& ni : kImpls)
