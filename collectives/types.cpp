@@ -1,5 +1,6 @@
 #include "collectives/types.h"
 
+#include <algorithm>
 #include <utility>
 
 #include "results/error.h"
@@ -33,6 +34,9 @@ constexpr std::pair<std::string_view, Collective> kCollNames[] = {
     {"allgather", Collective::allgather},         {"all_gather", Collective::allgather},
     {"reducescatter", Collective::reducescatter}, {"reduce_scatter", Collective::reducescatter},
     {"broadcast", Collective::broadcast},         {"sendrecv", Collective::sendrecv},
+    {"alltoall", Collective::alltoall},           {"all_to_all", Collective::alltoall},
+    {"alltoallv", Collective::alltoallv},         {"reduce", Collective::reduce},
+    {"gather", Collective::gather},               {"scatter", Collective::scatter},
 };
 
 }  // namespace
@@ -111,20 +115,38 @@ std::vector<Collective> CollectiveSet::list() const {
 
 namespace {
 
-size_t times(BlockMultiple m, size_t count, size_t nranks) { return m == BlockMultiple::ranks ? count * nranks : count; }
+// The units of `count` elements in a buffer of multiple m.
+size_t units(BlockMultiple m, size_t nranks) {
+  switch (m) {
+    case BlockMultiple::one: return 1;
+    case BlockMultiple::ranks: return nranks;
+    case BlockMultiple::skewed: return nranks * (nranks + 1) / 2;
+  }
+  return 1;
+}
+
+// The units of `count` elements that a requested size covers.
+size_t size_units(Collective c, size_t nranks) {
+  const CollectiveDescriptor& d = collective_descriptor(c);
+  return d.size_is_total ? std::max(units(d.send, nranks), units(d.recv, nranks)) : 1;
+}
 
 }  // namespace
 
-CollectiveShape shape_for_bytes(Collective c, DataType t, int nranks, size_t requested_bytes) {
+CollectiveShape shape_for_count(Collective c, DataType t, int nranks, size_t count) {
   const CollectiveDescriptor& d = collective_descriptor(c);
-  const size_t esz = element_size(t);
   const size_t n = static_cast<size_t>(nranks > 0 ? nranks : 1);
   CollectiveShape s;
-  s.count = requested_bytes / esz / (d.size_is_total ? n : 1);
-  s.send_elements = times(d.send, s.count, n);
-  s.recv_elements = times(d.recv, s.count, n);
-  s.bytes = s.count * (d.size_is_total ? n : 1) * esz;
+  s.count = count;
+  s.send_elements = count * units(d.send, n);
+  s.recv_elements = count * units(d.recv, n);
+  s.bytes = count * size_units(c, n) * element_size(t);
   return s;
+}
+
+CollectiveShape shape_for_bytes(Collective c, DataType t, int nranks, size_t requested_bytes) {
+  const size_t n = static_cast<size_t>(nranks > 0 ? nranks : 1);
+  return shape_for_count(c, t, nranks, requested_bytes / element_size(t) / size_units(c, n));
 }
 
 double bus_factor(Collective c, int nranks) {
@@ -133,6 +155,7 @@ double bus_factor(Collective c, int nranks) {
     case BusFactorRule::one: return 1.0;
     case BusFactorRule::ranks_minus_1: return (n - 1) / n;
     case BusFactorRule::two_ranks_minus_1: return 2.0 * (n - 1) / n;
+    case BusFactorRule::skewed_leaving: return 1.0 - 2.0 / (n * (n + 1));
   }
   return 1.0;
 }
@@ -146,6 +169,11 @@ size_t in_place_recv_offset(Collective c, int rank, size_t count) {
                                                                                  : 0;
 }
 bool supports_in_place(Collective c) { return collective_descriptor(c).in_place != InPlaceLayout::none; }
+
+size_t output_elements(Collective c, int rank, int root, const CollectiveShape& shape) {
+  if (collective_descriptor(c).output == OutputRanks::root_only && rank != root) return 0;
+  return shape.recv_elements;
+}
 
 bool repeats_in_place(Collective c, ReduceOp op) {
   const CollectiveDescriptor& d = collective_descriptor(c);

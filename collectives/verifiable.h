@@ -189,19 +189,35 @@ CCB_HD T collective_input(Collective coll, ReduceOp op, std::uint64_t seed, int 
 }
 
 // Expected element j of rank `rank`'s output for collective `coll` with `count` elements per rank
-// (see CollectiveShape).
+// (see CollectiveShape). Root-only collectives (reduce, gather) give the root's output on every
+// rank; only the root's is compared (output_elements).
 template <typename T>
 CCB_HD T collective_expected(Collective coll, ReduceOp op, std::uint64_t seed, int rank, int nranks, int root,
                              std::uint64_t count, std::uint64_t j) {
+  const int block = count ? static_cast<int>(j / count) : 0;  // the block j lies in (n-block outputs)
   switch (coll) {
-    case Collective::allreduce: return reduced_value<T>(op, seed, j, nranks);
+    case Collective::allreduce:
+    case Collective::reduce: return reduced_value<T>(op, seed, j, nranks);
     case Collective::reducescatter:
       return reduced_value<T>(op, seed, static_cast<std::uint64_t>(rank) * count + j, nranks);
     case Collective::allgather:
-      return input_value<T>(ReduceOp::none, seed, static_cast<int>(j / count), j % count, nranks);
+    case Collective::gather:  // block p is rank p's input
+      return input_value<T>(ReduceOp::none, seed, block, j % count, nranks);
     case Collective::broadcast: return input_value<T>(ReduceOp::none, seed, root, j, nranks);
     case Collective::sendrecv:
       return input_value<T>(ReduceOp::none, seed, (rank + nranks - 1) % nranks, j, nranks);
+    case Collective::alltoall:  // block p came from rank p's block `rank`
+      return input_value<T>(ReduceOp::none, seed, block, static_cast<std::uint64_t>(rank) * count + j % count,
+                            nranks);
+    case Collective::alltoallv: {
+      int from = 0;
+      while (from + 1 < nranks && alltoallv_recv_offset(rank, from + 1, nranks, count) <= j) ++from;
+      const std::uint64_t within = j - alltoallv_recv_offset(rank, from, nranks, count);
+      return input_value<T>(ReduceOp::none, seed, from, alltoallv_send_offset(from, rank, nranks, count) + within,
+                            nranks);
+    }
+    case Collective::scatter:  // my block of the root's input
+      return input_value<T>(ReduceOp::none, seed, root, static_cast<std::uint64_t>(rank) * count + j, nranks);
   }
   return T{};
 }

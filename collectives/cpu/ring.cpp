@@ -28,7 +28,7 @@ struct RingPeers {
   RecvChannel* from_prev;
 };
 
-// All-reduce, reduce-scatter, all-gather (ring steps) and broadcast (a chain from the root) as one
+// All-reduce, reduce-scatter, all-gather (ring steps), broadcast and reduce (chains from and to the root) as one
 // sequence of moves: (loop, step) in order.
 class RingFlow final : public MoveFlow {
  public:
@@ -41,8 +41,13 @@ class RingFlow final : public MoveFlow {
         break;
       case Collective::reducescatter: steps_ = schedule::ring_reducescatter_steps(p.n); break;
       case Collective::allgather: steps_ = schedule::ring_allgather_steps(p.n); break;
-      case Collective::broadcast: steps_ = 1; break;
-      case Collective::sendrecv: fail(ExitCode::runtime, "sendrecv is not a ring flow");
+      case Collective::broadcast:
+      case Collective::reduce: steps_ = 1; break;
+      case Collective::sendrecv:
+      case Collective::alltoall:
+      case Collective::alltoallv:
+      case Collective::gather:
+      case Collective::scatter: fail(ExitCode::runtime, "{} is not a ring flow", name(a.spec.coll));
     }
     if (a.spec.coll != Collective::allreduce) loops_ = schedule::div_up(a.count, slice);
   }
@@ -97,6 +102,16 @@ class RingFlow final : public MoveFlow {
     p.out_off = block_of_input ? off : block;
     return p;
   }
+  // Reduce: a chain root+1, root+2, ..., root that reduces on the way (NCCL's ring reduce): the
+  // first rank sends its input, the others add theirs and pass it on, the root finalizes.
+  Placement reduce_step() const {
+    Placement p;
+    const int q = schedule::mod_ranks(p_.rank - a_.spec.root - 1, p_.n);
+    p.st = {q == 0 ? RingOp::send : q == p_.n - 1 ? RingOp::recv_reduce_copy : RingOp::recv_reduce_send, 0};
+    p.in_off = p.out_off = loop_ * slice_;
+    p.count = std::min(slice_, a_.count - p.in_off);
+    return p;
+  }
   // Broadcast: a chain root, root+1, ... ; position q on it decides the op.
   Placement broadcast_step() const {
     Placement p;
@@ -113,7 +128,12 @@ class RingFlow final : public MoveFlow {
       case Collective::reducescatter: return block_step(schedule::ring_reducescatter_step(p_.n, p_.rank, s), true);
       case Collective::allgather: return block_step(schedule::ring_allgather_step(p_.n, p_.rank, s), false);
       case Collective::broadcast: return broadcast_step();
-      case Collective::sendrecv: break;
+      case Collective::reduce: return reduce_step();
+      case Collective::sendrecv:
+      case Collective::alltoall:
+      case Collective::alltoallv:
+      case Collective::gather:
+      case Collective::scatter: break;
     }
     fail(ExitCode::runtime, "ring: {} is not a ring flow", name(a_.spec.coll));
   }
@@ -147,60 +167,16 @@ class RingFlow final : public MoveFlow {
   int step_ = 0, cur_step_ = 0;
 };
 
-// One direction of sendrecv: my input to the next rank, or the previous rank's data to my output.
-class StreamFlow final : public MoveFlow {
+class RingCpu final : public cpu::CpuImplementation {
  public:
-  StreamFlow(const ReduceKernels& k, const CallArgs& a, const RingPeers& p, size_t slice, bool sending)
-      : MoveFlow(k), a_(a), p_(p), slice_(slice), sending_(sending), pieces_(schedule::div_up(a.count, slice)) {}
-
- protected:
-  bool next(Move& m) override {
-    if (piece_ == pieces_) return false;
-    const size_t off = piece_++ * slice_;
-    const size_t esz = element_size(a_.spec.dtype);
-    m = Move{};
-    m.count = std::min(slice_, a_.count - off);
-    if (sending_) {
-      m.in = static_cast<const char*>(a_.send) + off * esz;
-      m.send_to(p_.to_next, p_.next);
-    } else {
-      m.out = static_cast<char*>(a_.recv) + off * esz;
-      m.recv_from(p_.from_prev, p_.prev);
-    }
-    return true;
-  }
-  std::string where() const override {
-    return fmt::format("sendrecv {} piece {} of {}", sending_ ? "send" : "receive", piece_ - 1, pieces_);
-  }
-
- private:
-  const CallArgs& a_;
-  RingPeers p_;
-  size_t slice_;
-  bool sending_;
-  size_t pieces_, piece_ = 0;
-};
-
-class RingCpu final : public Implementation {
- public:
+  RingCpu() : CpuImplementation("ring") {}
   CollectiveSet collectives() const override {
     return {Collective::allreduce, Collective::allgather, Collective::reducescatter, Collective::broadcast,
-            Collective::sendrecv};
+            Collective::sendrecv, Collective::reduce};
   }
-  std::optional<std::string> unsupported(const CaseSpec& spec, const ImplContext& ctx) const override {
-    if (auto why = undeclared_collective(*this, "ring", spec.coll)) return why;
-    return cpu::unsupported_context(ctx, "ring");
-  }
-
   void setup(const ImplContext& ctx) override {
-    if (!ctx.layout) fail(ExitCode::runtime, "ring: setup() needs the rank layout");
-    if (cpu::unsupported_context(ctx, "ring")) return;  // unsupported() skips every case, with the reason
-    cfg_ = cpu::slot_config_from_env();
-    timeout_ = ctx.timeout;
-    cpu::note_node_load(*ctx.layout);
-    int rank = 0, n = 1;
-    MPI_Comm_rank(ctx.comm, &rank);
-    MPI_Comm_size(ctx.comm, &n);
+    if (!begin_setup(ctx)) return;  // unsupported() skips every case, with the reason
+    const int rank = rank_, n = n_;
     peers_ = {rank, n, (rank + 1) % n, (rank + n - 1) % n, nullptr, nullptr};
     std::vector<ChannelRequest> req;
     if (n > 1) req = {{peers_.next, 0, true}, {peers_.prev, 0, false}};
@@ -212,15 +188,15 @@ class RingCpu final : public Implementation {
   }
 
   void run(const CallArgs& a) override {
-    if (!channels_) fail(ExitCode::runtime, "ring: run() before setup()");
+    check_runnable(a);
     const Collective coll = a.spec.coll;
-    if (auto why = undeclared_collective(*this, "ring", coll)) fail(ExitCode::usage, "{}", *why);
     if (peers_.n == 1) return cpu::run_single_rank(a);
     const ReduceKernels k(a.spec.dtype, has_reduce_op(coll) ? a.spec.op : ReduceOp::none, peers_.n);
     const size_t slice = cpu::slice_elements(cfg_, k.element_bytes());
     if (coll == Collective::sendrecv) {
       if (a.send == a.recv) fail(ExitCode::usage, "sendrecv/ring has no in-place form");
-      StreamFlow out(k, a, peers_, slice, true), in(k, a, peers_, slice, false);
+      StreamFlow out = StreamFlow::sending(k, a.send, a.count, slice, peers_.to_next, peers_.next, "sendrecv send");
+      StreamFlow in = StreamFlow::receiving(k, a.recv, a.count, slice, peers_.from_prev, peers_.prev, "sendrecv receive");
       DrainFlow drain({peers_.to_next}, {peers_.next}, {&out});
       Flow* flows[] = {&out, &in, &drain};
       return run_flows(flows, timeout_, peers_.rank, "sendrecv/ring");
@@ -231,15 +207,10 @@ class RingCpu final : public Implementation {
     run_flows(flows, timeout_, peers_.rank, what(coll));
   }
 
-  std::string transport() const override { return channels_ ? channels_->label() : "none"; }
-
  private:
   static std::string what(Collective c) { return fmt::format("{}/ring", name(c)); }
 
-  cpu::SlotConfig cfg_;
-  std::chrono::milliseconds timeout_{};
   RingPeers peers_{};
-  std::unique_ptr<ChannelSet> channels_;
 };
 
 }  // namespace

@@ -189,22 +189,15 @@ struct ChannelUse {
   int owner, child;
 };
 
-class TreeCpu final : public Implementation {
+// reduce is not declared: the double binary trees are rooted where NCCL roots them (set up once,
+// before any root is known), and a reduce to another root would need one more hop.
+class TreeCpu final : public cpu::CpuImplementation {
  public:
+  TreeCpu() : CpuImplementation("tree") {}
   CollectiveSet collectives() const override { return {Collective::allreduce, Collective::allgather}; }
-  std::optional<std::string> unsupported(const CaseSpec& spec, const ImplContext& ctx) const override {
-    if (auto why = undeclared_collective(*this, "tree", spec.coll)) return why;
-    return cpu::unsupported_context(ctx, "tree");
-  }
 
   void setup(const ImplContext& ctx) override {
-    if (!ctx.layout) fail(ExitCode::runtime, "tree: setup() needs the rank layout");
-    if (cpu::unsupported_context(ctx, "tree")) return;  // unsupported() skips every case, with the reason
-    cfg_ = cpu::slot_config_from_env();
-    timeout_ = ctx.timeout;
-    cpu::note_node_load(*ctx.layout);
-    MPI_Comm_rank(ctx.comm, &rank_);
-    MPI_Comm_size(ctx.comm, &n_);
+    if (!begin_setup(ctx)) return;  // unsupported() skips every case, with the reason
     std::vector<ChannelRequest> req;
     std::vector<ChannelUse> uses;
     request_channels(req, uses);
@@ -213,9 +206,8 @@ class TreeCpu final : public Implementation {
   }
 
   void run(const CallArgs& a) override {
-    if (!channels_) fail(ExitCode::runtime, "tree: run() before setup()");
+    check_runnable(a);
     const Collective coll = a.spec.coll;
-    if (auto why = undeclared_collective(*this, "tree", coll)) fail(ExitCode::usage, "{}", *why);
     if (n_ == 1) return cpu::run_single_rank(a);
     const ReduceKernels k(a.spec.dtype, coll == Collective::allreduce ? a.spec.op : ReduceOp::none, n_);
     const size_t slice = cpu::slice_elements(cfg_, k.element_bytes());
@@ -237,8 +229,6 @@ class TreeCpu final : public Implementation {
     flows[nflows++] = &drain;
     run_flows(std::span<Flow* const>(flows, static_cast<size_t>(nflows)), timeout_, rank_, "allreduce/tree");
   }
-
-  std::string transport() const override { return channels_ ? channels_->label() : "none"; }
 
  private:
   // Request order: per tree parent (up send, down recv), then per child (up recv, down send);
@@ -291,14 +281,10 @@ class TreeCpu final : public Implementation {
     }
   }
 
-  cpu::SlotConfig cfg_;
-  std::chrono::milliseconds timeout_{};
-  int rank_ = 0, n_ = 1;
   TreeChannels trees_[2];
   std::vector<BruckChannels> bruck_;
   std::vector<SendChannel*> sends_;
   std::vector<int> send_peers_;
-  std::unique_ptr<ChannelSet> channels_;
 };
 
 }  // namespace

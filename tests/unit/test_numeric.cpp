@@ -271,6 +271,55 @@ TEST(CollectiveExpected, MatchesTheLayoutOfEachCollective) {
   }
 }
 
+// The expected output of the new collectives, element by element against their definitions.
+TEST(CollectiveExpected, AlltoallGatherScatterReduceLayouts) {
+  const int n = 4, root = 2;
+  const std::uint64_t count = 3;
+  auto in = [&](int rank, std::uint64_t i) { return input_value<std::int32_t>(ReduceOp::none, kSeed, rank, i, n); };
+  auto want = [&](Collective c, int rank, std::uint64_t j) {
+    return collective_expected<std::int32_t>(c, ReduceOp::sum, kSeed, rank, n, root, count, j);
+  };
+  for (int rank = 0; rank < n; ++rank)
+    for (int p = 0; p < n; ++p)
+      for (std::uint64_t o = 0; o < count; ++o) {
+        // all-to-all: block p of my output is block `rank` of rank p's input.
+        EXPECT_EQ(want(Collective::alltoall, rank, p * count + o), in(p, rank * count + o));
+        // gather: block p of the root's output is rank p's input.
+        EXPECT_EQ(want(Collective::gather, root, p * count + o), in(p, o));
+      }
+  for (int rank = 0; rank < n; ++rank)
+    for (std::uint64_t j = 0; j < count; ++j) {
+      EXPECT_EQ(want(Collective::scatter, rank, j), in(root, rank * count + j));
+      EXPECT_EQ(want(Collective::reduce, root, j), reduced_value<std::int32_t>(ReduceOp::sum, kSeed, j, n));
+    }
+}
+
+// alltoallv's skew: rank r sends 1 + (p - r) mod n units to p; blocks tile both buffers exactly,
+// every rank's totals are n(n+1)/2 units, and the expected output takes each block from its sender.
+TEST(CollectiveExpected, AlltoallvSkewTilesTheBuffers) {
+  for (int n = 1; n <= 9; ++n) {
+    const std::uint64_t count = 2, total = count * n * (n + 1) / 2;
+    for (int r = 0; r < n; ++r) {
+      std::uint64_t sent = 0, received = 0;
+      for (int p = 0; p < n; ++p) {
+        EXPECT_EQ(alltoallv_send_offset(r, p, n, count), sent);
+        EXPECT_EQ(alltoallv_recv_offset(r, p, n, count), received);
+        EXPECT_EQ(alltoallv_block(r, p, n, count), count * (1 + (p - r + n) % n));
+        sent += alltoallv_block(r, p, n, count);
+        received += alltoallv_block(p, r, n, count);
+      }
+      EXPECT_EQ(sent, total);
+      EXPECT_EQ(received, total);
+      EXPECT_EQ(shape_for_count(Collective::alltoallv, DataType::int32, n, count).recv_elements, total);
+      for (int p = 0; p < n; ++p)
+        for (std::uint64_t o = 0; o < alltoallv_block(p, r, n, count); ++o)
+          EXPECT_EQ(collective_expected<std::int32_t>(Collective::alltoallv, ReduceOp::none, kSeed, r, n, 0, count,
+                                                      alltoallv_recv_offset(r, p, n, count) + o),
+                    input_value<std::int32_t>(ReduceOp::none, kSeed, p, alltoallv_send_offset(p, r, n, count) + o, n));
+    }
+  }
+}
+
 // The descriptors against nccl-tests' doc/PERFORMANCE.md: the size S and busbw factor of every
 // collective at every rank count from 1 to 64, for an awkward requested size.
 TEST(CollectiveDescriptor, ShapeAndBusFactorFollowNcclTests) {
@@ -282,6 +331,7 @@ TEST(CollectiveDescriptor, ShapeAndBusFactorFollowNcclTests) {
       const size_t esz = element_size(t);
       SCOPED_TRACE(testing::Message() << "n=" << n << " " << name(t));
       const size_t whole = requested / esz, piece = requested / esz / un;
+      const size_t tri = un * (un + 1) / 2, unit = requested / esz / tri;  // alltoallv: n(n+1)/2 units
       struct Want {
         Collective c;
         size_t count, send, recv, bytes;
@@ -293,6 +343,11 @@ TEST(CollectiveDescriptor, ShapeAndBusFactorFollowNcclTests) {
           {Collective::reducescatter, piece, piece * un, piece, piece * un * esz, (nn - 1) / nn},
           {Collective::broadcast, whole, whole, whole, whole * esz, 1.0},
           {Collective::sendrecv, whole, whole, whole, whole * esz, 1.0},
+          {Collective::alltoall, piece, piece * un, piece * un, piece * un * esz, (nn - 1) / nn},
+          {Collective::alltoallv, unit, unit * tri, unit * tri, unit * tri * esz, 1.0 - 2.0 / (nn * (nn + 1))},
+          {Collective::reduce, whole, whole, whole, whole * esz, 1.0},
+          {Collective::gather, piece, piece, piece * un, piece * un * esz, (nn - 1) / nn},
+          {Collective::scatter, piece, piece * un, piece, piece * un * esz, (nn - 1) / nn},
       };
       for (const Want& w : wants) {
         const CollectiveShape s = shape_for_bytes(w.c, t, n, requested);
@@ -305,7 +360,7 @@ TEST(CollectiveDescriptor, ShapeAndBusFactorFollowNcclTests) {
     }
   }
   // Every collective has a row above: a new one must be added to this test.
-  EXPECT_EQ(std::size(kAllCollectives), 5u);
+  EXPECT_EQ(std::size(kAllCollectives), 10u);
 }
 
 TEST(CollectiveDescriptor, NamesParseBackAndEveryCollectiveIsDescribed) {
@@ -314,11 +369,21 @@ TEST(CollectiveDescriptor, NamesParseBackAndEveryCollectiveIsDescribed) {
     EXPECT_EQ(parse_collective(name(c)), c);
     EXPECT_NE(valid_collectives().find(name(c)), std::string::npos);
   }
-  EXPECT_TRUE(has_reduce_op(Collective::allreduce) && has_reduce_op(Collective::reducescatter));
-  EXPECT_FALSE(has_reduce_op(Collective::allgather) || has_reduce_op(Collective::broadcast) ||
-               has_reduce_op(Collective::sendrecv));
-  EXPECT_TRUE(has_root(Collective::broadcast));
-  EXPECT_FALSE(has_root(Collective::allreduce) || has_root(Collective::sendrecv));
+  for (Collective c : kAllCollectives) {
+    const bool reduces = c == Collective::allreduce || c == Collective::reducescatter || c == Collective::reduce;
+    const bool rooted = c == Collective::broadcast || c == Collective::reduce || c == Collective::gather ||
+                        c == Collective::scatter;
+    EXPECT_EQ(has_reduce_op(c), reduces) << name(c);
+    EXPECT_EQ(has_root(c), rooted) << name(c);
+  }
+  for (const char* alias : {"all_to_all", "alltoall", "alltoallv", "reduce", "gather", "scatter"})
+    EXPECT_TRUE(parse_collective(alias).has_value()) << alias;
+  // Root-only output: the other ranks' receive buffers hold nothing to check.
+  const CollectiveShape s = shape_for_count(Collective::gather, DataType::int32, 4, 10);
+  EXPECT_EQ(output_elements(Collective::gather, 2, 2, s), 40u);
+  EXPECT_EQ(output_elements(Collective::gather, 1, 2, s), 0u);
+  EXPECT_EQ(output_elements(Collective::reduce, 0, 3, shape_for_count(Collective::reduce, DataType::int8, 4, 7)), 0u);
+  EXPECT_EQ(output_elements(Collective::scatter, 1, 2, shape_for_count(Collective::scatter, DataType::int8, 4, 7)), 7u);
 }
 
 TEST(CollectiveDescriptor, InPlaceLayoutsAreNcclsAndRepetitionIsKnown) {
@@ -338,7 +403,14 @@ TEST(CollectiveDescriptor, InPlaceLayoutsAreNcclsAndRepetitionIsKnown) {
   b = call_buffers(Collective::reducescatter, true, S, R, rank, count, esz);
   EXPECT_TRUE(b.send == S && b.recv == S + block && b.restore_at == S && !b.poison_recv && b.out_in_send);
   EXPECT_EQ(in_place_recv_offset(Collective::reducescatter, rank, count), rank * count);
-  EXPECT_FALSE(supports_in_place(Collective::sendrecv));
+  b = call_buffers(Collective::gather, true, S, R, rank, count, esz);
+  EXPECT_TRUE(b.send == R + block && b.recv == R && b.poison_recv && !b.out_in_send);
+  b = call_buffers(Collective::scatter, true, S, R, rank, count, esz);
+  EXPECT_TRUE(b.send == S && b.recv == S + block && !b.poison_recv && b.out_in_send);
+  b = call_buffers(Collective::reduce, true, S, R, rank, count, esz);
+  EXPECT_TRUE(b.send == R && b.recv == R && !b.poison_recv);
+  EXPECT_FALSE(supports_in_place(Collective::sendrecv) || supports_in_place(Collective::alltoall) ||
+               supports_in_place(Collective::alltoallv));
   try {
     call_buffers(Collective::sendrecv, true, S, R, rank, count, esz);
     ADD_FAILURE() << "sendrecv in place should be refused";
@@ -348,8 +420,11 @@ TEST(CollectiveDescriptor, InPlaceLayoutsAreNcclsAndRepetitionIsKnown) {
 
   EXPECT_TRUE(repeats_in_place(Collective::allgather, ReduceOp::none));
   EXPECT_TRUE(repeats_in_place(Collective::broadcast, ReduceOp::none));
+  EXPECT_TRUE(repeats_in_place(Collective::gather, ReduceOp::none));
+  EXPECT_TRUE(repeats_in_place(Collective::scatter, ReduceOp::none));
+  EXPECT_FALSE(repeats_in_place(Collective::alltoall, ReduceOp::none));
   EXPECT_FALSE(repeats_in_place(Collective::sendrecv, ReduceOp::none));
-  for (Collective c : {Collective::allreduce, Collective::reducescatter}) {
+  for (Collective c : {Collective::allreduce, Collective::reducescatter, Collective::reduce}) {
     EXPECT_TRUE(repeats_in_place(c, ReduceOp::min) && repeats_in_place(c, ReduceOp::max));
     EXPECT_FALSE(repeats_in_place(c, ReduceOp::sum) || repeats_in_place(c, ReduceOp::prod) ||
                  repeats_in_place(c, ReduceOp::avg));
