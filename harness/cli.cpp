@@ -91,7 +91,7 @@ void add_run_options(CLI::App& app, RawRun& r) {
   app.add_option("-c,--check", r.check, "check results: 1 = every size and iteration, 0 = off [1]");
   app.add_option("-d,--datatype", r.datatype, "data types, comma-separated, or all [float]");
   app.add_option("-o,--op", r.op, "reduction operations: sum, prod, min, max, avg, or all [sum]");
-  app.add_option("-r,--root", r.root, "root rank of broadcast [0]");
+  app.add_option("-r,--root", r.root, "root rank of broadcast, reduce, gather, scatter [0]");
   app.add_option("-G,--cudagraph", r.graph, "also time CUDA-graph replay: launches of a graph of -n iterations [0]");
   app.add_option("--collective", r.collective, "collectives, comma-separated, or all [allreduce,allgather]");
   app.add_option("--impl", r.impl,
