@@ -3,6 +3,8 @@
 // harness owns buffers, timing and checks; an implementation only moves and reduces data.
 //
 // Life cycle, every call collective over ctx.comm unless said otherwise:
+//   collectives()  the collectives it implements: a fixed set, declared; every other collective is
+//                  skipped with that list as the reason (case_unsupported()), never run.
 //   unsupported()  local and pure: the same answer on every rank; nullopt means "can run".
 //   setup()        connections, communicators. Throws Error(precondition) when it cannot run here.
 //   attach()       once per buffer set, before the first run() on it (IPC handles, registration).
@@ -77,6 +79,7 @@ class Allocator {
 class Implementation {
  public:
   virtual ~Implementation() = default;
+  virtual CollectiveSet collectives() const = 0;
   virtual std::optional<std::string> unsupported(const CaseSpec& spec, const ImplContext& ctx) const = 0;
   // Like unsupported(), for one size (`count` as in CallArgs): e.g. a one-shot kernel's limit.
   virtual std::optional<std::string> unsupported_count(const CaseSpec&, size_t /*count*/) const { return std::nullopt; }
@@ -102,6 +105,14 @@ class Implementation {
   // process ends right after. Returns what was done, "" for nothing.
   virtual std::string abort_from_watchdog() { return {}; }
 };
+
+// Why `impl` (named `impl_name`) cannot run `spec` here: a collective it does not declare (the
+// reason lists those it does), else its own unsupported(). What the harness asks before a case.
+std::optional<std::string> case_unsupported(const Implementation& impl, std::string_view impl_name,
+                                            const CaseSpec& spec, const ImplContext& ctx);
+// The first half of case_unsupported(): the reason when `c` is not among impl.collectives().
+std::optional<std::string> undeclared_collective(const Implementation& impl, std::string_view impl_name,
+                                                 Collective c);
 
 // A named implementation for one kind of rank. A name can exist for both kinds ("ring" is a CPU
 // executor on CPU ranks and a CUDA kernel on GPU ranks).

@@ -1,5 +1,7 @@
 #include <algorithm>
 
+#include <fmt/format.h>
+
 #include "collectives/cpu/cpu_common.h"
 #include "collectives/cpu/cpu_impls.h"
 #include "collectives/implementation.h"
@@ -32,11 +34,13 @@ constexpr const char* kNoNccl = "this ccbench was built without NCCL (install li
 std::vector<ImplInfo> build_registry() {
   std::vector<ImplInfo> r;
   // Baselines first: the comparison summary reads left to right from them.
-  r.push_back({"mpi", Device::cpu, "the MPI library's own collectives (MPI_Allreduce, MPI_Allgather, ...)",
+  r.push_back({"mpi", Device::cpu, "the MPI library's own collectives (MPI_Allreduce, MPI_Alltoall, ...)",
                make_mpi_baseline, ""});
   r.push_back({"ring", Device::cpu, "pipelined ring over shared memory (same node) or MPI point-to-point",
                make_ring_cpu, ""});
   r.push_back({"tree", Device::cpu, "double binary tree all-reduce, log-depth (Bruck) all-gather", make_tree_cpu, ""});
+  r.push_back({"direct", Device::cpu, "pairwise exchange over a channel per pair: all-to-all(v), gather, scatter",
+               make_direct_cpu, ""});
 #if CCBENCH_HAVE_NCCL
   r.push_back({"nccl", Device::gpu, "NCCL, its own choice of algorithm and protocol", make_nccl_default, ""});
   r.push_back({"nccl-ring", Device::gpu, "NCCL with NCCL_ALGO=Ring", make_nccl_ring, ""});
@@ -88,6 +92,19 @@ void check_tuning_environment() {
 #if CCBENCH_HAVE_CUDA
   check_gpu_tuning_environment();
 #endif
+}
+
+std::optional<std::string> undeclared_collective(const Implementation& impl, std::string_view impl_name,
+                                                 Collective c) {
+  const CollectiveSet declared = impl.collectives();
+  if (declared.contains(c)) return std::nullopt;
+  return fmt::format("{} implements {}; not {}", impl_name, join_names(declared.list()), name(c));
+}
+
+std::optional<std::string> case_unsupported(const Implementation& impl, std::string_view impl_name,
+                                            const CaseSpec& spec, const ImplContext& ctx) {
+  if (auto why = undeclared_collective(impl, impl_name, spec.coll)) return why;
+  return impl.unsupported(spec, ctx);
 }
 
 std::string valid_implementations() {

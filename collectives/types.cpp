@@ -1,6 +1,9 @@
 #include "collectives/types.h"
 
+#include <algorithm>
 #include <utility>
+
+#include "results/error.h"
 
 namespace ccbench {
 
@@ -31,6 +34,9 @@ constexpr std::pair<std::string_view, Collective> kCollNames[] = {
     {"allgather", Collective::allgather},         {"all_gather", Collective::allgather},
     {"reducescatter", Collective::reducescatter}, {"reduce_scatter", Collective::reducescatter},
     {"broadcast", Collective::broadcast},         {"sendrecv", Collective::sendrecv},
+    {"alltoall", Collective::alltoall},           {"all_to_all", Collective::alltoall},
+    {"alltoallv", Collective::alltoallv},         {"reduce", Collective::reduce},
+    {"gather", Collective::gather},               {"scatter", Collective::scatter},
 };
 
 }  // namespace
@@ -63,16 +69,7 @@ std::string_view name(ReduceOp op) {
   return "?";
 }
 
-std::string_view name(Collective c) {
-  switch (c) {
-    case Collective::allreduce: return "allreduce";
-    case Collective::allgather: return "allgather";
-    case Collective::reducescatter: return "reducescatter";
-    case Collective::broadcast: return "broadcast";
-    case Collective::sendrecv: return "sendrecv";
-  }
-  return "?";
-}
+std::string_view name(Collective c) { return collective_descriptor(c).name; }
 
 std::optional<DataType> parse_data_type(std::string_view s) { return lookup(s, kTypeNames); }
 std::optional<ReduceOp> parse_reduce_op(std::string_view s) { return lookup(s, kOpNames); }
@@ -105,52 +102,105 @@ size_t element_size(DataType t) {
 }
 
 
-CollectiveShape shape_for_bytes(Collective c, DataType t, int nranks, size_t requested_bytes) {
-  const size_t esz = element_size(t);
-  const size_t n = static_cast<size_t>(nranks);
-  CollectiveShape s;
-  switch (c) {
-    case Collective::allreduce:
-    case Collective::broadcast:
-    case Collective::sendrecv:
-      s.count = requested_bytes / esz;
-      s.send_elements = s.recv_elements = s.count;
-      s.bytes = s.count * esz;
-      break;
-    case Collective::allgather:
-      s.count = requested_bytes / esz / n;
-      s.send_elements = s.count;
-      s.recv_elements = s.count * n;
-      s.bytes = s.count * n * esz;
-      break;
-    case Collective::reducescatter:
-      s.count = requested_bytes / esz / n;
-      s.send_elements = s.count * n;
-      s.recv_elements = s.count;
-      s.bytes = s.count * n * esz;
-      break;
+std::vector<Collective> CollectiveSet::list() const {
+  std::vector<Collective> out;
+  for (Collective c : kAllCollectives)
+    if (contains(c)) out.push_back(c);
+  return out;
+}
+
+namespace {
+
+// The units of `count` elements in a buffer of multiple m.
+size_t units(BlockMultiple m, size_t nranks) {
+  switch (m) {
+    case BlockMultiple::one: return 1;
+    case BlockMultiple::ranks: return nranks;
+    case BlockMultiple::skewed: return nranks * (nranks + 1) / 2;
   }
+  return 1;
+}
+
+// The units of `count` elements that a requested size covers.
+size_t size_units(Collective c, size_t nranks) {
+  const CollectiveDescriptor& d = collective_descriptor(c);
+  return d.size_is_total ? std::max(units(d.send, nranks), units(d.recv, nranks)) : 1;
+}
+
+}  // namespace
+
+CollectiveShape shape_for_count(Collective c, DataType t, int nranks, size_t count) {
+  const CollectiveDescriptor& d = collective_descriptor(c);
+  const size_t n = static_cast<size_t>(nranks > 0 ? nranks : 1);
+  CollectiveShape s;
+  s.count = count;
+  s.send_elements = count * units(d.send, n);
+  s.recv_elements = count * units(d.recv, n);
+  s.bytes = count * size_units(c, n) * element_size(t);
   return s;
+}
+
+CollectiveShape shape_for_bytes(Collective c, DataType t, int nranks, size_t requested_bytes) {
+  const size_t n = static_cast<size_t>(nranks > 0 ? nranks : 1);
+  return shape_for_count(c, t, nranks, requested_bytes / element_size(t) / size_units(c, n));
 }
 
 double bus_factor(Collective c, int nranks) {
   const double n = nranks;
-  switch (c) {
-    case Collective::allreduce: return 2.0 * (n - 1) / n;
-    case Collective::allgather:
-    case Collective::reducescatter: return (n - 1) / n;
-    case Collective::broadcast:
-    case Collective::sendrecv: return 1.0;
+  switch (collective_descriptor(c).bus) {
+    case BusFactorRule::one: return 1.0;
+    case BusFactorRule::ranks_minus_1: return (n - 1) / n;
+    case BusFactorRule::two_ranks_minus_1: return 2.0 * (n - 1) / n;
+    case BusFactorRule::skewed_leaving: return 1.0 - 2.0 / (n * (n + 1));
   }
   return 1.0;
 }
 
 size_t in_place_send_offset(Collective c, int rank, size_t count) {
-  return c == Collective::allgather ? static_cast<size_t>(rank) * count : 0;
+  return collective_descriptor(c).in_place == InPlaceLayout::send_in_recv_block ? static_cast<size_t>(rank) * count
+                                                                                 : 0;
 }
 size_t in_place_recv_offset(Collective c, int rank, size_t count) {
-  return c == Collective::reducescatter ? static_cast<size_t>(rank) * count : 0;
+  return collective_descriptor(c).in_place == InPlaceLayout::recv_in_send_block ? static_cast<size_t>(rank) * count
+                                                                                 : 0;
 }
-bool supports_in_place(Collective c) { return c != Collective::sendrecv; }
+bool supports_in_place(Collective c) { return collective_descriptor(c).in_place != InPlaceLayout::none; }
+
+size_t output_elements(Collective c, int rank, int root, const CollectiveShape& shape) {
+  if (collective_descriptor(c).output == OutputRanks::root_only && rank != root) return 0;
+  return shape.recv_elements;
+}
+
+bool repeats_in_place(Collective c, ReduceOp op) {
+  const CollectiveDescriptor& d = collective_descriptor(c);
+  if (d.in_place == InPlaceLayout::none) return false;
+  if (d.reduces) return op == ReduceOp::min || op == ReduceOp::max;
+  return d.repeats_in_place;
+}
+
+CallBuffers call_buffers(Collective c, bool in_place, std::byte* S, std::byte* R, int rank, size_t count,
+                         size_t element_bytes) {
+  CallBuffers b;
+  b.send = S;
+  b.recv = R;
+  if (!in_place) return b;
+  const size_t block = static_cast<size_t>(rank) * count * element_bytes;
+  switch (collective_descriptor(c).in_place) {
+    case InPlaceLayout::none: fail(ExitCode::usage, "{} has no in-place form", name(c));
+    case InPlaceLayout::same_buffer:
+      b.restore_at = R;
+      b.poison_recv = false;
+      break;
+    case InPlaceLayout::send_in_recv_block: b.restore_at = R + block; break;
+    case InPlaceLayout::recv_in_send_block:
+      b.restore_at = S;
+      b.recv = S + block;
+      b.poison_recv = false;
+      b.out_in_send = true;
+      break;
+  }
+  b.send = b.restore_at;
+  return b;
+}
 
 }  // namespace ccbench

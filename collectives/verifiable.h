@@ -10,8 +10,13 @@
 //   prod  integers: odd values (the product never collapses to 0); floats: +-2^e with e in
 //         {-1,0,1} on at most E ranks (E fits the exponent range), +-1 elsewhere;
 //   min/max and data movement: any value (floats: integers below the exact limit);
-//   avg   non-negative values whose sum fits; floats are compared with a tolerance (NCCL
-//         pre-multiplies by 1/ranks, which rounds), integers exactly.
+//   avg   integers: non-negative values whose sum fits, compared exactly. Floats: NCCL
+//         pre-multiplies every input by 1/ranks, which rounds, so the check needs a tolerance; for
+//         one rank's wrong input to stay visible through it at any rank count, each element has
+//         only kAvgActiveRanks ranks with a non-zero input (integers in [8, 16), a window of ranks
+//         that moves with the index). The average is then at most 2*16/n and the rounding a few
+//         units of its last place (value_matches), far below the 1/n that an input off by one
+//         moves it.
 #include <cstdint>
 
 #include "collectives/numeric.h"
@@ -46,7 +51,7 @@ CCB_HD int product_exponent_budget() {
   else return 120;
 }
 
-// Bound B of the float sum/avg pattern: values in [-(B-1), B-1] (avg: [0, B-1]).
+// Bound B of the float sum pattern: values in [-(B-1), B-1].
 template <typename T>
 CCB_HD std::int64_t float_sum_bound(int nranks) {
   double b = exact_integer_limit<T>() / (nranks > 0 ? nranks : 1);
@@ -60,6 +65,28 @@ template <typename T>
 CCB_HD int float_sum_active_ranks(int nranks) {
   double cap = exact_integer_limit<T>() - 1;
   return nranks <= cap ? nranks : static_cast<int>(cap);
+}
+
+// The float avg pattern: at element `index`, ranks first..first+kAvgActiveRanks-1 (mod n) hold
+// an integer in [kAvgLow, kAvgLow + kAvgSpan), the others 0. Small integers keep the partial sums
+// exact in every type (bfloat16 is exact to 256) and the result's rounding small against 1/n.
+inline constexpr int kAvgActiveRanks = 2;
+inline constexpr int kAvgLow = 8;
+inline constexpr int kAvgSpan = 8;
+
+CCB_HD bool avg_rank_active(std::uint64_t seed, int rank, std::uint64_t index, int nranks) {
+  const int first = static_cast<int>(element_hash(seed, -1, index) % static_cast<std::uint64_t>(nranks));
+  const int offset = (rank - first + nranks) % nranks;
+  return offset < kAvgActiveRanks;
+}
+
+// Machine epsilon of a floating type: the distance from 1 to the next value.
+template <typename T>
+CCB_HD double machine_epsilon() {
+  if constexpr (std::is_same_v<T, half_t>) return 1.0 / 1024;      // 10 fraction bits
+  else if constexpr (std::is_same_v<T, bfloat16_t>) return 1.0 / 128;  // 7 fraction bits
+  else if constexpr (std::is_same_v<T, float>) return 1.1920928955078125e-7;
+  else return 2.220446049250313e-16;
 }
 
 // Input element `index` of `rank` for a collective reducing with `op` (ReduceOp::none for data
@@ -86,10 +113,13 @@ CCB_HD T input_value(ReduceOp op, std::uint64_t seed, int rank, std::uint64_t in
       A v = e > 0 ? A(2) : e < 0 ? A(0.5) : A(1);
       return from_arith<T>((h >> 8) & 1 ? -v : v);
     }
-    if (op == ReduceOp::sum || op == ReduceOp::avg) {
+    if (op == ReduceOp::avg) {
+      if (!avg_rank_active(seed, rank, index, nranks)) return from_arith<T>(A(0));
+      return from_arith<T>(static_cast<A>(kAvgLow + static_cast<int>(h % kAvgSpan)));
+    }
+    if (op == ReduceOp::sum) {
       if (rank >= float_sum_active_ranks<T>(nranks)) return from_arith<T>(A(0));
       const std::int64_t b = float_sum_bound<T>(nranks);
-      if (op == ReduceOp::avg) return from_arith<T>(static_cast<A>(static_cast<std::int64_t>(h % b)));
       return from_arith<T>(static_cast<A>(static_cast<std::int64_t>(h % (2 * b - 1)) - (b - 1)));
     }
     // min, max, data movement: integers within the exact range.
@@ -121,8 +151,16 @@ CCB_HD T reduced_value(ReduceOp op, std::uint64_t seed, std::uint64_t index, int
   return acc;
 }
 
+// The float avg tolerance in units of eps * |expected|: the bound above (1.5 for two terms) plus
+// the rounding of the expected value itself (0.5), with a margin; still below what an input off
+// by one moves the average (1/n, against a magnitude of at most 2 (kAvgLow + kAvgSpan - 1) / n =
+// 30/n: 3 * eps(bfloat16) * 30 = 0.70 < 1).
+inline constexpr double kAvgToleranceEps = 3.0;
+
 // Whether `actual` is an acceptable result where `expected` is the exact one. Exact for every
-// case but float avg, which allows the rounding of NCCL's pre-multiplied sum.
+// case but float avg, which allows the rounding of NCCL's pre-multiplied sum: each of the
+// kAvgActiveRanks non-zero terms v * fl(1/n) carries two roundings, their sum one more, so the
+// error stays below (2 kAvgActiveRanks - 1) / 2 eps |expected|; sum-then-divide rounds once.
 template <typename T>
 CCB_HD bool value_matches(ReduceOp op, T expected, T actual, int nranks) {
   if constexpr (std::is_integral_v<T>) {
@@ -130,12 +168,11 @@ CCB_HD bool value_matches(ReduceOp op, T expected, T actual, int nranks) {
   } else {
     double e = static_cast<double>(to_arith(expected)), a = static_cast<double>(to_arith(actual));
     if (a != a) return false;  // NaN never matches
+    (void)nranks;
     if (op != ReduceOp::avg) return e == a;
-    double eps = std::is_same_v<T, half_t> ? 9.77e-4 : std::is_same_v<T, bfloat16_t> ? 7.82e-3
-                 : std::is_same_v<T, float> ? 1.2e-7 : 2.3e-16;
-    double bound = static_cast<double>(float_sum_bound<T>(nranks));
-    double diff = a > e ? a - e : e - a;
-    return diff <= 2.0 * (nranks + 1) * eps * bound;
+    const double magnitude = e < 0 ? -e : e;
+    const double diff = a > e ? a - e : e - a;
+    return diff <= kAvgToleranceEps * machine_epsilon<T>() * magnitude;
   }
 }
 
@@ -152,19 +189,35 @@ CCB_HD T collective_input(Collective coll, ReduceOp op, std::uint64_t seed, int 
 }
 
 // Expected element j of rank `rank`'s output for collective `coll` with `count` elements per rank
-// (see CollectiveShape).
+// (see CollectiveShape). Root-only collectives (reduce, gather) give the root's output on every
+// rank; only the root's is compared (output_elements).
 template <typename T>
 CCB_HD T collective_expected(Collective coll, ReduceOp op, std::uint64_t seed, int rank, int nranks, int root,
                              std::uint64_t count, std::uint64_t j) {
+  const int block = count ? static_cast<int>(j / count) : 0;  // the block j lies in (n-block outputs)
   switch (coll) {
-    case Collective::allreduce: return reduced_value<T>(op, seed, j, nranks);
+    case Collective::allreduce:
+    case Collective::reduce: return reduced_value<T>(op, seed, j, nranks);
     case Collective::reducescatter:
       return reduced_value<T>(op, seed, static_cast<std::uint64_t>(rank) * count + j, nranks);
     case Collective::allgather:
-      return input_value<T>(ReduceOp::none, seed, static_cast<int>(j / count), j % count, nranks);
+    case Collective::gather:  // block p is rank p's input
+      return input_value<T>(ReduceOp::none, seed, block, j % count, nranks);
     case Collective::broadcast: return input_value<T>(ReduceOp::none, seed, root, j, nranks);
     case Collective::sendrecv:
       return input_value<T>(ReduceOp::none, seed, (rank + nranks - 1) % nranks, j, nranks);
+    case Collective::alltoall:  // block p came from rank p's block `rank`
+      return input_value<T>(ReduceOp::none, seed, block, static_cast<std::uint64_t>(rank) * count + j % count,
+                            nranks);
+    case Collective::alltoallv: {
+      int from = 0;
+      while (from + 1 < nranks && alltoallv_recv_offset(rank, from + 1, nranks, count) <= j) ++from;
+      const std::uint64_t within = j - alltoallv_recv_offset(rank, from, nranks, count);
+      return input_value<T>(ReduceOp::none, seed, from, alltoallv_send_offset(from, rank, nranks, count) + within,
+                            nranks);
+    }
+    case Collective::scatter:  // my block of the root's input
+      return input_value<T>(ReduceOp::none, seed, root, static_cast<std::uint64_t>(rank) * count + j, nranks);
   }
   return T{};
 }

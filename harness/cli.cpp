@@ -203,7 +203,7 @@ void add_sweep_options(CLI::App& app, RunOptions& o, RawRun& r) {
       ->check(name_list(o.ops, "-o/--op", parse_reduce_op,
                         std::vector<ReduceOp>(std::begin(kAllReduceOps), std::end(kAllReduceOps)), valid_reduce_ops()))
       ->type_name("LIST");
-  app.add_option("-r,--root", o.root, "root rank of broadcast [0]")
+  app.add_option("-r,--root", o.root, "root rank of broadcast, reduce, gather, scatter [0]")
       ->transform(whole_number("-r/--root", 0, 1 << 30, "a rank number"))->type_name("INT");
   app.add_option("-G,--cudagraph", o.graph_launches, "also time CUDA-graph replay: launches of a graph of -n iterations [0]")
       ->transform(whole_number("-G/--cudagraph", 0, 100000, "the number of graph launches"))->type_name("INT");

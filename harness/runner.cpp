@@ -28,13 +28,6 @@ constexpr const char* kNotCheckedReason = "not checked (-c 0)";
 constexpr const char* kGraphNotCheckedReason =
     "not checked: replaying in-place iterations of this op changes the data; see the eager row";
 
-// Whether repeating the collective on its own output gives the same output again, so that the
-// data of back-to-back in-place iterations can be checked.
-bool idempotent(const CaseSpec& s) {
-  if (!has_reduce_op(s.coll)) return s.coll != Collective::sendrecv;
-  return s.op == ReduceOp::min || s.op == ReduceOp::max;
-}
-
 // A device buffer with a guard region before and after the data; the trailing guard follows the
 // bytes in use by the current measurement.
 class GuardedBuffer {
@@ -183,7 +176,9 @@ struct Runner::Measurement {
   std::byte* R = nullptr;  // receive buffer, after the -u offset
   const void* send = nullptr;
   void* recv = nullptr;
-  std::byte* out = nullptr;  // where the result lands (shape.recv_elements)
+  std::byte* out = nullptr;  // where the result lands
+  std::size_t checked = 0;   // output elements on this rank (none away from a reduce/gather root)
+  CallBuffers buffers{};     // the collective's in-place layout (collectives/types.h)
   CallArgs args() const { return CallArgs{spec, send, recv, shape.count}; }
 
   std::string algorithm, graph_algorithm;  // impl.describe() of the eager and captured calls
@@ -341,7 +336,7 @@ std::vector<CaseSpec> Runner::runnable_cases(ImplState& st, Collective coll) {
       if (has_root(coll) && opts_.root >= nranks_)
         why = fmt::format("root {} does not exist with {} ranks (valid: 0 to {})", opts_.root, nranks_, nranks_ - 1);
       else
-        why = st.impl->unsupported(spec, st.ctx);
+        why = case_unsupported(*st.impl, st.info->name, spec, st.ctx);
       if (!why) {
         cases.push_back(spec);
         continue;
@@ -435,17 +430,10 @@ Runner::Measurement Runner::plan_measurement(Series& bufs, const CaseSpec& spec,
   m.pat = PatternSpec{spec.coll, spec.dtype, spec.op, opts_.seed, rank_, nranks_, spec.root, m.shape.count};
   m.S = bufs.send.data() + m.offset;
   m.R = bufs.recv.data() + m.offset;
-  m.send = m.S;
-  m.recv = m.out = m.R;
-  if (in_place) {
-    switch (spec.coll) {
-      case Collective::allgather: m.send = m.R + in_place_send_offset(spec.coll, rank_, m.shape.count) * m.esz; break;
-      case Collective::reducescatter:
-        m.recv = m.out = m.S + in_place_recv_offset(spec.coll, rank_, m.shape.count) * m.esz;
-        break;
-      default: m.send = m.R; break;
-    }
-  }
+  m.buffers = call_buffers(spec.coll, in_place, m.S, m.R, rank_, m.shape.count, m.esz);
+  m.send = m.buffers.send;
+  m.recv = m.out = m.buffers.recv;
+  m.checked = output_elements(spec.coll, rank_, spec.root, m.shape);
   m.iter_us.assign(static_cast<size_t>(opts_.iterations), 0.0);
   return m;
 }
@@ -503,16 +491,8 @@ void Runner::sync(Implementation& impl) {
 }
 
 void Runner::reset(Series& bufs, const Measurement& m) {
-  if (!m.in_place) {
-    backend_.complement(m.R, bufs.expected.data(), m.recv_bytes);
-  } else if (m.spec.coll == Collective::allgather) {
-    backend_.complement(m.R, bufs.expected.data(), m.recv_bytes);
-    backend_.copy(const_cast<void*>(m.send), bufs.pristine.data(), m.send_bytes);
-  } else if (m.spec.coll == Collective::reducescatter) {
-    backend_.copy(m.S, bufs.pristine.data(), m.send_bytes);
-  } else {
-    backend_.copy(m.R, bufs.pristine.data(), m.send_bytes);
-  }
+  if (m.buffers.poison_recv) backend_.complement(m.R, bufs.expected.data(), m.recv_bytes);
+  if (m.buffers.restore_at) backend_.copy(m.buffers.restore_at, bufs.pristine.data(), m.send_bytes);
 }
 
 void Runner::prepare(Series& bufs, Measurement& m) {
@@ -521,10 +501,9 @@ void Runner::prepare(Series& bufs, Measurement& m) {
   backend_.fill_expected(m.pat, bufs.expected.data(), m.shape.recv_elements);
   if (!m.in_place) backend_.copy(m.S, bufs.pristine.data(), m.send_bytes);
   reset(bufs, m);
-  // In-place reduce-scatter works in the send buffer; other in-place cases in the receive buffer.
-  const bool buffer_is_send = m.in_place && m.spec.coll == Collective::reducescatter;
-  bufs.send.arm(m.offset, !m.in_place || buffer_is_send ? m.send_bytes : 0);
-  bufs.recv.arm(m.offset, buffer_is_send ? 0 : m.recv_bytes);
+  // In place, the result may land in the send buffer (reduce-scatter) or the receive buffer.
+  bufs.send.arm(m.offset, !m.in_place || m.buffers.out_in_send ? m.send_bytes : 0);
+  bufs.recv.arm(m.offset, m.buffers.out_in_send ? 0 : m.recv_bytes);
   backend_.synchronize();
 }
 
@@ -553,7 +532,7 @@ void Runner::timed_batch(Implementation& impl, Series& bufs, Measurement& m) {
   sync(impl);
   m.batch_us = backend_.elapsed_us(0, 1) / opts_.iterations;
   if (!opts_.check) return;
-  if (!m.in_place || idempotent(m.spec)) check_output(bufs, m, "after the timed batch", m.wrong);
+  if (!m.in_place || repeats_in_place(m.spec.coll, m.spec.op)) check_output(bufs, m, "after the timed batch", m.wrong);
   if (!m.in_place) check_send_buffer(m);
 }
 
@@ -575,8 +554,8 @@ void Runner::single_iterations(ImplState& st, Series& bufs, Measurement& m) {
     m.iter_us[static_cast<size_t>(i)] = backend_.elapsed_us(0, 1);
     if (fault) {
       fault_fired_ = true;
-      std::byte* end = m.in_place && m.spec.coll == Collective::reducescatter ? m.S + m.send_bytes : m.R + m.recv_bytes;
-      inject_after(*opts_.fault, backend_, m.out, m.shape.recv_elements, m.esz, end);
+      std::byte* end = m.buffers.out_in_send ? m.S + m.send_bytes : m.R + m.recv_bytes;
+      inject_after(*opts_.fault, backend_, m.out, m.checked, m.esz, end);
     }
     if (opts_.check) check_output(bufs, m, fmt::format("iteration {}", i), m.wrong);
   }
@@ -609,10 +588,10 @@ void Runner::graph_replays(Implementation& impl, Series& bufs, Measurement& m) {
   if (graph_checked(m)) check_output(bufs, m, "after the CUDA-graph replays", m.graph_wrong);
 }
 
-bool Runner::graph_checked(const Measurement& m) const { return opts_.check && (!m.in_place || idempotent(m.spec)); }
+bool Runner::graph_checked(const Measurement& m) const { return opts_.check && (!m.in_place || repeats_in_place(m.spec.coll, m.spec.op)); }
 
 void Runner::check_output(Series& bufs, Measurement& m, const std::string& when, std::int64_t& counter) {
-  Mismatches w = backend_.compare(m.pat, bufs.expected.data(), m.out, m.shape.recv_elements);
+  Mismatches w = backend_.compare(m.pat, bufs.expected.data(), m.out, m.checked);
   if (w.wrong && m.first_wrong.empty())
     m.first_wrong = fmt::format("rank {} (host {}), {}: element {} expected {} got {} ({} wrong)", rank_,
                                 base_.layout->host(), when, w.first_index, w.expected, w.actual, w.wrong);

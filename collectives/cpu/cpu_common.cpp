@@ -45,6 +45,29 @@ std::optional<std::string> unsupported_context(const ImplContext& ctx, std::stri
   return std::nullopt;
 }
 
+std::optional<std::string> CpuImplementation::unsupported(const CaseSpec& spec, const ImplContext& ctx) const {
+  if (auto why = undeclared_collective(*this, name_, spec.coll)) return why;
+  return unsupported_context(ctx, name_);
+}
+
+std::string CpuImplementation::transport() const { return channels_ ? channels_->label() : "none"; }
+
+bool CpuImplementation::begin_setup(const ImplContext& ctx) {
+  if (!ctx.layout) fail(ExitCode::runtime, "{}: setup() needs the rank layout", name_);
+  if (unsupported_context(ctx, name_)) return false;
+  cfg_ = slot_config_from_env();
+  timeout_ = ctx.timeout;
+  note_node_load(*ctx.layout);
+  MPI_Comm_rank(ctx.comm, &rank_);
+  MPI_Comm_size(ctx.comm, &n_);
+  return true;
+}
+
+void CpuImplementation::check_runnable(const CallArgs& a) const {
+  if (!channels_) fail(ExitCode::runtime, "{}: run() before setup()", name_);
+  if (auto why = undeclared_collective(*this, name_, a.spec.coll)) fail(ExitCode::usage, "{}", *why);
+}
+
 ChannelOptions channel_options(const ImplContext& ctx, const SlotConfig& cfg) {
   ChannelOptions o;
   o.slot_bytes = cfg.slot_bytes;

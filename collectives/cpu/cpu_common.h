@@ -1,6 +1,8 @@
 #pragma once
 // What the CPU implementations (ring, tree) share: slot settings, context checks, the 1-rank case.
+#include <chrono>
 #include <cstddef>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -38,5 +40,28 @@ void note_node_load(const RankLayout& layout);
 
 // The collective on one rank: output from input (copies; avg finalizes, a no-op for one rank).
 void run_single_rank(const CallArgs& args);
+
+// What the CPU implementations (ring, tree, direct) share: the checks of unsupported() (a
+// declared collective, a CPU context), the start of setup(), the channels and their label.
+class CpuImplementation : public Implementation {
+ public:
+  explicit CpuImplementation(const char* name) : name_(name) {}
+  std::optional<std::string> unsupported(const CaseSpec& spec, const ImplContext& ctx) const override;
+  std::string transport() const override;
+
+ protected:
+  // Reads the slot settings, notes the node's load, finds this rank. False when the context
+  // cannot run this implementation (unsupported() then skips every case with the reason).
+  bool begin_setup(const ImplContext& ctx);
+  // Throws unless setup() connected the channels and the collective is one this implementation
+  // declares.
+  void check_runnable(const CallArgs& a) const;
+
+  const char* name_;
+  SlotConfig cfg_;
+  std::chrono::milliseconds timeout_{};
+  int rank_ = 0, n_ = 1;
+  std::unique_ptr<ChannelSet> channels_;
+};
 
 }  // namespace ccbench::cpu

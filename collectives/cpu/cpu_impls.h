@@ -3,11 +3,13 @@
 // registry. All run on CPU ranks with host buffers; run() returns when this rank's part is done.
 //
 //   ring  our ring (NCCL's loop structure) over CPU channels: allreduce, allgather,
-//         reducescatter, broadcast (pipelined chain from the root), sendrecv.
+//         reducescatter, broadcast and reduce (pipelined chains from and to the root), sendrecv.
 //   tree  allreduce on NCCL's double binary tree, allgather by Bruck's log-depth exchange.
+//   direct  a channel between every pair of ranks, one stream per peer: alltoall, alltoallv,
+//         gather, scatter.
 //   mpi   the MPI library's own collectives (the baseline).
 //
-// ring and tree move data in slots of CCBENCH_CPU_SLOT_BYTES bytes (default 256K: a multiple of
+// ring, tree and direct move data in slots of CCBENCH_CPU_SLOT_BYTES bytes (default 256K: a multiple of
 // 64, K/M suffixes binary), CCBENCH_CPU_SLOT_DEPTH slots per channel (default 4, 2..64), read in
 // setup() and equal on every rank; channels use --transport auto | shm | mpi.
 #include <memory>
@@ -18,6 +20,7 @@ namespace ccbench {
 
 std::unique_ptr<Implementation> make_ring_cpu();
 std::unique_ptr<Implementation> make_tree_cpu();
+std::unique_ptr<Implementation> make_direct_cpu();
 std::unique_ptr<Implementation> make_mpi_baseline();
 
 }  // namespace ccbench

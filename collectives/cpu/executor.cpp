@@ -1,5 +1,7 @@
 #include "collectives/cpu/executor.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "results/error.h"
@@ -119,6 +121,30 @@ bool MoveFlow::advance() {
   if (!try_move(cur_, kernels_, &wait_)) return false;
   have_ = false;
   return true;
+}
+
+StreamFlow::StreamFlow(const ReduceKernels& k, const void* in, void* out, size_t count, size_t slice,
+                       SendChannel* to, RecvChannel* from, int peer, std::string what)
+    : MoveFlow(k), in_(in), out_(out), count_(count), slice_(slice), esz_(k.element_bytes()),
+      pieces_((count + slice - 1) / slice), to_(to), from_(from), peer_(peer), what_(std::move(what)) {}
+
+bool StreamFlow::next(Move& m) {
+  if (piece_ == pieces_) return false;
+  const size_t off = piece_++ * slice_;
+  m = Move{};
+  m.count = std::min(slice_, count_ - off);
+  if (to_) {
+    m.in = static_cast<const char*>(in_) + off * esz_;
+    m.send_to(to_, peer_);
+  } else {
+    m.out = static_cast<char*>(out_) + off * esz_;
+    m.recv_from(from_, peer_);
+  }
+  return true;
+}
+
+std::string StreamFlow::where() const {
+  return fmt::format("{} piece {} of {}", what_, piece_ - 1, pieces_);
 }
 
 std::string MoveFlow::waiting_for() const {

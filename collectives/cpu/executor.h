@@ -14,6 +14,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "collectives/cpu/reduce_kernels.h"
@@ -101,6 +102,35 @@ class MoveFlow : public Flow {
   Move cur_;
   MoveWait wait_;
   bool have_ = false, done_ = false;
+};
+
+// One contiguous range streamed in slot-sized pieces over one channel, in order: `in` to a peer
+// (sending) or from a peer into `out` (receiving). `what` names it in messages ("sendrecv send").
+class StreamFlow final : public MoveFlow {
+ public:
+  static StreamFlow sending(const ReduceKernels& k, const void* in, size_t count, size_t slice, SendChannel* to,
+                            int peer, std::string what) {
+    return StreamFlow(k, in, nullptr, count, slice, to, nullptr, peer, std::move(what));
+  }
+  static StreamFlow receiving(const ReduceKernels& k, void* out, size_t count, size_t slice, RecvChannel* from,
+                              int peer, std::string what) {
+    return StreamFlow(k, nullptr, out, count, slice, nullptr, from, peer, std::move(what));
+  }
+
+ protected:
+  bool next(Move& m) override;
+  std::string where() const override;
+
+ private:
+  StreamFlow(const ReduceKernels& k, const void* in, void* out, size_t count, size_t slice, SendChannel* to,
+             RecvChannel* from, int peer, std::string what);
+  const void* in_;
+  void* out_;
+  size_t count_, slice_, esz_, pieces_, piece_ = 0;
+  SendChannel* to_;
+  RecvChannel* from_;
+  int peer_;
+  std::string what_;
 };
 
 // Done once the flows in `after` are done and then every send channel has no transfer in flight

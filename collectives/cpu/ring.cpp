@@ -28,7 +28,7 @@ struct RingPeers {
   RecvChannel* from_prev;
 };
 
-// All-reduce, reduce-scatter, all-gather (ring steps) and broadcast (a chain from the root) as one
+// All-reduce, reduce-scatter, all-gather (ring steps), broadcast and reduce (chains from and to the root) as one
 // sequence of moves: (loop, step) in order.
 class RingFlow final : public MoveFlow {
  public:
@@ -41,8 +41,13 @@ class RingFlow final : public MoveFlow {
         break;
       case Collective::reducescatter: steps_ = schedule::ring_reducescatter_steps(p.n); break;
       case Collective::allgather: steps_ = schedule::ring_allgather_steps(p.n); break;
-      case Collective::broadcast: steps_ = 1; break;
-      case Collective::sendrecv: fail(ExitCode::runtime, "sendrecv is not a ring flow");
+      case Collective::broadcast:
+      case Collective::reduce: steps_ = 1; break;
+      case Collective::sendrecv:
+      case Collective::alltoall:
+      case Collective::alltoallv:
+      case Collective::gather:
+      case Collective::scatter: fail(ExitCode::runtime, "{} is not a ring flow", name(a.spec.coll));
     }
     if (a.spec.coll != Collective::allreduce) loops_ = schedule::div_up(a.count, slice);
   }
@@ -69,45 +74,73 @@ class RingFlow final : public MoveFlow {
   const char* in_at(size_t elem) const { return static_cast<const char*>(a_.send) + elem * esz_; }
   char* out_at(size_t elem) const { return static_cast<char*>(a_.recv) + elem * esz_; }
 
-  // The move of step s of the current loop; false if its piece is empty.
-  bool fill(Move& m, int s) {
+  // Where step s of the current loop reads and writes, and how much.
+  struct Placement {
     RingStep st;
     size_t in_off = 0, out_off = 0, count = 0;
-    const size_t c = a_.count;
+  };
+
+  // All-reduce: NCCL's ring, the same chunk offsets in input and output.
+  Placement allreduce_step(int s) const {
+    Placement p;
+    p.st = schedule::ring_allreduce_step(p_.n, p_.rank, s);
+    const Piece pc = schedule::ring_piece(a_.count, p_.n, slice_, align_, loop_, p.st.chunk);
+    p.in_off = p.out_off = pc.offset;
+    p.count = pc.count;
+    return p;
+  }
+  // Reduce-scatter and all-gather move whole blocks, a slice per loop. Reduce-scatter: chunk k is
+  // block k of the input and ends reduced at rank k. All-gather: chunk k is rank k's piece and
+  // lands in block k of the output.
+  Placement block_step(RingStep st, bool block_of_input) const {
+    Placement p;
+    p.st = st;
+    const size_t off = loop_ * slice_;
+    p.count = std::min(slice_, a_.count - off);
+    const size_t block = static_cast<size_t>(st.chunk) * a_.count + off;
+    p.in_off = block_of_input ? block : off;
+    p.out_off = block_of_input ? off : block;
+    return p;
+  }
+  // Reduce: a chain root+1, root+2, ..., root that reduces on the way (NCCL's ring reduce): the
+  // first rank sends its input, the others add theirs and pass it on, the root finalizes.
+  Placement reduce_step() const {
+    Placement p;
+    const int q = schedule::mod_ranks(p_.rank - a_.spec.root - 1, p_.n);
+    p.st = {q == 0 ? RingOp::send : q == p_.n - 1 ? RingOp::recv_reduce_copy : RingOp::recv_reduce_send, 0};
+    p.in_off = p.out_off = loop_ * slice_;
+    p.count = std::min(slice_, a_.count - p.in_off);
+    return p;
+  }
+  // Broadcast: a chain root, root+1, ... ; position q on it decides the op.
+  Placement broadcast_step() const {
+    Placement p;
+    const int q = schedule::mod_ranks(p_.rank - a_.spec.root, p_.n);
+    p.st = {q == 0 ? RingOp::copy_send : q == p_.n - 1 ? RingOp::recv : RingOp::recv_copy_send, 0};
+    p.in_off = p.out_off = loop_ * slice_;
+    p.count = std::min(slice_, a_.count - p.in_off);
+    return p;
+  }
+
+  Placement placement(int s) const {
     switch (a_.spec.coll) {
-      case Collective::allreduce: {
-        st = schedule::ring_allreduce_step(p_.n, p_.rank, s);
-        const Piece pc = schedule::ring_piece(c, p_.n, slice_, align_, loop_, st.chunk);
-        in_off = out_off = pc.offset;
-        count = pc.count;
-        break;
-      }
-      case Collective::reducescatter: {
-        // Chunk k is block k of the input: it ends reduced at rank k.
-        st = schedule::ring_reducescatter_step(p_.n, p_.rank, s);
-        const size_t off = loop_ * slice_;
-        count = std::min(slice_, c - off);
-        in_off = static_cast<size_t>(st.chunk) * c + off;
-        out_off = off;
-        break;
-      }
-      case Collective::allgather: {
-        // Chunk k is rank k's piece: it lands in block k of the output.
-        st = schedule::ring_allgather_step(p_.n, p_.rank, s);
-        const size_t off = loop_ * slice_;
-        count = std::min(slice_, c - off);
-        in_off = off;
-        out_off = static_cast<size_t>(st.chunk) * c + off;
-        break;
-      }
-      default: {  // broadcast: position q on the chain root, root+1, ...
-        const int q = schedule::mod_ranks(p_.rank - a_.spec.root, p_.n);
-        st = {q == 0 ? RingOp::copy_send : q == p_.n - 1 ? RingOp::recv : RingOp::recv_copy_send, 0};
-        in_off = out_off = loop_ * slice_;
-        count = std::min(slice_, c - in_off);
-        break;
-      }
+      case Collective::allreduce: return allreduce_step(s);
+      case Collective::reducescatter: return block_step(schedule::ring_reducescatter_step(p_.n, p_.rank, s), true);
+      case Collective::allgather: return block_step(schedule::ring_allgather_step(p_.n, p_.rank, s), false);
+      case Collective::broadcast: return broadcast_step();
+      case Collective::reduce: return reduce_step();
+      case Collective::sendrecv:
+      case Collective::alltoall:
+      case Collective::alltoallv:
+      case Collective::gather:
+      case Collective::scatter: break;
     }
+    fail(ExitCode::runtime, "ring: {} is not a ring flow", name(a_.spec.coll));
+  }
+
+  // The move of step s of the current loop; false if its piece is empty.
+  bool fill(Move& m, int s) {
+    const auto [st, in_off, out_off, count] = placement(s);
     if (count == 0) return false;
     m = Move{};
     m.count = count;
@@ -134,55 +167,16 @@ class RingFlow final : public MoveFlow {
   int step_ = 0, cur_step_ = 0;
 };
 
-// One direction of sendrecv: my input to the next rank, or the previous rank's data to my output.
-class StreamFlow final : public MoveFlow {
+class RingCpu final : public cpu::CpuImplementation {
  public:
-  StreamFlow(const ReduceKernels& k, const CallArgs& a, const RingPeers& p, size_t slice, bool sending)
-      : MoveFlow(k), a_(a), p_(p), slice_(slice), sending_(sending), pieces_(schedule::div_up(a.count, slice)) {}
-
- protected:
-  bool next(Move& m) override {
-    if (piece_ == pieces_) return false;
-    const size_t off = piece_++ * slice_;
-    const size_t esz = element_size(a_.spec.dtype);
-    m = Move{};
-    m.count = std::min(slice_, a_.count - off);
-    if (sending_) {
-      m.in = static_cast<const char*>(a_.send) + off * esz;
-      m.send_to(p_.to_next, p_.next);
-    } else {
-      m.out = static_cast<char*>(a_.recv) + off * esz;
-      m.recv_from(p_.from_prev, p_.prev);
-    }
-    return true;
+  RingCpu() : CpuImplementation("ring") {}
+  CollectiveSet collectives() const override {
+    return {Collective::allreduce, Collective::allgather, Collective::reducescatter, Collective::broadcast,
+            Collective::sendrecv, Collective::reduce};
   }
-  std::string where() const override {
-    return fmt::format("sendrecv {} piece {} of {}", sending_ ? "send" : "receive", piece_ - 1, pieces_);
-  }
-
- private:
-  const CallArgs& a_;
-  RingPeers p_;
-  size_t slice_;
-  bool sending_;
-  size_t pieces_, piece_ = 0;
-};
-
-class RingCpu final : public Implementation {
- public:
-  std::optional<std::string> unsupported(const CaseSpec&, const ImplContext& ctx) const override {
-    return cpu::unsupported_context(ctx, "ring");
-  }
-
   void setup(const ImplContext& ctx) override {
-    if (!ctx.layout) fail(ExitCode::runtime, "ring: setup() needs the rank layout");
-    if (cpu::unsupported_context(ctx, "ring")) return;  // unsupported() skips every case, with the reason
-    cfg_ = cpu::slot_config_from_env();
-    timeout_ = ctx.timeout;
-    cpu::note_node_load(*ctx.layout);
-    int rank = 0, n = 1;
-    MPI_Comm_rank(ctx.comm, &rank);
-    MPI_Comm_size(ctx.comm, &n);
+    if (!begin_setup(ctx)) return;  // unsupported() skips every case, with the reason
+    const int rank = rank_, n = n_;
     peers_ = {rank, n, (rank + 1) % n, (rank + n - 1) % n, nullptr, nullptr};
     std::vector<ChannelRequest> req;
     if (n > 1) req = {{peers_.next, 0, true}, {peers_.prev, 0, false}};
@@ -194,14 +188,15 @@ class RingCpu final : public Implementation {
   }
 
   void run(const CallArgs& a) override {
-    if (!channels_) fail(ExitCode::runtime, "ring: run() before setup()");
-    if (peers_.n == 1) return cpu::run_single_rank(a);
+    check_runnable(a);
     const Collective coll = a.spec.coll;
+    if (peers_.n == 1) return cpu::run_single_rank(a);
     const ReduceKernels k(a.spec.dtype, has_reduce_op(coll) ? a.spec.op : ReduceOp::none, peers_.n);
     const size_t slice = cpu::slice_elements(cfg_, k.element_bytes());
     if (coll == Collective::sendrecv) {
       if (a.send == a.recv) fail(ExitCode::usage, "sendrecv/ring has no in-place form");
-      StreamFlow out(k, a, peers_, slice, true), in(k, a, peers_, slice, false);
+      StreamFlow out = StreamFlow::sending(k, a.send, a.count, slice, peers_.to_next, peers_.next, "sendrecv send");
+      StreamFlow in = StreamFlow::receiving(k, a.recv, a.count, slice, peers_.from_prev, peers_.prev, "sendrecv receive");
       DrainFlow drain({peers_.to_next}, {peers_.next}, {&out});
       Flow* flows[] = {&out, &in, &drain};
       return run_flows(flows, timeout_, peers_.rank, "sendrecv/ring");
@@ -212,24 +207,10 @@ class RingCpu final : public Implementation {
     run_flows(flows, timeout_, peers_.rank, what(coll));
   }
 
-  std::string transport() const override { return channels_ ? channels_->label() : "none"; }
-
  private:
-  static std::string_view what(Collective c) {
-    switch (c) {
-      case Collective::allreduce: return "allreduce/ring";
-      case Collective::allgather: return "allgather/ring";
-      case Collective::reducescatter: return "reducescatter/ring";
-      case Collective::broadcast: return "broadcast/ring";
-      case Collective::sendrecv: return "sendrecv/ring";
-    }
-    return "ring";
-  }
+  static std::string what(Collective c) { return fmt::format("{}/ring", name(c)); }
 
-  cpu::SlotConfig cfg_;
-  std::chrono::milliseconds timeout_{};
   RingPeers peers_{};
-  std::unique_ptr<ChannelSet> channels_;
 };
 
 }  // namespace

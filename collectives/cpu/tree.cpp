@@ -178,82 +178,37 @@ class BruckFlow final : public Flow {
   MoveWait send_wait_, recv_wait_;
 };
 
-class TreeCpu final : public Implementation {
+// What one requested channel is for, so that set-up can hand it to its owner once connected.
+enum class ChannelRole { up_to_parent, down_from_parent, up_from_child, down_to_child, bruck_send, bruck_recv };
+
+// One requested channel: its index in the request list and its role; `owner` is the tree (0, 1)
+// or, for the Bruck roles, the round; `child` the child index for the child roles.
+struct ChannelUse {
+  size_t index;
+  ChannelRole role;
+  int owner, child;
+};
+
+// reduce is not declared: the double binary trees are rooted where NCCL roots them (set up once,
+// before any root is known), and a reduce to another root would need one more hop.
+class TreeCpu final : public cpu::CpuImplementation {
  public:
-  std::optional<std::string> unsupported(const CaseSpec& spec, const ImplContext& ctx) const override {
-    if (spec.coll != Collective::allreduce && spec.coll != Collective::allgather)
-      return std::string("tree implements allreduce and allgather");
-    return cpu::unsupported_context(ctx, "tree");
-  }
+  TreeCpu() : CpuImplementation("tree") {}
+  CollectiveSet collectives() const override { return {Collective::allreduce, Collective::allgather}; }
 
   void setup(const ImplContext& ctx) override {
-    if (!ctx.layout) fail(ExitCode::runtime, "tree: setup() needs the rank layout");
-    if (cpu::unsupported_context(ctx, "tree")) return;  // unsupported() skips every case, with the reason
-    cfg_ = cpu::slot_config_from_env();
-    timeout_ = ctx.timeout;
-    cpu::note_node_load(*ctx.layout);
-    MPI_Comm_rank(ctx.comm, &rank_);
-    MPI_Comm_size(ctx.comm, &n_);
-
-    // Request order: per tree parent (up send, down recv), then per child (up recv, down send);
-    // then per Bruck round (send, recv). Remember each one's index.
+    if (!begin_setup(ctx)) return;  // unsupported() skips every case, with the reason
     std::vector<ChannelRequest> req;
-    struct Slot {
-      size_t index;
-      int tree, kind, child;  // kind: 0 up-to-parent, 1 down-from-parent, 2 up-from-child, 3 down-to-child,
-                              //       4 bruck send, 5 bruck recv (tree = round)
-    };
-    std::vector<Slot> where;
-    auto add = [&](int peer, int tag, bool send, int tree, int kind, int child) {
-      where.push_back({req.size(), tree, kind, child});
-      req.push_back({peer, tag, send});
-    };
-    for (int t = 0; t < 2; ++t) {
-      trees_[t] = TreeChannels{};
-      trees_[t].links = schedule::double_tree(n_, rank_, t);
-      const TreeLinks& l = trees_[t].links;
-      if (l.parent >= 0) {
-        add(l.parent, up_tag(t), true, t, 0, -1);
-        add(l.parent, down_tag(t), false, t, 1, -1);
-      }
-      for (int c = 0; c < 2; ++c) {
-        if (l.child[c] < 0) continue;
-        add(l.child[c], up_tag(t), false, t, 2, c);
-        add(l.child[c], down_tag(t), true, t, 3, c);
-      }
-    }
-    bruck_.clear();
-    for (int k = 0; k < schedule::bruck_rounds(n_); ++k) {
-      bruck_.push_back({schedule::bruck_round(n_, rank_, k), nullptr, nullptr});
-      add(bruck_[k].round.send_to, bruck_tag(k), true, k, 4, -1);
-      add(bruck_[k].round.recv_from, bruck_tag(k), false, k, 5, -1);
-    }
+    std::vector<ChannelUse> uses;
+    request_channels(req, uses);
     channels_ = connect_channels(ctx.comm, *ctx.layout, req, cpu::channel_options(ctx, cfg_));
-    sends_.clear();
-    send_peers_.clear();
-    for (const Slot& s : where) {
-      TreeChannels* t = s.kind < 4 ? &trees_[s.tree] : nullptr;
-      switch (s.kind) {
-        case 0: t->up_to_parent = &channels_->send(s.index); break;
-        case 1: t->down_from_parent = &channels_->recv(s.index); break;
-        case 2: t->up_from_child[s.child] = &channels_->recv(s.index); break;
-        case 3: t->down_to_child[s.child] = &channels_->send(s.index); break;
-        case 4: bruck_[s.tree].to = &channels_->send(s.index); break;
-        case 5: bruck_[s.tree].from = &channels_->recv(s.index); break;
-      }
-      if (req[s.index].send) {
-        sends_.push_back(&channels_->send(s.index));
-        send_peers_.push_back(req[s.index].peer);
-      }
-    }
+    hand_out_channels(req, uses);
   }
 
   void run(const CallArgs& a) override {
-    if (!channels_) fail(ExitCode::runtime, "tree: run() before setup()");
-    if (n_ == 1) return cpu::run_single_rank(a);
+    check_runnable(a);
     const Collective coll = a.spec.coll;
-    if (coll != Collective::allreduce && coll != Collective::allgather)
-      fail(ExitCode::usage, "tree implements allreduce and allgather, not {}", name(coll));
+    if (n_ == 1) return cpu::run_single_rank(a);
     const ReduceKernels k(a.spec.dtype, coll == Collective::allreduce ? a.spec.op : ReduceOp::none, n_);
     const size_t slice = cpu::slice_elements(cfg_, k.element_bytes());
     if (coll == Collective::allgather) {
@@ -275,17 +230,61 @@ class TreeCpu final : public Implementation {
     run_flows(std::span<Flow* const>(flows, static_cast<size_t>(nflows)), timeout_, rank_, "allreduce/tree");
   }
 
-  std::string transport() const override { return channels_ ? channels_->label() : "none"; }
-
  private:
-  cpu::SlotConfig cfg_;
-  std::chrono::milliseconds timeout_{};
-  int rank_ = 0, n_ = 1;
+  // Request order: per tree parent (up send, down recv), then per child (up recv, down send);
+  // then per Bruck round (send, recv). `uses` remembers what each request is for.
+  void request_channels(std::vector<ChannelRequest>& req, std::vector<ChannelUse>& uses) {
+    auto add = [&](int peer, int tag, bool send, ChannelRole role, int owner, int child) {
+      uses.push_back({req.size(), role, owner, child});
+      req.push_back({peer, tag, send});
+    };
+    for (int t = 0; t < 2; ++t) {
+      trees_[t] = TreeChannels{};
+      trees_[t].links = schedule::double_tree(n_, rank_, t);
+      const TreeLinks& l = trees_[t].links;
+      if (l.parent >= 0) {
+        add(l.parent, up_tag(t), true, ChannelRole::up_to_parent, t, -1);
+        add(l.parent, down_tag(t), false, ChannelRole::down_from_parent, t, -1);
+      }
+      for (int c = 0; c < 2; ++c) {
+        if (l.child[c] < 0) continue;
+        add(l.child[c], up_tag(t), false, ChannelRole::up_from_child, t, c);
+        add(l.child[c], down_tag(t), true, ChannelRole::down_to_child, t, c);
+      }
+    }
+    bruck_.clear();
+    for (int k = 0; k < schedule::bruck_rounds(n_); ++k) {
+      bruck_.push_back({schedule::bruck_round(n_, rank_, k), nullptr, nullptr});
+      add(bruck_[k].round.send_to, bruck_tag(k), true, ChannelRole::bruck_send, k, -1);
+      add(bruck_[k].round.recv_from, bruck_tag(k), false, ChannelRole::bruck_recv, k, -1);
+    }
+  }
+
+  // Gives each connected channel to its tree link or Bruck round; lists every send channel for
+  // the drain flow.
+  void hand_out_channels(const std::vector<ChannelRequest>& req, const std::vector<ChannelUse>& uses) {
+    sends_.clear();
+    send_peers_.clear();
+    for (const ChannelUse& u : uses) {
+      switch (u.role) {
+        case ChannelRole::up_to_parent: trees_[u.owner].up_to_parent = &channels_->send(u.index); break;
+        case ChannelRole::down_from_parent: trees_[u.owner].down_from_parent = &channels_->recv(u.index); break;
+        case ChannelRole::up_from_child: trees_[u.owner].up_from_child[u.child] = &channels_->recv(u.index); break;
+        case ChannelRole::down_to_child: trees_[u.owner].down_to_child[u.child] = &channels_->send(u.index); break;
+        case ChannelRole::bruck_send: bruck_[u.owner].to = &channels_->send(u.index); break;
+        case ChannelRole::bruck_recv: bruck_[u.owner].from = &channels_->recv(u.index); break;
+      }
+      if (req[u.index].send) {
+        sends_.push_back(&channels_->send(u.index));
+        send_peers_.push_back(req[u.index].peer);
+      }
+    }
+  }
+
   TreeChannels trees_[2];
   std::vector<BruckChannels> bruck_;
   std::vector<SendChannel*> sends_;
   std::vector<int> send_peers_;
-  std::unique_ptr<ChannelSet> channels_;
 };
 
 }  // namespace

@@ -312,6 +312,9 @@ int blocks_for(std::size_t bytes, std::size_t bytes_per_block, int max_blocks) {
 class RingGpu final : public GpuImpl {
  public:
   RingGpu() : GpuImpl("ring") {}
+  CollectiveSet collectives() const override {
+    return {Collective::allreduce, Collective::allgather, Collective::reducescatter};
+  }
   std::optional<std::string> supports(const CaseSpec& s) const override {
     if (s.coll == Collective::allreduce || s.coll == Collective::allgather || s.coll == Collective::reducescatter)
       return std::nullopt;
@@ -375,6 +378,7 @@ class RingGpu final : public GpuImpl {
 class TreeGpu final : public GpuImpl {
  public:
   TreeGpu() : GpuImpl("tree") {}
+  CollectiveSet collectives() const override { return {Collective::allreduce, Collective::allgather}; }
   std::optional<std::string> supports(const CaseSpec& s) const override {
     if (s.coll == Collective::allreduce || s.coll == Collective::allgather) return std::nullopt;
     return "tree on GPUs implements allreduce (double binary tree) and allgather (Bruck)";
@@ -475,6 +479,7 @@ class TreeGpu final : public GpuImpl {
 class OneshotGpu final : public GpuImpl {
  public:
   OneshotGpu() : GpuImpl("oneshot") {}
+  CollectiveSet collectives() const override { return {Collective::allreduce}; }
   std::optional<std::string> supports(const CaseSpec& s) const override {
     if (s.coll == Collective::allreduce) return std::nullopt;
     return "oneshot implements allreduce";
@@ -509,6 +514,7 @@ class OneshotGpu final : public GpuImpl {
 class TwoshotGpu final : public GpuImpl {
  public:
   TwoshotGpu() : GpuImpl("twoshot") {}
+  CollectiveSet collectives() const override { return {Collective::allreduce}; }
   std::optional<std::string> supports(const CaseSpec& s) const override {
     if (s.coll == Collective::allreduce) return std::nullopt;
     return "twoshot implements allreduce";
@@ -540,6 +546,7 @@ class TwoshotGpu final : public GpuImpl {
 class CeGpu final : public GpuImpl {
  public:
   CeGpu() : GpuImpl("ce") {}
+  CollectiveSet collectives() const override { return {Collective::allgather}; }
   ~CeGpu() override {
     for (auto e : events_) cudaEventDestroy(e);
     for (auto s : side_) cudaStreamDestroy(s);
@@ -599,6 +606,9 @@ class CeGpu final : public GpuImpl {
 
 class BestGpu final : public Implementation {
  public:
+  CollectiveSet collectives() const override {
+    return {Collective::allreduce, Collective::allgather, Collective::reducescatter};
+  }
   BestGpu() {
     oneshot_ = make_oneshot_gpu();
     twoshot_ = make_twoshot_gpu();

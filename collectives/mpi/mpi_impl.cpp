@@ -1,8 +1,9 @@
 // `mpi`: the MPI library's own collectives as the baseline (MPI_Allreduce, MPI_Allgather,
-// MPI_Reduce_scatter_block, MPI_Bcast, MPI_Sendrecv), on host buffers, on a duplicate of the
-// run's communicator. In-place forms use MPI_IN_PLACE, except reduce-scatter, whose in-place
+// MPI_Reduce_scatter_block, MPI_Bcast, MPI_Sendrecv, MPI_Alltoall, MPI_Alltoallv, MPI_Reduce,
+// MPI_Gather, MPI_Scatter), on host buffers, on a duplicate of the run's communicator. In-place forms use MPI_IN_PLACE, except reduce-scatter, whose in-place
 // layout (NCCL's) MPI_IN_PLACE does not have. The calls block inside the library, which has no
 // deadline of its own: the harness watchdog bounds them.
+#include <algorithm>
 #include <climits>
 #include <cstdint>
 #include <cstring>
@@ -91,7 +92,14 @@ class MpiBaseline final : public Implementation {
     if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
   }
 
+  CollectiveSet collectives() const override {
+    return {Collective::allreduce, Collective::allgather, Collective::reducescatter, Collective::broadcast,
+            Collective::sendrecv,  Collective::alltoall,  Collective::alltoallv,     Collective::reduce,
+            Collective::gather,    Collective::scatter};
+  }
+
   std::optional<std::string> unsupported(const CaseSpec& spec, const ImplContext& ctx) const override {
+    if (auto why = undeclared_collective(*this, "mpi", spec.coll)) return why;
     if (ctx.device != Device::cpu) return std::string("the mpi baseline works on host buffers (CPU ranks)");
     if (has_reduce_op(spec.coll) && spec.op == ReduceOp::sum &&
         (spec.dtype == DataType::int8 || spec.dtype == DataType::uint8)) {
@@ -116,63 +124,128 @@ class MpiBaseline final : public Implementation {
 
   void run(const CallArgs& a) override {
     if (comm_ == MPI_COMM_NULL) fail(ExitCode::runtime, "mpi: run() before setup()");
+    if (auto why = undeclared_collective(*this, "mpi", a.spec.coll)) fail(ExitCode::usage, "{}", *why);
     const CaseSpec& s = a.spec;
-    const MPI_Datatype dt = mpi_type(s.dtype);
-    const size_t esz = element_size(s.dtype);
-    if (a.count > static_cast<size_t>(INT_MAX))
-      fail(ExitCode::precondition, "the mpi baseline takes at most {} elements per call (MPI counts are int), "
-           "asked for {}", INT_MAX, a.count);
-    const int count = static_cast<int>(a.count);
-    char* recv = static_cast<char*>(a.recv);
-    const char* send = static_cast<const char*>(a.send);
+    const CollectiveShape shape = shape_for_count(s.coll, s.dtype, n_, a.count);
+    if (std::max(shape.send_elements, shape.recv_elements) > static_cast<size_t>(INT_MAX))
+      fail(ExitCode::precondition, "the mpi baseline takes at most {} elements per buffer (MPI counts and "
+           "displacements are int), asked for {}", INT_MAX, std::max(shape.send_elements, shape.recv_elements));
+    const Call c{s, static_cast<const char*>(a.send), static_cast<char*>(a.recv), static_cast<int>(a.count),
+                 mpi_type(s.dtype), element_size(s.dtype)};
     switch (s.coll) {
       case Collective::allreduce:
-        check_mpi(MPI_Allreduce(send == recv ? MPI_IN_PLACE : send, recv, count, dt, mpi_op(s), comm_),
+        check_mpi(MPI_Allreduce(c.send == c.recv ? MPI_IN_PLACE : c.send, c.recv, c.count, c.type, mpi_op(s), comm_),
                   "MPI_Allreduce");
         break;
-      case Collective::reducescatter: {
-        const size_t mine = static_cast<size_t>(rank_) * a.count * esz;
-        if (recv == send + mine) {
-          // The in-place layout (NCCL's) puts the result in block `rank` and keeps the other
-          // input blocks. MPI_IN_PLACE cannot: it leaves the result at the buffer's start, over
-          // block 0, and may use the rest as scratch. So: a scratch result, then one copy.
-          if (scratch_.size() < a.count * esz) scratch_.resize(a.count * esz);
-          check_mpi(MPI_Reduce_scatter_block(send, scratch_.data(), count, dt, mpi_op(s), comm_),
-                    "MPI_Reduce_scatter_block");
-          std::memcpy(recv, scratch_.data(), a.count * esz);
-        } else {
-          check_mpi(MPI_Reduce_scatter_block(send, recv, count, dt, mpi_op(s), comm_), "MPI_Reduce_scatter_block");
-        }
-        break;
-      }
-      case Collective::allgather: {
-        // In place, the harness passes send = recv + rank * count, which is MPI_IN_PLACE's layout.
-        const bool in_place = send == recv + static_cast<size_t>(rank_) * a.count * esz;
-        check_mpi(MPI_Allgather(in_place ? MPI_IN_PLACE : send, in_place ? 0 : count, in_place ? MPI_DATATYPE_NULL : dt,
-                                recv, count, dt, comm_),
-                  "MPI_Allgather");
-        break;
-      }
+      case Collective::reducescatter: reduce_scatter(c); break;
+      case Collective::allgather: allgather(c); break;
       case Collective::broadcast:
-        if (rank_ == s.root && send != recv) std::memcpy(recv, send, a.count * esz);
-        check_mpi(MPI_Bcast(recv, count, dt, s.root, comm_), "MPI_Bcast");
+        if (rank_ == s.root && c.send != c.recv) std::memcpy(c.recv, c.send, a.count * c.esz);
+        check_mpi(MPI_Bcast(c.recv, c.count, c.type, s.root, comm_), "MPI_Bcast");
         break;
-      case Collective::sendrecv:
-        if (send == recv) fail(ExitCode::usage, "sendrecv/mpi has no in-place form");
-        check_mpi(MPI_Sendrecv(send, count, dt, (rank_ + 1) % n_, 0, recv, count, dt, (rank_ + n_ - 1) % n_, 0,
-                               comm_, MPI_STATUS_IGNORE),
-                  "MPI_Sendrecv");
+      case Collective::sendrecv: sendrecv(c); break;
+      case Collective::alltoall:
+        check_mpi(MPI_Alltoall(c.send, c.count, c.type, c.recv, c.count, c.type, comm_), "MPI_Alltoall");
         break;
+      case Collective::alltoallv: alltoallv(c); break;
+      case Collective::reduce: reduce(c); break;
+      case Collective::gather: gather(c); break;
+      case Collective::scatter: scatter(c); break;
     }
     // MPI has no average: the baseline sums (MPI_SUM) and divides every output element by the
     // rank count afterwards (finalize), as NCCL's integer avg does; the divide is part of the
     // measured time.
-    if (has_reduce_op(s.coll) && s.op == ReduceOp::avg) ReduceKernels(s.dtype, s.op, n_).finalize(recv, recv, a.count);
+    if (has_reduce_op(s.coll) && s.op == ReduceOp::avg && output_elements(s.coll, rank_, s.root, shape) > 0)
+      ReduceKernels(s.dtype, s.op, n_).finalize(c.recv, c.recv, a.count);
   }
 
   std::string transport() const override { return "mpi"; }
 
  private:
+  // One call's arguments in MPI's terms.
+  struct Call {
+    const CaseSpec& spec;
+    const char* send;
+    char* recv;
+    int count;  // elements per rank (per block for the n-block collectives)
+    MPI_Datatype type;
+    size_t esz;
+    const char* block(int p) const { return send + static_cast<size_t>(p) * count * esz; }
+    char* recv_block(int p) const { return recv + static_cast<size_t>(p) * count * esz; }
+  };
+
+  void reduce_scatter(const Call& c) {
+    const size_t mine = static_cast<size_t>(rank_) * c.count * c.esz;
+    if (c.recv == c.send + mine) {
+      // The in-place layout (NCCL's) puts the result in block `rank` and keeps the other input
+      // blocks. MPI_IN_PLACE cannot: it leaves the result at the buffer's start, over block 0,
+      // and may use the rest as scratch. So: a scratch result, then one copy.
+      const size_t bytes = static_cast<size_t>(c.count) * c.esz;
+      if (scratch_.size() < bytes) scratch_.resize(bytes);
+      check_mpi(MPI_Reduce_scatter_block(c.send, scratch_.data(), c.count, c.type, mpi_op(c.spec), comm_),
+                "MPI_Reduce_scatter_block");
+      std::memcpy(c.recv, scratch_.data(), bytes);
+    } else {
+      check_mpi(MPI_Reduce_scatter_block(c.send, c.recv, c.count, c.type, mpi_op(c.spec), comm_),
+                "MPI_Reduce_scatter_block");
+    }
+  }
+
+  // In place, the harness passes send = recv + rank * count: MPI_IN_PLACE's layout.
+  void allgather(const Call& c) {
+    const bool in_place = c.send == c.recv_block(rank_);
+    check_mpi(MPI_Allgather(in_place ? MPI_IN_PLACE : c.send, in_place ? 0 : c.count,
+                            in_place ? MPI_DATATYPE_NULL : c.type, c.recv, c.count, c.type, comm_),
+              "MPI_Allgather");
+  }
+
+  void sendrecv(const Call& c) {
+    if (c.send == c.recv) fail(ExitCode::usage, "sendrecv/mpi has no in-place form");
+    check_mpi(MPI_Sendrecv(c.send, c.count, c.type, (rank_ + 1) % n_, 0, c.recv, c.count, c.type,
+                           (rank_ + n_ - 1) % n_, 0, comm_, MPI_STATUS_IGNORE),
+              "MPI_Sendrecv");
+  }
+
+  // The skew of the alltoallv descriptor as MPI's per-peer counts and displacements.
+  void alltoallv(const Call& c) {
+    const size_t count = static_cast<size_t>(c.count);
+    for (auto* v : {&send_counts_, &send_displs_, &recv_counts_, &recv_displs_}) v->resize(static_cast<size_t>(n_));
+    for (int p = 0; p < n_; ++p) {
+      const size_t i = static_cast<size_t>(p);
+      send_counts_[i] = static_cast<int>(alltoallv_block(rank_, p, n_, count));
+      send_displs_[i] = static_cast<int>(alltoallv_send_offset(rank_, p, n_, count));
+      recv_counts_[i] = static_cast<int>(alltoallv_block(p, rank_, n_, count));
+      recv_displs_[i] = static_cast<int>(alltoallv_recv_offset(rank_, p, n_, count));
+    }
+    check_mpi(MPI_Alltoallv(c.send, send_counts_.data(), send_displs_.data(), c.type, c.recv, recv_counts_.data(),
+                            recv_displs_.data(), c.type, comm_),
+              "MPI_Alltoallv");
+  }
+
+  // In place (one buffer), the root passes MPI_IN_PLACE; the others' receive buffer is unused.
+  void reduce(const Call& c) {
+    const bool in_place_root = rank_ == c.spec.root && c.send == c.recv;
+    check_mpi(MPI_Reduce(in_place_root ? MPI_IN_PLACE : c.send, c.recv, c.count, c.type, mpi_op(c.spec),
+                         c.spec.root, comm_),
+              "MPI_Reduce");
+  }
+
+  // In place, send = recv + rank * count: at the root that is MPI_IN_PLACE's layout.
+  void gather(const Call& c) {
+    const bool in_place_root = rank_ == c.spec.root && c.send == c.recv_block(rank_);
+    check_mpi(MPI_Gather(in_place_root ? MPI_IN_PLACE : c.send, in_place_root ? 0 : c.count,
+                         in_place_root ? MPI_DATATYPE_NULL : c.type, c.recv, c.count, c.type, c.spec.root, comm_),
+              "MPI_Gather");
+  }
+
+  // In place, recv = send + rank * count: at the root that is MPI_IN_PLACE's layout.
+  void scatter(const Call& c) {
+    const bool in_place_root = rank_ == c.spec.root && c.recv == c.block(rank_);
+    check_mpi(MPI_Scatter(c.send, c.count, c.type, in_place_root ? MPI_IN_PLACE : c.recv, in_place_root ? 0 : c.count,
+                          in_place_root ? MPI_DATATYPE_NULL : c.type, c.spec.root, comm_),
+              "MPI_Scatter");
+  }
+
   MPI_Op mpi_op(const CaseSpec& s) const {
     if (s.dtype == DataType::float16) return half_ops_[0][op_index(s.op)];
     if (s.dtype == DataType::bfloat16) return half_ops_[1][op_index(s.op)];
@@ -189,6 +262,7 @@ class MpiBaseline final : public Implementation {
                             {MPI_OP_NULL, MPI_OP_NULL, MPI_OP_NULL, MPI_OP_NULL}};
   int rank_ = 0, n_ = 1;
   std::vector<char> scratch_;  // in-place reduce-scatter's result before it goes into its block
+  std::vector<int> send_counts_, send_displs_, recv_counts_, recv_displs_;  // alltoallv
 };
 
 }  // namespace

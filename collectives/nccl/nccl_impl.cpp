@@ -115,10 +115,17 @@ class NcclImpl final : public Implementation {
     }
   }
 
+  // NCCL_ALGO=Tree: NCCL has a tree algorithm for all-reduce only.
+  CollectiveSet collectives() const override {
+    if (variant_ == Variant::tree) return {Collective::allreduce};
+    return {Collective::allreduce, Collective::allgather, Collective::reducescatter, Collective::broadcast,
+            Collective::sendrecv,  Collective::alltoall,  Collective::alltoallv,     Collective::reduce,
+            Collective::gather,    Collective::scatter};
+  }
+
   std::optional<std::string> unsupported(const CaseSpec& s, const ImplContext& ctx) const override {
+    if (auto why = undeclared_collective(*this, variant_name(), s.coll)) return why;
     if (ctx.device != Device::gpu) return "NCCL runs on GPU ranks";
-    if (variant_ == Variant::tree && s.coll != Collective::allreduce)
-      return "NCCL has a tree algorithm for all-reduce only";
     if (variant_ == Variant::symm) {
 #if NCCL_VERSION_CODE >= NCCL_VERSION(2, 27, 0)
       if (runtime_version_code() < NCCL_VERSION(2, 27, 0))
@@ -185,6 +192,7 @@ class NcclImpl final : public Implementation {
   }
 
   void run(const CallArgs& a) override {
+    if (auto why = undeclared_collective(*this, variant_name(), a.spec.coll)) fail(ExitCode::usage, "{}", *why);
     const ncclDataType_t t = nccl_type(a.spec.dtype);
     ncclResult_t rc = ncclSuccess;
     switch (a.spec.coll) {
@@ -198,12 +206,14 @@ class NcclImpl final : public Implementation {
       case Collective::broadcast:
         rc = CCB_NCCL(ncclBroadcast(a.send, a.recv, a.count, t, a.spec.root, comm_, stream_));
         break;
-      case Collective::sendrecv:
-        CCB_NCCL(ncclGroupStart());
-        CCB_NCCL(ncclSend(a.send, a.count, t, (rank_ + 1) % nranks_, comm_, stream_));
-        CCB_NCCL(ncclRecv(a.recv, a.count, t, (rank_ + nranks_ - 1) % nranks_, comm_, stream_));
-        rc = CCB_NCCL(ncclGroupEnd());
+      case Collective::reduce:
+        rc = CCB_NCCL(ncclReduce(a.send, a.recv, a.count, t, nccl_op(a.spec.op), a.spec.root, comm_, stream_));
         break;
+      case Collective::sendrecv:
+      case Collective::alltoall:
+      case Collective::alltoallv:
+      case Collective::gather:
+      case Collective::scatter: rc = point_to_point(a, t); break;
     }
     if (rc == ncclInProgress) wait_async("NCCL collective", ctx_.timeout, true);
   }
@@ -226,6 +236,62 @@ class NcclImpl final : public Implementation {
   }
 
  private:
+  // The collectives NCCL runs as grouped ncclSend/ncclRecv (as nccl-tests does): one send and one
+  // receive per peer that exchanges data with this rank; a rank's own block where it both sends and
+  // receives it goes through NCCL too (a copy), except when in place already puts it there.
+  ncclResult_t point_to_point(const CallArgs& a, ncclDataType_t t) {
+    const size_t esz = element_size(a.spec.dtype), c = a.count;
+    const char* send = static_cast<const char*>(a.send);
+    char* recv = static_cast<char*>(a.recv);
+    const int root = a.spec.root;
+    CCB_NCCL(ncclGroupStart());
+    auto exchange = [&](int peer, const char* from, size_t send_count, char* into, size_t recv_count) {
+      if (peer == rank_ && from == into) return;  // in place: my block is where it belongs
+      if (from && send_count) CCB_NCCL(ncclSend(from, send_count, t, peer, comm_, stream_));
+      if (into && recv_count) CCB_NCCL(ncclRecv(into, recv_count, t, peer, comm_, stream_));
+    };
+    switch (a.spec.coll) {
+      case Collective::sendrecv:
+        CCB_NCCL(ncclSend(send, c, t, (rank_ + 1) % nranks_, comm_, stream_));
+        CCB_NCCL(ncclRecv(recv, c, t, (rank_ + nranks_ - 1) % nranks_, comm_, stream_));
+        break;
+      case Collective::alltoall:
+        for (int p = 0; p < nranks_; ++p) exchange(p, send + p * c * esz, c, recv + p * c * esz, c);
+        break;
+      case Collective::alltoallv:
+        for (int p = 0; p < nranks_; ++p)
+          exchange(p, send + alltoallv_send_offset(rank_, p, nranks_, c) * esz, alltoallv_block(rank_, p, nranks_, c),
+                   recv + alltoallv_recv_offset(rank_, p, nranks_, c) * esz, alltoallv_block(p, rank_, nranks_, c));
+        break;
+      case Collective::gather:  // every rank to the root's block `rank`
+        for (int p = 0; p < nranks_; ++p)
+          if (p == root || rank_ == root)
+            exchange(p, p == root ? send : nullptr, c, rank_ == root ? recv + p * c * esz : nullptr, c);
+        break;
+      case Collective::scatter:  // the root's block p to rank p
+        for (int p = 0; p < nranks_; ++p)
+          if (p == root || rank_ == root)
+            exchange(p, rank_ == root ? send + p * c * esz : nullptr, c, p == root ? recv : nullptr, c);
+        break;
+      case Collective::allreduce:
+      case Collective::allgather:
+      case Collective::reducescatter:
+      case Collective::broadcast:
+      case Collective::reduce: fail(ExitCode::runtime, "{} is not a point-to-point group", name(a.spec.coll));
+    }
+    return CCB_NCCL(ncclGroupEnd());
+  }
+
+  const char* variant_name() const {
+    switch (variant_) {
+      case Variant::automatic: return "nccl";
+      case Variant::ring: return "nccl-ring";
+      case Variant::tree: return "nccl-tree";
+      case Variant::symm: return "nccl-symm";
+    }
+    return "nccl";
+  }
+
   // Non-blocking communicators: a call may still be in progress when it returns.
   void wait_async(const char* what, std::chrono::milliseconds limit, bool throw_on_timeout) {
     if (!comm_) return;

@@ -9,15 +9,16 @@ function(ccbench_checked_run name np check_options)
            COMMAND ${Python3_EXECUTABLE} ${_check_results} --dir ${dir} ${check_options} --
                    ${MPIEXEC_EXECUTABLE} --oversubscribe --allow-run-as-root -np ${np} $<TARGET_FILE:ccbench>
                    ${ARGN} --out ${dir})
-  set_tests_properties(${name} PROPERTIES LABELS mpi TIMEOUT 400 RUN_SERIAL TRUE)
+  set_tests_properties(${name} PROPERTIES LABELS mpi TIMEOUT 600 RUN_SERIAL TRUE)
 endfunction()
 
 # Every collective x CPU implementation x dtype x op over sizes from one element up to a few MiB
-# (counts not divisible by the ranks included).
+# (counts not divisible by the ranks included), with the root of rooted collectives away from rank 0.
 foreach(np 2 3 4 5)
+  math(EXPR root "${np} / 2")
   ccbench_checked_run(mpi.ccbench_all_cases.np${np} ${np} "--unchecked;none"
-                      --device cpu --collective all --impl mpi,ring,tree -d all -o all -b 4 -e 2M -f 24 -n 2 -w 1
-                      --timeout 60)
+                      --device cpu --collective all --impl mpi,ring,tree,direct -d all -o all -b 4 -e 2M -f 24 -n 2
+                      -w 1 --root ${root} --timeout 60)
 endforeach()
 # The real binary over the tcp transport.
 ccbench_checked_run(mpi.tcp.ccbench_np3 3 "--unchecked;none"
@@ -25,7 +26,7 @@ ccbench_checked_run(mpi.tcp.ccbench_np3 3 "--unchecked;none"
                     -b 4 -e 1M -f 7 --timeout 60)
 # Several MiB with a count not divisible by the ranks (5 MiB of float over 3 ranks).
 ccbench_checked_run(mpi.ccbench_large.np3 3 "--unchecked;none"
-                    --device cpu --collective all --impl mpi,ring,tree -d float,int8 -o sum,max -b 5M -e 5M -n 2 -w 1
+                    --device cpu --collective all --impl mpi,ring,tree,direct -d float,int8 -o sum,max -b 5M -e 5M -n 2 -w 1
                     --timeout 60)
 # The default run (no arguments but the largest size) on 4 CPU ranks: the table, the files.
 ccbench_checked_run(mpi.ccbench_default_run 4 "--unchecked;none" -e 1M)

@@ -103,7 +103,7 @@ struct Case {
 std::string describe(const std::string& impl, const Case& c) {
   return fmt::format("{} {} {} {} count={} {}{}", impl, name(c.coll), name(c.dtype), name(c.op), c.count,
                      c.in_place ? "in-place" : "out-of-place",
-                     c.coll == Collective::broadcast ? fmt::format(" root={}", c.root) : "");
+                     has_root(c.coll) ? fmt::format(" root={}", c.root) : "");
 }
 
 // Runs one case and checks every output element; `corrupt` changes input element
@@ -112,19 +112,20 @@ long run_case(Implementation& impl, const std::string& label, const Case& c, lon
               bool report = true) {
   return dispatch_type(c.dtype, [&](auto tag) -> long {
     using T = decltype(tag);
-    const size_t n = static_cast<size_t>(g_n);
-    size_t send_elems = c.count, recv_elems = c.count;
-    if (c.coll == Collective::allgather) recv_elems = n * c.count;
-    if (c.coll == Collective::reducescatter) send_elems = n * c.count;
+    // Buffers and in-place pointers as the descriptor lays them out (the harness's own rules).
+    const CollectiveShape shape = shape_for_count(c.coll, c.dtype, g_n, c.count);
+    const size_t send_elems = shape.send_elements, recv_elems = shape.recv_elements;
     const size_t esz = sizeof(T);
+    const size_t recv_bytes = (c.in_place ? std::max(send_elems, recv_elems) : recv_elems) * esz;
     Buffer sendbuf(c.in_place ? 0 : send_elems * esz);
-    Buffer recvbuf((c.in_place ? std::max(send_elems, recv_elems) : recv_elems) * esz);
-    T* recv = reinterpret_cast<T*>(recvbuf.data());
-    T* send = c.in_place ? recv : reinterpret_cast<T*>(sendbuf.data());
-    if (c.in_place && c.coll == Collective::allgather) send = recv + static_cast<size_t>(g_rank) * c.count;
-    if (c.in_place && c.coll == Collective::reducescatter) recv = send + static_cast<size_t>(g_rank) * c.count;
+    Buffer recvbuf(recv_bytes);
+    std::byte* S = reinterpret_cast<std::byte*>(c.in_place ? recvbuf.data() : sendbuf.data());
+    std::byte* R = reinterpret_cast<std::byte*>(recvbuf.data());
+    const CallBuffers cb = call_buffers(c.coll, c.in_place, S, R, g_rank, c.count, esz);
+    T* send = reinterpret_cast<T*>(const_cast<std::byte*>(cb.send));
+    T* recv = reinterpret_cast<T*>(cb.recv);
     // Poison the output so that stale data cannot pass, then write the input.
-    std::memset(recvbuf.data(), 0xCD, (c.in_place ? std::max(send_elems, recv_elems) : recv_elems) * esz);
+    std::memset(recvbuf.data(), 0xCD, recv_bytes);
     for (size_t i = 0; i < send_elems; ++i)
       send[i] = collective_input<T>(c.coll, c.op, c.seed, g_rank, i, g_n);
     if (corrupt_index >= 0 && g_rank == g_n - 1) {
@@ -142,7 +143,7 @@ long run_case(Implementation& impl, const std::string& label, const Case& c, lon
     ++g_checked;
 
     long wrong = 0;
-    for (size_t j = 0; j < recv_elems; ++j) {
+    for (size_t j = 0; j < output_elements(c.coll, g_rank, c.root, shape); ++j) {
       const T want = collective_expected<T>(c.coll, c.op, c.seed, g_rank, g_n, c.root, c.count, j);
       if (value_matches<T>(c.op, want, recv[j], g_n)) continue;
       if (report && ++wrong <= 3)
@@ -155,8 +156,8 @@ long run_case(Implementation& impl, const std::string& label, const Case& c, lon
       if (report) failure("{}: wrote outside its buffers (guard bytes changed)", describe(label, c));
     }
     // Input the collective must not touch: all of it out of place; in place, the blocks of
-    // reduce-scatter's input other than this rank's (the NCCL layout keeps them).
-    const bool keeps_input = !c.in_place || c.coll == Collective::reducescatter;
+    // reduce-scatter's and scatter's input other than this rank's (the NCCL layout keeps them).
+    const bool keeps_input = !c.in_place || cb.out_in_send;
     if (keeps_input && corrupt_index < 0) {
       for (size_t i = 0; i < send_elems; ++i) {
         if (c.in_place && i / c.count == static_cast<size_t>(g_rank)) continue;
@@ -176,7 +177,8 @@ struct NamedImpl {
   std::string name;
   std::unique_ptr<Implementation> (*make)();
 };
-const NamedImpl kImpls[] = {{"ring", make_ring_cpu}, {"tree", make_tree_cpu}, {"mpi", make_mpi_baseline}};
+const NamedImpl kImpls[] = {
+    {"ring", make_ring_cpu}, {"tree", make_tree_cpu}, {"direct", make_direct_cpu}, {"mpi", make_mpi_baseline}};
 
 struct Setting {
   std::string name;
@@ -236,7 +238,9 @@ void correctness(const RankLayout& real) {
           for (ReduceOp op : ops) {
             std::vector<size_t> counts = {1, 7, static_cast<size_t>(g_n) * 300 + 1};
             const bool big_type = t == DataType::float32 || t == DataType::int8;
-            if (s.big && big_type && (op == ReduceOp::sum || op == ReduceOp::none)) counts.push_back(1000003);
+            // Several MiB per buffer: the n-block collectives split it into pieces.
+            const size_t big = collective_descriptor(coll).size_is_total ? 1000003 / static_cast<size_t>(g_n) : 1000003;
+            if (s.big && big_type && (op == ReduceOp::sum || op == ReduceOp::none)) counts.push_back(big);
             for (size_t count : counts) {
               for (bool in_place : {false, true}) {
                 if (in_place && !supports_in_place(coll)) continue;
@@ -244,7 +248,7 @@ void correctness(const RankLayout& real) {
                              seed};
                 ++seed;
                 CaseSpec spec{coll, t, has_reduce_op(coll) ? op : ReduceOp::none, c.root};
-                if (auto why = impl->unsupported(spec, ctx)) {
+                if (auto why = case_unsupported(*impl, ni.name, spec, ctx)) {
                   ++g_skipped;
                   continue;
                 }
@@ -263,20 +267,42 @@ void correctness(const RankLayout& real) {
   set_env("CCBENCH_CPU_SLOT_DEPTH", nullptr);
 }
 
-// A corrupted input on one rank must show up in the check on every rank.
+// A corrupted input on rank n-1 must show up in the check of every rank that receives it: each
+// rank for all-reduce and all-gather, one rank for the others (the root where there is one).
 void corruption(const RankLayout& real) {
+  struct Corrupted {
+    Case c;
+    long index;
+    long total_wrong;  // over all ranks
+  };
+  const int last = g_n - 1;
+  const Corrupted cases[] = {
+      {{Collective::allreduce, DataType::int32, ReduceOp::sum, 1000, false, 0, 77}, 17, g_n},
+      {{Collective::allgather, DataType::float16, ReduceOp::none, 1000, true, 0, 78}, 5, g_n},
+      {{Collective::reduce, DataType::int32, ReduceOp::sum, 1000, false, 0, 79}, 3, 1},
+      {{Collective::alltoall, DataType::int8, ReduceOp::none, 999, false, 0, 80}, 999 * last / 2 + 1, 1},
+      {{Collective::alltoallv, DataType::float64, ReduceOp::none, 333, false, 0, 81}, 100, 1},
+      {{Collective::gather, DataType::uint64, ReduceOp::none, 1000, true, last / 2, 82}, 9, 1},
+      {{Collective::scatter, DataType::float32, ReduceOp::none, 1000, false, last, 83}, 1000 * last / 2 + 4, 1},
+  };
   for (const NamedImpl& ni : kImpls) {
     ImplContext ctx;
     ctx.comm = MPI_COMM_WORLD;
     ctx.layout = &real;
     auto impl = ni.make();
     impl->setup(ctx);
-    const Case ar{Collective::allreduce, DataType::int32, ReduceOp::sum, 1000, false, 0, 77};
-    const long wrong = run_case(*impl, ni.name, ar, 17, false);
-    if (wrong != 1) failure("{}: a corrupted all-reduce input gave {} wrong elements, expected 1", ni.name, wrong);
-    const Case ag{Collective::allgather, DataType::float16, ReduceOp::none, 1000, true, 0, 78};
-    const long wrong_ag = run_case(*impl, ni.name, ag, 5, false);
-    if (wrong_ag != 1) failure("{}: a corrupted all-gather input gave {} wrong elements, expected 1", ni.name, wrong_ag);
+    int tried = 0;
+    for (const Corrupted& k : cases) {
+      const CaseSpec spec{k.c.coll, k.c.dtype, k.c.op, k.c.root};
+      if (case_unsupported(*impl, ni.name, spec, ctx)) continue;
+      ++tried;
+      long wrong = run_case(*impl, ni.name, k.c, k.index, false), total = 0;
+      MPI_Allreduce(&wrong, &total, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+      if (total != k.total_wrong)
+        failure("{}: a corrupted input gave {} wrong elements over all ranks, expected {}", describe(ni.name, k.c),
+                total, k.total_wrong);
+    }
+    if (tried == 0) failure("{}: no corruption case applies", ni.name);
   }
 }
 
@@ -313,7 +339,8 @@ void errors(const RankLayout& real) {
   {
     CaseSpec bc{Collective::broadcast, DataType::float32, ReduceOp::none, 0};
     auto why = make_tree_cpu()->unsupported(bc, ctx);
-    if (!why || why->find("allreduce and allgather") == std::string::npos) failure("tree broadcast: no reason");
+    if (!why || *why != "tree implements allreduce, allgather; not broadcast")
+      failure("tree broadcast: the reason should list what tree implements, got '{}'", why.value_or("none"));
     ImplContext gpu = ctx;
     gpu.device = Device::gpu;
     for (const NamedImpl& ni : kImpls)

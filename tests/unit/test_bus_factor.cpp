@@ -29,6 +29,10 @@ const std::map<std::string, std::function<double(double)>>& documented_factors()
       {"broadcast", [](double) { return 1.0; }},
       {"reduce", [](double) { return 1.0; }},
       {"sendrecv", [](double) { return 1.0; }},
+      // Not in nccl-tests: ccbench's skewed all-to-all (README, "Reading algbw and busbw"): rank r
+      // sends 1 + (p - r) mod n units to peer p, n(n+1)/2 units in all, of which the n units a
+      // rank keeps for itself never cross a link.
+      {"alltoallv", [](double n) { return 1.0 - 2.0 / (n * (n + 1)); }},
   };
   return f;
 }
@@ -36,7 +40,7 @@ const std::map<std::string, std::function<double(double)>>& documented_factors()
 // How nccl-tests turns a requested size into counts: the elements of one rank's piece are
 // size / element / n for the collectives whose S is the total of n pieces, and S is rebuilt from
 // whole elements.
-enum class Sizing { whole, per_rank_piece_in, per_rank_piece_out, per_rank_pieces_both };
+enum class Sizing { whole, per_rank_piece_in, per_rank_piece_out, per_rank_pieces_both, skewed_units };
 const std::map<std::string, Sizing>& documented_sizing() {
   static const std::map<std::string, Sizing> s = {
       {"allreduce", Sizing::whole},           {"broadcast", Sizing::whole},
@@ -46,6 +50,7 @@ const std::map<std::string, Sizing>& documented_sizing() {
       {"reducescatter", Sizing::per_rank_piece_out},  // send: n pieces; receive: one piece
       {"scatter", Sizing::per_rank_piece_out},
       {"alltoall", Sizing::per_rank_pieces_both},  // n pieces in, n pieces out
+      {"alltoallv", Sizing::skewed_units},          // n(n+1)/2 units in and out
   };
   return s;
 }
@@ -56,6 +61,13 @@ CollectiveShape documented_shape(Sizing how, std::size_t esz, std::size_t n, std
     s.count = bytes / esz;
     s.send_elements = s.recv_elements = s.count;
     s.bytes = s.count * esz;
+    return s;
+  }
+  if (how == Sizing::skewed_units) {
+    const std::size_t units = n * (n + 1) / 2;
+    s.count = bytes / esz / units;
+    s.send_elements = s.recv_elements = s.count * units;
+    s.bytes = s.send_elements * esz;
     return s;
   }
   s.count = bytes / esz / n;

@@ -9,6 +9,7 @@
 
 #include "collectives/numeric.h"
 #include "collectives/verifiable.h"
+#include "results/error.h"
 
 namespace ccbench {
 namespace {
@@ -172,26 +173,8 @@ T changed(ReduceOp op, T x, int n) {
       case ReduceOp::prod: return from_arith<T>(-v);
       case ReduceOp::min: return from_arith<T>(-m);
       case ReduceOp::max: return from_arith<T>(m);
-      default: {
-        const double b = static_cast<double>(float_sum_bound<T>(n) - 1);
-        return from_arith<T>(v < b / 2 ? b : 0.0);  // the largest change the pattern allows
-      }
+      default: return from_arith<T>(v + 1);  // avg: the smallest change of an integer input
     }
-  }
-}
-
-// Whether value_matches can see the change changed() makes to a float avg: it allows 2 (n+1) eps B
-// for rounding (about 4 units whatever n), while changed() moves the average by at least
-// (B-1) / 2n. Not so for half from 16 ranks or bfloat16 from 8: there one rank's input can be off
-// unnoticed, as its share of an average is below the rounding that must be allowed.
-template <typename T>
-bool avg_change_visible(int n) {
-  if constexpr (std::is_integral_v<T>) return true;
-  else {
-    const double eps = std::is_same_v<T, half_t> ? 9.77e-4 : std::is_same_v<T, bfloat16_t> ? 7.82e-3
-                       : std::is_same_v<T, float> ? 1.2e-7 : 2.3e-16;
-    const double b = static_cast<double>(float_sum_bound<T>(n));
-    return (b - 1) / (2.0 * n) > 2.0 * (n + 1) * eps * b;
   }
 }
 
@@ -209,8 +192,11 @@ void check_pattern(ReduceOp op, int n) {
     const std::vector<T> bad = reductions(op, v, n);
     detected += !value_matches<T>(op, want, bad[0], n);
   }
-  if (op != ReduceOp::avg || avg_change_visible<T>(n)) {
-    EXPECT_GT(detected, 0) << "a changed input of rank " << n / 2 << " went unnoticed on every element";
+  EXPECT_GT(detected, 0) << "a changed input of rank " << n / 2 << " went unnoticed on every element";
+  // avg: every element sees it, for every type and rank count (a float avg is checked with a
+  // tolerance, which must stay below what one input off by one moves the average).
+  if (op == ReduceOp::avg) {
+    EXPECT_EQ(detected, kElements) << "an avg input of rank " << n / 2 << " off by one went unnoticed";
   }
 }
 
@@ -223,6 +209,30 @@ TYPED_TEST_SUITE(Verifiable, ElementTypes);
 TYPED_TEST(Verifiable, ExactInAnyOrderAndChangesAreSeen) {
   for (ReduceOp op : kAllReduceOps)
     for (int n : kRankCounts) check_pattern<TypeParam>(op, n);
+}
+
+// One wrong input of any rank is seen by the avg check at every rank count from 1 to 64 (float
+// avg compares with a tolerance; a wrong input shrinks by 1/n in the average).
+TYPED_TEST(Verifiable, AvgSeesOneWrongInputAtEveryRankCount) {
+  for (int n = 1; n <= 64; ++n) check_pattern<TypeParam>(ReduceOp::avg, n);
+}
+
+// NCCL's float avg pre-multiplies every input by 1/n rounded to the type, then sums: the check
+// accepts that rounding at every rank count.
+TYPED_TEST(Verifiable, AvgAcceptsNcclPremultipliedSum) {
+  using T = TypeParam;
+  if constexpr (!std::is_integral_v<T>) {
+    for (int n = 1; n <= 64; ++n)
+      for (std::uint64_t i = 0; i < kElements; ++i) {
+        const T scale = from_arith<T>(1.0 / n);
+        T acc = from_arith<T>(0.0);
+        for (int r = 0; r < n; ++r)
+          acc = reduce_pair<T>(ReduceOp::sum, acc,
+                               from_arith<T>(to_arith(input_value<T>(ReduceOp::avg, kSeed, r, i, n)) * to_arith(scale)));
+        ASSERT_TRUE(value_matches<T>(ReduceOp::avg, reduced_value<T>(ReduceOp::avg, kSeed, i, n), acc, n))
+            << "n=" << n << " index " << i;
+      }
+  }
 }
 
 TYPED_TEST(Verifiable, DataMovementPatternIsExactAndDistinct) {
@@ -258,6 +268,123 @@ TEST(CollectiveExpected, MatchesTheLayoutOfEachCollective) {
               input_value<std::int32_t>(ReduceOp::none, kSeed, n - 1, j, n));
     EXPECT_EQ(collective_expected<std::int32_t>(Collective::broadcast, ReduceOp::none, kSeed, 1, n, 3, count, j),
               input_value<std::int32_t>(ReduceOp::none, kSeed, 3, j, n));
+  }
+}
+
+// The expected output of the new collectives, element by element against their definitions.
+TEST(CollectiveExpected, AlltoallGatherScatterReduceLayouts) {
+  const int n = 4, root = 2;
+  const std::uint64_t count = 3;
+  auto in = [&](int rank, std::uint64_t i) { return input_value<std::int32_t>(ReduceOp::none, kSeed, rank, i, n); };
+  auto want = [&](Collective c, int rank, std::uint64_t j) {
+    return collective_expected<std::int32_t>(c, ReduceOp::sum, kSeed, rank, n, root, count, j);
+  };
+  for (int rank = 0; rank < n; ++rank)
+    for (int p = 0; p < n; ++p)
+      for (std::uint64_t o = 0; o < count; ++o) {
+        // all-to-all: block p of my output is block `rank` of rank p's input.
+        EXPECT_EQ(want(Collective::alltoall, rank, p * count + o), in(p, rank * count + o));
+        // gather: block p of the root's output is rank p's input.
+        EXPECT_EQ(want(Collective::gather, root, p * count + o), in(p, o));
+      }
+  for (int rank = 0; rank < n; ++rank)
+    for (std::uint64_t j = 0; j < count; ++j) {
+      EXPECT_EQ(want(Collective::scatter, rank, j), in(root, rank * count + j));
+      EXPECT_EQ(want(Collective::reduce, root, j), reduced_value<std::int32_t>(ReduceOp::sum, kSeed, j, n));
+    }
+}
+
+// alltoallv's skew: rank r sends 1 + (p - r) mod n units to p; blocks tile both buffers exactly,
+// every rank's totals are n(n+1)/2 units, and the expected output takes each block from its sender.
+TEST(CollectiveExpected, AlltoallvSkewTilesTheBuffers) {
+  for (int n = 1; n <= 9; ++n) {
+    const std::uint64_t count = 2, total = count * n * (n + 1) / 2;
+    for (int r = 0; r < n; ++r) {
+      std::uint64_t sent = 0, received = 0;
+      for (int p = 0; p < n; ++p) {
+        EXPECT_EQ(alltoallv_send_offset(r, p, n, count), sent);
+        EXPECT_EQ(alltoallv_recv_offset(r, p, n, count), received);
+        EXPECT_EQ(alltoallv_block(r, p, n, count), count * (1 + (p - r + n) % n));
+        sent += alltoallv_block(r, p, n, count);
+        received += alltoallv_block(p, r, n, count);
+      }
+      EXPECT_EQ(sent, total);
+      EXPECT_EQ(received, total);
+      EXPECT_EQ(shape_for_count(Collective::alltoallv, DataType::int32, n, count).recv_elements, total);
+      for (int p = 0; p < n; ++p)
+        for (std::uint64_t o = 0; o < alltoallv_block(p, r, n, count); ++o)
+          EXPECT_EQ(collective_expected<std::int32_t>(Collective::alltoallv, ReduceOp::none, kSeed, r, n, 0, count,
+                                                      alltoallv_recv_offset(r, p, n, count) + o),
+                    input_value<std::int32_t>(ReduceOp::none, kSeed, p, alltoallv_send_offset(p, r, n, count) + o, n));
+    }
+  }
+}
+
+TEST(CollectiveDescriptor, NamesParseBackAndEveryCollectiveIsDescribed) {
+  for (Collective c : kAllCollectives) {
+    EXPECT_EQ(collective_descriptor(c).coll, c);
+    EXPECT_EQ(parse_collective(name(c)), c);
+    EXPECT_NE(valid_collectives().find(name(c)), std::string::npos);
+  }
+  for (Collective c : kAllCollectives) {
+    const bool reduces = c == Collective::allreduce || c == Collective::reducescatter || c == Collective::reduce;
+    const bool rooted = c == Collective::broadcast || c == Collective::reduce || c == Collective::gather ||
+                        c == Collective::scatter;
+    EXPECT_EQ(has_reduce_op(c), reduces) << name(c);
+    EXPECT_EQ(has_root(c), rooted) << name(c);
+  }
+  for (const char* alias : {"all_to_all", "alltoall", "alltoallv", "reduce", "gather", "scatter"})
+    EXPECT_TRUE(parse_collective(alias).has_value()) << alias;
+  // Root-only output: the other ranks' receive buffers hold nothing to check.
+  const CollectiveShape s = shape_for_count(Collective::gather, DataType::int32, 4, 10);
+  EXPECT_EQ(output_elements(Collective::gather, 2, 2, s), 40u);
+  EXPECT_EQ(output_elements(Collective::gather, 1, 2, s), 0u);
+  EXPECT_EQ(output_elements(Collective::reduce, 0, 3, shape_for_count(Collective::reduce, DataType::int8, 4, 7)), 0u);
+  EXPECT_EQ(output_elements(Collective::scatter, 1, 2, shape_for_count(Collective::scatter, DataType::int8, 4, 7)), 7u);
+}
+
+TEST(CollectiveDescriptor, InPlaceLayoutsAreNcclsAndRepetitionIsKnown) {
+  std::byte S[4096], R[4096];
+  const int rank = 3;
+  const size_t count = 10, esz = 4;
+  const size_t block = rank * count * esz;
+  CallBuffers b = call_buffers(Collective::allreduce, false, S, R, rank, count, esz);
+  EXPECT_TRUE(b.send == S && b.recv == R && b.restore_at == nullptr && b.poison_recv && !b.out_in_send);
+  b = call_buffers(Collective::allreduce, true, S, R, rank, count, esz);
+  EXPECT_TRUE(b.send == R && b.recv == R && b.restore_at == R && !b.poison_recv && !b.out_in_send);
+  b = call_buffers(Collective::broadcast, true, S, R, rank, count, esz);
+  EXPECT_TRUE(b.send == R && b.recv == R && b.restore_at == R && !b.poison_recv);
+  b = call_buffers(Collective::allgather, true, S, R, rank, count, esz);
+  EXPECT_TRUE(b.send == R + block && b.recv == R && b.restore_at == R + block && b.poison_recv && !b.out_in_send);
+  EXPECT_EQ(in_place_send_offset(Collective::allgather, rank, count), rank * count);
+  b = call_buffers(Collective::reducescatter, true, S, R, rank, count, esz);
+  EXPECT_TRUE(b.send == S && b.recv == S + block && b.restore_at == S && !b.poison_recv && b.out_in_send);
+  EXPECT_EQ(in_place_recv_offset(Collective::reducescatter, rank, count), rank * count);
+  b = call_buffers(Collective::gather, true, S, R, rank, count, esz);
+  EXPECT_TRUE(b.send == R + block && b.recv == R && b.poison_recv && !b.out_in_send);
+  b = call_buffers(Collective::scatter, true, S, R, rank, count, esz);
+  EXPECT_TRUE(b.send == S && b.recv == S + block && !b.poison_recv && b.out_in_send);
+  b = call_buffers(Collective::reduce, true, S, R, rank, count, esz);
+  EXPECT_TRUE(b.send == R && b.recv == R && !b.poison_recv);
+  EXPECT_FALSE(supports_in_place(Collective::sendrecv) || supports_in_place(Collective::alltoall) ||
+               supports_in_place(Collective::alltoallv));
+  try {
+    call_buffers(Collective::sendrecv, true, S, R, rank, count, esz);
+    ADD_FAILURE() << "sendrecv in place should be refused";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("no in-place form"), std::string::npos);
+  }
+
+  EXPECT_TRUE(repeats_in_place(Collective::allgather, ReduceOp::none));
+  EXPECT_TRUE(repeats_in_place(Collective::broadcast, ReduceOp::none));
+  EXPECT_TRUE(repeats_in_place(Collective::gather, ReduceOp::none));
+  EXPECT_TRUE(repeats_in_place(Collective::scatter, ReduceOp::none));
+  EXPECT_FALSE(repeats_in_place(Collective::alltoall, ReduceOp::none));
+  EXPECT_FALSE(repeats_in_place(Collective::sendrecv, ReduceOp::none));
+  for (Collective c : {Collective::allreduce, Collective::reducescatter, Collective::reduce}) {
+    EXPECT_TRUE(repeats_in_place(c, ReduceOp::min) && repeats_in_place(c, ReduceOp::max));
+    EXPECT_FALSE(repeats_in_place(c, ReduceOp::sum) || repeats_in_place(c, ReduceOp::prod) ||
+                 repeats_in_place(c, ReduceOp::avg));
   }
 }
 
