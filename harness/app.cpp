@@ -27,6 +27,8 @@
 #include "results/compare.h"
 #include "results/csv_reader.h"
 #include "results/error.h"
+#include "results/format.h"
+#include "results/history.h"
 #include "results/sink.h"
 #include "topologies/discovery.h"
 
@@ -47,11 +49,84 @@ int print_implementations(int launcher_rank) {
 }
 
 int run_compare(const CompareRequest& req) {
-  auto before = read_results_csv(req.before);
-  auto after = read_results_csv(req.after);
-  CompareResult r = compare_runs(before, after, req.tolerance);
+  const ResultSet after = read_result_set(req.runs.back());
+  ResultSet before = req.runs.size() > 1 ? read_result_set(req.runs.front()) : after;
+  if (!req.fleet_db.empty()) {
+    const History history(req.fleet_db);
+    const std::string kind = node_kind(after.context), host = run_host(after.context);
+    int hosts = 0;
+    before.rows = history.fleet_median(kind, host, &hosts);
+    before.context = Json::object();
+    if (hosts == 0)
+      fail(ExitCode::precondition, "compare --against-fleet: {} holds no run of another node of kind '{}' (this one: {})",
+           req.fleet_db, kind, host);
+    fmt::print("# against the fleet: median of the latest runs of {} other host{} of kind '{}' in {}\n", hosts,
+               hosts == 1 ? "" : "s", kind, req.fleet_db);
+  }
+  CompareResult r = compare_runs(before.rows, after.rows, req.options, before.context, after.context);
   fmt::print("{}", r.text);
-  return r.regressions ? static_cast<int>(ExitCode::threshold) : 0;
+  return r.failures ? static_cast<int>(ExitCode::threshold) : 0;
+}
+
+int run_history(const HistoryRequest& req) {
+  const History history(req.db);
+  const CaseFilter& f = req.filter;
+  if (f.collective.empty() && f.impl.empty() && f.transport.empty() && f.dtype.empty() && f.bytes == 0) {
+    fmt::print("# {:>4}  {:<20}  {:<12}  {:<22}  {:<12}  {:>5}  {}\n", "run", "started (UTC)", "host", "kind", "commit",
+               "rows", "verdict");
+    for (const HistoryRun& r : history.runs(f.host))
+      fmt::print("  {:>4}  {:<20}  {:<12}  {:<22}  {:<12}  {:>5}  {}\n", r.id, r.started_utc, r.host, r.kind, r.git_hash,
+                 r.rows, r.verdict);
+    return 0;
+  }
+  fmt::print("# {:>4}  {:<20}  {:<12}  {:<44}  {:>9}  {:>12}  {:>14}  {:>7}  {}\n", "run", "started (UTC)", "host",
+             "case", "size", "time_median", "busbw_median", "time_cv", "status");
+  for (const TrendPoint& p : history.trend(f))
+    fmt::print("  {:>4}  {:<20}  {:<12}  {:<44}  {:>9}  {:>9.3f} us  {:>9.2f} GB/s  {:>7.3f}  {}\n", p.run.id,
+               p.run.started_utc, p.run.host,
+               fmt::format("{} {}/{} {} {}", p.row.collective, p.row.impl, p.row.transport, p.row.dtype,
+                           p.row.in_place ? "in-place" : "out-of-place"),
+               human_size(p.row.bytes), p.row.time_median_us, p.row.busbw_median_gbps, p.row.time_cv,
+               row_status_name(p.row.status));
+  return 0;
+}
+
+namespace {
+
+// Prints the verdicts, writes the JUnit file when asked; exit code 4 when a rule failed.
+ExitCode report_acceptance(const std::vector<Rule>& rules, const std::vector<ResultSet>& runs,
+                           const std::string& junit, const std::string& suite) {
+  const AcceptReport rep = evaluate_rules(rules, runs);
+  fmt::print("{}", rep.text());
+  if (!junit.empty()) {
+    std::ofstream out(junit);
+    out << rep.junit_xml(suite);
+    if (!out.flush()) fail(ExitCode::usage, "--junit: cannot write {}: {}", junit, std::strerror(errno));
+    fmt::print("# JUnit: {}\n", junit);
+  }
+  return rep.passed ? ExitCode::ok : ExitCode::threshold;
+}
+
+}  // namespace
+
+// After the results files are closed: a failure here loses nothing of the run.
+ExitCode append_to_history(const std::string& db, const Json& context, const std::vector<RunRecord>& rows,
+                           const RunOutcome& outcome, const std::string& out_dir) {
+  try {
+    const long long id = History(db).append(context, rows, outcome.verdict, outcome.exit_code);
+    fmt::print("# history: run {} appended to {}\n", id, db);
+    return ExitCode::ok;
+  } catch (const Error& e) {
+    fmt::print(stderr, "ccbench: error: {}; the run is not in the history{}\n", e.what(),
+               out_dir.empty() ? "" : fmt::format(", its results are complete in {}/", out_dir));
+    return e.code();
+  }
+}
+
+int run_accept(const AcceptRequest& req) {
+  std::vector<ResultSet> runs;
+  for (const std::string& r : req.runs) runs.push_back(read_result_set(r));
+  return static_cast<int>(report_acceptance(req.rules, runs, req.junit, "results"));
 }
 
 int print_topology(const TopoRequest& req) {
@@ -189,6 +264,7 @@ int run_benchmark(const RunOptions& opts_in, int* argc, char*** argv) {
   opts.fault = fault_from_environment();
   check_tuning_environment();
   if (lrank == 0 && !opts.no_files) out_dir = prepare_output_dir(opts.out_dir);
+  if (lrank == 0 && !opts.history_db.empty()) History check(opts.history_db);  // a damaged store: exit 3 before measuring
 
   TerminationSignals signals;  // first: before MPI, CUDA or the watchdog start threads
   std::unique_ptr<LockedSink> sink;
@@ -349,6 +425,11 @@ int run_benchmark(const RunOptions& opts_in, int* argc, char*** argv) {
     }
     code = agree_exit_code(world, code);
     in_step = true;
+    if (sink && !opts.accept_rules.empty()) {  // rank 0 holds the rows: its exit code carries the verdict
+      ResultSet measured{"", runner.rows(), {}, context};
+      code = more_severe(code, report_acceptance(opts.accept_rules, {measured},
+                                                 opts.no_files ? "" : out_dir + "/accept.xml", "run"));
+    }
     if (sink) {
       RunOutcome outcome;
       outcome.complete = runner.stop_reason().empty();
@@ -356,6 +437,7 @@ int run_benchmark(const RunOptions& opts_in, int* argc, char*** argv) {
       outcome.exit_code = static_cast<int>(code);
       outcome.verdict = code == ExitCode::ok ? "OK" : fmt::format("FAILED: {}", exit_code_name(code));
       sink->finish(outcome);
+      if (!opts.history_db.empty()) code = more_severe(code, append_to_history(opts.history_db, context, runner.rows(), outcome, out_dir));
       std::string summary = comparison_table(runner.rows(), opts.baseline, true);
       if (!summary.empty()) fmt::print("#\n# busbw from the median iteration, and its ratio to {}:\n{}", opts.baseline, summary);
       if (!opts.no_files) fmt::print("# results: {}/ (results.csv, run.json, results.md)\n", out_dir);

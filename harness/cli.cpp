@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <cstdlib>
 #include <set>
 #include <sstream>
 
@@ -61,7 +62,7 @@ double parse_real(const std::string& text, const char* flag, const char* meaning
 
 const std::vector<std::string> kTransports = {"auto", "shm", "mpi", "tcp", "cuda_ipc", "nccl"};
 const std::vector<std::string> kFormats = {"table", "csv", "json", "md"};
-const std::set<std::string> kSubcommands = {"run", "compare", "list", "topo"};
+const std::set<std::string> kSubcommands = {"run", "compare", "list", "topo", "accept", "history"};
 
 std::string joined(const std::vector<std::string>& v) {
   std::string s;
@@ -75,7 +76,7 @@ struct RawRun {
   std::string datatype = "float", op = "sum", root = "0", graph = "0";
   std::string collective = "allreduce,allgather", impl = "default", device = "auto", transport = "auto";
   std::string in_place = "both", out, format = "table,csv,json,md", seed = "24301", timeout = "120";
-  std::string cycles = "1", baseline;
+  std::string cycles = "1", baseline, accept, min_busbw, db;
   bool share_gpus = false;
   // Whether the options whose absence means "default" were given: given empty is an error.
   bool max_given = false, factor_given = false, inc_given = false, out_given = false, baseline_given = false;
@@ -108,6 +109,27 @@ void add_run_options(CLI::App& app, RawRun& r) {
   app.add_option("--cycles", r.cycles, "repeat the sweep N times, 0 = until stopped (burn-in) [1]");
   app.add_option("--baseline", r.baseline, "implementation the summary compares with [nccl on GPUs, mpi on CPUs]");
   app.add_flag("--share-gpus", r.share_gpus, "allow several ranks on one GPU");
+  app.add_option("--accept", r.accept, "acceptance rules (YAML) checked on the results; exit 4 when one fails");
+  app.add_option("--min-busbw", r.min_busbw, "busbw every size from 1 MiB must reach, GB/s (as NCCL_TESTS_MIN_BW)");
+  app.add_option("--db", r.db, "append the run to this SQLite history [CCBENCH_DB]");
+}
+
+// --db FILE, else CCBENCH_DB, else "" (no history).
+std::string history_path(const std::string& given) {
+  if (!given.empty()) return given;
+  const char* env = std::getenv("CCBENCH_DB");
+  return env ? env : "";
+}
+
+// --accept FILE and --min-busbw GBPS, read before any measurement.
+std::vector<Rule> acceptance_rules(const std::string& file, const std::string& min_busbw) {
+  std::vector<Rule> rules = file.empty() ? std::vector<Rule>{} : load_rules(file);
+  if (!min_busbw.empty()) {
+    const double gbps = parse_real(min_busbw, "--min-busbw", "GB/s > 0");
+    if (!(gbps > 0)) fail(ExitCode::usage, "--min-busbw: {} is not valid; expected GB/s > 0", min_busbw);
+    rules.push_back(min_busbw_rule(gbps));
+  }
+  return rules;
 }
 
 RunOptions finish_run_options(const RawRun& r) {
@@ -191,6 +213,8 @@ RunOptions finish_run_options(const RawRun& r) {
     fail(ExitCode::usage, "--baseline: unknown implementation '{}' (valid: {})", r.baseline, valid_implementations());
   o.baseline = r.baseline;
   o.share_gpus = r.share_gpus;
+  o.accept_rules = acceptance_rules(r.accept, r.min_busbw);
+  o.history_db = history_path(r.db);
   return o;
 }
 
@@ -222,10 +246,40 @@ Command parse_command_line(int argc, const char* const* argv) {
 
   CompareRequest cmp;
   std::string tolerance = "0.05";
-  CLI::App* compare = app.add_subcommand("compare", "compare two results.csv files (before, after)");
-  compare->add_option("before", cmp.before, "results.csv of the earlier run")->required();
-  compare->add_option("after", cmp.after, "results.csv of the later run")->required();
-  compare->add_option("--tolerance", tolerance, "relative busbw drop reported as a regression [0.05]");
+  std::vector<std::string> pairs;
+  CLI::App* compare = app.add_subcommand("compare", "compare two runs (results.csv files or folders), noise-aware");
+  compare->add_option("runs", cmp.runs, "BEFORE [AFTER]: results.csv or results folder (one run with --pair)")
+      ->required()->expected(1, 2);
+  compare->add_option("--tolerance", tolerance, "slowdown below which nothing is flagged, whatever the noise [0.05]");
+  compare->add_flag("--allow-missing", cmp.options.allow_missing, "a baseline row absent now is not a failure");
+  compare->add_flag("--allow-skipped", cmp.options.allow_skipped, "a row ok before and skipped now is not a failure");
+  compare->add_flag("--count-isolated", cmp.options.count_isolated,
+                    "count a slowdown at one size whose neighbouring sizes are not slower");
+  compare->add_option("--pair", pairs, "FIELD=BEFORE:AFTER, e.g. impl=ring:nccl or transport=tcp:shm (repeatable)");
+  compare->add_option("--format", cmp.options.format, "table, md or json [table]");
+  bool against_fleet = false;
+  std::string fleet_db;
+  compare->add_flag("--against-fleet", against_fleet, "compare one run with the median of the other nodes of its kind");
+  compare->add_option("--db", fleet_db, "history for --against-fleet [CCBENCH_DB]");
+
+  HistoryRequest hist;
+  std::string hist_db, hist_size;
+  CLI::App* histcmd = app.add_subcommand("history", "list the runs of a history, or a case's trend");
+  histcmd->add_option("--db", hist_db, "SQLite history [CCBENCH_DB]");
+  histcmd->add_option("--host", hist.filter.host, "only this host's runs");
+  histcmd->add_option("--collective", hist.filter.collective, "trend of this collective");
+  histcmd->add_option("--impl", hist.filter.impl, "trend of this implementation");
+  histcmd->add_option("--transport", hist.filter.transport, "trend over this transport");
+  histcmd->add_option("--dtype", hist.filter.dtype, "trend of this data type");
+  histcmd->add_option("--size", hist_size, "trend at this size (K/M/G = powers of 1024)");
+
+  AcceptRequest acc;
+  std::string rules_file, accept_min_busbw;
+  CLI::App* acceptcmd = app.add_subcommand("accept", "check results against acceptance rules; exit 4 when one fails");
+  acceptcmd->add_option("runs", acc.runs, "results.csv files or results folders")->required();
+  acceptcmd->add_option("--rules", rules_file, "rules file (YAML; see results/rules/)");
+  acceptcmd->add_option("--min-busbw", accept_min_busbw, "busbw every size from 1 MiB must reach, GB/s");
+  acceptcmd->add_option("--junit", acc.junit, "also write the verdicts as JUnit XML to this file");
 
   CLI::App* listcmd = app.add_subcommand("list", "list the implementations this build knows");
   TopoRequest topo;
@@ -245,10 +299,29 @@ Command parse_command_line(int argc, const char* const* argv) {
   if (version) return VersionRequest{};
   if (list || *listcmd) return ListRequest{};
   if (*topocmd) return topo;
+  if (*histcmd) {
+    hist.db = history_path(hist_db);
+    if (hist.db.empty()) fail(ExitCode::usage, "history: give --db FILE or set CCBENCH_DB");
+    if (!hist_size.empty()) hist.filter.bytes = parse_size(hist_size, "--size");
+    return hist;
+  }
+  if (*acceptcmd) {
+    acc.rules = acceptance_rules(rules_file, accept_min_busbw);
+    if (acc.rules.empty()) fail(ExitCode::usage, "accept: give --rules FILE.yaml, --min-busbw GBPS or both");
+    return acc;
+  }
   if (*compare) {
-    cmp.tolerance = parse_real(tolerance, "--tolerance", "a fraction between 0 and 1");
-    if (cmp.tolerance < 0 || cmp.tolerance >= 1)
+    cmp.options.tolerance = parse_real(tolerance, "--tolerance", "a fraction between 0 and 1");
+    if (cmp.options.tolerance < 0 || cmp.options.tolerance >= 1)
       fail(ExitCode::usage, "--tolerance: {} is not valid; expected a fraction from 0 to below 1", tolerance);
+    for (const std::string& p : pairs) cmp.options.pairs.push_back(parse_compare_pair(p));
+    if (against_fleet) {
+      cmp.fleet_db = history_path(fleet_db);
+      if (cmp.fleet_db.empty()) fail(ExitCode::usage, "compare --against-fleet: give --db FILE or set CCBENCH_DB");
+      if (cmp.runs.size() != 1) fail(ExitCode::usage, "compare --against-fleet: give one run (the node to check)");
+    } else if (cmp.runs.size() == 1 && pairs.empty()) {
+      fail(ExitCode::usage, "compare: one run given; give BEFORE and AFTER, or one run with --pair FIELD=A:B");
+    }
     return cmp;
   }
   raw.max_given = run->count("--maxbytes") > 0;

@@ -10,6 +10,7 @@
 #include "collectives/types.h"
 #include "harness/fault.h"
 #include "harness/sizes.h"
+#include "results/accept.h"
 
 namespace ccbench {
 
@@ -41,6 +42,8 @@ struct RunOptions {
   std::string baseline;            // impl the summary compares against (default nccl or mpi)
   std::string command_line;        // as typed, for the context block
   std::optional<FaultSpec> fault;  // CCBENCH_FAULT (tests only)
+  std::vector<Rule> accept_rules;  // --accept FILE and --min-busbw: checked on the rows at the end
+  std::string history_db;          // --db FILE or CCBENCH_DB: the run is appended there at the end
 };
 
 }  // namespace ccbench
