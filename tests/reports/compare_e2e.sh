@@ -10,7 +10,7 @@ fail() { echo "FAIL: $*"; exit 1; }
 run() {  # OUT_DIR [extra args]
   local out=$1; shift
   "$mpiexec" --oversubscribe --allow-run-as-root -np 2 "$ccbench" --device cpu --collective allreduce \
-    --impl mpi,ring -b 8 -e 1M -f 4 -n 20 -w 3 --timeout 60 --out "$out" "$@" >"$out.log" 2>&1
+    --impl mpi,ring -b 8 -e 2M -f 4 -n 20 -w 3 --timeout 60 --out "$out" "$@" >"$out.log" 2>&1
 }
 run "$work/a" || { cat "$work/a.log"; fail "first run"; }
 run "$work/b" --min-busbw 0.001 || { cat "$work/b.log"; fail "second run (with --min-busbw 0.001)"; }
@@ -33,7 +33,7 @@ grep -q "MISSING now" "$work/aborted.txt" || fail "missing rows not named"
 
 # Another transport: nothing matches until paired.
 "$mpiexec" --oversubscribe --allow-run-as-root -np 2 "$ccbench" --device cpu --collective allreduce --impl ring \
-  --transport mpi -b 8 -e 1M -f 4 -n 20 -w 3 --timeout 60 --out "$work/c" >"$work/c.log" 2>&1 || fail "mpi run"
+  --transport mpi -b 8 -e 2M -f 4 -n 20 -w 3 --timeout 60 --out "$work/c" >"$work/c.log" 2>&1 || fail "mpi run"
 "$ccbench" compare "$work/a" "$work/c" >"$work/other.txt" 2>&1
 rc=$?
 [ $rc = 4 ] || fail "other transport: exit $rc, expected 4"
