@@ -69,13 +69,19 @@ int run_compare(const CompareRequest& req) {
 }
 
 int run_history(const HistoryRequest& req) {
-  const History history(req.db);
+  History history(req.db);
+  for (const std::string& path : req.add) {
+    const ResultSet run = read_result_set(path);
+    fmt::print("# history: {} added as run {}\n", path,
+               history.append(run.context, run.rows, "imported from " + run.csv_path, 0));
+  }
+  if (!req.add.empty()) return 0;
   const CaseFilter& f = req.filter;
   if (f.collective.empty() && f.impl.empty() && f.transport.empty() && f.dtype.empty() && f.bytes == 0) {
-    fmt::print("# {:>4}  {:<20}  {:<12}  {:<22}  {:<12}  {:>5}  {}\n", "run", "started (UTC)", "host", "kind", "commit",
+    fmt::print("# {:>4}  {:<20}  {:<12}  {:<22}  {:<18}  {:>5}  {}\n", "run", "started (UTC)", "host", "kind", "commit",
                "rows", "verdict");
     for (const HistoryRun& r : history.runs(f.host))
-      fmt::print("  {:>4}  {:<20}  {:<12}  {:<22}  {:<12}  {:>5}  {}\n", r.id, r.started_utc, r.host, r.kind, r.git_hash,
+      fmt::print("  {:>4}  {:<20}  {:<12}  {:<22}  {:<18}  {:>5}  {}\n", r.id, r.started_utc, r.host, r.kind, r.git_hash,
                  r.rows, r.verdict);
     return 0;
   }
@@ -263,8 +269,11 @@ int run_benchmark(const RunOptions& opts_in, int* argc, char*** argv) {
   // Before MPI: a bad fault spec, tuning variable or output folder is a usage error (exit 2).
   opts.fault = fault_from_environment();
   check_tuning_environment();
+  if (!opts.history_db.empty()) {  // a damaged store: exit 3 on every rank before measuring
+    History::probe(opts.history_db);
+    if (lrank == 0) History create(opts.history_db);
+  }
   if (lrank == 0 && !opts.no_files) out_dir = prepare_output_dir(opts.out_dir);
-  if (lrank == 0 && !opts.history_db.empty()) History check(opts.history_db);  // a damaged store: exit 3 before measuring
 
   TerminationSignals signals;  // first: before MPI, CUDA or the watchdog start threads
   std::unique_ptr<LockedSink> sink;

@@ -272,6 +272,7 @@ Command parse_command_line(int argc, const char* const* argv) {
   histcmd->add_option("--transport", hist.filter.transport, "trend over this transport");
   histcmd->add_option("--dtype", hist.filter.dtype, "trend of this data type");
   histcmd->add_option("--size", hist_size, "trend at this size (K/M/G = powers of 1024)");
+  histcmd->add_option("--add", hist.add, "store these results folders or files (runs made without --db)");
 
   AcceptRequest acc;
   std::string rules_file, accept_min_busbw;

@@ -29,6 +29,7 @@ struct AcceptRequest {
 struct HistoryRequest {
   std::string db;          // --db FILE or CCBENCH_DB
   CaseFilter filter;       // any field given: the trend of that case, else the list of runs
+  std::vector<std::string> add;  // --add RESULTS: results folders to store (past runs, other nodes)
 };
 
 struct TopoRequest {

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdlib>
+#include <filesystem>
 #include <map>
 
 #include <fmt/format.h>
@@ -154,6 +155,25 @@ History::History(const std::string& path) : path_(path) {
 }
 
 History::~History() { sqlite3_close(db_); }
+
+void History::probe(const std::string& path) {
+  if (!std::filesystem::exists(path)) return;
+  sqlite3* db = nullptr;
+  const int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
+  std::string error = rc == SQLITE_OK ? "" : sqlite3_errmsg(db);
+  if (error.empty()) {
+    sqlite3_busy_timeout(db, kBusyTimeoutMs);
+    // Reads the schema: fails on a file that is not a database; a store being created by another
+    // job (no tables yet) is fine.
+    if (sqlite3_exec(db, "SELECT COUNT(*) FROM sqlite_master", nullptr, nullptr, nullptr) != SQLITE_OK)
+      error = sqlite3_errmsg(db);
+  }
+  sqlite3_close(db);
+  if (!error.empty())
+    fail(ExitCode::precondition,
+         "history {}: {} (a damaged or foreign file: move it away; the results folders of the runs are intact)", path,
+         error);
+}
 
 long long History::append(const Json& context, const std::vector<RunRecord>& rows, const std::string& verdict,
                           int exit_code) {

@@ -40,6 +40,8 @@ class History {
   // Opens or creates the store; throws Error(precondition) when the file is damaged, not a
   // ccbench history, or of a newer schema.
   explicit History(const std::string& path);
+  // Checks an existing store without writing to it (every rank, before MPI); a missing file is fine.
+  static void probe(const std::string& path);
   ~History();
   History(const History&) = delete;
   History& operator=(const History&) = delete;

@@ -12,3 +12,7 @@ add_test(NAME reports.report_in_browser
          COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/report_browser.sh $<TARGET_FILE:ccbench> ${PROJECT_SOURCE_DIR}
                  ${CMAKE_CURRENT_BINARY_DIR}/report_browser)
 set_tests_properties(reports.report_in_browser PROPERTIES LABELS "unit;browser" TIMEOUT 300 SKIP_RETURN_CODE 77)
+add_test(NAME mpi.history_two_jobs
+         COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/history_e2e.sh ${MPIEXEC_EXECUTABLE} $<TARGET_FILE:ccbench>
+                 ${CMAKE_CURRENT_BINARY_DIR}/history_e2e)
+set_tests_properties(mpi.history_two_jobs PROPERTIES LABELS mpi TIMEOUT 300 RUN_SERIAL TRUE)
