@@ -352,6 +352,7 @@ std::string noise_text(const Entry& e) { return e.threshold > 0 ? fmt::format("{
 
 std::vector<std::pair<std::string, std::array<std::string, 2>>> differing_settings(const Json& cb, const Json& ca) {
   std::map<std::string, std::array<std::string, 2>> all;
+  if (context_settings(cb).empty() || context_settings(ca).empty()) return {};  // one side unknown: nothing to tell
   for (auto& [k, v] : context_settings(cb)) all[k] = {v, "(unset)"};
   for (auto& [k, v] : context_settings(ca)) {
     auto it = all.find(k);
@@ -517,8 +518,8 @@ CompareResult compare_runs(const std::vector<RunRecord>& before_in, const std::v
   const auto settings = differing_settings(context_before, context_after);
   Summary s{entries, o, settings, res.matched, res.failures, ""};
   if (res.matched == 0) {
-    s.nothing_matched = why_nothing_matched(before_in, after_in);
-    if (!o.pairs.empty()) s.nothing_matched += "; after the pairing " + pairs_text(o) + " no row is left on one side";
+    s.nothing_matched = why_nothing_matched(before, after);
+    if (!o.pairs.empty()) s.nothing_matched += " (rows as paired: " + pairs_text(o) + ")";
     ++res.failures;
   }
   res.text = o.format == "json" ? render_json(s) : o.format == "md" ? render_markdown(s) : render_table(s);

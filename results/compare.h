@@ -53,7 +53,7 @@ struct CompareResult {
 // failed or (unless allow_skipped) skipped now, a baseline row missing now (unless
 // allow_missing), and a comparison that matched no row at all are failures. `context_before` /
 // `context_after` are run contexts (run.json's "context"); the settings that differ are printed
-// on top. Throws Error(usage) on a bad tolerance, pair field or format.
+// on top (when both are known). Throws Error(usage) on a bad tolerance, pair field or format.
 CompareResult compare_runs(const std::vector<RunRecord>& before, const std::vector<RunRecord>& after,
                            const CompareOptions& options, const Json& context_before = Json::object(),
                            const Json& context_after = Json::object());

@@ -191,6 +191,15 @@ TEST(Compare, PairsCompareTransportsAcrossRunsAndImplementationsWithinOne) {
   EXPECT_NE(within.text.find("3.00x"), std::string::npos) << within.text;
   o.pairs = {parse_compare_pair("impl=mpi:ring")};
   EXPECT_EQ(cmp(one_run, one_run, o).failures, 0);
+  for (RunRecord& r : one_run)
+    if (r.impl == "mpi") r.transport = "mpi";  // as MPI rows are: a second field differs
+  const CompareResult two = cmp(one_run, one_run, o);
+  EXPECT_EQ(two.matched, 0);
+  EXPECT_NE(two.text.find("FAILED: no row matched; transport is mpi before and shm after (--pair transport=mpi:shm "
+                          "compares them) (rows as paired: impl mpi -> ring)"),
+            std::string::npos) << two.text;
+  o.pairs.push_back(parse_compare_pair("transport=mpi:shm"));
+  EXPECT_EQ(cmp(one_run, one_run, o).matched, 9);
 }
 
 TEST(Compare, BadPairsToleranceAndFormatsAreUsageErrors) {
