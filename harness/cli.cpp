@@ -248,7 +248,7 @@ Command parse_command_line(int argc, const char* const* argv) {
   std::string tolerance = "0.05";
   std::vector<std::string> pairs;
   CLI::App* compare = app.add_subcommand("compare", "compare two runs (results.csv files or folders), noise-aware");
-  compare->add_option("runs", cmp.runs, "BEFORE [AFTER]: results.csv or results folder (one run with --pair)")
+  compare->add_option("before", cmp.runs, "BEFORE [AFTER]: results.csv files or results folders (one run with --pair)")
       ->required()->expected(1, 2);
   compare->add_option("--tolerance", tolerance, "slowdown below which nothing is flagged, whatever the noise [0.05]");
   compare->add_flag("--allow-missing", cmp.options.allow_missing, "a baseline row absent now is not a failure");

@@ -440,58 +440,75 @@ std::string AcceptReport::text() const {
   return s;
 }
 
+namespace {
+
+// One JUnit test case: a check of a rule, a node or a link.
+struct JunitCase {
+  std::string classname, name, failure, skipped, detail;  // failure/skipped: the message, if any
+};
+using JunitSuite = std::pair<std::string, std::vector<JunitCase>>;
+
+JunitSuite rule_suite(const RuleVerdict& rv, const std::string& suite_name) {
+  std::vector<JunitCase> cases;
+  for (const CheckVerdict& c : rv.checks) {
+    JunitCase k{"ccbench.accept." + suite_name, rv.rule->name + ": " + c.check, "", "", ""};
+    if (c.state == CheckState::fail) {
+      k.failure = fmt::format("{} row{} broke it", c.broken.size(), c.broken.size() == 1 ? "" : "s");
+      for (const std::string& b : c.broken) k.detail += b + "\n";
+    } else if (c.state == CheckState::not_available) {
+      k.skipped = c.note;
+    }
+    cases.push_back(std::move(k));
+  }
+  return {rv.rule->name, std::move(cases)};
+}
+
+JunitSuite place_suite(const std::string& title, const std::vector<PlaceVerdict>& places) {
+  std::vector<JunitCase> cases;
+  for (const PlaceVerdict& p : places) {
+    JunitCase k{"ccbench.accept." + title, p.name, "", "", ""};
+    if (p.state == CheckState::fail) k.failure = fmt::format("{} of {} rows broke a rule", p.failed_rows, p.rows);
+    if (p.state == CheckState::not_available) k.skipped = p.note;
+    cases.push_back(std::move(k));
+  }
+  return {title, std::move(cases)};
+}
+
+// <testsuite> with its cases; adds its counts to the totals.
+std::string render_suite(const JunitSuite& suite, int& tests, int& failures, int& skipped) {
+  int f = 0, sk = 0;
+  std::string inner;
+  for (const JunitCase& c : suite.second) {
+    f += !c.failure.empty();
+    sk += !c.skipped.empty();
+    inner += fmt::format("    <testcase classname=\"{}\" name=\"{}\" time=\"0\"", xml_escaped(c.classname),
+                         xml_escaped(c.name));
+    if (!c.failure.empty())
+      inner += fmt::format(">\n      <failure message=\"{}\" type=\"threshold\">{}</failure>\n    </testcase>\n",
+                           xml_escaped(c.failure), xml_escaped(c.detail));
+    else if (!c.skipped.empty())
+      inner += fmt::format(">\n      <skipped message=\"{}\"/>\n    </testcase>\n", xml_escaped(c.skipped));
+    else
+      inner += "/>\n";
+  }
+  tests += static_cast<int>(suite.second.size());
+  failures += f;
+  skipped += sk;
+  return fmt::format("  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\" "
+                     "time=\"0\">\n{}  </testsuite>\n",
+                     xml_escaped(suite.first), suite.second.size(), f, sk, inner);
+}
+
+}  // namespace
+
 std::string AcceptReport::junit_xml(const std::string& suite_name) const {
-  struct Case {
-    std::string classname, name, failure, skipped, detail;
-  };
-  std::vector<std::pair<std::string, std::vector<Case>>> suites;
-  for (const RuleVerdict& rv : rules) {
-    std::vector<Case> cases;
-    for (const CheckVerdict& c : rv.checks) {
-      Case k{"ccbench.accept." + suite_name, rv.rule->name + ": " + c.check, "", "", ""};
-      if (c.state == CheckState::fail) {
-        k.failure = fmt::format("{} row{} broke it", c.broken.size(), c.broken.size() == 1 ? "" : "s");
-        for (const std::string& b : c.broken) k.detail += b + "\n";
-      } else if (c.state == CheckState::not_available) {
-        k.skipped = c.note;
-      }
-      cases.push_back(std::move(k));
-    }
-    suites.emplace_back(rv.rule->name, std::move(cases));
-  }
-  for (const auto& [title, v] : {std::pair{"nodes", &nodes}, std::pair{"links", &links}}) {
-    std::vector<Case> cases;
-    for (const PlaceVerdict& p : *v) {
-      Case k{fmt::format("ccbench.accept.{}", title), p.name, "", "", ""};
-      if (p.state == CheckState::fail) k.failure = fmt::format("{} of {} rows broke a rule", p.failed_rows, p.rows);
-      if (p.state == CheckState::not_available) k.skipped = p.note;
-      cases.push_back(std::move(k));
-    }
-    suites.emplace_back(title, std::move(cases));
-  }
+  std::vector<JunitSuite> suites;
+  for (const RuleVerdict& rv : rules) suites.push_back(rule_suite(rv, suite_name));
+  suites.push_back(place_suite("nodes", nodes));
+  suites.push_back(place_suite("links", links));
   int tests = 0, failures = 0, skipped = 0;
   std::string body;
-  for (const auto& [name, cases] : suites) {
-    int f = 0, sk = 0;
-    std::string inner;
-    for (const Case& c : cases) {
-      f += !c.failure.empty();
-      sk += !c.skipped.empty();
-      inner += fmt::format("    <testcase classname=\"{}\" name=\"{}\" time=\"0\"", xml_escaped(c.classname), xml_escaped(c.name));
-      if (!c.failure.empty())
-        inner += fmt::format(">\n      <failure message=\"{}\" type=\"threshold\">{}</failure>\n    </testcase>\n",
-                             xml_escaped(c.failure), xml_escaped(c.detail));
-      else if (!c.skipped.empty())
-        inner += fmt::format(">\n      <skipped message=\"{}\"/>\n    </testcase>\n", xml_escaped(c.skipped));
-      else
-        inner += "/>\n";
-    }
-    body += fmt::format("  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\" time=\"0\">\n{}  </testsuite>\n",
-                        xml_escaped(name), cases.size(), f, sk, inner);
-    tests += static_cast<int>(cases.size());
-    failures += f;
-    skipped += sk;
-  }
+  for (const JunitSuite& s : suites) body += render_suite(s, tests, failures, skipped);
   return fmt::format("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"ccbench accept {}\" tests=\"{}\" "
                      "failures=\"{}\" errors=\"0\" skipped=\"{}\" time=\"0\">\n{}</testsuites>\n",
                      xml_escaped(suite_name), tests, failures, skipped, body);
