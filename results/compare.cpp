@@ -477,7 +477,7 @@ ComparePair parse_compare_pair(const std::string& text) {
 std::vector<std::pair<std::string, std::string>> context_settings(const Json& c) {
   std::map<std::string, std::string> out;
   auto text = [](const Json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); };
-  for (const char* k : {"git_hash", "ccbench_version", "ranks", "nodes", "ranks_per_node", "device"})
+  for (const char* k : {"git_hash", "ccbench_version", "command_line", "ranks", "nodes", "ranks_per_node", "device"})
     if (c.contains(k)) out[k] = text(c[k]);
   for (const char* group : {"versions", "environment"})
     if (c.contains(group) && c[group].is_object())

@@ -59,7 +59,8 @@ CompareResult compare_runs(const std::vector<RunRecord>& before, const std::vect
                            const Json& context_after = Json::object());
 
 // Sorted "key" -> value of the settings in a run context that can change a measurement: git
-// commit, ccbench and library versions, environment (NCCL_*, ...), hosts, ranks, nodes, device.
+// commit, ccbench and library versions, command line, environment (NCCL_*, ...), hosts, ranks,
+// nodes, device.
 std::vector<std::pair<std::string, std::string>> context_settings(const Json& context);
 
 // A row for people, as flagged lines name it: its case, placement and size.
