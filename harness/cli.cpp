@@ -122,8 +122,8 @@ std::string history_path(const std::string& given) {
 }
 
 // --accept FILE and --min-busbw GBPS, read before any measurement.
-std::vector<Rule> acceptance_rules(const std::string& file, const std::string& min_busbw) {
-  std::vector<Rule> rules = file.empty() ? std::vector<Rule>{} : load_rules(file);
+std::vector<Rule> acceptance_rules(const std::string& file, const std::string& min_busbw, const char* file_flag) {
+  std::vector<Rule> rules = file.empty() ? std::vector<Rule>{} : load_rules(file, file_flag);
   if (!min_busbw.empty()) {
     const double gbps = parse_real(min_busbw, "--min-busbw", "GB/s > 0");
     if (!(gbps > 0)) fail(ExitCode::usage, "--min-busbw: {} is not valid; expected GB/s > 0", min_busbw);
@@ -213,7 +213,7 @@ RunOptions finish_run_options(const RawRun& r) {
     fail(ExitCode::usage, "--baseline: unknown implementation '{}' (valid: {})", r.baseline, valid_implementations());
   o.baseline = r.baseline;
   o.share_gpus = r.share_gpus;
-  o.accept_rules = acceptance_rules(r.accept, r.min_busbw);
+  o.accept_rules = acceptance_rules(r.accept, r.min_busbw, "--accept");
   o.history_db = history_path(r.db);
   return o;
 }
@@ -307,7 +307,7 @@ Command parse_command_line(int argc, const char* const* argv) {
     return hist;
   }
   if (*acceptcmd) {
-    acc.rules = acceptance_rules(rules_file, accept_min_busbw);
+    acc.rules = acceptance_rules(rules_file, accept_min_busbw, "--rules");
     if (acc.rules.empty()) fail(ExitCode::usage, "accept: give --rules FILE.yaml, --min-busbw GBPS or both");
     return acc;
   }

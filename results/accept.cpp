@@ -178,9 +178,9 @@ std::vector<Rule> parse_rules(const std::string& text, const std::string& file) 
   return rules;
 }
 
-std::vector<Rule> load_rules(const std::string& path) {
+std::vector<Rule> load_rules(const std::string& path, const std::string& flag) {
   std::ifstream in(path);
-  if (!in) fail(ExitCode::usage, "--rules: cannot read {}: {}", path, std::strerror(errno));
+  if (!in) fail(ExitCode::usage, "{}: cannot read {}: {}", flag, path, std::strerror(errno));
   std::ostringstream text;
   text << in.rdbuf();
   return parse_rules(text.str(), path);

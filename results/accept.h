@@ -47,7 +47,7 @@ struct Rule {
 
 // Reads a rules file. Throws Error(usage) naming the file, the line and what is expected: bad
 // YAML, unknown keys (named, with the valid ones), values of the wrong kind, an empty rule list.
-std::vector<Rule> load_rules(const std::string& path);
+std::vector<Rule> load_rules(const std::string& path, const std::string& flag = "--rules");  // flag: for messages
 std::vector<Rule> parse_rules(const std::string& yaml_text, const std::string& file_name);
 // --min-busbw GBPS: every ok row of at least kMinBusbwFromBytes must reach `gbps` (as
 // NCCL_TESTS_MIN_BW, which nccl-tests checks on the largest sizes).

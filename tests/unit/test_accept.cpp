@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include "harness/cli.h"
 #include "results/accept.h"
 #include "results/error.h"
 
@@ -236,6 +237,30 @@ TEST(Accept, ExampleRulesPassOnTheBaselinesTheyWereWrittenFrom) {
   EXPECT_NE(n.text().find("nccl all-reduce bandwidth, 1 GiB and up' (" + kSource +
                           "/results/rules/nvswitch8.yaml:11): FAIL"),
             std::string::npos) << n.text();
+}
+
+TEST(Accept, RunAndAcceptCommandLinesReadTheRulesBeforeMeasuring) {
+  const std::string rules = kSource + "/results/rules/h200x2.yaml";
+  std::vector<const char*> argv = {"ccbench", "--accept", rules.c_str(), "--min-busbw", "300"};
+  const auto run = std::get<RunOptions>(parse_command_line(static_cast<int>(argv.size()), argv.data()));
+  ASSERT_EQ(run.accept_rules.size(), 9u);  // 8 from the file, then --min-busbw
+  EXPECT_EQ(run.accept_rules.back().where, "--min-busbw");
+  argv = {"ccbench", "accept", "results", "--min-busbw", "5", "--junit", "j.xml"};
+  const auto acc = std::get<AcceptRequest>(parse_command_line(static_cast<int>(argv.size()), argv.data()));
+  EXPECT_EQ(acc.runs, std::vector<std::string>{"results"});
+  EXPECT_EQ(acc.junit, "j.xml");
+  for (const auto& [args, message] : std::vector<std::pair<std::vector<const char*>, std::string>>{
+           {{"ccbench", "--accept", "/nonexistent.yaml"}, "--accept: cannot read /nonexistent.yaml"},
+           {{"ccbench", "--min-busbw", "-3"}, "--min-busbw: -3 is not valid; expected GB/s > 0"},
+           {{"ccbench", "accept", "results"}, "accept: give --rules FILE.yaml, --min-busbw GBPS or both"}}) {
+    try {
+      parse_command_line(static_cast<int>(args.size()), args.data());
+      ADD_FAILURE() << message;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ExitCode::usage);
+      EXPECT_EQ(std::string(e.what()).rfind(message, 0), 0u) << e.what();
+    }
+  }
 }
 
 TEST(Accept, JunitCountsAndEscapes) {
