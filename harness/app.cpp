@@ -27,7 +27,6 @@
 #include "results/compare.h"
 #include "results/csv_reader.h"
 #include "results/error.h"
-#include "results/format.h"
 #include "results/history.h"
 #include "results/sink.h"
 #include "topologies/discovery.h"
@@ -77,23 +76,8 @@ int run_history(const HistoryRequest& req) {
   }
   if (!req.add.empty()) return 0;
   const CaseFilter& f = req.filter;
-  if (f.collective.empty() && f.impl.empty() && f.transport.empty() && f.dtype.empty() && f.bytes == 0) {
-    fmt::print("# {:>4}  {:<20}  {:<12}  {:<22}  {:<18}  {:>5}  {}\n", "run", "started (UTC)", "host", "kind", "commit",
-               "rows", "verdict");
-    for (const HistoryRun& r : history.runs(f.host))
-      fmt::print("  {:>4}  {:<20}  {:<12}  {:<22}  {:<18}  {:>5}  {}\n", r.id, r.started_utc, r.host, r.kind, r.git_hash,
-                 r.rows, r.verdict);
-    return 0;
-  }
-  fmt::print("# {:>4}  {:<20}  {:<12}  {:<44}  {:>9}  {:>12}  {:>14}  {:>7}  {}\n", "run", "started (UTC)", "host",
-             "case", "size", "time_median", "busbw_median", "time_cv", "status");
-  for (const TrendPoint& p : history.trend(f))
-    fmt::print("  {:>4}  {:<20}  {:<12}  {:<44}  {:>9}  {:>9.3f} us  {:>9.2f} GB/s  {:>7.3f}  {}\n", p.run.id,
-               p.run.started_utc, p.run.host,
-               fmt::format("{} {}/{} {} {}", p.row.collective, p.row.impl, p.row.transport, p.row.dtype,
-                           p.row.in_place ? "in-place" : "out-of-place"),
-               human_size(p.row.bytes), p.row.time_median_us, p.row.busbw_median_gbps, p.row.time_cv,
-               row_status_name(p.row.status));
+  const bool one_case = !f.collective.empty() || !f.impl.empty() || !f.transport.empty() || !f.dtype.empty() || f.bytes;
+  fmt::print("{}", one_case ? trend_table(history.trend(f)) : runs_table(history.runs(f.host)));
   return 0;
 }
 

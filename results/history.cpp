@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "results/error.h"
+#include "results/format.h"
 
 namespace ccbench {
 
@@ -120,6 +121,29 @@ std::string node_kind(const Json& c) {
   const std::string device = text_of(c, "device");
   const int per_node = c.value("ranks_per_node", 0);
   return fmt::format("{}{} x{}", device.empty() ? "?" : device, model.empty() ? "" : " " + model, per_node);
+}
+
+std::string runs_table(const std::vector<HistoryRun>& runs) {
+  std::string s = fmt::format("# {:>4}  {:<20}  {:<12}  {:<22}  {:<18}  {:>5}  {}\n", "run", "started (UTC)", "host",
+                              "kind", "commit", "rows", "verdict");
+  for (const HistoryRun& r : runs)
+    s += fmt::format("  {:>4}  {:<20}  {:<12}  {:<22}  {:<18}  {:>5}  {}\n", r.id, r.started_utc, r.host, r.kind,
+                     r.git_hash, r.rows, r.verdict);
+  return s;
+}
+
+std::string trend_table(const std::vector<TrendPoint>& points) {
+  std::string s = fmt::format("# {:>4}  {:<20}  {:<12}  {:<44}  {:>9}  {:>12}  {:>14}  {:>7}  {}\n", "run",
+                              "started (UTC)", "host", "case", "size", "time_median", "busbw_median", "time_cv", "status");
+  for (const TrendPoint& p : points) {
+    const RunRecord& r = p.row;
+    const std::string what = fmt::format("{} {}/{} {} {}", r.collective, r.impl, r.transport, r.dtype,
+                                         r.in_place ? "in-place" : "out-of-place");
+    s += fmt::format("  {:>4}  {:<20}  {:<12}  {:<44}  {:>9}  {:>9.3f} us  {:>9.2f} GB/s  {:>7.3f}  {}\n", p.run.id,
+                     p.run.started_utc, p.run.host, what, human_size(r.bytes), r.time_median_us, r.busbw_median_gbps,
+                     r.time_cv, row_status_name(r.status));
+  }
+  return s;
 }
 
 History::History(const std::string& path) : path_(path) {

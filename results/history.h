@@ -63,6 +63,10 @@ class History {
   sqlite3* db_ = nullptr;
 };
 
+// `ccbench history`'s tables: one line per run; one line per row of a case's trend.
+std::string runs_table(const std::vector<HistoryRun>& runs);
+std::string trend_table(const std::vector<TrendPoint>& points);
+
 // The kind of node a run measured, for --against-fleet: device, GPU model where known, ranks per
 // node ("gpu NVIDIA H200 x2", "cpu x4").
 std::string node_kind(const Json& context);

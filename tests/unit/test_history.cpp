@@ -71,6 +71,14 @@ TEST(History, AppendsRunsAndReadsThemBack) {
   EXPECT_DOUBLE_EQ(t[1].row.busbw_median_gbps, 300);
   f.host = "node01";
   EXPECT_EQ(h.trend(f).size(), 1u);
+  const std::string list = runs_table(runs);
+  EXPECT_NE(list.find("#  run  started (UTC)         host          kind                    commit"), std::string::npos) << list;
+  EXPECT_NE(list.find("     2  2026-11-30T10:00:00Z  node02        gpu NVIDIA H200 x2      abc123                  1  FAILED: "
+                      "acceptance threshold missed\n"),
+            std::string::npos) << list;
+  const std::string trend = trend_table(h.trend(f));
+  EXPECT_NE(trend.find("allreduce nccl/nccl float out-of-place            1 GiB   3303.821 us     325.00 GB/s"),
+            std::string::npos) << trend;
 }
 
 TEST(History, FleetMedianOfTheOtherNodesOfTheSameKind) {
