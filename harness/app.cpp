@@ -29,6 +29,7 @@
 #include "harness/watchdog.h"
 #include "results/compare.h"
 #include "results/csv_reader.h"
+#include "results/history.h"
 #include "results/sink.h"
 #include "topologies/discovery.h"
 
@@ -49,11 +50,75 @@ int print_implementations(int launcher_rank) {
 }
 
 int run_compare(const CompareRequest& req) {
-  auto before = read_results_csv(req.before);
-  auto after = read_results_csv(req.after);
-  CompareResult r = compare_runs(before, after, req.tolerance);
+  const ResultSet after = read_result_set(req.runs.back());
+  ResultSet before = req.runs.size() > 1 ? read_result_set(req.runs.front()) : after;
+  if (!req.fleet_db.empty()) {
+    const History history(req.fleet_db);
+    const std::string kind = node_kind(after.context), host = run_host(after.context);
+    int hosts = 0;
+    before.rows = history.fleet_median(kind, host, &hosts);
+    before.context = Json::object();
+    if (hosts == 0)
+      fail(ExitCode::precondition, "compare --against-fleet: {} holds no run of another node of kind '{}' (this one: {})",
+           req.fleet_db, kind, host);
+    fmt::print("# against the fleet: median of the latest runs of {} other host{} of kind '{}' in {}\n", hosts,
+               hosts == 1 ? "" : "s", kind, req.fleet_db);
+  }
+  CompareResult r = compare_runs(before.rows, after.rows, req.options, before.context, after.context);
   fmt::print("{}", r.text);
-  return r.regressions ? static_cast<int>(ExitCode::threshold) : 0;
+  return r.failures ? static_cast<int>(ExitCode::threshold) : 0;
+}
+
+int run_history(const HistoryRequest& req) {
+  History history(req.db);
+  for (const std::string& path : req.add) {
+    const ResultSet run = read_result_set(path);
+    fmt::print("# history: {} added as run {}\n", path,
+               history.append(run.context, run.rows, "imported from " + run.csv_path, 0));
+  }
+  if (!req.add.empty()) return 0;
+  const CaseFilter& f = req.filter;
+  const bool one_case = !f.collective.empty() || !f.impl.empty() || !f.transport.empty() || !f.dtype.empty() || f.bytes;
+  fmt::print("{}", one_case ? trend_table(history.trend(f)) : runs_table(history.runs(f.host)));
+  return 0;
+}
+
+namespace {
+
+// Prints the verdicts, writes the JUnit file when asked; exit code 4 when a rule failed.
+ExitCode report_acceptance(const std::vector<Rule>& rules, const std::vector<ResultSet>& runs,
+                           const std::string& junit, const std::string& suite) {
+  const AcceptReport rep = evaluate_rules(rules, runs);
+  fmt::print("{}", rep.text());
+  if (!junit.empty()) {
+    std::ofstream out(junit);
+    out << rep.junit_xml(suite);
+    if (!out.flush()) fail(ExitCode::usage, "--junit: cannot write {}: {}", junit, std::strerror(errno));
+    fmt::print("# JUnit: {}\n", junit);
+  }
+  return rep.passed ? ExitCode::ok : ExitCode::threshold;
+}
+
+}  // namespace
+
+// After the results files are closed: a failure here loses nothing of the run.
+ExitCode append_to_history(const std::string& db, const Json& context, const std::vector<RunRecord>& rows,
+                           const RunOutcome& outcome, const std::string& out_dir) {
+  try {
+    const long long id = History(db).append(context, rows, outcome.verdict, outcome.exit_code);
+    fmt::print("# history: run {} appended to {}\n", id, db);
+    return ExitCode::ok;
+  } catch (const Error& e) {
+    fmt::print(stderr, "ccbench: error: {}; the run is not in the history{}\n", e.what(),
+               out_dir.empty() ? "" : fmt::format(", its results are complete in {}/", out_dir));
+    return e.code();
+  }
+}
+
+int run_accept(const AcceptRequest& req) {
+  std::vector<ResultSet> runs;
+  for (const std::string& r : req.runs) runs.push_back(read_result_set(r));
+  return static_cast<int>(report_acceptance(req.rules, runs, req.junit, "results"));
 }
 
 int print_topology(const TopoRequest& req) {
@@ -307,6 +372,10 @@ int run_benchmark(const RunOptions& opts_in, int* argc, char*** argv) {
   opts.fault = fault_from_environment();
   check_tuning_environment();
   check_outputs(opts);
+  if (!opts.history_db.empty()) {  // a damaged store: exit 3 on every rank before measuring
+    History::probe(opts.history_db);
+    if (lrank == 0) History create(opts.history_db);
+  }
   if (lrank == 0) prepare_json_file(opts.json_file);
   if (lrank == 0 && writes_files(opts)) out_dir = prepare_output_dir(opts.out_dir);
 
@@ -472,6 +541,11 @@ int run_benchmark(const RunOptions& opts_in, int* argc, char*** argv) {
     }
     code = agree_exit_code(world, code);
     in_step = true;
+    if (sink && !opts.accept_rules.empty()) {  // rank 0 holds the rows: its exit code carries the verdict
+      ResultSet measured{"", runner.rows(), {}, context};
+      code = more_severe(code, report_acceptance(opts.accept_rules, {measured},
+                                                 opts.no_files ? "" : out_dir + "/accept.xml", "run"));
+    }
     if (sink) {
       RunOutcome outcome;
       outcome.complete = runner.stop_reason().empty();
@@ -479,6 +553,8 @@ int run_benchmark(const RunOptions& opts_in, int* argc, char*** argv) {
       outcome.exit_code = static_cast<int>(code);
       outcome.verdict = code == ExitCode::ok ? "OK" : fmt::format("FAILED: {}", exit_code_name(code));
       sink->finish(outcome);
+      if (!opts.history_db.empty())
+        code = more_severe(code, append_to_history(opts.history_db, context, runner.rows(), outcome, out_dir));
       print_summary(runner.rows(), opts.baseline, out_dir, files_written);
     }
   } catch (const Error& e) {

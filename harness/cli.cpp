@@ -170,13 +170,14 @@ std::chrono::milliseconds timeout_of(double seconds, const std::string& text) {
 
 const std::vector<std::string> kTransports = {"auto", "shm", "mpi", "tcp", "cuda_ipc", "nccl"};
 const std::vector<std::string> kFormats = {"table", "csv", "json", "md"};
-const std::set<std::string> kSubcommands = {"run", "compare", "list", "topo"};
+const std::set<std::string> kSubcommands = {"run", "compare", "list", "topo", "accept", "history"};
 
 // What the command line gives before the checks that span several options (finish_run_options).
 struct RawRun {
   std::string collective = "allreduce,allgather", datatype = "float", op = "sum", impl = "default";
   std::string device = "auto", in_place = "both", out, format = "table,csv,json,md", baseline;
   std::string timeout_text = "120";
+  std::string accept, min_busbw, db;  // --accept, --min-busbw, --db
   int check = 1;          // -c
   int per_iter_skip = 0;  // -K
   int local_register = 0;  // -R
@@ -248,6 +249,29 @@ void add_run_control_options(CLI::App& app, RunOptions& o, RawRun& r) {
                  "seconds between progress lines when stderr is not a terminal [5]")
       ->check(real_range("--progress-interval", 0.01, 3600, false, "seconds from 0.01 to 3600"))
       ->type_name("SECONDS");
+  app.add_option("--accept", r.accept, "acceptance rules (YAML) checked on the results; exit 4 when one fails")
+      ->type_name("PATH");
+  app.add_option("--min-busbw", r.min_busbw, "busbw every size from 1 MiB must reach, GB/s (as NCCL_TESTS_MIN_BW)")
+      ->type_name("GBPS");
+  app.add_option("--db", r.db, "append the run to this SQLite history [CCBENCH_DB]")->type_name("PATH");
+}
+
+// --db FILE, else CCBENCH_DB, else "" (no history).
+std::string history_path(const std::string& given) {
+  if (!given.empty()) return given;
+  const char* env = std::getenv("CCBENCH_DB");
+  return env ? env : "";
+}
+
+// --accept FILE and --min-busbw GBPS, read before any measurement.
+std::vector<Rule> acceptance_rules(const std::string& file, const std::string& min_busbw, const char* file_flag) {
+  std::vector<Rule> rules = file.empty() ? std::vector<Rule>{} : load_rules(file, file_flag);
+  if (!min_busbw.empty()) {
+    const double gbps = parse_real(min_busbw, "--min-busbw", "GB/s > 0");
+    if (!(gbps > 0)) fail(ExitCode::usage, "--min-busbw: {} is not valid; expected GB/s > 0", min_busbw);
+    rules.push_back(min_busbw_rule(gbps));
+  }
+  return rules;
 }
 
 // An nccl-tests flag taking a whole number from lo to hi: `use` maps the value (returning a
@@ -468,7 +492,91 @@ void finish_run_options(const CLI::App& run, const RawRun& r, RunOptions& o) {
   if (r.check > 1)
     o.notes.push_back(fmt::format("-c {}: ccbench checks every timed iteration of every size ({} per size, -n)",
                                   r.check, o.iterations));
+  o.accept_rules = acceptance_rules(r.accept, r.min_busbw, "--accept");
+  o.history_db = history_path(r.db);
   read_nccl_tests_environment(o);
+}
+
+// `compare`: two runs (or one with --pair), noise-aware; --against-fleet uses a history.
+struct RawCompare {
+  std::vector<std::string> pairs;
+  bool against_fleet = false;
+  std::string fleet_db;
+};
+
+CLI::App* add_compare_command(CLI::App& app, CompareRequest& cmp, RawCompare& r) {
+  CLI::App* compare = app.add_subcommand("compare", "compare two runs (results.csv files or folders), noise-aware");
+  compare->add_option("before", cmp.runs, "BEFORE [AFTER]: results.csv files or results folders (one run with --pair)")
+      ->required()->expected(1, 2)->type_name("PATH");
+  compare->add_option("--tolerance", cmp.options.tolerance,
+                      "slowdown below which nothing is flagged, whatever the noise [0.05]")
+      ->check(real_range("--tolerance", 0, 1, true, "a fraction from 0 to below 1"))->type_name("FLOAT");
+  compare->add_flag("--allow-missing", cmp.options.allow_missing, "a baseline row absent now is not a failure");
+  compare->add_flag("--allow-skipped", cmp.options.allow_skipped, "a row ok before and skipped now is not a failure");
+  compare->add_flag("--count-isolated", cmp.options.count_isolated,
+                    "count a slowdown at one size whose neighbouring sizes are not slower");
+  compare->add_option("--pair", r.pairs, "FIELD=BEFORE:AFTER, e.g. impl=ring:nccl or transport=tcp:shm (repeatable)");
+  compare->add_option("--format", cmp.options.format, "table, md or json [table]");
+  compare->add_flag("--against-fleet", r.against_fleet, "compare one run with the median of the other nodes of its kind");
+  compare->add_option("--db", r.fleet_db, "history for --against-fleet [CCBENCH_DB]")->type_name("PATH");
+  return compare;
+}
+
+CompareRequest finish_compare(CompareRequest cmp, const RawCompare& r) {
+  for (const std::string& p : r.pairs) cmp.options.pairs.push_back(parse_compare_pair(p));
+  if (r.against_fleet) {
+    cmp.fleet_db = history_path(r.fleet_db);
+    if (cmp.fleet_db.empty()) fail(ExitCode::usage, "compare --against-fleet: give --db FILE or set CCBENCH_DB");
+    if (cmp.runs.size() != 1) fail(ExitCode::usage, "compare --against-fleet: give one run (the node to check)");
+  } else if (cmp.runs.size() == 1 && r.pairs.empty()) {
+    fail(ExitCode::usage, "compare: one run given; give BEFORE and AFTER, or one run with --pair FIELD=A:B");
+  }
+  return cmp;
+}
+
+// `history`: the runs of a store, or one case's trend.
+struct RawHistory {
+  std::string db, size;
+};
+
+CLI::App* add_history_command(CLI::App& app, HistoryRequest& hist, RawHistory& r) {
+  CLI::App* histcmd = app.add_subcommand("history", "list the runs of a history, or a case's trend");
+  histcmd->add_option("--db", r.db, "SQLite history [CCBENCH_DB]")->type_name("PATH");
+  histcmd->add_option("--host", hist.filter.host, "only this host's runs");
+  histcmd->add_option("--collective", hist.filter.collective, "trend of this collective");
+  histcmd->add_option("--impl", hist.filter.impl, "trend of this implementation");
+  histcmd->add_option("--transport", hist.filter.transport, "trend over this transport");
+  histcmd->add_option("--dtype", hist.filter.dtype, "trend of this data type");
+  histcmd->add_option("--size", r.size, "trend at this size (K/M/G = powers of 1024)")->type_name("SIZE");
+  histcmd->add_option("--add", hist.add, "store these results folders or files (runs made without --db)");
+  return histcmd;
+}
+
+HistoryRequest finish_history(HistoryRequest hist, const RawHistory& r) {
+  hist.db = history_path(r.db);
+  if (hist.db.empty()) fail(ExitCode::usage, "history: give --db FILE or set CCBENCH_DB");
+  if (!r.size.empty()) hist.filter.bytes = parse_size(r.size, "--size");
+  return hist;
+}
+
+// `accept`: results checked against rules.
+struct RawAccept {
+  std::string rules_file, min_busbw;
+};
+
+CLI::App* add_accept_command(CLI::App& app, AcceptRequest& acc, RawAccept& r) {
+  CLI::App* acceptcmd = app.add_subcommand("accept", "check results against acceptance rules; exit 4 when one fails");
+  acceptcmd->add_option("runs", acc.runs, "results.csv files or results folders")->required()->type_name("PATH");
+  acceptcmd->add_option("--rules", r.rules_file, "rules file (YAML; see results/rules/)")->type_name("PATH");
+  acceptcmd->add_option("--min-busbw", r.min_busbw, "busbw every size from 1 MiB must reach, GB/s")->type_name("GBPS");
+  acceptcmd->add_option("--junit", acc.junit, "also write the verdicts as JUnit XML to this file")->type_name("PATH");
+  return acceptcmd;
+}
+
+AcceptRequest finish_accept(AcceptRequest acc, const RawAccept& r) {
+  acc.rules = acceptance_rules(r.rules_file, r.min_busbw, "--rules");
+  if (acc.rules.empty()) fail(ExitCode::usage, "accept: give --rules FILE.yaml, --min-busbw GBPS or both");
+  return acc;
 }
 
 std::string full_command_line(int argc, const char* const* argv) {
@@ -506,12 +614,14 @@ Command parse_command_line(int argc, const char* const* argv) {
   add_nccl_tests_refusals(*run, o);
 
   CompareRequest cmp;
-  CLI::App* compare = app.add_subcommand("compare", "compare two results.csv files (before, after)");
-  compare->add_option("before", cmp.before, "results.csv of the earlier run")->required()->type_name("PATH");
-  compare->add_option("after", cmp.after, "results.csv of the later run")->required()->type_name("PATH");
-  compare->add_option("--tolerance", cmp.tolerance, "relative busbw drop reported as a regression [0.05]")
-      ->check(real_range("--tolerance", 0, 1, true, "a fraction from 0 to below 1"))
-      ->type_name("FLOAT");
+  RawCompare rawcmp;
+  CLI::App* compare = add_compare_command(app, cmp, rawcmp);
+  HistoryRequest hist;
+  RawHistory rawhist;
+  CLI::App* histcmd = add_history_command(app, hist, rawhist);
+  AcceptRequest acc;
+  RawAccept rawacc;
+  CLI::App* acceptcmd = add_accept_command(app, acc, rawacc);
 
   CLI::App* listcmd = app.add_subcommand("list", "list the implementations this build knows");
   TopoRequest topo;
@@ -543,7 +653,9 @@ Command parse_command_line(int argc, const char* const* argv) {
   if (version) return VersionRequest{};
   if (list || *listcmd) return ListRequest{};
   if (*topocmd) return topo;
-  if (*compare) return cmp;
+  if (*histcmd) return finish_history(hist, rawhist);
+  if (*acceptcmd) return finish_accept(acc, rawacc);
+  if (*compare) return finish_compare(cmp, rawcmp);
   finish_run_options(*run, raw, o);
   o.command_line = full_command_line(argc, argv);
   return o;

@@ -6,6 +6,8 @@
 #include <vector>
 
 #include "harness/options.h"
+#include "results/compare.h"
+#include "results/history.h"
 
 namespace ccbench {
 
@@ -13,15 +15,28 @@ struct VersionRequest {};
 struct ListRequest {};
 struct HelpRequest { std::string text; };
 struct CompareRequest {
-  std::string before, after;
-  double tolerance = 0.05;
+  std::vector<std::string> runs;  // BEFORE [AFTER]: results.csv files or folders; one run with --pair
+  CompareOptions options;
+  std::string fleet_db;  // --against-fleet: the one run against the median of its kind in this store
+};
+
+struct AcceptRequest {
+  std::vector<std::string> runs;  // results.csv files or folders
+  std::vector<Rule> rules;        // from --rules and --min-busbw
+  std::string junit;              // --junit FILE, or empty
+};
+
+struct HistoryRequest {
+  std::string db;          // --db FILE or CCBENCH_DB
+  CaseFilter filter;       // any field given: the trend of that case, else the list of runs
+  std::vector<std::string> add;  // --add RESULTS: results folders to store (past runs, other nodes)
 };
 
 struct TopoRequest {
   bool json = false;
 };
 
-using Command = std::variant<RunOptions, VersionRequest, ListRequest, HelpRequest, CompareRequest, TopoRequest>;
+using Command = std::variant<RunOptions, VersionRequest, ListRequest, HelpRequest, CompareRequest, TopoRequest, AcceptRequest, HistoryRequest>;
 
 // Parses argv. With no subcommand, `run` is implied. Throws Error(usage).
 Command parse_command_line(int argc, const char* const* argv);

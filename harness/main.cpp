@@ -30,6 +30,8 @@ int main(int argc, char** argv) {
     if (std::holds_alternative<VersionRequest>(cmd)) return print_version(lrank);
     if (std::holds_alternative<ListRequest>(cmd)) return print_implementations(lrank);
     if (auto* c = std::get_if<CompareRequest>(&cmd)) return run_compare(*c);
+    if (auto* a = std::get_if<AcceptRequest>(&cmd)) return run_accept(*a);
+    if (auto* h = std::get_if<HistoryRequest>(&cmd)) return run_history(*h);
     if (auto* t = std::get_if<TopoRequest>(&cmd)) return print_topology(*t);
     return run_benchmark(std::get<RunOptions>(cmd), &argc, &argv);
   } catch (const Error& e) {

@@ -10,6 +10,7 @@
 #include "collectives/types.h"
 #include "harness/fault.h"
 #include "harness/sizes.h"
+#include "results/accept.h"
 
 namespace ccbench {
 
@@ -54,6 +55,8 @@ struct RunOptions {
   double progress_interval_s = 5;  // --progress-interval: seconds between lines when not a terminal
   // What nccl-tests flags given on the command line do here, for the start-up block.
   std::vector<std::string> notes;
+  std::vector<Rule> accept_rules;  // --accept FILE and --min-busbw: checked on the rows at the end
+  std::string history_db;          // --db FILE or CCBENCH_DB: the run is appended there at the end
 };
 
 }  // namespace ccbench

@@ -5,6 +5,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 
 #include <csv.h>
@@ -102,22 +103,27 @@ CsvTable parse_csv(const std::string& text) {
   return std::move(st.table);
 }
 
-CsvTable read_csv_file(const std::string& path) {
+namespace {
+
+std::string read_text(const std::string& path) {
   if (std::filesystem::is_directory(path)) fail(ExitCode::usage, "cannot read {}: it is a folder, not a file", path);
   std::ifstream in(path, std::ios::binary);
   if (!in) fail(ExitCode::usage, "cannot read {}: {}", path, std::strerror(errno));
   std::ostringstream text;
   text << in.rdbuf();
   if (in.bad()) fail(ExitCode::usage, "cannot read {}: {}", path, std::strerror(errno));
+  return text.str();
+}
+
+CsvTable parse_file_text(const std::string& text, const std::string& path) {
   try {
-    return parse_csv(text.str());
+    return parse_csv(text);
   } catch (const Error& e) {
     throw e.with_context(path);
   }
 }
 
-std::vector<RunRecord> read_results_csv(const std::string& path) {
-  const CsvTable t = read_csv_file(path);
+std::vector<RunRecord> records_of(const CsvTable& t, const std::string& path) {
   // Every column up front: a file without rows must still be a results.csv.
   for (const Column& c : record_columns())
     if (!c.optional && std::find(t.header.begin(), t.header.end(), c.csv_header) == t.header.end())
@@ -132,6 +138,59 @@ std::vector<RunRecord> read_results_csv(const std::string& path) {
     }
   }
   return out;
+}
+
+// The context a results.csv carries in its '#' lines (run.json has the full one).
+Json preamble_context(const std::string& text) {
+  Json c = Json::object();
+  std::istringstream in(text);
+  std::string line;
+  const std::string command = "# command: ";
+  while (std::getline(in, line) && (line.empty() || line[0] == '#'))
+    if (line.rfind(command, 0) == 0) c["command_line"] = line.substr(command.size());
+  return c;
+}
+
+Json run_json_context(const std::filesystem::path& run_json) {
+  std::ifstream in(run_json);
+  try {
+    Json doc = Json::parse(in);
+    if (doc.contains("context") && doc["context"].is_object()) return doc["context"];
+  } catch (const Json::exception& e) {
+    fail(ExitCode::usage, "{}: not valid JSON ({}); move it away to compare the CSV alone", run_json.string(), e.what());
+  }
+  return Json::object();
+}
+
+}  // namespace
+
+CsvTable read_csv_file(const std::string& path) { return parse_file_text(read_text(path), path); }
+
+std::vector<RunRecord> read_results_csv(const std::string& path) { return records_of(read_csv_file(path), path); }
+
+ResultSet read_result_set(const std::string& file_or_folder) {
+  namespace fs = std::filesystem;
+  ResultSet set;
+  set.csv_path = file_or_folder;
+  if (fs::is_directory(file_or_folder)) {
+    set.csv_path = (fs::path(file_or_folder) / "results.csv").string();
+    if (!fs::exists(set.csv_path))
+      fail(ExitCode::usage, "{} is a folder without results.csv: give a results.csv or a ccbench results folder",
+           file_or_folder);
+  }
+  const std::string text = read_text(set.csv_path);
+  const CsvTable t = parse_file_text(text, set.csv_path);
+  set.rows = records_of(t, set.csv_path);
+  std::set<std::string> known;
+  for (const Column& c : record_columns()) known.insert(c.csv_header);
+  for (const auto& row : t.rows) {
+    auto& extra = set.extra.emplace_back();
+    for (size_t i = 0; i < t.header.size(); ++i)
+      if (!known.count(t.header[i])) extra[t.header[i]] = row[i];
+  }
+  const fs::path run_json = fs::path(set.csv_path).parent_path() / "run.json";
+  set.context = fs::exists(run_json) ? run_json_context(run_json) : preamble_context(text);
+  return set;
 }
 
 std::string csv_line(const std::vector<std::string>& fields) {

@@ -1,6 +1,7 @@
 #pragma once
 // Reads CSV files with libcsv (RFC 4180 quoting). Used by `compare`, `report` and the tests.
 #include <cstddef>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -28,5 +29,18 @@ std::vector<RunRecord> read_results_csv(const std::string& path);
 // Writes one CSV line (with '\n') of `fields`. A field is quoted, its quotes doubled, when it
 // holds a comma, a quote, CR or LF; RFC 4180 keeps every other character (spaces too) as is.
 std::string csv_line(const std::vector<std::string>& fields);
+
+// One run's results as `compare`, `accept` and the history read them: a results.csv given as
+// the file or as its folder, the columns of the CSV that are not RunRecord's (kept as text per
+// row, e.g. link ceilings), and the run context: run.json's "context" when run.json lies beside
+// the CSV, else what the CSV's '#' lines say ({"command_line": ...}). Throws Error(usage)
+// naming the path when neither a results.csv nor its folder is given.
+struct ResultSet {
+  std::string csv_path;
+  std::vector<RunRecord> rows;
+  std::vector<std::map<std::string, std::string>> extra;  // per row: column header -> text
+  Json context = Json::object();
+};
+ResultSet read_result_set(const std::string& file_or_folder);
 
 }  // namespace ccbench

@@ -2,7 +2,8 @@
 # Installs the Debian/Ubuntu packages ccbench needs (only those missing; quiet when all are
 # there), then configures and builds ccbench into build/ (Release, ninja when present).
 # Usage: scripts/setup.sh [extra cmake arguments]
-# Environment: CCBENCH_BUILD_DIR (default build), CCBENCH_NO_INSTALL=1 to skip apt.
+# Environment: CCBENCH_BUILD_DIR (default build), CCBENCH_NO_INSTALL=1 to skip apt,
+# CCBENCH_NO_BROWSER=1 to leave Chromium out (the HTML report's browser test is then skipped).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -13,8 +14,15 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libhwloc-dev libibverbs-dev librdmacm-dev ibverbs-providers
   python3 python3-matplotlib
+  libsqlite3-dev                 # results history (--db)
+  libxml2-utils                  # tests: xmllint validates the JUnit XML of `ccbench accept`
   clang libclang-rt-dev  # scripts/test.sh: libFuzzer targets (tests/fuzz)
 )
+
+# scripts/report.py's test opens report.html in headless Chromium (tests/reports/report_browser.sh).
+# Installing it took 77 s (122 MB) on the 2-core CI machine; CCBENCH_NO_BROWSER=1 leaves it out
+# and the test is then skipped with that reason.
+[ "${CCBENCH_NO_BROWSER:-0}" = 1 ] || packages+=(chromium)
 
 missing=()
 for p in "${packages[@]}"; do

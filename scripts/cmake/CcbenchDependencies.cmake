@@ -1,5 +1,5 @@
 # Finds ccbench's dependencies. Required ones stop the configure step with the Debian/Ubuntu
-# package that provides them; optional ones (CUDA, NCCL, ibverbs, hwloc, yaml-cpp) set
+# package that provides them; optional ones (CUDA, NCCL, ibverbs, hwloc) set
 # CCBENCH_HAVE_<PART>.
 
 function(ccbench_require found what package)
@@ -31,20 +31,18 @@ find_package(nlohmann_json CONFIG QUIET)
 ccbench_require(nlohmann_json_FOUND "nlohmann-json" "nlohmann-json3-dev")
 find_package(CLI11 CONFIG QUIET)
 ccbench_require(CLI11_FOUND "CLI11" "libcli11-dev")
-# yaml-cpp: looked for, not required. Nothing is built with it today; a target that reads YAML
-# (topology or rule files) links ${CCBENCH_YAML_TARGET} when CCBENCH_HAVE_YAML_CPP is ON and
-# calls ccbench_require(CCBENCH_HAVE_YAML_CPP "yaml-cpp" "libyaml-cpp-dev") if it cannot do
-# without it.
+# yaml-cpp: acceptance rules (results/accept) and topology files (topologies/system, expect).
 find_package(yaml-cpp CONFIG QUIET)
-set(CCBENCH_HAVE_YAML_CPP OFF)
-if(yaml-cpp_FOUND)
-  set(CCBENCH_HAVE_YAML_CPP ON)
-  if(TARGET yaml-cpp::yaml-cpp)
-    set(CCBENCH_YAML_TARGET yaml-cpp::yaml-cpp)
-  else()
-    set(CCBENCH_YAML_TARGET yaml-cpp)
-  endif()
+ccbench_require(yaml-cpp_FOUND "yaml-cpp" "libyaml-cpp-dev")
+set(CCBENCH_HAVE_YAML_CPP ON)
+if(TARGET yaml-cpp::yaml-cpp)
+  set(CCBENCH_YAML_TARGET yaml-cpp::yaml-cpp)
+else()
+  set(CCBENCH_YAML_TARGET yaml-cpp)
 endif()
+# SQLite: the results history (results/history, --db).
+find_package(SQLite3 QUIET)
+ccbench_require(SQLite3_FOUND "SQLite" "libsqlite3-dev")
 
 # libcsv: a small C library without a CMake package.
 find_path(CSV_INCLUDE_DIR csv.h)

@@ -249,7 +249,7 @@ def cases(files, scratch, have_gpu, cuda_built):
         header_fields = next(l for l in f if l.startswith("collective,")).split(",")
     for label, name, texts in [
         ("missing file", "missing.csv", ["cannot read", "missing.csv: No such file or directory"]),
-        ("a folder", "a_folder.csv", ["a_folder.csv: it is a folder, not a file"]),
+        ("a folder without results.csv", "a_folder.csv", ["a_folder.csv is a folder without results.csv"]),
         ("not CSV", "notcsv.txt", ["notcsv.txt: not a ccbench results.csv", "no column 'collective'"]),
         ("binary", "binary.csv", ["binary.csv: not a ccbench results.csv"]),
         ("empty", "empty.csv", ["empty.csv: the CSV has no header line"]),

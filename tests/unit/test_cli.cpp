@@ -115,8 +115,8 @@ TEST(CommandLine, SubcommandsAndRunIsDefault) {
   EXPECT_TRUE(std::holds_alternative<TopoRequest>(parse({"topo"})));
   EXPECT_TRUE(std::holds_alternative<HelpRequest>(parse({"--help"})));
   auto c = std::get<CompareRequest>(parse({"compare", "a.csv", "b.csv", "--tolerance", "0.1"}));
-  EXPECT_EQ(c.before, "a.csv");
-  EXPECT_EQ(c.tolerance, 0.1);
+  EXPECT_EQ(c.runs, (std::vector<std::string>{"a.csv", "b.csv"}));
+  EXPECT_EQ(c.options.tolerance, 0.1);
 }
 
 TEST(CommandLine, RejectsBadInputWithAMessageSayingWhatIsValid) {

@@ -1,0 +1,91 @@
+#pragma once
+// Acceptance: rules (YAML) that select result rows and state what they must reach; a verdict
+// per rule and check with the rows that broke it, per node and per link where the rows identify
+// them, overall pass/fail, as text and as JUnit XML. No I/O but reading the rules file.
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "results/csv_reader.h"
+
+namespace ccbench {
+
+// Columns other parts of ccbench may add to results.csv; a check that needs one is "not
+// available" on rows without it.
+inline constexpr const char* kCeilingColumn = "link_ceiling[GB/s]";       // measured link ceiling
+inline constexpr const char* kPredictionColumn = "predicted_busbw[GB/s]";  // simulator's prediction
+inline constexpr const char* kStragglerColumn = "straggler_ratio";          // slowest rank / median rank time
+inline constexpr const char* kGroupOutlierColumn = "group_outlier_ratio";  // slowest group / median group
+inline constexpr const char* kTemperatureColumn = "gpu_temp_max[C]";
+inline constexpr const char* kThrottleColumn = "throttle_events";
+inline constexpr const char* kErrorGrowthColumn = "error_counter_growth";
+inline constexpr const char* kHostColumn = "host";  // which node measured the row
+inline constexpr const char* kLinkColumn = "link";  // which link the row measured ("gpu0-gpu1", "node01-node02")
+
+// Which rows a rule is about: every given field must match (a list matches any of its values).
+struct RowSelector {
+  std::vector<std::string> collective, impl, transport, dtype, op, mode, group;
+  std::uint64_t min_bytes = 0, max_bytes = std::numeric_limits<std::uint64_t>::max();
+  bool matches(const RunRecord& r) const;
+};
+
+// What the selected rows must reach; unset limits are not checked.
+struct Requirement {
+  std::optional<double> min_busbw_gbps, min_fraction_of_ceiling, min_fraction_of_prediction, max_latency_us,
+      max_time_cv, max_p95_over_median, max_wrong, max_straggler_ratio, max_group_outlier_ratio, max_temperature_c,
+      max_throttle_events, max_error_counter_growth;
+};
+
+struct Rule {
+  std::string name;
+  std::string where;  // "FILE:LINE" of the rule, or "--min-busbw"
+  RowSelector select;
+  Requirement require;
+};
+
+// Reads a rules file. Throws Error(usage) naming the file, the line and what is expected: bad
+// YAML, unknown keys (named, with the valid ones), values of the wrong kind, an empty rule list.
+std::vector<Rule> load_rules(const std::string& path, const std::string& flag = "--rules");  // flag: for messages
+std::vector<Rule> parse_rules(const std::string& yaml_text, const std::string& file_name);
+// --min-busbw GBPS: every ok row of at least kMinBusbwFromBytes must reach `gbps` (as
+// NCCL_TESTS_MIN_BW, which nccl-tests checks on the largest sizes).
+Rule min_busbw_rule(double gbps);
+inline constexpr std::uint64_t kMinBusbwFromBytes = 1 << 20;  // below 1 MiB busbw is latency, not bandwidth
+
+enum class CheckState { pass, fail, not_available };
+
+struct CheckVerdict {
+  std::string check;                 // "min_busbw 300 GB/s"
+  CheckState state = CheckState::pass;
+  std::string note;                  // why not available
+  std::vector<std::string> broken;   // each row that broke it: its case, size, value
+};
+
+struct RuleVerdict {
+  const Rule* rule = nullptr;
+  int rows = 0;  // measured rows selected (skipped rows, cases that cannot run there, are not checked)
+  std::vector<CheckVerdict> checks;
+  bool failed() const;
+};
+
+struct PlaceVerdict {  // a node or a link
+  std::string name;
+  CheckState state = CheckState::pass;
+  int failed_rows = 0, rows = 0;
+  std::string note;
+};
+
+struct AcceptReport {
+  std::vector<RuleVerdict> rules;
+  std::vector<PlaceVerdict> nodes, links;  // one entry "(all)" with a note when not available
+  bool passed = true;
+  std::string text() const;                                  // for people
+  std::string junit_xml(const std::string& suite_name) const;  // JUnit XML for CI systems
+};
+
+// Checks every rule on the rows of every result set.
+AcceptReport evaluate_rules(const std::vector<Rule>& rules, const std::vector<ResultSet>& runs);
+
+}  // namespace ccbench

@@ -1,0 +1,149 @@
+// results/history: the SQLite store of runs — append and read back, trends, the fleet median,
+// two concurrent writers, damaged and newer files.
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+
+#include "results/error.h"
+#include "results/history.h"
+
+namespace ccbench {
+namespace {
+
+std::string temp_db(const std::string& name) {
+  const std::string dir = ::testing::TempDir() + "ccbench-history-" + std::to_string(getpid());
+  std::filesystem::create_directories(dir);
+  const std::string path = dir + "/" + name;
+  for (const char* suffix : {"", "-wal", "-shm"}) std::filesystem::remove(path + suffix);
+  return path;
+}
+
+Json context_of(const std::string& host, const std::string& gpu = "NVIDIA H200") {
+  return Json{{"started_utc", "2026-11-30T10:00:00Z"}, {"git_hash", "abc123"}, {"device", "gpu"},
+              {"ranks_per_node", 2}, {"command_line", "ccbench -b 8"},
+              {"ranks_detail", Json::array({{{"rank", 0}, {"host", host}}})},
+              {"nodes_detail", Json::array({{{"host", host},
+                                             {"node", {{"gpus", {{"available", true},
+                                                                 {"gpus", Json::array({{{"name", gpu}}})}}}}}}})}};
+}
+
+RunRecord row(std::uint64_t bytes, double busbw) {
+  RunRecord r;
+  r.collective = "allreduce";
+  r.impl = "nccl";
+  r.transport = "nccl";
+  r.device = "gpu";
+  r.dtype = "float";
+  r.op = "sum";
+  r.bytes = bytes;
+  r.ranks = 2;
+  r.busbw_gbps = r.busbw_median_gbps = busbw;
+  r.time_median_us = bytes / (busbw * 1e3);
+  return r;
+}
+
+TEST(History, AppendsRunsAndReadsThemBack) {
+  const std::string db = temp_db("a.db");
+  History h(db);
+  EXPECT_EQ(h.append(context_of("node01"), {row(1 << 20, 76), row(1 << 30, 325)}, "OK", 0), 1);
+  EXPECT_EQ(h.append(context_of("node02"), {row(1 << 30, 300)}, "FAILED: acceptance threshold missed", 4), 2);
+  const auto runs = h.runs();
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_EQ(runs[0].host, "node01");
+  EXPECT_EQ(runs[0].kind, "gpu NVIDIA H200 x2");
+  EXPECT_EQ(runs[0].rows, 2);
+  EXPECT_EQ(runs[1].verdict, "FAILED: acceptance threshold missed");
+  EXPECT_EQ(runs[1].exit_code, 4);
+  EXPECT_EQ(h.runs("node02").size(), 1u);
+  CaseFilter f;
+  f.collective = "allreduce";
+  f.bytes = 1 << 30;
+  const auto t = h.trend(f);
+  ASSERT_EQ(t.size(), 2u);
+  EXPECT_DOUBLE_EQ(t[0].row.busbw_median_gbps, 325);
+  EXPECT_DOUBLE_EQ(t[1].row.busbw_median_gbps, 300);
+  f.host = "node01";
+  EXPECT_EQ(h.trend(f).size(), 1u);
+  const std::string list = runs_table(runs);
+  EXPECT_NE(list.find("#  run  started (UTC)         host          kind                    commit"), std::string::npos) << list;
+  EXPECT_NE(list.find("     2  2026-11-30T10:00:00Z  node02        gpu NVIDIA H200 x2      abc123                  1  FAILED: "
+                      "acceptance threshold missed\n"),
+            std::string::npos) << list;
+  const std::string trend = trend_table(h.trend(f));
+  EXPECT_NE(trend.find("allreduce nccl/nccl float out-of-place            1 GiB   3303.821 us     325.00 GB/s"),
+            std::string::npos) << trend;
+}
+
+TEST(History, FleetMedianOfTheOtherNodesOfTheSameKind) {
+  History h(temp_db("fleet.db"));
+  h.append(context_of("n1"), {row(1 << 30, 300)}, "OK", 0);
+  h.append(context_of("n1"), {row(1 << 30, 320)}, "OK", 0);  // n1's latest counts
+  h.append(context_of("n2"), {row(1 << 30, 340)}, "OK", 0);
+  h.append(context_of("n3"), {row(1 << 30, 100)}, "OK", 0);  // the node under test
+  h.append(context_of("n4", "NVIDIA H100"), {row(1 << 30, 10)}, "OK", 0);  // another kind
+  int hosts = 0;
+  const auto m = h.fleet_median("gpu NVIDIA H200 x2", "n3", &hosts);
+  EXPECT_EQ(hosts, 2);
+  ASSERT_EQ(m.size(), 1u);
+  EXPECT_DOUBLE_EQ(m[0].busbw_median_gbps, 330);  // median of 320 and 340
+  EXPECT_TRUE(h.fleet_median("gpu NVIDIA B200 x2", "n3", &hosts).empty());
+  EXPECT_EQ(hosts, 0);
+}
+
+TEST(History, TwoConcurrentWritersLoseNothing) {
+  const std::string db = temp_db("concurrent.db");
+  History{db};  // created before the writers start
+  constexpr int kRunsEach = 25;
+  auto writer = [&](const std::string& host) {
+    History h(db);  // a connection of its own, as another job would have
+    for (int i = 0; i < kRunsEach; ++i) h.append(context_of(host), {row(8, 0.001), row(1 << 20, 50 + i)}, "OK", 0);
+  };
+  std::thread a(writer, "a"), b(writer, "b");
+  a.join();
+  b.join();
+  History h(db);
+  EXPECT_EQ(h.runs().size(), 2u * kRunsEach);
+  EXPECT_EQ(h.runs("a").size(), static_cast<size_t>(kRunsEach));
+  EXPECT_EQ(h.runs("b").size(), static_cast<size_t>(kRunsEach));
+  for (const HistoryRun& r : h.runs()) EXPECT_EQ(r.rows, 2) << "run " << r.id;
+}
+
+TEST(History, ADamagedFileIsAClearError) {
+  const std::string db = temp_db("damaged.db");
+  std::ofstream(db) << "this is not an SQLite database, but a text file of some length...........................";
+  try {
+    History h(db);
+    FAIL() << "a damaged file was opened";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::precondition);
+    EXPECT_EQ(std::string(e.what()), "history " + db +
+                                         ": file is not a database (a damaged or foreign file: move it away; the "
+                                         "results folders of the runs are intact)");
+  }
+}
+
+TEST(History, ANewerSchemaIsRefused) {
+  const std::string db = temp_db("newer.db");
+  { History h(db); }
+  sqlite3* raw = nullptr;  // as a newer ccbench would leave it
+  ASSERT_EQ(sqlite3_open(db.c_str(), &raw), SQLITE_OK);
+  ASSERT_EQ(sqlite3_exec(raw, "UPDATE meta SET value = '99' WHERE key = 'schema_version'", nullptr, nullptr, nullptr),
+            SQLITE_OK);
+  sqlite3_close(raw);
+  try {
+    History h(db);
+    FAIL() << "a newer schema was opened";
+  } catch (const Error& e) {
+    EXPECT_EQ(std::string(e.what()), "history " + db + ": schema version 99 is newer than this ccbench reads (1)");
+  }
+}
+
+}  // namespace
+}  // namespace ccbench
