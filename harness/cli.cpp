@@ -59,7 +59,7 @@ double parse_real(const std::string& text, const char* flag, const char* meaning
   return v;
 }
 
-const std::vector<std::string> kTransports = {"auto", "shm", "mpi", "tcp", "cuda_ipc", "nccl"};
+const std::vector<std::string> kTransports = {"auto", "shm", "mpi", "tcp", "p2p", "host", "net", "ib", "cuda_ipc", "nccl"};
 const std::vector<std::string> kFormats = {"table", "csv", "json", "md"};
 const std::set<std::string> kSubcommands = {"run", "compare", "list", "topo"};
 
@@ -75,7 +75,7 @@ struct RawRun {
   std::string datatype = "float", op = "sum", root = "0", graph = "0";
   std::string collective = "allreduce,allgather", impl = "default", device = "auto", transport = "auto";
   std::string in_place = "both", out, format = "table,csv,json,md", seed = "24301", timeout = "120";
-  std::string cycles = "1", baseline;
+  std::string cycles = "1", baseline, emulate_nodes = "1";
   bool share_gpus = false;
   // Whether the options whose absence means "default" were given: given empty is an error.
   bool max_given = false, factor_given = false, inc_given = false, out_given = false, baseline_given = false;
@@ -99,7 +99,8 @@ void add_run_options(CLI::App& app, RawRun& r) {
                  "mpi,ring,tree on CPUs]");
   app.add_option("--device", r.device, "auto, cpu or gpu [auto: GPUs when present]");
   app.add_option("--transport", r.transport,
-                 "auto, shm, mpi, tcp (CPU ranks; CCBENCH_TCP_IF picks the interface), cuda_ipc [auto]");
+                 "CPU ranks: auto, shm, mpi, tcp (CCBENCH_TCP_IF picks the interface); GPU ranks: auto, p2p, host, "
+                 "net|tcp, ib (nccl pinned to the same path) [auto]");
   app.add_option("--in-place", r.in_place, "yes, no or both [both]");
   app.add_option("--out", r.out, "results folder, or none [./ccbench-results/<UTC time>-<host>]");
   app.add_option("--format", r.format, "outputs: table, csv, json, md [all]");
@@ -108,6 +109,8 @@ void add_run_options(CLI::App& app, RawRun& r) {
   app.add_option("--cycles", r.cycles, "repeat the sweep N times, 0 = until stopped (burn-in) [1]");
   app.add_option("--baseline", r.baseline, "implementation the summary compares with [nccl on GPUs, mpi on CPUs]");
   app.add_flag("--share-gpus", r.share_gpus, "allow several ranks on one GPU");
+  app.add_option("--emulate-nodes", r.emulate_nodes,
+                 "split each node's ranks into N emulated nodes in rank order (inter-node paths on one host) [1]");
 }
 
 RunOptions finish_run_options(const RawRun& r) {
@@ -141,6 +144,7 @@ RunOptions finish_run_options(const RawRun& r) {
     fail(ExitCode::usage, "--timeout: {} is not valid; expected seconds from 0.001 to 604800 (a week)", r.timeout);
   o.timeout = std::chrono::milliseconds(static_cast<long long>(timeout * 1000));
   o.cycles = parse_int<int>(r.cycles, "--cycles", 0, 1 << 30, "the number of sweeps (0 = until stopped)");
+  o.emulate_nodes = parse_int<int>(r.emulate_nodes, "--emulate-nodes", 1, 1 << 20, "the number of emulated nodes per node");
 
   o.collectives = parse_list(r.collective, "--collective", parse_collective,
                              std::vector<Collective>(std::begin(kAllCollectives), std::end(kAllCollectives)),
@@ -167,6 +171,10 @@ RunOptions finish_run_options(const RawRun& r) {
   else if (r.device == "gpu") o.device = DeviceChoice::gpu;
   else fail(ExitCode::usage, "--device: unknown value '{}' (valid: auto, cpu, gpu)", r.device);
 
+  if (r.transport.find(',') != std::string::npos)
+    fail(ExitCode::usage, "--transport {}: one transport per launch (NCCL caches its path settings per process); "
+         "to measure several side by side run scripts/paths.sh --transport {} -- <ccbench options>", r.transport,
+         r.transport);
   if (std::find(kTransports.begin(), kTransports.end(), r.transport) == kTransports.end())
     fail(ExitCode::usage, "--transport: unknown value '{}' (valid: {})", r.transport, joined(kTransports));
   o.transport = r.transport;

@@ -1,0 +1,65 @@
+#include "transports/gpu_mesh.h"
+
+#include <cstring>
+
+#include "results/error.h"
+
+namespace ccbench {
+
+namespace {
+
+// Sets up `t` on every rank that uses it and connects the pairs that do (collective).
+std::unique_ptr<GpuRegion> connect_transport(MPI_Comm comm, const GpuPaths& paths, const GpuTransport& t,
+                                             std::size_t bytes) {
+  int rank = 0, n = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &n);
+  const auto& mine = paths.of[static_cast<std::size_t>(rank)];
+  bool used = false;
+  for (const std::string& p : mine) used |= p == t.name;
+  ConnectBlob blob{};
+  std::unique_ptr<GpuRegion> region;
+  if (used) region = t.setup(rank, n, bytes, &blob);
+  std::vector<ConnectBlob> all(static_cast<std::size_t>(n));
+  if (MPI_Allgather(&blob, sizeof blob, MPI_BYTE, all.data(), sizeof blob, MPI_BYTE, comm) != MPI_SUCCESS)
+    fail(ExitCode::runtime, "MPI_Allgather of {} connection data failed", t.name);
+  for (int r = 0; r < n; ++r)
+    if (mine[static_cast<std::size_t>(r)] == t.name) t.connect(*region, r, all[static_cast<std::size_t>(r)]);
+  MPI_Barrier(comm);  // every peer mapped our region: names may go
+  if (region) t.connected(*region);
+  return region;
+}
+
+}  // namespace
+
+GpuFifoMesh::GpuFifoMesh(MPI_Comm comm, const GpuPaths& paths, int fifos, std::size_t slot_bytes, std::uint64_t* steps)
+    : fifos_(static_cast<std::size_t>(fifos)), slot_(slot_bytes), steps_(steps) {
+  MPI_Comm_rank(comm, &rank_);
+  path_of_ = paths.of[static_cast<std::size_t>(rank_)];
+  const std::size_t bytes = fifos_ * (gpu::kFifoSlots * slot_bytes + 2 * kLine);
+  p2p_ = connect_transport(comm, paths, gpu_p2p_transport(), bytes);
+  host_ = connect_transport(comm, paths, gpu_host_transport(), bytes);
+}
+
+const GpuRegion& GpuFifoMesh::region_with(int peer) const {
+  const std::string& p = path_of_[idx(peer)];
+  const GpuRegion* r = p == "p2p" ? p2p_.get() : p == "host" ? host_.get() : nullptr;
+  if (!r) fail(ExitCode::runtime, "no GPU connection from rank {} to rank {}", rank_, peer);
+  return *r;
+}
+
+gpu::SendConn GpuFifoMesh::send(int peer, int peer_fifo, int my_out) const {
+  const GpuRegion& g = region_with(peer);
+  char* p = g.of(peer);
+  return {p + data(peer_fifo), reinterpret_cast<volatile std::uint64_t*>(p + tail(peer_fifo)),
+          reinterpret_cast<const volatile std::uint64_t*>(g.local() + head(my_out)), steps_ + 2 * idx(my_out), peer};
+}
+
+gpu::RecvConn GpuFifoMesh::recv(int peer, int my_fifo, int peer_out) const {
+  const GpuRegion& g = region_with(peer);
+  char* p = g.of(peer);
+  return {g.local() + data(my_fifo), reinterpret_cast<const volatile std::uint64_t*>(g.local() + tail(my_fifo)),
+          reinterpret_cast<volatile std::uint64_t*>(p + head(peer_out)), steps_ + 2 * idx(my_fifo) + 1, peer};
+}
+
+}  // namespace ccbench
