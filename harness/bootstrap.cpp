@@ -2,12 +2,14 @@
 
 #include <unistd.h>
 
+#include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 
 #include <fmt/format.h>
 
-#include "results/error.h"
+#include "core/error.h"
 
 namespace ccbench {
 
@@ -18,34 +20,26 @@ int launcher_rank() {
   return 0;
 }
 
-void mpi_check(int rc, const char* what) {
-  if (rc == MPI_SUCCESS) return;
-  char text[MPI_MAX_ERROR_STRING];
-  int len = 0;
-  MPI_Error_string(rc, text, &len);
-  fail(ExitCode::runtime, "MPI error in {}: {}", what, std::string(text, static_cast<size_t>(len)));
-}
-
 void mpi_start(int* argc, char*** argv) {
   int provided = 0;
   if (MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS)
     fail(ExitCode::runtime, "MPI_Init_thread failed: is this an MPI launch (mpirun / srun)?");
-  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  CCB_MPI(MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN));
 }
 
 void mpi_stop() {
   int finalized = 0;
-  MPI_Finalized(&finalized);
-  if (!finalized) MPI_Finalize();
+  // Best effort at the very end: a failure here leaves nothing to report it to.
+  if (MPI_Finalized(&finalized) == MPI_SUCCESS && !finalized) (void)MPI_Finalize();
 }
 
 std::vector<std::string> gather_strings(MPI_Comm comm, const std::string& text) {
   int rank = 0, size = 1;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &size);
+  CCB_MPI(MPI_Comm_rank(comm, &rank));
+  CCB_MPI(MPI_Comm_size(comm, &size));
   int len = static_cast<int>(text.size());
   std::vector<int> lens(rank == 0 ? size : 0), displs(rank == 0 ? size : 0);
-  mpi_check(MPI_Gather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, 0, comm), "MPI_Gather of string lengths");
+  check_mpi(MPI_Gather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, 0, comm), "MPI_Gather of string lengths");
   std::string all;
   if (rank == 0) {
     int total = 0;
@@ -55,7 +49,7 @@ std::vector<std::string> gather_strings(MPI_Comm comm, const std::string& text) 
     }
     all.resize(static_cast<size_t>(total));
   }
-  mpi_check(MPI_Gatherv(text.data(), len, MPI_CHAR, all.data(), lens.data(), displs.data(), MPI_CHAR, 0, comm),
+  check_mpi(MPI_Gatherv(text.data(), len, MPI_CHAR, all.data(), lens.data(), displs.data(), MPI_CHAR, 0, comm),
             "MPI_Gatherv of strings");
   std::vector<std::string> out;
   if (rank == 0)
@@ -65,12 +59,12 @@ std::vector<std::string> gather_strings(MPI_Comm comm, const std::string& text) 
 
 RankLayout discover_layout(MPI_Comm comm) {
   int rank = 0, size = 1;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &size);
-  char host[256] = {};
-  gethostname(host, sizeof(host) - 1);
+  CCB_MPI(MPI_Comm_rank(comm, &rank));
+  CCB_MPI(MPI_Comm_size(comm, &size));
+  char host[256] = {};  // HOST_NAME_MAX is 64 on Linux; 256 leaves room for FQDNs elsewhere
+  if (gethostname(host, sizeof(host) - 1) != 0) fail(ExitCode::runtime, "gethostname failed: {}", std::strerror(errno));
   std::vector<char> all(static_cast<size_t>(size) * sizeof(host));
-  mpi_check(MPI_Allgather(host, sizeof(host), MPI_CHAR, all.data(), sizeof(host), MPI_CHAR, comm),
+  check_mpi(MPI_Allgather(host, sizeof(host), MPI_CHAR, all.data(), sizeof(host), MPI_CHAR, comm),
             "MPI_Allgather of host names");
   std::vector<std::string> hosts;
   for (int i = 0; i < size; ++i) hosts.emplace_back(all.data() + static_cast<size_t>(i) * sizeof(host));
@@ -94,9 +88,9 @@ void check_same_run(MPI_Comm comm, const RankLayout& layout, const std::string& 
     if (!verdict.empty()) verdict = fmt::format("ranks differ from rank 0 (host {}: {}):{}", layout.host_of[0], all[0], verdict);
   }
   int len = static_cast<int>(verdict.size());
-  mpi_check(MPI_Bcast(&len, 1, MPI_INT, 0, comm), "MPI_Bcast");
+  check_mpi(MPI_Bcast(&len, 1, MPI_INT, 0, comm), "MPI_Bcast");
   verdict.resize(static_cast<size_t>(len));
-  mpi_check(MPI_Bcast(verdict.data(), len, MPI_CHAR, 0, comm), "MPI_Bcast");
+  check_mpi(MPI_Bcast(verdict.data(), len, MPI_CHAR, 0, comm), "MPI_Bcast");
   if (!verdict.empty())
     fail(ExitCode::precondition, "every rank must run the same ccbench build with the same arguments; {}", verdict);
 }
@@ -109,9 +103,9 @@ Outcome agree_outcome(MPI_Comm comm, const Outcome& mine) {
       agreed.message += fmt::format("{}rank {}: {}", agreed.message.empty() ? "" : "; ", r, messages[r]);
   if (agreed.code != ExitCode::ok && messages.size() && agreed.message.empty()) agreed.message = "failed on another rank";
   int len = static_cast<int>(agreed.message.size());
-  mpi_check(MPI_Bcast(&len, 1, MPI_INT, 0, comm), "MPI_Bcast");
+  check_mpi(MPI_Bcast(&len, 1, MPI_INT, 0, comm), "MPI_Bcast");
   agreed.message.resize(static_cast<size_t>(len));
-  mpi_check(MPI_Bcast(agreed.message.data(), len, MPI_CHAR, 0, comm), "MPI_Bcast");
+  check_mpi(MPI_Bcast(agreed.message.data(), len, MPI_CHAR, 0, comm), "MPI_Bcast");
   return agreed;
 }
 

@@ -1,12 +1,14 @@
 #pragma once
 // MPI start-up and the agreements every rank takes part in.
+#include <source_location>
 #include <string>
 #include <vector>
 
 #include <mpi.h>
 
-#include "results/error.h"
-#include "results/exit_code.h"
+#include "core/checks.h"
+#include "core/error.h"
+#include "core/exit_code.h"
 #include "topologies/layout.h"
 
 namespace ccbench {
@@ -22,7 +24,7 @@ void mpi_stop();
 // The ranks of `comm`, their hosts and nodes (an all-gather of host names).
 RankLayout discover_layout(MPI_Comm comm);
 
-// The most severe of every rank's code (results/exit_code.h).
+// The most severe of every rank's code (core/exit_code.h).
 ExitCode agree_exit_code(MPI_Comm comm, ExitCode mine);
 
 // What a step ended with on this rank: ok, or the code and message of what it threw.
@@ -57,7 +59,9 @@ std::vector<std::string> gather_strings(MPI_Comm comm, const std::string& text);
 // naming the ranks and hosts that differ.
 void check_same_run(MPI_Comm comm, const RankLayout& layout, const std::string& fingerprint);
 
-// Checks an MPI return code: throws Error(runtime) with the MPI error string and `what`.
-void mpi_check(int rc, const char* what);
+// forwarding header: kept until every user includes core/ (core/checks.h: check_mpi, CCB_MPI).
+inline void mpi_check(int rc, const char* what, std::source_location where = std::source_location::current()) {
+  check_mpi(rc, what, where);
+}
 
 }  // namespace ccbench

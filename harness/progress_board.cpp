@@ -6,30 +6,31 @@
 
 #include <fmt/format.h>
 
-#include "results/error.h"
+#include "core/checks.h"
+#include "core/error.h"
 
 namespace ccbench {
 
 ProgressBoard::ProgressBoard(MPI_Comm world) {
   int world_rank = 0;
-  MPI_Comm_rank(world, &world_rank);
-  if (MPI_Comm_split_type(world, MPI_COMM_TYPE_SHARED, world_rank, MPI_INFO_NULL, &node_) != MPI_SUCCESS)
-    fail(ExitCode::runtime, "MPI_Comm_split_type(MPI_COMM_TYPE_SHARED) failed");
-  MPI_Comm_rank(node_, &local_);
-  MPI_Comm_size(node_, &local_size_);
+  CCB_MPI(MPI_Comm_rank(world, &world_rank));
+  CCB_MPI(MPI_Comm_split_type(world, MPI_COMM_TYPE_SHARED, world_rank, MPI_INFO_NULL, &node_));
+  CCB_MPI(MPI_Comm_rank(node_, &local_));
+  CCB_MPI(MPI_Comm_size(node_, &local_size_));
   // One contiguous array: rank 0 of the node allocates it all, the others map it.
   const MPI_Aint bytes = local_ == 0 ? static_cast<MPI_Aint>(sizeof(Slot)) * local_size_ : 0;
   void* mine = nullptr;
-  if (MPI_Win_allocate_shared(bytes, 1, MPI_INFO_NULL, node_, &mine, &win_) != MPI_SUCCESS)
-    fail(ExitCode::runtime, "MPI_Win_allocate_shared for the progress board failed");
+  check_mpi(MPI_Win_allocate_shared(bytes, 1, MPI_INFO_NULL, node_, &mine, &win_),
+            "MPI_Win_allocate_shared for the progress board");
   MPI_Aint size = 0;
   int unit = 0;
   void* base = nullptr;
-  MPI_Win_shared_query(win_, 0, &size, &unit, &base);
+  CCB_MPI(MPI_Win_shared_query(win_, 0, &size, &unit, &base));
   Slot* slots = static_cast<Slot*>(base);
   Slot* own = new (&slots[local_]) Slot{};
   own->world_rank = world_rank;
-  MPI_Barrier(node_);  // every slot is constructed before anyone reads it
+  // Every slot is constructed before anyone reads it.
+  check_mpi(MPI_Barrier(node_), "MPI_Barrier after building the progress board");
   slots_.store(slots);
 }
 
@@ -41,8 +42,8 @@ ProgressBoard::~ProgressBoard() {
 
 void ProgressBoard::free() {
   slots_.store(nullptr);
-  if (win_ != MPI_WIN_NULL) MPI_Win_free(&win_);
-  if (node_ != MPI_COMM_NULL) MPI_Comm_free(&node_);
+  if (win_ != MPI_WIN_NULL) CCB_MPI(MPI_Win_free(&win_));
+  if (node_ != MPI_COMM_NULL) CCB_MPI(MPI_Comm_free(&node_));
 }
 
 void ProgressBoard::enter_phase(const std::string& phase) {

@@ -1,20 +1,17 @@
 #pragma once
-// Size strings and the size sweep, as nccl-tests: binary suffixes (K = 1024), a start, an end and
-// either a multiplicative factor (-f) or an increment (-i).
+// The size sweep, as nccl-tests: a start, an end and either a multiplicative factor (-f) or an
+// increment (-i). Sizes themselves are parsed by core/size.h (binary suffixes, K = 1024).
+#include <cstddef>
 #include <cstdint>
-#include <string>
-#include <string_view>
 #include <vector>
+
+#include "core/size.h"  // parse_size, format_size: included here for the sweep's users
 
 namespace ccbench {
 
-// Parses "8", "64K", "1M", "2G", "1T" (also "1KB", "1KiB", lower case). Throws Error(usage)
-// naming the flag for empty, non-numeric, negative or fractional numbers, unknown suffixes and
-// values that overflow 64 bits.
-std::uint64_t parse_size(std::string_view text, std::string_view flag);
-
-// Formats bytes the way the parser reads them when exact ("64K", "1G"), else plain bytes.
-std::string format_size(std::uint64_t bytes);
+// More sizes than anyone reads in a table, and a bound on a sweep's run time (-i 1 up to 1G would
+// otherwise plan a billion sizes).
+inline constexpr std::size_t kMaxSweepSizes = 10000;
 
 struct SweepSpec {
   std::uint64_t min_bytes = 8;
@@ -24,7 +21,7 @@ struct SweepSpec {
 };
 
 // Checks a sweep (min > 0, min <= max, a factor > 1 or an increment > 0) and throws
-// Error(usage) saying what is valid; then lists its sizes (at most 10000).
+// Error(usage) saying what is valid; then lists its sizes (at most kMaxSweepSizes).
 std::vector<std::uint64_t> sweep_sizes(const SweepSpec& spec);
 
 }  // namespace ccbench

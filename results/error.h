@@ -1,30 +1,3 @@
 #pragma once
-// The one exception type of ccbench. It carries the exit code the failure maps to and a
-// breadcrumb: the message is written once where the error starts; callers that rethrow add
-// context with Error::with_context ("while running allreduce/ring at 1 MiB").
-#include <stdexcept>
-#include <string>
-
-#include <fmt/format.h>
-
-#include "results/exit_code.h"
-
-namespace ccbench {
-
-class Error : public std::runtime_error {
- public:
-  Error(ExitCode code, const std::string& message) : std::runtime_error(message), code_(code) {}
-  ExitCode code() const { return code_; }
-  // A copy of this error with "context: " put in front of the message.
-  Error with_context(const std::string& context) const { return Error(code_, context + ": " + what()); }
-
- private:
-  ExitCode code_;
-};
-
-template <typename... Args>
-[[noreturn]] void fail(ExitCode code, fmt::format_string<Args...> f, Args&&... args) {
-  throw Error(code, fmt::format(f, std::forward<Args>(args)...));
-}
-
-}  // namespace ccbench
+// forwarding header: kept until every user includes core/
+#include "core/error.h"

@@ -5,8 +5,9 @@
 
 #include <cstdint>
 
-#include "transports/cuda_check.h"
-#include "results/error.h"
+#include "core/checks.h"
+#include "core/checks_cuda.h"
+#include "core/error.h"
 
 namespace ccbench {
 
@@ -19,12 +20,15 @@ struct Exported {
 
 std::vector<Exported> exchange(MPI_Comm comm, const Exported& mine) {
   int size = 1;
-  MPI_Comm_size(comm, &size);
+  CCB_MPI(MPI_Comm_size(comm, &size));
   std::vector<Exported> all(static_cast<std::size_t>(size));
-  if (MPI_Allgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, comm) != MPI_SUCCESS)
-    fail(ExitCode::runtime, "MPI_Allgather of CUDA IPC handles failed");
+  check_mpi(MPI_Allgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, comm),
+            "MPI_Allgather of CUDA IPC handles");
   return all;
 }
+
+// The driver API version whose cuMemGetAddressRange (the _v2 entry point) we call: CUDA 12.0.
+constexpr unsigned kDriverApiVersion = 12000;
 
 // cuMemGetAddressRange through the runtime's driver entry point: no link-time dependency on
 // libcuda, so the binary still starts on machines without a GPU driver.
@@ -33,7 +37,7 @@ void allocation_of(const void* ptr, std::uintptr_t* base) {
   static Fn fn = [] {
     void* f = nullptr;
     cudaDriverEntryPointQueryResult status{};
-    if (cudaGetDriverEntryPointByVersion("cuMemGetAddressRange", &f, 12000, cudaEnableDefault, &status) != cudaSuccess ||
+    if (cudaGetDriverEntryPointByVersion("cuMemGetAddressRange", &f, kDriverApiVersion, cudaEnableDefault, &status) != cudaSuccess ||
         status != cudaDriverEntryPointSuccess)
       f = nullptr;
     return reinterpret_cast<Fn>(f);
@@ -49,7 +53,7 @@ void* open_handle(const cudaIpcMemHandle_t& h, int peer) {
   void* p = nullptr;
   cudaError_t rc = cudaIpcOpenMemHandle(&p, h, cudaIpcMemLazyEnablePeerAccess);
   if (rc != cudaSuccess) {
-    cudaGetLastError();
+    (void)cudaGetLastError();  // clears the sticky-free error so later calls do not report it
     fail(ExitCode::precondition,
          "cannot map rank {}'s GPU memory with CUDA IPC ({}: {}): the GPUs must be on one node with peer access "
          "(NVLink or PCIe peer-to-peer)",
@@ -62,8 +66,8 @@ void* open_handle(const cudaIpcMemHandle_t& h, int peer) {
 
 IpcRegion::IpcRegion(MPI_Comm comm, std::size_t bytes) : bytes_(bytes) {
   int size = 1;
-  MPI_Comm_rank(comm, &rank_);
-  MPI_Comm_size(comm, &size);
+  CCB_MPI(MPI_Comm_rank(comm, &rank_));
+  CCB_MPI(MPI_Comm_size(comm, &size));
   void* mine = nullptr;
   CCB_CUDA(cudaMalloc(&mine, bytes));
   CCB_CUDA(cudaMemset(mine, 0, bytes));
@@ -74,20 +78,22 @@ IpcRegion::IpcRegion(MPI_Comm comm, std::size_t bytes) : bytes_(bytes) {
   ptrs_.assign(static_cast<std::size_t>(size), nullptr);
   for (int r = 0; r < size; ++r) ptrs_[static_cast<std::size_t>(r)] = r == rank_ ? mine : open_handle(all[static_cast<std::size_t>(r)].handle, r);
   // Nobody may use a peer's region before its owner zeroed it and everyone mapped it.
-  MPI_Barrier(comm);
+  check_mpi(MPI_Barrier(comm), "MPI_Barrier after mapping CUDA IPC memory");
 }
 
+// Destructors cannot report: teardown errors are left unchecked on purpose (the run's outcome
+// is already decided, and a failed unmap at exit frees nothing less).
 IpcRegion::~IpcRegion() {
   for (std::size_t r = 0; r < ptrs_.size(); ++r) {
-    if (static_cast<int>(r) == rank_) cudaFree(ptrs_[r]);
-    else if (ptrs_[r]) cudaIpcCloseMemHandle(ptrs_[r]);
+    if (static_cast<int>(r) == rank_) (void)cudaFree(ptrs_[r]);
+    else if (ptrs_[r]) (void)cudaIpcCloseMemHandle(ptrs_[r]);
   }
 }
 
 IpcBufferMap::IpcBufferMap(MPI_Comm comm, void* buffer) {
   int size = 1;
-  MPI_Comm_rank(comm, &rank_);
-  MPI_Comm_size(comm, &size);
+  CCB_MPI(MPI_Comm_rank(comm, &rank_));
+  CCB_MPI(MPI_Comm_size(comm, &size));
   std::uintptr_t base = 0;
   allocation_of(buffer, &base);
   Exported e{};
@@ -105,12 +111,12 @@ IpcBufferMap::IpcBufferMap(MPI_Comm comm, void* buffer) {
       ptrs_[i] = static_cast<char*>(bases_[i]) + all[i].offset;
     }
   }
-  MPI_Barrier(comm);
+  check_mpi(MPI_Barrier(comm), "MPI_Barrier after mapping CUDA IPC memory");
 }
 
 IpcBufferMap::~IpcBufferMap() {
   for (void* b : bases_)
-    if (b) cudaIpcCloseMemHandle(b);
+    if (b) (void)cudaIpcCloseMemHandle(b);
 }
 
 }  // namespace ccbench

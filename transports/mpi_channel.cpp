@@ -4,7 +4,7 @@
 #include <climits>
 #include <cstdlib>
 
-#include "results/error.h"
+#include "core/error.h"
 
 namespace ccbench {
 
@@ -17,25 +17,6 @@ bool mpi_usable() {
 }
 
 }  // namespace
-
-void check_mpi(int rc, std::string_view what) {
-  if (rc == MPI_SUCCESS) return;
-  char text[MPI_MAX_ERROR_STRING];
-  int len = 0;
-  if (MPI_Error_string(rc, text, &len) != MPI_SUCCESS) len = 0;
-  fail(ExitCode::runtime, "{} failed: {}", what, len ? std::string_view(text, static_cast<size_t>(len))
-                                                     : std::string_view("MPI error"));
-}
-
-void SlotMemory::Free::operator()(char* p) const { std::free(p); }
-
-void SlotMemory::allocate(size_t slot_bytes, int depth) {
-  stride = (slot_bytes + 4095) / 4096 * 4096;
-  void* p = nullptr;
-  if (posix_memalign(&p, 4096, stride * static_cast<size_t>(depth)) != 0)
-    fail(ExitCode::precondition, "out of host memory allocating {} channel slots of {} bytes", depth, slot_bytes);
-  base.reset(static_cast<char*>(p));
-}
 
 MpiSendChannel::MpiSendChannel(MPI_Comm comm, int peer, int tag, size_t slot_bytes, int depth)
     : comm_(comm), peer_(peer), tag_(tag), slot_bytes_(slot_bytes), req_(static_cast<size_t>(depth), MPI_REQUEST_NULL) {

@@ -16,24 +16,11 @@
 
 #include <mpi.h>
 
+#include "core/checks.h"       // check_mpi: forwarding include kept until every user includes core/
+#include "core/slot_memory.h"  // SlotMemory: forwarding include kept until every user includes core/
 #include "transports/channel.h"
 
 namespace ccbench {
-
-// Throws Error(runtime) naming `what` and MPI's error string unless rc == MPI_SUCCESS (MPI errors
-// must return codes: MPI_ERRORS_RETURN on the communicator).
-void check_mpi(int rc, std::string_view what);
-
-// Page-aligned slot memory.
-struct SlotMemory {
-  struct Free {
-    void operator()(char* p) const;
-  };
-  std::unique_ptr<char, Free> base;
-  size_t stride = 0;
-  void allocate(size_t slot_bytes, int depth);  // throws Error(precondition) when out of memory
-  char* slot(size_t i) const { return base.get() + i * stride; }
-};
 
 class MpiSendChannel final : public SendChannel {
  public:

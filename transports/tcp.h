@@ -40,10 +40,10 @@
 #include <string>
 #include <vector>
 
+#include "core/slot_memory.h"
 #include "topologies/layout.h"
 #include "transports/channel.h"
 #include "transports/connect.h"
-#include "transports/mpi_channel.h"
 
 namespace ccbench {
 

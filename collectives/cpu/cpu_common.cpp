@@ -1,56 +1,33 @@
 #include "collectives/cpu/cpu_common.h"
 
-#include <charconv>
-#include <cstdlib>
 #include <thread>
 
 #include <fmt/format.h>
 
 #include "collectives/cpu/executor.h"
 #include "collectives/cpu/reduce_kernels.h"
-#include "results/error.h"
+#include "core/error.h"
+#include "core/knobs.h"
 
 namespace ccbench::cpu {
 
 namespace {
 
-constexpr size_t kMaxSlotBytes = 64ull << 20;
+// Bounds of the CPU channel knobs: a slot holds at least one cache line and whole cache lines
+// (the executors copy and reduce by lines); 64 MiB slots and 64-deep rings are far past where
+// bandwidth stops rising (256K x 4, cpu-2ranks baseline) and bound the memory a typo can take.
+constexpr std::uint64_t kCacheLineBytes = 64;
+constexpr std::uint64_t kMaxSlotBytes = 64ull << 20;
+constexpr int kMinDepth = 2;  // one slot filling while the peer drains the other
 constexpr int kMaxDepth = 64;
-
-// "4096", "256K", "1M" (binary); nullopt when malformed.
-std::optional<size_t> parse_bytes(std::string_view s) {
-  size_t v = 0;
-  auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
-  if (ec != std::errc() || p == s.data()) return std::nullopt;
-  std::string_view suffix(p, static_cast<size_t>(s.data() + s.size() - p));
-  size_t mult = 1;
-  if (suffix == "K" || suffix == "k" || suffix == "KiB") mult = 1024;
-  else if (suffix == "M" || suffix == "m" || suffix == "MiB") mult = 1024 * 1024;
-  else if (!suffix.empty()) return std::nullopt;
-  if (v > kMaxSlotBytes) return v;  // out of range, reported by the caller
-  return v * mult;
-}
 
 }  // namespace
 
 SlotConfig slot_config_from_env() {
   SlotConfig c;
-  if (const char* s = std::getenv("CCBENCH_CPU_SLOT_BYTES"); s && *s) {
-    auto v = parse_bytes(s);
-    if (!v || *v < 64 || *v > kMaxSlotBytes || *v % 64 != 0)
-      fail(ExitCode::usage, "CCBENCH_CPU_SLOT_BYTES='{}' is invalid: give the CPU channel slot size in bytes (K and "
-           "M suffixes are binary), a multiple of 64 from 64 to 64M (default 256K)", s);
-    c.slot_bytes = *v;
-  }
-  if (const char* s = std::getenv("CCBENCH_CPU_SLOT_DEPTH"); s && *s) {
-    int v = 0;
-    std::string_view sv(s);
-    auto [p, ec] = std::from_chars(sv.data(), sv.data() + sv.size(), v);
-    if (ec != std::errc() || p != sv.data() + sv.size() || v < 2 || v > kMaxDepth)
-      fail(ExitCode::usage, "CCBENCH_CPU_SLOT_DEPTH='{}' is invalid: give the number of slots per CPU channel, an "
-           "integer from 2 to {} (default {})", s, kMaxDepth, kDefaultSlotDepth);
-    c.depth = v;
-  }
+  c.slot_bytes = env_size("CCBENCH_CPU_SLOT_BYTES", kDefaultSlotBytes,
+                          {.lo = kCacheLineBytes, .hi = kMaxSlotBytes, .multiple = kCacheLineBytes});
+  c.depth = static_cast<int>(env_int("CCBENCH_CPU_SLOT_DEPTH", kDefaultSlotDepth, kMinDepth, kMaxDepth));
   return c;
 }
 

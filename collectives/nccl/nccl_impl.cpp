@@ -12,24 +12,15 @@
 #include <fmt/format.h>
 #include <nccl.h>
 
-#include "transports/cuda_check.h"
 #include "collectives/nccl/nccl_impls.h"
 #include "collectives/nccl/nccl_profiler.h"
+#include "core/checks_cuda.h"
 #include "results/error.h"
 #include "transports/nccl_path.h"
 
 namespace ccbench {
 
 namespace {
-
-// Fails unless `rc` is success or (non-blocking communicators) in progress; returns rc.
-ncclResult_t nccl_check(ncclResult_t rc, const char* call, const char* file, int line) {
-  if (rc != ncclSuccess && rc != ncclInProgress)
-    fail(ExitCode::runtime, "NCCL error {} ({}) in {} at {}:{}", static_cast<int>(rc), ncclGetErrorString(rc), call,
-         file, line);
-  return rc;
-}
-#define CCB_NCCL(call) nccl_check((call), #call, __FILE__, __LINE__)
 
 enum class Variant { automatic, ring, tree, symm };
 
