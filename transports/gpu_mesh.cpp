@@ -1,31 +1,59 @@
 #include "transports/gpu_mesh.h"
 
-#include <cstring>
+#include <climits>
+#include <cstdint>
+#include <exception>
+#include <string_view>
 
-#include "results/error.h"
+#include "core/checks.h"
+#include "core/error.h"
 
 namespace ccbench {
 
 namespace {
 
+// Runs `step` on this rank and agrees on the outcome, so that a failure on one rank (a full
+// /dev/shm, a refused mapping) ends set-up on every rank instead of leaving its peers waiting in
+// the next collective. The failing rank rethrows its own error; the others name it.
+template <typename Step>
+void agreed(MPI_Comm comm, std::string_view transport, const char* what, Step&& step) {
+  int rank = 0;
+  CCB_MPI(MPI_Comm_rank(comm, &rank));
+  std::exception_ptr error;
+  try {
+    step();
+  } catch (...) {
+    error = std::current_exception();
+  }
+  int mine = error ? rank : INT32_MAX, first = INT32_MAX;
+  check_mpi(MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm), "MPI_Allreduce of GPU connection set-up");
+  if (error) std::rethrow_exception(error);
+  if (first != INT32_MAX)
+    fail(ExitCode::precondition, "{}: rank {} could not {} (its message says why)", transport, first, what);
+}
+
 // Sets up `t` on every rank that uses it and connects the pairs that do (collective).
 std::unique_ptr<GpuRegion> connect_transport(MPI_Comm comm, const GpuPaths& paths, const GpuTransport& t,
                                              std::size_t bytes) {
   int rank = 0, n = 1;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &n);
+  CCB_MPI(MPI_Comm_rank(comm, &rank));
+  CCB_MPI(MPI_Comm_size(comm, &n));
   const auto& mine = paths.of[static_cast<std::size_t>(rank)];
   bool used = false;
   for (const std::string& p : mine) used |= p == t.name;
   ConnectBlob blob{};
   std::unique_ptr<GpuRegion> region;
-  if (used) region = t.setup(rank, n, bytes, &blob);
+  agreed(comm, t.name, "set up its FIFO memory", [&] {
+    if (used) region = t.setup(rank, n, bytes, &blob);
+  });
   std::vector<ConnectBlob> all(static_cast<std::size_t>(n));
-  if (MPI_Allgather(&blob, sizeof blob, MPI_BYTE, all.data(), sizeof blob, MPI_BYTE, comm) != MPI_SUCCESS)
-    fail(ExitCode::runtime, "MPI_Allgather of {} connection data failed", t.name);
-  for (int r = 0; r < n; ++r)
-    if (mine[static_cast<std::size_t>(r)] == t.name) t.connect(*region, r, all[static_cast<std::size_t>(r)]);
-  MPI_Barrier(comm);  // every peer mapped our region: names may go
+  check_mpi(MPI_Allgather(&blob, sizeof blob, MPI_BYTE, all.data(), sizeof blob, MPI_BYTE, comm),
+            "MPI_Allgather of GPU connection data");
+  agreed(comm, t.name, "map its peers' FIFO memory", [&] {
+    for (int r = 0; r < n; ++r)
+      if (mine[static_cast<std::size_t>(r)] == t.name) t.connect(*region, r, all[static_cast<std::size_t>(r)]);
+  });
+  // The agreement above is the barrier: every peer mapped our region, so its name may go.
   if (region) t.connected(*region);
   return region;
 }

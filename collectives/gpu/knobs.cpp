@@ -1,12 +1,8 @@
 #include "collectives/gpu/knobs.h"
 
-#include <charconv>
-#include <cstdlib>
-#include <cstring>
-
 #include "collectives/gpu/gpu_impls.h"
 #include "collectives/gpu/kernel_args.h"
-#include "results/error.h"
+#include "core/knobs.h"
 
 namespace ccbench::gpu {
 
@@ -16,41 +12,31 @@ constexpr std::size_t kPage = 4096;
 constexpr std::size_t kMaxSlotBytes = std::size_t(16) << 20;
 constexpr std::size_t kNoLimit = std::size_t(1) << 40;
 
-// A size from the environment, or `fallback`; a bad value is a usage error.
-std::size_t env_size(const char* name, std::size_t fallback, std::size_t lo, std::size_t hi, std::size_t multiple) {
-  const char* v = std::getenv(name);
-  if (!v || !*v) return fallback;
-  std::size_t x = 0;
-  auto [end, ec] = std::from_chars(v, v + std::strlen(v), x);
-  if (ec != std::errc() || *end || x < lo || x > hi || x % multiple)
-    fail(ExitCode::usage, "{}='{}' is not valid: expected a whole number from {} to {} that is a multiple of {}", name, v,
-         lo, hi, multiple);
-  return x;
+// Through core's knob reader: a bad value is Error(usage) naming the variable and what is valid.
+std::size_t knob_bytes(const char* name, std::size_t fallback, std::size_t lo, std::size_t hi, std::size_t multiple) {
+  return static_cast<std::size_t>(env_size(name, fallback, KnobRange{lo, hi, multiple}));
 }
-
-int env_count(const char* name, int fallback, int hi) {
-  return static_cast<int>(env_size(name, static_cast<std::size_t>(fallback), 1, static_cast<std::size_t>(hi), 1));
-}
+int env_count(const char* name, int fallback, int hi) { return static_cast<int>(env_int(name, fallback, 1, hi)); }
 
 }  // namespace
 
-std::size_t slot_bytes() { return env_size("CCBENCH_GPU_SLOT_BYTES", kDefaultSlotBytes, kPage, kMaxSlotBytes, kPage); }
+std::size_t slot_bytes() { return knob_bytes("CCBENCH_GPU_SLOT_BYTES", kDefaultSlotBytes, kPage, kMaxSlotBytes, kPage); }
 int ring_channels() { return env_count("CCBENCH_GPU_CHANNELS", kDefaultRingChannels, kMaxChannels); }
 int host_channels() { return env_count("CCBENCH_GPU_HOST_CHANNELS", kDefaultHostChannels, kMaxChannels); }
 int tree_channels() { return env_count("CCBENCH_GPU_TREE_CHANNELS", kDefaultTreeChannels, kMaxTreeChannels); }
 int twoshot_blocks() { return env_count("CCBENCH_GPU_TWOSHOT_BLOCKS", kDefaultTwoshotBlocks, kMaxChannels); }
 std::size_t oneshot_max_bytes() {
-  return env_size("CCBENCH_ONESHOT_MAX_BYTES", kDefaultOneshotMaxBytes, 8, std::size_t(8) << 20, 8);
+  return knob_bytes("CCBENCH_ONESHOT_MAX_BYTES", kDefaultOneshotMaxBytes, 8, std::size_t(8) << 20, 8);
 }
 std::size_t best_oneshot_max() {
-  return env_size("CCBENCH_BEST_ONESHOT_MAX_BYTES", oneshot_max_bytes(), 0, oneshot_max_bytes(), 1);
+  return knob_bytes("CCBENCH_BEST_ONESHOT_MAX_BYTES", oneshot_max_bytes(), 0, oneshot_max_bytes(), 1);
 }
 std::size_t best_twoshot_max() {
-  return env_size("CCBENCH_BEST_TWOSHOT_MAX_BYTES", kDefaultBestTwoshotMax, 0, kNoLimit, 1);
+  return knob_bytes("CCBENCH_BEST_TWOSHOT_MAX_BYTES", kDefaultBestTwoshotMax, 0, kNoLimit, 1);
 }
-std::size_t best_bruck_max() { return env_size("CCBENCH_BEST_BRUCK_MAX_BYTES", kDefaultBestBruckMax, 0, kNoLimit, 1); }
+std::size_t best_bruck_max() { return knob_bytes("CCBENCH_BEST_BRUCK_MAX_BYTES", kDefaultBestBruckMax, 0, kNoLimit, 1); }
 std::size_t best_ring_allgather_max() {
-  return env_size("CCBENCH_BEST_RING_ALLGATHER_MAX_BYTES", kDefaultBestRingAllgatherMax, 0, kNoLimit, 1);
+  return knob_bytes("CCBENCH_BEST_RING_ALLGATHER_MAX_BYTES", kDefaultBestRingAllgatherMax, 0, kNoLimit, 1);
 }
 
 }  // namespace ccbench::gpu
