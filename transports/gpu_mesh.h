@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "transports/gpu_conn.h"
+#include "transports/gpu_net.h"
 #include "transports/gpu_paths.h"
 #include "transports/gpu_transport.h"
 
@@ -23,10 +24,18 @@ class GpuFifoMesh {
   // holds a barrier so that no rank uses (or frees) memory a peer has not mapped yet.
   // `steps` is device memory of 2 * fifos zeroed counters owned by the caller.
   GpuFifoMesh(MPI_Comm comm, const GpuPaths& paths, int fifos, std::size_t slot_bytes, std::uint64_t* steps);
+  ~GpuFifoMesh();
   // Send through the peer's incoming FIFO `peer_fifo`; the peer frees slots in our head `my_out`.
-  gpu::SendConn send(int peer, int peer_fifo, int my_out) const;
+  // Over net: through our staging FIFO `my_out`, which the proxy drains.
+  gpu::SendConn send(int peer, int peer_fifo, int my_out);
   // Receive through our incoming FIFO `my_fifo`; we free slots in the peer's head `peer_out`.
-  gpu::RecvConn recv(int peer, int my_fifo, int peer_out) const;
+  // Over net: the proxy fills it and reads our head.
+  gpu::RecvConn recv(int peer, int my_fifo, int peer_out);
+  // Collective, after every send() and recv(): connects the net FIFOs (tcp) and starts the
+  // proxy. Nothing to do when no pair uses net.
+  void finish(const RankLayout& layout, std::chrono::milliseconds timeout);
+  // Rethrows the proxy's error, if any.
+  void check() const;
 
  private:
   static constexpr std::size_t kLine = 128;  // flags of different writers never share a line
@@ -40,6 +49,14 @@ class GpuFifoMesh {
   std::uint64_t* steps_;
   std::vector<std::string> path_of_;                  // transport of each peer
   std::unique_ptr<GpuRegion> p2p_, host_;             // this rank's regions (null when unused)
+  // net: pinned host memory of this rank only, incoming FIFOs then staging FIFOs (same layout).
+  MPI_Comm comm_;
+  bool uses_net_ = false;
+  std::size_t net_half_ = 0;
+  char* net_host_ = nullptr;
+  char* net_device_ = nullptr;
+  std::vector<NetFifo> net_sends_, net_recvs_;
+  std::unique_ptr<NetProxy> proxy_;
 };
 
 }  // namespace ccbench

@@ -16,20 +16,18 @@ std::string pick(const RankLayout& l, std::string_view choice, int a, int b, con
                  std::string* why) {
   if (choice == "p2p" || choice == "cuda_ipc") return p2p_can_connect(l, a, b, access, why) ? "p2p" : "";
   if (choice == "host") return host_can_connect(l, a, b, why) ? "host" : "";
+  if (choice == "net" || choice == "tcp") return "net";  // any pair, within a node too
   if (choice == "auto") {
     std::string ignored;
     if (p2p_can_connect(l, a, b, access, &ignored)) return "p2p";
-    if (host_can_connect(l, a, b, why)) return "host";
-    *why += ": our GPU kernels have no network transport; compare across nodes with nccl";
-    return "";
+    if (host_can_connect(l, a, b, &ignored)) return "host";
+    return "net";
   }
-  if (choice == "net" || choice == "tcp" || choice == "ib")
-    *why = fmt::format("--transport {}: our GPU kernels have no network transport (only p2p and host); nccl runs "
-                       "pinned to it",
-                       choice);
+  if (choice == "ib")
+    *why = "--transport ib: our GPU kernels carry data over net/tcp only (no verbs path yet); nccl runs pinned to ib";
   else
-    *why = fmt::format("--transport {}: our GPU kernels connect over p2p or host (valid for GPU ranks: {})", choice,
-                       valid_gpu_transports());
+    *why = fmt::format("--transport {}: our GPU kernels connect over p2p, host or net (valid for GPU ranks: {})",
+                       choice, valid_gpu_transports());
   return "";
 }
 
@@ -59,18 +57,22 @@ GpuPaths plan_gpu_paths(const RankLayout& l, std::string_view choice, const Peer
   GpuPaths g;
   const auto n = static_cast<std::size_t>(l.nranks);
   g.of.assign(n, std::vector<std::string>(n));
-  bool used_p2p = false, used_host = false;
+  bool used[3] = {false, false, false};  // p2p, host, net
   for (int a = 0; a < l.nranks; ++a)
     for (int b = 0; b < l.nranks; ++b) {
       if (a == b) continue;
       std::string why;
       std::string& t = g.of[static_cast<std::size_t>(a)][static_cast<std::size_t>(b)];
       t = pick(l, choice, a, b, access, &why);
-      used_p2p |= t == "p2p";
-      used_host |= t == "host";
+      used[0] |= t == "p2p";
+      used[1] |= t == "host";
+      used[2] |= t == "net";
       if (t.empty() && g.refused.empty()) g.refused = why;
     }
-  g.label = used_p2p && used_host ? "p2p+host" : used_host ? "host" : "p2p";
+  const char* names[3] = {"p2p", "host", "net/tcp"};
+  for (int i = 0; i < 3; ++i)
+    if (used[i]) g.label += (g.label.empty() ? "" : "+") + std::string(names[i]);
+  if (g.label.empty()) g.label = "p2p";  // one rank: nothing to connect
   return g;
 }
 

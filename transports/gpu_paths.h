@@ -7,7 +7,8 @@
 //   host  pinned shared host memory on the node (/dev/shm mapped into both processes and
 //         registered with CUDA): the sender's SMs write the receiver-side host FIFO across PCIe,
 //         the receiver's SMs read it. Needs one node only.
-//   net   across nodes: not available to our kernels (nccl runs there; see nccl_path.h).
+//   net   pinned host FIFOs on each side, moved by a CPU proxy thread per rank over tcp
+//         sockets (gpu_net.h). Connects any pair; auto takes it across nodes only.
 // Nodes are RankLayout nodes, so emulated nodes (--emulate-nodes, CCBENCH_HOSTID) refuse p2p
 // and host exactly as real ones do.
 #include <functional>
@@ -27,8 +28,8 @@ bool p2p_can_connect(const RankLayout& l, int a, int b, const PeerAccess& access
 bool host_can_connect(const RankLayout& l, int a, int b, std::string* why);
 
 struct GpuPaths {
-  std::vector<std::vector<std::string>> of;  // [a][b]: "p2p", "host", or "" (a == b, or refused)
-  std::string label;    // the transports any pair uses, in probe order joined by '+': "p2p", "p2p+host"
+  std::vector<std::vector<std::string>> of;  // [a][b]: "p2p", "host", "net", or "" (a == b, or refused)
+  std::string label;    // the transports any pair uses, in probe order joined by '+': "p2p", "p2p+net/tcp"
   std::string refused;  // empty when every pair is connected; otherwise which pair and why
 };
 
@@ -36,8 +37,8 @@ struct GpuPaths {
 std::string valid_gpu_transports();
 
 // Plans every pair of `l` for --transport `choice`: auto takes p2p where it can, host where it
-// can, and refuses pairs on different nodes; p2p and host must connect every pair; net, tcp and
-// ib refuse (our kernels have no network transport). Same result on every rank.
+// can, net across nodes; p2p and host must connect every pair; net and tcp use net for every
+// pair; ib refuses (no verbs path for GPU data). Same result on every rank.
 GpuPaths plan_gpu_paths(const RankLayout& l, std::string_view choice, const PeerAccess& access);
 
 }  // namespace ccbench

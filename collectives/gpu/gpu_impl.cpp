@@ -60,12 +60,14 @@ void GpuImpl::setup(const ImplContext& ctx) {
   stream_ = ctx.stream;
   CCB_CUDA(cudaSetDevice(ctx.cuda_device));
   errors_ = std::make_unique<DeviceErrors>();
+  own_layout_ = RankLayout::from_hosts(rank_, std::vector<std::string>(static_cast<std::size_t>(n_), "."));
   paths_ = plan_paths(ctx);
   if (!paths_.refused.empty()) fail(ExitCode::precondition, "{}: {}", name_, paths_.refused);
   setup_kernels();
 }
 
 void GpuImpl::check_async_errors() {
+  check_connections();
   if (errors_) errors_->check(name_, rank_, ctx_.timeout);
 }
 

@@ -40,6 +40,11 @@ class GpuImpl : public Implementation {
   WaitLimits limits() const { return errors_->limits(ctx_.timeout); }
   cudaStream_t stream() const { return static_cast<cudaStream_t>(stream_); }
   void launched(int rc) const { CCB_CUDA(static_cast<cudaError_t>(rc)); }
+  // The proxy's errors (net), checked before the kernels' own.
+  virtual void check_connections() {}
+  // The run's layout (a one-host layout when the harness gave none).
+  const RankLayout& layout() const { return ctx_.layout ? *ctx_.layout : own_layout_; }
+  bool over_net() const { return paths_.label.find("net") != std::string::npos; }
   // One rank: the result is the input.
   void copy_alone(const CallArgs& a) const;
   const char* name_;
@@ -48,6 +53,7 @@ class GpuImpl : public Implementation {
   void* stream_ = nullptr;
   std::unique_ptr<DeviceErrors> errors_;
   GpuPaths paths_;
+  RankLayout own_layout_;
 };
 
 }  // namespace ccbench::gpu

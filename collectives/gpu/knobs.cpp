@@ -23,6 +23,7 @@ int env_count(const char* name, int fallback, int hi) { return static_cast<int>(
 std::size_t slot_bytes() { return knob_bytes("CCBENCH_GPU_SLOT_BYTES", kDefaultSlotBytes, kPage, kMaxSlotBytes, kPage); }
 int ring_channels() { return env_count("CCBENCH_GPU_CHANNELS", kDefaultRingChannels, kMaxChannels); }
 int host_channels() { return env_count("CCBENCH_GPU_HOST_CHANNELS", kDefaultHostChannels, kMaxChannels); }
+int net_channels() { return env_count("CCBENCH_GPU_NET_CHANNELS", kDefaultNetChannels, kMaxChannels); }
 int tree_channels() { return env_count("CCBENCH_GPU_TREE_CHANNELS", kDefaultTreeChannels, kMaxTreeChannels); }
 int twoshot_blocks() { return env_count("CCBENCH_GPU_TWOSHOT_BLOCKS", kDefaultTwoshotBlocks, kMaxChannels); }
 std::size_t oneshot_max_bytes() {
@@ -47,6 +48,7 @@ void check_gpu_tuning_environment() {
   gpu::slot_bytes();
   gpu::ring_channels();
   gpu::host_channels();
+  gpu::net_channels();
   gpu::tree_channels();
   gpu::twoshot_blocks();
   gpu::best_oneshot_max();  // reads CCBENCH_ONESHOT_MAX_BYTES too

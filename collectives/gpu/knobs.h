@@ -48,7 +48,14 @@ constexpr std::size_t kDefaultBestRingAllgatherMax = std::size_t(16) << 20;
 // x 4 loads of 16 B = 1 MiB of host reads in flight, well past what PCIe's latency needs.
 constexpr int kDefaultHostChannels = 32;
 
+// Over net: 8 ring channels = 8 TCP streams per peer and direction (TCP over loopback on the
+// 2 x H200 machine: 21.3 GB/s with 4 streams, 34.2 with 8, ../shared ANCHORS), and 256 KiB slots
+// (a whole slot travels per step). Not measured through ccbench yet.
+constexpr int kDefaultNetChannels = 8;
+constexpr std::size_t kNetSlotBytes = std::size_t(256) << 10;
+
 std::size_t slot_bytes();          // CCBENCH_GPU_SLOT_BYTES
+int net_channels();                // CCBENCH_GPU_NET_CHANNELS
 int host_channels();               // CCBENCH_GPU_HOST_CHANNELS
 int ring_channels();               // CCBENCH_GPU_CHANNELS
 int tree_channels();               // CCBENCH_GPU_TREE_CHANNELS

@@ -24,7 +24,8 @@ class RingGpu final : public GpuImpl {
   void setup_kernels() override {
     channels_ = std::min(ring_channels(), resident_limit(ctx_.cuda_device, 1));
     if (paths_.label != "p2p") channels_ = std::min(channels_, host_channels());
-    slot_ = slot_bytes();
+    if (over_net()) channels_ = std::min(channels_, net_channels());
+    slot_ = over_net() ? std::min(slot_bytes(), kNetSlotBytes) : slot_bytes();
     if (n_ == 1) return;
     steps_ = std::make_unique<DeviceCounters>(2 * static_cast<std::size_t>(channels_));
     mesh_ = std::make_unique<GpuFifoMesh>(ctx_.comm, paths_, channels_, slot_, steps_->at(0));
@@ -35,8 +36,12 @@ class RingGpu final : public GpuImpl {
       s.push_back(mesh_->send(next, c, c));
       r.push_back(mesh_->recv(prev, c, c));
     }
+    mesh_->finish(layout(), ctx_.timeout);
     send_ = DeviceArray<SendConn>(s);
     recv_ = DeviceArray<RecvConn>(r);
+  }
+  void check_connections() override {
+    if (mesh_) mesh_->check();
   }
   void run(const CallArgs& a) override {
     if (n_ == 1) return copy_alone(a);

@@ -34,16 +34,21 @@ class TreeGpu final : public GpuImpl {
     channels_ = std::min(tree_channels(), resident_limit(ctx_.cuda_device, 4));
     // Over host memory: 6 FIFOs per channel, so a quarter of the ring's host channels.
     if (paths_.label != "p2p") channels_ = std::min(channels_, std::max(1, host_channels() / 4));
-    slot_ = slot_bytes();
+    if (over_net()) channels_ = std::min(channels_, std::max(1, net_channels() / 4));
+    slot_ = over_net() ? std::min(slot_bytes(), kNetSlotBytes) : slot_bytes();
     if (paths_.label == "p2p") peers_ = std::make_unique<PeerState>(ctx_.comm, kLowLatencyOffset);  // Bruck
     if (n_ == 1) return;
     steps_ = std::make_unique<DeviceCounters>(2 * 6 * static_cast<std::size_t>(channels_));
     mesh_ = std::make_unique<GpuFifoMesh>(ctx_.comm, paths_, 6 * channels_, slot_, steps_->at(0));
     const TreeConns conns = connect_trees();
+    mesh_->finish(layout(), ctx_.timeout);
     up_send_ = DeviceArray<SendConn>(conns.up_send);
     up_recv_ = DeviceArray<RecvConn>(conns.up_recv);
     down_send_ = DeviceArray<SendConn>(conns.down_send);
     down_recv_ = DeviceArray<RecvConn>(conns.down_recv);
+  }
+  void check_connections() override {
+    if (mesh_) mesh_->check();
   }
   void attach(const BufferSet& b) override {
     if (peers_) peers_->attach(b, false, true);

@@ -85,19 +85,25 @@ ccbench_gpu_path_test(gpu_transport_host_three 3 "ring=host tree=host" ""
 ccbench_gpu_path_test(gpu_transport_host_graphs_2 2 "ring=host" ""
                       --transport host --collective allreduce,allgather --impl ring -d float
                       -b 8 -e 4M -f 8 -n 4 -w 1 -G 3 --timeout 20)
-# tcp for GPU ranks: our kernels say why they cannot; NCCL pinned to NET/Socket.
-ccbench_gpu_path_test(gpu_transport_tcp_2 2 "nccl=nccl:NET/Socket" "ring,tree:no network transport"
-                      --transport tcp --collective allreduce --impl ring,tree,nccl -b 8 -e 16M -f 8 -n 3 -w 1
-                      --timeout 30)
-# Two emulated nodes, one GPU each: p2p and host refuse across them, NCCL (NCCL_HOSTID per node)
-# connects over NET/Socket.
-ccbench_gpu_path_test(gpu_emulated_nodes_2 2 "nccl=~NET/Socket" "ring,tree:different nodes"
-                      --emulate-nodes 2 --collective allreduce --impl ring,tree,nccl -b 8 -e 16M -f 8 -n 3 -w 1
-                      --timeout 30)
-# 4 ranks on 2 GPUs as 2 x 2 emulated nodes: NCCL mixes a local path and the network.
-ccbench_gpu_path_test(gpu_emulated_nodes_4 4 "nccl=~NET/Socket" "ring:different nodes"
-                      --emulate-nodes 2 --collective allreduce --impl ring,nccl -b 8 -e 1M -f 8 -n 2 -w 1
-                      --timeout 30)
+# net (tcp) for GPU ranks: ring and tree through pinned host FIFOs and the CPU proxy over tcp
+# sockets (one stream per channel); NCCL pinned to NET/Socket.
+ccbench_gpu_path_test(gpu_transport_net_2 2 "ring=net/tcp tree=net/tcp nccl=nccl:NET/Socket"
+                      "oneshot:runs over p2p only"
+                      --transport tcp --collective allreduce --impl ring,tree,oneshot,nccl -d float,int8,bfloat16
+                      -o sum,max -b 4 -e 20M -f 7 -n 3 -w 1 --timeout 30)
+ccbench_gpu_path_test(gpu_transport_net_gather_2 2 "ring=net/tcp" ""
+                      --transport net --collective allgather,reducescatter --impl ring -d float,uint8 -o sum
+                      -b 4 -e 3M -f 3 -n 3 -w 1 -G 2 --timeout 30)
+# Two emulated nodes, one GPU each: p2p and host refuse across them, so auto takes net; NCCL
+# (NCCL_HOSTID per node) connects over NET/Socket.
+ccbench_gpu_path_test(gpu_emulated_nodes_2 2 "ring=net/tcp tree=net/tcp nccl=~NET/Socket"
+                      "twoshot:runs over p2p only"
+                      --emulate-nodes 2 --collective allreduce --impl ring,tree,twoshot,nccl -b 8 -e 16M -f 8 -n 3
+                      -w 1 --timeout 30)
+# 4 ranks on 2 GPUs as 2 x 2 emulated nodes: p2p inside a node, net between them.
+ccbench_gpu_path_test(gpu_emulated_nodes_4 4 "ring=p2p+net/tcp nccl=~NET/Socket" ""
+                      --emulate-nodes 2 --collective allreduce --impl ring,nccl -d float,half -b 4 -e 4M -f 9 -n 2
+                      -w 1 --timeout 30)
 # ib on GPU ranks without an RDMA device: exit 3 with the reason.
 ccbench_gpu_test(gpu_transport_ib_no_device 2 --transport ib --impl nccl --collective allreduce -b 8 -e 8 -n 1
                  -w 0 --timeout 20)

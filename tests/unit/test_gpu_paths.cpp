@@ -119,8 +119,12 @@ TEST(GpuPaths, ForcedTransportsRefuseWithTheReason) {
   EXPECT_TRUE(g.refused.empty());
   EXPECT_EQ(g.label, "host");
   EXPECT_EQ(plan_gpu_paths(l, "cuda_ipc", kAllAccess).label, "p2p");
-  g = plan_gpu_paths(l, "tcp", kAllAccess);
-  EXPECT_NE(g.refused.find("--transport tcp: our GPU kernels have no network transport"), std::string::npos);
+  g = plan_gpu_paths(l, "tcp", kAllAccess);  // forced: the network path even within a node
+  EXPECT_TRUE(g.refused.empty());
+  EXPECT_EQ(g.label, "net/tcp");
+  EXPECT_EQ(g.of[1][0], "net");
+  g = plan_gpu_paths(l, "ib", kAllAccess);
+  EXPECT_NE(g.refused.find("--transport ib: our GPU kernels carry data over net/tcp only"), std::string::npos);
   g = plan_gpu_paths(l, "shm", kAllAccess);
   EXPECT_NE(g.refused.find("valid for GPU ranks: auto, p2p, host"), std::string::npos) << g.refused;
 }
@@ -135,7 +139,15 @@ TEST(GpuPaths, EmulatedNodesRefuseP2pAndHost) {
   g = plan_gpu_paths(l, "host", kAllAccess);
   EXPECT_NE(g.refused.find("host shares pinned memory within one node"), std::string::npos) << g.refused;
   g = plan_gpu_paths(l, "auto", kAllAccess);
-  EXPECT_NE(g.refused.find("compare across nodes with nccl"), std::string::npos) << g.refused;
+  EXPECT_TRUE(g.refused.empty());
+  EXPECT_EQ(g.label, "net/tcp");
+  // 2 x 2: p2p inside each emulated node, net between them.
+  RankLayout four = one_host(0, 4);
+  four.emulate_nodes(2);
+  g = plan_gpu_paths(four, "auto", kAllAccess);
+  EXPECT_EQ(g.of[0][1], "p2p");
+  EXPECT_EQ(g.of[1][2], "net");
+  EXPECT_EQ(g.label, "p2p+net/tcp");
 }
 
 TEST(NcclPath, TransportsNamedInItsDebugLog) {

@@ -1,0 +1,68 @@
+#pragma once
+// net: GPU FIFOs in pinned host memory on each side, moved between nodes by a CPU proxy thread
+// per rank over the tcp transport's channels (transports/tcp.h: per-job token, bounded lengths,
+// the chosen interface). Each FIFO connection is its own TCP connection, so a ring of C channels
+// has C streams per peer and direction; every slot of every connection can be in flight.
+//
+// The kernels see the FIFO contract of gpu_conn.h unchanged; only who writes the far counter
+// differs:
+//   sender GPU   writes its local staging slot and tail; the proxy copies the slot into the
+//                connection's send slot, posts it and grants the slot back (head = copied).
+//   receiver     the proxy waits for a free local slot (the GPU's head), copies the arrived
+//                slot in, releases the TCP slot and publishes tail; the GPU reads and frees.
+// A whole slot travels per step (the kernels do not publish step sizes).
+// Proxy counters persist across launches as the GPU's step counters do (graph replays work).
+// Errors in the proxy (a reset connection, a malformed message) are kept and rethrown by
+// check(); the kernels waiting on it end by their own bounded waits.
+#include <mpi.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "topologies/layout.h"
+#include "transports/connect.h"
+
+namespace ccbench {
+
+// One FIFO as the proxy sees it: host pointers into pinned memory the GPU also addresses.
+struct NetFifo {
+  int peer = -1;
+  int tag = 0;  // the receiver's FIFO id (same on both sides)
+  char* slots = nullptr;
+  volatile std::uint64_t* tail = nullptr;
+  volatile std::uint64_t* head = nullptr;
+};
+
+class NetProxy {
+ public:
+  // Collective over `comm` (every rank calls it, with or without FIFOs): connects one tcp
+  // channel per FIFO and starts the proxy thread.
+  NetProxy(MPI_Comm comm, const RankLayout& layout, std::size_t slot_bytes, std::vector<NetFifo> sends,
+           std::vector<NetFifo> recvs, std::chrono::milliseconds timeout);
+  ~NetProxy();  // stops and joins the thread, then closes the connections
+  NetProxy(const NetProxy&) = delete;
+  NetProxy& operator=(const NetProxy&) = delete;
+  // Rethrows the first error of the proxy thread, if any.
+  void check() const;
+
+ private:
+  bool move_sends();
+  bool move_recvs();
+  void loop();
+  std::size_t slot_;
+  std::vector<NetFifo> sends_, recvs_;
+  std::vector<std::uint64_t> posted_, received_;
+  std::unique_ptr<ChannelSet> channels_;
+  std::atomic<bool> stop_{false};
+  mutable std::mutex error_mutex_;
+  std::exception_ptr error_;
+  std::thread thread_;
+};
+
+}  // namespace ccbench
