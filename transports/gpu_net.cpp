@@ -11,16 +11,6 @@ namespace {
 // Idle passes before the proxy yields its core (spin only while work is active).
 constexpr int kIdleSpins = 64;
 
-std::uint64_t load_acquire(const volatile std::uint64_t* p) {
-  const std::uint64_t v = *p;
-  std::atomic_thread_fence(std::memory_order_acquire);
-  return v;
-}
-void store_release(volatile std::uint64_t* p, std::uint64_t v) {
-  std::atomic_thread_fence(std::memory_order_release);
-  *p = v;
-}
-
 }  // namespace
 
 NetProxy::NetProxy(MPI_Comm comm, const RankLayout& layout, std::size_t slot_bytes, std::vector<NetFifo> sends,
@@ -69,12 +59,12 @@ bool NetProxy::move_sends(Worker& w) {
   for (std::size_t i = 0; i < w.sends.size(); ++i) {
     const NetFifo& f = w.sends[i];
     SendChannel& ch = w.channels->send(i);
-    while (w.posted[i] < load_acquire(f.tail)) {
+    while (w.posted[i] < host_load_acquire(f.tail)) {
       void* slot = ch.try_acquire();
       if (!slot) break;
       std::memcpy(slot, f.slots + (w.posted[i] % gpu::kFifoSlots) * slot_, slot_);
       ch.post(slot_);
-      store_release(f.head, ++w.posted[i]);
+      host_store_release(f.head, ++w.posted[i]);
       moved = true;
     }
     ch.try_drain();  // writes what a socket did not take before (and reads credits)
@@ -88,13 +78,13 @@ bool NetProxy::move_recvs(Worker& w) {
   for (std::size_t i = 0; i < w.recvs.size(); ++i) {
     const NetFifo& f = w.recvs[i];
     RecvChannel& ch = w.channels->recv(w.sends.size() + i);
-    while (w.received[i] < load_acquire(f.head) + gpu::kFifoSlots) {
+    while (w.received[i] < host_load_acquire(f.head) + gpu::kFifoSlots) {
       std::size_t bytes = 0;
       const void* slot = ch.try_peek(&bytes);
       if (!slot) break;
       std::memcpy(f.slots + (w.received[i] % gpu::kFifoSlots) * slot_, slot, bytes);
       ch.release();
-      store_release(f.tail, ++w.received[i]);
+      host_store_release(f.tail, ++w.received[i]);
       moved = true;
     }
   }

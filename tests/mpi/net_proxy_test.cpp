@@ -36,16 +36,6 @@ unsigned char pattern(int from, int fifo, std::uint64_t step, std::size_t i) {
   return static_cast<unsigned char>(from * 31 + fifo * 7 + step * 13 + i);
 }
 
-std::uint64_t load(const volatile std::uint64_t* p) {
-  const std::uint64_t v = *p;
-  std::atomic_thread_fence(std::memory_order_acquire);
-  return v;
-}
-void store(volatile std::uint64_t* p, std::uint64_t v) {
-  std::atomic_thread_fence(std::memory_order_release);
-  *p = v;
-}
-
 int run(int rank, int n) {
   const int next = (rank + 1) % n, prev = (rank + n - 1) % n;
   std::vector<Fifo> out(kFifos), in(kFifos);
@@ -63,17 +53,17 @@ int run(int rank, int n) {
     done = true;
     for (int f = 0; f < kFifos; ++f) {
       // Sender: a free slot (head) -> fill -> tail.
-      if (sent[f] < kSteps && sent[f] < load(&out[f].head) + gpu::kFifoSlots) {
+      if (sent[f] < kSteps && sent[f] < host_load_acquire(&out[f].head) + gpu::kFifoSlots) {
         char* slot = out[f].slots.data() + (sent[f] % gpu::kFifoSlots) * kSlot;
         for (std::size_t i = 0; i < kSlot; ++i) slot[i] = static_cast<char>(pattern(rank, f, sent[f], i));
-        store(&out[f].tail, ++sent[f]);
+        host_store_release(&out[f].tail, ++sent[f]);
       }
       // Receiver: data (tail) -> check -> head.
-      if (got[f] < kSteps && got[f] < load(&in[f].tail)) {
+      if (got[f] < kSteps && got[f] < host_load_acquire(&in[f].tail)) {
         const char* slot = in[f].slots.data() + (got[f] % gpu::kFifoSlots) * kSlot;
         for (std::size_t i = 0; i < kSlot; ++i)
           if (static_cast<unsigned char>(slot[i]) != pattern(prev, f, got[f], i)) ++wrong;
-        store(&in[f].head, ++got[f]);
+        host_store_release(&in[f].head, ++got[f]);
       }
       done = done && sent[f] == kSteps && got[f] == kSteps;
     }
