@@ -19,6 +19,7 @@
 #include "core/error.h"
 #include "harness/backend.h"
 #include "harness/bootstrap.h"
+#include "transports/nccl_path.h"
 #include "harness/context.h"
 #include "harness/min_bandwidth.h"
 #include "harness/progress.h"
@@ -445,6 +446,7 @@ int run_benchmark(const RunOptions& opts_in, int* argc, char*** argv) {
     if (opts.fault && opts.fault->rank >= layout.nranks)  // a fault that could never fire
       fail(ExitCode::usage, "CCBENCH_FAULT: rank={} does not exist in this run of {} ranks (valid: 0 to {})",
            opts.fault->rank, layout.nranks, layout.nranks - 1);
+    layout.emulate_nodes(opts.emulate_nodes);
     watchdog.enter("start-up: choosing devices");
     // Device: GPUs when every rank has one (auto), or what was asked for.
     std::string why_no_gpu;
@@ -454,17 +456,18 @@ int run_benchmark(const RunOptions& opts_in, int* argc, char*** argv) {
     if (opts.device == DeviceChoice::gpu || (opts.device == DeviceChoice::auto_detect && min_gpus > 0)) {
       agreed_step(world, "--device gpu", [&] {
         if (gpus == 0) fail(ExitCode::precondition, "host {} has no usable GPU: {}", layout.host(), why_no_gpu);
-        if (layout.local_ranks() > gpus && !opts.share_gpus)
+        if (layout.host_ranks() > gpus && !opts.share_gpus)
           fail(ExitCode::precondition,
                "host {} runs {} ranks but has {} GPUs: start one rank per GPU (mpirun -np), or pass --share-gpus",
-               layout.host(), layout.local_ranks(), gpus);
+               layout.host(), layout.host_ranks(), gpus);
       });
       device = Device::gpu;
+      agreed_step(world, "--transport for GPU ranks", [&] { pin_nccl_path(opts.transport, layout); });
     }
 
     std::unique_ptr<Backend> backend;
     agreed_step(world, "device set-up", [&] {
-      backend = device == Device::gpu ? make_gpu_backend(layout.local_rank() % std::max(gpus, 1)) : make_cpu_backend();
+      backend = device == Device::gpu ? make_gpu_backend(layout.host_local_rank() % std::max(gpus, 1)) : make_cpu_backend();
     });
 
     SweepPlan plan = plan_implementations(opts, device);
@@ -476,7 +479,7 @@ int run_benchmark(const RunOptions& opts_in, int* argc, char*** argv) {
 
     // Sizes: the largest must fit the buffers of a rank (kBuffersPerRank).
     std::uint64_t avail = backend->available_memory();
-    if (device == Device::cpu) avail /= static_cast<std::uint64_t>(std::max(1, layout.local_ranks()));
+    if (device == Device::cpu) avail /= static_cast<std::uint64_t>(std::max(1, layout.host_ranks()));
     avail = min_over_ranks(world, avail ? avail : UINT64_MAX);
     const std::uint64_t fit = avail == UINT64_MAX ? UINT64_MAX : avail / kMemoryHeadroom / kBuffersPerRank;
     if (!opts.max_given) {
@@ -503,7 +506,7 @@ int run_benchmark(const RunOptions& opts_in, int* argc, char*** argv) {
     base.layout = &layout;
     base.device = device;
     base.transport = opts.transport;
-    base.cuda_device = device == Device::gpu ? layout.local_rank() % std::max(gpus, 1) : -1;
+    base.cuda_device = device == Device::gpu ? layout.host_local_rank() % std::max(gpus, 1) : -1;
     base.stream = backend_stream(*backend);
     // Our own waits give up a little before the watchdog, so that they can name the peer they
     // waited for; the watchdog catches what they cannot (MPI, NCCL).

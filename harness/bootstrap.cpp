@@ -68,7 +68,14 @@ RankLayout discover_layout(MPI_Comm comm) {
             "MPI_Allgather of host names");
   std::vector<std::string> hosts;
   for (int i = 0; i < size; ++i) hosts.emplace_back(all.data() + static_cast<size_t>(i) * sizeof(host));
-  return RankLayout::from_hosts(rank, std::move(hosts));
+  // CCBENCH_HOSTID (emulated nodes, as NCCL_HOSTID), truncated to the same fixed width.
+  char id[sizeof(host)] = {};
+  host_id_from_environment().copy(id, sizeof(id) - 1);
+  mpi_check(MPI_Allgather(id, sizeof(id), MPI_CHAR, all.data(), sizeof(id), MPI_CHAR, comm),
+            "MPI_Allgather of host ids");
+  std::vector<std::string> ids;
+  for (int i = 0; i < size; ++i) ids.emplace_back(all.data() + static_cast<size_t>(i) * sizeof(id));
+  return RankLayout::from_hosts(rank, std::move(hosts), ids);
 }
 
 void check_same_run(MPI_Comm comm, const RankLayout& layout, const std::string& fingerprint) {

@@ -168,8 +168,23 @@ std::chrono::milliseconds timeout_of(double seconds, const std::string& text) {
   return std::chrono::milliseconds(static_cast<long long>(seconds * 1000));
 }
 
-const std::vector<std::string> kTransports = {"auto", "shm", "mpi", "tcp", "cuda_ipc", "nccl"};
+const std::vector<std::string> kTransports = {"auto", "shm", "mpi", "tcp", "p2p", "host", "net", "ib", "cuda_ipc", "nccl"};
 const std::vector<std::string> kFormats = {"table", "csv", "json", "md"};
+
+// One --transport value: NCCL caches its path settings per process, so several side by side are
+// several launches (scripts/paths.sh).
+CLI::Validator transport_value() {
+  return CLI::Validator(
+      [](std::string& v) {
+        if (v.find(',') != std::string::npos)
+          fail(ExitCode::usage, "--transport {}: one transport per launch (NCCL caches its path settings per process); "
+               "to measure several side by side run scripts/paths.sh --transport {} -- <ccbench options>", v, v);
+        if (std::find(kTransports.begin(), kTransports.end(), v) == kTransports.end())
+          fail(ExitCode::usage, "--transport: unknown value '{}' (valid: {})", v, joined(kTransports));
+        return std::string();
+      },
+      "");
+}
 const std::set<std::string> kSubcommands = {"run", "compare", "list", "topo", "accept", "history"};
 
 // What the command line gives before the checks that span several options (finish_run_options).
@@ -219,8 +234,14 @@ void add_sweep_options(CLI::App& app, RunOptions& o, RawRun& r) {
   app.add_option("--device", r.device, "auto, cpu or gpu [auto: GPUs when present]")
       ->check(one_of("--device", {"auto", "cpu", "gpu"}))->type_name("NAME");
   app.add_option("--transport", o.transport,
-                 "auto, shm, mpi, tcp (CPU ranks; CCBENCH_TCP_IF picks the interface), cuda_ipc [auto]")
-      ->check(one_of("--transport", kTransports))->type_name("NAME");
+                 "CPU ranks: auto, shm, mpi, tcp (CCBENCH_TCP_IF picks the interface), ib; GPU ranks: auto, p2p, "
+                 "host, net|tcp, ib (nccl pinned to the same path); one per launch (scripts/paths.sh runs several) "
+                 "[auto]")
+      ->check(transport_value())->type_name("NAME");
+  app.add_option("--emulate-nodes", o.emulate_nodes,
+                 "split each node's ranks into N emulated nodes in rank order (inter-node paths on one host) [1]")
+      ->transform(whole_number("--emulate-nodes", 1, 1 << 20, "the number of emulated nodes per node"))
+      ->type_name("INT");
   app.add_option("--in-place", r.in_place, "yes, no or both [both]")
       ->check(one_of("--in-place", {"yes", "no", "both"}))->type_name("NAME");
   app.add_option("--seed", o.seed, "seed of the input patterns [24301]")

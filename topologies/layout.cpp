@@ -1,9 +1,30 @@
 #include "topologies/layout.h"
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
+#include <set>
+
+#include "results/error.h"
 
 namespace ccbench {
+
+namespace {
+
+// Numbers nodes by first rank and ranks within their node, from one key per rank.
+void number_nodes(RankLayout& l, const std::vector<std::string>& keys) {
+  l.node_of.clear();
+  l.local_rank_of.clear();
+  std::map<std::string, int> node_index, next_local;
+  for (const std::string& k : keys) {
+    auto [it, fresh] = node_index.try_emplace(k, static_cast<int>(node_index.size()));
+    l.node_of.push_back(it->second);
+    l.local_rank_of.push_back(next_local[k]++);
+  }
+  l.nodes = static_cast<int>(node_index.size());
+}
+
+}  // namespace
 
 int RankLayout::local_ranks() const {
   return static_cast<int>(std::count(node_of.begin(), node_of.end(), node()));
@@ -16,19 +37,54 @@ int RankLayout::max_ranks_per_node() const {
   return most;
 }
 
-RankLayout RankLayout::from_hosts(int rank, std::vector<std::string> hosts) {
+int RankLayout::host_local_rank(int r) const {
+  int k = 0;
+  for (int q = 0; q < r; ++q) k += host_of[q] == host_of[r];
+  return k;
+}
+
+int RankLayout::host_ranks() const {
+  return static_cast<int>(std::count(host_of.begin(), host_of.end(), host_of[rank]));
+}
+
+RankLayout RankLayout::from_hosts(int rank, std::vector<std::string> hosts, const std::vector<std::string>& host_ids) {
   RankLayout l;
   l.rank = rank;
   l.nranks = static_cast<int>(hosts.size());
-  std::map<std::string, int> node_index, next_local;
-  for (const std::string& h : hosts) {
-    auto [it, fresh] = node_index.try_emplace(h, static_cast<int>(node_index.size()));
-    l.node_of.push_back(it->second);
-    l.local_rank_of.push_back(next_local[h]++);
+  std::vector<std::string> keys = hosts;
+  for (std::size_t r = 0; r < keys.size() && r < host_ids.size(); ++r) {
+    if (host_ids[r].empty()) continue;
+    keys[r] = "id:" + host_ids[r];
+    l.emulated = true;
   }
-  l.nodes = static_cast<int>(node_index.size());
+  number_nodes(l, keys);
+  l.hosts = static_cast<int>(std::set<std::string>(hosts.begin(), hosts.end()).size());
   l.host_of = std::move(hosts);
   return l;
+}
+
+void RankLayout::emulate_nodes(int n) {
+  if (n == 1) return;
+  std::map<int, int> size_of;
+  for (int v : node_of) ++size_of[v];
+  int smallest = nranks;
+  for (const auto& [node, size] : size_of) smallest = std::min(smallest, size);
+  if (n < 1 || n > smallest)
+    fail(ExitCode::usage, "--emulate-nodes {}: expected 1 to {} (each of the {} node(s) of this run has at least {} "
+         "rank(s), and every emulated node needs one)", n, smallest, nodes, smallest);
+  // Rank r of a node of k ranks goes to part floor(local * n / k): contiguous, in rank order.
+  std::vector<std::string> keys;
+  for (int r = 0; r < nranks; ++r) {
+    const int k = size_of[node_of[r]];
+    keys.push_back(std::to_string(node_of[r]) + "/" + std::to_string(local_rank_of[r] * n / k));
+  }
+  number_nodes(*this, keys);
+  emulated = true;
+}
+
+std::string host_id_from_environment() {
+  const char* v = std::getenv("CCBENCH_HOSTID");
+  return v ? std::string(v) : std::string();
 }
 
 }  // namespace ccbench

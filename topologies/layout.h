@@ -1,6 +1,17 @@
 #pragma once
 // Where the ranks of a run are: hosts, nodes and node-local numbering. Built once by the
 // harness (an MPI all-gather of host names) and shared read-only by every layer.
+//
+// A node is what the transports treat as one machine: ranks of one node may share memory (shm,
+// CUDA IPC, pinned host memory); ranks of different nodes talk over the network. Normally a node
+// is a host. Two settings split one host into emulated nodes, so that every inter-node path runs
+// on one machine:
+//   - a host id per rank (CCBENCH_HOSTID, as NCCL_HOSTID): ranks with different ids are on
+//     different nodes even on one host;
+//   - emulate_nodes(N) (--emulate-nodes N): the ranks of each node are split into N nodes in
+//     rank order.
+// Every can-connect probe compares nodes (same_node), never hosts; `hosts` and `host_of` stay
+// the real machines (tcp uses loopback when there is one host).
 #include <string>
 #include <vector>
 
@@ -9,10 +20,12 @@ namespace ccbench {
 struct RankLayout {
   int rank = 0;
   int nranks = 1;
-  std::vector<std::string> host_of;  // host name of every rank
+  std::vector<std::string> host_of;  // host name of every rank (the real machine)
   std::vector<int> node_of;          // node index of every rank (nodes numbered by first rank)
   std::vector<int> local_rank_of;    // rank within its node, for every rank
   int nodes = 1;
+  int hosts = 1;                     // distinct real hosts
+  bool emulated = false;             // nodes were split by host ids or emulate_nodes()
 
   int node() const { return node_of[rank]; }
   int local_rank() const { return local_rank_of[rank]; }
@@ -21,8 +34,20 @@ struct RankLayout {
   bool same_node(int a, int b) const { return node_of[a] == node_of[b]; }
   const std::string& host() const { return host_of[rank]; }
 
-  // A layout from host names alone (ranks on one host form a node, in rank order).
-  static RankLayout from_hosts(int rank, std::vector<std::string> hosts);
+  // A layout from host names alone (ranks on one host form a node, in rank order). A non-empty
+  // host_ids[r] replaces rank r's host name as its node key (CCBENCH_HOSTID).
+  static RankLayout from_hosts(int rank, std::vector<std::string> hosts, const std::vector<std::string>& host_ids = {});
+  // Splits every node into `n` emulated nodes in rank order (1 leaves the layout as it is).
+  // Throws Error(usage) unless 1 <= n <= the ranks of the smallest node.
+  void emulate_nodes(int n);
+  // The GPU index a rank uses among the GPUs of its host: its rank among the ranks of its host
+  // (emulated nodes on one host must not all take GPU 0).
+  int host_local_rank() const { return host_local_rank(rank); }
+  int host_local_rank(int r) const;
+  int host_ranks() const;  // ranks on this rank's host
 };
+
+// CCBENCH_HOSTID of this process, or "" when unset.
+std::string host_id_from_environment();
 
 }  // namespace ccbench

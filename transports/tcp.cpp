@@ -235,16 +235,16 @@ std::string tcp_local_address(const RankLayout& layout) {
       if (f.name != env) continue;
       const std::string a = best_address(f);
       if (a.empty()) break;
-      if (f.loopback && layout.nodes > 1)
+      if (f.loopback && layout.hosts > 1)
         fail(ExitCode::usage, "CCBENCH_TCP_IF='{}' is a loopback interface, which ranks on other hosts cannot reach "
-             "(this run spans {} hosts); interfaces on host {}: {}", env, layout.nodes, layout.host(),
+             "(this run spans {} hosts); interfaces on host {}: {}", env, layout.hosts, layout.host(),
              tcp_interfaces());
       return a;
     }
     fail(ExitCode::usage, "CCBENCH_TCP_IF='{}' is not a network interface with an IP address on host {}; give one "
          "of the interfaces here: {}", env, layout.host(), tcp_interfaces());
   }
-  if (layout.nodes == 1) return "127.0.0.1";
+  if (layout.hosts == 1) return "127.0.0.1";  // one machine, emulated nodes or not
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;

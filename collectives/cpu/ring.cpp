@@ -144,17 +144,11 @@ class RingFlow final : public MoveFlow {
     if (count == 0) return false;
     m = Move{};
     m.count = count;
-    const bool recv = st.op != RingOp::send && st.op != RingOp::copy_send;
-    const bool send = st.op != RingOp::recv && st.op != RingOp::recv_reduce_copy;
-    const bool reads_input = st.op == RingOp::send || st.op == RingOp::recv_reduce_send ||
-                             st.op == RingOp::recv_reduce_copy_send || st.op == RingOp::recv_reduce_copy ||
-                             st.op == RingOp::copy_send;
-    const bool writes_output = st.op != RingOp::send && st.op != RingOp::recv_reduce_send;
-    if (reads_input) m.in = in_at(in_off);
-    if (writes_output) m.out = out_at(out_off);
-    if (recv) m.recv_from(p_.from_prev, p_.prev);
-    if (send) m.send_to(p_.to_next, p_.next);
-    m.finalize = st.op == RingOp::recv_reduce_copy_send || st.op == RingOp::recv_reduce_copy;
+    if (schedule::ring_op_reads_input(st.op)) m.in = in_at(in_off);
+    if (schedule::ring_op_writes_output(st.op)) m.out = out_at(out_off);
+    if (schedule::ring_op_receives(st.op)) m.recv_from(p_.from_prev, p_.prev);
+    if (schedule::ring_op_sends(st.op)) m.send_to(p_.to_next, p_.next);
+    m.finalize = schedule::ring_op_finalizes(st.op);
     return true;
   }
 

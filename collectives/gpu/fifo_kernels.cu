@@ -54,20 +54,12 @@ __device__ __forceinline__ const char* slot_of(const char* base, std::uint64_t s
   return base + (step % kFifoSlots) * slot_bytes;
 }
 
-// Channel c's part of [0, total): contiguous, aligned to 16 bytes.
-__device__ __forceinline__ Piece channel_range(std::size_t total, int channels, int c, std::size_t align) {
-  std::size_t per = schedule::round_up(schedule::div_up(total, static_cast<std::size_t>(channels)), align);
-  std::size_t begin = per * static_cast<std::size_t>(c);
-  if (begin >= total) return {total, 0};
-  return {begin, per < total - begin ? per : total - begin};
-}
-
 // One ring step on `n` elements: `in` and `out` are this rank's input and output for the piece.
 template <typename T>
 __device__ __forceinline__ bool ring_step(RingOp op, const RingParams& p, const SendConn& sc, const RecvConn& rc,
                                           BlockFifo& f, const T* in, T* out, std::size_t n) {
-  const bool sends = op != RingOp::recv && op != RingOp::recv_reduce_copy;
-  const bool recvs = op != RingOp::send && op != RingOp::copy_send;
+  const bool sends = schedule::ring_op_sends(op);
+  const bool recvs = schedule::ring_op_receives(op);
   if (!acquire(sends ? &sc : nullptr, f.sent, recvs ? &rc : nullptr, f.received, p.limits)) return false;
   void* sslot = sends ? slot_of(sc.slots, f.sent, p.slot_bytes) : nullptr;
   const void* rslot = recvs ? slot_of(rc.slots, f.received, p.slot_bytes) : nullptr;
@@ -107,7 +99,7 @@ __global__ void __launch_bounds__(kThreads) ring_kernel(RingParams p) {
 
   if (p.kind == RingKind::allreduce) {
     // NCCL's loop: the channel's range in loops of n chunks of at most one slot.
-    const Piece range = channel_range(p.count, p.channels, c, align);
+    const Piece range = schedule::block_range(p.count, p.channels, c, align);
     const std::size_t loops = schedule::ring_loops(range.count, n, slice);
     for (std::size_t loop = 0; ok && loop < loops; ++loop) {
       for (int s = 0; ok && s < schedule::ring_allreduce_steps(n); ++s) {
@@ -121,7 +113,7 @@ __global__ void __launch_bounds__(kThreads) ring_kernel(RingParams p) {
   } else {
     // All-gather / reduce-scatter: chunk k is rank k's block of `count` elements; the channel
     // moves its part of every block, one slot at a time.
-    const Piece range = channel_range(p.count, p.channels, c, align);
+    const Piece range = schedule::block_range(p.count, p.channels, c, align);
     const std::size_t loops = schedule::div_up(range.count, slice);
     const bool gather = p.kind == RingKind::allgather;
     const int steps = gather ? schedule::ring_allgather_steps(n) : schedule::ring_reducescatter_steps(n);
@@ -180,120 +172,147 @@ __device__ __forceinline__ void tree_reduce(const TreeParams& p, bool final, con
   }
 }
 
-template <typename T>
-__global__ void __launch_bounds__(kThreads) tree_kernel(TreeParams p) {
-  const int C = p.channels;
-  const int c = static_cast<int>(blockIdx.x) % C;
-  const int role = (static_cast<int>(blockIdx.x) / C) % 2;  // 0: reduce up, 1: broadcast down
-  const int t = static_cast<int>(blockIdx.x) / (2 * C);
-  const int nc = p.nchildren[t];
-  const bool root = p.parent[t] < 0;
-  if (role == 1 && root) return;  // the root's up block already sends down
+// One block of the tree all-reduce: tree t, channel c, role 0 (reduce up; at the root also
+// broadcast down) or 1 (broadcast down). Every thread keeps a copy of the step counters; thread 0
+// waits on and publishes them.
+struct TreeBlock {
+  int role, nc;
+  bool root;
+  const SendConn* ups;     // to the parent (null at the root)
+  const RecvConn* upr[2];  // from each child
+  const SendConn* dns[2];  // to each child
+  const RecvConn* dnr;     // from the parent (null at the root)
+  std::uint64_t up_sent, up_recv[2], down_sent[2], down_recv;
 
-  const std::size_t align = kPackBytes / sizeof(T);
-  const std::size_t slice = p.slot_bytes / sizeof(T);
-  const Piece share = schedule::tree_share(p.count, align, t);
-  const Piece range = channel_range(share.count, C, c, align);
-  const std::size_t loops = schedule::div_up(range.count, slice);
-  const T* in = static_cast<const T*>(p.send);
-  T* out = static_cast<T*>(p.recv);
+  __device__ bool receives_up() const { return role == 0; }
+  __device__ bool sends_up() const { return role == 0 && ups; }
+  __device__ bool receives_down() const { return role == 1; }
+  __device__ bool sends_down() const { return role == 1 || root; }
 
-  const int tc = t * C + c;
-  // Counters: thread 0 keeps them; the waits read them there.
-  std::uint64_t up_sent = 0, up_recv[2] = {0, 0}, down_sent[2] = {0, 0}, down_recv = 0;
-  const SendConn* ups = root ? nullptr : &p.up_send[tc];
-  const RecvConn* upr[2] = {&p.up_recv[tc * 2], &p.up_recv[tc * 2 + 1]};
-  const SendConn* dns[2] = {&p.down_send[tc * 2], &p.down_send[tc * 2 + 1]};
-  const RecvConn* dnr = root ? nullptr : &p.down_recv[tc];
-  if (role == 0) {
-    if (ups) up_sent = *ups->step;
-    for (int k = 0; k < nc; ++k) up_recv[k] = *upr[k]->step;
-    if (root)
-      for (int k = 0; k < nc; ++k) down_sent[k] = *dns[k]->step;
-  } else {
-    down_recv = *dnr->step;
-    for (int k = 0; k < nc; ++k) down_sent[k] = *dns[k]->step;
+  __device__ TreeBlock(const TreeParams& p, int t, int c, int role_) : role(role_), nc(p.nchildren[t]) {
+    root = p.parent[t] < 0;
+    const int tc = t * p.channels + c;
+    ups = root ? nullptr : &p.up_send[tc];
+    upr[0] = &p.up_recv[tc * 2];
+    upr[1] = &p.up_recv[tc * 2 + 1];
+    dns[0] = &p.down_send[tc * 2];
+    dns[1] = &p.down_send[tc * 2 + 1];
+    dnr = root ? nullptr : &p.down_recv[tc];
+    up_sent = down_recv = 0;
+    up_recv[0] = up_recv[1] = down_sent[0] = down_sent[1] = 0;
+    // The counters this block owns, as the previous launch left them.
+    if (sends_up()) up_sent = *ups->step;
+    for (int k = 0; k < nc; ++k) {
+      if (receives_up()) up_recv[k] = *upr[k]->step;
+      if (sends_down()) down_sent[k] = *dns[k]->step;
+    }
+    if (receives_down()) down_recv = *dnr->step;
   }
 
-  __shared__ int ok;
-  for (std::size_t loop = 0; loop < loops; ++loop) {
-    const std::size_t off = share.offset + range.offset + loop * slice;
-    const std::size_t m = range.count - loop * slice < slice ? range.count - loop * slice : slice;
-    if (threadIdx.x == 0) {
-      ok = 1;
-      const WaitLimits& w = p.limits;
-      // Data first (children or parent), then free slots downstream.
-      if (role == 0) {
-        for (int k = 0; ok && k < nc; ++k) ok = wait_at_least(upr[k]->tail, up_recv[k] + 1, w, kWaitData, upr[k]->peer);
-        if (ok && ups && up_sent + 1 > kFifoSlots)
-          ok = wait_at_least(ups->head, up_sent + 1 - kFifoSlots, w, kWaitSlot, ups->peer);
-      } else {
-        ok = wait_at_least(dnr->tail, down_recv + 1, w, kWaitData, dnr->peer);
-      }
-      const bool sends_down = role == 1 || root;
-      for (int k = 0; ok && sends_down && k < nc; ++k)
-        if (down_sent[k] + 1 > kFifoSlots)
-          ok = wait_at_least(dns[k]->head, down_sent[k] + 1 - kFifoSlots, w, kWaitSlot, dns[k]->peer);
-    }
-    __syncthreads();
-    if (!ok) break;
-
-    if (role == 0) {
-      const void* c0 = nc > 0 ? slot_of(upr[0]->slots, up_recv[0], p.slot_bytes) : nullptr;
-      const void* c1 = nc > 1 ? slot_of(upr[1]->slots, up_recv[1], p.slot_bytes) : nullptr;
-      if (root) {  // reduce, finish, store and start the broadcast down
-        void* d1 = nc > 0 ? slot_of(dns[0]->slots, down_sent[0], p.slot_bytes) : nullptr;
-        void* d2 = nc > 1 ? slot_of(dns[1]->slots, down_sent[1], p.slot_bytes) : nullptr;
-        tree_reduce<T>(p, true, in + off, c0, c1, nc, out + off, d1, d2, 1 + nc, m);
-      } else {
-        tree_reduce<T>(p, false, in + off, c0, c1, nc, slot_of(ups->slots, up_sent, p.slot_bytes), nullptr,
-                       nullptr, 1, m);
-      }
+  // Thread 0: data first (children or parent), then free slots downstream; false on timeout.
+  __device__ bool wait_ready(const WaitLimits& w) const {
+    bool ok = true;
+    if (receives_up()) {
+      for (int k = 0; ok && k < nc; ++k) ok = wait_at_least(upr[k]->tail, up_recv[k] + 1, w, kWaitData, upr[k]->peer);
+      if (ok && sends_up() && up_sent + 1 > kFifoSlots)
+        ok = wait_at_least(ups->head, up_sent + 1 - kFifoSlots, w, kWaitSlot, ups->peer);
     } else {
-      const void* from = slot_of(dnr->slots, down_recv, p.slot_bytes);
-      void* d1 = nc > 0 ? slot_of(dns[0]->slots, down_sent[0], p.slot_bytes) : nullptr;
-      void* d2 = nc > 1 ? slot_of(dns[1]->slots, down_sent[1], p.slot_bytes) : nullptr;
-      switch (nc) {
-        case 0: reduce_copy<T, 1, 1>(p.op, false, p.nranks, {from}, {out + off}, m); break;
-        case 1: reduce_copy<T, 1, 2>(p.op, false, p.nranks, {from}, {out + off, d1}, m); break;
-        default: reduce_copy<T, 1, 3>(p.op, false, p.nranks, {from}, {out + off, d1, d2}, m); break;
-      }
+      ok = wait_at_least(dnr->tail, down_recv + 1, w, kWaitData, dnr->peer);
     }
-    __syncthreads();
-    // Every thread advances its copy of the counters; thread 0 publishes them.
+    for (int k = 0; ok && sends_down() && k < nc; ++k)
+      if (down_sent[k] + 1 > kFifoSlots)
+        ok = wait_at_least(dns[k]->head, down_sent[k] + 1 - kFifoSlots, w, kWaitSlot, dns[k]->peer);
+    return ok;
+  }
+
+  // Every thread advances its counters; thread 0 frees the received slots and publishes the sent ones.
+  __device__ void publish() {
     const bool lead = threadIdx.x == 0;
-    if (role == 0) {
+    if (receives_up()) {
       for (int k = 0; k < nc; ++k) {
         ++up_recv[k];
         if (lead) st_release_sys(upr[k]->head, up_recv[k]);
       }
-      if (ups) {
-        ++up_sent;
-        if (lead) st_release_sys(ups->tail, up_sent);
-      }
     }
-    if (role == 1) {
+    if (sends_up()) {
+      ++up_sent;
+      if (lead) st_release_sys(ups->tail, up_sent);
+    }
+    if (receives_down()) {
       ++down_recv;
       if (lead) st_release_sys(dnr->head, down_recv);
     }
-    if (role == 1 || root) {
+    if (sends_down()) {
       for (int k = 0; k < nc; ++k) {
         ++down_sent[k];
         if (lead) st_release_sys(dns[k]->tail, down_sent[k]);
       }
     }
   }
-  if (threadIdx.x == 0) {
-    if (role == 0) {
-      if (ups) *ups->step = up_sent;
-      for (int k = 0; k < nc; ++k) *upr[k]->step = up_recv[k];
-      if (root)
-        for (int k = 0; k < nc; ++k) *dns[k]->step = down_sent[k];
-    } else {
-      *dnr->step = down_recv;
-      for (int k = 0; k < nc; ++k) *dns[k]->step = down_sent[k];
+
+  // Thread 0: the counters for the next launch.
+  __device__ void save() const {
+    if (sends_up()) *ups->step = up_sent;
+    for (int k = 0; k < nc; ++k) {
+      if (receives_up()) *upr[k]->step = up_recv[k];
+      if (sends_down()) *dns[k]->step = down_sent[k];
     }
+    if (receives_down()) *dnr->step = down_recv;
   }
+};
+
+// Moves one slice of `m` elements at element offset `off` through the block's connections.
+template <typename T>
+__device__ __forceinline__ void tree_move(const TreeParams& p, const TreeBlock& b, std::size_t off, std::size_t m) {
+  const T* in = static_cast<const T*>(p.send);
+  T* out = static_cast<T*>(p.recv);
+  const int nc = b.nc;
+  void* d1 = b.sends_down() && nc > 0 ? slot_of(b.dns[0]->slots, b.down_sent[0], p.slot_bytes) : nullptr;
+  void* d2 = b.sends_down() && nc > 1 ? slot_of(b.dns[1]->slots, b.down_sent[1], p.slot_bytes) : nullptr;
+  if (b.receives_up()) {
+    const void* c0 = nc > 0 ? slot_of(b.upr[0]->slots, b.up_recv[0], p.slot_bytes) : nullptr;
+    const void* c1 = nc > 1 ? slot_of(b.upr[1]->slots, b.up_recv[1], p.slot_bytes) : nullptr;
+    if (b.root)  // reduce, finish, store and start the broadcast down
+      tree_reduce<T>(p, true, in + off, c0, c1, nc, out + off, d1, d2, 1 + nc, m);
+    else
+      tree_reduce<T>(p, false, in + off, c0, c1, nc, slot_of(b.ups->slots, b.up_sent, p.slot_bytes), nullptr,
+                     nullptr, 1, m);
+    return;
+  }
+  const void* from = slot_of(b.dnr->slots, b.down_recv, p.slot_bytes);
+  switch (nc) {
+    case 0: reduce_copy<T, 1, 1>(p.op, false, p.nranks, {from}, {out + off}, m); break;
+    case 1: reduce_copy<T, 1, 2>(p.op, false, p.nranks, {from}, {out + off, d1}, m); break;
+    default: reduce_copy<T, 1, 3>(p.op, false, p.nranks, {from}, {out + off, d1, d2}, m); break;
+  }
+}
+
+template <typename T>
+__global__ void __launch_bounds__(kThreads) tree_kernel(TreeParams p) {
+  const int C = p.channels;
+  const int c = static_cast<int>(blockIdx.x) % C;
+  const int role = (static_cast<int>(blockIdx.x) / C) % 2;  // 0: reduce up, 1: broadcast down
+  const int t = static_cast<int>(blockIdx.x) / (2 * C);
+  if (role == 1 && p.parent[t] < 0) return;  // the root's up block already sends down
+
+  const std::size_t align = kPackBytes / sizeof(T);
+  const std::size_t slice = p.slot_bytes / sizeof(T);
+  const Piece share = schedule::tree_share(p.count, align, t);
+  const Piece range = schedule::block_range(share.count, C, c, align);
+  const std::size_t loops = schedule::div_up(range.count, slice);
+  TreeBlock b(p, t, c, role);
+  __shared__ int ok;
+  for (std::size_t loop = 0; loop < loops; ++loop) {
+    const std::size_t off = share.offset + range.offset + loop * slice;
+    const std::size_t m = range.count - loop * slice < slice ? range.count - loop * slice : slice;
+    if (threadIdx.x == 0) ok = b.wait_ready(p.limits);
+    __syncthreads();
+    if (!ok) break;
+    tree_move<T>(p, b, off, m);
+    __syncthreads();
+    b.publish();
+  }
+  if (threadIdx.x == 0) b.save();
 }
 
 }  // namespace

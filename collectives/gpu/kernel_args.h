@@ -5,11 +5,11 @@
 #include <cstdint>
 
 #include "collectives/types.h"
+#include "transports/gpu_conn.h"  // SendConn, RecvConn, kFifoSlots
 
 namespace ccbench::gpu {
 
 constexpr int kMaxRanks = 64;     // ranks our kernels address directly (one node)
-constexpr int kFifoSlots = 4;     // slots in flight per FIFO connection
 constexpr int kMaxChannels = 128;  // blocks of the ring and two-shot kernels
 constexpr int kThreads = 512;     // threads per block of the data kernels
 constexpr int kMaxRounds = 8;     // Bruck rounds (2^8 ranks > kMaxRanks)
@@ -32,25 +32,6 @@ struct DeviceError {
 struct WaitLimits {
   DeviceError* error;          // device pointer of the host-mapped record
   std::uint64_t timeout_ns;    // bound of every wait
-};
-
-// The send side of a FIFO connection from this rank to `peer`: slots and tail live in the
-// receiver's memory; head (slots the receiver has freed) lives in ours.
-struct SendConn {
-  char* slots;
-  volatile std::uint64_t* tail;
-  const volatile std::uint64_t* head;
-  std::uint64_t* step;  // posted so far (our state memory)
-  int peer;
-};
-
-// The receive side: slots and tail in our memory; head in the sender's memory.
-struct RecvConn {
-  const char* slots;
-  const volatile std::uint64_t* tail;
-  volatile std::uint64_t* head;
-  std::uint64_t* step;  // consumed so far (our state memory)
-  int peer;
 };
 
 enum class RingKind : int { allreduce, allgather, reducescatter };

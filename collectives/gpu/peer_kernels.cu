@@ -49,13 +49,6 @@ __device__ __forceinline__ bool block_barrier(const PeerParams& p, std::uint64_t
   return ok;
 }
 
-__device__ __forceinline__ Piece block_range(std::size_t total, int blocks, int b, std::size_t align) {
-  std::size_t per = schedule::round_up(schedule::div_up(total, static_cast<std::size_t>(blocks)), align);
-  std::size_t begin = per * static_cast<std::size_t>(b);
-  if (begin >= total) return {total, 0};
-  return {begin, per < total - begin ? per : total - begin};
-}
-
 // ---- one-shot all-reduce with the low-latency (LL) protocol -------------------------------------
 // Every rank pushes its input to every peer as 16-byte lines {data, flag, data, flag}; the flag
 // is the call's epoch, so a reader knows a line is fresh without any other synchronisation.
@@ -142,7 +135,7 @@ __global__ void __launch_bounds__(kThreads) oneshot_kernel(PeerParams p) {
   const std::size_t parity = epoch & 1;
   const std::size_t bytes = p.count * sizeof(T);
   const std::size_t words = schedule::div_up(bytes, 8);
-  const Piece mine = block_range(words, p.blocks, b, 1);
+  const Piece mine = schedule::block_range(words, p.blocks, b, 1);
   const char* in = static_cast<const char*>(p.send);
   char* out = static_cast<char*>(p.recv);
   const std::size_t stride = p.ll_bytes_per_rank;  // one source, one parity
@@ -182,8 +175,8 @@ __global__ void __launch_bounds__(kThreads) twoshot_kernel(PeerParams p) {
   const std::uint64_t epoch = p.epochs[b] + 2;
   const std::size_t align = kPackBytes / sizeof(T);
   // Rank r owns chunk r; block b handles its part of this rank's chunk.
-  const Piece chunk = block_range(p.count, p.nranks, p.rank, align);
-  const Piece part = block_range(chunk.count, p.blocks, b, align);
+  const Piece chunk = schedule::block_range(p.count, p.nranks, p.rank, align);
+  const Piece part = schedule::block_range(chunk.count, p.blocks, b, align);
   const std::size_t off = chunk.offset + part.offset;
   const std::size_t n = part.count;
 
@@ -244,7 +237,7 @@ __global__ void __launch_bounds__(kThreads) bruck_kernel(PeerParams p) {
   const int b = static_cast<int>(blockIdx.x);
   const std::uint64_t epoch = p.epochs[b] + 1;
   const std::size_t align = kPackBytes / sizeof(T);
-  const Piece part = block_range(p.count, p.blocks, b, align);  // this block's part of every piece
+  const Piece part = schedule::block_range(p.count, p.blocks, b, align);  // this block's part of every piece
   T* out = reinterpret_cast<T*>(recv_of(p, p.rank));
   const T* in = static_cast<const T*>(p.send);
   if (!block_barrier(p, epoch)) return;  // every rank is in this call: its output may be written

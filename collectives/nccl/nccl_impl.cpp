@@ -16,6 +16,7 @@
 #include "collectives/nccl/nccl_profiler.h"
 #include "core/checks_cuda.h"
 #include "core/error.h"
+#include "transports/nccl_path.h"
 
 namespace ccbench {
 
@@ -159,7 +160,7 @@ class NcclImpl final : public Implementation {
     CCB_NCCL(ncclCommInitRankConfig(&comm, nranks_, id, rank_, &config));
     comm_ = comm;
     wait_async("ncclCommInitRankConfig", ctx.timeout, true);
-    transport_ = "nccl";
+    transport_ = nccl_path_label();  // what NCCL connected over when its path was pinned
   }
 
   Allocator* allocator() override { return variant_ == Variant::symm ? &symm_alloc_ : nullptr; }

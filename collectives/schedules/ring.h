@@ -20,6 +20,19 @@ enum class RingOp : std::uint8_t {
   recv,                   // receive into my output
 };
 
+// What a step's op does, for every executor of the schedules (CPU ring, GPU FIFO kernels).
+CCB_HD bool ring_op_receives(RingOp op) { return op != RingOp::send && op != RingOp::copy_send; }
+CCB_HD bool ring_op_sends(RingOp op) { return op != RingOp::recv && op != RingOp::recv_reduce_copy; }
+CCB_HD bool ring_op_reads_input(RingOp op) {
+  return op == RingOp::send || op == RingOp::recv_reduce_send || op == RingOp::recv_reduce_copy_send ||
+         op == RingOp::recv_reduce_copy || op == RingOp::copy_send;
+}
+CCB_HD bool ring_op_writes_output(RingOp op) { return op != RingOp::send && op != RingOp::recv_reduce_send; }
+// The step that completes a reduction (avg divides there).
+CCB_HD bool ring_op_finalizes(RingOp op) {
+  return op == RingOp::recv_reduce_copy_send || op == RingOp::recv_reduce_copy;
+}
+
 struct RingStep {
   RingOp op;
   int chunk;  // which of the `ranks` chunks of the current loop
@@ -62,6 +75,16 @@ struct Piece {
 
 CCB_HD std::size_t div_up(std::size_t a, std::size_t b) { return (a + b - 1) / b; }
 CCB_HD std::size_t round_up(std::size_t a, std::size_t b) { return div_up(a, b) * b; }
+
+// Part `b` of [0, total) split into `parts` contiguous pieces, each a multiple of `align`
+// elements (the last one shorter); parts past the end are empty. The GPU kernels give each
+// block (channel) one part.
+CCB_HD Piece block_range(std::size_t total, int parts, int b, std::size_t align) {
+  const std::size_t per = round_up(div_up(total, static_cast<std::size_t>(parts)), align);
+  const std::size_t begin = per * static_cast<std::size_t>(b);
+  if (begin >= total) return {total, 0};
+  return {begin, per < total - begin ? per : total - begin};
+}
 
 // Loops needed for `count` elements over `n` ranks with at most `slice` elements per chunk.
 CCB_HD std::size_t ring_loops(std::size_t count, int n, std::size_t slice) {

@@ -54,3 +54,58 @@ ccbench_gpu_fault_test(gpu_fault_corrupt_nccl "corrupt:rank=0,size=64K,index=7" 
                        --impl nccl --collective allgather -b 16K -e 256K -f 4)
 ccbench_gpu_fault_test(gpu_fault_overrun_oneshot "overrun:rank=1,size=64K,bytes=16" 1 "guard bytes"
                        --impl oneshot --collective allreduce -b 16K -e 256K -f 4)
+
+# GPU transports (transports/gpu_*.cpp): every GPU implementation x path x dtype x awkward sizes,
+# in-place and out-of-place; the `transport` column and the skip reasons checked by
+# transport_check.py, NCCL's row naming what its debug log says it connected over.
+set(_transport_check ${CMAKE_CURRENT_SOURCE_DIR}/gpu/transport_check.py)
+function(ccbench_gpu_path_test name ranks expect skipped)
+  ccbench_gpu_test(${name} ${ranks} ${ARGN})
+  set_tests_properties(${name} PROPERTIES ENVIRONMENT
+                       "CCBENCH_RESULT_CHECK=${_transport_check};CCBENCH_EXPECT=${expect};CCBENCH_EXPECT_SKIPPED=${skipped}")
+endfunction()
+# p2p forced: today's path, the column says p2p.
+ccbench_gpu_path_test(gpu_transport_p2p_2 2 "ring=p2p tree=p2p oneshot=p2p twoshot=p2p best=p2p nccl=nccl" ""
+                      --transport p2p --collective allreduce --impl ring,tree,oneshot,twoshot,best,nccl
+                      -d float,bfloat16,int8 -o sum,max -b 4 -e 3M -f 3 -n 3 -w 1 --timeout 20)
+# host: ring and tree all-reduce through pinned host memory; NCCL over its SHM transport; the
+# kernels that address peer memory directly are skipped with the reason.
+ccbench_gpu_path_test(gpu_transport_host_allreduce_2 2 "ring=host tree=host nccl=nccl:SHM"
+                      "oneshot,twoshot,best:runs over p2p only"
+                      --transport host --collective allreduce --impl ring,tree,oneshot,twoshot,best,nccl
+                      -d all -o sum,max -b 4 -e 3M -f 3 -n 3 -w 1 --timeout 20)
+ccbench_gpu_path_test(gpu_transport_host_gather_2 2 "ring=host nccl=nccl:SHM" "ce:runs over p2p only"
+                      --transport host --collective allgather,reducescatter --impl ring,ce,nccl
+                      -d float,half,uint8 -o sum,min -b 4 -e 3M -f 3 -n 3 -w 1 --timeout 20)
+# 3 ranks on 2 GPUs over host (two ranks share a GPU), large enough for several slots per channel.
+ccbench_gpu_path_test(gpu_transport_host_three 3 "ring=host tree=host" ""
+                      --transport host --collective allreduce --impl ring,tree -d float,int8 -o sum,min
+                      -b 4 -e 40M -f 9 -n 2 -w 1 --timeout 30)
+# CUDA graphs over host.
+ccbench_gpu_path_test(gpu_transport_host_graphs_2 2 "ring=host" ""
+                      --transport host --collective allreduce,allgather --impl ring -d float
+                      -b 8 -e 4M -f 8 -n 4 -w 1 -G 3 --timeout 20)
+# net (tcp) for GPU ranks: ring and tree through pinned host FIFOs and the CPU proxy over tcp
+# sockets (one stream per channel); NCCL pinned to NET/Socket.
+ccbench_gpu_path_test(gpu_transport_net_2 2 "ring=net/tcp tree=net/tcp nccl=nccl:NET/Socket"
+                      "oneshot:runs over p2p only"
+                      --transport tcp --collective allreduce --impl ring,tree,oneshot,nccl -d float,int8,bfloat16
+                      -o sum,max -b 4 -e 20M -f 7 -n 3 -w 1 --timeout 30)
+ccbench_gpu_path_test(gpu_transport_net_gather_2 2 "ring=net/tcp" ""
+                      --transport net --collective allgather,reducescatter --impl ring -d float,uint8 -o sum
+                      -b 4 -e 3M -f 3 -n 3 -w 1 -G 2 --timeout 30)
+# Two emulated nodes, one GPU each: p2p and host refuse across them, so auto takes net; NCCL
+# (NCCL_HOSTID per node) connects over NET/Socket.
+ccbench_gpu_path_test(gpu_emulated_nodes_2 2 "ring=net/tcp tree=net/tcp nccl=~NET/Socket"
+                      "twoshot:runs over p2p only"
+                      --emulate-nodes 2 --collective allreduce --impl ring,tree,twoshot,nccl -b 8 -e 16M -f 8 -n 3
+                      -w 1 --timeout 30)
+# 4 ranks on 2 GPUs as 2 x 2 emulated nodes: p2p inside a node, net between them.
+ccbench_gpu_path_test(gpu_emulated_nodes_4 4 "ring=p2p+net/tcp nccl=~NET/Socket" ""
+                      --emulate-nodes 2 --collective allreduce --impl ring,nccl -d float,half -b 4 -e 4M -f 9 -n 2
+                      -w 1 --timeout 30)
+# ib on GPU ranks without an RDMA device: exit 3 with the reason.
+ccbench_gpu_test(gpu_transport_ib_no_device 2 --transport ib --impl nccl --collective allreduce -b 8 -e 8 -n 1
+                 -w 0 --timeout 20)
+set_tests_properties(gpu_transport_ib_no_device PROPERTIES
+                     PASS_REGULAR_EXPRESSION "--transport ib: no RDMA device on host|SKIPPED")

@@ -1,0 +1,79 @@
+#include "collectives/gpu/gpu_impl.h"
+
+#include <fmt/format.h>
+
+#include "results/error.h"
+
+namespace ccbench::gpu {
+
+int resident_limit(int device, int blocks_per_channel) {
+  int sms = 0;
+  CCB_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+  return std::max(1, sms / blocks_per_channel);
+}
+
+int blocks_for(std::size_t bytes, std::size_t bytes_per_block, int max_blocks) {
+  std::size_t b = (bytes + bytes_per_block - 1) / bytes_per_block;
+  return static_cast<int>(std::clamp<std::size_t>(b, 1, static_cast<std::size_t>(max_blocks)));
+}
+
+GpuPaths plan_paths(const ImplContext& ctx) {
+  int n = 1, rank = 0;
+  MPI_Comm_size(ctx.comm, &n);
+  MPI_Comm_rank(ctx.comm, &rank);
+  const RankLayout one_host = RankLayout::from_hosts(rank, std::vector<std::string>(static_cast<std::size_t>(n), "."));
+  const RankLayout& l = ctx.layout ? *ctx.layout : one_host;
+  int gpus = 1;
+  if (cudaGetDeviceCount(&gpus) != cudaSuccess || gpus < 1) gpus = 1;
+  auto device = [&](int r) { return l.host_local_rank(r) % gpus; };
+  const PeerAccess access = [&](int a, int b) {
+    const int da = device(a), db = device(b);
+    if (da == db) return true;  // ranks sharing a GPU (--share-gpus) map each other's memory
+    int ab = 0, ba = 0;
+    if (cudaDeviceCanAccessPeer(&ab, da, db) != cudaSuccess || cudaDeviceCanAccessPeer(&ba, db, da) != cudaSuccess) {
+      cudaGetLastError();
+      return false;
+    }
+    return ab && ba;
+  };
+  return plan_gpu_paths(l, ctx.transport, access);
+}
+
+std::optional<std::string> GpuImpl::unsupported(const CaseSpec& s, const ImplContext& ctx) const {
+  if (ctx.device != Device::gpu) return std::string(name_) + " runs on GPU ranks";
+  if (ctx.layout && ctx.layout->nranks > kMaxRanks)
+    return fmt::format("our GPU kernels address at most {} ranks", kMaxRanks);
+  if (auto why = undeclared_collective(*this, name_, s.coll)) return why;
+  const GpuPaths paths = plan_paths(ctx);
+  if (!paths.refused.empty()) return paths.refused;
+  if (direct_access(s) && paths.label != "p2p")
+    return fmt::format("{} reads and writes peer GPU memory directly, so it runs over p2p only (this run connects "
+                       "the GPUs over {})",
+                       name_, paths.label);
+  return std::nullopt;
+}
+
+void GpuImpl::setup(const ImplContext& ctx) {
+  ctx_ = ctx;
+  MPI_Comm_rank(ctx.comm, &rank_);
+  MPI_Comm_size(ctx.comm, &n_);
+  stream_ = ctx.stream;
+  CCB_CUDA(cudaSetDevice(ctx.cuda_device));
+  errors_ = std::make_unique<DeviceErrors>();
+  own_layout_ = RankLayout::from_hosts(rank_, std::vector<std::string>(static_cast<std::size_t>(n_), "."));
+  paths_ = plan_paths(ctx);
+  if (!paths_.refused.empty()) fail(ExitCode::precondition, "{}: {}", name_, paths_.refused);
+  setup_kernels();
+}
+
+void GpuImpl::check_async_errors() {
+  check_connections();
+  if (errors_) errors_->check(name_, rank_, ctx_.timeout);
+}
+
+void GpuImpl::copy_alone(const CallArgs& a) const {
+  const std::size_t bytes = a.count * element_size(a.spec.dtype);
+  if (a.send != a.recv && bytes) CCB_CUDA(cudaMemcpyAsync(a.recv, a.send, bytes, cudaMemcpyDeviceToDevice, stream()));
+}
+
+}  // namespace ccbench::gpu

@@ -1,0 +1,58 @@
+#pragma once
+// What every GPU kernel implementation shares: rank, stream, device-error record, the checks
+// that the ranks can run our kernels, and the block-count helpers.
+#include <cuda_runtime.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "collectives/gpu/cuda_resources.h"
+#include "collectives/implementation.h"
+#include "transports/gpu_paths.h"
+
+namespace ccbench::gpu {
+
+// Blocks that wait on each other must all be resident at once: at most one block per SM.
+int resident_limit(int device, int blocks_per_channel);
+// One block per `bytes_per_block` (at least 1, at most `max_blocks`).
+int blocks_for(std::size_t bytes, std::size_t bytes_per_block, int max_blocks);
+// The GPU transport of every pair under ctx.transport (a rank's GPU: its rank among the ranks
+// of its host, modulo the GPUs there, as the harness assigns them).
+GpuPaths plan_paths(const ImplContext& ctx);
+
+class GpuImpl : public Implementation {
+ public:
+  explicit GpuImpl(const char* name) : name_(name) {}
+  std::optional<std::string> unsupported(const CaseSpec& s, const ImplContext& ctx) const override;
+  void setup(const ImplContext& ctx) override;
+  void check_async_errors() override;
+  // What the FIFO connections use: "p2p", "host" or "p2p+host" (gpu_paths.h).
+  std::string transport() const override { return paths_.label; }
+  bool graph_capturable() const override { return true; }
+
+ protected:
+  // Whether the case's kernel addresses peer memory directly (one-shot, two-shot, Bruck, ce):
+  // then it runs only where every pair has p2p.
+  virtual bool direct_access(const CaseSpec& s) const = 0;
+  virtual void setup_kernels() = 0;
+  WaitLimits limits() const { return errors_->limits(ctx_.timeout); }
+  cudaStream_t stream() const { return static_cast<cudaStream_t>(stream_); }
+  void launched(int rc) const { CCB_CUDA(static_cast<cudaError_t>(rc)); }
+  // The proxy's errors (net), checked before the kernels' own.
+  virtual void check_connections() {}
+  // The run's layout (a one-host layout when the harness gave none).
+  const RankLayout& layout() const { return ctx_.layout ? *ctx_.layout : own_layout_; }
+  bool over_net() const { return paths_.label.find("net") != std::string::npos; }
+  // One rank: the result is the input.
+  void copy_alone(const CallArgs& a) const;
+  const char* name_;
+  ImplContext ctx_;
+  int rank_ = 0, n_ = 1;
+  void* stream_ = nullptr;
+  std::unique_ptr<DeviceErrors> errors_;
+  GpuPaths paths_;
+  RankLayout own_layout_;
+};
+
+}  // namespace ccbench::gpu

@@ -1,0 +1,69 @@
+#pragma once
+// The GPU kernels' tuning knobs: every tuned number as a named default with the measurement
+// that chose it, and the environment variable that overrides it. Each reader validates its
+// variable and throws Error(usage) naming a bad value.
+#include <cstddef>
+
+namespace ccbench::gpu {
+
+// 1 MiB FIFO slots: measured on 2 x H200 (NV18), 1-4 GiB all-reduce, against 256 and 512 KiB.
+constexpr std::size_t kDefaultSlotBytes = std::size_t(1) << 20;
+// 128 ring channels (capped by the resident limit): 366 GB/s busbw at 4 GiB on 2 x H200 against
+// 347 with 64 and 326 with 32 (1 MiB slots; results/baselines/h200x2-2026-11-30).
+constexpr int kDefaultRingChannels = 128;
+// Small ring messages use fewer channels, one per 128 KiB, so that slots are fuller.
+constexpr std::size_t kRingBytesPerChannel = std::size_t(128) << 10;
+// 32 tree channels per tree and role (128 blocks): 340 GB/s at 256 MiB on 2 x H200 against 303
+// with 16 (results/baselines/h200x2-2026-11-30).
+constexpr int kDefaultTreeChannels = 32;
+constexpr int kMaxTreeChannels = 32;
+// 128 two-shot blocks: 340 GB/s at 256 MiB on 2 x H200 against 330 with 64 and 307 with 32;
+// more reads of the peer's input in flight.
+constexpr int kDefaultTwoshotBlocks = 128;
+// A two-shot block handles at least 64 KiB of its rank's chunk.
+constexpr std::size_t kTwoshotBytesPerBlock = std::size_t(64) << 10;
+// One-shot handles up to 512 KiB per rank; best uses it for all-reduce up to there: 4.0-5.1 us
+// eager against 6.6-8.0 for nccl at 8 B-64 KiB on 2 x H200
+// (results/baselines/h200x2-2026-11-30/README.md, "All-reduce latency").
+constexpr std::size_t kDefaultOneshotMaxBytes = std::size_t(512) << 10;
+// One-shot: one block per 8 KiB, at most 32 (LL lines are latency-bound, not bandwidth-bound).
+constexpr std::size_t kOneshotBytesPerBlock = std::size_t(8) << 10;
+constexpr int kOneshotMaxBlocks = 32;
+// Bruck all-gather: one block per 64 KiB of a piece, at most 32.
+constexpr std::size_t kBruckBytesPerBlock = std::size_t(64) << 10;
+constexpr int kBruckMaxBlocks = 32;
+// best's all-reduce: two-shot up to 64 MiB, ring above. On 2 x H200 two-shot plateaus near
+// 300 GB/s while ring reaches 321 at 128 MiB and 340 at 256 MiB
+// (results/baselines/h200x2-2026-11-30/README.md, "All-reduce bandwidth").
+constexpr std::size_t kDefaultBestTwoshotMax = std::size_t(64) << 20;
+// best's all-gather, by a rank's piece: Bruck up to 2 MiB, ring up to 16 MiB, copy engines
+// above. On 2 x H200 (results/baselines/h200x2-2026-11-30, 128 ring channels): Bruck 138 against
+// ring 133 GB/s at 4 MiB output, ring 240 against Bruck 228 and ce 198 at 16 MiB, ring 273
+// against ce 252 at 32 MiB, ce 301 against ring 289 at 64 MiB.
+constexpr std::size_t kDefaultBestBruckMax = std::size_t(2) << 20;
+constexpr std::size_t kDefaultBestRingAllgatherMax = std::size_t(16) << 20;
+
+// Ring channels over the host transport. Not tuned yet (no GPU run of the host path so far):
+// 32 keeps 32 x 4 slots x 1 MiB = 128 MiB of pinned FIFO per rank, and 32 blocks x 512 threads
+// x 4 loads of 16 B = 1 MiB of host reads in flight, well past what PCIe's latency needs.
+constexpr int kDefaultHostChannels = 32;
+
+// Over net: 8 ring channels = 8 TCP streams per peer and direction (TCP over loopback on the
+// 2 x H200 machine: 21.3 GB/s with 4 streams, 34.2 with 8, ../shared ANCHORS), and 256 KiB slots
+// (a whole slot travels per step). Not measured through ccbench yet.
+constexpr int kDefaultNetChannels = 8;
+constexpr std::size_t kNetSlotBytes = std::size_t(256) << 10;
+
+std::size_t slot_bytes();          // CCBENCH_GPU_SLOT_BYTES
+int net_channels();                // CCBENCH_GPU_NET_CHANNELS
+int host_channels();               // CCBENCH_GPU_HOST_CHANNELS
+int ring_channels();               // CCBENCH_GPU_CHANNELS
+int tree_channels();               // CCBENCH_GPU_TREE_CHANNELS
+int twoshot_blocks();              // CCBENCH_GPU_TWOSHOT_BLOCKS
+std::size_t oneshot_max_bytes();   // CCBENCH_ONESHOT_MAX_BYTES
+std::size_t best_oneshot_max();    // CCBENCH_BEST_ONESHOT_MAX_BYTES (at most oneshot_max_bytes)
+std::size_t best_twoshot_max();    // CCBENCH_BEST_TWOSHOT_MAX_BYTES
+std::size_t best_bruck_max();      // CCBENCH_BEST_BRUCK_MAX_BYTES
+std::size_t best_ring_allgather_max();  // CCBENCH_BEST_RING_ALLGATHER_MAX_BYTES
+
+}  // namespace ccbench::gpu

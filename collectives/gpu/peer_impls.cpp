@@ -1,0 +1,79 @@
+// oneshot and twoshot: all-reduce kernels that address every rank's memory directly.
+#include <fmt/format.h>
+
+#include "collectives/gpu/gpu_impl.h"
+#include "collectives/gpu/gpu_impls.h"
+#include "collectives/gpu/knobs.h"
+#include "collectives/gpu/peer_state.h"
+
+namespace ccbench {
+
+namespace {
+
+using namespace gpu;
+
+class OneshotGpu final : public GpuImpl {
+ public:
+  OneshotGpu() : GpuImpl("oneshot") {}
+  CollectiveSet collectives() const override { return {Collective::allreduce}; }
+  std::optional<std::string> unsupported_count(const CaseSpec& s, std::size_t count) const override {
+    if (count * element_size(s.dtype) <= oneshot_max_bytes()) return std::nullopt;
+    return fmt::format("oneshot handles up to {} bytes per rank (CCBENCH_ONESHOT_MAX_BYTES)", oneshot_max_bytes());
+  }
+  bool direct_access(const CaseSpec&) const override { return true; }
+  void setup_kernels() override {
+    ll_per_rank_ = oneshot_max_bytes() * 2;  // a 16-byte line carries 8 bytes
+    peers_ = std::make_unique<PeerState>(ctx_.comm, kLowLatencyOffset + 2 * static_cast<std::size_t>(n_) * ll_per_rank_);
+  }
+  void run(const CallArgs& a) override {
+    if (n_ == 1) return copy_alone(a);
+    PeerParams p = peers_->params(a, rank_, n_, blocks(a), limits());
+    p.ll_bytes_per_rank = ll_per_rank_;
+    launched(launch_oneshot(p, stream_));
+  }
+  std::string describe(const CallArgs& a) override {
+    return n_ == 1 ? "copy (1 rank)" : fmt::format("oneshot {}blk", blocks(a));
+  }
+
+ private:
+  static int blocks(const CallArgs& a) {
+    return blocks_for(a.count * element_size(a.spec.dtype), kOneshotBytesPerBlock, kOneshotMaxBlocks);
+  }
+  std::size_t ll_per_rank_ = 0;
+  std::unique_ptr<PeerState> peers_;
+};
+
+class TwoshotGpu final : public GpuImpl {
+ public:
+  TwoshotGpu() : GpuImpl("twoshot") {}
+  CollectiveSet collectives() const override { return {Collective::allreduce}; }
+  bool direct_access(const CaseSpec&) const override { return true; }
+  void setup_kernels() override {
+    max_blocks_ = twoshot_blocks();
+    peers_ = std::make_unique<PeerState>(ctx_.comm, kLowLatencyOffset);
+  }
+  void attach(const BufferSet& b) override { peers_->attach(b, true, true); }
+  void detach() override { peers_->detach(); }
+  void run(const CallArgs& a) override {
+    if (n_ == 1) return copy_alone(a);
+    launched(launch_twoshot(peers_->params(a, rank_, n_, blocks(a), limits()), stream_));
+  }
+  std::string describe(const CallArgs& a) override {
+    return n_ == 1 ? "copy (1 rank)" : fmt::format("twoshot {}blk", blocks(a));
+  }
+
+ private:
+  int blocks(const CallArgs& a) const {
+    return blocks_for(a.count * element_size(a.spec.dtype) / static_cast<std::size_t>(n_), kTwoshotBytesPerBlock,
+                      max_blocks_);
+  }
+  int max_blocks_ = kDefaultTwoshotBlocks;
+  std::unique_ptr<PeerState> peers_;
+};
+
+}  // namespace
+
+std::unique_ptr<Implementation> make_oneshot_gpu() { return std::make_unique<OneshotGpu>(); }
+std::unique_ptr<Implementation> make_twoshot_gpu() { return std::make_unique<TwoshotGpu>(); }
+
+}  // namespace ccbench

@@ -1,0 +1,64 @@
+#include "collectives/gpu/peer_state.h"
+
+#include "results/error.h"
+
+namespace ccbench::gpu {
+
+PeerState::PeerState(MPI_Comm comm, std::size_t scratch_bytes)
+    : comm_(comm), scratch_(comm, scratch_bytes), epochs_(kMaxChannels) {
+  int n = 1;
+  MPI_Comm_size(comm, &n);
+  for (int r = 0; r < n; ++r) table_.scratch_of[r] = static_cast<char*>(scratch_.of(r));
+  upload();
+}
+
+void PeerState::attach(const BufferSet& b, bool send, bool recv) {
+  set_ = b;
+  int n = 1;
+  MPI_Comm_size(comm_, &n);
+  if (send) send_ = std::make_unique<IpcBufferMap>(comm_, b.send);
+  if (recv) recv_ = std::make_unique<IpcBufferMap>(comm_, b.recv);
+  for (int r = 0; r < n; ++r) {
+    table_.send_of[r] = send_ ? send_->of(r) : nullptr;
+    table_.recv_of[r] = recv_ ? recv_->of(r) : nullptr;
+  }
+  upload();
+}
+
+void PeerState::detach() {
+  send_.reset();
+  recv_.reset();
+}
+
+PeerParams PeerState::params(const CallArgs& a, int rank, int nranks, int blocks, const WaitLimits& limits) const {
+  PeerParams p{};
+  p.dtype = a.spec.dtype;
+  p.op = a.spec.op;
+  p.nranks = nranks;
+  p.rank = rank;
+  p.blocks = blocks;
+  p.send = a.send;
+  p.recv = a.recv;
+  p.count = a.count;
+  p.table = device_.get();
+  p.epochs = epochs_.at(0);
+  p.limits = limits;
+  if (!send_ && !recv_) return p;
+  auto* snd = static_cast<const char*>(a.send);
+  auto* rcv = static_cast<const char*>(a.recv);
+  auto* sb = static_cast<const char*>(set_.send);
+  auto* rb = static_cast<const char*>(set_.recv);
+  if (snd >= rb && snd <= rb + set_.recv_bytes) {
+    p.send_in_recv = 1;
+    p.send_offset = static_cast<std::size_t>(snd - rb);
+  } else if (snd >= sb && snd <= sb + set_.send_bytes) {
+    p.send_offset = static_cast<std::size_t>(snd - sb);
+  } else {
+    fail(ExitCode::runtime, "a buffer given to run() lies outside the attached buffers");
+  }
+  if (rcv < rb || rcv > rb + set_.recv_bytes) fail(ExitCode::runtime, "a receive buffer lies outside the attached one");
+  p.recv_offset = static_cast<std::size_t>(rcv - rb);
+  return p;
+}
+
+}  // namespace ccbench::gpu

@@ -1,0 +1,39 @@
+#pragma once
+// What the peer kernels (one-shot, two-shot, Bruck, barriers) address: every rank's scratch
+// region (flags, LL buffers) and, once attached, every rank's send and receive buffers through
+// CUDA IPC; the table lives in device memory.
+#include <mpi.h>
+
+#include <memory>
+
+#include "collectives/gpu/cuda_resources.h"
+#include "collectives/gpu/kernel_args.h"
+#include "collectives/implementation.h"
+#include "transports/cuda_ipc.h"
+
+namespace ccbench::gpu {
+
+class PeerState {
+ public:
+  // Collective over `comm`.
+  PeerState(MPI_Comm comm, std::size_t scratch_bytes);
+  // Maps the harness's buffers of every rank (collective).
+  void attach(const BufferSet& b, bool send, bool recv);
+  void detach();
+  // Kernel parameters of one call: where its buffers lie in the attached ones.
+  PeerParams params(const CallArgs& a, int rank, int nranks, int blocks, const WaitLimits& limits) const;
+  // Rank r's attached receive buffer as this rank addresses it (host side).
+  void* recv_of(int r) const { return table_.recv_of[r]; }
+
+ private:
+  void upload() { device_ = DeviceArray<PeerTable>(std::vector<PeerTable>{table_}); }
+  MPI_Comm comm_;
+  IpcRegion scratch_;
+  DeviceCounters epochs_;
+  PeerTable table_{};
+  DeviceArray<PeerTable> device_;
+  BufferSet set_;
+  std::unique_ptr<IpcBufferMap> send_, recv_;
+};
+
+}  // namespace ccbench::gpu

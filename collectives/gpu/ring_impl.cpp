@@ -1,0 +1,87 @@
+// ring: all-reduce, all-gather and reduce-scatter over FIFO connections, one block per channel.
+#include <fmt/format.h>
+
+#include "transports/gpu_mesh.h"
+#include "collectives/gpu/gpu_impl.h"
+#include "collectives/gpu/gpu_impls.h"
+#include "collectives/gpu/knobs.h"
+
+namespace ccbench {
+
+namespace {
+
+using namespace gpu;
+
+class RingGpu final : public GpuImpl {
+ public:
+  RingGpu() : GpuImpl("ring") {}
+  CollectiveSet collectives() const override {
+    return {Collective::allreduce, Collective::allgather, Collective::reducescatter};
+  }
+  bool direct_access(const CaseSpec&) const override { return false; }
+  void setup_kernels() override {
+    channels_ = std::min(ring_channels(), resident_limit(ctx_.cuda_device, 1));
+    if (paths_.label != "p2p") channels_ = std::min(channels_, host_channels());
+    if (over_net()) channels_ = std::min(channels_, net_channels());
+    slot_ = over_net() ? std::min(slot_bytes(), kNetSlotBytes) : slot_bytes();
+    if (n_ == 1) return;
+    steps_ = std::make_unique<DeviceCounters>(2 * static_cast<std::size_t>(channels_));
+    mesh_ = std::make_unique<GpuFifoMesh>(ctx_.comm, paths_, channels_, slot_, steps_->at(0));
+    std::vector<SendConn> s;
+    std::vector<RecvConn> r;
+    const int next = (rank_ + 1) % n_, prev = (rank_ + n_ - 1) % n_;
+    for (int c = 0; c < channels_; ++c) {
+      s.push_back(mesh_->send(next, c, c));
+      r.push_back(mesh_->recv(prev, c, c));
+    }
+    mesh_->finish(layout(), ctx_.timeout);
+    send_ = DeviceArray<SendConn>(s);
+    recv_ = DeviceArray<RecvConn>(r);
+  }
+  void check_connections() override {
+    if (mesh_) mesh_->check();
+  }
+  void run(const CallArgs& a) override {
+    if (n_ == 1) return copy_alone(a);
+    RingParams p{};
+    p.kind = a.spec.coll == Collective::allreduce   ? RingKind::allreduce
+             : a.spec.coll == Collective::allgather ? RingKind::allgather
+                                                    : RingKind::reducescatter;
+    p.dtype = a.spec.dtype;
+    p.op = a.spec.op;
+    p.nranks = n_;
+    p.pos = rank_;
+    p.channels = channels_for(a);
+    p.send = a.send;
+    p.recv = a.recv;
+    p.count = a.count;
+    p.slot_bytes = slot_;
+    p.send_conns = send_.get();
+    p.recv_conns = recv_.get();
+    p.limits = limits();
+    launched(launch_ring(p, stream_));
+  }
+  std::string describe(const CallArgs& a) override {
+    return n_ == 1 ? "copy (1 rank)" : fmt::format("ring {}ch", channels_for(a));
+  }
+
+ private:
+  // Small messages use fewer channels: fewer, fuller slots. Same choice on every rank.
+  int channels_for(const CallArgs& a) const {
+    const std::size_t bytes =
+        a.count * element_size(a.spec.dtype) * (a.spec.coll == Collective::allreduce ? 1 : static_cast<std::size_t>(n_));
+    return blocks_for(bytes, kRingBytesPerChannel, channels_);
+  }
+  int channels_ = kDefaultRingChannels;
+  std::size_t slot_ = 0;
+  std::unique_ptr<DeviceCounters> steps_;
+  std::unique_ptr<GpuFifoMesh> mesh_;
+  DeviceArray<SendConn> send_;
+  DeviceArray<RecvConn> recv_;
+};
+
+}  // namespace
+
+std::unique_ptr<Implementation> make_ring_gpu() { return std::make_unique<RingGpu>(); }
+
+}  // namespace ccbench

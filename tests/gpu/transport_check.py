@@ -1,0 +1,50 @@
+#!/usr/bin/env python3
+"""Checks the `transport` column and the skip reasons of a GPU run over one path
+(tests/gpu/gpu_tests.cmake, gpu_transport_* and gpu_emulated_*).
+
+Environment:
+  CCBENCH_EXPECT          "impl=transport impl=transport ..." every measured row of impl has this transport, and
+                          there is at least one ("~TEXT": the transport contains TEXT)
+  CCBENCH_EXPECT_SKIPPED  impl,impl:TEXT every row of these impls is skipped, its reason holding TEXT
+Usage: transport_check.py results.csv
+"""
+import csv
+import os
+import sys
+
+
+def main(path):
+    with open(path, newline="") as f:
+        rows = list(csv.DictReader(line for line in f if not line.startswith("#")))
+    problems = []
+    for item in filter(None, os.environ.get("CCBENCH_EXPECT", "").split()):
+        impl, want = item.split("=", 1)
+        mine = [r for r in rows if r["impl"] == impl and r["status"] == "ok"]
+        if not mine:
+            problems.append(f"no measured row of {impl}")
+        for r in mine:
+            got = r["transport"]
+            ok = want[1:] in got if want.startswith("~") else got == want
+            if not ok:
+                problems.append(f"{r['collective']}/{impl} {r['size[B]']} B: transport '{got}', expected '{want}'")
+            if r["wrong[elements]"] not in ("0", ""):
+                problems.append(f"{r['collective']}/{impl} {r['size[B]']} B: {r['wrong[elements]']} wrong elements")
+    skipped = os.environ.get("CCBENCH_EXPECT_SKIPPED", "")
+    if skipped:
+        impls, text = skipped.split(":", 1)
+        for impl in impls.split(","):
+            mine = [r for r in rows if r["impl"] == impl]
+            if not mine:
+                problems.append(f"no row of {impl}")
+            for r in mine:
+                if r["status"] != "skipped" or text not in r["reason"]:
+                    problems.append(f"{r['collective']}/{impl}: status '{r['status']}' reason '{r['reason']}', "
+                                    f"expected skipped with '{text}'")
+    for p in problems[:40]:
+        print("FAILED:", p)
+    print(f"{len(rows)} rows checked, {len(problems)} problems")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1]))

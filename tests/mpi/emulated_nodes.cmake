@@ -1,0 +1,16 @@
+# Emulated nodes and --transport on CPU ranks (labels mpi): real launches, rows and messages checked.
+find_package(Python3 COMPONENTS Interpreter REQUIRED)
+add_test(NAME mpi.emulated_nodes
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/emulated_nodes.py --ccbench $<TARGET_FILE:ccbench>
+                 --mpiexec ${MPIEXEC_EXECUTABLE} --paths ${CMAKE_CURRENT_LIST_DIR}/../../scripts/paths.sh)
+set_tests_properties(mpi.emulated_nodes PROPERTIES LABELS mpi TIMEOUT 600 PROCESSORS 2 RUN_SERIAL TRUE)
+# The net transport's proxy over real tcp, with this process playing the GPU's side of the FIFOs.
+add_executable(ccbench_net_proxy_test ${CMAKE_CURRENT_LIST_DIR}/net_proxy_test.cpp)
+target_link_libraries(ccbench_net_proxy_test PRIVATE ccbench_transports)
+foreach(np 2 3)
+  add_test(NAME mpi.net_proxy.np${np}
+           COMMAND ${MPIEXEC_EXECUTABLE} --oversubscribe --allow-run-as-root ${MPIEXEC_NUMPROC_FLAG} ${np}
+                   $<TARGET_FILE:ccbench_net_proxy_test>)
+  set_tests_properties(mpi.net_proxy.np${np} PROPERTIES LABELS mpi TIMEOUT 120 PROCESSORS ${np}
+                       PASS_REGULAR_EXPRESSION "net proxy: 3 FIFOs x 300 steps per rank pair: ok")
+endforeach()

@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+"""Emulated nodes and --transport on CPU ranks, each a real ccbench launch under mpirun.
+
+Checks, from the results.csv rows and the messages (never from the exit code alone):
+  - --emulate-nodes 2 on 4 ranks: 2 nodes of 2 ranks; the ring connects inside a node over shm and
+    across nodes over mpi ("shm+mpi"), since shm refuses ranks of different nodes;
+  - --emulate-nodes 2 --transport tcp: tcp between emulated nodes on one host (loopback);
+  - CCBENCH_HOSTID per rank (as NCCL_HOSTID): ranks with different ids are different nodes;
+  - --transport shm across emulated nodes: refused with the reason, nothing measured (exit 3);
+  - bad values: --emulate-nodes beyond the ranks of a node, 0, and several --transport values
+    (exit 2, with what is valid).
+
+  - scripts/paths.sh --transport shm,tcp: one launch per path, rows merged with a `path` column.
+
+Usage: emulated_nodes.py --ccbench PATH --mpiexec PATH --paths scripts/paths.sh
+"""
+import argparse
+import csv
+import os
+import subprocess
+import sys
+import tempfile
+
+SMALL = ["--device", "cpu", "--collective", "allreduce", "--impl", "ring", "-b", "1K", "-e", "256K", "-f", "16",
+         "-n", "2", "-w", "1", "--timeout", "60"]
+
+
+def launch(args, np, ccbench, mpiexec, out=None, wrap_env=None):
+    cmd = [mpiexec, "--oversubscribe", "--allow-run-as-root", "-np", str(np)]
+    if wrap_env:  # a per-rank environment variable, computed from the rank
+        cmd += ["sh", "-c", wrap_env + ' exec "$0" "$@"', ccbench]
+    else:
+        cmd += [ccbench]
+    cmd += args + (["--out", out, "--format", "csv"] if out else ["--out", "none"])
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=240)
+    return p.returncode, p.stdout + p.stderr
+
+
+def rows(folder):
+    with open(os.path.join(folder, "results.csv"), encoding="utf-8") as f:
+        lines = [l for l in f if not l.startswith("#")]
+    return list(csv.DictReader(lines))
+
+
+class Checker:
+    def __init__(self):
+        self.failures = 0
+
+    def expect(self, name, ok, detail):
+        print(("ok    " if ok else "FAIL  ") + name + ("" if ok else "\n      " + detail.strip()[-1500:]))
+        self.failures += 0 if ok else 1
+
+
+def measured(rs):
+    return [r for r in rs if r["status"] == "ok"]
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--ccbench", required=True)
+    ap.add_argument("--mpiexec", required=True)
+    ap.add_argument("--paths", required=True)
+    a = ap.parse_args()
+    c = Checker()
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "auto")
+        rc, text = launch(SMALL + ["--emulate-nodes", "2"], 4, a.ccbench, a.mpiexec, out)
+        rs = measured(rows(out)) if rc == 0 else []
+        c.expect("emulate 2 nodes, auto: rows over shm+mpi on 2 nodes of 2 ranks",
+                 rc == 0 and rs and all(r["transport"] == "shm+mpi" and r["nodes"] == "2" and
+                                        r["ranks_per_node"] == "2" and r["wrong[elements]"] == "0" for r in rs),
+                 f"rc={rc} rows={rs[:2]}\n{text}")
+
+        out = os.path.join(tmp, "tcp")
+        rc, text = launch(SMALL + ["--emulate-nodes", "2", "--transport", "tcp"], 2, a.ccbench, a.mpiexec, out)
+        rs = measured(rows(out)) if rc == 0 else []
+        c.expect("emulate 2 nodes, tcp: rows over tcp between the nodes",
+                 rc == 0 and rs and all(r["transport"] == "tcp" and r["nodes"] == "2" and
+                                        r["wrong[elements]"] == "0" for r in rs), f"rc={rc} rows={rs[:2]}\n{text}")
+
+        out = os.path.join(tmp, "hostid")
+        rc, text = launch(SMALL, 2, a.ccbench, a.mpiexec, out,
+                          wrap_env='CCBENCH_HOSTID="node$OMPI_COMM_WORLD_RANK"; export CCBENCH_HOSTID;')
+        rs = measured(rows(out)) if rc == 0 else []
+        c.expect("CCBENCH_HOSTID per rank: 2 nodes, mpi between them",
+                 rc == 0 and rs and all(r["transport"] == "mpi" and r["nodes"] == "2" for r in rs),
+                 f"rc={rc} rows={rs[:2]}\n{text}")
+
+        out = os.path.join(tmp, "paths")
+        p = subprocess.run([a.paths, "--transport", "shm,tcp", "--np", "2", "--ccbench", a.ccbench, "--out", out, "--"]
+                           + SMALL, capture_output=True, text=True, timeout=300,
+                           env=dict(os.environ, MPIRUN=f"{a.mpiexec} --allow-run-as-root"))
+        merged = rows(out) if p.returncode == 0 else []
+        by_path = {t: [r for r in merged if r["path"] == t and r["status"] == "ok"] for t in ("shm", "tcp")}
+        c.expect("paths.sh shm,tcp: one launch per path, rows merged with the path named",
+                 p.returncode == 0 and all(by_path[t] and all(r["transport"] == t for r in by_path[t])
+                                           for t in by_path) and "merged:" in p.stdout,
+                 f"rc={p.returncode}\n{p.stdout}\n{p.stderr}")
+
+    rc, text = launch(SMALL + ["--emulate-nodes", "2", "--transport", "shm"], 2, a.ccbench, a.mpiexec)
+    c.expect("shm across emulated nodes: refused with the reason (exit 3)",
+             rc == 3 and "transport shm connects ranks of one node only" in text and "2 nodes" in text,
+             f"rc={rc}\n{text}")
+    rc, text = launch(SMALL + ["--emulate-nodes", "3"], 2, a.ccbench, a.mpiexec)
+    c.expect("--emulate-nodes 3 with 2 ranks: exit 2 saying what is valid",
+             rc == 2 and "--emulate-nodes 3: expected 1 to 2" in text, f"rc={rc}\n{text}")
+    rc, text = launch(SMALL + ["--emulate-nodes", "0"], 2, a.ccbench, a.mpiexec)
+    c.expect("--emulate-nodes 0: exit 2", rc == 2 and "--emulate-nodes" in text, f"rc={rc}\n{text}")
+    rc, text = launch(SMALL + ["--transport", "p2p,host,tcp"], 2, a.ccbench, a.mpiexec)
+    c.expect("several --transport values: exit 2 naming scripts/paths.sh",
+             rc == 2 and "scripts/paths.sh --transport p2p,host,tcp" in text, f"rc={rc}\n{text}")
+    rc, text = launch(SMALL + ["--transport", "warp"], 2, a.ccbench, a.mpiexec)
+    c.expect("unknown --transport: exit 2 listing p2p and host",
+             rc == 2 and "unknown value 'warp'" in text and "host" in text, f"rc={rc}\n{text}")
+    print(f"emulated-node cases failed: {c.failures}")
+    return 1 if c.failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,106 @@
+// The net transport's proxy (transports/gpu_net.h) under mpirun without a GPU: this process plays
+// the GPU's side of the FIFO contract (gpu_conn.h) in host memory — a sender that fills staging
+// slots and publishes tail, a receiver that waits for tail, checks every byte and frees the slot
+// with head — while the proxy thread moves the slots to the next rank over real tcp connections.
+// Every rank sends to the next and receives from the previous on several FIFOs at once, for many
+// more steps than slots (flow control both ways). Exits 1 if any rank saw a wrong byte, a
+// stalled FIFO or an error.
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <vector>
+
+#include <fmt/format.h>
+#include <mpi.h>
+
+#include "core/error.h"
+#include "transports/gpu_conn.h"
+#include "transports/gpu_net.h"
+
+namespace {
+
+using namespace ccbench;
+constexpr int kFifos = 3;
+constexpr std::size_t kSlot = 8192;
+constexpr std::uint64_t kSteps = 300;
+
+// One FIFO's memory: slots plus its tail and head on their own lines.
+struct Fifo {
+  std::vector<char> slots = std::vector<char>(gpu::kFifoSlots * kSlot);
+  alignas(128) volatile std::uint64_t tail = 0;
+  alignas(128) volatile std::uint64_t head = 0;
+};
+
+unsigned char pattern(int from, int fifo, std::uint64_t step, std::size_t i) {
+  return static_cast<unsigned char>(from * 31 + fifo * 7 + step * 13 + i);
+}
+
+int run(int rank, int n) {
+  const int next = (rank + 1) % n, prev = (rank + n - 1) % n;
+  std::vector<Fifo> out(kFifos), in(kFifos);
+  std::vector<NetFifo> sends, recvs;
+  for (int f = 0; f < kFifos; ++f) {
+    sends.push_back({next, f, out[f].slots.data(), &out[f].tail, &out[f].head});
+    recvs.push_back({prev, f, in[f].slots.data(), &in[f].tail, &in[f].head});
+  }
+  const RankLayout layout = RankLayout::from_hosts(rank, std::vector<std::string>(static_cast<std::size_t>(n), "h"));
+  NetProxy proxy(MPI_COMM_WORLD, layout, kSlot, sends, recvs, std::chrono::seconds(30));
+  std::vector<std::uint64_t> sent(kFifos, 0), got(kFifos, 0);
+  int wrong = 0;
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  for (bool done = false; !done;) {
+    done = true;
+    for (int f = 0; f < kFifos; ++f) {
+      // Sender: a free slot (head) -> fill -> tail.
+      if (sent[f] < kSteps && sent[f] < host_load_acquire(&out[f].head) + gpu::kFifoSlots) {
+        char* slot = out[f].slots.data() + (sent[f] % gpu::kFifoSlots) * kSlot;
+        for (std::size_t i = 0; i < kSlot; ++i) slot[i] = static_cast<char>(pattern(rank, f, sent[f], i));
+        host_store_release(&out[f].tail, ++sent[f]);
+      }
+      // Receiver: data (tail) -> check -> head.
+      if (got[f] < kSteps && got[f] < host_load_acquire(&in[f].tail)) {
+        const char* slot = in[f].slots.data() + (got[f] % gpu::kFifoSlots) * kSlot;
+        for (std::size_t i = 0; i < kSlot; ++i)
+          if (static_cast<unsigned char>(slot[i]) != pattern(prev, f, got[f], i)) ++wrong;
+        host_store_release(&in[f].head, ++got[f]);
+      }
+      done = done && sent[f] == kSteps && got[f] == kSteps;
+    }
+    proxy.check();
+    if (std::chrono::steady_clock::now() > deadline) {
+      std::fprintf(stderr, "rank %d: FIFOs stalled: sent %llu, received %llu of %llu on FIFO 0\n", rank,
+                   static_cast<unsigned long long>(sent[0]), static_cast<unsigned long long>(got[0]),
+                   static_cast<unsigned long long>(kSteps));
+      return 1;
+    }
+  }
+  // Every rank's proxy must still be running until every peer received everything.
+  MPI_Barrier(MPI_COMM_WORLD);
+  if (wrong) std::fprintf(stderr, "rank %d: %d wrong bytes from rank %d\n", rank, wrong, prev);
+  return wrong ? 1 : 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  int provided = 0;
+  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+  int rank = 0, n = 1;
+  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &n);
+  int rc = 0;
+  try {
+    rc = run(rank, n);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "rank %d: %s\n", rank, e.what());
+    rc = 1;
+  }
+  int worst = 0;
+  MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
+  if (rank == 0) std::printf("net proxy: %d FIFOs x %llu steps per rank pair: %s\n", kFifos,
+                             static_cast<unsigned long long>(kSteps), worst ? "FAILED" : "ok");
+  MPI_Finalize();
+  return worst;
+}

@@ -1,0 +1,202 @@
+// Emulated nodes (topologies/layout), the per-pair GPU transport plan (transports/gpu_paths) and
+// NCCL path pinning (transports/nccl_path): pure parts, no GPU needed.
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+
+#include "collectives/schedules/ring.h"
+#include "core/error.h"
+#include "topologies/layout.h"
+#include "transports/gpu_paths.h"
+#include "transports/nccl_path.h"
+
+namespace ccbench {
+namespace {
+
+RankLayout one_host(int rank, int n) { return RankLayout::from_hosts(rank, std::vector<std::string>(n, "h")); }
+const PeerAccess kAllAccess = [](int, int) { return true; };
+const PeerAccess kNoAccess = [](int, int) { return false; };
+
+// The blocks' parts used by every GPU kernel: contiguous, aligned, covering [0, total) once.
+TEST(BlockRange, PartsCoverTheRangeOnceAligned) {
+  for (std::size_t total : {0ul, 1ul, 7ul, 16ul, 1000ul, 4099ul})
+    for (int parts : {1, 3, 8, 128})
+      for (std::size_t align : {1ul, 4ul, 16ul}) {
+        std::size_t next = 0;
+        for (int b = 0; b < parts; ++b) {
+          const schedule::Piece p = schedule::block_range(total, parts, b, align);
+          if (p.count == 0) continue;
+          EXPECT_EQ(p.offset, next) << total << " " << parts << " " << b;
+          EXPECT_EQ(p.offset % align, 0u);
+          next = p.offset + p.count;
+        }
+        EXPECT_EQ(next, total) << total << " " << parts << " " << align;
+      }
+}
+
+TEST(RingOps, WhatEachStepDoes) {
+  using schedule::RingOp;
+  EXPECT_FALSE(schedule::ring_op_receives(RingOp::send));
+  EXPECT_FALSE(schedule::ring_op_receives(RingOp::copy_send));
+  EXPECT_TRUE(schedule::ring_op_receives(RingOp::recv_reduce_send));
+  EXPECT_FALSE(schedule::ring_op_sends(RingOp::recv));
+  EXPECT_FALSE(schedule::ring_op_sends(RingOp::recv_reduce_copy));
+  EXPECT_TRUE(schedule::ring_op_sends(RingOp::recv_copy_send));
+  EXPECT_TRUE(schedule::ring_op_finalizes(RingOp::recv_reduce_copy_send));
+  EXPECT_FALSE(schedule::ring_op_finalizes(RingOp::recv_reduce_send));
+  EXPECT_FALSE(schedule::ring_op_reads_input(RingOp::recv_copy_send));
+  EXPECT_FALSE(schedule::ring_op_writes_output(RingOp::recv_reduce_send));
+}
+
+TEST(EmulatedNodes, SplitsEachNodeInRankOrder) {
+  RankLayout l = one_host(3, 4);
+  l.emulate_nodes(2);
+  EXPECT_EQ(l.nodes, 2);
+  EXPECT_EQ(l.node_of, (std::vector<int>{0, 0, 1, 1}));
+  EXPECT_EQ(l.local_rank_of, (std::vector<int>{0, 1, 0, 1}));
+  EXPECT_TRUE(l.emulated);
+  EXPECT_EQ(l.hosts, 1);
+  EXPECT_EQ(l.host_local_rank(), 3);  // GPU choice follows the host, not the emulated node
+  EXPECT_EQ(l.host_ranks(), 4);
+}
+
+TEST(EmulatedNodes, UnevenSplitAndTwoHosts) {
+  RankLayout l = RankLayout::from_hosts(0, {"a", "a", "a", "b", "b", "b"});
+  l.emulate_nodes(3);
+  EXPECT_EQ(l.nodes, 6);
+  EXPECT_EQ(l.hosts, 2);
+  RankLayout u = one_host(0, 5);
+  u.emulate_nodes(2);
+  EXPECT_EQ(u.node_of, (std::vector<int>{0, 0, 0, 1, 1}));
+}
+
+TEST(EmulatedNodes, BadCountsAreUsageErrors) {
+  RankLayout l = one_host(0, 2);
+  try {
+    l.emulate_nodes(3);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::usage);
+    EXPECT_NE(std::string(e.what()).find("--emulate-nodes 3: expected 1 to 2"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(l.emulate_nodes(0), Error);
+  l.emulate_nodes(1);
+  EXPECT_FALSE(l.emulated);
+}
+
+TEST(EmulatedNodes, HostIdsSplitOneHost) {
+  const RankLayout l = RankLayout::from_hosts(1, {"h", "h", "h"}, {"x", "y", "x"});
+  EXPECT_EQ(l.nodes, 2);
+  EXPECT_TRUE(l.same_node(0, 2));
+  EXPECT_FALSE(l.same_node(0, 1));
+  EXPECT_EQ(l.hosts, 1);
+  const RankLayout plain = RankLayout::from_hosts(0, {"h", "h"}, {"", ""});
+  EXPECT_EQ(plain.nodes, 1);
+  EXPECT_FALSE(plain.emulated);
+}
+
+TEST(GpuPaths, AutoPrefersP2pThenHost) {
+  const RankLayout l = one_host(0, 3);
+  GpuPaths g = plan_gpu_paths(l, "auto", kAllAccess);
+  EXPECT_TRUE(g.refused.empty());
+  EXPECT_EQ(g.label, "p2p");
+  EXPECT_EQ(g.of[0][1], "p2p");
+  // Peer access only between ranks 0 and 1: the others go through host memory.
+  g = plan_gpu_paths(l, "auto", [](int a, int b) { return a + b == 1; });
+  EXPECT_EQ(g.of[0][1], "p2p");
+  EXPECT_EQ(g.of[1][2], "host");
+  EXPECT_EQ(g.label, "p2p+host");
+  g = plan_gpu_paths(l, "auto", kNoAccess);
+  EXPECT_EQ(g.label, "host");
+}
+
+TEST(GpuPaths, ForcedTransportsRefuseWithTheReason) {
+  const RankLayout l = one_host(0, 2);
+  GpuPaths g = plan_gpu_paths(l, "p2p", kNoAccess);
+  EXPECT_NE(g.refused.find("ranks 0 and 1 have no peer access"), std::string::npos) << g.refused;
+  g = plan_gpu_paths(l, "host", kAllAccess);
+  EXPECT_TRUE(g.refused.empty());
+  EXPECT_EQ(g.label, "host");
+  EXPECT_EQ(plan_gpu_paths(l, "cuda_ipc", kAllAccess).label, "p2p");
+  g = plan_gpu_paths(l, "tcp", kAllAccess);  // forced: the network path even within a node
+  EXPECT_TRUE(g.refused.empty());
+  EXPECT_EQ(g.label, "net/tcp");
+  EXPECT_EQ(g.of[1][0], "net");
+  g = plan_gpu_paths(l, "ib", kAllAccess);
+  EXPECT_NE(g.refused.find("--transport ib: our GPU kernels carry data over net/tcp only"), std::string::npos);
+  g = plan_gpu_paths(l, "shm", kAllAccess);
+  EXPECT_NE(g.refused.find("valid for GPU ranks: auto, p2p, host"), std::string::npos) << g.refused;
+}
+
+TEST(GpuPaths, EmulatedNodesRefuseP2pAndHost) {
+  RankLayout l = one_host(0, 2);
+  l.emulate_nodes(2);
+  GpuPaths g = plan_gpu_paths(l, "p2p", kAllAccess);
+  EXPECT_NE(g.refused.find("different nodes (0 and 1, emulated): p2p maps peer GPU memory within one node"),
+            std::string::npos)
+      << g.refused;
+  g = plan_gpu_paths(l, "host", kAllAccess);
+  EXPECT_NE(g.refused.find("host shares pinned memory within one node"), std::string::npos) << g.refused;
+  g = plan_gpu_paths(l, "auto", kAllAccess);
+  EXPECT_TRUE(g.refused.empty());
+  EXPECT_EQ(g.label, "net/tcp");
+  // 2 x 2: p2p inside each emulated node, net between them.
+  RankLayout four = one_host(0, 4);
+  four.emulate_nodes(2);
+  g = plan_gpu_paths(four, "auto", kAllAccess);
+  EXPECT_EQ(g.of[0][1], "p2p");
+  EXPECT_EQ(g.of[1][2], "net");
+  EXPECT_EQ(g.label, "p2p+net/tcp");
+}
+
+TEST(NcclPath, TransportsNamedInItsDebugLog) {
+  const std::string log =
+      "h:1:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] via P2P/CUMEM/read\n"
+      "h:1:2 [0] NCCL INFO Channel 01/0 : 0[0] -> 1[1] via P2P/CUMEM/read\n"
+      "h:1:2 [0] NCCL INFO Channel 00/0 : 1[1] -> 0[0] [receive] via NET/Socket/0\n"
+      "h:1:2 [0] NCCL INFO Channel 02/0 : 0[0] -> 1[1] via SHM/direct/direct\n"
+      "h:1:2 [0] NCCL INFO comm 0x1 rank 0 nranks 2 - Init COMPLETE\n";
+  EXPECT_EQ(nccl_transports_in_log(log), "P2P+NET/Socket+SHM");
+  EXPECT_EQ(nccl_transports_in_log("NCCL INFO Init COMPLETE\n"), "");
+}
+
+TEST(NcclPath, PinsTheSettingsOfEachPath) {
+  const RankLayout l = one_host(0, 2);
+  unsetenv("NCCL_P2P_DISABLE");
+  NcclPinning p = pin_nccl_path("host", l);
+  EXPECT_EQ(p.pinned, "shm");
+  EXPECT_STREQ(std::getenv("NCCL_P2P_DISABLE"), "1");
+  unsetenv("NCCL_SOCKET_IFNAME");
+  p = pin_nccl_path("tcp", l);
+  EXPECT_EQ(p.pinned, "net/socket");
+  EXPECT_STREQ(std::getenv("NCCL_SHM_DISABLE"), "1");
+  EXPECT_STREQ(std::getenv("NCCL_NET"), "Socket");
+  EXPECT_STREQ(std::getenv("NCCL_SOCKET_IFNAME"), "lo");  // one host: loopback
+  RankLayout e = one_host(1, 2);
+  e.emulate_nodes(2);
+  unsetenv("CCBENCH_HOSTID");
+  p = pin_nccl_path("auto", e);
+  EXPECT_EQ(p.pinned, "hostid");
+  EXPECT_STREQ(std::getenv("NCCL_HOSTID"), "ccbench-node-1");
+  for (const char* v : {"NCCL_P2P_DISABLE", "NCCL_SHM_DISABLE", "NCCL_NET", "NCCL_SOCKET_IFNAME", "NCCL_HOSTID",
+                        "NCCL_DEBUG", "NCCL_DEBUG_SUBSYS", "NCCL_DEBUG_FILE"})
+    unsetenv(v);
+}
+
+TEST(NcclPath, IbWithoutRdmaDeviceIsAPrecondition) {
+  std::error_code ec;
+  const std::filesystem::path dir("/sys/class/infiniband");
+  if (std::filesystem::is_directory(dir, ec) && !std::filesystem::is_empty(dir, ec))
+    GTEST_SKIP() << "this machine has an RDMA device";
+  try {
+    pin_nccl_path("ib", one_host(0, 2));
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::precondition);
+    EXPECT_NE(std::string(e.what()).find("--transport ib: no RDMA device on host h"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace ccbench

@@ -1,0 +1,62 @@
+#pragma once
+// FIFO connections between GPU ranks over the GPU transports (gpu_transport.h), one transport
+// per pair as planned by plan_gpu_paths (gpu_paths.h). Every rank has `fifos` incoming FIFOs
+// (slots + tail, written by their sender) and `fifos` outgoing heads (written by the receivers
+// of its sends) in each transport's region it uses. Which id a connection uses is a pure
+// function of the schedule, the same on both sides.
+#include <mpi.h>
+
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "transports/gpu_conn.h"
+#include "transports/gpu_net.h"
+#include "transports/gpu_paths.h"
+#include "transports/gpu_transport.h"
+
+namespace ccbench {
+
+class GpuFifoMesh {
+ public:
+  // Collective over `comm` (described by `paths`): sets up a region per transport in use,
+  // exchanges the connection blobs with MPI_Allgather, connects every pair that uses it, then
+  // holds a barrier so that no rank uses (or frees) memory a peer has not mapped yet.
+  // `steps` is device memory of 2 * fifos zeroed counters owned by the caller.
+  GpuFifoMesh(MPI_Comm comm, const GpuPaths& paths, int fifos, std::size_t slot_bytes, std::uint64_t* steps);
+  ~GpuFifoMesh();
+  // Send through the peer's incoming FIFO `peer_fifo`; the peer frees slots in our head `my_out`.
+  // Over net: through our staging FIFO `my_out`, which the proxy drains.
+  gpu::SendConn send(int peer, int peer_fifo, int my_out);
+  // Receive through our incoming FIFO `my_fifo`; we free slots in the peer's head `peer_out`.
+  // Over net: the proxy fills it and reads our head.
+  gpu::RecvConn recv(int peer, int my_fifo, int peer_out);
+  // Collective, after every send() and recv(): connects the net FIFOs (tcp) and starts the
+  // proxy. Nothing to do when no pair uses net.
+  void finish(const RankLayout& layout, std::chrono::milliseconds timeout);
+  // Rethrows the proxy's error, if any.
+  void check() const;
+
+ private:
+  static constexpr std::size_t kLine = 128;  // flags of different writers never share a line
+  static std::size_t idx(int i) { return static_cast<std::size_t>(i); }
+  const GpuRegion& region_with(int peer) const;
+  std::size_t data(int f) const { return idx(f) * gpu::kFifoSlots * slot_; }
+  std::size_t tail(int f) const { return fifos_ * gpu::kFifoSlots * slot_ + idx(f) * kLine; }
+  std::size_t head(int f) const { return fifos_ * gpu::kFifoSlots * slot_ + fifos_ * kLine + idx(f) * kLine; }
+  int rank_ = 0;
+  std::size_t fifos_, slot_;
+  std::uint64_t* steps_;
+  std::vector<std::string> path_of_;                  // transport of each peer
+  std::unique_ptr<GpuRegion> p2p_, host_;             // this rank's regions (null when unused)
+  // net: pinned host memory of this rank only, incoming FIFOs then staging FIFOs (same layout).
+  MPI_Comm comm_;
+  bool uses_net_ = false;
+  std::size_t net_half_ = 0;
+  char* net_host_ = nullptr;
+  char* net_device_ = nullptr;
+  std::vector<NetFifo> net_sends_, net_recvs_;
+  std::unique_ptr<NetProxy> proxy_;
+};
+
+}  // namespace ccbench

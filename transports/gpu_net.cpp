@@ -1,0 +1,108 @@
+#include "transports/gpu_net.h"
+
+#include <cstring>
+
+#include "transports/gpu_conn.h"
+
+namespace ccbench {
+
+namespace {
+
+// Idle passes before the proxy yields its core (spin only while work is active).
+constexpr int kIdleSpins = 64;
+
+}  // namespace
+
+NetProxy::NetProxy(MPI_Comm comm, const RankLayout& layout, std::size_t slot_bytes, std::vector<NetFifo> sends,
+                   std::vector<NetFifo> recvs, std::chrono::milliseconds timeout)
+    : slot_(slot_bytes) {
+  for (int i = 0; i < kNetWorkers; ++i) workers_.push_back(std::make_unique<Worker>());
+  for (const NetFifo& f : sends) workers_[static_cast<std::size_t>(f.tag % kNetWorkers)]->sends.push_back(f);
+  for (const NetFifo& f : recvs) workers_[static_cast<std::size_t>(f.tag % kNetWorkers)]->recvs.push_back(f);
+  ChannelOptions o;
+  o.slot_bytes = slot_bytes;
+  o.depth = gpu::kFifoSlots;
+  o.transport = "tcp";
+  o.timeout = timeout;
+  // One collective connect per worker, in the same order on every rank.
+  for (auto& w : workers_) {
+    std::vector<ChannelRequest> requests;
+    for (const NetFifo& f : w->sends) requests.push_back({f.peer, f.tag, true});
+    for (const NetFifo& f : w->recvs) requests.push_back({f.peer, f.tag, false});
+    w->channels = connect_channels(comm, layout, requests, o);
+    w->posted.assign(w->sends.size(), 0);
+    w->received.assign(w->recvs.size(), 0);
+  }
+  for (auto& w : workers_)
+    if (!w->sends.empty() || !w->recvs.empty()) w->thread = std::thread([this, p = w.get()] { loop(*p); });
+}
+
+NetProxy::~NetProxy() {
+  stop_ = true;
+  for (auto& w : workers_)
+    if (w->thread.joinable()) w->thread.join();
+}
+
+void NetProxy::check() const {
+  std::lock_guard<std::mutex> lock(error_mutex_);
+  if (error_) std::rethrow_exception(error_);
+}
+
+void NetProxy::failed(std::exception_ptr e) {
+  std::lock_guard<std::mutex> lock(error_mutex_);
+  if (!error_) error_ = e;
+}
+
+// Staged slots the GPU published go out; each copied slot is granted back to the GPU.
+bool NetProxy::move_sends(Worker& w) {
+  bool moved = false;
+  for (std::size_t i = 0; i < w.sends.size(); ++i) {
+    const NetFifo& f = w.sends[i];
+    SendChannel& ch = w.channels->send(i);
+    while (w.posted[i] < host_load_acquire(f.tail)) {
+      void* slot = ch.try_acquire();
+      if (!slot) break;
+      std::memcpy(slot, f.slots + (w.posted[i] % gpu::kFifoSlots) * slot_, slot_);
+      ch.post(slot_);
+      host_store_release(f.head, ++w.posted[i]);
+      moved = true;
+    }
+    ch.try_drain();  // writes what a socket did not take before (and reads credits)
+  }
+  return moved;
+}
+
+// Arrived slots go into free GPU slots (the GPU's head says which), then tail publishes them.
+bool NetProxy::move_recvs(Worker& w) {
+  bool moved = false;
+  for (std::size_t i = 0; i < w.recvs.size(); ++i) {
+    const NetFifo& f = w.recvs[i];
+    RecvChannel& ch = w.channels->recv(w.sends.size() + i);
+    while (w.received[i] < host_load_acquire(f.head) + gpu::kFifoSlots) {
+      std::size_t bytes = 0;
+      const void* slot = ch.try_peek(&bytes);
+      if (!slot) break;
+      std::memcpy(f.slots + (w.received[i] % gpu::kFifoSlots) * slot_, slot, bytes);
+      ch.release();
+      host_store_release(f.tail, ++w.received[i]);
+      moved = true;
+    }
+  }
+  return moved;
+}
+
+void NetProxy::loop(Worker& w) {
+  try {
+    int idle = 0;
+    while (!stop_.load(std::memory_order_relaxed)) {
+      const bool moved = move_sends(w) | move_recvs(w);
+      idle = moved ? 0 : idle + 1;
+      if (idle > kIdleSpins) std::this_thread::yield();
+    }
+    for (std::size_t i = 0; i < w.sends.size(); ++i) w.channels->send(i).try_drain();
+  } catch (...) {
+    failed(std::current_exception());
+  }
+}
+
+}  // namespace ccbench

@@ -1,0 +1,79 @@
+#include "transports/gpu_paths.h"
+
+#include <fmt/format.h>
+
+namespace ccbench {
+
+namespace {
+
+std::string nodes_differ(const RankLayout& l, int a, int b) {
+  return fmt::format("ranks {} and {} are on different nodes ({} and {}{})", a, b, l.node_of[a], l.node_of[b],
+                     l.emulated ? ", emulated" : "");
+}
+
+// The transport `choice` gives pair (a, b), or "" with `why`.
+std::string pick(const RankLayout& l, std::string_view choice, int a, int b, const PeerAccess& access,
+                 std::string* why) {
+  if (choice == "p2p" || choice == "cuda_ipc") return p2p_can_connect(l, a, b, access, why) ? "p2p" : "";
+  if (choice == "host") return host_can_connect(l, a, b, why) ? "host" : "";
+  if (choice == "net" || choice == "tcp") return "net";  // any pair, within a node too
+  if (choice == "auto") {
+    std::string ignored;
+    if (p2p_can_connect(l, a, b, access, &ignored)) return "p2p";
+    if (host_can_connect(l, a, b, &ignored)) return "host";
+    return "net";
+  }
+  if (choice == "ib")
+    *why = "--transport ib: our GPU kernels carry data over net/tcp only (no verbs path yet); nccl runs pinned to ib";
+  else
+    *why = fmt::format("--transport {}: our GPU kernels connect over p2p, host or net (valid for GPU ranks: {})",
+                       choice, valid_gpu_transports());
+  return "";
+}
+
+}  // namespace
+
+bool p2p_can_connect(const RankLayout& l, int a, int b, const PeerAccess& access, std::string* why) {
+  if (!l.same_node(a, b)) {
+    *why = nodes_differ(l, a, b) + ": p2p maps peer GPU memory within one node";
+    return false;
+  }
+  if (!access(a, b)) {
+    *why = fmt::format("the GPUs of ranks {} and {} have no peer access (no NVLink or PCIe peer-to-peer)", a, b);
+    return false;
+  }
+  return true;
+}
+
+bool host_can_connect(const RankLayout& l, int a, int b, std::string* why) {
+  if (l.same_node(a, b)) return true;
+  *why = nodes_differ(l, a, b) + ": host shares pinned memory within one node";
+  return false;
+}
+
+std::string valid_gpu_transports() { return "auto, p2p, host, net, tcp, ib"; }
+
+GpuPaths plan_gpu_paths(const RankLayout& l, std::string_view choice, const PeerAccess& access) {
+  GpuPaths g;
+  const auto n = static_cast<std::size_t>(l.nranks);
+  g.of.assign(n, std::vector<std::string>(n));
+  bool used[3] = {false, false, false};  // p2p, host, net
+  for (int a = 0; a < l.nranks; ++a)
+    for (int b = 0; b < l.nranks; ++b) {
+      if (a == b) continue;
+      std::string why;
+      std::string& t = g.of[static_cast<std::size_t>(a)][static_cast<std::size_t>(b)];
+      t = pick(l, choice, a, b, access, &why);
+      used[0] |= t == "p2p";
+      used[1] |= t == "host";
+      used[2] |= t == "net";
+      if (t.empty() && g.refused.empty()) g.refused = why;
+    }
+  const char* names[3] = {"p2p", "host", "net/tcp"};
+  for (int i = 0; i < 3; ++i)
+    if (used[i]) g.label += (g.label.empty() ? "" : "+") + std::string(names[i]);
+  if (g.label.empty()) g.label = "p2p";  // one rank: nothing to connect
+  return g;
+}
+
+}  // namespace ccbench

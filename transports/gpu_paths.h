@@ -1,0 +1,44 @@
+#pragma once
+// Which GPU transport connects each pair of GPU ranks (pure: no CUDA, testable without a GPU).
+//
+// The GPU transports, in probe order (as NCCL's P2P > SHM > NET):
+//   p2p   CUDA IPC peer memory: the sender's SMs write the receiver's GPU memory (NVLink or
+//         PCIe peer-to-peer). Needs one node and peer access between the two GPUs.
+//   host  pinned shared host memory on the node (/dev/shm mapped into both processes and
+//         registered with CUDA): the sender's SMs write the receiver-side host FIFO across PCIe,
+//         the receiver's SMs read it. Needs one node only.
+//   net   pinned host FIFOs on each side, moved by a CPU proxy thread per rank over tcp
+//         sockets (gpu_net.h). Connects any pair; auto takes it across nodes only.
+// Nodes are RankLayout nodes, so emulated nodes (--emulate-nodes, CCBENCH_HOSTID) refuse p2p
+// and host exactly as real ones do.
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "topologies/layout.h"
+
+namespace ccbench {
+
+// Whether ranks a and b's GPUs can map each other's memory (both directions).
+using PeerAccess = std::function<bool(int a, int b)>;
+
+// Each probe says whether the transport can connect ranks a and b; `why` says why not.
+bool p2p_can_connect(const RankLayout& l, int a, int b, const PeerAccess& access, std::string* why);
+bool host_can_connect(const RankLayout& l, int a, int b, std::string* why);
+
+struct GpuPaths {
+  std::vector<std::vector<std::string>> of;  // [a][b]: "p2p", "host", "net", or "" (a == b, or refused)
+  std::string label;    // the transports any pair uses, in probe order joined by '+': "p2p", "p2p+net/tcp"
+  std::string refused;  // empty when every pair is connected; otherwise which pair and why
+};
+
+// The GPU --transport values: "auto, p2p, host, net, tcp, ib" (cuda_ipc is p2p's old name).
+std::string valid_gpu_transports();
+
+// Plans every pair of `l` for --transport `choice`: auto takes p2p where it can, host where it
+// can, net across nodes; p2p and host must connect every pair; net and tcp use net for every
+// pair; ib refuses (no verbs path for GPU data). Same result on every rank.
+GpuPaths plan_gpu_paths(const RankLayout& l, std::string_view choice, const PeerAccess& access);
+
+}  // namespace ccbench

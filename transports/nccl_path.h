@@ -1,0 +1,41 @@
+#pragma once
+// NCCL on the same path as ours, for a fair comparison. NCCL reads these settings once per
+// process and caches them (NCCL 2.28: NCCL_P2P_DISABLE, NCCL_SHM_DISABLE, NCCL_NET,
+// NCCL_HOSTID, NCCL_DEBUG), so they are set before any communicator exists, once per launch;
+// a side-by-side comparison of paths needs one launch per path (scripts/paths.sh).
+//   auto, p2p   nothing forced (NCCL's own choice: P2P within a node)
+//   host        NCCL_P2P_DISABLE=1 (its SHM transport, staged through host memory)
+//   net, tcp    NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 NCCL_NET=Socket (and NCCL_SOCKET_IFNAME=lo
+//               when every rank is on one host and none was given)
+//   ib          NCCL_NET=IB; Error(precondition) when the host has no RDMA device
+// Emulated nodes: NCCL_HOSTID = the rank's node ("ccbench-node-N", or CCBENCH_HOSTID), so NCCL
+// splits the ranks as we do and connects the nodes over its network transport.
+// To learn what NCCL really used, NCCL_DEBUG=INFO goes to a private file (unless the user set
+// NCCL_DEBUG); nccl_path_label() reads its "via ..." lines after a communicator is set up.
+#include <string>
+#include <vector>
+
+#include "topologies/layout.h"
+
+namespace ccbench {
+
+struct NcclPinning {
+  std::string pinned;  // "", "shm", "net/socket", "net/ib", with "+hostid" for emulated nodes
+  std::vector<std::string> settings;  // "NAME=value" as applied
+};
+
+// Applies the settings for GPU ranks' --transport (before NCCL initialises). Throws
+// Error(precondition) for ib without an RDMA device, naming the host.
+NcclPinning pin_nccl_path(const std::string& transport, const RankLayout& layout);
+
+// The row's transport for NCCL: "nccl" when nothing was pinned; otherwise "nccl:" + what NCCL's
+// debug log says it connected over (e.g. "nccl:NET/Socket", "nccl:SHM", "nccl:P2P+NET/Socket"),
+// or "nccl:pinned <what>" when the log could not be read.
+std::string nccl_path_label();
+
+// The distinct transports named by NCCL debug lines "... via P2P/CUMEM/read", "via SHM/direct/
+// direct", "via NET/Socket/0" in `log`: "P2P", "SHM", "NET/Socket", joined by '+' in order of
+// first appearance; "" when there are none.
+std::string nccl_transports_in_log(const std::string& log);
+
+}  // namespace ccbench
