@@ -98,7 +98,9 @@ class LockedSink final : public ResultSink {
   bool finished_ = false;
 };
 
-std::string default_results_dir() {
+}  // namespace
+
+static std::string default_results_dir() {
   char host[256] = {};
   gethostname(host, sizeof host - 1);
   std::time_t t = std::time(nullptr);
@@ -127,6 +129,8 @@ std::string prepare_output_dir(const std::string& requested) {
   std::remove(probe.c_str());
   return dir;
 }
+
+namespace {
 
 // The arguments of a command line without the program path (which may differ between nodes).
 std::string arguments_of(const std::string& command_line) {

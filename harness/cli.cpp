@@ -8,6 +8,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "harness/links_cli.h"
 #include "results/error.h"
 
 namespace ccbench {
@@ -61,7 +62,7 @@ double parse_real(const std::string& text, const char* flag, const char* meaning
 
 const std::vector<std::string> kTransports = {"auto", "shm", "mpi", "tcp", "cuda_ipc", "nccl"};
 const std::vector<std::string> kFormats = {"table", "csv", "json", "md"};
-const std::set<std::string> kSubcommands = {"run", "compare", "list", "topo"};
+const std::set<std::string> kSubcommands = {"run", "compare", "list", "topo", "links"};
 
 std::string joined(const std::vector<std::string>& v) {
   std::string s;
@@ -231,6 +232,7 @@ Command parse_command_line(int argc, const char* const* argv) {
   TopoRequest topo;
   CLI::App* topocmd = app.add_subcommand("topo", "describe this node: CPUs, NUMA, RDMA devices, GPUs and NVLinks");
   topocmd->add_flag("--json", topo.json, "print JSON instead of text");
+  LinksCommand links(app);  // `ccbench links` (harness/links_cli.h)
 
   std::vector<std::string> reversed(args.rbegin(), args.rend());
   try {
@@ -245,6 +247,7 @@ Command parse_command_line(int argc, const char* const* argv) {
   if (version) return VersionRequest{};
   if (list || *listcmd) return ListRequest{};
   if (*topocmd) return topo;
+  if (links.given()) return links.finish(full_command_line(argc, argv));
   if (*compare) {
     cmp.tolerance = parse_real(tolerance, "--tolerance", "a fraction between 0 and 1");
     if (cmp.tolerance < 0 || cmp.tolerance >= 1)

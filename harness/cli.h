@@ -5,6 +5,7 @@
 #include <variant>
 #include <vector>
 
+#include "harness/links.h"
 #include "harness/options.h"
 
 namespace ccbench {
@@ -21,7 +22,8 @@ struct TopoRequest {
   bool json = false;
 };
 
-using Command = std::variant<RunOptions, VersionRequest, ListRequest, HelpRequest, CompareRequest, TopoRequest>;
+using Command = std::variant<RunOptions, VersionRequest, ListRequest, HelpRequest, CompareRequest, TopoRequest,
+                             LinksOptions>;
 
 // Parses argv. With no subcommand, `run` is implied. Throws Error(usage).
 Command parse_command_line(int argc, const char* const* argv);

@@ -31,6 +31,7 @@ int main(int argc, char** argv) {
     if (std::holds_alternative<ListRequest>(cmd)) return print_implementations(lrank);
     if (auto* c = std::get_if<CompareRequest>(&cmd)) return run_compare(*c);
     if (auto* t = std::get_if<TopoRequest>(&cmd)) return print_topology(*t);
+    if (auto* l = std::get_if<LinksOptions>(&cmd)) return run_links(*l, &argc, &argv);
     return run_benchmark(std::get<RunOptions>(cmd), &argc, &argv);
   } catch (const Error& e) {
     // Usage errors are the same on every rank: rank 0 says it once.
