@@ -116,7 +116,8 @@ Json links_to_json(const std::vector<LinkResult>& results, const std::vector<Lin
 std::string links_to_csv(const std::vector<LinkResult>& results) {
   std::string s = csv_line({"transport", "mode", "src", "dst", "src_host", "dst_host", "bytes", "oneway_GBps",
                             "bidir_GBps", "latency_us", "reason"});
-  auto num = [](const std::optional<double>& v) { return v ? fmt::format("{:.4f}", *v) : std::string(); };
+  // Six significant digits: small sizes move well under 0.0001 GB/s on a loaded host.
+  auto num = [](const std::optional<double>& v) { return v ? fmt::format("{:.6g}", *v) : std::string(); };
   for (const LinkResult& r : results)
     s += csv_line({r.transport, r.mode, std::to_string(r.src), r.dst < 0 ? "host" : std::to_string(r.dst), r.src_host,
                    r.dst_host, std::to_string(r.bytes), num(r.oneway_gbps), num(r.bidir_gbps), num(r.latency_us),
