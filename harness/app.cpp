@@ -20,6 +20,7 @@
 #include "harness/backend.h"
 #include "harness/bootstrap.h"
 #include "harness/context.h"
+#include "harness/links.h"
 #include "harness/progress_board.h"
 #include "harness/runner.h"
 #include "harness/termination.h"
@@ -193,6 +194,10 @@ int run_benchmark(const RunOptions& opts_in, int* argc, char*** argv) {
   opts.fault = fault_from_environment();
   check_tuning_environment();
   if (lrank == 0 && !opts.no_files) out_dir = prepare_output_dir(opts.out_dir);
+  // The efficiency column (harness/links.h): ceilings from a links.json, read before MPI.
+  std::vector<LinkCeiling> ceilings;
+  std::string ceilings_source = opts.ceilings_file;
+  if (lrank == 0 && !opts.ceilings_file.empty()) ceilings = read_link_ceilings(opts.ceilings_file);
 
   TerminationSignals signals;  // first: before MPI, CUDA or the watchdog start threads
   std::unique_ptr<LockedSink> sink;
@@ -340,6 +345,13 @@ int run_benchmark(const RunOptions& opts_in, int* argc, char*** argv) {
       sink->begin(context);
     }
 
+    if (opts.measure_ceilings) {  // the efficiency column's ceilings, at the run's largest size
+      watchdog.enter("measuring link ceilings (--measure-ceilings)");
+      ceilings = measure_link_ceilings(device == Device::gpu, opts.transport, layout, world, base.cuda_device,
+                                       base.timeout, std::clamp<std::uint64_t>(plan.sizes.back(), 1 << 20, 256 << 20),
+                                       opts.no_files ? "" : out_dir + "/links.json");
+      ceilings_source = "measured in this run (links.json)";
+    }
     Runner runner(opts, plan, base, *backend, sink.get(), watchdog);
     active_runner = &runner;
     struct Forget {  // before `runner` goes, also when run() throws
@@ -360,6 +372,9 @@ int run_benchmark(const RunOptions& opts_in, int* argc, char*** argv) {
       outcome.exit_code = static_cast<int>(code);
       outcome.verdict = code == ExitCode::ok ? "OK" : fmt::format("FAILED: {}", exit_code_name(code));
       sink->finish(outcome);
+      if (!ceilings.empty() && !opts.no_files &&
+          std::find(opts.formats.begin(), opts.formats.end(), "json") != opts.formats.end())
+        add_efficiency_to_run_json(out_dir + "/run.json", ceilings, ceilings_source);
       std::string summary = comparison_table(runner.rows(), opts.baseline, true);
       if (!summary.empty()) fmt::print("#\n# busbw from the median iteration, and its ratio to {}:\n{}", opts.baseline, summary);
       if (!opts.no_files) fmt::print("# results: {}/ (results.csv, run.json, results.md)\n", out_dir);

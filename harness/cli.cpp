@@ -78,6 +78,8 @@ struct RawRun {
   std::string in_place = "both", out, format = "table,csv,json,md", seed = "24301", timeout = "120";
   std::string cycles = "1", baseline;
   bool share_gpus = false;
+  std::string ceilings;           // efficiency column (harness/links.h)
+  bool measure_ceilings = false;
   // Whether the options whose absence means "default" were given: given empty is an error.
   bool max_given = false, factor_given = false, inc_given = false, out_given = false, baseline_given = false;
 };
@@ -109,6 +111,8 @@ void add_run_options(CLI::App& app, RawRun& r) {
   app.add_option("--cycles", r.cycles, "repeat the sweep N times, 0 = until stopped (burn-in) [1]");
   app.add_option("--baseline", r.baseline, "implementation the summary compares with [nccl on GPUs, mpi on CPUs]");
   app.add_flag("--share-gpus", r.share_gpus, "allow several ranks on one GPU");
+  app.add_option("--ceilings", r.ceilings, "links.json of `ccbench links`: run.json rows get busbw / link ceiling");
+  app.add_flag("--measure-ceilings", r.measure_ceilings, "measure the link ceilings first (links.json, efficiency)");
 }
 
 RunOptions finish_run_options(const RawRun& r) {
@@ -192,6 +196,10 @@ RunOptions finish_run_options(const RawRun& r) {
     fail(ExitCode::usage, "--baseline: unknown implementation '{}' (valid: {})", r.baseline, valid_implementations());
   o.baseline = r.baseline;
   o.share_gpus = r.share_gpus;
+  if (!r.ceilings.empty() && r.measure_ceilings)
+    fail(ExitCode::usage, "--ceilings and --measure-ceilings exclude each other: give one");
+  o.ceilings_file = r.ceilings;
+  o.measure_ceilings = r.measure_ceilings;
   return o;
 }
 

@@ -24,6 +24,9 @@ namespace ccbench {
 
 using Json = nlohmann::ordered_json;
 
+// Messages per pair when a run measures its own ceilings: a few large copies settle the rate.
+constexpr int kCeilingIterations = 5;
+
 // ------------------------------------------------------------------------------- reports
 
 namespace {
@@ -48,6 +51,12 @@ std::string endpoint(int rank, const std::string& host) {
 }
 
 Json optional_json(const std::optional<double>& v) { return v ? Json(*v) : Json(nullptr); }
+
+void write_file(const std::string& path, const std::string& text) {
+  std::ofstream f(path);
+  f << text;
+  if (!f) fail(ExitCode::runtime, "cannot write {}", path);
+}
 
 }  // namespace
 
@@ -129,19 +138,76 @@ std::vector<LinkCeiling> ceilings_from_links(const Json& links, const std::strin
   if (!links.is_object() || links.value("schema", "") != "ccbench-links/1" || !links.contains("results") ||
       !links["results"].is_array())
     fail(ExitCode::usage, "--ceilings: {} is not a links.json of `ccbench links` (schema ccbench-links/1)", source);
-  std::vector<LinkCeiling> out;
+  // Per transport: the largest size, and the values measured at it.
+  std::map<std::string, std::uint64_t> largest;
+  std::map<std::string, std::vector<double>> oneway, bidir;
+  for (const Json& r : links["results"])
+    if (!r.is_object() || !r.contains("transport") || !r["transport"].is_string() || !r.contains("bytes") ||
+        !r["bytes"].is_number_unsigned())
+      fail(ExitCode::usage, "--ceilings: {}: a result without a transport name or size", source);
+  auto counts = [](const Json& r) {
+    const std::string mode = r.value("mode", "");
+    return mode == "pair" || mode == "d2h+h2d";
+  };
+  for (const Json& r : links["results"])
+    if (counts(r)) {
+      auto& b = largest[r["transport"].get<std::string>()];
+      b = std::max(b, r["bytes"].get<std::uint64_t>());
+    }
   for (const Json& r : links["results"]) {
-    if (!r.is_object() || !r.contains("transport") || !r["transport"].is_string())
-      fail(ExitCode::usage, "--ceilings: {}: a result without a transport name", source);
     const std::string t = r["transport"].get<std::string>();
-    auto it = std::find_if(out.begin(), out.end(), [&](const LinkCeiling& c) { return c.transport == t; });
-    if (it == out.end()) it = out.insert(out.end(), LinkCeiling{t, 0, 0});
-    if (r.contains("oneway_GBps") && r["oneway_GBps"].is_number())
-      it->oneway_gbps = std::max(it->oneway_gbps, r["oneway_GBps"].get<double>());
-    if (r.contains("bidir_GBps") && r["bidir_GBps"].is_number())
-      it->bidir_gbps = std::max(it->bidir_gbps, r["bidir_GBps"].get<double>());
+    if (!counts(r) || r["bytes"].get<std::uint64_t>() != largest[t]) continue;
+    if (r.contains("oneway_GBps") && r["oneway_GBps"].is_number()) oneway[t].push_back(r["oneway_GBps"].get<double>());
+    if (r.contains("bidir_GBps") && r["bidir_GBps"].is_number()) bidir[t].push_back(r["bidir_GBps"].get<double>());
+  }
+  std::vector<LinkCeiling> out;
+  for (const auto& [t, bytes] : largest) {
+    if (bidir[t].empty()) continue;  // nothing measured on this transport
+    out.push_back({t, oneway[t].empty() ? 0 : median_of(oneway[t]), median_of(bidir[t])});
   }
   return out;
+}
+
+std::optional<double> row_efficiency(const std::string& transport, const std::string& device, double busbw_gbps,
+                                     const std::vector<LinkCeiling>& ceilings) {
+  auto ceiling_of = [&](const std::string& t) -> std::optional<double> {
+    std::string name = t;
+    if (device == "gpu" && (t == "cuda_ipc" || t == "p2p" || t == "nccl")) name = "ce";
+    if (device == "gpu" && t == "host") name = "pcie";
+    for (const LinkCeiling& c : ceilings)
+      if (c.transport == name && c.bidir_gbps > 0) return c.bidir_gbps / 2;
+    return std::nullopt;
+  };
+  std::optional<double> lowest;
+  std::istringstream parts(transport);
+  for (std::string part; std::getline(parts, part, '+');) {
+    const auto c = ceiling_of(part);
+    if (!c) return std::nullopt;  // a part of the path was not measured
+    lowest = lowest ? std::min(*lowest, *c) : *c;
+  }
+  if (!lowest) return std::nullopt;
+  return busbw_gbps / *lowest;
+}
+
+void add_efficiency_to_run_json(const std::string& path, const std::vector<LinkCeiling>& ceilings,
+                                const std::string& source) {
+  std::ifstream in(path);
+  Json doc = in ? Json::parse(in, nullptr, false) : Json();
+  if (!doc.is_object() || !doc.contains("rows"))
+    fail(ExitCode::runtime, "efficiency: cannot read the rows of {}", path);
+  Json used = Json::array();
+  for (const LinkCeiling& c : ceilings)
+    used.push_back({{"transport", c.transport}, {"oneway_GBps", c.oneway_gbps}, {"bidir_GBps", c.bidir_gbps}});
+  doc["link_ceilings"] = {{"source", source},
+                          {"efficiency", "busbw / (bidirectional ceiling of the row's path / 2)"},
+                          {"ceilings", used}};
+  for (Json& row : doc["rows"]) {
+    std::optional<double> e;
+    if (row.value("status", "") == "ok")
+      e = row_efficiency(row.value("transport", ""), row.value("device", ""), row.value("busbw_gbps", 0.0), ceilings);
+    row["efficiency"] = e ? Json(*e) : Json(nullptr);
+  }
+  write_file(path, doc.dump(2) + "\n");
 }
 
 std::vector<LinkCeiling> read_link_ceilings(const std::string& path) {
@@ -254,13 +320,29 @@ std::string agreed_ib_reason(MPI_Comm comm, const RankLayout& layout) {
   return fmt::format("rank {} (host {}) cannot use RDMA", first, layout.host_of[static_cast<size_t>(first)]);
 }
 
-void write_file(const std::string& path, const std::string& text) {
-  std::ofstream f(path);
-  f << text;
-  if (!f) fail(ExitCode::runtime, "cannot write {}", path);
-}
-
 }  // namespace
+
+std::vector<LinkCeiling> measure_link_ceilings(bool gpu, const std::string& transport, const RankLayout& layout,
+                                               MPI_Comm comm, int cuda_device, std::chrono::milliseconds timeout,
+                                               std::uint64_t bytes, const std::string& links_json) {
+  LinksOptions o;
+  o.min_bytes = o.max_bytes = bytes;
+  o.iterations = kCeilingIterations;
+  o.warmup = 1;
+  o.timeout = timeout;
+  const std::vector<std::uint64_t> sizes{bytes};
+  std::vector<LinkResult> results;
+  for (const std::string& t : gpu ? std::vector<std::string>{"ce", "pcie"} : std::vector<std::string>{transport}) {
+    auto part = gpu ? measure_gpu_links(o, t, layout, comm, cuda_device, sizes) : measure_cpu_links(o, t, layout, comm, sizes);
+    results.insert(results.end(), part.begin(), part.end());
+  }
+  if (layout.rank != 0) return {};
+  Json context = links_context(o, layout, gpu ? "gpu" : "cpu");
+  context["measured_for"] = "the efficiency column of a ccbench run (--measure-ceilings)";
+  const Json j = links_to_json(results, find_link_outliers(results, o.outlier_threshold), context);
+  if (!links_json.empty()) write_file(links_json, j.dump(2) + "\n");
+  return ceilings_from_links(j, "the ceilings measured in this run");
+}
 
 int run_links(const LinksOptions& o, int* argc, char*** argv) {
   const int lrank = launcher_rank();

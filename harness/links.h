@@ -19,7 +19,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <mpi.h>
+
 #include "harness/options.h"
+#include "topologies/layout.h"
 #include "transports/ib/ib_logic.h"
 
 namespace ccbench {
@@ -78,14 +81,36 @@ nlohmann::ordered_json links_to_json(const std::vector<LinkResult>& results, con
 // links.csv: header, then one line per result.
 std::string links_to_csv(const std::vector<LinkResult>& results);
 
-// The best one-way and bidirectional bandwidth measured per transport in a links.json (or the
-// object links_to_json returns). Throws Error(usage) naming the file for a file that is not one.
+// The ceiling of each transport in a links measurement: the median over pairs (pcie: over GPUs,
+// the "d2h+h2d" rows) at the largest size measured, one way and both ways. Throws Error(usage)
+// naming `source` for something that is not a links.json.
 struct LinkCeiling {
   std::string transport;
   double oneway_gbps = 0, bidir_gbps = 0;
 };
 std::vector<LinkCeiling> ceilings_from_links(const nlohmann::ordered_json& links, const std::string& source);
 std::vector<LinkCeiling> read_link_ceilings(const std::string& path);
+
+// The efficiency of a collective row: busbw over what its path carries per direction when both
+// directions are busy (the bidirectional ceiling / 2: in a ring every rank sends and receives at
+// once). The path's ceiling is the row's transport's; "a+b" takes the lower of both; GPU rows over
+// peer memory (cuda_ipc, p2p, nccl) use the copy-engine ceiling `ce`, host-staged rows (`host`)
+// the pinned-copy ceiling `pcie`. nullopt when no ceiling applies.
+std::optional<double> row_efficiency(const std::string& transport, const std::string& device, double busbw_gbps,
+                                     const std::vector<LinkCeiling>& ceilings);
+
+// Rewrites run.json (rank 0, after the run) with "efficiency" in every row that has a ceiling
+// (null otherwise) and the ceilings used under "link_ceilings". Throws Error(runtime) when the
+// file cannot be read or written.
+void add_efficiency_to_run_json(const std::string& path, const std::vector<LinkCeiling>& ceilings,
+                                const std::string& source);
+
+// Measures the ceilings inside a `ccbench run` (--measure-ceilings): one pair at a time at
+// `bytes`, over `transport` on CPU ranks (auto: shm/mpi), ce and pcie on GPU ranks. Collective;
+// the result is complete on rank 0; `links_json` (rank 0, if not empty) gets the measurement.
+std::vector<LinkCeiling> measure_link_ceilings(bool gpu, const std::string& transport, const RankLayout& layout,
+                                               MPI_Comm comm, int cuda_device, std::chrono::milliseconds timeout,
+                                               std::uint64_t bytes, const std::string& links_json);
 
 // `ccbench links`: MPI start-up, the measurement, the reports; the agreed exit code.
 int run_links(const LinksOptions& options, int* argc, char*** argv);

@@ -41,6 +41,8 @@ struct RunOptions {
   std::string baseline;            // impl the summary compares against (default nccl or mpi)
   std::string command_line;        // as typed, for the context block
   std::optional<FaultSpec> fault;  // CCBENCH_FAULT (tests only)
+  std::string ceilings_file;       // --ceilings: a links.json whose ceilings give run.json its efficiency
+  bool measure_ceilings = false;   // --measure-ceilings: measure them first (harness/links.h)
 };
 
 }  // namespace ccbench

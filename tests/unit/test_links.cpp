@@ -87,5 +87,24 @@ TEST(LinksReport, JsonCarriesResultsOutliersAndCeilings) {
   }
 }
 
+TEST(LinksEfficiency, BusbwOverHalfTheBidirectionalCeilingOfThePath) {
+  const std::vector<LinkCeiling> c = {{"shm", 10, 20}, {"mpi", 4, 6}, {"ce", 397, 784}, {"pcie", 55, 102}};
+  EXPECT_DOUBLE_EQ(*row_efficiency("shm", "cpu", 8, c), 0.8);           // 8 / (20 / 2)
+  EXPECT_DOUBLE_EQ(*row_efficiency("shm+mpi", "cpu", 1.5, c), 0.5);     // the slower part: 6 / 2
+  EXPECT_DOUBLE_EQ(*row_efficiency("nccl", "gpu", 392, c), 1.0);        // peer memory: copy engines
+  EXPECT_DOUBLE_EQ(*row_efficiency("host", "gpu", 25.5, c), 0.5);       // host staging: pinned copies
+  EXPECT_FALSE(row_efficiency("tcp", "cpu", 1, c));                     // not measured: no value, not 0
+  EXPECT_FALSE(row_efficiency("shm+tcp", "cpu", 1, c));
+  EXPECT_FALSE(row_efficiency("nccl", "cpu", 1, c));                    // CPU rows never map to ce
+}
+
+TEST(LinksEfficiency, CeilingsAreTheMedianAtTheLargestSize) {
+  std::vector<LinkResult> r = {pair(0, 1, 1, 2, 1024), pair(0, 1, 9, 18), pair(1, 0, 7, 14), pair(0, 2, 8, 16)};
+  const auto c = ceilings_from_links(links_to_json(r, {}, {}), "test");
+  ASSERT_EQ(c.size(), 1u);
+  EXPECT_DOUBLE_EQ(c[0].oneway_gbps, 8);  // median of 9, 7, 8; the 1 KiB row does not count
+  EXPECT_DOUBLE_EQ(c[0].bidir_gbps, 16);
+}
+
 }  // namespace
 }  // namespace ccbench
