@@ -189,19 +189,6 @@ Endpoint connect_all(const LinksOptions& o, const std::string& transport, const 
   return e;
 }
 
-LinkResult cell(const std::string& transport, const char* mode, const RankLayout& l, int src, int dst,
-                std::uint64_t bytes) {
-  LinkResult r;
-  r.transport = transport;
-  r.mode = mode;
-  r.src = src;
-  r.dst = dst;
-  r.src_host = l.host_of[static_cast<size_t>(src)];
-  r.dst_host = l.host_of[static_cast<size_t>(dst)];
-  r.bytes = bytes;
-  return r;
-}
-
 // Every rank streams to every other at once (the largest size): per pair, the receiver's rate.
 void measure_all_at_once(Endpoint& e, const LinksOptions& o, const std::string& label, const RankLayout& l,
                          MPI_Comm comm, std::uint64_t bytes, std::vector<LinkResult>& out) {
@@ -227,13 +214,26 @@ void measure_all_at_once(Endpoint& e, const LinksOptions& o, const std::string& 
   for (int s = 0; s < l.nranks; ++s)
     for (int d = 0; d < l.nranks; ++d) {
       if (s == d) continue;
-      LinkResult r = cell(label, "all", l, s, d, bytes);
+      LinkResult r = link_cell(label, "all", l, s, d, bytes);
       r.oneway_gbps = static_cast<double>(bytes) * o.iterations / all[static_cast<size_t>(d)] / 1e9;
       out.push_back(std::move(r));
     }
 }
 
 }  // namespace
+
+LinkResult link_cell(const std::string& transport, const char* mode, const RankLayout& l, int src, int dst,
+                     std::uint64_t bytes) {
+  LinkResult r;
+  r.transport = transport;
+  r.mode = mode;
+  r.src = src;
+  r.dst = dst;
+  r.src_host = l.host_of[static_cast<size_t>(src)];
+  r.dst_host = dst < 0 ? r.src_host : l.host_of[static_cast<size_t>(dst)];
+  r.bytes = bytes;
+  return r;
+}
 
 PairFigures gather_pair_figures(MPI_Comm comm, const PairFigures& mine) {
   double in[3] = {mine.oneway_s, mine.bidir_s, mine.latency_s}, out[3] = {0, 0, 0};
@@ -259,7 +259,7 @@ std::vector<LinkResult> measure_cpu_links(const LinksOptions& o, const std::stri
           mine = measure_pair(e, layout.rank == s, layout.rank == s ? d : s, bytes, o, latency);
         const PairFigures f = gather_pair_figures(comm, mine);
         if (layout.rank != 0) continue;
-        LinkResult r = cell(transport == "auto" ? auto_choice(layout, s, d) : transport, "pair", layout, s, d, bytes);
+        LinkResult r = link_cell(transport == "auto" ? auto_choice(layout, s, d) : transport, "pair", layout, s, d, bytes);
         const double moved = static_cast<double>(bytes) * o.iterations;
         r.oneway_gbps = moved / f.oneway_s / 1e9;
         r.bidir_gbps = 2 * moved / f.bidir_s / 1e9;

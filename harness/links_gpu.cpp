@@ -209,19 +209,6 @@ class GpuEndpoint {
   std::map<int, Mapped> peers_;
 };
 
-LinkResult gpu_cell(const std::string& transport, const char* mode, const RankLayout& l, int src, int dst,
-                    std::uint64_t bytes) {
-  LinkResult r;
-  r.transport = transport;
-  r.mode = mode;
-  r.src = src;
-  r.dst = dst;
-  r.src_host = l.host_of[static_cast<size_t>(src)];
-  r.dst_host = dst < 0 ? r.src_host : l.host_of[static_cast<size_t>(dst)];
-  r.bytes = bytes;
-  return r;
-}
-
 // One ordered pair at one size, from a rank of the pair: warm-up, one way, both ways, latency.
 PairFigures gpu_pair(GpuEndpoint& g, MPI_Comm comm, bool in_pair, bool is_src, int peer, std::uint64_t bytes,
                      const LinksOptions& o, bool sm, bool latency) {
@@ -264,7 +251,7 @@ std::vector<LinkResult> measure_gpu_links(const LinksOptions& o, const std::stri
       if (layout.rank != 0) continue;
       const char* modes[3] = {"d2h", "h2d", "d2h+h2d"};
       for (int m = 0; m < 3; ++m) {
-        LinkResult c = gpu_cell("pcie", modes[m], layout, r, -1, sizes.back());
+        LinkResult c = link_cell("pcie", modes[m], layout, r, -1, sizes.back());
         (m < 2 ? c.oneway_gbps : c.bidir_gbps) = got[m];
         out.push_back(std::move(c));
       }
@@ -286,7 +273,7 @@ std::vector<LinkResult> measure_gpu_links(const LinksOptions& o, const std::stri
         if (why.empty()) mine = gpu_pair(g, comm, in_pair, layout.rank == s, layout.rank == s ? d : s, bytes, o, sm, latency);
         const PairFigures f = gather_pair_figures(comm, mine);
         if (layout.rank != 0) continue;
-        LinkResult r = gpu_cell(transport, "pair", layout, s, d, bytes);
+        LinkResult r = link_cell(transport, "pair", layout, s, d, bytes);
         if (!why.empty()) {
           r.reason = why;
         } else {

@@ -22,6 +22,10 @@ std::vector<LinkResult> measure_cpu_links(const LinksOptions& o, const std::stri
 std::vector<LinkResult> measure_gpu_links(const LinksOptions& o, const std::string& transport, const RankLayout& layout,
                                           MPI_Comm comm, int cuda_device, const std::vector<std::uint64_t>& sizes);
 
+// An empty cell of `transport`: the ranks and hosts of src and dst (dst -1: src's host memory).
+LinkResult link_cell(const std::string& transport, const char* mode, const RankLayout& layout, int src, int dst,
+                     std::uint64_t bytes);
+
 // One pair's three figures from the two ranks that measured them, on rank 0 (others get zeros):
 // every rank calls it once per pair with what it measured (0 where it measured nothing).
 struct PairFigures {
