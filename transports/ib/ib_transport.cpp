@@ -64,6 +64,18 @@ namespace {
 constexpr int kSenderDataTag = 1 << 21;
 constexpr int kReceiverDataTag = (1 << 21) + (1 << 20);
 
+// Work request ids say what a request was: a failed completion's opcode is undefined (verbs man
+// page), so error messages name the operation from the id.
+enum WrKind : std::uint64_t { kWrData = 1, kWrCredit = 2, kWrRecv = 3 };
+const char* wr_kind_name(std::uint64_t id) {
+  switch (id) {
+    case kWrData: return "RDMA_WRITE (data)";
+    case kWrCredit: return "SEND_WITH_IMM (credit)";
+    case kWrRecv: return "RECV";
+    default: return "work request";
+  }
+}
+
 class IbChannelEnd;
 
 // The device and completion queue every ib channel of one connect_channels() call shares;
@@ -133,7 +145,7 @@ class IbChannelEnd {
   void check(const IbCompletion& c) const {
     if (c.status != WcStatus::success)
       throw Error(classify_completion(c.status).code,
-                  completion_error_message(c.status, c.status_text, c.opcode, peer_, c.qpn, c.vendor_err));
+                  completion_error_message(c.status, c.status_text, wr_kind_name(c.wr_id), peer_, c.qpn, c.vendor_err));
   }
   // Sends this end's blob to the peer (kept until the send completes) and receives the peer's.
   void send_data(MPI_Comm comm, int tag) {
@@ -194,7 +206,7 @@ class IbRecvChannel final : public RecvChannel, public IbChannelEnd {
  public:
   IbRecvChannel(const SetupArgs& a) : IbChannelEnd(a, true), arrived_(static_cast<size_t>(depth_), kEmpty) {
     for (auto& qp : qps_)
-      for (int i = 0; i < depth_; ++i) qp->post_recv(0);
+      for (int i = 0; i < depth_; ++i) qp->post_recv(kWrRecv);
     next_on_qp_.resize(qps_.size());
     for (size_t q = 0; q < qps_.size(); ++q) next_on_qp_[q] = q;
     send_data(a.comm, kReceiverDataTag + a.tag);
@@ -213,7 +225,7 @@ class IbRecvChannel final : public RecvChannel, public IbChannelEnd {
   void release() override {
     arrived_[static_cast<size_t>(consumed_ % static_cast<std::uint64_t>(depth_))] = kEmpty;
     ++consumed_;
-    qps_[0]->post_send_imm(credit_imm(1), 0);
+    qps_[0]->post_send_imm(credit_imm(1), kWrCredit);
   }
   size_t slot_bytes() const override { return slot_bytes_; }
   void on_completion(const IbCompletion& c) override {
@@ -229,7 +241,7 @@ class IbRecvChannel final : public RecvChannel, public IbChannelEnd {
     const std::uint64_t seq = next_on_qp_[q];
     next_on_qp_[q] += qps_.size();
     arrived_[static_cast<size_t>(seq % static_cast<std::uint64_t>(depth_))] = m.value;
-    qps_[q]->post_recv(0);
+    qps_[q]->post_recv(kWrRecv);
   }
 
  private:
@@ -242,7 +254,7 @@ class IbRecvChannel final : public RecvChannel, public IbChannelEnd {
 class IbSendChannel final : public SendChannel, public IbChannelEnd {
  public:
   IbSendChannel(const SetupArgs& a) : IbChannelEnd(a, false), window_(static_cast<std::uint32_t>(depth_)) {
-    for (int i = 0; i < depth_; ++i) qps_[0]->post_recv(0);  // credits arrive on QP 0
+    for (int i = 0; i < depth_; ++i) qps_[0]->post_recv(kWrRecv);  // credits arrive on QP 0
     const IbConnData remote = receive_data(a, kReceiverDataTag + a.tag);
     if (remote.slots != static_cast<std::uint32_t>(depth_) || remote.bytes != mem_.stride * static_cast<size_t>(depth_))
       fail(ExitCode::precondition, "ib: {} offers {} slots in {} bytes, this rank expects {} in {}", peer_,
@@ -261,7 +273,7 @@ class IbSendChannel final : public SendChannel, public IbChannelEnd {
     const std::uint64_t base = static_cast<std::uint64_t>(slot) * mem_.stride;
     for (const Chunk& c : plan_chunks(bytes, job_.device().options().chunk_bytes))
       qp.post_write(*mr_, base + c.offset, c.bytes, remote_.addr + base + c.offset, remote_.rkey, c.last,
-                    c.last ? data_imm(bytes) : 0, c.last, 0);
+                    c.last ? data_imm(bytes) : 0, c.last, kWrData);
     window_.on_post();
     ++unfinished_;
   }
@@ -280,7 +292,7 @@ class IbSendChannel final : public SendChannel, public IbChannelEnd {
     if (!c.has_imm || !m.credit)
       fail(ExitCode::runtime, "ib: {} sent immediate {:#x} where a credit was due", peer_, c.imm);
     window_.on_credit(m.value);
-    qps_[0]->post_recv(0);
+    qps_[0]->post_recv(kWrRecv);
   }
 
  private:

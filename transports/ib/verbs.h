@@ -35,7 +35,7 @@ struct IbCompletion {
   std::uint64_t wr_id = 0;
   WcStatus status = WcStatus::success;
   std::string status_text;  // ibv_wc_status_str
-  std::string opcode;       // "RDMA_WRITE", "RECV_RDMA_WITH_IMM", "SEND", "RECV"
+  std::string opcode;       // "RDMA_WRITE", "RECV_RDMA_WITH_IMM", ...; undefined unless status is success
   bool is_recv = false;     // a receive completion (data write with immediate, or a credit)
   bool has_imm = false;
   std::uint32_t imm = 0;
