@@ -60,7 +60,7 @@ double parse_real(const std::string& text, const char* flag, const char* meaning
   return v;
 }
 
-const std::vector<std::string> kTransports = {"auto", "shm", "mpi", "tcp", "cuda_ipc", "nccl"};
+const std::vector<std::string> kTransports = {"auto", "shm", "mpi", "tcp", "ib", "cuda_ipc", "nccl"};
 const std::vector<std::string> kFormats = {"table", "csv", "json", "md"};
 const std::set<std::string> kSubcommands = {"run", "compare", "list", "topo", "links"};
 
@@ -102,7 +102,7 @@ void add_run_options(CLI::App& app, RawRun& r) {
                  "mpi,ring,tree on CPUs]");
   app.add_option("--device", r.device, "auto, cpu or gpu [auto: GPUs when present]");
   app.add_option("--transport", r.transport,
-                 "auto, shm, mpi, tcp (CPU ranks; CCBENCH_TCP_IF picks the interface), cuda_ipc [auto]");
+                 "auto, shm, mpi, tcp (CPU ranks; CCBENCH_TCP_IF picks the interface), ib (CPU ranks, RDMA), cuda_ipc [auto]");
   app.add_option("--in-place", r.in_place, "yes, no or both [both]");
   app.add_option("--out", r.out, "results folder, or none [./ccbench-results/<UTC time>-<host>]");
   app.add_option("--format", r.format, "outputs: table, csv, json, md [all]");
