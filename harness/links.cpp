@@ -252,6 +252,9 @@ std::vector<std::string> plan_transports(const LinksOptions& o, Device device, c
                                          std::vector<std::string>* notes) {
   const std::vector<std::string> cpu_only = {"shm", "mpi", "tcp", "ib"}, gpu_only = {"ce", "sm", "pcie"};
   std::vector<std::string> out;
+  if (o.all_at_once && device == Device::gpu)
+    fail(ExitCode::usage, "--all-at-once is measured on CPU ranks only; on GPU ranks leave it out (pairs are measured "
+         "one at a time)");
   for (const std::string& t : o.transports) {
     const auto& wrong = device == Device::gpu ? cpu_only : gpu_only;
     if (std::find(wrong.begin(), wrong.end(), t) != wrong.end())
