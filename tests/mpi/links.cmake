@@ -3,7 +3,7 @@
 # the RDMA hardware case (label rdma; skipped with the reason where there is no RDMA device).
 find_package(Python3 COMPONENTS Interpreter QUIET)
 if(Python3_FOUND)
-  foreach(case matrix transports bad_input ib_missing)
+  foreach(case matrix transports bad_input ib_missing efficiency)
     add_test(NAME mpi.links_${case}
              COMMAND Python3::Interpreter ${CMAKE_CURRENT_SOURCE_DIR}/mpi/links_tests.py ${MPIEXEC_EXECUTABLE}
                      $<TARGET_FILE:ccbench> ${CMAKE_CURRENT_BINARY_DIR} ${case})

@@ -2,7 +2,7 @@
 """`ccbench links` under mpirun on CPU ranks: the matrix, links.csv, links.json, bad input, and ib.
 
 Usage: links_tests.py MPIEXEC CCBENCH WORKDIR CASE
-CASE: matrix | transports | bad_input | ib_missing | rdma (the hardware case: exit 77 = skipped,
+CASE: matrix | transports | bad_input | ib_missing | efficiency | rdma (the hardware case: exit 77 = skipped,
 with the reason printed, where this host has no RDMA device).
 """
 import csv
@@ -101,6 +101,31 @@ elif CASE == "ib_missing":
     out = run(2, ["--transport", "ib", "--out", "none"], 3)
     need("--transport ib: no RDMA device: /sys/class/infiniband" in out, "no clear message", out)
     print("ok")
+
+elif CASE == "efficiency":
+    # A run that measures its own ceilings: run.json rows of our shm ring carry busbw / ceiling.
+    d = fresh("links-efficiency")
+    cmd = [MPIEXEC, "--oversubscribe", "--allow-run-as-root", "-np", "2", CCBENCH, "--device", "cpu",
+           "--collective", "allreduce", "--impl", "ring", "-b", "1M", "-e", "1M", "-n", "3", "-w", "1",
+           "--measure-ceilings", "--out", d]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=240)
+    need(p.returncode == 0, f"{' '.join(cmd)} exited {p.returncode}", p.stdout + p.stderr)
+    run = json.load(open(os.path.join(d, "run.json")))
+    ceilings = {c["transport"]: c for c in run["link_ceilings"]["ceilings"]}
+    need("shm" in ceilings and ceilings["shm"]["bidir_GBps"] > 0, f"no shm ceiling: {run['link_ceilings']}")
+    for row in run["rows"]:
+        want = row["busbw_gbps"] / (ceilings["shm"]["bidir_GBps"] / 2)
+        need(row["transport"] == "shm" and abs(row["efficiency"] - want) < 1e-9 * max(1, want), f"efficiency of {row}")
+    links = json.load(open(os.path.join(d, "links.json")))
+    need(links["schema"] == "ccbench-links/1", "links.json of the ceilings missing")
+    # A file that is not a links.json is refused before any measurement.
+    bad = os.path.join(WORKDIR, "not-links.json")
+    open(bad, "w").write('{"schema": "something else"}')
+    p = subprocess.run([MPIEXEC, "--oversubscribe", "--allow-run-as-root", "-np", "2", CCBENCH, "--device", "cpu",
+                        "--ceilings", bad, "--out", "none"], capture_output=True, text=True, timeout=240)
+    need(p.returncode == 2 and "is not a links.json" in p.stderr, "a bad --ceilings file was not refused",
+         p.stdout + p.stderr)
+    print(f"ok: {len(run['rows'])} rows with efficiency")
 
 elif CASE == "rdma":
     if not os.path.isdir("/sys/class/infiniband") or not os.listdir("/sys/class/infiniband"):
