@@ -68,7 +68,6 @@ LinksCommand::LinksCommand(CLI::App& app) {
   sub_->add_option("--ib-mtu", ib_mtu_, "ib: path MTU 256..4096 [the ports' active MTU]");
   sub_->add_option("--ib-tc", ib_tc_, "ib: traffic class (RoCE / GRH) [0]");
   sub_->add_option("--ib-sl", ib_sl_, "ib: service level (InfiniBand) [0]");
-  sub_->add_option("--gpudirect", gpudirect_, "ib on GPU ranks: on (dma-buf) or off (host staging) [on]");
 }
 
 LinksOptions LinksCommand::finish(const std::string& command_line) const {
@@ -101,9 +100,6 @@ LinksOptions LinksCommand::finish(const std::string& command_line) const {
   if (!ib_mtu_.empty()) o.ib.mtu = static_cast<int>(whole_number(ib_mtu_, "--ib-mtu", 256, 4096, "256, 512, 1024, 2048 or 4096"));
   o.ib.traffic_class = static_cast<int>(whole_number(ib_tc_, "--ib-tc", 0, 255, "a traffic class"));
   o.ib.service_level = static_cast<int>(whole_number(ib_sl_, "--ib-sl", 0, 15, "a service level"));
-  if (gpudirect_ != "on" && gpudirect_ != "off")
-    fail(ExitCode::usage, "--gpudirect: unknown value '{}' (valid: on, off)", gpudirect_);
-  o.ib.gpudirect = gpudirect_ == "on";
   validate_ib_options(o.ib);
   return o;
 }

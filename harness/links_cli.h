@@ -23,7 +23,6 @@ class LinksCommand {
   std::string transport_ = "auto", minbytes_ = "8", maxbytes_, factor_ = "8", iters_ = "20", warmup_ = "3";
   std::string threshold_ = "0.9", device_ = "auto", out_, timeout_ = "120";
   std::string ib_dev_, gid_index_, ib_qps_ = "1", ib_chunk_ = "1M", ib_mtu_, ib_tc_ = "0", ib_sl_ = "0";
-  std::string gpudirect_ = "on";
   bool all_at_once_ = false;
 };
 

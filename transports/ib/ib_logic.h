@@ -18,8 +18,8 @@
 namespace ccbench {
 
 // ---------------------------------------------------------------------------------------------
-// Options (command line: --ib-dev, --gid-index, --ib-qps, --ib-chunk, --ib-mtu, --ib-tc, --ib-sl,
-// --gpudirect). Every value is checked by validate_ib_options(); a bad one is Error(usage) naming
+// Options (command line: --ib-dev, --gid-index, --ib-qps, --ib-chunk, --ib-mtu, --ib-tc, --ib-sl;
+// `gpudirect` is set by the GPU transports that register GPU memory). Every value is checked by validate_ib_options(); a bad one is Error(usage) naming
 // the flag and the valid range.
 // ---------------------------------------------------------------------------------------------
 struct IbOptions {
