@@ -147,22 +147,24 @@ class IbChannelEnd {
       throw Error(classify_completion(c.status).code,
                   completion_error_message(c.status, c.status_text, wr_kind_name(c.wr_id), peer_, c.qpn, c.vendor_err));
   }
-  // Sends this end's blob to the peer (kept until the send completes) and receives the peer's.
+  // The exchange of connection data: each end posts its receive before the phase in which the
+  // peer sends (the receiver in create_recv, the sender before it sends), so that no wait depends
+  // on MPI sending small messages eagerly.
   void send_data(MPI_Comm comm, int tag) {
     blob_ = encode_conn(local_data());
     check_mpi(MPI_Isend(blob_.data(), static_cast<int>(blob_.size()), MPI_BYTE, peer_rank_, tag, comm, &send_req_),
               "MPI_Isend of ib connection data");
   }
-  IbConnData receive_data(const SetupArgs& a, int tag) {
-    ConnBlob in{};
-    MPI_Request req = MPI_REQUEST_NULL;
-    check_mpi(MPI_Irecv(in.data(), static_cast<int>(in.size()), MPI_BYTE, peer_rank_, tag, a.comm, &req),
-              "MPI_Irecv of ib connection data");
+  void post_receive(MPI_Comm comm, int tag) {
+    check_mpi(MPI_Irecv(peer_blob_.data(), static_cast<int>(peer_blob_.size()), MPI_BYTE, peer_rank_, tag, comm,
+                        &recv_req_), "MPI_Irecv of ib connection data");
+  }
+  IbConnData receive_data(const SetupArgs& a) {
     MPI_Status st{};
-    wait(req, &st, a, "its ib connection data");
+    wait(recv_req_, &st, a, "its ib connection data");
     int count = 0;
     MPI_Get_count(&st, MPI_BYTE, &count);
-    return decode_conn(in.data(), static_cast<size_t>(count), peer_rank_);
+    return decode_conn(peer_blob_.data(), static_cast<size_t>(count), peer_rank_);
   }
   void finish_send(const SetupArgs& a) { wait(send_req_, MPI_STATUS_IGNORE, a, "to take this rank's ib connection data"); }
 
@@ -187,8 +189,8 @@ class IbChannelEnd {
       backoff.pause();
     }
   }
-  ConnBlob blob_{};
-  MPI_Request send_req_ = MPI_REQUEST_NULL;
+  ConnBlob blob_{}, peer_blob_{};
+  MPI_Request send_req_ = MPI_REQUEST_NULL, recv_req_ = MPI_REQUEST_NULL;
 };
 
 void IbJob::progress() {
@@ -209,10 +211,11 @@ class IbRecvChannel final : public RecvChannel, public IbChannelEnd {
       for (int i = 0; i < depth_; ++i) qp->post_recv(kWrRecv);
     next_on_qp_.resize(qps_.size());
     for (size_t q = 0; q < qps_.size(); ++q) next_on_qp_[q] = q;
+    post_receive(a.comm, kSenderDataTag + a.tag);  // the sender sends during attach_send
     send_data(a.comm, kReceiverDataTag + a.tag);
   }
   void connected(const SetupArgs& a) {
-    connect_to(receive_data(a, kSenderDataTag + a.tag));
+    connect_to(receive_data(a));
     finish_send(a);
   }
   const void* try_peek(size_t* bytes) override {
@@ -255,7 +258,8 @@ class IbSendChannel final : public SendChannel, public IbChannelEnd {
  public:
   IbSendChannel(const SetupArgs& a) : IbChannelEnd(a, false), window_(static_cast<std::uint32_t>(depth_)) {
     for (int i = 0; i < depth_; ++i) qps_[0]->post_recv(kWrRecv);  // credits arrive on QP 0
-    const IbConnData remote = receive_data(a, kReceiverDataTag + a.tag);
+    post_receive(a.comm, kReceiverDataTag + a.tag);
+    const IbConnData remote = receive_data(a);
     if (remote.slots != static_cast<std::uint32_t>(depth_) || remote.bytes != mem_.stride * static_cast<size_t>(depth_))
       fail(ExitCode::precondition, "ib: {} offers {} slots in {} bytes, this rank expects {} in {}", peer_,
            remote.slots, remote.bytes, depth_, mem_.stride * static_cast<size_t>(depth_));
