@@ -38,7 +38,7 @@ struct LinksOptions {
   bool all_at_once = false;
   DeviceChoice device = DeviceChoice::auto_detect;
   IbOptions ib;
-  std::string out_dir;                          // empty: ./ccbench-results/<UTC time>-<host>-links
+  std::string out_dir;                          // empty: ./ccbench-results/<UTC time>-<host>
   bool no_files = false;
   std::chrono::milliseconds timeout{std::chrono::seconds(120)};
   std::string command_line;

@@ -59,8 +59,8 @@ LinksCommand::LinksCommand(CLI::App& app) {
   sub_->add_option("--outlier-threshold", threshold_, "flag pairs below this fraction of the median [0.9]");
   sub_->add_flag("--all-at-once", all_at_once_, "also measure every pair at the same time");
   sub_->add_option("--device", device_, "auto, cpu or gpu [auto: GPUs when present]");
-  sub_->add_option("--out", out_, "results folder, or none [./ccbench-results/<UTC time>-<host>-links]");
-  sub_->add_option("--timeout", timeout_, "seconds any pair may take before the run ends with exit code 5 [120]");
+  sub_->add_option("--out", out_, "results folder, or none [./ccbench-results/<UTC time>-<host>]");
+  sub_->add_option("--timeout", timeout_, "seconds a set-up step or a wait for a peer may last before the run ends with exit code 5 [120]");
   sub_->add_option("--ib-dev", ib_dev_, "ib: RDMA device and port, NAME[:PORT] [first active port]");
   sub_->add_option("--gid-index", gid_index_, "ib: GID table index [RoCE: a RoCE v2 IPv4 GID; IB: 0]");
   sub_->add_option("--ib-qps", ib_qps_, "ib: RC queue pairs per peer [1]");
