@@ -23,6 +23,7 @@
 #include "harness/context.h"
 #include "harness/min_bandwidth.h"
 #include "harness/progress.h"
+#include "harness/links.h"
 #include "harness/progress_board.h"
 #include "harness/runner.h"
 #include "harness/startup.h"
@@ -166,7 +167,9 @@ class LockedSink final : public ResultSink {
   bool finished_ = false;
 };
 
-std::string default_results_dir() {
+}  // namespace
+
+static std::string default_results_dir() {
   char host[256] = {};
   gethostname(host, sizeof host - 1);
   std::time_t t = std::time(nullptr);
@@ -195,6 +198,8 @@ std::string prepare_output_dir(const std::string& requested) {
   std::remove(probe.c_str());
   return dir;
 }
+
+namespace {
 
 // -J FILE: proves the file writable before MPI starts (the JSON sink writes it from the start).
 void prepare_json_file(const std::string& path) {
@@ -379,6 +384,10 @@ int run_benchmark(const RunOptions& opts_in, int* argc, char*** argv) {
   }
   if (lrank == 0) prepare_json_file(opts.json_file);
   if (lrank == 0 && writes_files(opts)) out_dir = prepare_output_dir(opts.out_dir);
+  // The efficiency column (harness/links.h): ceilings from a links.json, read before MPI.
+  std::vector<LinkCeiling> ceilings;
+  std::string ceilings_source = opts.ceilings_file;
+  if (lrank == 0 && !opts.ceilings_file.empty()) ceilings = read_link_ceilings(opts.ceilings_file);
 
   TerminationSignals signals;  // first: before MPI, CUDA or the watchdog start threads
   std::unique_ptr<LockedSink> sink;
@@ -526,6 +535,13 @@ int run_benchmark(const RunOptions& opts_in, int* argc, char*** argv) {
       sink->begin(context);
     }
 
+    if (opts.measure_ceilings) {  // the efficiency column's ceilings, at the run's largest size
+      watchdog.enter("measuring link ceilings (--measure-ceilings)");
+      ceilings = measure_link_ceilings(device == Device::gpu, opts.transport, layout, world, base.cuda_device,
+                                       base.timeout, std::clamp<std::uint64_t>(plan.sizes.back(), 1 << 20, 256 << 20),
+                                       opts.no_files ? "" : out_dir + "/links.json");
+      ceilings_source = "measured in this run (links.json)";
+    }
     Runner runner(opts, plan, base, *backend, sink.get(), watchdog);
     active_runner = &runner;
     struct Forget {  // before `runner` goes, also when run() throws
@@ -556,6 +572,8 @@ int run_benchmark(const RunOptions& opts_in, int* argc, char*** argv) {
       outcome.exit_code = static_cast<int>(code);
       outcome.verdict = code == ExitCode::ok ? "OK" : fmt::format("FAILED: {}", exit_code_name(code));
       sink->finish(outcome);
+      if (!ceilings.empty() && writes_files(opts) && wants(opts, "json"))
+        add_efficiency_to_run_json(out_dir + "/run.json", ceilings, ceilings_source);
       if (!opts.history_db.empty())
         code = more_severe(code, append_to_history(opts.history_db, context, runner.rows(), outcome, out_dir));
       print_summary(runner.rows(), opts.baseline, out_dir, files_written);

@@ -13,4 +13,8 @@ int print_topology(const TopoRequest& request);
 // `ccbench run`: MPI start-up, device choice, the sweep, reports; agreed exit code.
 int run_benchmark(const RunOptions& opts, int* argc, char*** argv);
 
+// The results folder: `requested`, or a new ccbench-results/<UTC time>-<host>; created and proved
+// writable. Throws Error(usage) naming the path (also used by `ccbench links`).
+std::string prepare_output_dir(const std::string& requested);
+
 }  // namespace ccbench

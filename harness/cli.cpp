@@ -12,6 +12,7 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "harness/links_cli.h"
 #include "results/error.h"
 
 namespace ccbench {
@@ -185,7 +186,7 @@ CLI::Validator transport_value() {
       },
       "");
 }
-const std::set<std::string> kSubcommands = {"run", "compare", "list", "topo", "accept", "history"};
+const std::set<std::string> kSubcommands = {"run", "compare", "list", "topo", "accept", "history", "links"};
 
 // What the command line gives before the checks that span several options (finish_run_options).
 struct RawRun {
@@ -275,6 +276,9 @@ void add_run_control_options(CLI::App& app, RunOptions& o, RawRun& r) {
   app.add_option("--min-busbw", r.min_busbw, "busbw every size from 1 MiB must reach, GB/s (as NCCL_TESTS_MIN_BW)")
       ->type_name("GBPS");
   app.add_option("--db", r.db, "append the run to this SQLite history [CCBENCH_DB]")->type_name("PATH");
+  app.add_option("--ceilings", o.ceilings_file, "links.json of `ccbench links`: run.json rows get busbw / link ceiling")
+      ->type_name("PATH");
+  app.add_flag("--measure-ceilings", o.measure_ceilings, "measure the link ceilings first (links.json, efficiency)");
 }
 
 // --db FILE, else CCBENCH_DB, else "" (no history).
@@ -513,6 +517,8 @@ void finish_run_options(const CLI::App& run, const RawRun& r, RunOptions& o) {
   if (r.check > 1)
     o.notes.push_back(fmt::format("-c {}: ccbench checks every timed iteration of every size ({} per size, -n)",
                                   r.check, o.iterations));
+  if (!o.ceilings_file.empty() && o.measure_ceilings)
+    fail(ExitCode::usage, "--ceilings and --measure-ceilings exclude each other: give one");
   o.accept_rules = acceptance_rules(r.accept, r.min_busbw, "--accept");
   o.history_db = history_path(r.db);
   read_nccl_tests_environment(o);
@@ -648,6 +654,7 @@ Command parse_command_line(int argc, const char* const* argv) {
   TopoRequest topo;
   CLI::App* topocmd = app.add_subcommand("topo", "describe this node: CPUs, NUMA, RDMA devices, GPUs and NVLinks");
   topocmd->add_flag("--json", topo.json, "print JSON instead of text");
+  LinksCommand links(app);  // `ccbench links` (harness/links_cli.h)
 
   // CLI11's parse(vector&) consumes its argument from the back: it takes the list in reverse.
   std::vector<std::string> reversed(args.rbegin(), args.rend());
@@ -674,6 +681,7 @@ Command parse_command_line(int argc, const char* const* argv) {
   if (version) return VersionRequest{};
   if (list || *listcmd) return ListRequest{};
   if (*topocmd) return topo;
+  if (links.given()) return links.finish(full_command_line(argc, argv));
   if (*histcmd) return finish_history(hist, rawhist);
   if (*acceptcmd) return finish_accept(acc, rawacc);
   if (*compare) return finish_compare(cmp, rawcmp);

@@ -5,6 +5,7 @@
 #include <variant>
 #include <vector>
 
+#include "harness/links.h"
 #include "harness/options.h"
 #include "results/compare.h"
 #include "results/history.h"
@@ -36,7 +37,8 @@ struct TopoRequest {
   bool json = false;
 };
 
-using Command = std::variant<RunOptions, VersionRequest, ListRequest, HelpRequest, CompareRequest, TopoRequest, AcceptRequest, HistoryRequest>;
+using Command = std::variant<RunOptions, VersionRequest, ListRequest, HelpRequest, CompareRequest, TopoRequest,
+                             AcceptRequest, HistoryRequest, LinksOptions>;
 
 // Parses argv. With no subcommand, `run` is implied. Throws Error(usage).
 Command parse_command_line(int argc, const char* const* argv);

@@ -33,6 +33,7 @@ int main(int argc, char** argv) {
     if (auto* a = std::get_if<AcceptRequest>(&cmd)) return run_accept(*a);
     if (auto* h = std::get_if<HistoryRequest>(&cmd)) return run_history(*h);
     if (auto* t = std::get_if<TopoRequest>(&cmd)) return print_topology(*t);
+    if (auto* l = std::get_if<LinksOptions>(&cmd)) return run_links(*l, &argc, &argv);
     return run_benchmark(std::get<RunOptions>(cmd), &argc, &argv);
   } catch (const Error& e) {
     // Usage errors are the same on every rank: rank 0 says it once.

@@ -58,6 +58,8 @@ struct RunOptions {
   std::vector<std::string> notes;
   std::vector<Rule> accept_rules;  // --accept FILE and --min-busbw: checked on the rows at the end
   std::string history_db;          // --db FILE or CCBENCH_DB: the run is appended there at the end
+  std::string ceilings_file;       // --ceilings: a links.json whose ceilings give run.json its efficiency
+  bool measure_ceilings = false;   // --measure-ceilings: measure them first (harness/links.h)
 };
 
 }  // namespace ccbench

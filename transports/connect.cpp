@@ -12,6 +12,7 @@
 
 #include "core/checks.h"
 #include "core/error.h"
+#include "transports/ib/ib_transport.h"
 #include "transports/mpi_channel.h"
 #include "transports/shm.h"
 #include "transports/tcp.h"
@@ -208,6 +209,7 @@ const std::vector<TransportOps>& cpu_transports() {
       {"shm", true, shm_can_connect, nullptr, shm_create_recv, shm_attach_send, shm_connected},
       {"mpi", true, mpi_can_connect, nullptr, mpi_create_recv, mpi_attach_send, mpi_connected},
       {"tcp", false, tcp_can_connect, tcp_prepare, tcp_create_recv, tcp_attach_send, tcp_connected},
+      ib_transport_ops(),  // RDMA (transports/ib/ib_transport.h)
   };
   return ops;
 }

@@ -1,0 +1,118 @@
+#pragma once
+// `ccbench links`: the link matrix. Every ordered pair of ranks, one pair at a time (the other
+// ranks wait at a barrier, so pairs never share a link), measures
+//   one-way bandwidth      src streams -n messages of each size to dst (GB/s = 1e9 B/s);
+//   bidirectional          both stream to each other at once (GB/s, both directions summed);
+//   latency                ping-pong of the smallest size, half the round trip (us);
+// and optionally every rank to every other at once (--all-at-once). CPU ranks measure over the
+// CPU channels (transports/connect.h: shm, mpi, tcp, ib); GPU ranks measure peer copies with copy
+// engines (`ce`) and SM stores (`sm`) and, per GPU, pinned host copies D2H/H2D (`pcie`).
+// Rank 0 prints the matrices, flags outliers (below --outlier-threshold of the median of their
+// transport) naming ranks and hosts, and writes links.csv and links.json to the results folder.
+// A pair that cannot be measured (no peer access, transport unavailable) is an empty cell with
+// its reason, never 0.
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include <mpi.h>
+
+#include "harness/options.h"
+#include "topologies/layout.h"
+#include "transports/ib/ib_logic.h"
+
+namespace ccbench {
+
+struct LinksOptions {
+  std::vector<std::string> transports{"auto"};  // CPU: auto, shm, mpi, tcp, ib; GPU: auto, ce, sm, pcie
+  std::uint64_t min_bytes = 8;                  // latency size, and the sweep's first size
+  std::uint64_t max_bytes = 0;                  // 0: 64 MiB on CPU ranks, 256 MiB on GPU ranks
+  double factor = 8;                            // sweep step
+  int iterations = 20;
+  int warmup = 3;
+  double outlier_threshold = 0.9;               // a pair below this fraction of the median is flagged
+  bool all_at_once = false;
+  DeviceChoice device = DeviceChoice::auto_detect;
+  IbOptions ib;
+  std::string out_dir;                          // empty: ./ccbench-results/<UTC time>-<host>
+  bool no_files = false;
+  std::chrono::milliseconds timeout{std::chrono::seconds(120)};
+  std::string command_line;
+};
+
+// One measured (or unmeasurable) cell: an ordered pair, a transport, a size.
+struct LinkResult {
+  std::string transport;
+  std::string mode;  // "pair" (one pair at a time), "all" (every pair at once); pcie: "d2h", "h2d", "d2h+h2d"
+  int src = -1, dst = -1;  // dst -1: pinned host memory of src's node (pcie)
+  std::string src_host, dst_host;
+  std::uint64_t bytes = 0;
+  std::optional<double> oneway_gbps, bidir_gbps, latency_us;
+  std::string reason;  // why the cell is empty
+};
+
+struct LinkOutlier {
+  const LinkResult* result;
+  std::string metric;  // "one-way", "bidirectional"
+  double value = 0, median = 0;
+};
+
+// Pairs whose bandwidth is below `threshold` x the median of the same transport, mode and size
+// (pairs without a value are not compared), among the results of size `bytes` (0: every size;
+// `ccbench links` flags the largest size, where bandwidth rather than latency decides). Pure;
+// pointers into `results`.
+std::vector<LinkOutlier> find_link_outliers(const std::vector<LinkResult>& results, double threshold,
+                                            std::uint64_t bytes = 0);
+
+// The matrix of one transport and size for people: rows src, columns dst, "-" on the diagonal,
+// empty where not measured. `metric` picks oneway_gbps, bidir_gbps or latency_us.
+enum class LinkMetric { oneway, bidir, latency };
+std::string format_link_matrix(const std::vector<LinkResult>& results, const std::string& transport,
+                               std::uint64_t bytes, LinkMetric metric, int nranks);
+
+// The whole measurement as JSON (context, options, every result, outliers); the ceilings a later
+// run reads back (--ceilings) are ceilings_from_links().
+nlohmann::ordered_json links_to_json(const std::vector<LinkResult>& results, const std::vector<LinkOutlier>& outliers,
+                                     const nlohmann::ordered_json& context);
+// links.csv: header, then one line per result.
+std::string links_to_csv(const std::vector<LinkResult>& results);
+
+// The ceiling of each transport in a links measurement: the median over pairs (pcie: over GPUs,
+// the "d2h+h2d" rows) at the largest size measured, one way and both ways. Throws Error(usage)
+// naming `source` for something that is not a links.json.
+struct LinkCeiling {
+  std::string transport;
+  double oneway_gbps = 0, bidir_gbps = 0;
+};
+std::vector<LinkCeiling> ceilings_from_links(const nlohmann::ordered_json& links, const std::string& source);
+std::vector<LinkCeiling> read_link_ceilings(const std::string& path);
+
+// The efficiency of a collective row: busbw over what its path carries per direction when both
+// directions are busy (the bidirectional ceiling / 2: in a ring every rank sends and receives at
+// once). The path's ceiling is the row's transport's; "a+b" takes the lower of both; GPU rows over
+// peer memory (cuda_ipc, p2p, nccl) use the copy-engine ceiling `ce`, host-staged rows (`host`)
+// the pinned-copy ceiling `pcie`. nullopt when no ceiling applies.
+std::optional<double> row_efficiency(const std::string& transport, const std::string& device, double busbw_gbps,
+                                     const std::vector<LinkCeiling>& ceilings);
+
+// Rewrites run.json (rank 0, after the run) with "efficiency" in every row that has a ceiling
+// (null otherwise) and the ceilings used under "link_ceilings". Throws Error(runtime) when the
+// file cannot be read or written.
+void add_efficiency_to_run_json(const std::string& path, const std::vector<LinkCeiling>& ceilings,
+                                const std::string& source);
+
+// Measures the ceilings inside a `ccbench run` (--measure-ceilings): one pair at a time at
+// `bytes`, over `transport` on CPU ranks (auto: shm/mpi), ce and pcie on GPU ranks. Collective;
+// the result is complete on rank 0; `links_json` (rank 0, if not empty) gets the measurement.
+std::vector<LinkCeiling> measure_link_ceilings(bool gpu, const std::string& transport, const RankLayout& layout,
+                                               MPI_Comm comm, int cuda_device, std::chrono::milliseconds timeout,
+                                               std::uint64_t bytes, const std::string& links_json);
+
+// `ccbench links`: MPI start-up, the measurement, the reports; the agreed exit code.
+int run_links(const LinksOptions& options, int* argc, char*** argv);
+
+}  // namespace ccbench

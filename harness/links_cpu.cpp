@@ -1,0 +1,278 @@
+// `ccbench links` on CPU ranks: streams and ping-pongs over the CPU channels (transports/channel.h).
+#include <algorithm>
+#include <cstring>
+#include <memory>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "collectives/cpu/executor.h"
+#include "harness/bootstrap.h"
+#include "harness/links_measure.h"
+#include "results/error.h"
+#include "transports/connect.h"
+
+namespace ccbench {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// Sends `messages` messages of `bytes` from `src`, each cut into slots.
+class StreamOut final : public Flow {
+ public:
+  StreamOut(SendChannel& ch, const char* src, std::uint64_t bytes, int messages, int peer)
+      : ch_(ch), src_(src), bytes_(bytes), messages_(messages), peer_(peer) {}
+  bool advance() override {
+    void* slot = ch_.try_acquire();
+    if (!slot) return false;
+    const std::uint64_t n = std::min<std::uint64_t>(ch_.slot_bytes(), bytes_ - offset_);
+    std::memcpy(slot, src_ + offset_, n);
+    ch_.post(n);
+    offset_ += n;
+    if (offset_ == bytes_) {
+      offset_ = 0;
+      ++sent_;
+    }
+    return true;
+  }
+  bool done() const override { return sent_ == messages_; }
+  std::string waiting_for() const override { return fmt::format("a free slot toward rank {}", peer_); }
+
+ private:
+  SendChannel& ch_;
+  const char* src_;
+  std::uint64_t bytes_, offset_ = 0;
+  int messages_, sent_ = 0, peer_;
+};
+
+// Receives `messages` messages of `bytes` into `dst`.
+class StreamIn final : public Flow {
+ public:
+  StreamIn(RecvChannel& ch, char* dst, std::uint64_t bytes, int messages, int peer)
+      : ch_(ch), dst_(dst), bytes_(bytes), messages_(messages), peer_(peer) {}
+  bool advance() override {
+    size_t n = 0;
+    const void* slot = ch_.try_peek(&n);
+    if (!slot) return false;
+    if (n > bytes_ - offset_)
+      fail(ExitCode::runtime, "links: rank {} sent a slot of {} bytes where {} remained of a message", peer_, n,
+           bytes_ - offset_);
+    std::memcpy(dst_ + offset_, slot, n);
+    ch_.release();
+    offset_ += n;
+    if (offset_ == bytes_) {
+      offset_ = 0;
+      ++received_;
+    }
+    return true;
+  }
+  bool done() const override { return received_ == messages_; }
+  std::string waiting_for() const override { return fmt::format("data from rank {}", peer_); }
+
+ private:
+  RecvChannel& ch_;
+  char* dst_;
+  std::uint64_t bytes_, offset_ = 0;
+  int messages_, received_ = 0, peer_;
+};
+
+// This rank's channels to and from every peer, and the buffers the pair measurements use.
+struct Endpoint {
+  std::unique_ptr<ChannelSet> set;
+  std::vector<int> send_index, recv_index;  // per peer: request index, -1 for this rank
+  std::vector<char> out, in;
+  std::chrono::milliseconds timeout{};
+  int rank = 0;
+
+  SendChannel& to(int peer) const { return set->send(static_cast<size_t>(send_index[static_cast<size_t>(peer)])); }
+  RecvChannel& from(int peer) const { return set->recv(static_cast<size_t>(recv_index[static_cast<size_t>(peer)])); }
+
+  // Runs flows to completion (plus draining the sends), bounded by the timeout.
+  void run(std::vector<Flow*> flows, const std::vector<int>& send_peers, std::string_view what) {
+    std::vector<SendChannel*> sends;
+    for (int p : send_peers) sends.push_back(&to(p));
+    std::vector<const Flow*> after(flows.begin(), flows.end());
+    DrainFlow drain(sends, send_peers, after);
+    flows.push_back(&drain);
+    run_flows(flows, timeout, rank, what);
+  }
+  void send(int peer, std::uint64_t bytes, int messages) {
+    StreamOut f(to(peer), out.data(), bytes, messages, peer);
+    run({&f}, {peer}, "links: send");
+  }
+  void recv(int peer, std::uint64_t bytes, int messages) {
+    StreamIn f(from(peer), in.data(), bytes, messages, peer);
+    run({&f}, {}, "links: receive");
+  }
+  void both(int peer, std::uint64_t bytes, int messages) {
+    StreamOut o(to(peer), out.data(), bytes, messages, peer);
+    StreamIn i(from(peer), in.data(), bytes, messages, peer);
+    run({&o, &i}, {peer}, "links: both ways");
+  }
+};
+
+double seconds_since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+
+// One ordered pair (src, dst) at one size, seen from a rank of the pair.
+PairFigures measure_pair(Endpoint& e, bool is_src, int peer, std::uint64_t bytes, const LinksOptions& o, bool latency) {
+  PairFigures f;
+  const int n = o.iterations;
+  // Warm-up, then a round trip that starts both ranks together.
+  if (is_src) {
+    e.send(peer, bytes, o.warmup);
+    e.send(peer, 1, 1);
+    e.recv(peer, 1, 1);
+  } else {
+    e.recv(peer, bytes, o.warmup);
+    e.recv(peer, 1, 1);
+    e.send(peer, 1, 1);
+  }
+  // One way: until the receiver acknowledges the last message.
+  auto t0 = Clock::now();
+  if (is_src) {
+    e.send(peer, bytes, n);
+    e.recv(peer, 1, 1);
+    f.oneway_s = seconds_since(t0);
+  } else {
+    e.recv(peer, bytes, n);
+    e.send(peer, 1, 1);
+  }
+  // Both ways at once: each side until it has everything; the slower side counts.
+  t0 = Clock::now();
+  e.both(peer, bytes, n);
+  f.bidir_s = seconds_since(t0);
+  if (latency) {  // ping-pong: half a round trip
+    t0 = Clock::now();
+    for (int i = 0; i < n; ++i) {
+      if (is_src) {
+        e.send(peer, bytes, 1);
+        e.recv(peer, bytes, 1);
+      } else {
+        e.recv(peer, bytes, 1);
+        e.send(peer, bytes, 1);
+      }
+    }
+    if (is_src) f.latency_s = seconds_since(t0) / n / 2;
+  }
+  return f;
+}
+
+// What "auto" picks for data from `from` to `to` (connect.cpp's rule: the first automatic one).
+std::string auto_choice(const RankLayout& l, int from, int to) {
+  for (const TransportOps& t : cpu_transports())
+    if (t.automatic && t.can_connect(l, from, to, nullptr)) return std::string(t.name);
+  return "none";
+}
+
+Endpoint connect_all(const LinksOptions& o, const std::string& transport, const RankLayout& layout, MPI_Comm comm,
+                     std::uint64_t max_bytes) {
+  Endpoint e;
+  e.rank = layout.rank;
+  e.timeout = o.timeout;
+  std::vector<ChannelRequest> req;
+  e.send_index.assign(static_cast<size_t>(layout.nranks), -1);
+  e.recv_index.assign(static_cast<size_t>(layout.nranks), -1);
+  for (int p = 0; p < layout.nranks; ++p) {
+    if (p == layout.rank) continue;
+    e.send_index[static_cast<size_t>(p)] = static_cast<int>(req.size());
+    req.push_back({p, 0, true});
+    e.recv_index[static_cast<size_t>(p)] = static_cast<int>(req.size());
+    req.push_back({p, 0, false});
+  }
+  ChannelOptions co;
+  co.transport = transport;
+  co.timeout = o.timeout;
+  e.set = connect_channels(comm, layout, req, co);
+  e.out.assign(max_bytes, 1);
+  e.in.assign(max_bytes, 0);
+  return e;
+}
+
+// Every rank streams to every other at once (the largest size): per pair, the receiver's rate.
+void measure_all_at_once(Endpoint& e, const LinksOptions& o, const std::string& label, const RankLayout& l,
+                         MPI_Comm comm, std::uint64_t bytes, std::vector<LinkResult>& out) {
+  std::vector<std::unique_ptr<Flow>> own;
+  std::vector<Flow*> flows;
+  std::vector<int> peers;
+  std::vector<std::vector<char>> inbox;  // one receive buffer per peer: they run at once
+  for (int p = 0; p < l.nranks; ++p) {
+    if (p == l.rank) continue;
+    inbox.emplace_back(bytes);
+    own.push_back(std::make_unique<StreamOut>(e.to(p), e.out.data(), bytes, o.iterations, p));
+    own.push_back(std::make_unique<StreamIn>(e.from(p), inbox.back().data(), bytes, o.iterations, p));
+    peers.push_back(p);
+  }
+  for (auto& f : own) flows.push_back(f.get());
+  mpi_check(MPI_Barrier(comm), "MPI_Barrier");
+  const auto t0 = Clock::now();
+  e.run(flows, peers, "links: all pairs at once");
+  const double mine = seconds_since(t0);
+  std::vector<double> all(static_cast<size_t>(l.nranks));
+  mpi_check(MPI_Gather(&mine, 1, MPI_DOUBLE, all.data(), 1, MPI_DOUBLE, 0, comm), "MPI_Gather");
+  if (l.rank != 0) return;
+  for (int s = 0; s < l.nranks; ++s)
+    for (int d = 0; d < l.nranks; ++d) {
+      if (s == d) continue;
+      LinkResult r = link_cell(label, "all", l, s, d, bytes);
+      r.oneway_gbps = static_cast<double>(bytes) * o.iterations / all[static_cast<size_t>(d)] / 1e9;
+      out.push_back(std::move(r));
+    }
+}
+
+}  // namespace
+
+LinkResult link_cell(const std::string& transport, const char* mode, const RankLayout& l, int src, int dst,
+                     std::uint64_t bytes) {
+  LinkResult r;
+  r.transport = transport;
+  r.mode = mode;
+  r.src = src;
+  r.dst = dst;
+  r.src_host = l.host_of[static_cast<size_t>(src)];
+  r.dst_host = dst < 0 ? r.src_host : l.host_of[static_cast<size_t>(dst)];
+  r.bytes = bytes;
+  return r;
+}
+
+PairFigures gather_pair_figures(MPI_Comm comm, const PairFigures& mine) {
+  double in[3] = {mine.oneway_s, mine.bidir_s, mine.latency_s}, out[3] = {0, 0, 0};
+  mpi_check(MPI_Reduce(in, out, 3, MPI_DOUBLE, MPI_MAX, 0, comm), "MPI_Reduce of a pair's times");
+  return {out[0], out[1], out[2]};
+}
+
+std::vector<LinkResult> measure_cpu_links(const LinksOptions& o, const std::string& transport, const RankLayout& layout,
+                                          MPI_Comm comm, const std::vector<std::uint64_t>& sizes) {
+  // More ranks than cores (CI): waits yield at once rather than spin (collectives/cpu/executor.h).
+  const unsigned cores = std::thread::hardware_concurrency();
+  cpu_oversubscribed = cores > 0 && static_cast<unsigned>(layout.local_ranks()) > cores;
+  Endpoint e = connect_all(o, transport, layout, comm, sizes.back());
+  std::vector<LinkResult> out;
+  for (std::uint64_t bytes : sizes) {
+    const bool latency = bytes == sizes.front();
+    for (int s = 0; s < layout.nranks; ++s)
+      for (int d = 0; d < layout.nranks; ++d) {
+        if (s == d) continue;
+        mpi_check(MPI_Barrier(comm), "MPI_Barrier between pairs");  // one pair at a time
+        PairFigures mine;
+        if (layout.rank == s || layout.rank == d)
+          mine = measure_pair(e, layout.rank == s, layout.rank == s ? d : s, bytes, o, latency);
+        const PairFigures f = gather_pair_figures(comm, mine);
+        if (layout.rank != 0) continue;
+        LinkResult r = link_cell(transport == "auto" ? auto_choice(layout, s, d) : transport, "pair", layout, s, d, bytes);
+        const double moved = static_cast<double>(bytes) * o.iterations;
+        r.oneway_gbps = moved / f.oneway_s / 1e9;
+        r.bidir_gbps = 2 * moved / f.bidir_s / 1e9;
+        if (latency) r.latency_us = f.latency_s * 1e6;
+        out.push_back(std::move(r));
+      }
+  }
+  if (o.all_at_once && layout.nranks > 1) {
+    const std::string label = transport == "auto" ? e.set->label() : transport;
+    measure_all_at_once(e, o, label, layout, comm, sizes.back(), out);
+  }
+  mpi_check(MPI_Barrier(comm), "MPI_Barrier after the pairs");
+  return out;
+}
+
+}  // namespace ccbench

@@ -1,0 +1,36 @@
+#pragma once
+// The measuring halves of `ccbench links` (harness/links.h), one per kind of rank. Both are
+// collective over `comm`; results are complete on rank 0 only.
+#include <cstdint>
+#include <vector>
+
+#include <mpi.h>
+
+#include "harness/links.h"
+#include "topologies/layout.h"
+
+namespace ccbench {
+
+// CPU ranks over one CPU channel transport ("auto", "shm", "mpi", "tcp", "ib"). Throws the
+// agreed Error of connect_channels() when the transport cannot connect the ranks.
+std::vector<LinkResult> measure_cpu_links(const LinksOptions& o, const std::string& transport, const RankLayout& layout,
+                                          MPI_Comm comm, const std::vector<std::uint64_t>& sizes);
+
+// GPU ranks ("ce", "sm", "pcie") on `cuda_device` (harness/links_gpu.cpp). Pairs on different
+// nodes, and pairs without peer access, come back as empty cells with the reason. Throws
+// Error(precondition) in a build without CUDA.
+std::vector<LinkResult> measure_gpu_links(const LinksOptions& o, const std::string& transport, const RankLayout& layout,
+                                          MPI_Comm comm, int cuda_device, const std::vector<std::uint64_t>& sizes);
+
+// An empty cell of `transport`: the ranks and hosts of src and dst (dst -1: src's host memory).
+LinkResult link_cell(const std::string& transport, const char* mode, const RankLayout& layout, int src, int dst,
+                     std::uint64_t bytes);
+
+// One pair's three figures from the two ranks that measured them, on rank 0 (others get zeros):
+// every rank calls it once per pair with what it measured (0 where it measured nothing).
+struct PairFigures {
+  double oneway_s = 0, bidir_s = 0, latency_s = 0;
+};
+PairFigures gather_pair_figures(MPI_Comm comm, const PairFigures& mine);
+
+}  // namespace ccbench

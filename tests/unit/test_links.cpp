@@ -1,0 +1,110 @@
+// The reports of `ccbench links` (harness/links.h): outliers, the matrix, CSV and JSON, ceilings.
+#include <gtest/gtest.h>
+
+#include "harness/links.h"
+#include "results/csv_reader.h"
+#include "results/error.h"
+
+namespace ccbench {
+namespace {
+
+LinkResult pair(int s, int d, double oneway, double bidir, std::uint64_t bytes = 1 << 20) {
+  LinkResult r;
+  r.transport = "shm";
+  r.mode = "pair";
+  r.src = s;
+  r.dst = d;
+  r.src_host = s < 2 ? "a" : "b";
+  r.dst_host = d < 2 ? "a" : "b";
+  r.bytes = bytes;
+  r.oneway_gbps = oneway;
+  r.bidir_gbps = bidir;
+  return r;
+}
+
+std::vector<LinkResult> three_ranks() {
+  return {pair(0, 1, 10, 20), pair(0, 2, 10, 20), pair(1, 0, 10, 20),
+          pair(1, 2, 8.5, 20), pair(2, 0, 10, 12), pair(2, 1, 10, 20)};
+}
+
+TEST(LinksReport, OutliersBelowThresholdOfTheMedianAreNamed) {
+  const auto results = three_ranks();
+  const auto out = find_link_outliers(results, 0.9);
+  ASSERT_EQ(out.size(), 2u);
+  EXPECT_EQ(out[0].result->src, 1);
+  EXPECT_EQ(out[0].result->dst, 2);
+  EXPECT_EQ(out[0].metric, "one-way");
+  EXPECT_DOUBLE_EQ(out[0].median, 10);
+  EXPECT_EQ(out[1].result->src, 2);
+  EXPECT_EQ(out[1].metric, "bidirectional");
+  EXPECT_TRUE(find_link_outliers(results, 0.5).empty());
+}
+
+TEST(LinksReport, EmptyCellsAreNotZeroAndNotCompared) {
+  auto results = three_ranks();
+  results[3].oneway_gbps.reset();
+  results[3].bidir_gbps.reset();
+  results[3].reason = "no peer access";
+  const auto out = find_link_outliers(results, 0.9);
+  ASSERT_EQ(out.size(), 1u);  // only the bidirectional 12 of 2 -> 0
+  const std::string m = format_link_matrix(results, "shm", 1 << 20, LinkMetric::oneway, 3);
+  EXPECT_EQ(m, " src\\dst        0        1        2\n"
+               "       0        -    10.00    10.00\n"
+               "       1    10.00        -         \n"
+               "       2    10.00    10.00        -\n");
+  const std::string csv = links_to_csv(results);
+  const CsvTable t = parse_csv(csv);
+  ASSERT_EQ(t.rows.size(), 6u);
+  EXPECT_EQ(t.header[7], "oneway_GBps");
+  EXPECT_EQ(t.rows[3][7], "");  // empty, not 0
+  EXPECT_EQ(t.rows[3][10], "no peer access");
+  EXPECT_EQ(t.rows[0][7], "10");
+  EXPECT_EQ(parse_csv(links_to_csv({pair(0, 1, 1.25e-5, 2)})).rows[0][7], "1.25e-05");
+}
+
+TEST(LinksReport, JsonCarriesResultsOutliersAndCeilings) {
+  const auto results = three_ranks();
+  const auto outliers = find_link_outliers(results, 0.9);
+  const auto j = links_to_json(results, outliers, {{"ranks", 3}});
+  EXPECT_EQ(j["schema"], "ccbench-links/1");
+  ASSERT_EQ(j["results"].size(), 6u);
+  EXPECT_EQ(j["results"][3]["oneway_GBps"], 8.5);
+  EXPECT_TRUE(j["results"][0]["latency_us"].is_null());
+  ASSERT_EQ(j["outliers"].size(), 2u);
+  EXPECT_EQ(j["outliers"][0]["src_host"], "a");
+  EXPECT_EQ(j["outliers"][0]["dst_host"], "b");
+  const auto c = ceilings_from_links(j, "test");
+  ASSERT_EQ(c.size(), 1u);
+  EXPECT_EQ(c[0].transport, "shm");
+  EXPECT_DOUBLE_EQ(c[0].oneway_gbps, 10);
+  EXPECT_DOUBLE_EQ(c[0].bidir_gbps, 20);
+  try {
+    ceilings_from_links(nlohmann::ordered_json{{"schema", "other"}}, "x.json");
+    ADD_FAILURE() << "accepted a foreign file";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::usage);
+    EXPECT_NE(std::string(e.what()).find("x.json is not a links.json"), std::string::npos) << e.what();
+  }
+}
+
+TEST(LinksEfficiency, BusbwOverHalfTheBidirectionalCeilingOfThePath) {
+  const std::vector<LinkCeiling> c = {{"shm", 10, 20}, {"mpi", 4, 6}, {"ce", 397, 784}, {"pcie", 55, 102}};
+  EXPECT_DOUBLE_EQ(*row_efficiency("shm", "cpu", 8, c), 0.8);           // 8 / (20 / 2)
+  EXPECT_DOUBLE_EQ(*row_efficiency("shm+mpi", "cpu", 1.5, c), 0.5);     // the slower part: 6 / 2
+  EXPECT_DOUBLE_EQ(*row_efficiency("nccl", "gpu", 392, c), 1.0);        // peer memory: copy engines
+  EXPECT_DOUBLE_EQ(*row_efficiency("host", "gpu", 25.5, c), 0.5);       // host staging: pinned copies
+  EXPECT_FALSE(row_efficiency("tcp", "cpu", 1, c));                     // not measured: no value, not 0
+  EXPECT_FALSE(row_efficiency("shm+tcp", "cpu", 1, c));
+  EXPECT_FALSE(row_efficiency("nccl", "cpu", 1, c));                    // CPU rows never map to ce
+}
+
+TEST(LinksEfficiency, CeilingsAreTheMedianAtTheLargestSize) {
+  std::vector<LinkResult> r = {pair(0, 1, 1, 2, 1024), pair(0, 1, 9, 18), pair(1, 0, 7, 14), pair(0, 2, 8, 16)};
+  const auto c = ceilings_from_links(links_to_json(r, {}, {}), "test");
+  ASSERT_EQ(c.size(), 1u);
+  EXPECT_DOUBLE_EQ(c[0].oneway_gbps, 8);  // median of 9, 7, 8; the 1 KiB row does not count
+  EXPECT_DOUBLE_EQ(c[0].bidir_gbps, 16);
+}
+
+}  // namespace
+}  // namespace ccbench

@@ -1,0 +1,328 @@
+#include "transports/ib/ib_transport.h"
+
+#include <map>
+
+#include <fmt/format.h>
+
+#include "ccbench/build_info.h"
+#include "results/error.h"
+#include "transports/mpi_channel.h"
+#include "transports/wait.h"
+#if CCBENCH_BUILT_WITH_IBVERBS
+#include "transports/ib/verbs.h"
+#endif
+
+namespace ccbench {
+
+namespace {
+
+IbOptions& options_storage() {
+  static IbOptions o;
+  return o;
+}
+
+}  // namespace
+
+void set_ib_options(const IbOptions& options) {
+  validate_ib_options(options);
+  options_storage() = options;
+}
+
+const IbOptions& ib_options() { return options_storage(); }
+
+#if !CCBENCH_BUILT_WITH_IBVERBS
+
+std::optional<std::string> ib_unavailable_reason() {
+  return std::string("this ccbench was built without ibverbs (install libibverbs-dev and configure with "
+                     "-DCCBENCH_WITH_IBVERBS=ON)");
+}
+
+TransportOps ib_transport_ops() {
+  return {"ib", false,
+          [](const RankLayout&, int, int, std::string* why) {
+            if (why) *why = *ib_unavailable_reason();
+            return false;
+          },
+          nullptr, nullptr, nullptr, nullptr};
+}
+
+#else
+
+std::optional<std::string> ib_unavailable_reason() {
+  if (auto missing = missing_rdma_reason()) return missing;
+  try {
+    choose_port(ib_list_ports(), ib_options());
+  } catch (const Error& e) {
+    return std::string(e.what());
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+// MPI tags of the connection-data exchange: above every channel tag (connect.cpp's 2^20).
+constexpr int kSenderDataTag = 1 << 21;
+constexpr int kReceiverDataTag = (1 << 21) + (1 << 20);
+
+// Work request ids say what a request was: a failed completion's opcode is undefined (verbs man
+// page), so error messages name the operation from the id.
+enum WrKind : std::uint64_t { kWrData = 1, kWrCredit = 2, kWrRecv = 3 };
+const char* wr_kind_name(std::uint64_t id) {
+  switch (id) {
+    case kWrData: return "RDMA_WRITE (data)";
+    case kWrCredit: return "SEND_WITH_IMM (credit)";
+    case kWrRecv: return "RECV";
+    default: return "work request";
+  }
+}
+
+class IbChannelEnd;
+
+// The device and completion queue every ib channel of one connect_channels() call shares;
+// completions go to the channel that owns their QP.
+class IbJob final : public TransportJob {
+ public:
+  explicit IbJob(const IbOptions& o) : device_(IbDevice::open(o)) {}
+  IbDevice& device() { return *device_; }
+  void enlist(std::uint32_t qpn, IbChannelEnd* end) { owners_[qpn] = end; }
+  void forget(std::uint32_t qpn) { owners_.erase(qpn); }
+  // Polls the CQ once and hands every completion to its channel (which throws on an error).
+  void progress();
+
+ private:
+  std::unique_ptr<IbDevice> device_;
+  std::map<std::uint32_t, IbChannelEnd*> owners_;
+  std::vector<IbCompletion> batch_;
+};
+
+std::string peer_label(const SetupArgs& a) { return fmt::format("rank {} (host {})", a.peer, a.layout->host_of[a.peer]); }
+
+// What both ends have: slots, registered memory, QPs, the peer's data.
+class IbChannelEnd {
+ public:
+  IbChannelEnd(const SetupArgs& a, bool remote_write)
+      : job_(static_cast<IbJob&>(*a.job)), peer_(peer_label(a)), peer_rank_(a.peer), tag_(a.tag),
+        slot_bytes_(a.options->slot_bytes), depth_(a.options->depth) {
+    check_mpi(MPI_Comm_rank(a.comm, &rank_), "MPI_Comm_rank");
+    mem_.allocate(slot_bytes_, depth_);
+    mr_ = job_.device().register_host(mem_.slot(0), mem_.stride * static_cast<size_t>(depth_), remote_write);
+    const IbOptions& o = job_.device().options();
+    const int chunks = static_cast<int>(max_chunks(slot_bytes_, o.chunk_bytes));
+    for (int q = 0; q < o.qps_per_peer; ++q) {
+      qps_.push_back(job_.device().create_qp(depth_ * chunks + depth_ + 1, depth_ + 1, peer_));
+      job_.enlist(qps_.back()->qpn(), this);
+    }
+  }
+  virtual ~IbChannelEnd() {
+    for (auto& qp : qps_) job_.forget(qp->qpn());
+  }
+  virtual void on_completion(const IbCompletion& c) = 0;
+
+ protected:
+  IbConnData local_data() const {
+    IbConnData d = job_.device().local_conn_data();
+    d.rank = rank_;
+    for (const auto& qp : qps_) {
+      d.qpn.push_back(qp->qpn());
+      d.psn.push_back(qp->psn());
+    }
+    d.rkey = mr_->rkey();
+    d.addr = mr_->addr();
+    d.bytes = mem_.stride * static_cast<size_t>(depth_);
+    d.slots = static_cast<std::uint32_t>(depth_);
+    return d;
+  }
+  void connect_to(const IbConnData& remote) {
+    if (remote.qpn.size() != qps_.size())
+      fail(ExitCode::precondition, "ib: {} uses {} QPs per peer, this rank {} (--ib-qps must be the same on every rank)",
+           peer_, remote.qpn.size(), qps_.size());
+    remote_ = remote;
+    for (size_t q = 0; q < qps_.size(); ++q) {
+      qps_[q]->set_remote(remote, static_cast<int>(q));
+      bring_up(*qps_[q], fmt::format("{:#x} (tag {}, {} of {})", qps_[q]->qpn(), tag_, q + 1, qps_.size()), peer_);
+    }
+  }
+  void check(const IbCompletion& c) const {
+    if (c.status != WcStatus::success)
+      throw Error(classify_completion(c.status).code,
+                  completion_error_message(c.status, c.status_text, wr_kind_name(c.wr_id), peer_, c.qpn, c.vendor_err));
+  }
+  // The exchange of connection data: each end posts its receive before the phase in which the
+  // peer sends (the receiver in create_recv, the sender before it sends), so that no wait depends
+  // on MPI sending small messages eagerly.
+  void send_data(MPI_Comm comm, int tag) {
+    blob_ = encode_conn(local_data());
+    check_mpi(MPI_Isend(blob_.data(), static_cast<int>(blob_.size()), MPI_BYTE, peer_rank_, tag, comm, &send_req_),
+              "MPI_Isend of ib connection data");
+  }
+  void post_receive(MPI_Comm comm, int tag) {
+    check_mpi(MPI_Irecv(peer_blob_.data(), static_cast<int>(peer_blob_.size()), MPI_BYTE, peer_rank_, tag, comm,
+                        &recv_req_), "MPI_Irecv of ib connection data");
+  }
+  IbConnData receive_data(const SetupArgs& a) {
+    MPI_Status st{};
+    wait(recv_req_, &st, a, "its ib connection data");
+    int count = 0;
+    MPI_Get_count(&st, MPI_BYTE, &count);
+    return decode_conn(peer_blob_.data(), static_cast<size_t>(count), peer_rank_);
+  }
+  void finish_send(const SetupArgs& a) { wait(send_req_, MPI_STATUS_IGNORE, a, "to take this rank's ib connection data"); }
+
+  IbJob& job_;
+  std::string peer_;
+  int peer_rank_, tag_, rank_ = 0;
+  size_t slot_bytes_;
+  int depth_;
+  SlotMemory mem_;
+  std::unique_ptr<IbMemory> mr_;
+  std::vector<std::unique_ptr<IbQueuePair>> qps_;
+  IbConnData remote_;
+
+ private:
+  void wait(MPI_Request& req, MPI_Status* st, const SetupArgs& a, const char* what) {
+    Backoff backoff;
+    for (int done = 0;;) {
+      check_mpi(MPI_Test(&req, &done, st), "MPI_Test during ib set-up");
+      if (done) return;
+      if (std::chrono::steady_clock::now() > a.deadline)
+        fail(ExitCode::timeout, "ib: channel set-up: {} did not send {} in time", peer_, what);
+      backoff.pause();
+    }
+  }
+  ConnBlob blob_{}, peer_blob_{};
+  MPI_Request send_req_ = MPI_REQUEST_NULL, recv_req_ = MPI_REQUEST_NULL;
+};
+
+void IbJob::progress() {
+  batch_.clear();
+  device_->poll(batch_, 16);
+  for (const IbCompletion& c : batch_) {
+    auto it = owners_.find(c.qpn);
+    if (it == owners_.end())
+      fail(ExitCode::runtime, "ib: completion {} on QP {:#x}, which no channel owns: {}", c.opcode, c.qpn, c.status_text);
+    it->second->on_completion(c);
+  }
+}
+
+class IbRecvChannel final : public RecvChannel, public IbChannelEnd {
+ public:
+  IbRecvChannel(const SetupArgs& a) : IbChannelEnd(a, true), arrived_(static_cast<size_t>(depth_), kEmpty) {
+    for (auto& qp : qps_)
+      for (int i = 0; i < depth_; ++i) qp->post_recv(kWrRecv);
+    next_on_qp_.resize(qps_.size());
+    for (size_t q = 0; q < qps_.size(); ++q) next_on_qp_[q] = q;
+    post_receive(a.comm, kSenderDataTag + a.tag);  // the sender sends during attach_send
+    send_data(a.comm, kReceiverDataTag + a.tag);
+  }
+  void connected(const SetupArgs& a) {
+    connect_to(receive_data(a));
+    finish_send(a);
+  }
+  const void* try_peek(size_t* bytes) override {
+    const size_t slot = static_cast<size_t>(consumed_ % static_cast<std::uint64_t>(depth_));
+    if (arrived_[slot] == kEmpty) job_.progress();
+    if (arrived_[slot] == kEmpty) return nullptr;
+    *bytes = arrived_[slot];
+    return mem_.slot(slot);
+  }
+  void release() override {
+    arrived_[static_cast<size_t>(consumed_ % static_cast<std::uint64_t>(depth_))] = kEmpty;
+    ++consumed_;
+    qps_[0]->post_send_imm(credit_imm(1), kWrCredit);
+  }
+  size_t slot_bytes() const override { return slot_bytes_; }
+  void on_completion(const IbCompletion& c) override {
+    check(c);
+    if (!c.is_recv) return;  // a credit went out
+    size_t q = 0;
+    while (q < qps_.size() && qps_[q]->qpn() != c.qpn) ++q;
+    const ImmMeaning m = decode_imm(c.imm);
+    if (!c.has_imm || m.credit || m.value > slot_bytes_)
+      fail(ExitCode::runtime, "ib: {} sent a write with immediate {:#x}, not a slot length up to {}", peer_, c.imm,
+           slot_bytes_);
+    // Slot k travels on QP k mod qps, in order on that QP.
+    const std::uint64_t seq = next_on_qp_[q];
+    next_on_qp_[q] += qps_.size();
+    arrived_[static_cast<size_t>(seq % static_cast<std::uint64_t>(depth_))] = m.value;
+    qps_[q]->post_recv(kWrRecv);
+  }
+
+ private:
+  static constexpr size_t kEmpty = SIZE_MAX;
+  std::vector<size_t> arrived_;  // per slot: its length, or kEmpty
+  std::vector<std::uint64_t> next_on_qp_;
+  std::uint64_t consumed_ = 0;
+};
+
+class IbSendChannel final : public SendChannel, public IbChannelEnd {
+ public:
+  IbSendChannel(const SetupArgs& a) : IbChannelEnd(a, false), window_(static_cast<std::uint32_t>(depth_)) {
+    for (int i = 0; i < depth_; ++i) qps_[0]->post_recv(kWrRecv);  // credits arrive on QP 0
+    post_receive(a.comm, kReceiverDataTag + a.tag);
+    const IbConnData remote = receive_data(a);
+    if (remote.slots != static_cast<std::uint32_t>(depth_) || remote.bytes != mem_.stride * static_cast<size_t>(depth_))
+      fail(ExitCode::precondition, "ib: {} offers {} slots in {} bytes, this rank expects {} in {}", peer_,
+           remote.slots, remote.bytes, depth_, mem_.stride * static_cast<size_t>(depth_));
+    send_data(a.comm, kSenderDataTag + a.tag);
+    connect_to(remote);
+    finish_send(a);
+  }
+  void* try_acquire() override {
+    if (!window_.can_post()) job_.progress();
+    return window_.can_post() ? mem_.slot(window_.slot_to_fill()) : nullptr;
+  }
+  void post(size_t bytes) override {
+    const std::uint32_t slot = window_.slot_to_fill();
+    IbQueuePair& qp = *qps_[static_cast<size_t>(qp_of_slot(window_.posted(), static_cast<int>(qps_.size())))];
+    const std::uint64_t base = static_cast<std::uint64_t>(slot) * mem_.stride;
+    for (const Chunk& c : plan_chunks(bytes, job_.device().options().chunk_bytes))
+      qp.post_write(*mr_, base + c.offset, c.bytes, remote_.addr + base + c.offset, remote_.rkey, c.last,
+                    c.last ? data_imm(bytes) : 0, c.last, kWrData);
+    window_.on_post();
+    ++unfinished_;
+  }
+  size_t slot_bytes() const override { return slot_bytes_; }
+  bool try_drain() override {
+    if (unfinished_) job_.progress();
+    return unfinished_ == 0;
+  }
+  void on_completion(const IbCompletion& c) override {
+    check(c);
+    if (!c.is_recv) {  // a slot's last (signalled) write has completed
+      --unfinished_;
+      return;
+    }
+    const ImmMeaning m = decode_imm(c.imm);
+    if (!c.has_imm || !m.credit)
+      fail(ExitCode::runtime, "ib: {} sent immediate {:#x} where a credit was due", peer_, c.imm);
+    window_.on_credit(m.value);
+    qps_[0]->post_recv(kWrRecv);
+  }
+
+ private:
+  CreditWindow window_;
+  std::uint64_t unfinished_ = 0;
+};
+
+}  // namespace
+
+TransportOps ib_transport_ops() {
+  return {"ib", false,
+          [](const RankLayout&, int, int, std::string* why) {
+            static const std::optional<std::string> reason = ib_unavailable_reason();  // probe once
+            if (reason && why) *why = *reason;
+            return !reason;
+          },
+          [](const SetupArgs&) -> std::unique_ptr<TransportJob> { return std::make_unique<IbJob>(ib_options()); },
+          [](const SetupArgs& a, ChannelSetup*) -> std::unique_ptr<RecvChannel> {
+            return std::make_unique<IbRecvChannel>(a);
+          },
+          [](const SetupArgs& a, const ChannelSetup&) -> std::unique_ptr<SendChannel> {
+            return std::make_unique<IbSendChannel>(a);
+          },
+          [](const SetupArgs& a, RecvChannel& ch) { static_cast<IbRecvChannel&>(ch).connected(a); }};
+}
+
+#endif
+
+}  // namespace ccbench

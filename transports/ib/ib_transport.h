@@ -1,0 +1,38 @@
+#pragma once
+// The `ib` CPU transport: channels (transports/channel.h) over RDMA RC queue pairs.
+//
+// Per directed channel: the receiver registers `depth` slots of slot_bytes for remote writes; the
+// sender registers its own `depth` staging slots. Each posted slot goes as RDMA WRITEs of at most
+// IbOptions::chunk_bytes into the receiver's slot of the same index, the last one WITH_IMM
+// carrying the length; slot k travels on QP k mod qps_per_peer. The receiver returns one credit
+// (a zero-byte SEND_WITH_IMM) per released slot; the sender fills at most `depth` slots ahead of
+// the credits (CreditWindow). A failed completion is Error(runtime) naming the operation, the
+// peer, ibv_wc_status_str and what it usually means (classify_completion), which ends the run
+// with exit code 6.
+//
+// Set-up over MPI (connect.cpp's phases): create_recv registers memory, creates the QPs, posts
+// the receives and sends its connection data (ib_logic.h's blob) to the sender; attach_send
+// receives it, creates its own QPs, sends its data back and brings its QPs to RTS; connected
+// receives the sender's data and brings the receiver's QPs to RTS. Data flows only after
+// connect_channels() has returned on every rank, so no write reaches a QP before RTR.
+#include <optional>
+#include <string>
+
+#include "transports/connect.h"
+#include "transports/ib/ib_logic.h"
+
+namespace ccbench {
+
+// The ib entry of cpu_transports(); never chosen by "auto" for CPU collectives.
+TransportOps ib_transport_ops();
+
+// The options every ib channel of this process uses (validated; Error(usage) otherwise). Set
+// before connect_channels(); the defaults of IbOptions otherwise.
+void set_ib_options(const IbOptions& options);
+const IbOptions& ib_options();
+
+// Why `ib` cannot run on this host (built without ibverbs; no device; no active port matching
+// the options), or nullopt when it can.
+std::optional<std::string> ib_unavailable_reason();
+
+}  // namespace ccbench
