@@ -28,6 +28,7 @@
 #include "results/csv_reader.h"
 #include "results/error.h"
 #include "results/sink.h"
+#include "telemetry/sampler.h"
 #include "topologies/discovery.h"
 
 namespace ccbench {
@@ -322,7 +323,19 @@ int run_benchmark(const RunOptions& opts_in, int* argc, char*** argv) {
     base.timeout = opts.timeout * 9 / 10;
     base.max_bytes = plan.sizes.back();
 
+    // Health telemetry: the first rank of each host samples it (telemetry/sampler.h).
+    const bool samples_host = opts.telemetry.enabled && telemetry::samples_its_host(rank, layout.host_of);
+    telemetry::Sources telemetry_sources;
+    agreed_step(world, "telemetry set-up", [&] {
+      const std::string& rec = opts.telemetry.record_path;  // one file per host: rank 0's as given
+      if (samples_host) telemetry_sources = telemetry::open_sources(rec.empty() || rank == 0 ? rec : rec + "." + host);
+    });
+    telemetry::Sampler sampler(opts.telemetry, {samples_host, rank == 0, host}, std::move(telemetry_sources),
+                               [world](const std::string& s) { return gather_strings(world, s); },
+                               rank == 0 && !opts.no_files ? out_dir + "/telemetry.jsonl" : "");
+
     Json context = build_context(opts, plan, layout, world, *backend);
+    if (rank == 0) context["telemetry"] = sampler.context();
     if (rank == 0) {
       auto fan = std::make_unique<FanoutSink>();
       auto wants = [&](const char* f) { return std::find(opts.formats.begin(), opts.formats.end(), f) != opts.formats.end(); };
@@ -337,12 +350,18 @@ int run_benchmark(const RunOptions& opts_in, int* argc, char*** argv) {
     }
 
     Runner runner(opts, plan, base, *backend, sink.get(), watchdog);
+    runner.set_telemetry(&sampler);
     active_runner = &runner;
     struct Forget {  // before `runner` goes, also when run() throws
       std::atomic<Runner*>& runner;
       ~Forget() { runner = nullptr; }
     } forget{active_runner};
     code = runner.run();
+    sampler.finish();  // collective: the last samples, the run's health summary and checks
+    if (sampler.fails_health()) {
+      fmt::print(stderr, "ccbench: a health check failed (--fail-on-health): exit code 4\n");
+      code = more_severe(code, ExitCode::threshold);
+    }
     if (!runner.measured_any() && code == ExitCode::ok) {
       code = ExitCode::precondition;
       if (rank == 0) fmt::print(stderr, "ccbench: nothing could be measured: every case was skipped (see the reasons above)\n");
@@ -358,7 +377,9 @@ int run_benchmark(const RunOptions& opts_in, int* argc, char*** argv) {
       sink->finish(outcome);
       std::string summary = comparison_table(runner.rows(), opts.baseline, true);
       if (!summary.empty()) fmt::print("#\n# busbw from the median iteration, and its ratio to {}:\n{}", opts.baseline, summary);
-      if (!opts.no_files) fmt::print("# results: {}/ (results.csv, run.json, results.md)\n", out_dir);
+      if (!opts.no_files)
+        fmt::print("# results: {}/ (results.csv, run.json, results.md{})\n", out_dir,
+                   opts.telemetry.enabled ? ", telemetry.jsonl" : "");
       std::fflush(stdout);
     }
   } catch (const Error& e) {

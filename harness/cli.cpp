@@ -77,6 +77,7 @@ struct RawRun {
   std::string in_place = "both", out, format = "table,csv,json,md", seed = "24301", timeout = "120";
   std::string cycles = "1", baseline;
   bool share_gpus = false;
+  telemetry::RawOptions telemetry;  // registered and checked by telemetry/options.h
   // Whether the options whose absence means "default" were given: given empty is an error.
   bool max_given = false, factor_given = false, inc_given = false, out_given = false, baseline_given = false;
 };
@@ -108,6 +109,7 @@ void add_run_options(CLI::App& app, RawRun& r) {
   app.add_option("--cycles", r.cycles, "repeat the sweep N times, 0 = until stopped (burn-in) [1]");
   app.add_option("--baseline", r.baseline, "implementation the summary compares with [nccl on GPUs, mpi on CPUs]");
   app.add_flag("--share-gpus", r.share_gpus, "allow several ranks on one GPU");
+  telemetry::add_options(app, r.telemetry);
 }
 
 RunOptions finish_run_options(const RawRun& r) {
@@ -191,6 +193,7 @@ RunOptions finish_run_options(const RawRun& r) {
     fail(ExitCode::usage, "--baseline: unknown implementation '{}' (valid: {})", r.baseline, valid_implementations());
   o.baseline = r.baseline;
   o.share_gpus = r.share_gpus;
+  o.telemetry = telemetry::finish_options(r.telemetry);
   return o;
 }
 

@@ -10,6 +10,7 @@
 #include "collectives/types.h"
 #include "harness/fault.h"
 #include "harness/sizes.h"
+#include "telemetry/options.h"
 
 namespace ccbench {
 
@@ -41,6 +42,7 @@ struct RunOptions {
   std::string baseline;            // impl the summary compares against (default nccl or mpi)
   std::string command_line;        // as typed, for the context block
   std::optional<FaultSpec> fault;  // CCBENCH_FAULT (tests only)
+  telemetry::Options telemetry;    // --telemetry, --telemetry-interval, --temp-limit, --fail-on-health, ...
 };
 
 }  // namespace ccbench

@@ -417,6 +417,7 @@ void Runner::run_case(ImplState& st, Series& bufs, const CaseSpec& spec) {
       double batch_us = 0;
       std::vector<double> iter_us(static_cast<size_t>(opts_.iterations), 0.0), graph_samples;
       const bool graphs = opts_.graph_launches > 0 && impl.graph_capturable();
+      if (telemetry_) telemetry_->begin_row();  // counters before the size; never inside the timed loop
       const Outcome local = run_catching([&] {
         watchdog_.enter(where + ": preparing buffers");
         backend_.fill_input(pat, bufs.pristine.data(), shape.send_elements, 0);
@@ -541,6 +542,7 @@ void Runner::run_case(ImplState& st, Series& bufs, const CaseSpec& spec) {
       std::int64_t total_wrong = sum_over_ranks(base_.comm, opts_.check ? wrong : 0);
       std::int64_t total_graph_wrong = sum_over_ranks(base_.comm, graph_wrong);
       auto descriptions = gather_strings(base_.comm, first_wrong);
+      if (telemetry_) row.health = telemetry_->end_row(where);  // collective, like the agreement above
 
       const double factor = bus_factor(spec.coll, nranks_);
       TimeStats t = summarize(iter_us);

@@ -7,13 +7,16 @@
 
 #include <nlohmann/json.hpp>
 
+#include "results/health.h"
+
 namespace ccbench {
 
 using Json = nlohmann::ordered_json;
 
 // Version of the layout of results.csv and run.json; raise it when a column changes meaning.
 // Version 2 added `algorithm`; version-1 files are still read (the column is then empty).
-inline constexpr int kSchemaVersion = 2;
+// Version 3 added the health columns (results/health.h), optional and empty where not read.
+inline constexpr int kSchemaVersion = 3;
 
 enum class RowStatus { ok, wrong, skipped, failed };
 std::string_view row_status_name(RowStatus s);
@@ -56,6 +59,9 @@ struct RunRecord {
   std::int64_t wrong = 0;  // wrong elements over all ranks and checked iterations, plus guard damage
   RowStatus status = RowStatus::ok;
   std::string reason;      // why skipped or failed; the first wrong element when wrong
+
+  // Hardware health while this size was measured (telemetry/); empty figures where not read.
+  RowHealth health;
 };
 
 // Column descriptor: the JSON key and the CSV header (units in brackets). An optional column

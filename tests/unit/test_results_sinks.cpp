@@ -256,12 +256,12 @@ TEST_F(SinkTest, CsvCommandLineComment) {
   auto s = make_csv_sink(p);
   s->begin(Json::object({{"command_line", Json::array({"ccbench", "--tag", "it's", ""})}}));
   EXPECT_TRUE(read_file(p).starts_with(
-      "# ccbench results, schema_version 2\n# command: ccbench --tag 'it'\\''s' ''\ncollective,impl,"))
+      "# ccbench results, schema_version 3\n# command: ccbench --tag 'it'\\''s' ''\ncollective,impl,"))
       << read_file(p);
   auto t = make_csv_sink(path("other.csv"));
   t->begin(Json::object({{"command_line", "ccbench run\n-b 8"}}));
   EXPECT_TRUE(read_file(path("other.csv"))
-                  .starts_with("# ccbench results, schema_version 2\n# command: ccbench run -b 8\ncollective"));
+                  .starts_with("# ccbench results, schema_version 3\n# command: ccbench run -b 8\ncollective"));
 }
 
 // ---------------------------------------------------------------------------------------------
