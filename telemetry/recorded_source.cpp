@@ -18,7 +18,7 @@ using nlohmann::json;
 json answer_to_json(const Answer& a) { return a.value ? json(*a.value) : json{{"why_not", a.why_not}}; }
 
 Answer answer_from_json(const json& j, const std::string& key) {
-  if (j.is_number_unsigned()) return {j.get<std::uint64_t>(), {}};
+  if (j.is_number_unsigned() || (j.is_number_integer() && j.get<std::int64_t>() >= 0)) return {j.get<std::uint64_t>(), {}};
   if (j.is_object() && j.contains("why_not") && j["why_not"].is_string()) return {std::nullopt, j["why_not"].get<std::string>()};
   fail(ExitCode::usage, "recorded NVML answers: '{}' holds {}; expected a whole number >= 0 or {{\"why_not\": text}}",
        key, j.dump());
@@ -31,12 +31,14 @@ class ReplaySource final : public GpuSource {
       fail(ExitCode::usage, "recorded NVML answers: not a '{}' document", kAnswersFormat);
     unavailable_ = doc.value("unavailable", "");
     driver_ = doc.value("driver", "");
-    for (const json& g : doc.value("gpus", json::array())) {
+    const json gpus = doc.value("gpus", json::array());
+    for (const json& g : gpus) {
       if (!g.is_object() || !g.contains("index") || !g["index"].is_number_unsigned())
         fail(ExitCode::usage, "recorded NVML answers: a GPU entry needs an 'index' (whole number): {}", g.dump());
       gpus_.push_back({g["index"].get<unsigned>(), g.value("name", "?"), g.value("uuid", "")});
     }
-    for (const auto& [key, list] : doc.value("answers", json::object()).items()) {
+    const json answers = doc.value("answers", json::object());
+    for (const auto& [key, list] : answers.items()) {
       if (!list.is_array() || list.empty())
         fail(ExitCode::usage, "recorded NVML answers: '{}' must be a non-empty list of answers", key);
       for (const json& a : list) answers_[key].push_back(answer_from_json(a, key));
