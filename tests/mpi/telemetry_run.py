@@ -88,8 +88,9 @@ def healthy(args, tmp):
 
 def unhealthy(args, tmp):
     answers = json.load(open(args.fixture))
-    answers["answers"]["1 temperature_c"] = [80, 91]
-    answers["answers"]["0 throttle_reasons"] = [0, 0x4]  # sw_power_cap
+    # Constant answers: every row sees them, however the samples fall on a loaded machine.
+    answers["answers"]["1 temperature_c"] = [91]
+    answers["answers"]["0 throttle_reasons"] = [0x4]  # sw_power_cap
     answers["answers"]["1 nvlink_crc_flit 7"] = [0, 0, 3]  # start, before the first row, after it
     path = os.path.join(tmp, "unhealthy.json")
     json.dump(answers, open(path, "w"))
@@ -108,7 +109,8 @@ def unhealthy(args, tmp):
     r = [x for x in rows(out) if x["status"] == "ok"]
     check(r[0]["nvlink_errors"] == "3" and all(x["nvlink_errors"] == "0" for x in r[1:]),
           f"the growth is in the first row only: {[x['nvlink_errors'] for x in r]}")
-    check(all(x["gpu_throttle"] == "sw_power_cap" for x in r[1:]), "later rows show the power cap")
+    check(all(x["gpu_throttle"] == "sw_power_cap" and x["gpu_temp_max[C]"] == "91" for x in r),
+          "every row shows the power cap and 91 C")
     check(os.path.exists(os.path.join(out, "results.csv")) and len(r) == 6, "every row is still written")
 
 
@@ -131,6 +133,19 @@ def without_hardware(args, tmp):
     check(all(x["gpu_temp_max[C]"] == "" for x in rows(off)), "--telemetry off: empty columns")
 
 
+def bad_input(args, tmp):
+    out = os.path.join(tmp, "bad")
+    p = subprocess.run([args.mpiexec, "--oversubscribe", "--allow-run-as-root", "-np", "2", args.ccbench,
+                        "--telemetry-interval", "5", "--out", out], capture_output=True, text=True, timeout=120)
+    check(p.returncode == 2 and "--telemetry-interval: '5' is not valid; expected milliseconds, a whole number from 10 to 60000"
+          in p.stderr and not os.path.exists(out), "--telemetry-interval 5: exit code 2 before MPI, says what is valid")
+    p = run(args, out, {"_extra": ["--telemetry", "off", "--fail-on-health"]})
+    check(p.returncode == 2 and "--fail-on-health needs telemetry on" in p.stderr, "--fail-on-health with --telemetry off: exit 2")
+    p = run(args, out, {"CCBENCH_TELEMETRY_NVML_REPLAY": os.path.join(tmp, "absent.json"), "_extra": []})
+    check(p.returncode == 2 and "cannot read the recorded NVML answers" in p.stderr,
+          f"a replay file that does not exist: exit code 2 naming it (got {p.returncode})")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ccbench", required=True)
@@ -141,6 +156,7 @@ def main():
         healthy(args, tmp)
         unhealthy(args, tmp)
         without_hardware(args, tmp)
+        bad_input(args, tmp)
     print(f"telemetry checks failed: {len(FAILURES)}")
     return 1 if FAILURES else 0
 
