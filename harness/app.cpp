@@ -374,6 +374,7 @@ int run_benchmark(const RunOptions& opts_in, int* argc, char*** argv) {
       outcome.reason = runner.stop_reason();
       outcome.exit_code = static_cast<int>(code);
       outcome.verdict = code == ExitCode::ok ? "OK" : fmt::format("FAILED: {}", exit_code_name(code));
+      outcome.health = sampler.summary();
       sink->finish(outcome);
       std::string summary = comparison_table(runner.rows(), opts.baseline, true);
       if (!summary.empty()) fmt::print("#\n# busbw from the median iteration, and its ratio to {}:\n{}", opts.baseline, summary);

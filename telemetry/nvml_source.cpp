@@ -2,7 +2,6 @@
 
 #include <dlfcn.h>
 
-#include <map>
 #include <mutex>
 
 #include <fmt/format.h>
@@ -30,7 +29,7 @@ constexpr unsigned long long kEventXidCritical = 0x8;
 
 class NvmlSource final : public GpuSource {
  public:
-  explicit NvmlSource(const std::string& library) : library_(library) {
+  explicit NvmlSource(const std::string& library) {
     lib_ = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (!lib_) {
       unavailable_ = fmt::format("{} not found (no NVIDIA driver)", library);
@@ -193,7 +192,6 @@ class NvmlSource final : public GpuSource {
     return {xid_counts_[gpu], {}};
   }
 
-  std::string library_;
   void* lib_ = nullptr;
   bool initialised_ = false;
   std::string unavailable_, driver_;

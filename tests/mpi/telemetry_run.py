@@ -81,6 +81,9 @@ def healthy(args, tmp):
     check(sum(l["type"] == "row" for l in lines) == 6, "series: one row line per measured row")
     summary = [l for l in lines if l["type"] == "summary"]
     check(len(summary) == 1 and all(c["state"] == "pass" for c in summary[0]["checks"]), "series: summary, checks pass")
+    run_summary = tel.get("run_summary", {})
+    check([c["state"] for c in run_summary.get("checks", [])] == ["pass"] * 3
+          and run_summary["figures"]["gpu_temp_max_c"] <= 48, "run.json: context.telemetry.run_summary, checks pass")
     recorded = json.load(open(rec))
     check(recorded["format"] == "ccbench-nvml-answers-1" and len(recorded["answers"]["0 temperature_c"]) >= 2,
           "--telemetry-record wrote the answers it passed on")
@@ -112,6 +115,9 @@ def unhealthy(args, tmp):
     check(all(x["gpu_throttle"] == "sw_power_cap" and x["gpu_temp_max[C]"] == "91" for x in r),
           "every row shows the power cap and 91 C")
     check(os.path.exists(os.path.join(out, "results.csv")) and len(r) == 6, "every row is still written")
+    summary = json.load(open(os.path.join(out, "run.json")))["context"]["telemetry"]["run_summary"]
+    check([c["state"] for c in summary["checks"]] == ["fail"] * 3 and summary["figures"]["nvlink_errors"] == 3,
+          "run.json: the run summary's three checks fail, nvlink_errors 3")
 
 
 def without_hardware(args, tmp):
