@@ -33,6 +33,7 @@
 #include "results/csv_reader.h"
 #include "results/history.h"
 #include "results/sink.h"
+#include "telemetry/sampler.h"
 #include "topologies/discovery.h"
 
 namespace ccbench {
@@ -521,7 +522,19 @@ int run_benchmark(const RunOptions& opts_in, int* argc, char*** argv) {
     // waited for; the watchdog catches what they cannot (MPI, NCCL).
     base.timeout = opts.timeout * 9 / 10;
 
+    // Health telemetry: the first rank of each host samples it (telemetry/sampler.h).
+    const bool samples_host = opts.telemetry.enabled && telemetry::samples_its_host(rank, layout.host_of);
+    telemetry::Sources telemetry_sources;
+    agreed_step(world, "telemetry set-up", [&] {
+      const std::string& rec = opts.telemetry.record_path;  // one file per host: rank 0's as given
+      if (samples_host) telemetry_sources = telemetry::open_sources(rec.empty() || rank == 0 ? rec : rec + "." + host);
+    });
+    telemetry::Sampler sampler(opts.telemetry, {samples_host, rank == 0, host}, std::move(telemetry_sources),
+                               [world](const std::string& s) { return gather_strings(world, s); },
+                               rank == 0 && writes_files(opts) ? out_dir + "/telemetry.jsonl" : "");
+
     Json context = build_context(opts, plan, layout, world, *backend);
+    if (rank == 0) context["telemetry"] = sampler.context();
     watchdog.enter("start-up: describing the ranks");
     const std::string block = startup_block(world, layout, *backend, base.cuda_device, opts,
                                             progress_plan(opts, plan).per_cycle() * std::max(1, opts.cycles),
@@ -532,6 +545,7 @@ int run_benchmark(const RunOptions& opts_in, int* argc, char*** argv) {
       std::fflush(stdout);
       sink = std::make_unique<LockedSink>(
           with_json_file_and_progress(opts, plan, make_sinks(opts, out_dir, files_written)));
+      if (opts.telemetry.enabled && writes_files(opts)) files_written.push_back("telemetry.jsonl");
       sink->begin(context);
     }
 
@@ -543,12 +557,18 @@ int run_benchmark(const RunOptions& opts_in, int* argc, char*** argv) {
       ceilings_source = "measured in this run (links.json)";
     }
     Runner runner(opts, plan, base, *backend, sink.get(), watchdog);
+    runner.set_telemetry(&sampler);
     active_runner = &runner;
     struct Forget {  // before `runner` goes, also when run() throws
       std::atomic<Runner*>& runner;
       ~Forget() { runner = nullptr; }
     } forget{active_runner};
     code = runner.run();
+    sampler.finish();  // collective: the last samples, the run's health summary and checks
+    if (sampler.fails_health()) {
+      fmt::print(stderr, "ccbench: a health check failed (--fail-on-health): exit code 4\n");
+      code = more_severe(code, ExitCode::threshold);
+    }
     if (rank == 0 && opts.min_busbw_gbps > 0) {  // NCCL_TESTS_MIN_BW; agreed with the rest below
       MinBandwidthVerdict v = judge_min_bandwidth(runner.rows(), opts.min_busbw_gbps);
       fmt::print("{}", v.report);
@@ -571,6 +591,7 @@ int run_benchmark(const RunOptions& opts_in, int* argc, char*** argv) {
       outcome.reason = runner.stop_reason();
       outcome.exit_code = static_cast<int>(code);
       outcome.verdict = code == ExitCode::ok ? "OK" : fmt::format("FAILED: {}", exit_code_name(code));
+      outcome.health = sampler.summary();
       sink->finish(outcome);
       if (!ceilings.empty() && writes_files(opts) && wants(opts, "json"))
         add_efficiency_to_run_json(out_dir + "/run.json", ceilings, ceilings_source);

@@ -194,6 +194,7 @@ struct RawRun {
   std::string device = "auto", in_place = "both", out, format = "table,csv,json,md", baseline;
   std::string timeout_text = "120";
   std::string accept, min_busbw, db;  // --accept, --min-busbw, --db
+  telemetry::RawOptions telemetry;    // registered and checked by telemetry/options.h
   int check = 1;          // -c
   int per_iter_skip = 0;  // -K
   int local_register = 0;  // -R
@@ -279,6 +280,7 @@ void add_run_control_options(CLI::App& app, RunOptions& o, RawRun& r) {
   app.add_option("--ceilings", o.ceilings_file, "links.json of `ccbench links`: run.json rows get busbw / link ceiling")
       ->type_name("PATH");
   app.add_flag("--measure-ceilings", o.measure_ceilings, "measure the link ceilings first (links.json, efficiency)");
+  telemetry::add_options(app, r.telemetry);
 }
 
 // --db FILE, else CCBENCH_DB, else "" (no history).
@@ -521,6 +523,7 @@ void finish_run_options(const CLI::App& run, const RawRun& r, RunOptions& o) {
     fail(ExitCode::usage, "--ceilings and --measure-ceilings exclude each other: give one");
   o.accept_rules = acceptance_rules(r.accept, r.min_busbw, "--accept");
   o.history_db = history_path(r.db);
+  o.telemetry = telemetry::finish_options(r.telemetry);
   read_nccl_tests_environment(o);
 }
 

@@ -11,6 +11,7 @@
 #include "harness/fault.h"
 #include "harness/sizes.h"
 #include "results/accept.h"
+#include "telemetry/options.h"
 
 namespace ccbench {
 
@@ -60,6 +61,7 @@ struct RunOptions {
   std::string history_db;          // --db FILE or CCBENCH_DB: the run is appended there at the end
   std::string ceilings_file;       // --ceilings: a links.json whose ceilings give run.json its efficiency
   bool measure_ceilings = false;   // --measure-ceilings: measure them first (harness/links.h)
+  telemetry::Options telemetry;    // --telemetry, --telemetry-interval, --temp-limit, --fail-on-health, ...
 };
 
 }  // namespace ccbench

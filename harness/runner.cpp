@@ -459,6 +459,7 @@ bool Runner::measure(ImplState& st, Series& bufs, Measurement& m) {
                         m.in_place ? "in-place" : "out-of-place");
   m.graphs = opts_.graph_launches > 0 && st.impl->graph_capturable();
   Implementation& impl = *st.impl;
+  if (telemetry_) telemetry_->begin_row();  // counters before the size; never inside the timed loop
   const Outcome local = run_catching([&] {
     prepare(bufs, m);
     warm_up(impl, m);
@@ -641,6 +642,7 @@ bool Runner::agree(Measurement& m, RunRecord row, const Outcome& local) {
   m.iter_us = over_ranks(base_.comm, m.iter_us, opts_.rank_time);
   if (m.graphs) m.graph_us = over_ranks(base_.comm, m.graph_us, opts_.rank_time);
   const auto counts = sum_over_ranks(base_.comm, std::array<std::int64_t, 3>{m.wrong, m.graph_wrong, m.damaged});
+  if (telemetry_) row.health = telemetry_->end_row(m.where);  // collective, like the agreement above
   emit_measured(m, std::move(row), counts[0], counts[1], counts[2], gather_strings(base_.comm, m.first_wrong));
   return true;
 }

@@ -15,6 +15,7 @@
 #include "harness/watchdog.h"
 #include "results/exit_code.h"
 #include "results/sink.h"
+#include "telemetry/sampler.h"
 
 namespace ccbench {
 
@@ -43,6 +44,8 @@ class Runner {
   // From the watchdog thread, as the process is about to end: Implementation::abort_from_watchdog()
   // of every implementation set up so far; returns what each did.
   std::vector<std::string> abort_implementations();
+  // Health telemetry: begin_row()/end_row() around every measured size (null: none).
+  void set_telemetry(telemetry::Sampler* sampler) { telemetry_ = sampler; }
 
  private:
   struct ImplState;
@@ -96,6 +99,7 @@ class Runner {
   bool stop_ = false;
   std::string stop_reason_;
   bool fault_fired_ = false;
+  telemetry::Sampler* telemetry_ = nullptr;
   // Whether the injected fault (if any) applies to this rank, implementation, size, iteration.
   bool fault_here(const std::string& impl, std::uint64_t size, int iteration) const;
 };

@@ -30,7 +30,7 @@ RowStatus parse_row_status(std::string_view s) {
 
 namespace {
 
-enum class Kind { text, integer, optional_integer, unsigned_integer, boolean, real, status };
+enum class Kind { text, integer, optional_integer, unsigned_integer, boolean, real, status, health };
 
 // One column: its descriptor, value kind and how it maps onto RunRecord.
 struct Field {
@@ -57,6 +57,15 @@ T checked(const Json& v, const char* column) {
 
 Field optional(Field f) {
   f.column.optional = true;
+  return f;
+}
+
+// The health columns (results/health.h) after the others: optional, empty where not read.
+std::vector<Field> with_health_fields(std::vector<Field> f) {
+  for (size_t i = 0; i < health_columns().size(); ++i)
+    f.push_back(optional(Field{{health_columns()[i].key, health_columns()[i].csv_header}, Kind::health,
+                               [i](const RunRecord& r) { return health_value(r.health, i); },
+                               [i](RunRecord& r, const Json& v) { set_health_value(r.health, i, v); }}));
   return f;
 }
 
@@ -92,7 +101,7 @@ T parse_number(const std::string& s, const char* column) {
 }
 
 const std::vector<Field>& fields() {
-  static const std::vector<Field> f = {
+  static const std::vector<Field> f = with_health_fields({
       CCB_FIELD(collective, "collective", Kind::text),
       CCB_FIELD(impl, "impl", Kind::text),
       CCB_FIELD(transport, "transport", Kind::text),
@@ -125,7 +134,7 @@ const std::vector<Field>& fields() {
             [](const RunRecord& r) { return Json(std::string(row_status_name(r.status))); },
             [](RunRecord& r, const Json& v) { r.status = parse_row_status(v.get<std::string>()); }},
       CCB_FIELD(reason, "reason", Kind::text),
-  };
+  });
   return f;
 }
 #undef CCB_FIELD
@@ -174,6 +183,7 @@ std::vector<std::string> to_csv_fields(const RunRecord& r) {
       case Kind::boolean: out.push_back(v.get<bool>() ? "true" : "false"); break;
       case Kind::optional_integer: out.push_back(v.is_null() ? "" : v.dump()); break;
       case Kind::real: out.push_back(fmt::format("{:.6g}", v.get<double>())); break;
+      case Kind::health: out.push_back(health_cell(v)); break;
       default: out.push_back(v.dump()); break;
     }
   }
@@ -208,6 +218,7 @@ RunRecord record_from_csv(const std::vector<std::string>& header, const std::vec
           fail(ExitCode::usage, "column '{}': '{}' is not true or false", f.column.csv_header, s);
         j[f.column.key] = (s == "true");
         break;
+      case Kind::health: j[f.column.key] = health_value_from_cell(f.column.key, s); break;
     }
   }
   return record_from_json(j);

@@ -8,14 +8,17 @@
 
 #include <nlohmann/json.hpp>
 
+#include "results/health.h"
+
 namespace ccbench {
 
 using Json = nlohmann::ordered_json;
 
 // Version of the layout of results.csv and run.json; raise it when a column changes meaning.
 // Version 2 added `algorithm`; version-1 files are still read (the column is then empty).
-// Version 3 writes an unchecked row's `wrong` as empty (null in JSON) instead of -1; the -1 of
-// older files is still read as not checked.
+// Version 3 writes an unchecked row's `wrong` as empty (null in JSON) instead of -1 (the -1 of
+// older files is still read as not checked) and adds the health columns (results/health.h),
+// optional and empty where not read.
 inline constexpr int kSchemaVersion = 3;
 
 enum class RowStatus { ok, wrong, skipped, failed };
@@ -62,6 +65,9 @@ struct RunRecord {
   std::optional<std::int64_t> wrong;
   RowStatus status = RowStatus::ok;
   std::string reason;      // why skipped or failed; the first wrong element when wrong
+
+  // Hardware health while this size was measured (telemetry/); empty figures where not read.
+  RowHealth health;
 };
 
 // Column descriptor: the JSON key and the CSV header (units in brackets). An optional column

@@ -397,6 +397,7 @@ class JsonSink : public ResultSink {
     doc_["incomplete_reason"] = o.complete ? Json(nullptr) : Json(o.reason);
     doc_["exit_code"] = o.exit_code;
     doc_["verdict"] = verdict_of(o);
+    if (!o.health.is_null()) doc_["context"]["telemetry"]["run_summary"] = o.health;
     write();
   }
 

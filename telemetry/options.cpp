@@ -1,0 +1,55 @@
+#include "telemetry/options.h"
+
+#include <charconv>
+#include <cmath>
+
+#include <CLI/CLI.hpp>
+
+#include "results/error.h"
+
+namespace ccbench::telemetry {
+
+namespace {
+// Below 10 ms NVML's power figure does not change between samples (it is averaged over about
+// a second on Hopper); above a minute a row would rarely hold a sample of its own.
+constexpr long kMinIntervalMs = 10, kMaxIntervalMs = 60000;
+}  // namespace
+
+void add_options(CLI::App& run, RawOptions& raw) {
+  run.add_option("--telemetry", raw.telemetry, "health telemetry (GPU temperature, power, clocks, error counters): on or off [on]");
+  run.add_option("--telemetry-interval", raw.interval, "milliseconds between telemetry samples [100]");
+  run.add_option("--temp-limit", raw.temp_limit, "GPU temperature (C) that draws a warning and fails the health check [85]");
+  run.add_flag("--fail-on-health", raw.fail_on_health,
+               "exit code 4 when a GPU throttled (thermal or power), reached --temp-limit or an error counter grew");
+  run.add_option("--telemetry-record", raw.record, "save every NVML answer to this JSON file (for playback in tests)");
+}
+
+Options finish_options(const RawOptions& raw) {
+  Options o;
+  if (raw.telemetry == "on") o.enabled = true;
+  else if (raw.telemetry == "off") o.enabled = false;
+  else fail(ExitCode::usage, "--telemetry: unknown value '{}' (valid: on, off)", raw.telemetry);
+
+  long ms = 0;
+  auto [end, ec] = std::from_chars(raw.interval.data(), raw.interval.data() + raw.interval.size(), ms);
+  if (ec != std::errc() || end != raw.interval.data() + raw.interval.size() || ms < kMinIntervalMs || ms > kMaxIntervalMs)
+    fail(ExitCode::usage, "--telemetry-interval: '{}' is not valid; expected milliseconds, a whole number from {} to {}",
+         raw.interval, kMinIntervalMs, kMaxIntervalMs);
+  o.interval = std::chrono::milliseconds(ms);
+
+  double c = 0;
+  auto [end2, ec2] = std::from_chars(raw.temp_limit.data(), raw.temp_limit.data() + raw.temp_limit.size(), c);
+  if (ec2 != std::errc() || end2 != raw.temp_limit.data() + raw.temp_limit.size() || !std::isfinite(c) || c <= 0 || c > 150)
+    fail(ExitCode::usage, "--temp-limit: '{}' is not valid; expected degrees Celsius above 0 and at most 150",
+         raw.temp_limit);
+  o.temp_limit_c = c;
+  o.fail_on_health = raw.fail_on_health;
+  if (!raw.record.empty() && !o.enabled)
+    fail(ExitCode::usage, "--telemetry-record needs telemetry on (it was given with --telemetry off)");
+  o.record_path = raw.record;
+  if (o.fail_on_health && !o.enabled)
+    fail(ExitCode::usage, "--fail-on-health needs telemetry on (it was given with --telemetry off)");
+  return o;
+}
+
+}  // namespace ccbench::telemetry

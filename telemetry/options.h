@@ -1,0 +1,32 @@
+#pragma once
+// What the command line sets for health telemetry (`ccbench run --telemetry ...`), and the
+// registration of those options with the CLI, so that the parser only has to call two
+// functions.
+#include <chrono>
+#include <string>
+
+namespace CLI {
+class App;
+}
+
+namespace ccbench::telemetry {
+
+struct Options {
+  bool enabled = true;                         // --telemetry on|off
+  std::chrono::milliseconds interval{100};     // --telemetry-interval MS
+  double temp_limit_c = 85;                    // --temp-limit C
+  bool fail_on_health = false;                 // --fail-on-health: exit code 4 when a check fails
+  std::string record_path;                     // --telemetry-record FILE: save NVML's answers
+};
+
+// The options as typed, validated by finish_options.
+struct RawOptions {
+  std::string telemetry = "on", interval = "100", temp_limit = "85", record;
+  bool fail_on_health = false;
+};
+
+void add_options(CLI::App& run, RawOptions& raw);
+// Throws Error(usage) saying what is wrong and what is valid.
+Options finish_options(const RawOptions& raw);
+
+}  // namespace ccbench::telemetry

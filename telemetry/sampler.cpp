@@ -1,0 +1,436 @@
+#include "telemetry/sampler.h"
+
+#include <array>
+#include <chrono>
+#include <condition_variable>
+#include <cstdlib>
+#include <fstream>
+#include <map>
+#include <mutex>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "results/error.h"
+#include "telemetry/counters.h"
+#include "telemetry/nvml_source.h"
+#include "telemetry/recorded_source.h"
+
+namespace ccbench::telemetry {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// What the background thread reads of every GPU, in this order.
+constexpr Query kSampled[] = {Query::temperature_c, Query::power_mw,      Query::power_limit_mw, Query::sm_clock_mhz,
+                              Query::mem_clock_mhz, Query::throttle_reasons, Query::gpu_util_pct, Query::mem_util_pct};
+constexpr size_t kSampledCount = std::size(kSampled);
+enum SampledIndex { kTemp, kPower, kPowerLimit, kSmClock, kMemClock, kThrottle, kGpuUtil, kMemUtil };
+
+struct GpuSample {
+  double t_s = 0;           // seconds since the sampler started (steady clock)
+  std::int64_t unix_ms = 0;  // wall clock, to line nodes up
+  unsigned gpu = 0;         // position in GpuSource::gpus()
+  std::array<std::optional<std::uint64_t>, kSampledCount> v;
+};
+
+std::optional<std::uint64_t> relevant_throttle(const GpuSample& s) {
+  if (!s.v[kThrottle]) return std::nullopt;
+  return health_relevant_throttle(*s.v[kThrottle]);
+}
+
+template <typename T>
+Json or_null(const std::optional<T>& v) {
+  return v ? Json(*v) : Json(nullptr);
+}
+
+Json sample_json(const GpuSample& s, const std::string& host, unsigned nvml_index) {
+  auto watts = [](const std::optional<std::uint64_t>& mw) { return mw ? Json(static_cast<double>(*mw) / 1000.0) : Json(nullptr); };
+  return {{"type", "sample"},
+          {"host", host},
+          {"t_s", s.t_s},
+          {"unix_ms", s.unix_ms},
+          {"gpu", nvml_index},
+          {"temp_c", or_null(s.v[kTemp])},
+          {"power_w", watts(s.v[kPower])},
+          {"power_limit_w", watts(s.v[kPowerLimit])},
+          {"sm_clock_mhz", or_null(s.v[kSmClock])},
+          {"mem_clock_mhz", or_null(s.v[kMemClock])},
+          {"throttle", s.v[kThrottle] ? Json(throttle_names(*s.v[kThrottle])) : Json(nullptr)},
+          {"gpu_util_pct", or_null(s.v[kGpuUtil])},
+          {"mem_util_pct", or_null(s.v[kMemUtil])}};
+}
+
+// A node's figures over a row (or a run): RowHealth plus what a mean over nodes needs.
+struct Figures {
+  RowHealth h;
+  double power_sum_w = 0;
+  std::uint64_t power_samples = 0;
+
+  void add_sample(const GpuSample& s) {
+    if (s.v[kTemp]) h.temp_max_c = std::max(h.temp_max_c.value_or(0.0), static_cast<double>(*s.v[kTemp]));
+    if (s.v[kSmClock])
+      h.sm_clock_min_mhz = std::min(h.sm_clock_min_mhz.value_or(1e300), static_cast<double>(*s.v[kSmClock]));
+    if (auto t = relevant_throttle(s)) h.throttle = h.throttle.value_or(0) | *t;
+    if (s.v[kPower]) {
+      power_sum_w += static_cast<double>(*s.v[kPower]) / 1000.0;
+      ++power_samples;
+      h.power_mean_w = power_sum_w / static_cast<double>(power_samples);
+    }
+  }
+
+  void merge(const Figures& o) {
+    auto keep = [](auto& into, const auto& from, auto pick) {
+      if (from) into = into ? pick(*into, *from) : *from;
+    };
+    auto max = [](auto a, auto b) { return std::max(a, b); };
+    auto min = [](auto a, auto b) { return std::min(a, b); };
+    auto sum = [](auto a, auto b) { return a + b; };
+    keep(h.temp_max_c, o.h.temp_max_c, max);
+    keep(h.sm_clock_min_mhz, o.h.sm_clock_min_mhz, min);
+    keep(h.throttle, o.h.throttle, [](auto a, auto b) { return a | b; });
+    for (auto m : {&RowHealth::nvlink_errors, &RowHealth::pcie_replays, &RowHealth::ecc_corrected,
+                   &RowHealth::ecc_uncorrected, &RowHealth::xid_events, &RowHealth::nic_errors})
+      keep(h.*m, o.h.*m, sum);
+    power_sum_w += o.power_sum_w;
+    power_samples += o.power_samples;
+    if (power_samples) h.power_mean_w = power_sum_w / static_cast<double>(power_samples);
+  }
+
+  Json to_json() const {
+    Json j = Json::object();
+    for (size_t i = 0; i < health_columns().size(); ++i) j[health_columns()[i].key] = health_value(h, i);
+    j["power_sum_w"] = power_sum_w;
+    j["power_samples"] = power_samples;
+    return j;
+  }
+  static Figures from_json(const Json& j) {
+    Figures f;
+    for (size_t i = 0; i < health_columns().size(); ++i) set_health_value(f.h, i, j.at(health_columns()[i].key));
+    f.power_sum_w = j.at("power_sum_w").get<double>();
+    f.power_samples = j.at("power_samples").get<std::uint64_t>();
+    return f;
+  }
+};
+
+}  // namespace
+
+bool samples_its_host(int rank, const std::vector<std::string>& host_of) {
+  for (int r = 0; r < rank; ++r)
+    if (host_of[static_cast<size_t>(r)] == host_of[static_cast<size_t>(rank)]) return false;
+  return true;
+}
+
+Sources open_sources(const std::string& record_path) {
+  Sources s;
+  const char* replay = std::getenv("CCBENCH_TELEMETRY_NVML_REPLAY");
+  s.gpu = replay && *replay ? replay_answers_file(replay) : open_nvml();
+  if (!record_path.empty()) s.gpu = std::make_unique<RecordingSource>(std::move(s.gpu), record_path);
+  const char* ib = std::getenv("CCBENCH_TELEMETRY_IB_DIR");
+  s.nic_dir = ib && *ib ? ib : "/sys/class/infiniband";
+  return s;
+}
+
+// ---------------------------------------------------------------------------------------------
+// A sampling rank: the background thread, the counters, the node's row figures and warnings.
+// ---------------------------------------------------------------------------------------------
+struct Sampler::Node {
+  Node(const Options& o, std::string host_name, Sources s)
+      : opt(o), host(std::move(host_name)), src(std::move(s)) {
+    gpus = src.gpu->gpus();
+    plan = plan_counters(*src.gpu, src.nic_dir);
+    warned_throttle.assign(gpus.size(), 0);
+    warned_hot.assign(gpus.size(), false);
+    last_of_gpu.resize(gpus.size());
+    for (const GpuSample& g : read_sample(/*keep_reasons=*/true)) pending.push_back(g);
+    last_end = read_counters(*src.gpu, plan);
+    row_begin = last_end;
+    if (!gpus.empty()) thread = std::thread([this] { loop(); });
+  }
+
+  ~Node() { stop(); }
+
+  void stop() {
+    {
+      std::lock_guard lock(mu);
+      stopping = true;
+    }
+    cv.notify_all();
+    if (thread.joinable()) thread.join();
+  }
+
+  // One sample of every GPU. `keep_reasons`: remember why a query is not available (first call).
+  std::vector<GpuSample> read_sample(bool keep_reasons) {
+    std::vector<GpuSample> out;
+    const double t = std::chrono::duration<double>(Clock::now() - start).count();
+    const auto unix_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                             std::chrono::system_clock::now().time_since_epoch()).count();
+    for (unsigned g = 0; g < gpus.size(); ++g) {
+      GpuSample s{t, unix_ms, g, {}};
+      for (size_t i = 0; i < kSampledCount; ++i) {
+        Answer a = src.gpu->read(g, kSampled[i]);
+        s.v[i] = a.value;
+        if (keep_reasons && !a.value) not_available[g][std::string(query_name(kSampled[i]))] = a.why_not;
+      }
+      out.push_back(s);
+    }
+    return out;
+  }
+
+  void loop() {
+    std::unique_lock lock(mu);
+    while (!cv.wait_for(lock, opt.interval, [this] { return stopping; })) {
+      lock.unlock();  // NVML calls take a while; the main thread may want the samples meanwhile
+      std::vector<GpuSample> s = read_sample(false);
+      lock.lock();
+      pending.insert(pending.end(), s.begin(), s.end());
+    }
+  }
+
+  std::vector<GpuSample> take() {
+    std::lock_guard lock(mu);
+    return std::exchange(pending, {});
+  }
+
+  Json describe() const {
+    Json devices = Json::array();
+    for (const CounterPlan::Gpu& g : plan.gpus) {
+      const GpuInfo& info = gpus[g.position];
+      Json na = Json::object();
+      if (auto it = not_available.find(g.position); it != not_available.end())
+        for (const auto& [q, why] : it->second) na[q] = why;
+      for (const Reading& r : last_end)
+        if (!r.value && r.where.starts_with(g.label)) na[r.where + " " + r.what] = r.why_not;
+      devices.push_back({{"index", info.index}, {"name", info.name}, {"uuid", info.uuid}, {"nvlinks", g.links},
+                         {"not_available", na}});
+    }
+    const std::string why_gpu = src.gpu->unavailable();
+    Json gpu_part = why_gpu.empty() ? Json{{"available", true}, {"driver", src.gpu->driver_version()}, {"devices", devices}}
+                                    : Json{{"available", false}, {"reason", why_gpu}};
+    Json nic_part = plan.nic_unavailable.empty()
+                        ? Json{{"available", true}, {"dir", plan.nic_dir}, {"ports", plan.nic_ports}}
+                        : Json{{"available", false}, {"reason", plan.nic_unavailable}};
+    return {{"host", host}, {"gpus", gpu_part}, {"nics", nic_part}};
+  }
+
+  std::string gpu_label(unsigned g) const { return fmt::format("host {} GPU {} ({})", host, gpus[g].index, gpus[g].name); }
+
+  // Warnings about samples of this row: each new throttle reason and the first time a GPU
+  // reaches the limit (later rows repeat them only in the figures).
+  void warn_samples(const std::vector<GpuSample>& window, const std::string& label, Json& warnings) {
+    for (const GpuSample& s : window) {
+      if (auto t = relevant_throttle(s); t && (*t & ~warned_throttle[s.gpu])) {
+        warnings.push_back(fmt::format("{}: clocks throttled ({}) during {}", gpu_label(s.gpu),
+                                       throttle_names(*t & ~warned_throttle[s.gpu]), label));
+        warned_throttle[s.gpu] |= *t;
+      }
+      if (s.v[kTemp] && static_cast<double>(*s.v[kTemp]) >= opt.temp_limit_c && !warned_hot[s.gpu]) {
+        warnings.push_back(fmt::format("{}: temperature {} C reached the limit of {:g} C (--temp-limit) during {}",
+                                       gpu_label(s.gpu), *s.v[kTemp], opt.temp_limit_c, label));
+        warned_hot[s.gpu] = true;
+      }
+    }
+  }
+
+  void warn_growth(const std::vector<Delta>& deltas, const std::string& when, Json& warnings, Json* log) const {
+    for (const Delta& d : deltas) {
+      if (!d.growth || *d.growth == 0) continue;
+      if (log) log->push_back({{"where", d.where}, {"what", d.what}, {"growth", *d.growth}});
+      if (d.kind != CounterKind::nic_traffic)
+        warnings.push_back(fmt::format("host {} {}: {} grew by {} {}", host, d.where, d.what, *d.growth, when));
+    }
+  }
+
+  void begin_row() {
+    row_begin = read_counters(*src.gpu, plan);
+    between = counter_deltas(last_end, row_begin);
+    row_start_s = std::chrono::duration<double>(Clock::now() - start).count();
+  }
+
+  // The node's message for rank 0: figures, warnings, the samples since the last message.
+  Json end_row(const std::string& label) {
+    const double row_end_s = std::chrono::duration<double>(Clock::now() - start).count();
+    last_end = read_counters(*src.gpu, plan);
+    const std::vector<Delta> deltas = counter_deltas(row_begin, last_end);
+    const std::vector<GpuSample> samples = take();
+    std::vector<GpuSample> window;
+    for (const GpuSample& s : samples)
+      if (s.t_s >= row_start_s && s.t_s <= row_end_s) window.push_back(s);
+    // A row shorter than the interval: the latest sample of each GPU stands for it.
+    std::vector<bool> seen(gpus.size(), false);
+    for (const GpuSample& s : window) seen[s.gpu] = true;
+    for (const GpuSample& s : samples) last_of_gpu[s.gpu] = s;
+    for (unsigned g = 0; g < gpus.size(); ++g)
+      if (!seen[g] && last_of_gpu[g]) window.push_back(*last_of_gpu[g]);
+
+    Figures f;
+    for (const GpuSample& s : window) f.add_sample(s);
+    add_deltas(f.h, deltas);
+    RowHealth growth_between;
+    add_deltas(growth_between, between);
+    Json warnings = Json::array(), grown = Json::array();
+    warn_growth(between, fmt::format("between rows (before {})", label), warnings, nullptr);
+    warn_samples(window, label, warnings);
+    warn_growth(deltas, "during " + label, warnings, &grown);
+    between.clear();
+    return {{"host", host}, {"figures", f.to_json()}, {"between", Figures{growth_between}.to_json()},
+            {"warnings", warnings}, {"grown", grown}, {"samples", samples_json(samples)}};
+  }
+
+  Json samples_json(const std::vector<GpuSample>& samples) const {
+    Json a = Json::array();
+    for (const GpuSample& s : samples) a.push_back(sample_json(s, host, gpus[s.gpu].index));
+    return a;
+  }
+
+  Options opt;
+  std::string host;
+  Sources src;
+  std::vector<GpuInfo> gpus;
+  CounterPlan plan;
+  Clock::time_point start = Clock::now();
+  std::map<unsigned, std::map<std::string, std::string>> not_available;  // GPU -> query -> why
+
+  std::mutex mu;  // guards `pending` and `stopping`; never held by the timed loop
+  std::condition_variable cv;
+  bool stopping = false;
+  std::vector<GpuSample> pending;
+  std::thread thread;
+
+  Snapshot last_end, row_begin;
+  std::vector<Delta> between;  // growth from the end of the last row to the start of this one
+  double row_start_s = 0;
+  std::vector<std::optional<GpuSample>> last_of_gpu;
+  std::vector<std::uint64_t> warned_throttle;
+  std::vector<bool> warned_hot;
+};
+
+// ---------------------------------------------------------------------------------------------
+// Rank 0: merges the nodes' messages, prints warnings, writes the series, keeps the run summary.
+// ---------------------------------------------------------------------------------------------
+struct Sampler::Root {
+  Json context;
+  std::string series_path;
+  std::ofstream series;
+  Figures run;
+  std::uint64_t warnings = 0;
+
+  void write_lines(const Json& lines) {
+    if (!series.is_open()) return;
+    for (const Json& l : lines) series << l.dump(-1, ' ', false, Json::error_handler_t::replace) << '\n';
+    series.flush();
+    if (!series) fail(ExitCode::usage, "cannot write {}", series_path);
+  }
+
+  // Merges one message per sampling rank (others sent ""); prints their warnings.
+  Figures merge(const std::vector<std::string>& messages, const std::string& label) {
+    Figures row, between;
+    for (const std::string& m : messages) {
+      if (m.empty()) continue;
+      const Json j = Json::parse(m);
+      row.merge(Figures::from_json(j.at("figures")));
+      between.merge(Figures::from_json(j.at("between")));
+      for (const Json& w : j.at("warnings")) {
+        fmt::print(stderr, "ccbench: warning: {}\n", w.get<std::string>());
+        ++warnings;
+      }
+      write_lines(j.at("samples"));
+      if (!label.empty())
+        write_lines(Json::array({{{"type", "row"}, {"row", label}, {"host", j.at("host")}, {"figures", j.at("figures")},
+                                  {"counters_grown", j.at("grown")}}}));
+    }
+    std::fflush(stderr);
+    run.merge(row);
+    run.merge(between);
+    return row;
+  }
+};
+
+Sampler::Sampler(const Options& options, Role role, Sources sources, Gather gather, std::string series_path)
+    : options_(options), role_(std::move(role)), gather_(std::move(gather)) {
+  if (role_.root) root_ = std::make_unique<Root>();
+  if (!options_.enabled) {
+    if (root_) root_->context = {{"enabled", false}};
+    return;
+  }
+  if (role_.samples) node_ = std::make_unique<Node>(options_, role_.host, std::move(sources));
+  const auto descriptions = gather_(node_ ? node_->describe().dump() : std::string());
+  if (!root_) return;
+  Json nodes = Json::array();
+  for (const std::string& d : descriptions)
+    if (!d.empty()) nodes.push_back(Json::parse(d));
+  root_->series_path = series_path;
+  if (!series_path.empty()) {
+    root_->series.open(series_path, std::ios::out | std::ios::trunc);
+    if (!root_->series) fail(ExitCode::usage, "cannot write {}", series_path);
+  }
+  const auto slash = series_path.find_last_of('/');
+  root_->context = {{"enabled", true},
+                    {"interval_ms", options_.interval.count()},
+                    {"temp_limit_c", options_.temp_limit_c},
+                    {"sampled_by", "the first rank of each host"},
+                    {"benign_throttle_reasons", throttle_names(kBenignThrottle)},
+                    {"series_file", series_path.empty() ? Json(nullptr) : Json(series_path.substr(slash + 1))},
+                    {"nodes", nodes}};
+}
+
+Sampler::~Sampler() = default;
+
+const Json& Sampler::context() const { return root_->context; }
+
+void Sampler::begin_row() {
+  if (node_) node_->begin_row();
+}
+
+RowHealth Sampler::end_row(const std::string& label) {
+  if (!options_.enabled || finished_) return {};
+  const auto messages = gather_(node_ ? node_->end_row(label).dump(-1, ' ', false, Json::error_handler_t::replace) : "");
+  return root_ ? root_->merge(messages, label).h : RowHealth{};
+}
+
+void Sampler::finish() {
+  if (!options_.enabled || finished_) return;
+  finished_ = true;
+  std::string last;
+  if (node_) {
+    node_->stop();
+    last = Json{{"host", node_->host}, {"figures", Figures{}.to_json()}, {"between", Figures{}.to_json()},
+                {"warnings", Json::array()}, {"grown", Json::array()}, {"samples", node_->samples_json(node_->take())}}
+               .dump(-1, ' ', false, Json::error_handler_t::replace);
+  }
+  const auto messages = gather_(last);
+  if (!root_) return;
+  root_->merge(messages, "");
+  const RowHealth& h = root_->run.h;
+  Json line = summary();
+  line["type"] = "summary";
+  root_->write_lines(Json::array({line}));
+  auto figure = [](const std::optional<double>& v, const char* unit) { return v ? fmt::format("{:.0f} {}", *v, unit) : std::string("not available"); };
+  fmt::print("# health: hottest GPU {}, mean power {}, lowest SM clock {}, throttling {}\n", figure(h.temp_max_c, "C"),
+             figure(h.power_mean_w, "W"), figure(h.sm_clock_min_mhz, "MHz"),
+             h.throttle ? throttle_names(*h.throttle) : std::string("not available"));
+  for (const HealthCheck& c : run_checks()) fmt::print("# health check {}: {} ({})\n", c.name, health_state_name(c.state), c.detail);
+  std::fflush(stdout);
+}
+
+Json Sampler::summary() const {
+  if (!root_ || !finished_) return nullptr;
+  Json checks = Json::array();
+  for (const HealthCheck& c : run_checks())
+    checks.push_back({{"check", c.name}, {"state", health_state_name(c.state)}, {"detail", c.detail}});
+  return {{"figures", root_->run.to_json()}, {"checks", checks}, {"warnings", root_->warnings}};
+}
+
+const RowHealth& Sampler::run_health() const { return root_->run.h; }
+
+std::vector<HealthCheck> Sampler::run_checks() const { return check_health(root_->run.h, options_.temp_limit_c); }
+
+bool Sampler::fails_health() const {
+  if (!options_.enabled || !options_.fail_on_health || !root_) return false;
+  for (const HealthCheck& c : run_checks())
+    if (c.state == HealthState::fail) return true;
+  return false;
+}
+
+}  // namespace ccbench::telemetry
