@@ -9,6 +9,7 @@
 #include <CLI/CLI.hpp>
 
 #include "results/error.h"
+#include "topologies/model.h"
 
 namespace ccbench {
 
@@ -61,7 +62,7 @@ double parse_real(const std::string& text, const char* flag, const char* meaning
 
 const std::vector<std::string> kTransports = {"auto", "shm", "mpi", "tcp", "cuda_ipc", "nccl"};
 const std::vector<std::string> kFormats = {"table", "csv", "json", "md"};
-const std::set<std::string> kSubcommands = {"run", "compare", "list", "topo"};
+const std::set<std::string> kSubcommands = {"run", "compare", "list", "topo", "model"};
 
 std::string joined(const std::vector<std::string>& v) {
   std::string s;
@@ -202,6 +203,51 @@ std::string full_command_line(int argc, const char* const* argv) {
 
 }  // namespace
 
+namespace {
+
+// `ccbench model` options as typed.
+struct RawModel {
+  std::string topology, collective = "allreduce", impl, minbytes = "8", maxbytes = "1G", stepfactor = "2", format = "table";
+  int nodes = 0;
+};
+
+void add_model_options(CLI::App& cmd, RawModel& r) {
+  cmd.add_option("--topology", r.topology, "topology file (YAML) or preset name (topologies/presets)")->required();
+  cmd.add_option("--collective", r.collective, "allreduce, allgather, reducescatter (comma list) [allreduce]");
+  cmd.add_option("--impl", r.impl, "algorithms: ring,tree,hier,oneshot,twoshot,nccl-ring,nccl-tree [all]");
+  cmd.add_option("-b,--minbytes", r.minbytes, "smallest size [8]");
+  cmd.add_option("-e,--maxbytes", r.maxbytes, "largest size [1G]");
+  cmd.add_option("-f,--stepfactor", r.stepfactor, "size factor per step [2]");
+  cmd.add_option("--nodes", r.nodes, "replace the file's node count (scale the described cluster)")
+      ->check(CLI::Range(1, 1 << 20));
+  cmd.add_option("--format", r.format, "table, csv or json [table]")->check(CLI::IsMember({"table", "csv", "json"}));
+}
+
+ModelRequest finish_model_options(const RawModel& r, const CLI::App& cmd) {
+  ModelRequest m;
+  m.topology = r.topology;
+  m.collectives = parse_list(r.collective, "--collective", parse_collective,
+                             std::vector<Collective>(std::begin(kAllCollectives), std::end(kAllCollectives)),
+                             valid_collectives());
+  if (!r.impl.empty()) {
+    const auto& known = model_algorithms();
+    for (const std::string& a : split_list(r.impl)) {
+      if (std::find(known.begin(), known.end(), a) == known.end())
+        fail(ExitCode::usage, "--impl: the model has no algorithm '{}'; valid: {}", a, fmt::join(known, ", "));
+      m.algorithms.push_back(a);
+    }
+  }
+  m.sweep.min_bytes = parse_size(r.minbytes, "-b/--minbytes");
+  m.sweep.max_bytes = parse_size(r.maxbytes, "-e/--maxbytes");
+  if (cmd.count("--stepfactor")) m.sweep.factor = parse_real(r.stepfactor, "-f/--stepfactor", "a factor > 1");
+  sweep_sizes(m.sweep);
+  m.nodes = r.nodes;
+  m.format = r.format;
+  return m;
+}
+
+}  // namespace
+
 Command parse_command_line(int argc, const char* const* argv) {
   // `run` is the default subcommand: insert it unless a subcommand or a top-level flag leads.
   std::vector<std::string> args(argv + 1, argv + argc);
@@ -231,6 +277,10 @@ Command parse_command_line(int argc, const char* const* argv) {
   TopoRequest topo;
   CLI::App* topocmd = app.add_subcommand("topo", "describe this node: CPUs, NUMA, RDMA devices, GPUs and NVLinks");
   topocmd->add_flag("--json", topo.json, "print JSON instead of text");
+  topocmd->add_option("--dump", topo.dump, "write this node as a topology file (YAML) to FILE, - for stdout");
+  RawModel rawmodel;
+  CLI::App* modelcmd = app.add_subcommand("model", "predict collective times on a described system (topology file)");
+  add_model_options(*modelcmd, rawmodel);
 
   std::vector<std::string> reversed(args.rbegin(), args.rend());
   try {
@@ -245,6 +295,7 @@ Command parse_command_line(int argc, const char* const* argv) {
   if (version) return VersionRequest{};
   if (list || *listcmd) return ListRequest{};
   if (*topocmd) return topo;
+  if (*modelcmd) return finish_model_options(rawmodel, *modelcmd);
   if (*compare) {
     cmp.tolerance = parse_real(tolerance, "--tolerance", "a fraction between 0 and 1");
     if (cmp.tolerance < 0 || cmp.tolerance >= 1)

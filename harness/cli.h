@@ -5,6 +5,7 @@
 #include <variant>
 #include <vector>
 
+#include "harness/model_command.h"
 #include "harness/options.h"
 
 namespace ccbench {
@@ -19,9 +20,10 @@ struct CompareRequest {
 
 struct TopoRequest {
   bool json = false;
+  std::string dump;  // --dump FILE: write the node as a topology file
 };
 
-using Command = std::variant<RunOptions, VersionRequest, ListRequest, HelpRequest, CompareRequest, TopoRequest>;
+using Command = std::variant<RunOptions, VersionRequest, ListRequest, HelpRequest, CompareRequest, TopoRequest, ModelRequest>;
 
 // Parses argv. With no subcommand, `run` is implied. Throws Error(usage).
 Command parse_command_line(int argc, const char* const* argv);
