@@ -54,13 +54,6 @@ int run_compare(const CompareRequest& req) {
   return r.regressions ? static_cast<int>(ExitCode::threshold) : 0;
 }
 
-int print_topology(const TopoRequest& req) {
-  auto node = discover_node();
-  if (req.json) fmt::print("{}\n", node.dump(2));
-  else fmt::print("{}", describe_node(node));
-  return 0;
-}
-
 namespace {
 
 // Serialises the sinks between the main thread and the watchdog.

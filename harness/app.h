@@ -7,7 +7,6 @@ namespace ccbench {
 int print_version(int launcher_rank);
 int print_implementations(int launcher_rank);
 int run_compare(const CompareRequest& request);
-int print_topology(const TopoRequest& request);
 // `ccbench run`: MPI start-up, device choice, the sweep, reports; agreed exit code.
 int run_benchmark(const RunOptions& opts, int* argc, char*** argv);
 

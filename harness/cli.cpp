@@ -278,6 +278,8 @@ Command parse_command_line(int argc, const char* const* argv) {
   CLI::App* topocmd = app.add_subcommand("topo", "describe this node: CPUs, NUMA, RDMA devices, GPUs and NVLinks");
   topocmd->add_flag("--json", topo.json, "print JSON instead of text");
   topocmd->add_option("--dump", topo.dump, "write this node as a topology file (YAML) to FILE, - for stdout");
+  topocmd->add_option("--out", topo.out, "where to write the gathered topology (JSON), none for nowhere [topology.json]");
+  topocmd->add_option("--expect", topo.expect, "compare every host with an expected shape (YAML); exit 4 on a difference");
   RawModel rawmodel;
   CLI::App* modelcmd = app.add_subcommand("model", "predict collective times on a described system (topology file)");
   add_model_options(*modelcmd, rawmodel);

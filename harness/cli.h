@@ -7,6 +7,7 @@
 
 #include "harness/model_command.h"
 #include "harness/options.h"
+#include "harness/topo_command.h"
 
 namespace ccbench {
 
@@ -18,10 +19,6 @@ struct CompareRequest {
   double tolerance = 0.05;
 };
 
-struct TopoRequest {
-  bool json = false;
-  std::string dump;  // --dump FILE: write the node as a topology file
-};
 
 using Command = std::variant<RunOptions, VersionRequest, ListRequest, HelpRequest, CompareRequest, TopoRequest, ModelRequest>;
 

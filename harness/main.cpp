@@ -30,7 +30,7 @@ int main(int argc, char** argv) {
     if (std::holds_alternative<VersionRequest>(cmd)) return print_version(lrank);
     if (std::holds_alternative<ListRequest>(cmd)) return print_implementations(lrank);
     if (auto* c = std::get_if<CompareRequest>(&cmd)) return run_compare(*c);
-    if (auto* t = std::get_if<TopoRequest>(&cmd)) return t->dump.empty() ? print_topology(*t) : dump_local_topology(t->dump);
+    if (auto* t = std::get_if<TopoRequest>(&cmd)) return t->dump.empty() ? run_topology(*t, &argc, &argv) : dump_local_topology(t->dump);
     if (auto* m = std::get_if<ModelRequest>(&cmd)) return run_model(*m);
     return run_benchmark(std::get<RunOptions>(cmd), &argc, &argv);
   } catch (const Error& e) {
