@@ -124,13 +124,6 @@ int run_accept(const AcceptRequest& req) {
   return static_cast<int>(report_acceptance(req.rules, runs, req.junit, "results"));
 }
 
-int print_topology(const TopoRequest& req) {
-  auto node = discover_node();
-  if (req.json) fmt::print("{}\n", node.dump(2));
-  else fmt::print("{}", describe_node(node));
-  return 0;
-}
-
 namespace {
 
 // Serialises the sinks between the main thread and the watchdog.

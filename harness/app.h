@@ -9,7 +9,6 @@ int print_implementations(int launcher_rank);
 int run_compare(const CompareRequest& request);
 int run_accept(const AcceptRequest& request);
 int run_history(const HistoryRequest& request);
-int print_topology(const TopoRequest& request);
 // `ccbench run`: MPI start-up, device choice, the sweep, reports; agreed exit code.
 int run_benchmark(const RunOptions& opts, int* argc, char*** argv);
 

@@ -14,6 +14,7 @@
 
 #include "harness/links_cli.h"
 #include "results/error.h"
+#include "topologies/model.h"
 
 namespace ccbench {
 
@@ -186,7 +187,7 @@ CLI::Validator transport_value() {
       },
       "");
 }
-const std::set<std::string> kSubcommands = {"run", "compare", "list", "topo", "accept", "history", "links"};
+const std::set<std::string> kSubcommands = {"run", "compare", "list", "topo", "accept", "history", "links", "model"};
 
 // What the command line gives before the checks that span several options (finish_run_options).
 struct RawRun {
@@ -617,6 +618,48 @@ std::string full_command_line(int argc, const char* const* argv) {
 
 bool is_help(const std::string& a) { return a == "--help" || a == "-h"; }
 
+// `ccbench model` options as typed.
+struct RawModel {
+  std::string topology, collective = "allreduce", impl, minbytes = "8", maxbytes = "1G", stepfactor = "2", format = "table";
+  int nodes = 0;
+};
+
+void add_model_options(CLI::App& cmd, RawModel& r) {
+  cmd.add_option("--topology", r.topology, "topology file (YAML) or preset name (topologies/presets)")->required();
+  cmd.add_option("--collective", r.collective, "allreduce, allgather, reducescatter (comma list) [allreduce]");
+  cmd.add_option("--impl", r.impl, "algorithms: ring,tree,hier,oneshot,twoshot,nccl-ring,nccl-tree [all]");
+  cmd.add_option("-b,--minbytes", r.minbytes, "smallest size [8]");
+  cmd.add_option("-e,--maxbytes", r.maxbytes, "largest size [1G]");
+  cmd.add_option("-f,--stepfactor", r.stepfactor, "size factor per step [2]");
+  cmd.add_option("--nodes", r.nodes, "replace the file's node count (scale the described cluster)")
+      ->check(CLI::Range(1, 1 << 20));
+  cmd.add_option("--format", r.format, "table, csv or json [table]")->check(CLI::IsMember({"table", "csv", "json"}));
+}
+
+ModelRequest finish_model_options(const RawModel& r, const CLI::App& cmd) {
+  ModelRequest m;
+  m.topology = r.topology;
+  m.collectives = parse_list(r.collective, "--collective", parse_collective,
+                             std::vector<Collective>(std::begin(kAllCollectives), std::end(kAllCollectives)),
+                             valid_collectives());
+  if (!r.impl.empty()) {
+    const auto& known = model_algorithms();
+    for (const std::string& a : split_list(r.impl)) {
+      if (std::find(known.begin(), known.end(), a) == known.end())
+        fail(ExitCode::usage, "--impl: the model has no algorithm '{}'; valid: {}", a, fmt::join(known, ", "));
+      m.algorithms.push_back(a);
+    }
+  }
+  m.sweep.min_bytes = parse_size(r.minbytes, "-b/--minbytes");
+  m.sweep.max_bytes = parse_size(r.maxbytes, "-e/--maxbytes");
+  if (cmd.count("--stepfactor")) m.sweep.factor = parse_real(r.stepfactor, "-f/--stepfactor", "a factor > 1");
+  sweep_sizes(m.sweep);
+  m.nodes = r.nodes;
+  m.format = r.format;
+  return m;
+}
+
+
 }  // namespace
 
 Command parse_command_line(int argc, const char* const* argv) {
@@ -655,8 +698,14 @@ Command parse_command_line(int argc, const char* const* argv) {
 
   CLI::App* listcmd = app.add_subcommand("list", "list the implementations this build knows");
   TopoRequest topo;
-  CLI::App* topocmd = app.add_subcommand("topo", "describe this node: CPUs, NUMA, RDMA devices, GPUs and NVLinks");
+  CLI::App* topocmd = app.add_subcommand("topo", "describe every host of the job: CPUs, GPUs, PCIe and NVLink paths, NICs; --expect checks it");
   topocmd->add_flag("--json", topo.json, "print JSON instead of text");
+  topocmd->add_option("--dump", topo.dump, "write this node as a topology file (YAML) to FILE, - for stdout");
+  topocmd->add_option("--out", topo.out, "where to write the gathered topology (JSON), none for nowhere [topology.json]");
+  topocmd->add_option("--expect", topo.expect, "compare every host with an expected shape (YAML); exit 4 on a difference");
+  RawModel rawmodel;
+  CLI::App* modelcmd = app.add_subcommand("model", "predict collective times on a described system (topology file)");
+  add_model_options(*modelcmd, rawmodel);
   LinksCommand links(app);  // `ccbench links` (harness/links_cli.h)
 
   // CLI11's parse(vector&) consumes its argument from the back: it takes the list in reverse.
@@ -684,6 +733,7 @@ Command parse_command_line(int argc, const char* const* argv) {
   if (version) return VersionRequest{};
   if (list || *listcmd) return ListRequest{};
   if (*topocmd) return topo;
+  if (*modelcmd) return finish_model_options(rawmodel, *modelcmd);
   if (links.given()) return links.finish(full_command_line(argc, argv));
   if (*histcmd) return finish_history(hist, rawhist);
   if (*acceptcmd) return finish_accept(acc, rawacc);

@@ -6,7 +6,9 @@
 #include <vector>
 
 #include "harness/links.h"
+#include "harness/model_command.h"
 #include "harness/options.h"
+#include "harness/topo_command.h"
 #include "results/compare.h"
 #include "results/history.h"
 
@@ -33,12 +35,9 @@ struct HistoryRequest {
   std::vector<std::string> add;  // --add RESULTS: results folders to store (past runs, other nodes)
 };
 
-struct TopoRequest {
-  bool json = false;
-};
 
 using Command = std::variant<RunOptions, VersionRequest, ListRequest, HelpRequest, CompareRequest, TopoRequest,
-                             AcceptRequest, HistoryRequest, LinksOptions>;
+                             AcceptRequest, HistoryRequest, LinksOptions, ModelRequest>;
 
 // Parses argv. With no subcommand, `run` is implied. Throws Error(usage).
 Command parse_command_line(int argc, const char* const* argv);

@@ -2,7 +2,14 @@
 
 #include <dlfcn.h>
 
+#include <fstream>
+#include <string>
+#include <vector>
+
 #include <fmt/format.h>
+
+#include "topologies/gpu_discovery.h"
+#include "topologies/pci_paths.h"
 
 #if CCBENCH_HAVE_HWLOC
 #include <hwloc.h>
@@ -41,6 +48,40 @@ Json cpu_part() {
 #endif
 }
 
+// What sysfs adds to an RDMA device: its PCI id and NUMA node, and each port's rate
+// ("400 Gb/sec (4X NDR)").
+void add_sysfs_facts(Json& d) {
+  const std::string dev = d["name"].get<std::string>();
+  const std::string path = pci_device_path("class/infiniband/" + dev + "/device");
+  if (!path.empty()) {
+    d["pci"] = path.substr(path.find_last_of('/') + 1);
+    d["numa_node"] = pci_numa_node(d["pci"].get<std::string>());
+  }
+  if (!d.contains("ports")) return;
+  for (auto& p : d["ports"]) {
+    std::ifstream in(fmt::format("/sys/class/infiniband/{}/ports/{}/rate", dev, p["port"].get<int>()));
+    std::string rate;
+    if (std::getline(in, rate)) p["rate"] = rate;
+  }
+}
+
+// The PCI path class between every GPU and every RDMA device of the node (nvidia-smi topo -m).
+Json gpu_nic_paths(const Json& gpus, const Json& rdma) {
+  Json m = Json::array();
+  if (!gpus.value("available", false) || !rdma.value("available", false)) return m;
+  for (const auto& g : gpus["gpus"]) {
+    Json row = Json::array();
+    const std::string gp = pci_device_path("bus/pci/devices/" + g.value("pci", std::string("?")));
+    for (const auto& d : rdma["devices"]) {
+      const std::string np = pci_device_path("class/infiniband/" + d["name"].get<std::string>() + "/device");
+      const std::string c = pci_path_class(gp, g.value("numa_node", -1), np, d.value("numa_node", -1));
+      row.push_back(c.empty() ? "?" : c);
+    }
+    m.push_back(row);
+  }
+  return m;
+}
+
 Json rdma_part() {
 #if CCBENCH_HAVE_IBVERBS
   Json devices = Json::array();
@@ -66,6 +107,7 @@ Json rdma_part() {
       }
       ibv_close_device(ctx);
     }
+    add_sysfs_facts(d);
     devices.push_back(d);
   }
   ibv_free_device_list(list);
@@ -75,59 +117,56 @@ Json rdma_part() {
 #endif
 }
 
-// NVML through dlopen: the driver's library, present wherever a GPU driver is installed.
-Json gpu_part() {
-  void* lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
-  if (!lib) return {{"available", false}, {"reason", "libnvidia-ml.so.1 not found (no NVIDIA driver)"}};
-  using Init = int (*)();
-  using Count = int (*)(unsigned*);
-  using Handle = int (*)(unsigned, void**);
-  using Name = int (*)(void*, char*, unsigned);
-  using Driver = int (*)(char*, unsigned);
-  using Link = int (*)(void*, unsigned, int*);
-  auto sym = [&](const char* s) { return dlsym(lib, s); };
-  auto init = reinterpret_cast<Init>(sym("nvmlInit_v2"));
-  auto count = reinterpret_cast<Count>(sym("nvmlDeviceGetCount_v2"));
-  auto handle = reinterpret_cast<Handle>(sym("nvmlDeviceGetHandleByIndex_v2"));
-  auto name = reinterpret_cast<Name>(sym("nvmlDeviceGetName"));
-  auto driver = reinterpret_cast<Driver>(sym("nvmlSystemGetDriverVersion"));
-  auto link = reinterpret_cast<Link>(sym("nvmlDeviceGetNvLinkState"));
-  auto shutdown = reinterpret_cast<Init>(sym("nvmlShutdown"));
-  Json j;
-  if (!init || !count || !handle || init() != 0) {
-    dlclose(lib);
-    return {{"available", false}, {"reason", "nvmlInit failed"}};
-  }
-  j["available"] = true;
-  char buf[96] = {};
-  if (driver && driver(buf, sizeof buf) == 0) j["driver"] = buf;
-  unsigned n = 0;
-  count(&n);
-  Json gpus = Json::array();
-  for (unsigned i = 0; i < n; ++i) {
-    void* h = nullptr;
-    if (handle(i, &h) != 0) continue;
-    Json g = {{"index", i}};
-    if (name && name(h, buf, sizeof buf) == 0) g["name"] = buf;
-    int active = 0;
-    for (unsigned l = 0; link && l < 18 * 2; ++l) {  // NVML_NVLINK_MAX_LINKS is 18 on Hopper
-      int state = 0;
-      if (link(h, l, &state) == 0 && state == 1) ++active;
-    }
-    g["nvlinks_active"] = active;
-    gpus.push_back(g);
-  }
-  j["gpus"] = gpus;
-  if (shutdown) shutdown();
-  dlclose(lib);
-  return j;
-}
-
 }  // namespace
 
 nlohmann::ordered_json discover_node() {
-  return {{"cpu", cpu_part()}, {"rdma", rdma_part()}, {"gpus", gpu_part()}};
+  Json node = {{"cpu", cpu_part()}, {"rdma", rdma_part()}, {"gpus", discover_gpus()}};
+  node["gpu_nic_paths"] = gpu_nic_paths(node["gpus"], node["rdma"]);
+  return node;
 }
+
+namespace {
+
+// "  GPU0 NVIDIA H200  0000:19:00.0  NUMA 0  PCIe Gen5 x16  18 NVLinks"; a PCIe link trained below
+// its maximum is marked, as it is a classic acceptance failure.
+std::string describe_gpu(const nlohmann::ordered_json& x) {
+  std::string s = fmt::format("  GPU{} {}  {}  NUMA {}", x.value("index", 0u), x.value("name", std::string("?")),
+                              x.value("pci", std::string("?")), x.value("numa_node", -1));
+  if (x.contains("pcie")) {
+    const auto& p = x["pcie"];
+    s += fmt::format("  PCIe Gen{} x{}", p.value("gen", 0u), p.value("width", 0u));
+    if (p.value("gen", 0u) < p.value("gen_max", 0u) || p.value("width", 0u) < p.value("width_max", 0u))
+      s += fmt::format(" (BELOW its maximum Gen{} x{})", p.value("gen_max", 0u), p.value("width_max", 0u));
+  }
+  return s + fmt::format("  {} NVLinks\n", x.value("nvlinks_active", 0));
+}
+
+// The GPU-GPU and GPU-NIC path matrix, as nvidia-smi topo -m prints it.
+std::string describe_paths(const nlohmann::ordered_json& node) {
+  const auto& gpus = node["gpus"]["gpus"];
+  const auto& paths = node["gpus"].value("paths", nlohmann::ordered_json::array());
+  const auto& nic_paths = node.value("gpu_nic_paths", nlohmann::ordered_json::array());
+  std::vector<std::string> cols;
+  for (size_t i = 0; i < gpus.size(); ++i) cols.push_back(fmt::format("GPU{}", i));
+  const auto& rdma = node["rdma"];
+  if (rdma.value("available", false))
+    for (const auto& d : rdma["devices"]) cols.push_back(d["name"].get<std::string>());
+  if (gpus.empty()) return "";
+  std::string s = fmt::format("  {:<8}", "");
+  for (const auto& c : cols) s += fmt::format("{:>8}", c);
+  s += "\n";
+  for (size_t i = 0; i < gpus.size(); ++i) {
+    s += fmt::format("  {:<8}", cols[i]);
+    for (size_t j = 0; j < gpus.size(); ++j)
+      s += fmt::format("{:>8}", i < paths.size() && j < paths[i].size() ? paths[i][j].get<std::string>() : "?");
+    for (size_t k = 0; i < nic_paths.size() && k < nic_paths[i].size(); ++k)
+      s += fmt::format("{:>8}", nic_paths[i][k].get<std::string>());
+    s += "\n";
+  }
+  return s;
+}
+
+}  // namespace
 
 std::string describe_node(const nlohmann::ordered_json& node) {
   std::string s;
@@ -147,20 +186,19 @@ std::string describe_node(const nlohmann::ordered_json& node) {
       s += fmt::format("rdma: {}", d["name"].get<std::string>());
       if (d.contains("ports"))
         for (const auto& p : d["ports"])
-          s += fmt::format("  port {} {} {}", p["port"].get<int>(), p["state"].get<std::string>(),
-                           p["link_layer"].get<std::string>());
+          s += fmt::format("  port {} {} {} {}", p["port"].get<int>(), p["state"].get<std::string>(),
+                           p["link_layer"].get<std::string>(), p.value("rate", std::string()));
       s += "\n";
     }
   }
   const auto& g = node["gpus"];
   if (!g.value("available", false)) {
     s += fmt::format("gpus: not available ({})\n", g.value("reason", "?"));
-  } else {
-    s += fmt::format("gpus: driver {}\n", g.value("driver", "?"));
-    for (const auto& x : g["gpus"])
-      s += fmt::format("  gpu {}: {}, {} NVLink links active\n", x["index"].get<unsigned>(), x.value("name", "?"),
-                       x["nvlinks_active"].get<int>());
+    return s;
   }
+  s += fmt::format("gpus: driver {}\n", g.value("driver", "?"));
+  for (const auto& x : g["gpus"]) s += describe_gpu(x);
+  s += describe_paths(node);
   return s;
 }
 

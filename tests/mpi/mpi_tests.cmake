@@ -24,3 +24,9 @@ endforeach()
 add_test(NAME mpi.tcp.bad_interface
          COMMAND sh ${CMAKE_CURRENT_LIST_DIR}/tcp_bad_interface.sh ${MPIEXEC_EXECUTABLE} $<TARGET_FILE:ccbench>)
 set_tests_properties(mpi.tcp.bad_interface PROPERTIES LABELS mpi TIMEOUT 120 PROCESSORS 2)
+
+# ccbench topo: gathered once, topology.json, --expect differences (exit 4) and a bad file (exit 2).
+find_package(Python3 COMPONENTS Interpreter REQUIRED)
+add_test(NAME mpi.topology
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/topology_test.py $<TARGET_FILE:ccbench> ${MPIEXEC_EXECUTABLE})
+set_tests_properties(mpi.topology PROPERTIES LABELS mpi TIMEOUT 300 PROCESSORS 2)

@@ -1,0 +1,28 @@
+#pragma once
+// `ccbench model`: predictions of the performance model (topologies/model.h) for a described
+// system, and `ccbench topo --dump`: the local node written as a topology file.
+#include <string>
+#include <vector>
+
+#include "collectives/types.h"
+#include "harness/sizes.h"
+
+namespace ccbench {
+
+struct ModelRequest {
+  std::string topology;                  // a topology file, or a preset name from topologies/presets
+  std::vector<Collective> collectives{Collective::allreduce};
+  std::vector<std::string> algorithms;   // empty: all the model knows
+  SweepSpec sweep{8, 1ull << 30, 2.0, 0};
+  int nodes = 0;                         // > 0: replaces the file's node count
+  std::string format = "table";          // table, csv or json
+};
+
+// Resolves a preset name ("h200x2-nv18") or a path to a topology file.
+std::string resolve_topology_path(const std::string& name_or_path);
+// Prints the predictions on stdout; returns the exit code.
+int run_model(const ModelRequest& req);
+// Writes the local node (ccbench topo's discovery) as a topology file to `path` ("-": stdout).
+int dump_local_topology(const std::string& path);
+
+}  // namespace ccbench

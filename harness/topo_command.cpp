@@ -1,0 +1,103 @@
+#include "harness/topo_command.h"
+
+#include <sched.h>
+
+#include <fstream>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
+#include "harness/bootstrap.h"
+#include "results/error.h"
+#include "topologies/discovery.h"
+#include "topologies/expect.h"
+
+namespace ccbench {
+
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+// This process's CPU binding as a list ("0-15,32-47").
+std::string cpu_binding() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return "?";
+  std::string out;
+  for (int c = 0; c < CPU_SETSIZE; ++c) {
+    if (!CPU_ISSET(c, &set)) continue;
+    int last = c;
+    while (last + 1 < CPU_SETSIZE && CPU_ISSET(last + 1, &set)) ++last;
+    out += (out.empty() ? "" : ",") + (last == c ? std::to_string(c) : fmt::format("{}-{}", c, last));
+    c = last;
+  }
+  return out;
+}
+
+// {"hosts": [{"host", "ranks": [{"rank", "cpus"}], "node": discover_node()}]} on rank 0.
+Json gather_cluster(const RankLayout& layout) {
+  const auto nodes = gather_strings(MPI_COMM_WORLD, layout.local_rank() == 0 ? discover_node().dump() : "");
+  const auto bindings = gather_strings(MPI_COMM_WORLD, cpu_binding());
+  Json hosts = Json::array();
+  if (layout.rank != 0) return {{"hosts", hosts}};
+  for (int node = 0; node < layout.nodes; ++node) {
+    Json h = {{"host", ""}, {"ranks", Json::array()}};
+    for (int r = 0; r < layout.nranks; ++r) {
+      if (layout.node_of[static_cast<size_t>(r)] != node) continue;
+      h["host"] = layout.host_of[static_cast<size_t>(r)];
+      h["ranks"].push_back({{"rank", r}, {"cpus", bindings[static_cast<size_t>(r)]}});
+      if (!nodes[static_cast<size_t>(r)].empty()) h["node"] = Json::parse(nodes[static_cast<size_t>(r)]);
+    }
+    hosts.push_back(h);
+  }
+  return {{"hosts", hosts}};
+}
+
+std::string describe_cluster(const Json& cluster) {
+  std::string s;
+  for (const auto& h : cluster["hosts"]) {
+    s += fmt::format("== host {} ({} rank{})\n", h["host"].get<std::string>(), h["ranks"].size(),
+                     h["ranks"].size() == 1 ? "" : "s");
+    s += describe_node(h["node"]);
+    for (const auto& r : h["ranks"]) s += fmt::format("  rank {}: CPUs {}\n", r["rank"].get<int>(), r["cpus"].get<std::string>());
+  }
+  if (cluster["hosts"].size() > 1) s += "between hosts: NET (the NICs above)\n";
+  return s;
+}
+
+int check_and_report(const TopoRequest& req, const Json& cluster) {
+  if (req.json) fmt::print("{}\n", cluster.dump(2));
+  else fmt::print("{}", describe_cluster(cluster));
+  if (req.out != "none") {
+    std::ofstream out(req.out);
+    if (!out || !(out << cluster.dump(2) << "\n")) fail(ExitCode::usage, "topo --out {}: cannot write the file", req.out);
+    if (!req.json) fmt::print("# topology written to {}\n", req.out);
+  }
+  if (req.expect.empty()) return 0;
+  const auto diffs = topology_differences(load_expectation(req.expect), cluster);
+  for (const std::string& d : diffs) fmt::print("DIFFERENCE: {}\n", d);
+  fmt::print("# expected topology ({}): {}\n", req.expect,
+             diffs.empty() ? "every host matches" : fmt::format("{} difference(s)", diffs.size()));
+  return diffs.empty() ? 0 : static_cast<int>(ExitCode::threshold);
+}
+
+}  // namespace
+
+int run_topology(const TopoRequest& req, int* argc, char*** argv) {
+  if (!req.expect.empty()) load_expectation(req.expect);  // a bad file is a usage error before MPI
+  mpi_start(argc, argv);
+  const RankLayout layout = discover_layout(MPI_COMM_WORLD);
+  const Json cluster = gather_cluster(layout);
+  Outcome mine = run_catching([&] {
+    if (layout.rank == 0) {
+      const int rc = check_and_report(req, cluster);
+      if (rc) throw Error(static_cast<ExitCode>(rc), "the topology differs from the expected one");
+    }
+  });
+  if (mine.code != ExitCode::ok && mine.code != ExitCode::threshold) fmt::print(stderr, "ccbench: error: {}\n", mine.message);
+  const ExitCode code = agree_exit_code(MPI_COMM_WORLD, mine.code);
+  mpi_stop();
+  return static_cast<int>(code);
+}
+
+}  // namespace ccbench

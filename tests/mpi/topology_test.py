@@ -1,0 +1,59 @@
+#!/usr/bin/env python3
+"""ccbench topo under mpirun: the cluster gathered once on rank 0, topology.json written, and
+--expect naming every difference with exit code 4 (or 0 when every host matches)."""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+
+def run(ccbench, mpiexec, workdir, *args):
+    cmd = [mpiexec, "--oversubscribe", "--allow-run-as-root", "-np", "2", ccbench, "topo", *args]
+    p = subprocess.run(cmd, cwd=workdir, capture_output=True, text=True, timeout=120)
+    return p.returncode, p.stdout + p.stderr
+
+
+def check(cond, what, output):
+    if not cond:
+        print(f"FAILED: {what}\n--- output ---\n{output}")
+        sys.exit(1)
+
+
+def main():
+    ccbench, mpiexec = sys.argv[1], sys.argv[2]
+    with tempfile.TemporaryDirectory() as d:
+        rc, out = run(ccbench, mpiexec, d)
+        check(rc == 0, "plain topo exits 0", out)
+        check(out.count("== host ") == 1, "one block per host, printed once (not once per rank)", out)
+        check("rank 0: CPUs" in out and "rank 1: CPUs" in out, "every rank's CPU binding", out)
+        with open(os.path.join(d, "topology.json")) as f:
+            cluster = json.load(f)
+        check(len(cluster["hosts"]) == 1 and len(cluster["hosts"][0]["ranks"]) == 2, "topology.json: 1 host, 2 ranks", out)
+        cores = cluster["hosts"][0]["node"]["cpu"]["cores"]
+
+        good = os.path.join(d, "good.yaml")
+        with open(good, "w") as f:
+            f.write(f"hosts: 1\ncores_per_host: {cores}\n")
+        rc, out = run(ccbench, mpiexec, d, "--expect", good, "--out", "none")
+        check(rc == 0 and "every host matches" in out, "a matching expectation passes", out)
+
+        bad = os.path.join(d, "bad.yaml")
+        with open(bad, "w") as f:
+            f.write(f"hosts: 2\ncores_per_host: {cores + 1}\ngpus_per_host: 8\nnics_per_host: 8\n")
+        rc, out = run(ccbench, mpiexec, d, "--expect", bad, "--out", "none")
+        check(rc == 4, "differences exit with code 4", out)
+        for text in ["DIFFERENCE: 1 hosts in the job, expected 2",
+                     f"CPU cores, expected {cores + 1}", "no GPUs found", "expected 8", "4 difference(s)"]:
+            check(text in out, f"names the difference: {text}", out)
+
+        broken = os.path.join(d, "broken.yaml")
+        with open(broken, "w") as f:
+            f.write("hosts: 1\ngpus_per_hots: 8\n")
+        rc, out = run(ccbench, mpiexec, d, "--expect", broken)
+        check(rc == 2 and "broken.yaml:2: unknown key 'gpus_per_hots'" in out, "a bad file is a usage error naming its line", out)
+    print("topology test: 1 passed, 0 failed")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,169 @@
+// The performance model and topology files: presets load, malformed files are named with their
+// line, the model's properties hold, it agrees with published and measured figures, and it is fast.
+#include <ctime>
+#include <filesystem>
+
+#include <gtest/gtest.h>
+
+#include "results/csv_reader.h"
+#include "results/error.h"
+#include "topologies/model.h"
+#include "topologies/system.h"
+
+namespace ccbench {
+namespace {
+
+namespace fs = std::filesystem;
+const fs::path kPresets = fs::path(CCBENCH_SOURCE_DIR) / "topologies/presets";
+
+SystemTopology preset(const std::string& name) { return load_topology((kPresets / (name + ".yaml")).string()); }
+
+double busbw(const SystemTopology& t, Collective c, const std::string& algo, std::uint64_t bytes) {
+  return CollectiveModel(t, c, algo).predict(bytes).busbw_gbps;
+}
+
+// The usage error a text gives, or "" when it parses.
+std::string error_of(const std::string& yaml) {
+  try {
+    parse_topology(yaml, "t.yaml");
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::usage);
+    return e.what();
+  }
+  return "";
+}
+
+const char* kValid = "name: x\nnodes: 2\nnode:\n  ranks: 4\n  fabric: nvswitch\n"
+                     "  gpu_link: {bandwidth_gbps: 100, latency_us: 1}\n  nics: 2\n  nic: {bandwidth_gbps: 10}\n";
+
+TEST(TopologyFile, EveryPresetLoadsAndSurvivesADump) {
+  int presets = 0;
+  for (const auto& e : fs::directory_iterator(kPresets)) {
+    SCOPED_TRACE(e.path().string());
+    const SystemTopology t = load_topology(e.path().string());
+    const SystemTopology again = parse_topology(dump_topology(t), "dump");
+    EXPECT_EQ(again.name, t.name);
+    EXPECT_EQ(again.ranks(), t.ranks());
+    EXPECT_EQ(again.node.fabric, t.node.fabric);
+    EXPECT_DOUBLE_EQ(again.node.gpu_link.bandwidth_gbps, t.node.gpu_link.bandwidth_gbps);
+    EXPECT_EQ(again.node.nics, t.node.nics);
+    EXPECT_DOUBLE_EQ(again.node.switch_uplink.bandwidth_gbps, t.node.switch_uplink.bandwidth_gbps);
+    ++presets;
+  }
+  EXPECT_GE(presets, 6);
+}
+
+TEST(TopologyFile, MalformedFilesNameTheLineAndWhatIsExpected) {
+  EXPECT_EQ(error_of(kValid), "");
+  EXPECT_EQ(error_of("name: x\nnode: {ranks: 2\n"), error_of("name: x\nnode: {ranks: 2\n"));
+  EXPECT_NE(error_of("name: x\nnode: {ranks: 2\n").find("t.yaml:"), std::string::npos);
+  EXPECT_NE(error_of("name: x\nnode: {ranks: 2\n").find("not valid YAML"), std::string::npos);
+  const std::string unknown = error_of(std::string(kValid) + "  nisc: 3\n");
+  EXPECT_NE(unknown.find("t.yaml:9: unknown key 'nisc' in 'node'"), std::string::npos) << unknown;
+  const std::string range = error_of("name: x\nnode:\n  ranks: 0\n  fabric: host\n  gpu_link: {bandwidth_gbps: 1}\n");
+  EXPECT_NE(range.find("t.yaml:3: 'node.ranks' is 0; expected a number from 1 to"), std::string::npos) << range;
+  const std::string fabric = error_of("name: x\nnode:\n  ranks: 2\n  fabric: infiniband\n  gpu_link: {bandwidth_gbps: 1}\n");
+  EXPECT_NE(fabric.find("t.yaml:4: 'node.fabric' is 'infiniband'; expected one of: nvswitch, nvlink_mesh, pcie, host"),
+            std::string::npos) << fabric;
+  const std::string text = error_of("name: x\nnode:\n  ranks: two\n  fabric: host\n  gpu_link: {bandwidth_gbps: 1}\n");
+  EXPECT_NE(text.find("t.yaml:3: 'node.ranks' is 'two'"), std::string::npos) << text;
+  const std::string missing = error_of("name: x\nnode:\n  ranks: 2\n  fabric: host\n");
+  EXPECT_NE(missing.find("'node' needs 'gpu_link'"), std::string::npos) << missing;
+  const std::string nonics = error_of("name: x\nnodes: 2\nnode:\n  ranks: 2\n  fabric: host\n  gpu_link: {bandwidth_gbps: 1}\n");
+  EXPECT_NE(nonics.find("2 nodes need NICs"), std::string::npos) << nonics;
+  EXPECT_NE(error_of("- just\n- a list\n").find("expected a mapping"), std::string::npos);
+}
+
+TEST(Model, TimeGrowsWithSizeForEveryAlgorithm) {
+  for (const char* name : {"h200x2-nv18", "h200-8gpu-nvswitch", "multinode-8gpu-8ndr", "pcie-gen5-8gpu"}) {
+    const SystemTopology t = preset(name);
+    for (Collective c : {Collective::allreduce, Collective::allgather, Collective::reducescatter})
+      for (const std::string& algo : model_algorithms()) {
+        const CollectiveModel m(t, c, algo);
+        double last = 0;
+        for (std::uint64_t bytes = 8; bytes <= (4ull << 30); bytes *= 4) {
+          const Prediction p = m.predict(bytes);
+          if (!p.unsupported.empty()) break;
+          EXPECT_GT(p.time_us, last) << name << " " << algo << " " << bytes;
+          last = p.time_us;
+        }
+      }
+  }
+}
+
+TEST(Model, LargeSizesReachTheBottleneckLink) {
+  // Two GPUs on one NVLink pair: every ring step crosses the pair, so busbw tends to its bandwidth.
+  const SystemTopology nv = preset("h200x2-nv18");
+  EXPECT_NEAR(busbw(nv, Collective::allreduce, "ring", 64ull << 30), 369.0, 369.0 * 0.005);
+  EXPECT_NEAR(busbw(nv, Collective::allgather, "ring", 64ull << 30), 369.0, 369.0 * 0.005);
+  // A ring across nodes: one ring per NIC, each through its own NIC; the NICs are the bottleneck.
+  SystemTopology net = parse_topology(kValid, "t");
+  EXPECT_NEAR(busbw(net, Collective::allreduce, "ring", 64ull << 30), 2 * 10.0, 2 * 10.0 * 0.01);
+}
+
+TEST(Model, ASharedNicHalvesEachFlowsBandwidth) {
+  // Two ranks per node, NVLink-fast inside: hierarchical all-reduce sends one inter-node ring per
+  // local rank. With one NIC the two rings share it; with two each has its own.
+  SystemTopology t = parse_topology(kValid, "t");
+  t.node.ranks = 2;
+  t.node.gpu_link.bandwidth_gbps = 1e4;
+  const std::uint64_t big = 64ull << 30;
+  const double two_nics = busbw(t, Collective::allreduce, "hier", big);
+  t.node.nics = 1;
+  const double one_nic = busbw(t, Collective::allreduce, "hier", big);
+  EXPECT_NEAR(one_nic / two_nics, 0.5, 0.01);
+}
+
+TEST(Model, PresetsAgreeWithPublishedNcclRingFigures) {
+  // ANCHORS.md: 8-GPU NVSwitch ring all-reduce 365-370 GB/s; multi-node ring with 8 NDR NICs per
+  // node about min(370, 8 x 46-48) GB/s.
+  EXPECT_NEAR(busbw(preset("h200-8gpu-nvswitch"), Collective::allreduce, "nccl-ring", 4ull << 30), 367.5, 367.5 * 0.15);
+  SystemTopology cluster = preset("multinode-8gpu-8ndr");
+  for (int nodes : {2, 4}) {
+    cluster.nodes = nodes;
+    EXPECT_NEAR(busbw(cluster, Collective::allreduce, "nccl-ring", 4ull << 30), 370.0, 370.0 * 0.15) << nodes;
+  }
+  EXPECT_NEAR(busbw(preset("pcie-gen5-8gpu"), Collective::allreduce, "ring", 1ull << 30), 28.0, 28.0 * 0.15);
+}
+
+TEST(Model, RingAllReduceWithinFifteenPercentOfTheMeasuredTwoGpuMachine) {
+  // Our ring kernel on 2 x H200 (results/baselines/h200x2-2026-11-30/run-cc01c2c4492a).
+  const auto rows = read_results_csv(std::string(CCBENCH_SOURCE_DIR) +
+                                     "/results/baselines/h200x2-2026-11-30/run-cc01c2c4492a/results.csv");
+  const SystemTopology t = preset("h200x2-nv18");
+  const CollectiveModel model(t, Collective::allreduce, "ring");
+  int compared = 0;
+  for (const RunRecord& r : rows) {
+    if (r.collective != "allreduce" || r.impl != "ring" || r.dtype != "float" || r.in_place || r.mode != "eager" ||
+        r.bytes < (64u << 20))
+      continue;
+    const double predicted = model.predict(r.bytes).busbw_gbps;
+    EXPECT_NEAR(r.busbw_gbps / predicted, 1.0, 0.15) << r.bytes;
+    EXPECT_LE(r.busbw_gbps, predicted * 1.02) << "the model is a ceiling: " << r.bytes;
+    ++compared;
+  }
+  EXPECT_EQ(compared, 7);
+}
+
+TEST(Model, FourThousandGpuSweepTakesUnderASecond) {
+  SystemTopology cluster = preset("multinode-8gpu-8ndr");
+  cluster.nodes = 512;  // 4096 GPUs
+  const std::clock_t start = std::clock();
+  for (const char* algo : {"ring", "hier", "nccl-tree"}) {
+    const CollectiveModel m(cluster, Collective::allreduce, algo);
+    for (std::uint64_t bytes = 8; bytes <= (16ull << 30); bytes *= 2) ASSERT_GT(m.predict(bytes).time_us, 0);
+  }
+  EXPECT_LT(static_cast<double>(std::clock() - start) / CLOCKS_PER_SEC, 1.0);
+}
+
+TEST(Model, UnsupportedCasesSayWhy) {
+  const SystemTopology t = preset("h200x2-nv18");
+  EXPECT_NE(CollectiveModel(t, Collective::allgather, "oneshot").predict(1024).unsupported.find("allreduce only"),
+            std::string::npos);
+  EXPECT_NE(CollectiveModel(t, Collective::broadcast, "ring").predict(1024).unsupported.find("not broadcast"),
+            std::string::npos);
+  EXPECT_THROW(CollectiveModel(t, Collective::allreduce, "butterfly"), Error);
+}
+
+}  // namespace
+}  // namespace ccbench

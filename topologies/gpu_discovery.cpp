@@ -1,0 +1,183 @@
+#include "topologies/gpu_discovery.h"
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "topologies/pci_paths.h"
+
+namespace ccbench {
+
+namespace {
+
+using Json = nlohmann::ordered_json;
+
+// NVML's nvmlPciInfo_t (nvml.h, NVML API version 11+), mirrored so that no NVML header is needed.
+struct NvmlPciInfo {
+  char bus_id_legacy[16];
+  unsigned domain, bus, device, pci_device_id, pci_subsystem_id;
+  char bus_id[32];
+};
+// NVML_NVLINK_MAX_LINKS on Hopper; asking beyond a GPU's links just returns an error.
+constexpr unsigned kMaxNvlinks = 18;
+constexpr int kNvmlSuccess = 0;
+constexpr int kNvmlFeatureEnabled = 1;
+// nvmlGpuTopologyLevel_t values and nvidia-smi's words for them.
+const std::map<int, const char*> kTopologyLevels = {{0, "X"},    {10, "PIX"}, {20, "PXB"},
+                                                     {30, "PHB"}, {40, "NODE"}, {50, "SYS"}};
+
+// The NVML entry points used, each looked up on its own: a missing one leaves its field out.
+struct Nvml {
+  void* lib = nullptr;
+  int (*init)() = nullptr;
+  int (*shutdown)() = nullptr;
+  int (*count)(unsigned*) = nullptr;
+  int (*handle)(unsigned, void**) = nullptr;
+  int (*name)(void*, char*, unsigned) = nullptr;
+  int (*uuid)(void*, char*, unsigned) = nullptr;
+  int (*driver)(char*, unsigned) = nullptr;
+  int (*pci)(void*, NvmlPciInfo*) = nullptr;
+  int (*gen_now)(void*, unsigned*) = nullptr;
+  int (*gen_max)(void*, unsigned*) = nullptr;
+  int (*width_now)(void*, unsigned*) = nullptr;
+  int (*width_max)(void*, unsigned*) = nullptr;
+  int (*link_state)(void*, unsigned, int*) = nullptr;
+  int (*link_remote)(void*, unsigned, NvmlPciInfo*) = nullptr;
+  int (*ancestor)(void*, void*, int*) = nullptr;
+
+  template <typename F>
+  void bind(F& f, const char* symbol) {
+    f = reinterpret_cast<F>(dlsym(lib, symbol));
+  }
+  bool open() {
+    lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (!lib) return false;
+    bind(init, "nvmlInit_v2");
+    bind(shutdown, "nvmlShutdown");
+    bind(count, "nvmlDeviceGetCount_v2");
+    bind(handle, "nvmlDeviceGetHandleByIndex_v2");
+    bind(name, "nvmlDeviceGetName");
+    bind(uuid, "nvmlDeviceGetUUID");
+    bind(driver, "nvmlSystemGetDriverVersion");
+    bind(pci, "nvmlDeviceGetPciInfo_v3");
+    bind(gen_now, "nvmlDeviceGetCurrPcieLinkGeneration");
+    bind(gen_max, "nvmlDeviceGetMaxPcieLinkGeneration");
+    bind(width_now, "nvmlDeviceGetCurrPcieLinkWidth");
+    bind(width_max, "nvmlDeviceGetMaxPcieLinkWidth");
+    bind(link_state, "nvmlDeviceGetNvLinkState");
+    bind(link_remote, "nvmlDeviceGetNvLinkRemotePciInfo_v2");
+    bind(ancestor, "nvmlDeviceGetTopologyCommonAncestor");
+    return true;
+  }
+  ~Nvml() {
+    if (lib) dlclose(lib);
+  }
+};
+
+// An unsigned answer of NVML, or nothing.
+template <typename F>
+void put_unsigned(Json& j, const char* key, F f, void* h) {
+  unsigned v = 0;
+  if (f && f(h, &v) == kNvmlSuccess) j[key] = v;
+}
+
+// One GPU; `peers` counts its NVLink links up per remote PCI device.
+Json describe_gpu(const Nvml& n, unsigned index, void* h, std::map<std::string, int>& peers) {
+  Json g = {{"index", index}};
+  char buf[96] = {};
+  if (n.name && n.name(h, buf, sizeof buf) == kNvmlSuccess) g["name"] = buf;
+  if (n.uuid && n.uuid(h, buf, sizeof buf) == kNvmlSuccess) g["uuid"] = buf;
+  NvmlPciInfo pci{};
+  if (n.pci && n.pci(h, &pci) == kNvmlSuccess) {
+    const std::string id = sysfs_pci_name(pci.bus_id);
+    g["pci"] = id;
+    g["numa_node"] = pci_numa_node(id);
+  }
+  Json pcie = Json::object();
+  put_unsigned(pcie, "gen", n.gen_now, h);
+  put_unsigned(pcie, "gen_max", n.gen_max, h);
+  put_unsigned(pcie, "width", n.width_now, h);
+  put_unsigned(pcie, "width_max", n.width_max, h);
+  if (!pcie.empty()) g["pcie"] = pcie;
+  int active = 0;
+  for (unsigned l = 0; n.link_state && l < kMaxNvlinks; ++l) {
+    int state = 0;
+    if (n.link_state(h, l, &state) != kNvmlSuccess || state != kNvmlFeatureEnabled) continue;
+    ++active;
+    NvmlPciInfo remote{};
+    if (n.link_remote && n.link_remote(h, l, &remote) == kNvmlSuccess) ++peers[sysfs_pci_name(remote.bus_id)];
+  }
+  g["nvlinks_active"] = active;
+  return g;
+}
+
+// NVLink links of a GPU that end at a device other than a GPU of this node: NVSwitch ports.
+int switch_links(const std::map<std::string, int>& peers, const Json& gpus) {
+  int links = 0;
+  for (const auto& [remote, count] : peers) {
+    bool is_gpu = false;
+    for (const auto& g : gpus) is_gpu = is_gpu || g.value("pci", std::string()) == remote;
+    if (!is_gpu) links += count;
+  }
+  return links;
+}
+
+// The path between every GPU pair: NV# where NVLink joins them (directly, or both through
+// NVSwitches), else NVML's PCI level.
+Json gpu_matrix(const Nvml& n, const std::vector<void*>& handles, const Json& gpus,
+                const std::vector<std::map<std::string, int>>& peers) {
+  std::vector<int> via_switch;
+  for (const auto& p : peers) via_switch.push_back(switch_links(p, gpus));
+  Json m = Json::array();
+  for (size_t i = 0; i < handles.size(); ++i) {
+    Json row = Json::array();
+    for (size_t j = 0; j < handles.size(); ++j) {
+      std::string cell = i == j ? "X" : "";
+      auto nv = peers[i].find(gpus[j].value("pci", std::string()));
+      if (i != j && nv != peers[i].end()) cell = fmt::format("NV{}", nv->second);
+      else if (i != j && via_switch[i] > 0 && via_switch[j] > 0)
+        cell = fmt::format("NV{}", std::min(via_switch[i], via_switch[j]));
+      int level = -1;
+      if (cell.empty() && n.ancestor && n.ancestor(handles[i], handles[j], &level) == kNvmlSuccess)
+        if (auto it = kTopologyLevels.find(level); it != kTopologyLevels.end()) cell = it->second;
+      row.push_back(cell.empty() ? "?" : cell);
+    }
+    m.push_back(row);
+  }
+  return m;
+}
+
+}  // namespace
+
+Json discover_gpus() {
+  Nvml n;
+  if (!n.open()) return {{"available", false}, {"reason", "libnvidia-ml.so.1 not found (no NVIDIA driver)"}};
+  if (!n.init || !n.count || !n.handle || n.init() != kNvmlSuccess)
+    return {{"available", false}, {"reason", "nvmlInit failed"}};
+  Json j = {{"available", true}};
+  char buf[96] = {};
+  if (n.driver && n.driver(buf, sizeof buf) == kNvmlSuccess) j["driver"] = buf;
+  unsigned count = 0;
+  n.count(&count);
+  Json gpus = Json::array();
+  std::vector<void*> handles;
+  std::vector<std::map<std::string, int>> peers;
+  for (unsigned i = 0; i < count; ++i) {
+    void* h = nullptr;
+    if (n.handle(i, &h) != kNvmlSuccess) continue;
+    peers.emplace_back();
+    gpus.push_back(describe_gpu(n, i, h, peers.back()));
+    handles.push_back(h);
+  }
+  j["gpus"] = gpus;
+  j["paths"] = gpu_matrix(n, handles, gpus, peers);
+  if (n.shutdown) n.shutdown();
+  return j;
+}
+
+}  // namespace ccbench

@@ -1,0 +1,393 @@
+#include "topologies/model.h"
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "collectives/schedules/ring.h"
+#include "collectives/schedules/tree.h"
+#include "results/error.h"
+
+namespace ccbench {
+
+namespace {
+
+// Chunk of the pipelined tree: our GPU FIFO slot (CCBENCH_GPU_SLOT_BYTES default, 1 MiB).
+constexpr double kTreeChunkBytes = 1 << 20;
+// GB/s to bytes per microsecond.
+constexpr double kBytesPerUsPerGbps = 1e3;
+
+// The links of a system, each one direction of one physical link, with its capacity.
+class LinkGraph {
+ public:
+  explicit LinkGraph(const SystemTopology& t) : t_(t), g_(t.node.ranks) {
+    const NodeSpec& n = t.node;
+    switches_ = n.fabric == IntraFabric::pcie ? (g_ + n.gpus_per_switch - 1) / n.gpus_per_switch : 0;
+    add(2 * t.ranks(), n.gpu_link.bandwidth_gbps);  // ports: out 2r, in 2r+1
+    mesh_ = count();
+    if (n.fabric == IntraFabric::nvlink_mesh && g_ > 1) add(t.nodes * g_ * g_, n.gpu_link.bandwidth_gbps / (g_ - 1));
+    switch_ = count();
+    add(2 * t.nodes * switches_, n.switch_uplink.bandwidth_gbps);
+    nic_ = count();
+    add(2 * t.nodes * n.nics, n.nic.bandwidth_gbps);
+    uplink_ = count();
+    add(2 * t.nodes, n.nics * n.nic.bandwidth_gbps / t.oversubscription);
+  }
+
+  int count() const { return static_cast<int>(capacity_.size()); }
+  double capacity(int link) const { return capacity_[static_cast<size_t>(link)]; }
+
+  // The links a transfer from rank a to rank b crosses, and its latency.
+  double path(int a, int b, std::vector<int>& links) const {
+    links.clear();
+    const NodeSpec& n = t_.node;
+    const int na = a / g_, nb = b / g_, la = a % g_, lb = b % g_;
+    if (na != nb) {
+      const int nic_a = la * n.nics / g_, nic_b = lb * n.nics / g_;
+      links.push_back(nic_ + 2 * (na * n.nics + nic_a));
+      links.push_back(nic_ + 2 * (nb * n.nics + nic_b) + 1);
+      if (t_.oversubscription > 1) {
+        links.push_back(uplink_ + 2 * na);
+        links.push_back(uplink_ + 2 * nb + 1);
+      }
+      return 2 * n.nic.latency_us + t_.fabric_latency_us;
+    }
+    if (n.fabric == IntraFabric::nvlink_mesh) {
+      links.push_back(mesh_ + na * g_ * g_ + la * g_ + lb);
+      return n.gpu_link.latency_us;
+    }
+    links.push_back(2 * a);
+    links.push_back(2 * b + 1);
+    double latency = n.gpu_link.latency_us;
+    if (switches_ > 0 && la / n.gpus_per_switch != lb / n.gpus_per_switch) {
+      links.push_back(switch_ + 2 * (na * switches_ + la / n.gpus_per_switch));
+      links.push_back(switch_ + 2 * (na * switches_ + lb / n.gpus_per_switch) + 1);
+      latency += 2 * n.switch_uplink.latency_us;
+    }
+    return latency;
+  }
+
+ private:
+  void add(int links, double gbps) { capacity_.insert(capacity_.end(), static_cast<size_t>(links), gbps); }
+
+  const SystemTopology& t_;
+  int g_;
+  int switches_ = 0;
+  int mesh_ = 0, switch_ = 0, nic_ = 0, uplink_ = 0;
+  std::vector<double> capacity_;
+};
+
+// One transfer of a step: `blocks` units of data from src to dst.
+struct Flow {
+  int src, dst;
+  double blocks = 1;
+};
+
+// What a step costs for a unit of u bytes: max over terms of (latency + u * us_per_byte).
+struct StepCost {
+  std::vector<std::pair<double, double>> terms;  // (latency us, us per unit byte), no term dominated
+  double count = 1;                              // how many steps of the phase cost this
+  double time(double unit) const {
+    double t = 0;
+    for (const auto& [lat, k] : terms) t = std::max(t, lat + unit * k);
+    return t;
+  }
+  double latency() const {
+    double t = 0;
+    for (const auto& term : terms) t = std::max(t, term.first);
+    return t;
+  }
+  double transfer(double unit) const {
+    double t = 0;
+    for (const auto& term : terms) t = std::max(t, unit * term.second);
+    return t;
+  }
+};
+
+// Costs the flows of one step: flows sharing a link share it equally.
+StepCost cost_step(const LinkGraph& graph, const std::vector<Flow>& flows) {
+  std::vector<int> uses(static_cast<size_t>(graph.count()), 0);
+  std::vector<std::vector<int>> paths(flows.size());
+  std::vector<double> latency(flows.size());
+  for (size_t i = 0; i < flows.size(); ++i) {
+    latency[i] = graph.path(flows[i].src, flows[i].dst, paths[i]);
+    for (int l : paths[i]) ++uses[static_cast<size_t>(l)];
+  }
+  StepCost c;
+  for (size_t i = 0; i < flows.size(); ++i) {
+    double rate = INFINITY;  // GB/s this flow gets at its narrowest link
+    for (int l : paths[i]) rate = std::min(rate, graph.capacity(l) / uses[static_cast<size_t>(l)]);
+    const double k = flows[i].blocks / (rate * kBytesPerUsPerGbps);
+    c.terms.emplace_back(latency[i], k);
+  }
+  // Keep only the terms that can be the maximum for some unit size.
+  std::sort(c.terms.begin(), c.terms.end(), [](auto& x, auto& y) { return x.first > y.first || (x.first == y.first && x.second > y.second); });
+  std::vector<std::pair<double, double>> kept;
+  for (const auto& t : c.terms)
+    if (kept.empty() || t.second > kept.back().second) kept.push_back(t);
+  c.terms = std::move(kept);
+  return c;
+}
+
+// A part of an algorithm: steps whose unit of data is `share` of the size S.
+struct Phase {
+  double share = 1;
+  std::vector<StepCost> steps;
+  // Pipelined (tree): one steady-state round repeated once per chunk of the unit, plus the rounds
+  // that fill and drain the pipeline.
+  bool pipelined = false;
+  int fill_rounds = 0;
+
+  double time(double bytes) const {
+    const double data = bytes * share;
+    if (!pipelined) {
+      double t = 0;
+      for (const StepCost& s : steps) t += s.count * s.time(data);
+      return t;
+    }
+    // Chunks stream through the pipeline: its latency is paid once per hop of the fill, while
+    // every round (one per chunk, plus the fill) moves a chunk over the busiest link.
+    const double chunks = std::max(1.0, std::ceil(data / kTreeChunkBytes));
+    const StepCost& round = steps.front();
+    return (fill_rounds + 1) * round.latency() + (chunks + fill_rounds) * round.transfer(data / chunks);
+  }
+};
+
+bool sends(schedule::RingOp op) { return op != schedule::RingOp::recv && op != schedule::RingOp::recv_reduce_copy; }
+
+enum class RingKind { allreduce, reducescatter, allgather };
+
+// Rings (lists of ranks, all of one length) running one ring schedule in lock step; each ring
+// carries `share` of S in every step.
+Phase ring_phase(const LinkGraph& graph, const std::vector<std::vector<int>>& rings, RingKind kind, double share) {
+  Phase ph;
+  ph.share = share;
+  const int n = static_cast<int>(rings.front().size());
+  if (n < 2) return ph;
+  const int steps = kind == RingKind::allreduce   ? schedule::ring_allreduce_steps(n)
+                    : kind == RingKind::allgather ? schedule::ring_allgather_steps(n)
+                                                  : schedule::ring_reducescatter_steps(n);
+  std::map<std::vector<bool>, size_t> classes;  // which positions send -> index in ph.steps
+  for (int s = 0; s < steps; ++s) {
+    std::vector<bool> senders(static_cast<size_t>(n));
+    bool any = false;
+    for (int pos = 0; pos < n; ++pos) {
+      const schedule::RingStep st = kind == RingKind::allreduce   ? schedule::ring_allreduce_step(n, pos, s)
+                                    : kind == RingKind::allgather ? schedule::ring_allgather_step(n, pos, s)
+                                                                  : schedule::ring_reducescatter_step(n, pos, s);
+      senders[static_cast<size_t>(pos)] = sends(st.op);
+      any = any || sends(st.op);
+    }
+    if (!any) continue;
+    auto [it, fresh] = classes.try_emplace(senders, ph.steps.size());
+    if (!fresh) {
+      ph.steps[it->second].count += 1;
+      continue;
+    }
+    std::vector<Flow> flows;
+    for (const auto& ring : rings)
+      for (int pos = 0; pos < n; ++pos)
+        if (senders[static_cast<size_t>(pos)]) flows.push_back({ring[static_cast<size_t>(pos)], ring[static_cast<size_t>((pos + 1) % n)]});
+    ph.steps.push_back(cost_step(graph, flows));
+  }
+  return ph;
+}
+
+// Pipelined trees given as parent arrays (-1 at the root); each carries an equal part of S, and
+// in the steady state every edge carries one chunk up (reduce) and one down (broadcast) per round.
+Phase tree_phase(const LinkGraph& graph, const std::vector<std::vector<int>>& parents) {
+  Phase ph;
+  ph.share = 1.0 / static_cast<double>(parents.size());
+  ph.pipelined = true;
+  std::vector<Flow> flows;
+  int depth = 0;
+  for (const auto& parent : parents) {
+    for (size_t r = 0; r < parent.size(); ++r) {
+      if (parent[r] < 0) continue;
+      flows.push_back({static_cast<int>(r), parent[r]});
+      flows.push_back({parent[r], static_cast<int>(r)});
+      int d = 0;
+      for (int x = static_cast<int>(r); parent[static_cast<size_t>(x)] >= 0; x = parent[static_cast<size_t>(x)]) ++d;
+      depth = std::max(depth, d);
+    }
+  }
+  ph.fill_rounds = std::max(0, 2 * depth - 1);
+  if (!flows.empty()) ph.steps.push_back(cost_step(graph, flows));
+  else ph.pipelined = false;
+  return ph;
+}
+
+std::vector<int> rank_order(int first, int count, int stride) {
+  std::vector<int> r(static_cast<size_t>(count));
+  for (int i = 0; i < count; ++i) r[static_cast<size_t>(i)] = first + i * stride;
+  return r;
+}
+
+// One ring per NIC (at least one), each visiting the nodes in order and the ranks of a node in
+// local order rotated so that ring c enters every node at the first rank of NIC c's rail: every
+// ring enters and leaves a node through NICs no other ring uses in that direction.
+std::vector<std::vector<int>> rail_rings(const SystemTopology& t) {
+  const int g = t.node.ranks, rings = t.nodes > 1 ? std::max(1, std::min(t.node.nics, g)) : 1;
+  std::vector<std::vector<int>> out;
+  for (int c = 0; c < rings; ++c) {
+    std::vector<int> ring;
+    for (int node = 0; node < t.nodes; ++node)
+      for (int i = 0; i < g; ++i) ring.push_back(node * g + (i + c * g / rings) % g);
+    out.push_back(std::move(ring));
+  }
+  return out;
+}
+
+std::vector<std::vector<int>> double_binary_trees(int n) {
+  std::vector<std::vector<int>> trees(2, std::vector<int>(static_cast<size_t>(n)));
+  for (int which = 0; which < 2; ++which)
+    for (int r = 0; r < n; ++r) trees[static_cast<size_t>(which)][static_cast<size_t>(r)] = schedule::double_tree(n, r, which).parent;
+  return trees;
+}
+
+// NCCL's tree: per channel (one per NIC, at least one) a double binary tree over the nodes, entered
+// at the channel's rank of each node, and below it a chain through the node's other ranks.
+std::vector<std::vector<int>> chain_trees(const SystemTopology& t) {
+  const int g = t.node.ranks, channels = t.nodes > 1 ? std::max(1, std::min(t.node.nics, g)) : 1;
+  std::vector<std::vector<int>> trees;
+  for (int c = 0; c < channels; ++c)
+    for (int which = 0; which < 2; ++which) {
+      std::vector<int> parent(static_cast<size_t>(t.ranks()));
+      for (int node = 0; node < t.nodes; ++node) {
+        const int up = schedule::double_tree(t.nodes, node, which).parent;
+        const int entry = c * g / channels;  // the first rank of NIC c's rail
+        for (int i = 0; i < g; ++i) {         // i-th rank of the chain
+          const int r = node * g + (entry + i) % g;
+          parent[static_cast<size_t>(r)] = i > 0 ? node * g + (entry + i - 1) % g : (up < 0 ? -1 : up * g + entry);
+        }
+      }
+      trees.push_back(std::move(parent));
+    }
+  return trees;
+}
+
+// Every rank sends `blocks` units to every other rank, in `steps` identical steps.
+Phase direct_phase(const LinkGraph& graph, int n, double share, int steps) {
+  std::vector<Flow> flows;
+  for (int a = 0; a < n; ++a)
+    for (int b = 0; b < n; ++b)
+      if (a != b) flows.push_back({a, b});
+  Phase ph;
+  ph.share = share;
+  ph.steps.push_back(cost_step(graph, flows));
+  ph.steps.back().count = steps;
+  return ph;
+}
+
+Phase bruck_phase(const LinkGraph& graph, int n) {
+  Phase ph;
+  ph.share = 1.0 / n;
+  for (int k = 0; k < schedule::bruck_rounds(n); ++k) {
+    std::vector<Flow> flows;
+    for (int r = 0; r < n; ++r) {
+      const schedule::BruckRound br = schedule::bruck_round(n, r, k);
+      flows.push_back({r, br.send_to, static_cast<double>(br.blocks)});
+    }
+    ph.steps.push_back(cost_step(graph, flows));
+  }
+  return ph;
+}
+
+// Hierarchical: rings inside nodes and rings across nodes of the ranks with the same local index.
+std::vector<Phase> hier_phases(const LinkGraph& graph, const SystemTopology& t, Collective coll) {
+  const int g = t.node.ranks, nodes = t.nodes;
+  std::vector<std::vector<int>> intra, inter;
+  for (int node = 0; node < nodes; ++node) intra.push_back(rank_order(node * g, g, 1));
+  for (int l = 0; l < g; ++l) inter.push_back(rank_order(l, nodes, g));
+  std::vector<Phase> out;
+  if (coll == Collective::allreduce) {
+    if (g > 1) out.push_back(ring_phase(graph, intra, RingKind::reducescatter, 1.0 / g));
+    if (nodes > 1) out.push_back(ring_phase(graph, inter, RingKind::allreduce, 1.0 / (g * nodes)));
+    if (g > 1) out.push_back(ring_phase(graph, intra, RingKind::allgather, 1.0 / g));
+  } else {
+    if (nodes > 1) out.push_back(ring_phase(graph, inter, RingKind::allgather, 1.0 / (g * nodes)));
+    if (g > 1) out.push_back(ring_phase(graph, intra, RingKind::allgather, 1.0 / g));
+  }
+  return out;
+}
+
+RingKind ring_kind(Collective c) {
+  return c == Collective::allreduce ? RingKind::allreduce
+         : c == Collective::allgather ? RingKind::allgather
+                                      : RingKind::reducescatter;
+}
+
+}  // namespace
+
+const std::vector<std::string>& model_algorithms() {
+  static const std::vector<std::string> names = {"ring", "tree", "hier", "oneshot", "twoshot", "nccl-ring", "nccl-tree"};
+  return names;
+}
+
+struct CollectiveModel::Plan {
+  Collective coll;
+  int ranks = 0;
+  std::string unsupported;
+  std::vector<Phase> phases;
+};
+
+CollectiveModel::CollectiveModel(const SystemTopology& t, Collective coll, const std::string& algo)
+    : plan_(std::make_unique<Plan>()) {
+  const auto& known = model_algorithms();
+  if (std::find(known.begin(), known.end(), algo) == known.end())
+    fail(ExitCode::usage, "model: unknown algorithm '{}'; valid: {}", algo, fmt::join(known, ", "));
+  Plan& p = *plan_;
+  p.coll = coll;
+  p.ranks = t.ranks();
+  const bool movement = coll == Collective::allreduce || coll == Collective::allgather || coll == Collective::reducescatter;
+  if (!movement) {
+    p.unsupported = fmt::format("the model covers allreduce, allgather and reducescatter, not {}", name(coll));
+    return;
+  }
+  if (p.ranks < 2) {
+    p.unsupported = "a single rank moves no data";
+    return;
+  }
+  const LinkGraph graph(t);
+  const int n = p.ranks;
+  const bool allreduce = coll == Collective::allreduce;
+  auto rings = rail_rings(t);
+  const double ring_share = 1.0 / (static_cast<double>(n) * static_cast<double>(rings.size()));
+  if (algo == "ring" || algo == "nccl-ring") {
+    p.phases.push_back(ring_phase(graph, rings, ring_kind(coll), ring_share));
+  } else if (algo == "tree" && allreduce) {
+    p.phases.push_back(tree_phase(graph, double_binary_trees(n)));
+  } else if (algo == "tree" && coll == Collective::allgather) {
+    p.phases.push_back(bruck_phase(graph, n));
+  } else if (algo == "nccl-tree" && allreduce) {
+    p.phases.push_back(tree_phase(graph, chain_trees(t)));
+  } else if (algo == "hier" && coll != Collective::reducescatter) {
+    p.phases = hier_phases(graph, t, coll);
+  } else if (algo == "oneshot" && allreduce) {
+    p.phases.push_back(direct_phase(graph, n, 1.0, 1));
+  } else if (algo == "twoshot" && allreduce) {
+    p.phases.push_back(direct_phase(graph, n, 1.0 / n, 2));
+  } else {
+    p.unsupported = fmt::format("{} implements {}", algo,
+                                algo == "oneshot" || algo == "twoshot" || algo == "nccl-tree" ? "allreduce only"
+                                                                                              : "allreduce and allgather");
+  }
+}
+
+CollectiveModel::~CollectiveModel() = default;
+CollectiveModel::CollectiveModel(CollectiveModel&&) noexcept = default;
+
+Prediction CollectiveModel::predict(std::uint64_t bytes) const {
+  const Plan& p = *plan_;
+  Prediction out;
+  out.unsupported = p.unsupported;
+  if (!p.unsupported.empty() || bytes == 0) return out;
+  for (const Phase& ph : p.phases) out.time_us += ph.time(static_cast<double>(bytes));
+  out.algbw_gbps = static_cast<double>(bytes) / (out.time_us * kBytesPerUsPerGbps);
+  out.busbw_gbps = out.algbw_gbps * bus_factor(p.coll, p.ranks);
+  return out;
+}
+
+}  // namespace ccbench
