@@ -131,9 +131,22 @@ static_assert([] {
   return std::size(kCollectiveDescriptors) == std::size(kAllCollectives);
 }(), "kCollectiveDescriptors: one descriptor per collective, in enum order");
 
-// constexpr so that CUDA kernels can use them (nvcc --expt-relaxed-constexpr).
-constexpr bool has_reduce_op(Collective c) { return collective_descriptor(c).reduces; }
-constexpr bool has_root(Collective c) { return collective_descriptor(c).rooted; }
+// Facts of the table as bit masks (bit = the collective's enum value), folded at compile time:
+// CUDA kernels may ask has_reduce_op() and has_root() with a run-time collective, and the table
+// itself lives in host memory only, so device code must never index it.
+template <typename Flag>
+constexpr unsigned descriptor_mask(Flag flag) {
+  unsigned mask = 0;
+  for (const CollectiveDescriptor& d : kCollectiveDescriptors)
+    if (flag(d)) mask |= 1u << static_cast<int>(d.coll);
+  return mask;
+}
+inline constexpr unsigned kReducingCollectives = descriptor_mask([](const CollectiveDescriptor& d) { return d.reduces; });
+inline constexpr unsigned kRootedCollectives = descriptor_mask([](const CollectiveDescriptor& d) { return d.rooted; });
+
+// constexpr scalars only, so that CUDA kernels can use them (nvcc --expt-relaxed-constexpr).
+constexpr bool has_reduce_op(Collective c) { return (kReducingCollectives >> static_cast<int>(c)) & 1u; }
+constexpr bool has_root(Collective c) { return (kRootedCollectives >> static_cast<int>(c)) & 1u; }
 
 // alltoallv's skew, in elements for `count` elements per unit: what rank `from` sends rank `to`,
 // and where that block starts in the sender's send buffer and in the receiver's receive buffer

@@ -43,6 +43,11 @@ endif()
 # SQLite: the results history (results/history, --db).
 find_package(SQLite3 QUIET)
 ccbench_require(SQLite3_FOUND "SQLite" "libsqlite3-dev")
+if(TARGET SQLite3::SQLite3)  # CMake >= 4.1; SQLite::SQLite3 before (deprecated there)
+  set(CCBENCH_SQLITE_TARGET SQLite3::SQLite3)
+else()
+  set(CCBENCH_SQLITE_TARGET SQLite::SQLite3)
+endif()
 
 # libcsv: a small C library without a CMake package.
 find_path(CSV_INCLUDE_DIR csv.h)
