@@ -16,7 +16,6 @@
 #include "collectives/gpu/gpu_impl.h"
 #include "collectives/gpu/gpu_impls.h"
 #include "collectives/gpu/peer_state.h"
-#include "results/error.h"
 
 namespace ccbench {
 
@@ -79,44 +78,25 @@ class CeGpu final : public GpuImpl {
     local_ = {};
     if (a.count == 0) return;  // nothing moves (every pointer below then lies inside its buffer)
     const std::size_t esz = element_size(a.spec.dtype);
-    switch (a.spec.coll) {
-      case Collective::allgather: return plan_allgather(a, esz);
-      case Collective::alltoall:
-      case Collective::alltoallv: return plan_alltoall(a, esz);
-      case Collective::gather: return plan_gather(a, esz);
-      case Collective::scatter: return plan_scatter(a, esz);
-      default: fail(ExitCode::runtime, "ce: {} is not among its collectives", name(a.spec.coll));
+    if (a.spec.coll == Collective::allgather) {
+      char* mine = static_cast<char*>(a.recv) + static_cast<std::size_t>(rank_) * a.count * esz;
+      for (int p = 0; p < n_; ++p) add({p, peers_->peer_address(p, mine), a.send, a.count * esz});
+      return;
     }
-  }
-  void plan_allgather(const CallArgs& a, std::size_t esz) {
-    char* mine = static_cast<char*>(a.recv) + static_cast<std::size_t>(rank_) * a.count * esz;
-    for (int p = 0; p < n_; ++p) add({p, written_at(p, mine), a.send, a.count * esz});
-  }
-  void plan_alltoall(const CallArgs& a, std::size_t esz) {
-    const bool skewed = a.spec.coll == Collective::alltoallv;
-    auto* send = static_cast<const char*>(a.send);
-    auto* recv = static_cast<char*>(a.recv);
+    // All-to-all, alltoallv, gather: push my blocks into the receivers' outputs. Scatter: pull
+    // my block out of the root's send buffer.
+    const bool pull = a.spec.coll == Collective::scatter;
     for (int p = 0; p < n_; ++p) {
-      const auto up = static_cast<std::size_t>(p), ur = static_cast<std::size_t>(rank_);
-      const std::size_t from = skewed ? alltoallv_send_offset(rank_, p, n_, a.count) : up * a.count;
-      const std::size_t to = skewed ? alltoallv_recv_offset(p, rank_, n_, a.count) : ur * a.count;
-      const std::size_t elements = skewed ? alltoallv_block(rank_, p, n_, a.count) : a.count;
-      add({p, written_at(p, recv + to * esz), send + from * esz, elements * esz});
+      const int from = pull ? p : rank_, to = pull ? rank_ : p;
+      if (!moves_block(a.spec.coll, from, to, a.spec.root)) continue;
+      const PeerBlock b = peer_block(a.spec.coll, from, to, n_, a.count);
+      // Both pointers at the block's offsets in this rank's buffers, then moved to the rank
+      // that owns them (the same offsets there: every rank lays out a call alike).
+      char* dst = static_cast<char*>(a.recv) + b.recv_offset * esz;
+      const char* src = static_cast<const char*>(a.send) + b.send_offset * esz;
+      add({p, peers_->peer_address(to, dst), peers_->peer_address(from, src), b.count * esz});
     }
   }
-  void plan_gather(const CallArgs& a, std::size_t esz) {
-    const int root = a.spec.root;
-    char* mine = static_cast<char*>(a.recv) + static_cast<std::size_t>(rank_) * a.count * esz;
-    add({root, written_at(root, mine), a.send, a.count * esz});
-  }
-  void plan_scatter(const CallArgs& a, std::size_t esz) {
-    const int root = a.spec.root;
-    const char* mine = static_cast<const char*>(a.send) + static_cast<std::size_t>(rank_) * a.count * esz;
-    const void* src = root == rank_ ? static_cast<const void*>(mine) : peers_->peer_address(root, mine);
-    add({root, a.recv, src, a.count * esz});
-  }
-  // Where rank p's buffer at the offset of `mine` (in this rank's buffer) is addressed from here.
-  void* written_at(int p, char* mine) const { return p == rank_ ? mine : peers_->peer_address(p, mine); }
   void add(const PieceCopy& c) {
     if (c.peer == rank_)
       local_ = c;

@@ -26,8 +26,9 @@ class PeerState {
   // buffers: for callers whose buffers params() does not describe (a result inside the send buffer).
   PeerParams barrier_params(int rank, int nranks, const WaitLimits& limits) const;
   // Where `mine`, a pointer into this rank's attached send or receive buffer, lies in rank r's
-  // (the same offset in the same buffer: every rank lays out a call alike). Fails when `mine`
-  // lies in neither buffer attached.
+  // (the same offset in the same buffer: every rank lays out a call alike; `mine` itself for this
+  // rank). Fails when `mine` lies in neither buffer attached; a pointer one past the end (of a
+  // zero-byte piece) counts as outside.
   char* peer_address(int r, const void* mine) const;
   // Rank r's attached receive buffer as this rank addresses it (host side).
   void* recv_of(int r) const { return table_.recv_of[r]; }
