@@ -59,7 +59,9 @@ std::vector<ImplInfo> build_registry() {
                make_oneshot_gpu, ""});
   r.push_back({"twoshot", Device::gpu, "two-shot all-reduce: reduce-scatter by direct reads, then all-gather",
                make_twoshot_gpu, ""});
-  r.push_back({"ce", Device::gpu, "copy-engine all-gather: cudaMemcpyAsync of each piece to every peer",
+  r.push_back({"ce", Device::gpu,
+               "copy engines: all-gather, all-to-all, alltoallv, gather, scatter as cudaMemcpyAsync between "
+               "peers' buffers",
                make_ce_gpu, ""});
   r.push_back({"best", Device::gpu, "the fastest of our kernels for each collective and size", make_best_gpu, ""});
 #else

@@ -168,6 +168,31 @@ constexpr size_t alltoallv_recv_offset(int rank, int peer, int nranks, size_t co
   return units * count;
 }
 
+// The block rank `from` sends rank `to` in the collectives that move blocks between pairs of
+// ranks (all-to-all, alltoallv, gather, scatter), in elements for `count` elements per piece:
+// where it starts in the sender's send buffer and in the receiver's receive buffer, and its
+// length (0 for the other collectives). Which pairs exchange a block is moves_block().
+struct PeerBlock {
+  size_t send_offset = 0, recv_offset = 0, count = 0;
+};
+constexpr PeerBlock peer_block(Collective c, int from, int to, int nranks, size_t count) {
+  const auto f = static_cast<size_t>(from), t = static_cast<size_t>(to);
+  if (c == Collective::alltoall) return {t * count, f * count, count};
+  if (c == Collective::alltoallv)
+    return {alltoallv_send_offset(from, to, nranks, count), alltoallv_recv_offset(to, from, nranks, count),
+            alltoallv_block(from, to, nranks, count)};
+  if (c == Collective::gather) return {0, f * count, count};
+  if (c == Collective::scatter) return {t * count, 0, count};
+  return {};
+}
+// Whether rank `from` sends rank `to` a block (itself included: its own block, copied locally):
+// every pair in all-to-all and alltoallv, gather only to the root, scatter only from it.
+constexpr bool moves_block(Collective c, int from, int to, int root) {
+  if (c == Collective::gather) return to == root;
+  if (c == Collective::scatter) return from == root;
+  return c == Collective::alltoall || c == Collective::alltoallv;
+}
+
 // A set of collectives: what an implementation declares it supports.
 class CollectiveSet {
  public:

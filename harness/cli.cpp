@@ -612,7 +612,10 @@ AcceptRequest finish_accept(AcceptRequest acc, const RawAccept& r) {
 
 std::string full_command_line(int argc, const char* const* argv) {
   std::string s;
-  for (int i = 0; i < argc; ++i) s += (i ? " " : "") + std::string(argv[i]);
+  for (int i = 0; i < argc; ++i) {
+    if (i) s += ' ';
+    s += argv[i];
+  }
   return s;
 }
 

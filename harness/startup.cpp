@@ -27,7 +27,8 @@ std::string ranges(const std::vector<int>& v) {
   for (size_t i = 0; i < v.size();) {
     size_t j = i;
     while (j + 1 < v.size() && v[j + 1] == v[j] + 1) ++j;
-    s += (s.empty() ? "" : ",") + (i == j ? std::to_string(v[i]) : fmt::format("{}-{}", v[i], v[j]));
+    if (!s.empty()) s += ',';
+    s += i == j ? std::to_string(v[i]) : fmt::format("{}-{}", v[i], v[j]);
     i = j + 1;
   }
   return s;
@@ -44,6 +45,7 @@ int numa_of_cpu(int cpu) {
   return -1;
 }
 
+#if CCBENCH_HAVE_CUDA
 // "0000:07:00.0" -> its NUMA node from sysfs ("?" where unknown).
 std::string numa_of_pci(std::string pci) {
   for (char& c : pci) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -52,6 +54,7 @@ std::string numa_of_pci(std::string pci) {
   if (!(f >> node) || node < 0) return "?";
   return std::to_string(node);
 }
+#endif
 
 std::string gpu_placement(int cuda_device) {
 #if CCBENCH_HAVE_CUDA

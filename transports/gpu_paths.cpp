@@ -70,8 +70,11 @@ GpuPaths plan_gpu_paths(const RankLayout& l, std::string_view choice, const Peer
       if (t.empty() && g.refused.empty()) g.refused = why;
     }
   const char* names[3] = {"p2p", "host", "net/tcp"};
-  for (int i = 0; i < 3; ++i)
-    if (used[i]) g.label += (g.label.empty() ? "" : "+") + std::string(names[i]);
+  for (int i = 0; i < 3; ++i) {
+    if (!used[i]) continue;
+    if (!g.label.empty()) g.label += '+';
+    g.label += names[i];
+  }
   if (g.label.empty()) g.label = "p2p";  // one rank: nothing to connect
   return g;
 }

@@ -55,13 +55,11 @@ class DirectCpu final : public cpu::CpuImplementation {
     check_runnable(a);
     const ReduceKernels k(a.spec.dtype, ReduceOp::none, n_);
     const size_t slice = cpu::slice_elements(cfg_, k.element_bytes());
-    const bool root = rank_ == a.spec.root;
     const Collective c = a.spec.coll;
     // Whether this rank sends to / receives from rank p: every pair in all-to-all; in gather and
     // scatter only the pairs with the root, in the collective's direction.
-    const bool rooted = has_root(c);
-    auto sends_to = [&](int p) { return !rooted || (c == Collective::gather ? p == a.spec.root : root); };
-    auto receives_from = [&](int p) { return !rooted || (c == Collective::scatter ? p == a.spec.root : root); };
+    auto sends_to = [&](int p) { return moves_block(c, rank_, p, a.spec.root); };
+    auto receives_from = [&](int p) { return moves_block(c, p, rank_, a.spec.root); };
     std::vector<StreamFlow> streams;
     streams.reserve(2 * static_cast<size_t>(n_));
     std::vector<SendChannel*> drained;
@@ -102,22 +100,8 @@ class DirectCpu final : public cpu::CpuImplementation {
   // The block that rank `from` sends to rank `to`: where it lies in the sender's send buffer
   // (`in_send`) or in the receiver's receive buffer.
   Block block(const CallArgs& a, int from, int to, bool in_send) const {
-    const size_t c = a.count;
-    switch (a.spec.coll) {
-      case Collective::alltoallv:
-        return {in_send ? alltoallv_send_offset(from, to, n_, c) : alltoallv_recv_offset(to, from, n_, c),
-                alltoallv_block(from, to, n_, c)};
-      case Collective::alltoall: return {static_cast<size_t>(in_send ? to : from) * c, c};
-      case Collective::gather: return {in_send ? 0 : static_cast<size_t>(from) * c, c};
-      case Collective::scatter: return {in_send ? static_cast<size_t>(to) * c : 0, c};
-      case Collective::allreduce:
-      case Collective::allgather:
-      case Collective::reducescatter:
-      case Collective::broadcast:
-      case Collective::sendrecv:
-      case Collective::reduce: break;
-    }
-    fail(ExitCode::runtime, "direct: no blocks for {}", name(a.spec.coll));
+    const PeerBlock b = peer_block(a.spec.coll, from, to, n_, a.count);
+    return {in_send ? b.send_offset : b.recv_offset, b.count};
   }
   Block send_block(const CallArgs& a, int from, int to) const { return block(a, from, to, true); }
   Block recv_block(const CallArgs& a, int to, int from) const { return block(a, from, to, false); }
@@ -125,7 +109,7 @@ class DirectCpu final : public cpu::CpuImplementation {
   // My own block, where I both send and receive it (every rank in alltoall(v), the root of
   // gather and scatter): a local copy, none when in place puts it there already.
   void copy_own_block(const CallArgs& a, size_t esz) const {
-    if (has_root(a.spec.coll) && rank_ != a.spec.root) return;
+    if (!moves_block(a.spec.coll, rank_, rank_, a.spec.root)) return;
     const Block out = send_block(a, rank_, rank_), in = recv_block(a, rank_, rank_);
     const char* src = static_cast<const char*>(a.send) + out.offset * esz;
     char* dst = static_cast<char*>(a.recv) + in.offset * esz;

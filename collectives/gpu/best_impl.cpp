@@ -1,4 +1,5 @@
-// best: the fastest of our kernels for each collective and size (thresholds in knobs.h).
+// best: the fastest of our kernels for each collective and size (thresholds in knobs.h); ce is the
+// only one for all-to-all, alltoallv, gather and scatter.
 #include "collectives/gpu/gpu_impls.h"
 #include "collectives/gpu/knobs.h"
 
@@ -17,13 +18,14 @@ class BestGpu final : public Implementation {
         tree_(make_tree_gpu()),
         ce_(make_ce_gpu()) {}
   CollectiveSet collectives() const override {
-    return {Collective::allreduce, Collective::allgather, Collective::reducescatter};
+    return {Collective::allreduce, Collective::allgather, Collective::reducescatter, Collective::alltoall,
+            Collective::alltoallv, Collective::gather,    Collective::scatter};
   }
   std::optional<std::string> unsupported(const CaseSpec& s, const ImplContext& ctx) const override {
     if (s.coll == Collective::allreduce) return twoshot_->unsupported(s, ctx);
     if (s.coll == Collective::allgather) return ce_->unsupported(s, ctx);
     if (s.coll == Collective::reducescatter) return ring_->unsupported(s, ctx);
-    return "best implements allreduce, allgather and reducescatter";
+    return ce_->unsupported(s, ctx);  // alltoall, alltoallv, gather, scatter: only ce has them
   }
   void setup(const ImplContext& ctx) override {
     for (auto* i : all()) i->setup(ctx);
@@ -57,7 +59,8 @@ class BestGpu final : public Implementation {
       if (bytes <= bruck_max_) return *tree_;
       return bytes <= ring_allgather_max_ ? *ring_ : *ce_;
     }
-    return *ring_;
+    if (a.spec.coll == Collective::reducescatter) return *ring_;
+    return *ce_;
   }
   std::vector<Implementation*> all() const {
     return {oneshot_.get(), twoshot_.get(), ring_.get(), tree_.get(), ce_.get()};

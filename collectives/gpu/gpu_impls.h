@@ -8,7 +8,8 @@
 //            (data and flag in one store) and reduces locally; no barrier
 //   twoshot  all-reduce: each rank reduces its chunk reading every input directly, then writes
 //            the result into every output; two barriers
-//   ce       all-gather with the copy engines: each piece copied to every peer concurrently
+//   ce       all-gather, all-to-all, alltoallv, gather and scatter with the copy engines: each
+//            piece copied straight into (scatter: out of) a peer's buffer, peers concurrently
 //   best     the fastest of the above for each collective and size (thresholds in README)
 #include <memory>
 

@@ -113,7 +113,7 @@ int launch_tree(const TreeParams& p, void* stream);
 int launch_oneshot(const PeerParams& p, void* stream);
 int launch_twoshot(const PeerParams& p, void* stream);
 int launch_bruck_allgather(const PeerParams& p, void* stream);
-// A barrier over all ranks on block 0's flags (for copy-engine all-gather); blocks must be 1.
+// A barrier over all ranks on block 0's flags (for the copy-engine collectives); blocks must be 1.
 int launch_barrier(const PeerParams& p, void* stream);
 
 }  // namespace ccbench::gpu

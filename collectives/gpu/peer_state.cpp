@@ -1,5 +1,7 @@
 #include "collectives/gpu/peer_state.h"
 
+#include <optional>
+
 #include "results/error.h"
 
 namespace ccbench::gpu {
@@ -30,19 +32,39 @@ void PeerState::detach() {
   recv_.reset();
 }
 
-PeerParams PeerState::params(const CallArgs& a, int rank, int nranks, int blocks, const WaitLimits& limits) const {
+PeerParams PeerState::barrier_params(int rank, int nranks, const WaitLimits& limits) const {
   PeerParams p{};
-  p.dtype = a.spec.dtype;
-  p.op = a.spec.op;
   p.nranks = nranks;
   p.rank = rank;
+  p.blocks = 1;
+  p.table = device_.get();
+  p.epochs = epochs_.at(0);
+  p.limits = limits;
+  return p;
+}
+
+char* PeerState::peer_address(int r, const void* mine) const {
+  auto* m = static_cast<const char*>(mine);
+  auto offset_in = [m](const void* base, std::size_t bytes) -> std::optional<std::size_t> {
+    auto* b = static_cast<const char*>(base);
+    if (!b || m < b || m >= b + bytes) return std::nullopt;
+    return static_cast<std::size_t>(m - b);
+  };
+  if (recv_)
+    if (auto off = offset_in(set_.recv, set_.recv_bytes)) return static_cast<char*>(recv_->of(r)) + *off;
+  if (send_)
+    if (auto off = offset_in(set_.send, set_.send_bytes)) return static_cast<char*>(send_->of(r)) + *off;
+  fail(ExitCode::runtime, "a buffer given to run() lies outside the attached buffers");
+}
+
+PeerParams PeerState::params(const CallArgs& a, int rank, int nranks, int blocks, const WaitLimits& limits) const {
+  PeerParams p = barrier_params(rank, nranks, limits);
+  p.dtype = a.spec.dtype;
+  p.op = a.spec.op;
   p.blocks = blocks;
   p.send = a.send;
   p.recv = a.recv;
   p.count = a.count;
-  p.table = device_.get();
-  p.epochs = epochs_.at(0);
-  p.limits = limits;
   if (!send_ && !recv_) return p;
   auto* snd = static_cast<const char*>(a.send);
   auto* rcv = static_cast<const char*>(a.recv);

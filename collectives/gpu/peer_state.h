@@ -22,6 +22,14 @@ class PeerState {
   void detach();
   // Kernel parameters of one call: where its buffers lie in the attached ones.
   PeerParams params(const CallArgs& a, int rank, int nranks, int blocks, const WaitLimits& limits) const;
+  // The parameters launch_barrier() reads (scratch table, epochs, rank, limits), with no call's
+  // buffers: for callers whose buffers params() does not describe (a result inside the send buffer).
+  PeerParams barrier_params(int rank, int nranks, const WaitLimits& limits) const;
+  // Where `mine`, a pointer into this rank's attached send or receive buffer, lies in rank r's
+  // (the same offset in the same buffer: every rank lays out a call alike; `mine` itself for this
+  // rank). Fails when `mine` lies in neither buffer attached; a pointer one past the end (of a
+  // zero-byte piece) counts as outside.
+  char* peer_address(int r, const void* mine) const;
   // Rank r's attached receive buffer as this rank addresses it (host side).
   void* recv_of(int r) const { return table_.recv_of[r]; }
 

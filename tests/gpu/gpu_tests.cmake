@@ -34,6 +34,33 @@ ccbench_gpu_test(gpu_three_ranks 3 --collective allreduce,allgather,reducescatte
 ccbench_gpu_test(gpu_four_ranks 4 --collective allreduce,allgather,reducescatter
                  --impl ring,tree,oneshot,twoshot,ce,best -d float,uint8 -o sum,prod -b 4 -e 1M -f 9 -n 2 -w 1 --timeout 30)
 
+# All-to-all, alltoallv, gather and scatter on the copy engines (ce, and best, which runs ce for
+# them): every dtype, sizes from 4 B in steps of 3x (single elements, pieces that are not
+# multiples of 16 bytes), both placements where an in-place form exists, a root other than 0,
+# eager and captured into CUDA graphs; 3 and 4 ranks (two ranks sharing a GPU, where NCCL does
+# not run) with the last rank as root. measured_check.py fails the test unless ce and best
+# measured every case with 0 wrong elements (on 2 ranks: every case nccl measured too) and best's
+# `algorithm` column names ce.
+set(_measured_check ${CMAKE_CURRENT_SOURCE_DIR}/gpu/measured_check.py)
+set(_ce_colls alltoall,alltoallv,gather,scatter)
+function(ccbench_gpu_ce_test name ranks root reference)
+  ccbench_gpu_test(${name} ${ranks} --collective ${_ce_colls} --root ${root} ${ARGN})
+  set(env "CCBENCH_RESULT_CHECK=${_measured_check}" "CCBENCH_EXPECT_MEASURED=ce,best:${_ce_colls}"
+          "CCBENCH_EXPECT_IN_PLACE=gather,scatter" "CCBENCH_EXPECT_ROOT=${root}" "CCBENCH_REFERENCE=${reference}"
+          "CCBENCH_EXPECT_ALGORITHM=ce=ce best=ce")
+  set_tests_properties(${name} PROPERTIES ENVIRONMENT "${env}")
+endfunction()
+ccbench_gpu_ce_test(gpu_alltoall_all_types_2 2 1 nccl --impl ce,best,nccl -d all -b 4 -e 3M -f 3 -n 3 -w 1
+                    --timeout 20)
+# Large buffers (1, 16 and 256 MiB): copies of many MiB per peer.
+ccbench_gpu_ce_test(gpu_alltoall_large_2 2 1 nccl --impl ce,best,nccl -d float,int8 -b 1M -e 256M -f 16 -n 3 -w 1
+                    --timeout 30)
+ccbench_gpu_ce_test(gpu_alltoall_graphs_2 2 1 nccl --impl ce,best,nccl -d float,half -b 8 -e 4M -f 8 -n 4 -w 1 -G 3
+                    --timeout 20)
+ccbench_gpu_ce_test(gpu_alltoall_three_ranks 3 2 "" --impl ce,best -d float,int8,bfloat16 -b 4 -e 1M -f 9 -n 2
+                    -w 1 --timeout 30)
+ccbench_gpu_ce_test(gpu_alltoall_four_ranks 4 3 "" --impl ce,best -d float,uint8 -b 4 -e 1M -f 9 -n 2 -w 1 -G 2
+                    --timeout 30)
 # Injected faults on GPU ranks: a stopped rank ends the job with exit code 5 within the deadline
 # (our kernel naming the peer it waited for; NCCL's communicator aborted by the watchdog); a
 # corrupted element of our kernel's or NCCL's output is found and named (exit code 1).
