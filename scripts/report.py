@@ -269,11 +269,11 @@ def main():
     sweeps = [(run, os.path.join(run.folder, "sweep.md")) for run in runs if run.settings]
     for run, path in sweeps:
         rows = [l.strip().strip("|").strip().split(" | ") for l in open(path) if l.startswith("| ")] if os.path.isfile(path) else []
-        para(f"{run.name}: best setting per size band and case (from {path}; a line per setting in the plots).")
         if rows:
+            para(f"{run.name}: best setting per size band and case (from {path}; a line per setting in the plots).")
             table(rows[0], rows[1:])
         else:
-            para(f"{path} is missing.")
+            para(f"{run.name}: a line per {', '.join(run.settings)} value in the plots (no sweep.md beside the results).")
     if not sweeps:
         para("No sweeps among the results (scripts/sweep.py writes them).")
 

@@ -148,7 +148,7 @@ def algorithm_problems(name, value, rows):
 
 
 def run_combinations(args, settings, passthrough):
-    """Launches every combination; returns (worst exit, [(combo, dir, comments, fields, rows)])."""
+    """Launches every combination; returns (worst exit, [(comments, fields, rows)] of those with results)."""
     names = [n for n, _ in settings]
     worst, results = 0, []
     for i, values in enumerate(itertools.product(*[v for _, v in settings])):
@@ -170,13 +170,16 @@ def run_combinations(args, settings, passthrough):
                 r["status"], r["reason"] = "failed", "sweep: " + "; ".join(problems)
         for r in rows:
             r.update(combo)
-        results.append((combo, comments, fields, rows))
+        results.append((comments, fields, rows))
     return worst, results
 
 
 def write_merged(out, names, results):
-    comments, fields = results[0][1], results[0][2]
-    rows = [r for res in results for r in res[3]]
+    """Writes OUT/results.csv: the first run's '#' lines, the settings line, then every run's rows
+    (each already carrying its `names` columns) under names + the first run's columns.
+    `results` is [(comments, fields, rows)] as read_rows gives them. Shared with scripts/paths.sh."""
+    comments, fields = results[0][0], results[0][1]
+    rows = [r for res in results for r in res[2]]
     path = os.path.join(out, "results.csv")
     with open(path, "w", newline="", encoding="utf-8") as f:
         f.writelines(comments)
