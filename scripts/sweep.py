@@ -136,12 +136,19 @@ def effect_problems(combo, out_dir, rows):
 
 
 def algorithm_problems(name, value, rows):
-    """NCCL_ALGO/NCCL_PROTO against the algorithm NCCL reported on nccl rows (when it did)."""
+    """NCCL_ALGO/NCCL_PROTO against what NCCL reported on nccl rows, e.g. "RING/LL 16ch" or
+    "TREE/SIMPLE 2ch+RING/LL 2ch" (algorithm/protocol per call); nothing to check where no nccl row
+    reports one, or for a value that is not one name (optionally ^-negated)."""
     shown = [r.get("algorithm", "") for r in rows if r["impl"].startswith("nccl") and r.get("algorithm")]
     if not shown or not re.fullmatch(r"\^?[A-Za-z0-9_]+", value):
-        return []  # nothing to check against: no nccl rows with a reported algorithm
-    excluded, want = value.startswith("^"), value.lstrip("^").lower()
-    bad = [a for a in shown if (want in a.lower()) == excluded]
+        return []
+    part = 0 if name == "NCCL_ALGO" else 1
+    excluded, want = value.startswith("^"), value.lstrip("^").upper()
+
+    def used(choice):  # the algorithm or protocol names of one row's calls
+        return {c.split(" ")[0].split("/")[part].upper() for c in choice.split("+") if "/" in c}
+
+    bad = [a for a in shown if (want in used(a)) == excluded or (not excluded and used(a) != {want})]
     if not bad:
         return []
     return [f"{name}={value} but NCCL reported algorithm '{bad[0]}' on {len(bad)} of {len(shown)} nccl rows"]

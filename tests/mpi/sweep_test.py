@@ -123,6 +123,23 @@ def test_tune_budget_and_space(args, tmp):
     check(rc == 2 and "must map to a list of values" in stderr, f"a name without a list: exit 2 ({stderr!r})")
 
 
+def test_algorithm_check(args):
+    """NCCL_ALGO/NCCL_PROTO against the `algorithm` column as NCCL's profiler fills it (no GPU here:
+    crafted rows in the format of results/baselines/h200x2-*)."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(args.sweep)))
+    import sweep
+    rows = [{"impl": "nccl", "algorithm": "RING/LL128 16ch"}, {"impl": "nccl", "algorithm": "RING/LL 2ch+TREE/LL 2ch"},
+            {"impl": "ring", "algorithm": ""}]
+    check(sweep.algorithm_problems("NCCL_PROTO", "LL", rows[1:]) == [], "NCCL_PROTO=LL holds on LL rows")
+    check("'RING/LL128 16ch' on 1 of 2" in "".join(sweep.algorithm_problems("NCCL_PROTO", "LL", rows)),
+          "NCCL_PROTO=LL flags an LL128 row (not a substring match)")
+    check(sweep.algorithm_problems("NCCL_ALGO", "Ring", rows[:1]) == [] and
+          sweep.algorithm_problems("NCCL_ALGO", "Ring", rows[1:2]) != [], "NCCL_ALGO=Ring flags a row that used TREE")
+    check(sweep.algorithm_problems("NCCL_ALGO", "^Tree", rows[:1]) == [] and
+          sweep.algorithm_problems("NCCL_ALGO", "^Tree", rows) != [], "NCCL_ALGO=^Tree flags a row that used TREE")
+    check(sweep.algorithm_problems("NCCL_ALGO", "Tree", rows[2:]) == [], "no nccl rows: nothing to check")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ccbench", required=True)
@@ -131,6 +148,7 @@ def main():
     ap.add_argument("--tune", required=True)
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
+        test_algorithm_check(args)
         test_bad_input(args, tmp)
         test_misspelled(args, tmp)
         test_grid(args, tmp)
