@@ -729,6 +729,15 @@ Command parse_command_line(int argc, const char* const* argv) {
       auto more = sub->remaining();
       extra.insert(extra.end(), more.begin(), more.end());
     }
+    // Sweeps and the tuner need a fresh launch per setting (NCCL reads most once per process).
+    for (const std::string& x : extra) {
+      if (x.rfind("--sweep-env", 0) == 0)
+        fail(ExitCode::usage, "--sweep-env: every setting needs fresh processes; run scripts/sweep.py --sweep-env "
+             "NAME=v1,v2,... -- <ccbench options> (see README, Tuning sweeps)");
+      if (x == "tune")
+        fail(ExitCode::usage, "tune: run scripts/tune.py --space FILE.yaml --budget MINUTES -- <ccbench options> "
+             "(see README, Tuning sweeps)");
+    }
     fail(ExitCode::usage, "unknown argument(s): {} (see ccbench --help)", fmt::join(extra, " "));
   } catch (const CLI::ParseError& e) {
     fail(ExitCode::usage, "{} (see ccbench --help)", e.what());

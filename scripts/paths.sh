@@ -2,7 +2,8 @@
 # Measures the same ccbench run over several transports side by side: one mpirun per transport
 # (NCCL caches its path settings — NCCL_P2P_DISABLE, NCCL_SHM_DISABLE, NCCL_NET, NCCL_HOSTID —
 # once per process, so each path needs fresh processes), each into OUT/<transport>/, then the
-# rows of all of them merged into OUT/results.csv and printed as one table.
+# rows of all of them merged into OUT/results.csv with a `path` column (as scripts/sweep.py merges
+# settings) and printed as one table.
 #
 # Usage: scripts/paths.sh --transport p2p,host,tcp [--np N] [--ccbench PATH] [--out DIR] -- OPTIONS
 #   OPTIONS are passed to every ccbench launch (not --transport or --out).
@@ -44,29 +45,24 @@ for t in "${list[@]}"; do
   [ "$rc" -gt "$worst" ] && worst=$rc
 done
 
-python3 - "$out" "${list[@]}" <<'PY'
-import csv, os, sys
-out, transports = sys.argv[1], sys.argv[2:]
-header, rows = None, []
+python3 - "$here" "$out" "${list[@]}" <<'PY'
+import os, sys
+here, out, transports = sys.argv[1], sys.argv[2], sys.argv[3:]
+sys.path.insert(0, here)
+import sweep  # the merge of several launches' results.csv, shared with scripts/sweep.py
+parts = []
 for t in transports:
     path = os.path.join(out, t, "results.csv")
     if not os.path.exists(path):
         print(f"paths.sh: no results for --transport {t} ({path})", file=sys.stderr)
         continue
-    with open(path, newline="", encoding="utf-8") as f:
-        reader = csv.DictReader(l for l in f if not l.startswith("#"))
-        header = header or reader.fieldnames
-        for r in reader:
-            r["path"] = t
-            rows.append(r)
-if header is None:
+    comments, fields, rows = sweep.read_rows(path)
+    for r in rows:
+        r["path"] = t
+    parts.append((comments, fields, rows))
+if not parts:
     sys.exit(0)
-fields = ["path"] + list(header)
-with open(os.path.join(out, "results.csv"), "w", newline="", encoding="utf-8") as f:
-    f.write("# ccbench results of several paths (scripts/paths.sh): " + ",".join(transports) + "\n")
-    w = csv.DictWriter(f, fieldnames=fields)
-    w.writeheader()
-    w.writerows(rows)
+merged, rows = sweep.write_merged(out, ["path"], parts)
 print(f"{'path':>6} {'collective':>13} {'impl':>10} {'transport':>18} {'size[B]':>12} {'in_place':>8} "
       f"{'time[us]':>10} {'busbw':>8}  status")
 for r in rows:
@@ -74,6 +70,6 @@ for r in rows:
         continue
     print(f"{r['path']:>6} {r['collective']:>13} {r['impl']:>10} {r['transport']:>18} {r['size[B]']:>12} "
           f"{r['in_place']:>8} {r['time_avg[us]']:>10} {r['busbw[GB/s]']:>8}  {r['status']}")
-print(f"merged: {os.path.join(out, 'results.csv')} ({len(rows)} rows)")
+print(f"merged: {merged} ({len(rows)} rows)")
 PY
 exit "$worst"

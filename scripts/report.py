@@ -8,7 +8,8 @@ RESULTS are results.csv files or results folders (run.json beside results.csv gi
 environment). The report holds: the environment of each run; bus bandwidth against size (log
 x) per collective, placement and mode, a line per implementation/transport with its min-p95
 band (from the fastest and the 95th-percentile iteration), wrong/failed rows marked; latency
-against size up to 64 KiB; the acceptance verdicts of `ccbench accept --junit` (a results
+against size up to 64 KiB; for a merged sweep (scripts/sweep.py), a line per setting and its
+sweep.md summary (best setting per size band); the acceptance verdicts of `ccbench accept --junit` (a results
 folder's accept.xml is found by itself); the link matrix as a heatmap when --links names a JSON
 file {"labels": [...], "gbps": [[...], ...]} (else the section says why it is absent).
 Needs matplotlib (Debian: python3-matplotlib). Exit codes: 0 written, 2 bad input, 3 no matplotlib.
@@ -48,7 +49,11 @@ class Run:
         self.csv_path = csv_path
         self.folder = os.path.dirname(os.path.abspath(csv_path))
         with open(csv_path, newline="") as f:
-            lines = [line for line in f if not line.startswith("#") and line.strip()]
+            all_lines = f.readlines()
+        lines = [line for line in all_lines if not line.startswith("#") and line.strip()]
+        # A merged sweep (scripts/sweep.py) names its setting columns in a '#' line.
+        self.settings = next((l[len(SWEEP_SETTINGS_LINE):].strip().split(",") for l in all_lines
+                              if l.startswith(SWEEP_SETTINGS_LINE)), [])
         self.rows = list(csv.DictReader(lines))
         need = {"collective", "impl", "transport", "size[B]", "busbw[GB/s]", "time_median[us]", "status"}
         if self.rows and not need <= set(self.rows[0]):
@@ -64,6 +69,9 @@ class Run:
             self.context = doc.get("context", {})
             self.verdict = doc.get("verdict")
         self.name = os.path.basename(self.folder) if os.path.isdir(path) else os.path.basename(csv_path)
+
+
+SWEEP_SETTINGS_LINE = "# sweep settings: "  # as scripts/sweep.py writes it
 
 
 def num(row, key):
@@ -96,7 +104,8 @@ def series_of(runs):
         for r in run.rows:
             placement = "in-place" if r.get("in_place") == "true" else "out-of-place"
             key = (r["collective"], placement, r.get("mode", "eager"))
-            label = f"{r['impl']}/{r['transport']}" + (f" ({run.name})" if len(runs) > 1 else "")
+            label = (f"{r['impl']}/{r['transport']}" + "".join(f" {n}={r.get(n, '')}" for n in run.settings)
+                     + (f" ({run.name})" if len(runs) > 1 else ""))
             out.setdefault(key, collections.OrderedDict()).setdefault(label, []).append(r)
     return out
 
@@ -255,6 +264,18 @@ def main():
                          lambda r: (num(r, "time_min[us]"), num(r, "time_p95[us]")), SMALL_BYTES, log_y=True)
         if fig:
             figure(fig, f"{coll} latency, {placement}, {mode}")
+
+    section("Tuning sweeps")
+    sweeps = [(run, os.path.join(run.folder, "sweep.md")) for run in runs if run.settings]
+    for run, path in sweeps:
+        rows = [l.strip().strip("|").strip().split(" | ") for l in open(path) if l.startswith("| ")] if os.path.isfile(path) else []
+        if rows:
+            para(f"{run.name}: best setting per size band and case (from {path}; a line per setting in the plots).")
+            table(rows[0], rows[1:])
+        else:
+            para(f"{run.name}: a line per {', '.join(run.settings)} value in the plots (no sweep.md beside the results).")
+    if not sweeps:
+        para("No sweeps among the results (scripts/sweep.py writes them).")
 
     section("Acceptance verdicts")
     verdicts = args.verdicts or next((os.path.join(r.folder, "accept.xml") for r in runs

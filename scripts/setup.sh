@@ -14,6 +14,7 @@ packages=(
   libgtest-dev libgmock-dev libbenchmark-dev
   libhwloc-dev libibverbs-dev librdmacm-dev ibverbs-providers
   python3 python3-matplotlib
+  python3-yaml                   # scripts/tune.py reads its settings space (YAML)
   libsqlite3-dev                 # results history (--db)
   libxml2-utils                  # tests: xmllint validates the JUnit XML of `ccbench accept`
   clang libclang-rt-dev  # scripts/test.sh: libFuzzer targets (tests/fuzz)

@@ -241,6 +241,8 @@ TEST(NcclTestsCommandLines, FlagsWithNoMeaningHereSayWhatToUse) {
   expect_usage_error({"-I", "2"}, "-I/--per_iter_timing: '2' is not valid");
   expect_usage_error({"-u", "-1"}, "-u/--unalign");
   expect_usage_error({"-g", "1", "--frobnicate", "3"}, "unknown argument(s): --frobnicate 3");
+  expect_usage_error({"--sweep-env", "NCCL_PROTO=LL,Simple"}, "run scripts/sweep.py --sweep-env NAME=v1,v2,...");
+  expect_usage_error({"tune", "--budget", "5"}, "tune: run scripts/tune.py --space FILE.yaml --budget MINUTES");
 }
 
 TEST(NcclTestsCommandLines, Environment) {

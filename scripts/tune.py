@@ -1,0 +1,197 @@
+#!/usr/bin/env python3
+"""Automatic tuner: successive halving over a space of environment settings.
+
+Usage: scripts/tune.py --space FILE.yaml --budget MINUTES [--np N] [--ccbench PATH] [--out DIR]
+                       [--iters N] -- ccbench options (the sizes that matter; not -n, --out, --format)
+
+FILE.yaml maps each variable to its values, e.g. {NCCL_PROTO: [default, LL, Simple],
+NCCL_MIN_NCHANNELS: [default, 8, 16]}; `default` leaves the variable unset and is the baseline
+where listed, else the first value is. Every combination is a candidate.
+Round 1 measures every candidate with --iters timed iterations [2]; each later round keeps the
+better half (lowest geometric mean, over the rows, of median time relative to the baseline) and
+doubles the iterations, until one candidate is left. The baseline is measured in every round, so
+gains compare like with like. A round that would not end within the budget (estimated from the
+launches so far) is not started; round 1 stops launching when the budget is spent (its first
+launch, the baseline, always runs).
+Each launch is a fresh mpirun (as scripts/sweep.py), checked for its settings having arrived.
+Outputs: OUT/round-R/<combo>/ per launch; OUT/tune.md (rounds, and from the last round the best
+setting per size band and case with gain and spread, as sweep.md); OUT/tune.env, `export`
+(or `unset`) lines of the winner, or of the baseline when the winner's gain is inside the noise.
+Exit: 2 bad usage; 3 when a setting did not take effect or nothing was measured; else the worst
+launch exit.
+"""
+import argparse
+import itertools
+import math
+import os
+import statistics
+import sys
+import time
+
+import yaml
+
+import sweep
+
+
+def read_space(path):
+    """[(NAME, [values as text])] from the YAML space file; exits 2 naming file and line."""
+    try:
+        with open(path, encoding="utf-8") as f:
+            doc = yaml.safe_load(f)
+    except OSError as e:
+        sweep.usage_error(f"--space {path}: {e.strerror}")
+    except yaml.YAMLError as e:
+        mark = getattr(e, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}" if mark else path
+        sweep.usage_error(f"--space {where}: not valid YAML ({getattr(e, 'problem', e)})")
+    if not isinstance(doc, dict) or not doc:
+        sweep.usage_error(f"--space {path}: expected a mapping NAME: [v1, v2, ...] with at least one name")
+    settings = []
+    for name, values in doc.items():
+        if not isinstance(values, list) or any(isinstance(v, (dict, list)) or v is None for v in values):
+            sweep.usage_error(f"--space {path}: '{name}' must map to a list of values, e.g. {name}: [default, 1, 2]")
+        text = ["true" if v is True else "false" if v is False else str(v) for v in values]
+        settings.append(sweep.check_setting(f"--space {path}", str(name), text, settings))
+    return settings
+
+
+def measure(args, settings, combos, iters, round_dir, deadline):
+    """Launches each combination with `iters` iterations; returns (worst exit, {combo: rows})."""
+    names = [n for n, _ in settings]
+    worst, measured = 0, {}
+    for i, combo in enumerate(combos):
+        if i > 0 and time.monotonic() > deadline:  # the first (the baseline) always runs
+            print(f"tune.py: budget spent; {len(combos) - i} candidate(s) of this round not measured", file=sys.stderr)
+            break
+        pairs = list(zip(names, combo))
+        out_dir = os.path.join(round_dir, sweep.combo_dir(i, pairs))
+        rc = sweep.launch(args, pairs, out_dir, args.passthrough + ["-n", str(iters)])
+        worst = max(worst, rc)
+        path = os.path.join(out_dir, "results.csv")
+        if not os.path.exists(path):
+            print(f"tune.py: FAILED {out_dir}: no results, exit {rc}", file=sys.stderr)
+            continue
+        rows = sweep.read_rows(path)[2]
+        problems = sweep.effect_problems(pairs, out_dir, rows)
+        for p in problems:
+            print(f"tune.py: FAILED {out_dir}: {p}", file=sys.stderr)
+        if problems:
+            worst = max(worst, sweep.EXIT_PRECONDITION)
+            continue
+        for r in rows:
+            r.update(pairs)
+        measured[combo] = [r for r in rows if r["status"] == "ok" and r.get("time_median[us]")]
+    return worst, measured
+
+
+def relative_time(rows, base_rows):
+    """Geometric mean over shared (case, size) rows of median time / the baseline's; inf if none."""
+    base = {row_key(r): float(r["time_median[us]"]) for r in base_rows}
+    ratios = [float(r["time_median[us]"]) / base[row_key(r)] for r in rows if base.get(row_key(r), 0) > 0]
+    return math.exp(sum(math.log(max(x, 1e-12)) for x in ratios) / len(ratios)) if ratios else math.inf
+
+
+def relative_spread(rows, base_rows):
+    """Median over shared rows of both rows' spreads added (as the sweep summary)."""
+    base = {row_key(r): sweep.row_spread(r) for r in base_rows}
+    spreads = [sweep.row_spread(r) + base[row_key(r)] for r in rows if row_key(r) in base]
+    return statistics.median(spreads) if spreads else math.inf
+
+
+def row_key(r):
+    return tuple(r.get(c, "") for c in sweep.CASE_COLUMNS) + (r["size[B]"],)
+
+
+def halve(args, settings, deadline):
+    """Runs the rounds; returns (worst exit, [round lines], last round {combo: rows}, baseline)."""
+    base = tuple(sweep.baseline(v) for _, v in settings)
+    alive = [c for c in itertools.product(*[v for _, v in settings]) if c != base]
+    iters, worst, lines, last, r = args.iters, 0, [], {}, 1
+    per_launch = 0.0
+    while True:
+        todo = [base] + alive
+        if r > 1 and time.monotonic() + 2 * per_launch * len(todo) > deadline:
+            lines.append(f"- round {r} not started: {len(todo)} launches of ~{2 * per_launch:.0f} s would pass the budget")
+            break
+        began = time.monotonic()
+        rc, measured = measure(args, settings, todo, iters, os.path.join(args.out, f"round-{r}"), deadline)
+        per_launch = (time.monotonic() - began) / max(len(measured), 1)
+        worst = max(worst, rc)
+        if base not in measured:
+            lines.append(f"- round {r}: the baseline was not measured; stopping")
+            break
+        last = measured
+        scores = sorted((relative_time(measured[c], measured[base]), c) for c in alive if c in measured)
+        lines.append(f"- round {r}: {len(todo)} candidates with -n {iters}; best relative time "
+                     + (f"{scores[0][0]:.3f} ({label(settings, scores[0][1])})" if scores else "-"))
+        alive = [c for _, c in scores[:max(1, len(scores) // 2)]] if len(scores) > 1 else [c for _, c in scores]
+        if len(scores) <= 1:
+            break
+        iters, r = iters * 2, r + 1
+    return worst, lines, last, base
+
+
+def label(settings, combo):
+    return ", ".join(f"{n}={v}" for (n, _), v in zip(settings, combo))
+
+
+def env_file(settings, combo, comment):
+    lines = [f"# ccbench tune (scripts/tune.py): {comment}"]
+    for (name, _), value in zip(settings, combo):
+        lines.append(f"unset {name}" if value == sweep.DEFAULT else f"export {name}={value}")
+    return "\n".join(lines) + "\n"
+
+
+def verdict(settings, last, base):
+    """(combo to write, comment) from the last round: the winner, or the baseline inside the noise."""
+    others = [c for c in last if c != base]
+    if not others:
+        return base, "only the baseline was measured; these are the baseline settings"
+    best = min(others, key=lambda c: relative_time(last[c], last[base]))
+    gain = 1 / relative_time(last[best], last[base]) - 1
+    spread = relative_spread(last[best], last[base])
+    if gain <= spread:
+        return base, (f"best candidate {label(settings, best)} gained {gain:+.1%}, inside the spread "
+                      f"{spread:.1%}: none; these are the baseline settings")
+    return best, f"winner {label(settings, best)}: {gain:+.1%} over the baseline (spread {spread:.1%})"
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    p.add_argument("--space", required=True)
+    p.add_argument("--budget", type=float, required=True, help="minutes")
+    p.add_argument("--iters", type=int, default=2)
+    p.add_argument("--np", type=int, default=2)
+    p.add_argument("--ccbench", default="")
+    p.add_argument("--out", default="")
+    argv = sys.argv[1:]
+    split = argv.index("--") if "--" in argv else len(argv)
+    args, args.passthrough = p.parse_args(argv[:split]), argv[split + 1:]
+    settings = read_space(args.space)
+    if not args.budget > 0 or args.iters < 1 or args.np < 1:
+        sweep.usage_error("--budget (minutes), --iters and --np must be positive")
+    for a in args.passthrough:
+        if a.split("=")[0] in ("--out", "--format", "-n", "--iters"):
+            sweep.usage_error(f"give {a} to tune.py, not after -- (tune.py sets it per round)")
+    args.ccbench, args.out = sweep.resolve_paths(args.ccbench, args.out, "tune")
+    deadline = time.monotonic() + args.budget * 60
+
+    worst, lines, last, base = halve(args, settings, deadline)
+    if not last:
+        print("tune.py: nothing was measured", file=sys.stderr)
+        return worst or sweep.EXIT_PRECONDITION
+    combo, comment = verdict(settings, last, base)
+    rows = [r for c in last for r in last[c]]
+    md = "\n".join(["# Tuning (successive halving)", ""] + lines + ["", f"Environment file: {comment}.", ""]
+                   + sweep.summarize(settings, rows)[2:]) + "\n"
+    with open(os.path.join(args.out, "tune.md"), "w", encoding="utf-8") as f:
+        f.write(md)
+    with open(os.path.join(args.out, "tune.env"), "w", encoding="utf-8") as f:
+        f.write(env_file(settings, combo, comment))
+    print(md, end="")
+    print(f"environment file: {args.out}/tune.env (source it); summary: {args.out}/tune.md")
+    return worst
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,162 @@
+#!/usr/bin/env python3
+"""scripts/sweep.py under mpirun with CPU ranks: a 2 x 2 grid of CCBENCH_CPU_SLOT_* settings
+(merged columns, every combination's rows, a best setting per band), a misspelled variable caught
+by the effect check, and bad --sweep-env input (exit 2, no launch); scripts/tune.py's successive
+halving, its budget, its environment file and bad space files.
+Usage: sweep_test.py --ccbench PATH --mpiexec PATH --sweep scripts/sweep.py --tune scripts/tune.py"""
+import argparse
+import csv
+import os
+import subprocess
+import sys
+import tempfile
+
+# Two sizes, one per band below 16 MiB (32 KiB latency, 1 MiB medium), few iterations: ~5 s a launch.
+RUN = ["--device", "cpu", "--impl", "ring", "--collective", "allreduce", "-b", "32K", "-e", "1M", "-f", "32",
+       "-n", "5", "-w", "1", "--telemetry", "off"]
+failures = []
+
+
+def check(cond, what):
+    print(("ok   " if cond else "FAIL ") + what)
+    if not cond:
+        failures.append(what)
+
+
+def sweep(args, out, settings):
+    cmd = [sys.executable, args.sweep, "--np", "2", "--ccbench", args.ccbench, "--out", out]
+    for s in settings:
+        cmd += ["--sweep-env", s]
+    env = dict(os.environ, MPIRUN=args.mpiexec + " --allow-run-as-root")
+    p = subprocess.run(cmd + ["--"] + RUN, capture_output=True, text=True, env=env, timeout=120)
+    return p.returncode, p.stdout, p.stderr
+
+
+def merged_rows(out):
+    with open(os.path.join(out, "results.csv"), newline="") as f:
+        return list(csv.DictReader(l for l in f if not l.startswith("#")))
+
+
+def test_grid(args, tmp):
+    out = os.path.join(tmp, "grid")
+    rc, stdout, stderr = sweep(args, out, ["CCBENCH_CPU_SLOT_BYTES=64K,256K", "CCBENCH_CPU_SLOT_DEPTH=2,4"])
+    check(rc == 0, f"grid sweep exits 0 (got {rc}; stderr tail: {stderr[-400:]!r})")
+    rows = merged_rows(out)
+    check(rows and {"CCBENCH_CPU_SLOT_BYTES", "CCBENCH_CPU_SLOT_DEPTH", "collective", "time_cv"} <= set(rows[0]),
+          "merged CSV has a column per setting beside ccbench's columns")
+    for b in ("64K", "256K"):
+        for d in ("2", "4"):
+            mine = [r for r in rows if r["CCBENCH_CPU_SLOT_BYTES"] == b and r["CCBENCH_CPU_SLOT_DEPTH"] == d]
+            sizes = {r["size[B]"] for r in mine if r["status"] == "ok"}
+            check(sizes == {"32768", "1048576"}, f"combination {b}/{d}: ok rows at 32 KiB and 1 MiB (got {sorted(sizes)})")
+    md = open(os.path.join(out, "sweep.md")).read()
+    for band in ("latency", "medium"):
+        lines = [l for l in md.splitlines() if l.startswith(f"| {band} | allreduce")]
+        check(lines and all("CCBENCH_CPU_SLOT_BYTES=" in l and "CCBENCH_CPU_SLOT_DEPTH=" in l for l in lines),
+              f"summary names a best setting in the {band} band: {lines[:1]}")
+    check("| bandwidth |" not in md, "no bandwidth-band line without rows of 16 MiB or more")
+    check(md in stdout, "summary is printed as written to sweep.md")
+
+
+def test_misspelled(args, tmp):
+    out = os.path.join(tmp, "typo")
+    rc, _, stderr = sweep(args, out, ["CCBENCH_CPU_SLOT_DEPTH=default", "CCBNCH_CPU_SLOT_BYTES=64K"])
+    check(rc == 3, f"a setting that did not reach ccbench exits 3 (got {rc})")
+    check("CCBNCH_CPU_SLOT_BYTES=64K did not reach ccbench" in stderr and "does not list" in stderr,
+          "the misspelled variable is named as not having arrived")
+    flagged = [l for l in stderr.splitlines() if "FAILED" in l]
+    check(flagged and not any("CCBENCH_CPU_SLOT_DEPTH" in l.split(": ", 2)[-1] for l in flagged),
+          f"only the misspelled setting is flagged, not the unset ('default') one: {flagged}")
+    rows = merged_rows(out)
+    check(rows and all(r["status"] == "failed" and "CCBNCH_CPU_SLOT_BYTES" in r["reason"] for r in rows),
+          "the combination's rows are kept, marked failed with the reason")
+
+
+def test_bad_input(args, tmp):
+    for spec, words in [("CCBENCH_CPU_SLOT_DEPTH", "no '='"), ("CCBENCH_CPU_SLOT_DEPTH=", "empty value list"),
+                        ("CCBENCH_CPU_SLOT_DEPTH=2,,4", "empty value"), ("1X=2", "not an environment variable name"),
+                        ("CCBENCH_CPU_SLOT_DEPTH=2,2", "listed twice")]:
+        out = os.path.join(tmp, "bad")
+        rc, _, stderr = sweep(args, out, [spec])
+        check(rc == 2 and words in stderr and not os.path.exists(out),
+              f"--sweep-env {spec!r}: exit 2 with '{words}', nothing launched (got {rc}: {stderr.strip()!r})")
+    rc, _, stderr = sweep(args, os.path.join(tmp, "bad"), ["CCBENCH_CPU_SLOT_DEPTH=2", "CCBENCH_CPU_SLOT_DEPTH=4"])
+    check(rc == 2 and "is given twice" in stderr, f"a duplicate name exits 2 naming it (got {rc}: {stderr.strip()!r})")
+
+
+def tune(args, tmp, name, space, budget):
+    out, space_file = os.path.join(tmp, name), os.path.join(tmp, name + ".yaml")
+    with open(space_file, "w") as f:
+        f.write(space)
+    cmd = [sys.executable, args.tune, "--space", space_file, "--budget", budget, "--np", "2",
+           "--ccbench", args.ccbench, "--out", out, "--"] + [a for a in RUN if a not in ("-n", "5")]
+    env = dict(os.environ, MPIRUN=args.mpiexec + " --allow-run-as-root")
+    p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=180)
+    return p.returncode, p.stdout, p.stderr, out, space_file
+
+
+def test_tune(args, tmp):
+    rc, stdout, stderr, out, _ = tune(args, tmp, "tune", "CCBENCH_CPU_SLOT_DEPTH: [4, 2, 8]\n", "5")
+    check(rc == 0, f"tune exits 0 (got {rc}; {stderr[-300:]!r})")
+    md = open(os.path.join(out, "tune.md")).read()
+    check("round 1: 3 candidates with -n 2" in md and "round 2: 2 candidates with -n 4" in md,
+          "successive halving: 3 candidates, then the better one with the baseline at twice the iterations")
+    check(os.path.isdir(os.path.join(out, "round-2")) and len(os.listdir(os.path.join(out, "round-2"))) == 2,
+          "round 2 launched twice")
+    check(any(l.startswith("| medium | allreduce") and "CCBENCH_CPU_SLOT_DEPTH=" in l for l in md.splitlines()),
+          "tune.md names a best setting in the medium band")
+    env = open(os.path.join(out, "tune.env")).read().splitlines()
+    check(env[0].startswith("# ccbench tune") and env[1] in [f"export CCBENCH_CPU_SLOT_DEPTH={v}" for v in (4, 2, 8)],
+          f"tune.env holds the chosen setting as an export line: {env}")
+
+
+def test_tune_budget_and_space(args, tmp):
+    rc, _, stderr, out, _ = tune(args, tmp, "short", "CCBENCH_CPU_SLOT_DEPTH: [4, 2, 8]\n", "0.001")
+    check("budget spent; 2 candidate(s) of this round not measured" in stderr,
+          f"a budget spent after the first launch stops launching ({stderr[-200:]!r})")
+    env = open(os.path.join(out, "tune.env")).read()
+    check("only the baseline was measured" in env and "export CCBENCH_CPU_SLOT_DEPTH=4" in env,
+          "with only the baseline measured, tune.env holds the baseline")
+    rc, _, stderr, out, space = tune(args, tmp, "bad", "CCBENCH_CPU_SLOT_DEPTH: [4, 2\n", "1")
+    check(rc == 2 and f"{space}:2: not valid YAML" in stderr, f"malformed space: exit 2 with file and line ({stderr!r})")
+    rc, _, stderr, out, space = tune(args, tmp, "bad2", "CCBENCH_CPU_SLOT_DEPTH: 4\n", "1")
+    check(rc == 2 and "must map to a list of values" in stderr, f"a name without a list: exit 2 ({stderr!r})")
+
+
+def test_algorithm_check(args):
+    """NCCL_ALGO/NCCL_PROTO against the `algorithm` column as NCCL's profiler fills it (no GPU here:
+    crafted rows in the format of results/baselines/h200x2-*)."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(args.sweep)))
+    import sweep
+    rows = [{"impl": "nccl", "algorithm": "RING/LL128 16ch"}, {"impl": "nccl", "algorithm": "RING/LL 2ch+TREE/LL 2ch"},
+            {"impl": "ring", "algorithm": ""}]
+    check(sweep.algorithm_problems("NCCL_PROTO", "LL", rows[1:]) == [], "NCCL_PROTO=LL holds on LL rows")
+    check("'RING/LL128 16ch' on 1 of 2" in "".join(sweep.algorithm_problems("NCCL_PROTO", "LL", rows)),
+          "NCCL_PROTO=LL flags an LL128 row (not a substring match)")
+    check(sweep.algorithm_problems("NCCL_ALGO", "Ring", rows[:1]) == [] and
+          sweep.algorithm_problems("NCCL_ALGO", "Ring", rows[1:2]) != [], "NCCL_ALGO=Ring flags a row that used TREE")
+    check(sweep.algorithm_problems("NCCL_ALGO", "^Tree", rows[:1]) == [] and
+          sweep.algorithm_problems("NCCL_ALGO", "^Tree", rows) != [], "NCCL_ALGO=^Tree flags a row that used TREE")
+    check(sweep.algorithm_problems("NCCL_ALGO", "Tree", rows[2:]) == [], "no nccl rows: nothing to check")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--ccbench", required=True)
+    ap.add_argument("--mpiexec", required=True)
+    ap.add_argument("--sweep", required=True)
+    ap.add_argument("--tune", required=True)
+    args = ap.parse_args()
+    with tempfile.TemporaryDirectory() as tmp:
+        test_algorithm_check(args)
+        test_bad_input(args, tmp)
+        test_misspelled(args, tmp)
+        test_grid(args, tmp)
+        test_tune_budget_and_space(args, tmp)
+        test_tune(args, tmp)
+    print(f"{len(failures)} failure(s)")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
