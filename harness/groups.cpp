@@ -98,10 +98,12 @@ std::vector<RankGroup> make_groups(const std::string& spec, const RankLayout& l)
   } else {
     groups = from_file(spec, l.nranks);
   }
+  // From the run's layout, not the flag: a precondition of this launch (exit 3).
+  if (groups.empty()) fail(ExitCode::precondition, "--groups {}: a run of {} rank has no pair of ranks", spec, l.nranks);
   for (const RankGroup& g : groups)
     if (g.ranks.size() < 2)
-      fail(ExitCode::usage, "--groups {}: group {} has {} rank; a collective group needs at least 2 ({})", spec, g.name,
-           g.ranks.size(), kGroupsHelp);
+      fail(ExitCode::precondition, "--groups {}: group {} has 1 rank; a group needs at least 2 (start more ranks per {})",
+           spec, g.name, spec == "rails" ? "local index" : "node");
   return groups;
 }
 
