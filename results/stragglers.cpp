@@ -116,7 +116,7 @@ std::string group_outlier_report(const std::vector<RunRecord>& rows, double thre
   std::string out;
   for (const auto& [group, b] : below) {
     const RunRecord& w = *b.worst;
-    out += fmt::format("# group outlier: {} at {:.2f} of the median busbw of {} like groups in {} (below {:.0f} % in {} of {} rows)\n",
+    out += fmt::format("# group outlier: {} at {:.3g} of the median busbw of {} like groups in {} (below {:.0f} % in {} of {} rows)\n",
                        group, 1.0 / *w.group_outlier_ratio, groups_per_key[like_key(w)], row_name(w, false),
                        threshold * 100, b.rows, compared[group]);
   }

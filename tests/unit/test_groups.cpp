@@ -113,7 +113,7 @@ TEST(Groups, OutliersAreGroupsBelowTheThresholdOfLikeGroups) {
   EXPECT_FALSE(rows[3].group_outlier_ratio);  // no like group at 2K
   EXPECT_FALSE(rows[4].group_outlier_ratio);  // world rows are not groups
   EXPECT_EQ(group_outlier_report(rows, 0.9),
-            "# group outlier: pair 0-2 at 0.21 of the median busbw of 3 like groups in allreduce/ring float sum 1K "
+            "# group outlier: pair 0-2 at 0.211 of the median busbw of 3 like groups in allreduce/ring float sum 1K "
             "out-of-place (below 90 % in 1 of 1 rows)\n");
   EXPECT_EQ(group_outlier_report(rows, 0.2), "");
 }
