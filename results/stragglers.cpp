@@ -42,9 +42,14 @@ std::string row_name(const RunRecord& r, bool with_group = true) {
   return n;
 }
 
+// The rows a rank or group was behind in, and the worst of them by `ratio` (larger is worse).
 struct Behind {
   int rows = 0;
   const RunRecord* worst = nullptr;
+  void add(const RunRecord& r, std::optional<double> RunRecord::*ratio) {
+    ++rows;
+    if (!worst || *(r.*ratio) > *(worst->*ratio)) worst = &r;
+  }
 };
 
 }  // namespace
@@ -56,9 +61,7 @@ std::string straggler_report(const std::vector<RunRecord>& rows, double threshol
     if (!r.straggler_ratio || !r.slowest_rank) continue;
     ++timed[r.group];
     if (*r.straggler_ratio <= 1.0 + threshold) continue;
-    Behind& b = behind[{r.group, *r.slowest_rank}];
-    ++b.rows;
-    if (!b.worst || *r.straggler_ratio > *b.worst->straggler_ratio) b.worst = &r;
+    behind[{r.group, *r.slowest_rank}].add(r, &RunRecord::straggler_ratio);
   }
   std::string out;
   for (const auto& [key, b] : behind) {
@@ -101,17 +104,15 @@ void mark_group_outliers(std::vector<RunRecord>& rows) {
 
 std::string group_outlier_report(const std::vector<RunRecord>& rows, double threshold) {
   std::map<std::string, Behind> below;  // group -> rows below the threshold
-  std::map<std::string, int> compared, like_groups;
-  std::map<std::string, int> groups_per_key;
+  std::map<std::string, int> compared;        // group -> rows compared with like groups
+  std::map<std::string, int> groups_per_key;  // like key -> groups compared
   for (const RunRecord& r : rows)
     if (r.group_outlier_ratio) ++groups_per_key[like_key(r)];
   for (const RunRecord& r : rows) {
     if (!r.group_outlier_ratio) continue;
     ++compared[r.group];
     if (*r.group_outlier_ratio * threshold <= 1.0) continue;  // busbw >= threshold * median
-    Behind& b = below[r.group];
-    ++b.rows;
-    if (!b.worst || *r.group_outlier_ratio > *b.worst->group_outlier_ratio) b.worst = &r;
+    below[r.group].add(r, &RunRecord::group_outlier_ratio);
   }
   std::string out;
   for (const auto& [group, b] : below) {
