@@ -117,6 +117,15 @@ void set_rank_columns(RunRecord& r, RankTimes t, const std::vector<std::string>&
     r.host = hosts[0];
 }
 
+void clear_rank_columns(RunRecord& r) {
+  r.rank_times_us.clear();
+  r.rank_median_us.clear();
+  r.slowest_rank.reset();
+  r.slowest_host.clear();
+  r.rank_spread.reset();
+  r.straggler_ratio.reset();
+}
+
 template <size_t N>
 std::array<std::int64_t, N> sum_over_ranks(MPI_Comm comm, std::array<std::int64_t, N> v) {
   std::array<std::int64_t, N> out{};
@@ -715,6 +724,7 @@ void Runner::emit_measured(Measurement& m, RunRecord row, std::int64_t wrong, st
   RunRecord g = row;
   const TimeStats gt = summarize(m.graph_us);
   g.mode = "graph";
+  clear_rank_columns(g);  // they hold the eager calls' per-rank times
   g.algorithm = m.graph_algorithm;
   g.iterations = opts_.iterations * opts_.graph_launches;
   set_times(g, gt, gt.mean, factor);
