@@ -63,8 +63,12 @@ std::string straggler_report(const std::vector<RunRecord>& rows, double threshol
     if (*r.straggler_ratio <= 1.0 + threshold) continue;
     behind[{r.group, *r.slowest_rank}].add(r, &RunRecord::straggler_ratio);
   }
+  // The rank behind in the most rows first: a real straggler is behind in most rows, noise of
+  // shared cores in a few rows of every rank.
+  std::vector<std::pair<std::pair<std::string, int>, Behind>> ranked(behind.begin(), behind.end());
+  std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.second.rows > b.second.rows; });
   std::string out;
-  for (const auto& [key, b] : behind) {
+  for (const auto& [key, b] : ranked) {
     const RunRecord& w = *b.worst;
     out += fmt::format("# straggler: rank {}{} {:.2f}x the median rank in {} (slowest by more than {:.0f} % in {} of {} rows)\n",
                        key.second, w.slowest_host.empty() ? "" : fmt::format(" (host {})", w.slowest_host),

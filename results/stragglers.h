@@ -35,7 +35,7 @@ void fill_straggler_columns(RunRecord& row, const std::vector<std::string>& host
 // by more than `threshold` (0.2 = 20 %) over the median rank, naming its worst row:
 //   "# straggler: rank 3 (host node07) 1.35x the median rank in allreduce/ring float sum 64M
 //    out-of-place (slowest by more than 20 % in 5 of 6 rows)"
-// Empty when no rank stays behind.
+// The rank behind in the most rows comes first. Empty when no rank stays behind.
 std::string straggler_report(const std::vector<RunRecord>& rows, double threshold);
 
 // ---- Sub-group runs: groups far below like groups ----

@@ -61,6 +61,15 @@ TEST(Stragglers, ReportNamesARankBehindByMoreThanTheThresholdOnce) {
   EXPECT_EQ(straggler_report(rows, 0.4), "");  // none is 40 % behind
 }
 
+TEST(Stragglers, ReportPutsTheRankBehindInMostRowsFirst) {
+  std::vector<RunRecord> rows{row_with_medians({10, 20, 10}), row_with_medians({10, 10, 15}),
+                              row_with_medians({10, 10, 16})};
+  for (RunRecord& r : rows) fill_straggler_columns(r, {});
+  const std::string text = straggler_report(rows, 0.2);
+  EXPECT_EQ(text.rfind("# straggler: rank 2 1.60x", 0), 0u) << text;  // behind in 2 rows
+  EXPECT_NE(text.find("\n# straggler: rank 1 2.00x"), std::string::npos) << text;
+}
+
 TEST(Stragglers, ReportIsPerGroupAndSkipsRowsWithoutTimes) {
   std::vector<RunRecord> rows{row_with_medians({10, 20}), row_with_medians({10, 20}), RunRecord{}};
   rows[1].group = "pair 2-3";
