@@ -250,7 +250,7 @@ def delay_rank_time(opts):
 
 SLOW_SWEEP = ["--impl", "ring", "--device", "cpu", "--collective", "allreduce", "-b", "1K", "-e", "4K", "-n", "3",
               "-w", "1", "--timeout", "60"]
-SLOW_MS = 20  # far above the time of a 4K CPU all-reduce, even on a loaded machine
+SLOW_MS = 30  # far above the time of a 4K CPU all-reduce, even on a loaded machine
 
 
 def straggler(opts):
@@ -268,7 +268,8 @@ def straggler(opts):
     for j in r.run_json()["rows"]:
         check(len(j["rank_times_us"]) == 4 and len(j["rank_median_us"]) == 4, "run.json lacks the 4 ranks' times")
         check(j["rank_median_us"][2] >= SLOW_MS * 1000, f"rank 2's median {j['rank_median_us'][2]} us < {SLOW_MS} ms")
-        check(max(j["rank_median_us"][:2] + j["rank_median_us"][3:]) < SLOW_MS * 1000, "another rank holds the delay")
+        others = j["rank_median_us"][:2] + j["rank_median_us"][3:]
+        check(max(others) * 1.2 < j["rank_median_us"][2], f"another rank is as slow as rank 2: {j['rank_median_us']}")
     lines = re.findall(r"^# straggler: .*$", r.out, re.M)
     check(len(lines) == 1, f"straggler lines: {lines}")
     check(re.match(rf"# straggler: rank 2 \(host {re.escape(HOST)}\) [0-9.]+x the median rank in allreduce/ring float "
