@@ -25,6 +25,7 @@
 #include "harness/progress.h"
 #include "harness/links.h"
 #include "harness/progress_board.h"
+#include "harness/groups.h"
 #include "harness/runner.h"
 #include "harness/startup.h"
 #include "harness/termination.h"
@@ -33,6 +34,7 @@
 #include "results/csv_reader.h"
 #include "results/history.h"
 #include "results/sink.h"
+#include "results/stragglers.h"
 #include "telemetry/sampler.h"
 #include "topologies/discovery.h"
 
@@ -348,11 +350,55 @@ std::unique_ptr<ResultSink> make_sinks(const RunOptions& opts, const std::string
   return fan;
 }
 
+// What the sweep left: the exit code of this rank and, on rank 0, the rows.
+struct SweepOutcome {
+  ExitCode code = ExitCode::ok;
+  std::vector<RunRecord> rows;
+  bool measured_any = false;
+  std::string stop_reason;
+};
+
+// Runs `body` with the watchdog's runner forgotten afterwards, also when it throws.
+template <typename F>
+SweepOutcome with_forget(std::atomic<Runner*>& active, F&& body) {
+  struct Forget {
+    std::atomic<Runner*>& runner;
+    ~Forget() { runner = nullptr; }
+  } forget{active};
+  return body();
+}
+
+// The ordinary run: one Runner over every rank, rows streamed to the sink as they come.
+SweepOutcome run_world(const RunOptions& opts, const SweepPlan& plan, const ImplContext& base, Backend& backend,
+                       ResultSink* sink, Watchdog& watchdog, telemetry::Sampler& sampler, std::atomic<Runner*>& active) {
+  return with_forget(active, [&] {
+    Runner runner(opts, plan, base, backend, sink, watchdog);
+    runner.set_telemetry(&sampler);
+    active = &runner;
+    SweepOutcome out;
+    out.code = runner.run();
+    out.rows = runner.rows();
+    out.measured_any = runner.measured_any();
+    out.stop_reason = runner.stop_reason();
+    return out;
+  });
+}
+
+// --groups: the sweep in sub-communicators (harness/groups.h); rows reach the sink at the end.
+SweepOutcome run_groups(const std::vector<RankGroup>& groups, const std::vector<std::vector<size_t>>& rounds,
+                        const RunOptions& opts, const SweepPlan& plan, const ImplContext& base, Backend& backend,
+                        ResultSink* sink, Watchdog& watchdog, std::atomic<Runner*>& active) {
+  GroupRunOutcome g = run_in_groups(groups, rounds, opts, plan, base, backend, sink, watchdog, active);
+  return SweepOutcome{g.code, std::move(g.rows), g.measured_any, std::move(g.stop_reason)};
+}
+
 // After the footer: the implementations side by side with the table's figure, and where the
 // files are.
-void print_summary(const std::vector<RunRecord>& rows, const std::string& baseline, const std::string& dir,
+void print_summary(const std::vector<RunRecord>& rows, const RunOptions& opts, const std::string& dir,
                    const std::vector<std::string>& written) {
-  const std::string summary = comparison_table(rows, baseline, false);
+  fmt::print("{}", straggler_report(rows, opts.straggler_threshold));
+  fmt::print("{}", group_outlier_report(rows, opts.group_outlier_threshold));
+  const std::string summary = comparison_table(rows, opts.baseline, false);
   if (!summary.empty()) fmt::print("#\n{}", summary);
   if (!written.empty()) {
     std::string list;
@@ -450,6 +496,13 @@ int run_benchmark(const RunOptions& opts_in, int* argc, char*** argv) {
       fail(ExitCode::usage, "CCBENCH_FAULT: rank={} does not exist in this run of {} ranks (valid: 0 to {})",
            opts.fault->rank, layout.nranks, layout.nranks - 1);
     layout.emulate_nodes(opts.emulate_nodes);
+    std::vector<RankGroup> groups;  // --groups other than world, and the rounds they run in
+    std::vector<std::vector<size_t>> rounds;
+    if (opts.groups != "world")
+      agreed_step(world, "--groups", [&] {
+        groups = make_groups(opts.groups, layout);
+        rounds = group_rounds(groups, opts.serial || opts.groups == "pairs");
+      });
     watchdog.enter("start-up: choosing devices");
     // Device: GPUs when every rank has one (auto), or what was asked for.
     std::string why_no_gpu;
@@ -549,39 +602,38 @@ int run_benchmark(const RunOptions& opts_in, int* argc, char*** argv) {
                                        opts.no_files ? "" : out_dir + "/links.json");
       ceilings_source = "measured in this run (links.json)";
     }
-    Runner runner(opts, plan, base, *backend, sink.get(), watchdog);
-    runner.set_telemetry(&sampler);
-    active_runner = &runner;
-    struct Forget {  // before `runner` goes, also when run() throws
-      std::atomic<Runner*>& runner;
-      ~Forget() { runner = nullptr; }
-    } forget{active_runner};
-    code = runner.run();
+    const SweepOutcome swept = opts.groups == "world"
+                                   ? run_world(opts, plan, base, *backend, sink.get(), watchdog, sampler, active_runner)
+                                   : with_forget(active_runner, [&] {
+                                       return run_groups(groups, rounds, opts, plan, base, *backend, sink.get(), watchdog,
+                                                         active_runner);
+                                     });
+    code = swept.code;
     sampler.finish();  // collective: the last samples, the run's health summary and checks
     if (sampler.fails_health()) {
       fmt::print(stderr, "ccbench: a health check failed (--fail-on-health): exit code 4\n");
       code = more_severe(code, ExitCode::threshold);
     }
     if (rank == 0 && opts.min_busbw_gbps > 0) {  // NCCL_TESTS_MIN_BW; agreed with the rest below
-      MinBandwidthVerdict v = judge_min_bandwidth(runner.rows(), opts.min_busbw_gbps);
+      MinBandwidthVerdict v = judge_min_bandwidth(swept.rows, opts.min_busbw_gbps);
       fmt::print("{}", v.report);
       code = more_severe(code, v.code);
     }
-    if (!runner.measured_any() && code == ExitCode::ok) {
+    if (!swept.measured_any && code == ExitCode::ok) {
       code = ExitCode::precondition;
       if (rank == 0) fmt::print(stderr, "ccbench: nothing could be measured: every case was skipped (see the reasons above)\n");
     }
     code = agree_exit_code(world, code);
     in_step = true;
     if (sink && !opts.accept_rules.empty()) {  // rank 0 holds the rows: its exit code carries the verdict
-      ResultSet measured{"", runner.rows(), {}, context};
+      ResultSet measured{"", swept.rows, {}, context};
       code = more_severe(code, report_acceptance(opts.accept_rules, {measured},
                                                  opts.no_files ? "" : out_dir + "/accept.xml", "run"));
     }
     if (sink) {
       RunOutcome outcome;
-      outcome.complete = runner.stop_reason().empty();
-      outcome.reason = runner.stop_reason();
+      outcome.complete = swept.stop_reason.empty();
+      outcome.reason = swept.stop_reason;
       outcome.exit_code = static_cast<int>(code);
       outcome.verdict = code == ExitCode::ok ? "OK" : fmt::format("FAILED: {}", exit_code_name(code));
       outcome.health = sampler.summary();
@@ -589,8 +641,8 @@ int run_benchmark(const RunOptions& opts_in, int* argc, char*** argv) {
       if (!ceilings.empty() && writes_files(opts) && wants(opts, "json"))
         add_efficiency_to_run_json(out_dir + "/run.json", ceilings, ceilings_source);
       if (!opts.history_db.empty())
-        code = more_severe(code, append_to_history(opts.history_db, context, runner.rows(), outcome, out_dir));
-      print_summary(runner.rows(), opts.baseline, out_dir, files_written);
+        code = more_severe(code, append_to_history(opts.history_db, context, swept.rows, outcome, out_dir));
+      print_summary(swept.rows, opts, out_dir, files_written);
     }
   } catch (const Error& e) {
     watchdog.leave();

@@ -281,6 +281,18 @@ void add_run_control_options(CLI::App& app, RunOptions& o, RawRun& r) {
   app.add_option("--ceilings", o.ceilings_file, "links.json of `ccbench links`: run.json rows get busbw / link ceiling")
       ->type_name("PATH");
   app.add_flag("--measure-ceilings", o.measure_ceilings, "measure the link ceilings first (links.json, efficiency)");
+  app.add_option("--straggler-threshold", o.straggler_threshold,
+                 "name a rank whose median time is this fraction behind the median rank's (0.2 = 20 %) [0.2]")
+      ->check(real_range("--straggler-threshold", 0.001, 100, false, "a fraction from 0.001 to 100"))
+      ->type_name("FRACTION");
+  app.add_option("--groups", o.groups,
+                 "run in sub-groups: world, node, pairs, rails, or a file with one group per line [world]")
+      ->type_name("KIND|FILE");
+  app.add_flag("--serial", o.serial, "with --groups: one group at a time (pairs always are)");
+  app.add_option("--group-outlier-threshold", o.group_outlier_threshold,
+                 "with --groups: flag a group below this fraction of the median busbw of like groups [0.9]")
+      ->check(real_range("--group-outlier-threshold", 0.01, 1, false, "a fraction from 0.01 to 1"))
+      ->type_name("FRACTION");
   telemetry::add_options(app, r.telemetry);
 }
 

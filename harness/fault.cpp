@@ -13,7 +13,7 @@ namespace {
 
 constexpr const char* kFaultHelp =
     "expected KIND:rank=R[,size=S][,iteration=I][,impl=NAME][,ms=M][,index=X][,bytes=B] with KIND one of "
-    "stop, kill, delay, corrupt, overrun, alloc";
+    "stop, kill, delay, corrupt, overrun, alloc, slow";
 
 template <typename T>
 T number(const std::string& key, const std::string& v) {
@@ -37,6 +37,7 @@ FaultSpec parse_fault(const std::string& text) {
   else if (kind == "corrupt") f.kind = FaultSpec::Kind::corrupt;
   else if (kind == "overrun") f.kind = FaultSpec::Kind::overrun;
   else if (kind == "alloc") f.kind = FaultSpec::Kind::alloc;
+  else if (kind == "slow") f.kind = FaultSpec::Kind::slow;
   else fail(ExitCode::usage, "CCBENCH_FAULT: unknown kind '{}': {}", kind, kFaultHelp);
   bool have_rank = false;
   std::istringstream in(text.substr(colon + 1));

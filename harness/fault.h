@@ -7,8 +7,12 @@
 //       corrupt  after the collective, element X of the rank's output is flipped
 //       overrun  after the collective, B bytes past the end of the rank's output are written
 //       alloc    the rank's buffer allocation fails (out of memory)
-// The fault fires in the single-iteration pass at iteration I (default 0) of the first
-// measurement whose size is S (any if absent) and implementation NAME (any if absent).
+//       slow     the rank sleeps M ms at the end of EVERY collective call (warm-up, batch, single
+//                iterations) of every measurement whose size is S and implementation NAME (any if
+//                absent): a rank whose part of each call finishes late (a slow GPU, host or link).
+//                R is the rank in MPI_COMM_WORLD, also in sub-group runs.
+// The other faults fire once, in the single-iteration pass at iteration I (default 0) of the
+// first measurement whose size is S (any if absent) and implementation NAME (any if absent).
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -16,7 +20,7 @@
 namespace ccbench {
 
 struct FaultSpec {
-  enum class Kind { stop, kill, delay, corrupt, overrun, alloc } kind = Kind::stop;
+  enum class Kind { stop, kill, delay, corrupt, overrun, alloc, slow } kind = Kind::stop;
   int rank = 0;
   std::optional<std::uint64_t> size;  // requested bytes of the measurement
   int iteration = 0;

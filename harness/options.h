@@ -61,6 +61,10 @@ struct RunOptions {
   std::string history_db;          // --db FILE or CCBENCH_DB: the run is appended there at the end
   std::string ceilings_file;       // --ceilings: a links.json whose ceilings give run.json its efficiency
   bool measure_ceilings = false;   // --measure-ceilings: measure them first (harness/links.h)
+  double straggler_threshold = 0.2;  // --straggler-threshold: name a rank this much behind the median rank
+  std::string groups = "world";         // --groups: world, node, pairs, rails or a file (harness/groups.h)
+  bool serial = false;                  // --serial: one group at a time
+  double group_outlier_threshold = 0.9;  // --group-outlier-threshold: flag groups below this of the median
   telemetry::Options telemetry;    // --telemetry, --telemetry-interval, --temp-limit, --fail-on-health, ...
 };
 

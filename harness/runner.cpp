@@ -13,6 +13,7 @@
 #include "harness/termination.h"
 #include "results/error.h"
 #include "results/stats.h"
+#include "results/stragglers.h"
 
 namespace ccbench {
 
@@ -84,6 +85,45 @@ std::vector<double> over_ranks(MPI_Comm comm, std::vector<double> v, RankTime ho
     for (double& x : out) x /= ranks;
   }
   return out;
+}
+
+// Every rank's own batch time and median single-iteration time, gathered at rank 0 in rank order
+// (empty on the other ranks).
+struct RankTimes {
+  std::vector<double> batch, median;
+};
+RankTimes gather_rank_times(MPI_Comm comm, double batch_us, double median_us) {
+  int rank = 0, ranks = 1;
+  MPI_Comm_rank(comm, &rank);
+  MPI_Comm_size(comm, &ranks);
+  const std::array<double, 2> mine{batch_us, median_us};
+  std::vector<double> all(rank == 0 ? 2 * static_cast<size_t>(ranks) : 0);
+  mpi_check(MPI_Gather(mine.data(), 2, MPI_DOUBLE, all.data(), 2, MPI_DOUBLE, 0, comm), "MPI_Gather of rank times");
+  RankTimes t;
+  for (size_t i = 0; i + 1 < all.size(); i += 2) {
+    t.batch.push_back(all[i]);
+    t.median.push_back(all[i + 1]);
+  }
+  return t;
+}
+
+// The per-rank columns of a row (rank 0): every rank's times, the slowest rank and, when every
+// rank is on one host, that host.
+void set_rank_columns(RunRecord& r, RankTimes t, const std::vector<std::string>& hosts) {
+  r.rank_times_us = std::move(t.batch);
+  r.rank_median_us = std::move(t.median);
+  fill_straggler_columns(r, hosts);
+  if (!hosts.empty() && std::all_of(hosts.begin(), hosts.end(), [&](const std::string& h) { return h == hosts[0]; }))
+    r.host = hosts[0];
+}
+
+void clear_rank_columns(RunRecord& r) {
+  r.rank_times_us.clear();
+  r.rank_median_us.clear();
+  r.slowest_rank.reset();
+  r.slowest_host.clear();
+  r.rank_spread.reset();
+  r.straggler_ratio.reset();
 }
 
 template <size_t N>
@@ -199,16 +239,24 @@ Runner::Runner(const RunOptions& opts, SweepPlan plan, const ImplContext& base, 
     : opts_(opts), plan_(std::move(plan)), base_(base), backend_(backend), sink_(sink), watchdog_(watchdog) {
   MPI_Comm_rank(base_.comm, &rank_);
   MPI_Comm_size(base_.comm, &nranks_);
+  MPI_Comm_rank(MPI_COMM_WORLD, &world_rank_);
 }
 
 Runner::~Runner() = default;
 
 bool Runner::fault_here(const std::string& impl, std::uint64_t size, int iteration) const {
   const auto& f = opts_.fault;
-  if (!f || fault_fired_ || f->rank != rank_) return false;
+  if (!f || f->kind == FaultSpec::Kind::slow || fault_fired_ || f->rank != rank_) return false;
   if (!f->impl.empty() && f->impl != impl) return false;
   if (f->size && *f->size != size) return false;
   return f->kind == FaultSpec::Kind::alloc || iteration == f->iteration;
+}
+
+int Runner::slow_fault_ms(const std::string& impl, std::uint64_t size) const {
+  const auto& f = opts_.fault;
+  if (!f || f->kind != FaultSpec::Kind::slow || f->rank != world_rank_) return 0;
+  if ((!f->impl.empty() && f->impl != impl) || (f->size && *f->size != size)) return 0;
+  return f->ms;
 }
 
 void Runner::emit(RunRecord row) {
@@ -231,6 +279,7 @@ RunRecord Runner::base_record(const ImplState& st, const CaseSpec& spec) const {
   r.ranks = nranks_;
   r.ranks_per_node = base_.layout->max_ranks_per_node();
   r.nodes = base_.layout->nodes;
+  r.group = group_;
   r.warmup = opts_.warmup;
   r.iterations = opts_.iterations;
   return r;
@@ -459,6 +508,7 @@ bool Runner::measure(ImplState& st, Series& bufs, Measurement& m) {
                         m.in_place ? "in-place" : "out-of-place");
   m.graphs = opts_.graph_launches > 0 && st.impl->graph_capturable();
   Implementation& impl = *st.impl;
+  slow_ms_ = slow_fault_ms(st.info->name, m.size);
   if (telemetry_) telemetry_->begin_row();  // counters before the size; never inside the timed loop
   const Outcome local = run_catching([&] {
     prepare(bufs, m);
@@ -479,6 +529,9 @@ bool Runner::measure(ImplState& st, Series& bufs, Measurement& m) {
 void Runner::call(Implementation& impl, const CallArgs& args) {
   watchdog_.arrive();
   impl.run(args);
+  if (slow_ms_ == 0) return;
+  backend_.synchronize();  // this rank's part is done; it then finishes late
+  std::this_thread::sleep_for(std::chrono::milliseconds(slow_ms_));
 }
 
 void Runner::barrier() {
@@ -638,6 +691,9 @@ bool Runner::agree(Measurement& m, RunRecord row, const Outcome& local) {
     stop_reason_ = fmt::format("{} failed: {}", m.where, row.reason);
     return false;
   }
+  RankTimes own = gather_rank_times(base_.comm, m.batch_us, summarize(m.iter_us).median);
+  set_rank_columns(row, std::move(own), base_.layout->host_of);
+  if (row.slowest_rank && !world_ranks_.empty()) row.slowest_rank = world_ranks_.at(static_cast<size_t>(*row.slowest_rank));
   m.batch_us = over_ranks(base_.comm, std::vector<double>{m.batch_us}, opts_.rank_time).front();
   m.iter_us = over_ranks(base_.comm, m.iter_us, opts_.rank_time);
   if (m.graphs) m.graph_us = over_ranks(base_.comm, m.graph_us, opts_.rank_time);
@@ -668,6 +724,7 @@ void Runner::emit_measured(Measurement& m, RunRecord row, std::int64_t wrong, st
   RunRecord g = row;
   const TimeStats gt = summarize(m.graph_us);
   g.mode = "graph";
+  clear_rank_columns(g);  // they hold the eager calls' per-rank times
   g.algorithm = m.graph_algorithm;
   g.iterations = opts_.iterations * opts_.graph_launches;
   set_times(g, gt, gt.mean, factor);

@@ -46,6 +46,12 @@ class Runner {
   std::vector<std::string> abort_implementations();
   // Health telemetry: begin_row()/end_row() around every measured size (null: none).
   void set_telemetry(telemetry::Sampler* sampler) { telemetry_ = sampler; }
+  // Sub-group runs (harness/groups.h): rows name `group`, and their slowest rank is given as a
+  // rank of MPI_COMM_WORLD (`world_ranks`: that of every rank of the communicator, in order).
+  void set_group(std::string group, std::vector<int> world_ranks) {
+    group_ = std::move(group);
+    world_ranks_ = std::move(world_ranks);
+  }
 
  private:
   struct ImplState;
@@ -99,9 +105,15 @@ class Runner {
   bool stop_ = false;
   std::string stop_reason_;
   bool fault_fired_ = false;
+  int world_rank_ = 0;
+  int slow_ms_ = 0;  // CCBENCH_FAULT slow: sleep this long after every call of this measurement
   telemetry::Sampler* telemetry_ = nullptr;
+  std::string group_ = "world";
+  std::vector<int> world_ranks_;  // empty: the communicator is MPI_COMM_WORLD's ranks in order
   // Whether the injected fault (if any) applies to this rank, implementation, size, iteration.
   bool fault_here(const std::string& impl, std::uint64_t size, int iteration) const;
+  // The delay of the `slow` fault for this rank in a measurement of `impl` at `size` (0: none).
+  int slow_fault_ms(const std::string& impl, std::uint64_t size) const;
 };
 
 }  // namespace ccbench

@@ -256,9 +256,9 @@ const std::vector<CheckKind>& check_kinds() {
          return w ? std::optional(static_cast<double>(*w)) : std::nullopt;
        }},
       {"max_straggler_ratio", &Requirement::max_straggler_ratio, false, "", kStragglerColumn,
-       [](const RowRef& r) { return r.extra(kStragglerColumn); }},
+       [](const RowRef& r) { return r.row().straggler_ratio; }},
       {"max_group_outlier_ratio", &Requirement::max_group_outlier_ratio, false, "", kGroupOutlierColumn,
-       [](const RowRef& r) { return r.extra(kGroupOutlierColumn); }},
+       [](const RowRef& r) { return r.row().group_outlier_ratio; }},
       {"max_temperature_c", &Requirement::max_temperature_c, false, " C", kTemperatureColumn,
        [](const RowRef& r) { return r.extra(kTemperatureColumn); }},
       {"max_throttle_events", &Requirement::max_throttle_events, false, "", kThrottleColumn,
@@ -304,6 +304,7 @@ CheckVerdict run_check(const CheckKind& k, double limit, const std::vector<RowRe
 
 // Which node measured a row: its 'host' column, or the one host of a single-node run.
 std::optional<std::string> host_of(const RowRef& r) {
+  if (!r.row().host.empty()) return r.row().host;
   if (r.index < r.run->extra.size()) {
     auto it = r.run->extra[r.index].find(kHostColumn);
     if (it != r.run->extra[r.index].end() && !it->second.empty()) return it->second;

@@ -30,7 +30,7 @@ RowStatus parse_row_status(std::string_view s) {
 
 namespace {
 
-enum class Kind { text, integer, optional_integer, unsigned_integer, boolean, real, status, health };
+enum class Kind { text, integer, optional_integer, unsigned_integer, boolean, real, optional_real, real_list, status, health };
 
 // One column: its descriptor, value kind and how it maps onto RunRecord.
 struct Field {
@@ -91,6 +91,28 @@ Field wrong_field() {
                }};
 }
 
+// An optional number: null in JSON and empty in CSV when not set.
+template <typename T>
+Field optional_number(const char* key, const char* header, std::optional<T> RunRecord::*member) {
+  return optional(Field{{key, header}, std::is_integral_v<T> ? Kind::optional_integer : Kind::optional_real,
+                        [member](const RunRecord& r) { return r.*member ? Json(*(r.*member)) : Json(nullptr); },
+                        [member, header](RunRecord& r, const Json& v) {
+                          r.*member = v.is_null() ? std::nullopt : std::optional<T>(checked<T>(v, header));
+                        }});
+}
+
+// A list of numbers, one per rank: a JSON array; in CSV the numbers separated by spaces.
+Field number_list(const char* key, const char* header, std::vector<double> RunRecord::*member) {
+  return optional(Field{{key, header}, Kind::real_list, [member](const RunRecord& r) { return Json(r.*member); },
+                        [member](RunRecord& r, const Json& v) { r.*member = v.get<std::vector<double>>(); }});
+}
+
+std::string list_cell(const Json& v) {
+  std::string out;
+  for (const Json& x : v) out += fmt::format("{}{:.6g}", out.empty() ? "" : " ", x.get<double>());
+  return out;
+}
+
 template <typename T>
 T parse_number(const std::string& s, const char* column) {
   T value{};
@@ -98,6 +120,17 @@ T parse_number(const std::string& s, const char* column) {
   if (ec != std::errc() || end != s.data() + s.size())
     fail(ExitCode::usage, "column '{}': '{}' is not a valid number", column, s);
   return value;
+}
+
+Json parse_list(const std::string& s, const char* column) {
+  Json out = Json::array();
+  size_t at = 0;
+  while (at < s.size()) {
+    const size_t end = std::min(s.find(' ', at), s.size());
+    if (end > at) out.push_back(parse_number<double>(s.substr(at, end - at), column));
+    at = end + 1;
+  }
+  return out;
 }
 
 const std::vector<Field>& fields() {
@@ -134,6 +167,14 @@ const std::vector<Field>& fields() {
             [](const RunRecord& r) { return Json(std::string(row_status_name(r.status))); },
             [](RunRecord& r, const Json& v) { r.status = parse_row_status(v.get<std::string>()); }},
       CCB_FIELD(reason, "reason", Kind::text),
+      optional(CCB_FIELD(host, "host", Kind::text)),
+      optional_number("slowest_rank", "slowest_rank", &RunRecord::slowest_rank),
+      optional(CCB_FIELD(slowest_host, "slowest_host", Kind::text)),
+      optional_number("rank_spread", "rank_spread", &RunRecord::rank_spread),
+      optional_number("straggler_ratio", "straggler_ratio", &RunRecord::straggler_ratio),
+      optional_number("group_outlier_ratio", "group_outlier_ratio", &RunRecord::group_outlier_ratio),
+      number_list("rank_times_us", "rank_times[us]", &RunRecord::rank_times_us),
+      number_list("rank_median_us", "rank_median[us]", &RunRecord::rank_median_us),
   });
   return f;
 }
@@ -182,6 +223,8 @@ std::vector<std::string> to_csv_fields(const RunRecord& r) {
       case Kind::status: out.push_back(v.get<std::string>()); break;
       case Kind::boolean: out.push_back(v.get<bool>() ? "true" : "false"); break;
       case Kind::optional_integer: out.push_back(v.is_null() ? "" : v.dump()); break;
+      case Kind::optional_real: out.push_back(v.is_null() ? "" : fmt::format("{:.6g}", v.get<double>())); break;
+      case Kind::real_list: out.push_back(list_cell(v)); break;
       case Kind::real: out.push_back(fmt::format("{:.6g}", v.get<double>())); break;
       case Kind::health: out.push_back(health_cell(v)); break;
       default: out.push_back(v.dump()); break;
@@ -213,6 +256,10 @@ RunRecord record_from_csv(const std::vector<std::string>& header, const std::vec
         j[f.column.key] = parse_number<std::uint64_t>(s, f.column.csv_header);
         break;
       case Kind::real: j[f.column.key] = parse_number<double>(s, f.column.csv_header); break;
+      case Kind::optional_real:
+        j[f.column.key] = s.empty() ? Json(nullptr) : Json(parse_number<double>(s, f.column.csv_header));
+        break;
+      case Kind::real_list: j[f.column.key] = parse_list(s, f.column.csv_header); break;
       case Kind::boolean:
         if (s != "true" && s != "false")
           fail(ExitCode::usage, "column '{}': '{}' is not true or false", f.column.csv_header, s);

@@ -18,7 +18,9 @@ using Json = nlohmann::ordered_json;
 // Version 2 added `algorithm`; version-1 files are still read (the column is then empty).
 // Version 3 writes an unchecked row's `wrong` as empty (null in JSON) instead of -1 (the -1 of
 // older files is still read as not checked) and adds the health columns (results/health.h),
-// optional and empty where not read.
+// optional and empty where not read, and later the per-rank and group columns (host,
+// slowest_rank, slowest_host, rank_spread, straggler_ratio, group_outlier_ratio, rank_times,
+// rank_median), optional too.
 inline constexpr int kSchemaVersion = 3;
 
 enum class RowStatus { ok, wrong, skipped, failed };
@@ -65,6 +67,18 @@ struct RunRecord {
   std::optional<std::int64_t> wrong;
   RowStatus status = RowStatus::ok;
   std::string reason;      // why skipped or failed; the first wrong element when wrong
+
+  // Per-rank times (results/stragglers.h): empty where the row measured nothing.
+  std::string host;                       // the host of every rank of the row, when they share one
+  std::vector<double> rank_times_us;      // each rank's own batch average, rank order (of the group)
+  std::vector<double> rank_median_us;     // each rank's own median single-iteration time
+  std::optional<int> slowest_rank;        // the rank with the longest median time
+  std::string slowest_host;               // its host
+  std::optional<double> rank_spread;      // slowest / median rank time - 1
+  std::optional<double> straggler_ratio;  // slowest / median rank time
+  // Sub-group runs: this group's busbw below the median of like groups, as median / this group's
+  // busbw (1 for the median group); empty for world rows.
+  std::optional<double> group_outlier_ratio;
 
   // Hardware health while this size was measured (telemetry/); empty figures where not read.
   RowHealth health;

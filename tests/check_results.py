@@ -28,7 +28,7 @@ import shutil
 import subprocess
 import sys
 
-RESULT_FILES = ("results.csv", "run.json", "results.md")
+RESULT_FILES = ("results.csv", "run.json", "results.md", "telemetry.jsonl")
 # What makes two rows the same case in the table and its footer (results/format.cpp case_key).
 CASE_COLUMNS = ("collective", "impl", "transport", "device", "dtype", "op", "mode", "ranks", "ranks_per_node",
                 "root", "group")

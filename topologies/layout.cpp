@@ -47,6 +47,21 @@ int RankLayout::host_ranks() const {
   return static_cast<int>(std::count(host_of.begin(), host_of.end(), host_of[rank]));
 }
 
+RankLayout RankLayout::subset(const std::vector<int>& members) const {
+  RankLayout l;
+  l.nranks = static_cast<int>(members.size());
+  l.rank = static_cast<int>(std::find(members.begin(), members.end(), rank) - members.begin());
+  std::vector<std::string> keys;
+  for (int m : members) {
+    l.host_of.push_back(host_of[static_cast<size_t>(m)]);
+    keys.push_back(std::to_string(node_of[static_cast<size_t>(m)]));
+  }
+  number_nodes(l, keys);
+  l.hosts = static_cast<int>(std::set<std::string>(l.host_of.begin(), l.host_of.end()).size());
+  l.emulated = emulated;
+  return l;
+}
+
 RankLayout RankLayout::from_hosts(int rank, std::vector<std::string> hosts, const std::vector<std::string>& host_ids) {
   RankLayout l;
   l.rank = rank;

@@ -45,6 +45,9 @@ struct RankLayout {
   int host_local_rank() const { return host_local_rank(rank); }
   int host_local_rank(int r) const;
   int host_ranks() const;  // ranks on this rank's host
+  // The layout of a sub-group: `members` (ranks of this layout, ascending) renumbered 0..n-1,
+  // keeping their hosts and nodes (emulated ones included); this rank must be a member.
+  RankLayout subset(const std::vector<int>& members) const;
 };
 
 // CCBENCH_HOSTID of this process, or "" when unset.

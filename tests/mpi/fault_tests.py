@@ -248,6 +248,75 @@ def delay_rank_time(opts):
           f"-a 1: 4K time_max {mean['time_max[us]']} us is not about half the 300 ms delay")
 
 
+SLOW_SWEEP = ["--impl", "ring", "--device", "cpu", "--collective", "allreduce", "-b", "1K", "-e", "4K", "-n", "3",
+              "-w", "1", "--timeout", "60"]
+SLOW_MS = 30  # far above the time of a 4K CPU all-reduce, even on a loaded machine
+
+
+def straggler(opts):
+    """A rank that finishes every call 20 ms late (slow) among 4: every row names it as the slowest
+    rank with its host, run.json keeps every rank's times, and one line after the table names it."""
+    r = launch(opts, f"slow:rank=2,ms={SLOW_MS}", SLOW_SWEEP, ranks=4)
+    check(r.rc == 0, f"exit code {r.rc}, expected 0: a slow rank is not an error")
+    rows = r.rows()
+    check(len(rows) == 6, f"{len(rows)} rows, expected 6 (3 sizes, 2 placements)")
+    for x in rows:
+        check(x["slowest_rank"] == "2", f"{x['size[B]']} B row names rank {x['slowest_rank']!r} as the slowest")
+        check(x["slowest_host"] == HOST and x["host"] == HOST, f"host columns {x['slowest_host']!r} {x['host']!r}")
+        check(float(x["straggler_ratio"]) > 1.2, f"straggler_ratio {x['straggler_ratio']} not above 1.2")
+        check(abs(float(x["rank_spread"]) - (float(x["straggler_ratio"]) - 1)) < 1e-3, "rank_spread != ratio - 1")
+    for j in r.run_json()["rows"]:
+        check(len(j["rank_times_us"]) == 4 and len(j["rank_median_us"]) == 4, "run.json lacks the 4 ranks' times")
+        check(j["rank_median_us"][2] >= SLOW_MS * 1000, f"rank 2's median {j['rank_median_us'][2]} us < {SLOW_MS} ms")
+        others = j["rank_median_us"][:2] + j["rank_median_us"][3:]
+        check(max(others) * 1.2 < j["rank_median_us"][2], f"another rank is as slow as rank 2: {j['rank_median_us']}")
+    lines = re.findall(r"^# straggler: .*$", r.out, re.M)
+    check(len(lines) == 1, f"straggler lines: {lines}")
+    check(re.match(rf"# straggler: rank 2 \(host {re.escape(HOST)}\) [0-9.]+x the median rank in allreduce/ring float "
+                   r"sum \S+ \S+ \(slowest by more than 20 % in 6 of 6 rows\)$", lines[0]), f"line: {lines[0]}")
+    print(lines[0])
+
+
+def outlier_lines(out):
+    return re.findall(r"^# group outlier: (.+?) at ([0-9.]+) of the median busbw of (\d+) like groups", out, re.M)
+
+
+def group_pairs(opts):
+    """--groups pairs over 4 ranks with rank 2 slow: 6 pairs, one at a time; exactly the 3 pairs
+    through rank 2 are named as outliers and carry group_outlier_ratio above 1/0.9."""
+    r = launch(opts, f"slow:rank=2,ms={SLOW_MS}", SLOW_SWEEP + ["--groups", "pairs"], ranks=4)
+    check(r.rc == 0, f"exit code {r.rc}, expected 0")
+    rows = r.rows()
+    pairs = sorted({x["group"] for x in rows})
+    check(pairs == ["pair 0-1", "pair 0-2", "pair 0-3", "pair 1-2", "pair 1-3", "pair 2-3"], f"groups {pairs}")
+    check(len(rows) == 36 and all(x["ranks"] == "2" and x["status"] == "ok" for x in rows), "rows are not 36 ok pair rows")
+    for x in rows:
+        slow = "2" in x["group"].split(" ")[1].split("-")
+        ratio = float(x["group_outlier_ratio"])
+        check((ratio > 1 / 0.9) == slow, f"{x['group']} {x['size[B]']} B: group_outlier_ratio {ratio}")
+        if slow:
+            check(x["slowest_rank"] == "2", f"{x['group']} names rank {x['slowest_rank']} as its slowest")
+    named = sorted(l[0] for l in outlier_lines(r.out))
+    check(named == ["pair 0-2", "pair 1-2", "pair 2-3"], f"outlier lines name {named}")
+    print("\n".join(re.findall(r"^# group outlier: .*$", r.out, re.M)))
+
+
+def group_node(opts):
+    """--groups node over 2 emulated nodes of 2 ranks, measured at the same time: one row per node
+    and size; with rank 2 slow, node1 is the outlier. A --groups file that cannot be read: exit 2."""
+    r = launch(opts, f"slow:rank=2,ms={SLOW_MS}", SLOW_SWEEP + ["--groups", "node", "--emulate-nodes", "2"], ranks=4)
+    check(r.rc == 0, f"exit code {r.rc}, expected 0")
+    rows = r.rows()
+    check(sorted({x["group"] for x in rows}) == ["node0", "node1"], f"groups {sorted({x['group'] for x in rows})}")
+    check(len(rows) == 12 and all(x["ranks"] == "2" and x["nodes"] == "1" for x in rows), "not 12 rows of 2 ranks on 1 node")
+    check([l[0] for l in outlier_lines(r.out)] == ["node1"], f"outliers {outlier_lines(r.out)}")
+    check(all(x["slowest_rank"] == "2" for x in rows if x["group"] == "node1"), "node1 rows do not name rank 2")
+    bad = launch(opts, None, SLOW_SWEEP + ["--groups", "/nonexistent/groups.txt"], ranks=2)
+    check(bad.rc == 2, f"exit code {bad.rc} for an unreadable --groups file, expected 2")
+    check("--groups /nonexistent/groups.txt: not world, node, pairs or rails, and no such file" in bad.err,
+          "no message naming the --groups file")
+
+
 def soak(opts, fault):
     """--cycles 3: one '# cycle' line per cycle; a wrong element is counted in its cycle."""
     r = launch(opts, fault, ["--impl", "ring"] + SWEEP + ["--timeout", "30", "--cycles", "3"])
@@ -296,6 +365,9 @@ SCENARIOS = {
     "alloc": alloc,
     "delay": delay,
     "delay_rank_time": delay_rank_time,
+    "straggler": straggler,
+    "group_pairs": group_pairs,
+    "group_node": group_node,
     "soak_clean": lambda o: soak(o, None),
     "soak_corrupt": lambda o: soak(o, "corrupt:rank=1,size=4K,index=3"),
     "mismatch": mismatch,

@@ -1,0 +1,53 @@
+#pragma once
+// Sub-group runs (--groups): the sweep runs in sub-communicators (MPI_Comm_split) instead of the
+// whole world, one row per group and measurement. Groups:
+//   world  every rank (the ordinary run)
+//   node   the ranks of each node ("node0", "node1", ...; emulated nodes count)
+//   pairs  every pair of ranks ("pair 0-3"): n(n-1)/2 groups, always one at a time, because
+//          pairs measured together would share links and measure their contention instead
+//   rails  the ranks with the same local index on every node ("rail0", ...)
+//   FILE   one group per non-empty line: "[NAME:] RANK RANK ..." ('#' starts a comment)
+// Disjoint groups run concurrently unless --serial; groups that share a rank need --serial.
+// Every group sets its implementations up on its own communicator.
+#include <atomic>
+#include <string>
+#include <vector>
+
+#include <mpi.h>
+
+#include "harness/runner.h"
+#include "topologies/layout.h"
+
+namespace ccbench {
+
+struct RankGroup {
+  std::string name;
+  std::vector<int> ranks;  // ranks of MPI_COMM_WORLD, ascending
+};
+
+// The groups of --groups SPEC over `layout`; throws Error(usage) naming what is wrong (an unknown
+// kind, a missing or malformed file, a rank that does not exist, a group of fewer than 2 ranks).
+std::vector<RankGroup> make_groups(const std::string& spec, const RankLayout& layout);
+
+// The rounds groups run in: each round is a set of disjoint groups measured at the same time.
+// `serial` (or `pairs`) gives one group per round; otherwise overlapping groups are an
+// Error(usage) naming the shared rank.
+std::vector<std::vector<size_t>> group_rounds(const std::vector<RankGroup>& groups, bool serial);
+
+// What a sub-group run did: every rank's exit code, and on rank 0 every group's rows with
+// group_outlier_ratio filled (results/stragglers.h).
+struct GroupRunOutcome {
+  ExitCode code = ExitCode::ok;
+  std::vector<RunRecord> rows;  // rank 0 only
+  bool measured_any = false;
+  std::string stop_reason;
+};
+
+// Runs the sweep in every group, round after round, with one Runner per group over its own
+// communicator (`active` names it for the watchdog); rank 0 hands every row to `sink` at the end.
+// Collective over `world`.
+GroupRunOutcome run_in_groups(const std::vector<RankGroup>& groups, const std::vector<std::vector<size_t>>& rounds,
+                              const RunOptions& opts, const SweepPlan& plan, const ImplContext& world,
+                              Backend& backend, ResultSink* sink, Watchdog& watchdog, std::atomic<Runner*>& active);
+
+}  // namespace ccbench

@@ -1,0 +1,131 @@
+#include "results/stragglers.h"
+
+#include <algorithm>
+#include <map>
+
+#include <fmt/format.h>
+
+#include "core/size.h"
+
+namespace ccbench {
+
+RankSpread rank_spread(const std::vector<double>& times_us) {
+  RankSpread s;
+  if (times_us.empty()) return s;
+  const auto slowest = std::max_element(times_us.begin(), times_us.end());
+  s.slowest_rank = static_cast<int>(slowest - times_us.begin());
+  s.slowest_us = *slowest;
+  std::vector<double> sorted = times_us;
+  const auto middle = sorted.begin() + static_cast<std::ptrdiff_t>((sorted.size() - 1) / 2);
+  std::nth_element(sorted.begin(), middle, sorted.end());
+  s.median_us = *middle;
+  return s;
+}
+
+void fill_straggler_columns(RunRecord& row, const std::vector<std::string>& hosts) {
+  const RankSpread s = rank_spread(row.rank_median_us);
+  if (s.slowest_rank < 0) return;
+  row.slowest_rank = s.slowest_rank;
+  if (static_cast<size_t>(s.slowest_rank) < hosts.size()) row.slowest_host = hosts[static_cast<size_t>(s.slowest_rank)];
+  row.straggler_ratio = s.ratio();
+  row.rank_spread = s.ratio() - 1.0;
+}
+
+namespace {
+
+std::string row_name(const RunRecord& r, bool with_group = true) {
+  std::string n = fmt::format("{}/{} {}", r.collective, r.impl, r.dtype);
+  if (r.op != "none") n += " " + r.op;
+  n += fmt::format(" {} {}", format_size(r.bytes), r.in_place ? "in-place" : "out-of-place");
+  if (r.mode != "eager") n += " " + r.mode;
+  if (with_group && r.group != "world") n += " group " + r.group;
+  return n;
+}
+
+// The rows a rank or group was behind in, and the worst of them by `ratio` (larger is worse).
+struct Behind {
+  int rows = 0;
+  const RunRecord* worst = nullptr;
+  void add(const RunRecord& r, std::optional<double> RunRecord::*ratio) {
+    ++rows;
+    if (!worst || *(r.*ratio) > *(worst->*ratio)) worst = &r;
+  }
+};
+
+}  // namespace
+
+std::string straggler_report(const std::vector<RunRecord>& rows, double threshold) {
+  std::map<std::pair<std::string, int>, Behind> behind;  // (group, rank) -> rows it was behind in
+  std::map<std::string, int> timed;                       // group -> rows with per-rank times
+  for (const RunRecord& r : rows) {
+    if (!r.straggler_ratio || !r.slowest_rank) continue;
+    ++timed[r.group];
+    if (*r.straggler_ratio <= 1.0 + threshold) continue;
+    behind[{r.group, *r.slowest_rank}].add(r, &RunRecord::straggler_ratio);
+  }
+  // The rank behind in the most rows first: a real straggler is behind in most rows, noise of
+  // shared cores in a few rows of every rank.
+  std::vector<std::pair<std::pair<std::string, int>, Behind>> ranked(behind.begin(), behind.end());
+  std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.second.rows > b.second.rows; });
+  std::string out;
+  for (const auto& [key, b] : ranked) {
+    const RunRecord& w = *b.worst;
+    out += fmt::format("# straggler: rank {}{} {:.2f}x the median rank in {} (slowest by more than {:.0f} % in {} of {} rows)\n",
+                       key.second, w.slowest_host.empty() ? "" : fmt::format(" (host {})", w.slowest_host),
+                       *w.straggler_ratio, row_name(w), threshold * 100, b.rows, timed[key.first]);
+  }
+  return out;
+}
+
+namespace {
+
+bool measured(const RunRecord& r) { return r.status == RowStatus::ok || r.status == RowStatus::wrong; }
+
+// The rows of a sub-group run that compare with each other (all but the group name).
+std::string like_key(const RunRecord& r) {
+  return fmt::format("{}|{}|{}", row_name(r, false), r.ranks, r.root);
+}
+
+double median_of(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+}  // namespace
+
+void mark_group_outliers(std::vector<RunRecord>& rows) {
+  std::map<std::string, std::vector<double>> busbw;  // like key -> busbw of every group
+  for (const RunRecord& r : rows)
+    if (measured(r) && r.group != "world") busbw[like_key(r)].push_back(r.busbw_gbps);
+  for (RunRecord& r : rows) {
+    if (!measured(r) || r.group == "world" || r.busbw_gbps <= 0) continue;
+    const std::vector<double>& like = busbw[like_key(r)];
+    if (like.size() < 2) continue;
+    r.group_outlier_ratio = median_of(like) / r.busbw_gbps;
+  }
+}
+
+std::string group_outlier_report(const std::vector<RunRecord>& rows, double threshold) {
+  std::map<std::string, Behind> below;  // group -> rows below the threshold
+  std::map<std::string, int> compared;        // group -> rows compared with like groups
+  std::map<std::string, int> groups_per_key;  // like key -> groups compared
+  for (const RunRecord& r : rows)
+    if (r.group_outlier_ratio) ++groups_per_key[like_key(r)];
+  for (const RunRecord& r : rows) {
+    if (!r.group_outlier_ratio) continue;
+    ++compared[r.group];
+    if (*r.group_outlier_ratio * threshold <= 1.0) continue;  // busbw >= threshold * median
+    below[r.group].add(r, &RunRecord::group_outlier_ratio);
+  }
+  std::string out;
+  for (const auto& [group, b] : below) {
+    const RunRecord& w = *b.worst;
+    out += fmt::format("# group outlier: {} at {:.3g} of the median busbw of {} like groups in {} (below {:.0f} % in {} of {} rows)\n",
+                       group, 1.0 / *w.group_outlier_ratio, groups_per_key[like_key(w)], row_name(w, false),
+                       threshold * 100, b.rows, compared[group]);
+  }
+  return out;
+}
+
+}  // namespace ccbench
