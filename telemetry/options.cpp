@@ -16,7 +16,7 @@ constexpr long kMinIntervalMs = 10, kMaxIntervalMs = 60000;
 }  // namespace
 
 void add_options(CLI::App& run, RawOptions& raw) {
-  run.add_option("--telemetry", raw.telemetry, "health telemetry (GPU temperature, power, clocks, error counters): on or off [on]");
+  run.add_option("--telemetry", raw.telemetry, "health telemetry (GPU temperature, power, clocks, error counters): on or off [off]");
   run.add_option("--telemetry-interval", raw.interval, "milliseconds between telemetry samples [100]");
   run.add_option("--temp-limit", raw.temp_limit, "GPU temperature (C) that draws a warning and fails the health check [85]");
   run.add_flag("--fail-on-health", raw.fail_on_health,

@@ -12,7 +12,7 @@ class App;
 namespace ccbench::telemetry {
 
 struct Options {
-  bool enabled = true;                         // --telemetry on|off
+  bool enabled = false;                        // --telemetry on|off (off by default: see README)
   std::chrono::milliseconds interval{100};     // --telemetry-interval MS
   double temp_limit_c = 85;                    // --temp-limit C
   bool fail_on_health = false;                 // --fail-on-health: exit code 4 when a check fails
@@ -21,7 +21,7 @@ struct Options {
 
 // The options as typed, validated by finish_options.
 struct RawOptions {
-  std::string telemetry = "on", interval = "100", temp_limit = "85", record;
+  std::string telemetry = "off", interval = "100", temp_limit = "85", record;
   bool fail_on_health = false;
 };
 

@@ -37,7 +37,9 @@ def fake_sysfs(root, symbol_errors=0):
 def run(args, out, env):
     cmd = [args.mpiexec, "--oversubscribe", "--allow-run-as-root", "-np", "2", args.ccbench, "--device", "cpu",
            "--impl", "ring", "--collective", "allreduce", "-b", "8", "-e", "64K", "-f", "64", "-n", "4", "-w", "1",
-           "--telemetry-interval", "10", "--timeout", "60", "--out", out] + env.pop("_extra", [])
+           "--telemetry-interval", "10", "--timeout", "60", "--out", out]
+    extra = env.pop("_extra", [])
+    cmd += extra if "--telemetry" in extra else ["--telemetry", "on"] + extra
     p = subprocess.run(cmd, env={**os.environ, **env}, capture_output=True, text=True, timeout=240)
     return p
 
