@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <utility>
 
-#include "results/error.h"
+#include "core/error.h"
 
 namespace ccbench {
 

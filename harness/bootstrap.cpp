@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "core/checks.h"
 #include "core/error.h"
 
 namespace ccbench {
@@ -71,7 +72,7 @@ RankLayout discover_layout(MPI_Comm comm) {
   // CCBENCH_HOSTID (emulated nodes, as NCCL_HOSTID), truncated to the same fixed width.
   char id[sizeof(host)] = {};
   host_id_from_environment().copy(id, sizeof(id) - 1);
-  mpi_check(MPI_Allgather(id, sizeof(id), MPI_CHAR, all.data(), sizeof(id), MPI_CHAR, comm),
+  check_mpi(MPI_Allgather(id, sizeof(id), MPI_CHAR, all.data(), sizeof(id), MPI_CHAR, comm),
             "MPI_Allgather of host ids");
   std::vector<std::string> ids;
   for (int i = 0; i < size; ++i) ids.emplace_back(all.data() + static_cast<size_t>(i) * sizeof(id));

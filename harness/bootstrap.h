@@ -59,9 +59,4 @@ std::vector<std::string> gather_strings(MPI_Comm comm, const std::string& text);
 // naming the ranks and hosts that differ.
 void check_same_run(MPI_Comm comm, const RankLayout& layout, const std::string& fingerprint);
 
-// forwarding header: kept until every user includes core/ (core/checks.h: check_mpi, CCB_MPI).
-inline void mpi_check(int rc, const char* what, std::source_location where = std::source_location::current()) {
-  check_mpi(rc, what, where);
-}
-
 }  // namespace ccbench

@@ -13,7 +13,7 @@
 #include <fmt/format.h>
 
 #include "harness/links_cli.h"
-#include "results/error.h"
+#include "core/error.h"
 #include "topologies/model.h"
 
 namespace ccbench {

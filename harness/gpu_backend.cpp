@@ -1,13 +1,13 @@
 #include <fmt/format.h>
 
 #include "harness/backend.h"
-#include "results/error.h"
+#include "core/error.h"
 #include "results/record.h"
 
 #if CCBENCH_HAVE_CUDA
 #include <cuda_runtime.h>
 
-#include "transports/cuda_check.h"
+#include "core/checks_cuda.h"
 #include "collectives/verifiable.h"
 #include "harness/gpu_check.h"
 #endif

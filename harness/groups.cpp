@@ -8,8 +8,9 @@
 
 #include <fmt/format.h>
 
+#include "core/checks.h"
 #include "harness/bootstrap.h"
-#include "results/error.h"
+#include "core/error.h"
 #include "results/stragglers.h"
 
 namespace ccbench {
@@ -163,7 +164,7 @@ GroupRunOutcome run_in_groups(const std::vector<RankGroup>& groups, const std::v
     const RankGroup* group = my_group(groups, round, rank, color);
     MPI_Comm comm = MPI_COMM_NULL;
     watchdog.enter(fmt::format("--groups: splitting the communicator for {}", groups[round.front()].name));
-    mpi_check(MPI_Comm_split(world.comm, color, rank, &comm), "MPI_Comm_split of a group");
+    check_mpi(MPI_Comm_split(world.comm, color, rank, &comm), "MPI_Comm_split of a group");
     if (group) {
       const RankLayout layout = world.layout->subset(group->ranks);
       ImplContext ctx = world;
@@ -183,10 +184,10 @@ GroupRunOutcome run_in_groups(const std::vector<RankGroup>& groups, const std::v
       MPI_Comm_free(&comm);
     }
     watchdog.enter(fmt::format("--groups: waiting for the groups of this round ({} first)", groups[round.front()].name));
-    mpi_check(MPI_Barrier(world.comm), "MPI_Barrier between group rounds");
+    check_mpi(MPI_Barrier(world.comm), "MPI_Barrier between group rounds");
   }
   int any = out.measured_any ? 1 : 0;
-  mpi_check(MPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_LOR, world.comm), "MPI_Allreduce of measured rows");
+  check_mpi(MPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_LOR, world.comm), "MPI_Allreduce of measured rows");
   out.measured_any = any != 0;
   out.rows = gather_rows(world.comm, led);
   mark_group_outliers(out.rows);

@@ -9,6 +9,7 @@
 
 #include <fmt/format.h>
 
+#include "core/checks.h"
 #include "harness/app.h"
 #include "harness/backend.h"
 #include "harness/bootstrap.h"
@@ -17,7 +18,7 @@
 #include "harness/sizes.h"
 #include "results/csv_reader.h"
 #include "results/format.h"
-#include "results/error.h"
+#include "core/error.h"
 #include "transports/ib/ib_transport.h"
 
 namespace ccbench {
@@ -317,7 +318,7 @@ void print_report(const std::vector<LinkResult>& results, const std::vector<Link
 std::string agreed_ib_reason(MPI_Comm comm, const RankLayout& layout) {
   const std::optional<std::string> mine = ib_unavailable_reason();
   int me = mine ? layout.rank : layout.nranks, first = layout.nranks;
-  mpi_check(MPI_Allreduce(&me, &first, 1, MPI_INT, MPI_MIN, comm), "MPI_Allreduce");
+  check_mpi(MPI_Allreduce(&me, &first, 1, MPI_INT, MPI_MIN, comm), "MPI_Allreduce");
   if (first == layout.nranks) return "";
   if (mine) return *mine;
   return fmt::format("rank {} (host {}) cannot use RDMA", first, layout.host_of[static_cast<size_t>(first)]);
@@ -360,7 +361,7 @@ int run_links(const LinksOptions& o, int* argc, char*** argv) {
     std::string why_no_gpu;
     const int gpus = gpu_count(&why_no_gpu);
     std::uint64_t mine = static_cast<std::uint64_t>(gpus), min_gpus = 0;
-    mpi_check(MPI_Allreduce(&mine, &min_gpus, 1, MPI_UINT64_T, MPI_MIN, world), "MPI_Allreduce");
+    check_mpi(MPI_Allreduce(&mine, &min_gpus, 1, MPI_UINT64_T, MPI_MIN, world), "MPI_Allreduce");
     Device device = Device::cpu;
     if (o.device == DeviceChoice::gpu || (o.device == DeviceChoice::auto_detect && min_gpus > 0)) {
       if (min_gpus == 0) fail(ExitCode::precondition, "--device gpu: a host has no usable GPU ({})", why_no_gpu);

@@ -6,7 +6,7 @@
 #include <sstream>
 
 #include "harness/sizes.h"
-#include "results/error.h"
+#include "core/error.h"
 
 namespace ccbench {
 

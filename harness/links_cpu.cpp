@@ -7,9 +7,10 @@
 #include <fmt/format.h>
 
 #include "collectives/cpu/executor.h"
+#include "core/checks.h"
 #include "harness/bootstrap.h"
 #include "harness/links_measure.h"
-#include "results/error.h"
+#include "core/error.h"
 #include "transports/connect.h"
 
 namespace ccbench {
@@ -204,12 +205,12 @@ void measure_all_at_once(Endpoint& e, const LinksOptions& o, const std::string& 
     peers.push_back(p);
   }
   for (auto& f : own) flows.push_back(f.get());
-  mpi_check(MPI_Barrier(comm), "MPI_Barrier");
+  check_mpi(MPI_Barrier(comm), "MPI_Barrier");
   const auto t0 = Clock::now();
   e.run(flows, peers, "links: all pairs at once");
   const double mine = seconds_since(t0);
   std::vector<double> all(static_cast<size_t>(l.nranks));
-  mpi_check(MPI_Gather(&mine, 1, MPI_DOUBLE, all.data(), 1, MPI_DOUBLE, 0, comm), "MPI_Gather");
+  check_mpi(MPI_Gather(&mine, 1, MPI_DOUBLE, all.data(), 1, MPI_DOUBLE, 0, comm), "MPI_Gather");
   if (l.rank != 0) return;
   for (int s = 0; s < l.nranks; ++s)
     for (int d = 0; d < l.nranks; ++d) {
@@ -237,7 +238,7 @@ LinkResult link_cell(const std::string& transport, const char* mode, const RankL
 
 PairFigures gather_pair_figures(MPI_Comm comm, const PairFigures& mine) {
   double in[3] = {mine.oneway_s, mine.bidir_s, mine.latency_s}, out[3] = {0, 0, 0};
-  mpi_check(MPI_Reduce(in, out, 3, MPI_DOUBLE, MPI_MAX, 0, comm), "MPI_Reduce of a pair's times");
+  check_mpi(MPI_Reduce(in, out, 3, MPI_DOUBLE, MPI_MAX, 0, comm), "MPI_Reduce of a pair's times");
   return {out[0], out[1], out[2]};
 }
 
@@ -253,7 +254,7 @@ std::vector<LinkResult> measure_cpu_links(const LinksOptions& o, const std::stri
     for (int s = 0; s < layout.nranks; ++s)
       for (int d = 0; d < layout.nranks; ++d) {
         if (s == d) continue;
-        mpi_check(MPI_Barrier(comm), "MPI_Barrier between pairs");  // one pair at a time
+        check_mpi(MPI_Barrier(comm), "MPI_Barrier between pairs");  // one pair at a time
         PairFigures mine;
         if (layout.rank == s || layout.rank == d)
           mine = measure_pair(e, layout.rank == s, layout.rank == s ? d : s, bytes, o, latency);
@@ -271,7 +272,7 @@ std::vector<LinkResult> measure_cpu_links(const LinksOptions& o, const std::stri
     const std::string label = transport == "auto" ? e.set->label() : transport;
     measure_all_at_once(e, o, label, layout, comm, sizes.back(), out);
   }
-  mpi_check(MPI_Barrier(comm), "MPI_Barrier after the pairs");
+  check_mpi(MPI_Barrier(comm), "MPI_Barrier after the pairs");
   return out;
 }
 

@@ -4,9 +4,10 @@
 #include <fmt/format.h>
 
 #include "ccbench/build_info.h"
+#include "core/checks.h"
 #include "harness/bootstrap.h"
 #include "harness/links_measure.h"
-#include "results/error.h"
+#include "core/error.h"
 
 #if CCBENCH_BUILT_WITH_CUDA
 #include <cuda_runtime.h>
@@ -16,7 +17,7 @@
 #include <map>
 
 #include "harness/links_kernels.h"
-#include "transports/cuda_check.h"
+#include "core/checks_cuda.h"
 #endif
 
 namespace ccbench {
@@ -62,12 +63,12 @@ class GpuEndpoint {
     CCB_CUDA(cudaIpcGetMemHandle(&me.dst, dst_));
     CCB_CUDA(cudaIpcGetMemHandle(&me.flag, flag_));
     cards_.resize(static_cast<size_t>(layout.nranks));
-    mpi_check(MPI_Allgather(&me, sizeof me, MPI_BYTE, cards_.data(), sizeof me, MPI_BYTE, comm), "MPI_Allgather");
+    check_mpi(MPI_Allgather(&me, sizeof me, MPI_BYTE, cards_.data(), sizeof me, MPI_BYTE, comm), "MPI_Allgather");
     // Which ordered pairs can copy peer to peer, known to every rank.
     std::vector<int> row(static_cast<size_t>(layout.nranks), 0);
     for (int p = 0; p < layout.nranks; ++p) row[static_cast<size_t>(p)] = can_reach(device, p);
     can_.resize(row.size() * row.size());
-    mpi_check(MPI_Allgather(row.data(), layout.nranks, MPI_INT, can_.data(), layout.nranks, MPI_INT, comm),
+    check_mpi(MPI_Allgather(row.data(), layout.nranks, MPI_INT, can_.data(), layout.nranks, MPI_INT, comm),
               "MPI_Allgather of peer access");
   }
   ~GpuEndpoint() {
@@ -218,11 +219,11 @@ PairFigures gpu_pair(GpuEndpoint& g, MPI_Comm comm, bool in_pair, bool is_src, i
     g.copy_to(peer, bytes, o.warmup, sm);
     f.oneway_s = g.copy_to(peer, bytes, o.iterations, sm);
   }
-  mpi_check(MPI_Barrier(comm), "MPI_Barrier");  // both ways starts together
+  check_mpi(MPI_Barrier(comm), "MPI_Barrier");  // both ways starts together
   if (in_pair) f.bidir_s = g.copy_to(peer, bytes, o.iterations, sm);
   if (!latency) return f;
   if (in_pair) g.reset_flag();
-  mpi_check(MPI_Barrier(comm), "MPI_Barrier");  // flags are zero before either side writes
+  check_mpi(MPI_Barrier(comm), "MPI_Barrier");  // flags are zero before either side writes
   if (in_pair && sm) {
     const double s = g.ping_pong(peer, o.iterations, is_src);
     if (is_src) f.latency_s = s;
@@ -240,7 +241,7 @@ std::vector<LinkResult> measure_gpu_links(const LinksOptions& o, const std::stri
   std::vector<LinkResult> out;
   if (transport == "pcie") {  // one GPU at a time, largest size
     for (int r = 0; r < layout.nranks; ++r) {
-      mpi_check(MPI_Barrier(comm), "MPI_Barrier between GPUs");
+      check_mpi(MPI_Barrier(comm), "MPI_Barrier between GPUs");
       double rates[3] = {0, 0, 0}, got[3] = {0, 0, 0};
       if (layout.rank == r) {
         const auto h = g.host_copies(sizes.back(), o.iterations);
@@ -248,7 +249,7 @@ std::vector<LinkResult> measure_gpu_links(const LinksOptions& o, const std::stri
         rates[1] = h.h2d;
         rates[2] = h.both;
       }
-      mpi_check(MPI_Reduce(rates, got, 3, MPI_DOUBLE, MPI_MAX, 0, comm), "MPI_Reduce");
+      check_mpi(MPI_Reduce(rates, got, 3, MPI_DOUBLE, MPI_MAX, 0, comm), "MPI_Reduce");
       if (layout.rank != 0) continue;
       const char* modes[3] = {"d2h", "h2d", "d2h+h2d"};
       for (int m = 0; m < 3; ++m) {
@@ -268,7 +269,7 @@ std::vector<LinkResult> measure_gpu_links(const LinksOptions& o, const std::stri
         // Both directions are measured (bidirectional), so both must be reachable.
         std::string why = g.unreachable(s, d);
         if (why.empty() && !g.unreachable(d, s).empty()) why = "the reverse direction: " + g.unreachable(d, s);
-        mpi_check(MPI_Barrier(comm), "MPI_Barrier between pairs");  // one pair at a time
+        check_mpi(MPI_Barrier(comm), "MPI_Barrier between pairs");  // one pair at a time
         const bool in_pair = why.empty() && (layout.rank == s || layout.rank == d);
         PairFigures mine;
         if (why.empty()) mine = gpu_pair(g, comm, in_pair, layout.rank == s, layout.rank == s ? d : s, bytes, o, sm, latency);

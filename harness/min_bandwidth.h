@@ -5,7 +5,7 @@
 #include <string>
 #include <vector>
 
-#include "results/exit_code.h"
+#include "core/exit_code.h"
 #include "results/record.h"
 
 namespace ccbench {

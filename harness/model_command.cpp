@@ -9,7 +9,7 @@
 #include <nlohmann/json.hpp>
 
 #include "results/csv_reader.h"
-#include "results/error.h"
+#include "core/error.h"
 #include "topologies/discovery.h"
 #include "topologies/model.h"
 #include "topologies/system.h"

@@ -8,10 +8,11 @@
 
 #include <fmt/format.h>
 
+#include "core/checks.h"
 #include "harness/bootstrap.h"
 #include "harness/sizes.h"
 #include "harness/termination.h"
-#include "results/error.h"
+#include "core/error.h"
 #include "results/stats.h"
 #include "results/stragglers.h"
 
@@ -73,12 +74,12 @@ class GuardedBuffer {
 std::vector<double> over_ranks(MPI_Comm comm, std::vector<double> v, RankTime how) {
   const int n = static_cast<int>(v.size());
   if (how == RankTime::rank0) {
-    mpi_check(MPI_Bcast(v.data(), n, MPI_DOUBLE, 0, comm), "MPI_Bcast of rank 0's times");
+    check_mpi(MPI_Bcast(v.data(), n, MPI_DOUBLE, 0, comm), "MPI_Bcast of rank 0's times");
     return v;
   }
   std::vector<double> out(v.size());
   const MPI_Op op = how == RankTime::min ? MPI_MIN : how == RankTime::max ? MPI_MAX : MPI_SUM;
-  mpi_check(MPI_Allreduce(v.data(), out.data(), n, MPI_DOUBLE, op, comm), "MPI_Allreduce of times");
+  check_mpi(MPI_Allreduce(v.data(), out.data(), n, MPI_DOUBLE, op, comm), "MPI_Allreduce of times");
   if (how == RankTime::average) {
     int ranks = 1;
     MPI_Comm_size(comm, &ranks);
@@ -98,7 +99,7 @@ RankTimes gather_rank_times(MPI_Comm comm, double batch_us, double median_us) {
   MPI_Comm_size(comm, &ranks);
   const std::array<double, 2> mine{batch_us, median_us};
   std::vector<double> all(rank == 0 ? 2 * static_cast<size_t>(ranks) : 0);
-  mpi_check(MPI_Gather(mine.data(), 2, MPI_DOUBLE, all.data(), 2, MPI_DOUBLE, 0, comm), "MPI_Gather of rank times");
+  check_mpi(MPI_Gather(mine.data(), 2, MPI_DOUBLE, all.data(), 2, MPI_DOUBLE, 0, comm), "MPI_Gather of rank times");
   RankTimes t;
   for (size_t i = 0; i + 1 < all.size(); i += 2) {
     t.batch.push_back(all[i]);
@@ -129,7 +130,7 @@ void clear_rank_columns(RunRecord& r) {
 template <size_t N>
 std::array<std::int64_t, N> sum_over_ranks(MPI_Comm comm, std::array<std::int64_t, N> v) {
   std::array<std::int64_t, N> out{};
-  mpi_check(MPI_Allreduce(v.data(), out.data(), static_cast<int>(N), MPI_INT64_T, MPI_SUM, comm),
+  check_mpi(MPI_Allreduce(v.data(), out.data(), static_cast<int>(N), MPI_INT64_T, MPI_SUM, comm),
             "MPI_Allreduce of wrong counts");
   return out;
 }
@@ -519,6 +520,7 @@ bool Runner::measure(ImplState& st, Series& bufs, Measurement& m) {
     check_guards(bufs, m);
   });
   backend_.drop_capture();
+  row.transport = impl.transport();  // what the calls connected over (NCCL connects at its first call)
   return agree(m, std::move(row), local);
 }
 
@@ -536,7 +538,7 @@ void Runner::call(Implementation& impl, const CallArgs& args) {
 
 void Runner::barrier() {
   watchdog_.arrive();
-  mpi_check(MPI_Barrier(base_.comm), "MPI_Barrier");
+  check_mpi(MPI_Barrier(base_.comm), "MPI_Barrier");
 }
 
 void Runner::sync(Implementation& impl) {

@@ -13,7 +13,7 @@
 #include "harness/bootstrap.h"
 #include "harness/options.h"
 #include "harness/watchdog.h"
-#include "results/exit_code.h"
+#include "core/exit_code.h"
 #include "results/sink.h"
 #include "telemetry/sampler.h"
 

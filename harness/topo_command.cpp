@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "harness/bootstrap.h"
-#include "results/error.h"
+#include "core/error.h"
 #include "topologies/discovery.h"
 #include "topologies/expect.h"
 

@@ -15,7 +15,7 @@
 #include <yaml-cpp/yaml.h>
 
 #include "results/compare.h"
-#include "results/error.h"
+#include "core/error.h"
 #include "results/format.h"
 
 namespace ccbench {

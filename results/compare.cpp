@@ -9,7 +9,7 @@
 
 #include <fmt/format.h>
 
-#include "results/error.h"
+#include "core/error.h"
 #include "results/format.h"
 
 namespace ccbench {

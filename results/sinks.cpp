@@ -12,7 +12,7 @@
 #include <fmt/format.h>
 
 #include "results/csv_reader.h"
-#include "results/error.h"
+#include "core/error.h"
 #include "results/format.h"
 
 namespace ccbench {

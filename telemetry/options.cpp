@@ -5,7 +5,7 @@
 
 #include <CLI/CLI.hpp>
 
-#include "results/error.h"
+#include "core/error.h"
 
 namespace ccbench::telemetry {
 

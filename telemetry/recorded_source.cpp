@@ -6,7 +6,7 @@
 
 #include <fmt/format.h>
 
-#include "results/error.h"
+#include "core/error.h"
 #include "results/sink.h"
 
 namespace ccbench::telemetry {

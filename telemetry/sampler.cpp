@@ -11,7 +11,7 @@
 
 #include <fmt/format.h>
 
-#include "results/error.h"
+#include "core/error.h"
 #include "telemetry/counters.h"
 #include "telemetry/nvml_source.h"
 #include "telemetry/recorded_source.h"

@@ -9,7 +9,7 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
-#include "results/error.h"
+#include "core/error.h"
 
 namespace ccbench {
 

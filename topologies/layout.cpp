@@ -5,7 +5,7 @@
 #include <map>
 #include <set>
 
-#include "results/error.h"
+#include "core/error.h"
 
 namespace ccbench {
 

@@ -8,7 +8,7 @@
 
 #include "collectives/schedules/ring.h"
 #include "collectives/schedules/tree.h"
-#include "results/error.h"
+#include "core/error.h"
 
 namespace ccbench {
 

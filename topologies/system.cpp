@@ -10,7 +10,7 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
-#include "results/error.h"
+#include "core/error.h"
 
 namespace ccbench {
 

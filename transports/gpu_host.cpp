@@ -14,8 +14,8 @@
 
 #include <fmt/format.h>
 
-#include "results/error.h"
-#include "transports/cuda_check.h"
+#include "core/error.h"
+#include "core/checks_cuda.h"
 #include "transports/gpu_transport.h"
 
 namespace ccbench {

@@ -10,7 +10,7 @@
 #include <cstring>
 
 #include "core/checks.h"
-#include "transports/cuda_check.h"
+#include "core/checks_cuda.h"
 #include "core/error.h"
 
 namespace ccbench {

@@ -3,8 +3,8 @@
 
 #include <cstring>
 
-#include "results/error.h"
-#include "transports/cuda_check.h"
+#include "core/error.h"
+#include "core/checks_cuda.h"
 #include "transports/gpu_transport.h"
 
 namespace ccbench {

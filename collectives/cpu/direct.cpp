@@ -12,7 +12,7 @@
 #include "collectives/cpu/cpu_common.h"
 #include "collectives/cpu/cpu_impls.h"
 #include "collectives/cpu/executor.h"
-#include "results/error.h"
+#include "core/error.h"
 
 namespace ccbench {
 

@@ -4,7 +4,7 @@
 
 #include <fmt/format.h>
 
-#include "results/error.h"
+#include "core/error.h"
 #include "transports/wait.h"
 
 namespace ccbench {

@@ -4,7 +4,7 @@
 #include <cstring>
 
 #include "collectives/numeric.h"
-#include "results/error.h"
+#include "core/error.h"
 
 namespace ccbench {
 

@@ -18,7 +18,7 @@
 #include "collectives/cpu/cpu_impls.h"
 #include "collectives/cpu/executor.h"
 #include "collectives/schedules/tree.h"
-#include "results/error.h"
+#include "core/error.h"
 
 namespace ccbench {
 

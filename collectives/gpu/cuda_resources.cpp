@@ -3,7 +3,7 @@
 #include <atomic>
 #include <cstring>
 
-#include "results/error.h"
+#include "core/error.h"
 
 namespace ccbench::gpu {
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "collectives/gpu/kernel_args.h"
-#include "transports/cuda_check.h"
+#include "core/checks_cuda.h"
 
 namespace ccbench::gpu {
 

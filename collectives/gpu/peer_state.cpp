@@ -2,7 +2,7 @@
 
 #include <optional>
 
-#include "results/error.h"
+#include "core/error.h"
 
 namespace ccbench::gpu {
 

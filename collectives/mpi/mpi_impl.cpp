@@ -14,7 +14,7 @@
 #include "collectives/cpu/cpu_impls.h"
 #include "collectives/cpu/reduce_kernels.h"
 #include "collectives/numeric.h"
-#include "results/error.h"
+#include "core/error.h"
 #include "transports/mpi_channel.h"
 
 namespace ccbench {

@@ -160,7 +160,6 @@ class NcclImpl final : public Implementation {
     CCB_NCCL(ncclCommInitRankConfig(&comm, nranks_, id, rank_, &config));
     comm_ = comm;
     wait_async("ncclCommInitRankConfig", ctx.timeout, true);
-    transport_ = nccl_path_label();  // what NCCL connected over when its path was pinned
   }
 
   Allocator* allocator() override { return variant_ == Variant::symm ? &symm_alloc_ : nullptr; }
@@ -219,7 +218,9 @@ class NcclImpl final : public Implementation {
     if (rc == ncclInProgress) wait_async("NCCL collective", ctx_.timeout, true);
   }
 
-  std::string transport() const override { return transport_; }
+  // What NCCL connected over when its path was pinned, from its own log. NCCL connects at the
+  // first collective (runtime connect), so this is asked again after every measurement.
+  std::string transport() const override { return nccl_path_label(); }
   bool graph_capturable() const override { return true; }
   std::string abort_from_watchdog() override {
     ncclComm_t c = comm_.exchange(nullptr);
@@ -319,7 +320,6 @@ class NcclImpl final : public Implementation {
   std::atomic<ncclComm_t> comm_{nullptr};  // the watchdog thread may abort it
   cudaStream_t stream_ = nullptr;
   int rank_ = 0, nranks_ = 1;
-  std::string transport_ = "nccl";
   SymmetricAllocator symm_alloc_;
 #if NCCL_VERSION_CODE >= NCCL_VERSION(2, 27, 0)
   std::vector<ncclWindow_t> windows_;

@@ -26,7 +26,7 @@
 #include "collectives/cpu/cpu_impls.h"
 #include "collectives/cpu/executor.h"
 #include "collectives/verifiable.h"
-#include "results/error.h"
+#include "core/error.h"
 #include "transports/connect.h"
 
 namespace ccbench {

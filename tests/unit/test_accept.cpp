@@ -7,7 +7,7 @@
 
 #include "harness/cli.h"
 #include "results/accept.h"
-#include "results/error.h"
+#include "core/error.h"
 
 namespace ccbench {
 namespace {

@@ -9,7 +9,7 @@
 
 #include "harness/cli.h"
 #include "harness/sizes.h"
-#include "results/error.h"
+#include "core/error.h"
 
 namespace ccbench {
 namespace {

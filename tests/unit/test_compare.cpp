@@ -9,7 +9,7 @@
 
 #include "results/compare.h"
 #include "results/csv_reader.h"
-#include "results/error.h"
+#include "core/error.h"
 
 namespace ccbench {
 namespace {

@@ -7,7 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "harness/groups.h"
-#include "results/error.h"
+#include "core/error.h"
 #include "results/stragglers.h"
 
 namespace ccbench {

@@ -11,7 +11,7 @@
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
-#include "results/error.h"
+#include "core/error.h"
 #include "results/history.h"
 
 namespace ccbench {

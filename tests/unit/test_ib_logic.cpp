@@ -6,7 +6,7 @@
 
 #include <gtest/gtest.h>
 
-#include "results/error.h"
+#include "core/error.h"
 #include "transports/ib/ib_logic.h"
 
 namespace ccbench {

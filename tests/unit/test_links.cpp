@@ -3,7 +3,7 @@
 
 #include "harness/links.h"
 #include "results/csv_reader.h"
-#include "results/error.h"
+#include "core/error.h"
 
 namespace ccbench {
 namespace {

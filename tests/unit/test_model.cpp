@@ -6,7 +6,7 @@
 #include <gtest/gtest.h>
 
 #include "results/csv_reader.h"
-#include "results/error.h"
+#include "core/error.h"
 #include "topologies/model.h"
 #include "topologies/system.h"
 

@@ -10,7 +10,7 @@
 
 #include "collectives/numeric.h"
 #include "collectives/verifiable.h"
-#include "results/error.h"
+#include "core/error.h"
 
 namespace ccbench {
 namespace {

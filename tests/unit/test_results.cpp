@@ -12,7 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "results/csv_reader.h"
-#include "results/error.h"
+#include "core/error.h"
 #include "results/format.h"
 #include "results/record.h"
 #include "results/stats.h"

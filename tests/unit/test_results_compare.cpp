@@ -13,7 +13,7 @@
 #include "golden.h"
 
 #include "results/compare.h"
-#include "results/error.h"
+#include "core/error.h"
 
 namespace ccbench {
 namespace {

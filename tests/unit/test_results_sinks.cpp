@@ -16,7 +16,7 @@
 #include "golden.h"
 
 #include "results/csv_reader.h"
-#include "results/error.h"
+#include "core/error.h"
 #include "results/sink.h"
 
 namespace ccbench {

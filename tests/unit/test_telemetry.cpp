@@ -11,7 +11,7 @@
 
 #include <gtest/gtest.h>
 
-#include "results/error.h"
+#include "core/error.h"
 #include "results/health_checks.h"
 #include "results/record.h"
 #include "telemetry/counters.h"

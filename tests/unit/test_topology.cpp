@@ -2,7 +2,7 @@
 // on a gathered cluster (a GPU host as NVML reports it, crafted: CI has no GPU).
 #include <gtest/gtest.h>
 
-#include "results/error.h"
+#include "core/error.h"
 #include "topologies/expect.h"
 #include "topologies/pci_paths.h"
 

@@ -13,7 +13,7 @@
 #include <string_view>
 #include <vector>
 
-#include "results/exit_code.h"
+#include "core/exit_code.h"
 
 namespace ccbench {
 

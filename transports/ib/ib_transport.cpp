@@ -5,7 +5,7 @@
 #include <fmt/format.h>
 
 #include "ccbench/build_info.h"
-#include "results/error.h"
+#include "core/error.h"
 #include "transports/mpi_channel.h"
 #include "transports/wait.h"
 #if CCBENCH_BUILT_WITH_IBVERBS

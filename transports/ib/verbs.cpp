@@ -6,7 +6,7 @@
 #include <fmt/format.h>
 #include <infiniband/verbs.h>
 
-#include "results/error.h"
+#include "core/error.h"
 
 namespace ccbench {
 
