@@ -277,6 +277,7 @@ TEST(RecordedAnswers, RecordingWritesWhatPlaysBack) {
 
 Options fast_options() {
   Options o;
+  o.enabled = true;  // telemetry is off unless asked for (--telemetry on)
   o.interval = std::chrono::milliseconds(10);
   return o;
 }
@@ -428,6 +429,7 @@ TEST(Sampler, OnlyTheFirstRankOfEachHostSamples) {
 
 TEST(TelemetryOptions, ValidatedWithClearMessages) {
   RawOptions raw;
+  EXPECT_FALSE(finish_options(raw).enabled) << "telemetry is off by default";
   EXPECT_EQ(finish_options(raw).interval, std::chrono::milliseconds(100));
   raw.interval = "5";
   try {
