@@ -1,6 +1,7 @@
 #include "results/accept.h"
 
 #include <algorithm>
+#include <bit>
 #include <cerrno>
 #include <charconv>
 #include <cmath>
@@ -227,6 +228,25 @@ struct CheckKind {
   std::function<std::optional<double>(const RowRef&)> value;
 };
 
+// Health figures of a row (telemetry/, --telemetry on), else the named column of a foreign file.
+std::optional<double> or_column(std::optional<double> from_health, const RowRef& r, const char* column) {
+  return from_health ? from_health : r.extra(column);
+}
+
+// How many clock-throttle reasons (other than benign ones) were active while the row ran.
+std::optional<double> throttle_reasons(const RowHealth& h) {
+  if (!h.throttle) return std::nullopt;
+  return static_cast<double>(std::popcount(*h.throttle));
+}
+
+// The growth of every error counter read while the row ran, added up.
+std::optional<double> error_growth(const RowHealth& h) {
+  std::optional<double> sum;
+  for (const auto& c : {h.nvlink_errors, h.pcie_replays, h.ecc_corrected, h.ecc_uncorrected, h.xid_events, h.nic_errors})
+    if (c) sum = sum.value_or(0) + static_cast<double>(*c);
+  return sum;
+}
+
 std::optional<double> ratio_to(const RowRef& r, const char* column) {
   auto d = r.extra(column);
   if (!d || *d <= 0) return std::nullopt;
@@ -260,11 +280,11 @@ const std::vector<CheckKind>& check_kinds() {
       {"max_group_outlier_ratio", &Requirement::max_group_outlier_ratio, false, "", kGroupOutlierColumn,
        [](const RowRef& r) { return r.row().group_outlier_ratio; }},
       {"max_temperature_c", &Requirement::max_temperature_c, false, " C", kTemperatureColumn,
-       [](const RowRef& r) { return r.extra(kTemperatureColumn); }},
+       [](const RowRef& r) { return or_column(r.row().health.temp_max_c, r, kTemperatureColumn); }},
       {"max_throttle_events", &Requirement::max_throttle_events, false, "", kThrottleColumn,
-       [](const RowRef& r) { return r.extra(kThrottleColumn); }},
+       [](const RowRef& r) { return or_column(throttle_reasons(r.row().health), r, kThrottleColumn); }},
       {"max_error_counter_growth", &Requirement::max_error_counter_growth, false, "", kErrorGrowthColumn,
-       [](const RowRef& r) { return r.extra(kErrorGrowthColumn); }},
+       [](const RowRef& r) { return or_column(error_growth(r.row().health), r, kErrorGrowthColumn); }},
   };
   return kinds;
 }

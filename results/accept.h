@@ -19,8 +19,8 @@ inline constexpr const char* kPredictionColumn = "predicted_busbw[GB/s]";  // si
 inline constexpr const char* kStragglerColumn = "straggler_ratio";          // slowest rank / median rank time
 inline constexpr const char* kGroupOutlierColumn = "group_outlier_ratio";  // slowest group / median group
 inline constexpr const char* kTemperatureColumn = "gpu_temp_max[C]";
-inline constexpr const char* kThrottleColumn = "throttle_events";
-inline constexpr const char* kErrorGrowthColumn = "error_counter_growth";
+inline constexpr const char* kThrottleColumn = "throttle_events";  // ccbench rows: their health (telemetry/)
+inline constexpr const char* kErrorGrowthColumn = "error_counter_growth";  // likewise
 inline constexpr const char* kHostColumn = "host";  // which node measured the row
 inline constexpr const char* kLinkColumn = "link";  // which link the row measured ("gpu0-gpu1", "node01-node02")
 

@@ -7,6 +7,7 @@
 
 #include "harness/cli.h"
 #include "results/accept.h"
+#include "results/health.h"
 #include "core/error.h"
 
 namespace ccbench {
@@ -168,6 +169,23 @@ rules:
   EXPECT_NE(u.find("size 1 GiB: 91 C > 85\n"), std::string::npos) << u;
   EXPECT_NE(u.find("#   PASS max_throttle_events 0\n"), std::string::npos) << u;
   EXPECT_NE(u.find("size 1 GiB: 2 > 0\n"), std::string::npos) << u;
+}
+
+TEST(Accept, TelemetryLimitsReadTheRowsHealth) {
+  const std::string rules = R"(
+rules:
+  - select: {min_size: 1G}
+    require: {max_temperature_c: 85, max_throttle_events: 0, max_error_counter_growth: 0}
+)";
+  ResultSet run = one_node_run();
+  run.rows[2].health.temp_max_c = 91;                        // --telemetry on: the row's own figures
+  run.rows[2].health.throttle = kThrottleSwPowerCap | kThrottleHwThermal;  // two reasons
+  run.rows[2].health.nvlink_errors = 3;
+  run.rows[2].health.pcie_replays = 1;
+  const std::string u = check(rules, {run}).text();
+  EXPECT_NE(u.find("size 1 GiB: 91 C > 85\n"), std::string::npos) << u;
+  EXPECT_NE(u.find("size 1 GiB: 2 > 0\n"), std::string::npos) << u;  // throttle reasons
+  EXPECT_NE(u.find("size 1 GiB: 4 > 0\n"), std::string::npos) << u;  // 3 NVLink + 1 PCIe replay
 }
 
 TEST(Accept, VerdictsPerNodeAndPerLinkWhereTheRowsNameThem) {
