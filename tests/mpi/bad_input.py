@@ -215,18 +215,18 @@ def cases(files, scratch, have_gpu, cuda_built):
                       env={"CCBENCH_CPU_SLOT_DEPTH": value}))
     if cuda_built:  # the GPU tuning variables are read only where the CUDA kernels are built in
         for var, value, texts in [
-            ("CCBENCH_GPU_SLOT_BYTES", "5000", ["from 4096 to 16777216 that is a multiple of 4096"]),
-            ("CCBENCH_GPU_CHANNELS", "0", ["from 1 to 128"]),
-            ("CCBENCH_GPU_CHANNELS", "many", ["from 1 to 128"]),
-            ("CCBENCH_GPU_TREE_CHANNELS", "33", ["from 1 to 32"]),
-            ("CCBENCH_GPU_TWOSHOT_BLOCKS", "-1", ["from 1 to 128"]),
-            ("CCBENCH_ONESHOT_MAX_BYTES", "9", ["multiple of 8"]),
-            ("CCBENCH_BEST_ONESHOT_MAX_BYTES", "1G", ["from 0 to"]),
-            ("CCBENCH_BEST_TWOSHOT_MAX_BYTES", "x", ["from 0 to 1099511627776"]),
-            ("CCBENCH_BEST_BRUCK_MAX_BYTES", "2T", ["from 0 to 1099511627776"]),
-            ("CCBENCH_BEST_RING_ALLGATHER_MAX_BYTES", "-5", ["from 0 to 1099511627776"]),
+            ("CCBENCH_GPU_SLOT_BYTES", "5000", ["a multiple of 4K from 4K to 16M"]),
+            ("CCBENCH_GPU_CHANNELS", "0", ["an integer from 1 to 128"]),
+            ("CCBENCH_GPU_CHANNELS", "many", ["an integer from 1 to 128"]),
+            ("CCBENCH_GPU_TREE_CHANNELS", "33", ["an integer from 1 to 32"]),
+            ("CCBENCH_GPU_TWOSHOT_BLOCKS", "-1", ["an integer from 1 to 128"]),
+            ("CCBENCH_ONESHOT_MAX_BYTES", "9", ["a multiple of 8 from 8 to 8M"]),
+            ("CCBENCH_BEST_ONESHOT_MAX_BYTES", "1G", ["from 0 to 512K"]),
+            ("CCBENCH_BEST_TWOSHOT_MAX_BYTES", "x", ["'x' is not a size", "from 0 to 1T"]),
+            ("CCBENCH_BEST_BRUCK_MAX_BYTES", "2T", ["from 0 to 1T"]),
+            ("CCBENCH_BEST_RING_ALLGATHER_MAX_BYTES", "-5", ["negative size '-5'", "from 0 to 1T"]),
         ]:
-            c.append(Case(f"{var}={value}", small, 2, [f"{var}='{value}' is not valid"] + texts, env={var: value}))
+            c.append(Case(f"{var}={value}", small, 2, [f"{var}='{value}' is invalid"] + texts, env={var: value}))
     # Preconditions: valid input that cannot run here (exit 3, after MPI start-up).
     if have_gpu:
         c.append(Case("--impl mpi --device gpu", ["--impl", "mpi", "--device", "gpu", "--share-gpus"] + small, 3,

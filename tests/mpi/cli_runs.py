@@ -57,9 +57,13 @@ def nccl_tests_line(opts, cwd):
     check("# note: -I/--per_iter_timing 1: ccbench always times single iterations" in out, "note for -I 1", out)
     check("# note: -K/--per_iter_skip 1: 1 more warm-up iterations" in out, "note for -K 1", out)
     progress = re.findall(r"^ccbench: progress: (\d+)/28 measurements \((\d+)%\), (.*) elapsed, (.*)$", err, re.M)
-    check(len(progress) >= 3, f"progress lines on stderr ({len(progress)})", err)
+    # Lines come as rows arrive (at most one per interval), so how many depends on the machine's
+    # speed; what must hold: at least one line on the way, counts that only rise, the last line.
+    check(len(progress) >= 1, f"progress lines on stderr ({len(progress)})", err)
     counts = [int(p[0]) for p in progress]
-    check(counts == sorted(counts) and counts and counts[-1] >= 26, f"progress counts rise to the end: {counts}")
+    check(counts == sorted(counts) and all(0 < c <= 28 for c in counts), f"progress counts rise: {counts}")
+    check(re.search(r"^ccbench: progress: 28 measurements in .*, done$", err, re.M) is not None,
+          "the last progress line says all 28 measurements are done", err)
     check(all(p[3].startswith("about ") and p[3].endswith(" left") for p in progress), "progress lines estimate the time left")
     check(re.search(r"^ccbench: progress: 28 measurements in .*, done$", err, re.M) is not None, "last progress line", err)
     check("\r" not in err, "no carriage return when stderr is not a terminal")
