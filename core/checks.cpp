@@ -9,9 +9,9 @@ std::string mpi_error_text(int rc) {
   return std::string(text, static_cast<size_t>(len));
 }
 
-void check_mpi(int rc, std::string_view what, std::source_location where) {
+void check_mpi(int rc, std::string_view what, CallSite where) {
   if (rc == MPI_SUCCESS) return;
-  fail(ExitCode::runtime, "{} failed: {} at {}:{}", what, mpi_error_text(rc), where.file_name(), where.line());
+  fail(ExitCode::runtime, "{} failed: {} at {}:{}", what, mpi_error_text(rc), where.file, where.line);
 }
 
 }  // namespace ccbench

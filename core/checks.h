@@ -5,7 +5,6 @@
 // that the callers above can add their context (Error::with_context) and end the job with one
 // exit code. MPI returns codes only where the communicator has MPI_ERRORS_RETURN (mpi_start sets
 // it on MPI_COMM_WORLD; duplicates inherit it).
-#include <source_location>
 #include <string>
 #include <string_view>
 
@@ -15,12 +14,22 @@
 
 namespace ccbench {
 
+// A caller's file and line, as std::source_location gives them; built from the compiler
+// builtins that GCC and clang both have (clang 14 with libstdc++ 12 has no std::source_location).
+struct CallSite {
+  const char* file;
+  int line;
+  static constexpr CallSite here(const char* file = __builtin_FILE(), int line = __builtin_LINE()) {
+    return {file, line};
+  }
+};
+
 // MPI's text for an error code ("MPI error <rc>" when MPI cannot say).
 std::string mpi_error_text(int rc);
 
 // Throws Error(runtime) "<what> failed: <MPI's text> at <file:line>" unless rc == MPI_SUCCESS.
 // `where` defaults to the caller's line.
-void check_mpi(int rc, std::string_view what, std::source_location where = std::source_location::current());
+void check_mpi(int rc, std::string_view what, CallSite where = CallSite::here());
 
 }  // namespace ccbench
 

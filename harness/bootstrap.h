@@ -1,6 +1,5 @@
 #pragma once
 // MPI start-up and the agreements every rank takes part in.
-#include <source_location>
 #include <string>
 #include <vector>
 

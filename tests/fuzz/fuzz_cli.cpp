@@ -42,7 +42,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             "an empty list accepted");
     require(o->no_files || o->out_dir != "none", "--out none not recognised");
   } else if (auto* c = std::get_if<CompareRequest>(&cmd)) {
-    require(c->tolerance >= 0 && c->tolerance < 1, "a tolerance outside [0, 1) accepted");
+    require(c->options.tolerance >= 0 && c->options.tolerance < 1, "a tolerance outside [0, 1) accepted");
   }
   return 0;
 }

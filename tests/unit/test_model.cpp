@@ -145,7 +145,14 @@ TEST(Model, RingAllReduceWithinFifteenPercentOfTheMeasuredTwoGpuMachine) {
   EXPECT_EQ(compared, 7);
 }
 
-TEST(Model, FourThousandGpuSweepTakesUnderASecond) {
+// About 0.6 s of CPU on the project's 2-core machines; the bound leaves room for their slow
+// phases (the same work several times slower for a while). Sanitized builds are not timed.
+constexpr double kSweepCpuSecondsBound = 3.0;
+
+TEST(Model, FourThousandGpuSweepTakesSecondsAtMost) {
+#if defined(__SANITIZE_ADDRESS__)
+  GTEST_SKIP() << "not timed under AddressSanitizer, which slows it several-fold";
+#endif
   SystemTopology cluster = preset("multinode-8gpu-8ndr");
   cluster.nodes = 512;  // 4096 GPUs
   const std::clock_t start = std::clock();
@@ -153,7 +160,7 @@ TEST(Model, FourThousandGpuSweepTakesUnderASecond) {
     const CollectiveModel m(cluster, Collective::allreduce, algo);
     for (std::uint64_t bytes = 8; bytes <= (16ull << 30); bytes *= 2) ASSERT_GT(m.predict(bytes).time_us, 0);
   }
-  EXPECT_LT(static_cast<double>(std::clock() - start) / CLOCKS_PER_SEC, 1.0);
+  EXPECT_LT(static_cast<double>(std::clock() - start) / CLOCKS_PER_SEC, kSweepCpuSecondsBound);
 }
 
 TEST(Model, UnsupportedCasesSayWhy) {
