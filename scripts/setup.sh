@@ -17,6 +17,7 @@ packages=(
   python3-yaml                   # scripts/tune.py reads its settings space (YAML)
   libsqlite3-dev                 # results history (--db)
   libxml2-utils                  # tests: xmllint validates the JUnit XML of `ccbench accept`
+  dpkg-dev                       # cpack: dpkg-shlibdeps names the .deb's dependencies
   clang libclang-rt-dev  # scripts/test.sh: libFuzzer targets (tests/fuzz)
 )
 
