@@ -109,12 +109,12 @@ def halve(args, settings, deadline):
     iters, worst, lines, last, r = args.iters, 0, [], {}, 1
     per_launch = 0.0
     while True:
-        todo = [base] + alive
-        if r > 1 and time.monotonic() + 2 * per_launch * len(todo) > deadline:
-            lines.append(f"- round {r} not started: {len(todo)} launches of ~{2 * per_launch:.0f} s would pass the budget")
+        batch = [base] + alive
+        if r > 1 and time.monotonic() + 2 * per_launch * len(batch) > deadline:
+            lines.append(f"- round {r} not started: {len(batch)} launches of ~{2 * per_launch:.0f} s would pass the budget")
             break
         began = time.monotonic()
-        rc, measured = measure(args, settings, todo, iters, os.path.join(args.out, f"round-{r}"), deadline)
+        rc, measured = measure(args, settings, batch, iters, os.path.join(args.out, f"round-{r}"), deadline)
         per_launch = (time.monotonic() - began) / max(len(measured), 1)
         worst = max(worst, rc)
         if base not in measured:
@@ -122,7 +122,7 @@ def halve(args, settings, deadline):
             break
         last = measured
         scores = sorted((relative_time(measured[c], measured[base]), c) for c in alive if c in measured)
-        lines.append(f"- round {r}: {len(todo)} candidates with -n {iters}; best relative time "
+        lines.append(f"- round {r}: {len(batch)} candidates with -n {iters}; best relative time "
                      + (f"{scores[0][0]:.3f} ({label(settings, scores[0][1])})" if scores else "-"))
         alive = [c for _, c in scores[:max(1, len(scores) // 2)]] if len(scores) > 1 else [c for _, c in scores]
         if len(scores) <= 1:
