@@ -24,6 +24,7 @@
 #include "harness/min_bandwidth.h"
 #include "harness/progress.h"
 #include "harness/links.h"
+#include "harness/run_model.h"
 #include "harness/progress_board.h"
 #include "harness/groups.h"
 #include "harness/runner.h"
@@ -428,6 +429,9 @@ int run_benchmark(const RunOptions& opts_in, int* argc, char*** argv) {
   std::vector<LinkCeiling> ceilings;
   std::string ceilings_source = opts.ceilings_file;
   if (lrank == 0 && !opts.ceilings_file.empty()) ceilings = read_link_ceilings(opts.ceilings_file);
+  // The model's columns (harness/run_model.h): a bad topology is a usage error on every rank.
+  std::optional<RunModel> model;
+  if (!opts.model_topology.empty()) model = load_run_model(opts.model_topology);
 
   TerminationSignals signals;  // first: before MPI, CUDA or the watchdog start threads
   std::unique_ptr<LockedSink> sink;
@@ -640,6 +644,8 @@ int run_benchmark(const RunOptions& opts_in, int* argc, char*** argv) {
       sink->finish(outcome);
       if (!ceilings.empty() && writes_files(opts) && wants(opts, "json"))
         add_efficiency_to_run_json(out_dir + "/run.json", ceilings, ceilings_source);
+      if (model && writes_files(opts) && wants(opts, "json"))
+        fmt::print("{}", add_model_to_run_json(out_dir + "/run.json", *model, ceilings));
       if (!opts.history_db.empty())
         code = more_severe(code, append_to_history(opts.history_db, context, swept.rows, outcome, out_dir));
       print_summary(swept.rows, opts, out_dir, files_written);

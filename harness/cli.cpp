@@ -280,6 +280,10 @@ void add_run_control_options(CLI::App& app, RunOptions& o, RawRun& r) {
   app.add_option("--db", r.db, "append the run to this SQLite history [CCBENCH_DB]")->type_name("PATH");
   app.add_option("--ceilings", o.ceilings_file, "links.json of `ccbench links`: run.json rows get busbw / link ceiling")
       ->type_name("PATH");
+  app.add_option("--model", o.model_topology,
+                 "topology file or preset: run.json rows get the model's predicted time and busbw and "
+                 "measured / predicted")
+      ->type_name("TOPOLOGY");
   app.add_flag("--measure-ceilings", o.measure_ceilings, "measure the link ceilings first (links.json, efficiency)");
   app.add_option("--straggler-threshold", o.straggler_threshold,
                  "name a rank whose median time is this fraction behind the median rank's (0.2 = 20 %) [0.2]")
@@ -534,6 +538,11 @@ void finish_run_options(const CLI::App& run, const RawRun& r, RunOptions& o) {
                                   r.check, o.iterations));
   if (!o.ceilings_file.empty() && o.measure_ceilings)
     fail(ExitCode::usage, "--ceilings and --measure-ceilings exclude each other: give one");
+  const bool writes_run_json =
+      !o.no_files && std::find(o.formats.begin(), o.formats.end(), "json") != o.formats.end();
+  if (!o.model_topology.empty() && !writes_run_json)
+    fail(ExitCode::usage, "--model writes its columns into run.json: keep json in --format (the default has it) "
+                          "and an output folder (not --out none)");
   o.accept_rules = acceptance_rules(r.accept, r.min_busbw, "--accept");
   o.history_db = history_path(r.db);
   o.telemetry = telemetry::finish_options(r.telemetry);

@@ -169,8 +169,8 @@ std::vector<LinkCeiling> ceilings_from_links(const Json& links, const std::strin
   return out;
 }
 
-std::optional<double> row_efficiency(const std::string& transport, const std::string& device, double busbw_gbps,
-                                     const std::vector<LinkCeiling>& ceilings) {
+std::optional<double> path_ceiling_gbps(const std::string& transport, const std::string& device,
+                                        const std::vector<LinkCeiling>& ceilings) {
   auto ceiling_of = [&](const std::string& t) -> std::optional<double> {
     std::string name = t;
     if (device == "gpu" && (t == "cuda_ipc" || t == "p2p" || t == "nccl")) name = "ce";
@@ -186,8 +186,14 @@ std::optional<double> row_efficiency(const std::string& transport, const std::st
     if (!c) return std::nullopt;  // a part of the path was not measured
     lowest = lowest ? std::min(*lowest, *c) : *c;
   }
-  if (!lowest) return std::nullopt;
-  return busbw_gbps / *lowest;
+  return lowest;
+}
+
+std::optional<double> row_efficiency(const std::string& transport, const std::string& device, double busbw_gbps,
+                                     const std::vector<LinkCeiling>& ceilings) {
+  const std::optional<double> ceiling = path_ceiling_gbps(transport, device, ceilings);
+  if (!ceiling) return std::nullopt;
+  return busbw_gbps / *ceiling;
 }
 
 void add_efficiency_to_run_json(const std::string& path, const std::vector<LinkCeiling>& ceilings,

@@ -98,6 +98,9 @@ std::vector<LinkCeiling> read_link_ceilings(const std::string& path);
 // the pinned-copy ceiling `pcie`. nullopt when no ceiling applies.
 std::optional<double> row_efficiency(const std::string& transport, const std::string& device, double busbw_gbps,
                                      const std::vector<LinkCeiling>& ceilings);
+// That path's ceiling itself, GB/s per direction with both directions busy.
+std::optional<double> path_ceiling_gbps(const std::string& transport, const std::string& device,
+                                        const std::vector<LinkCeiling>& ceilings);
 
 // Rewrites run.json (rank 0, after the run) with "efficiency" in every row that has a ceiling
 // (null otherwise) and the ceilings used under "link_ceilings". Throws Error(runtime) when the

@@ -126,7 +126,7 @@ void print_predictions(const ModelRequest& req, const SystemTopology& t, const s
 
 }  // namespace
 
-std::string resolve_topology_path(const std::string& name_or_path) {
+std::string resolve_topology_path(const std::string& name_or_path, const std::string& option) {
   if (fs::exists(name_or_path)) return name_or_path;
   const std::string file = name_or_path + ".yaml";
   std::vector<fs::path> dirs = {executable_dir() / "../share/ccbench/presets", fs::path(CCBENCH_PRESETS_DIR)};
@@ -139,7 +139,7 @@ std::string resolve_topology_path(const std::string& name_or_path) {
         if (e.path().extension() == ".yaml") presets.push_back(e.path().stem().string());
   std::sort(presets.begin(), presets.end());
   presets.erase(std::unique(presets.begin(), presets.end()), presets.end());
-  fail(ExitCode::usage, "--topology {}: no such file and no such preset; presets: {}", name_or_path,
+  fail(ExitCode::usage, "{} {}: no such file and no such preset; presets: {}", option, name_or_path,
        presets.empty() ? "none found" : fmt::format("{}", fmt::join(presets, ", ")));
 }
 

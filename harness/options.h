@@ -60,6 +60,7 @@ struct RunOptions {
   std::vector<Rule> accept_rules;  // --accept FILE and --min-busbw: checked on the rows at the end
   std::string history_db;          // --db FILE or CCBENCH_DB: the run is appended there at the end
   std::string ceilings_file;       // --ceilings: a links.json whose ceilings give run.json its efficiency
+  std::string model_topology;      // --model: a topology file or preset; run.json rows get predictions
   bool measure_ceilings = false;   // --measure-ceilings: measure them first (harness/links.h)
   double straggler_threshold = 0.2;  // --straggler-threshold: name a rank this much behind the median rank
   std::string groups = "world";         // --groups: world, node, pairs, rails or a file (harness/groups.h)

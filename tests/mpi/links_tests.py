@@ -2,7 +2,7 @@
 """`ccbench links` under mpirun on CPU ranks: the matrix, links.csv, links.json, bad input, and ib.
 
 Usage: links_tests.py MPIEXEC CCBENCH WORKDIR CASE
-CASE: matrix | transports | bad_input | ib_missing | efficiency | rdma (the hardware case: exit 77 = skipped,
+CASE: matrix | transports | bad_input | ib_missing | efficiency | model | rdma (the hardware case: exit 77 = skipped,
 with the reason printed, where this host has no RDMA device).
 """
 import csv
@@ -126,6 +126,49 @@ elif CASE == "efficiency":
     need(p.returncode == 2 and "is not a links.json" in p.stderr, "a bad --ceilings file was not refused",
          p.stdout + p.stderr)
     print(f"ok: {len(run['rows'])} rows with efficiency")
+
+elif CASE == "model":
+    # run --model with measured ceilings: ring rows predicted with the shm ceiling as their link,
+    # mpi rows without a prediction and the reason, the report line; then emulated nodes over a
+    # node kind without NICs (no prediction, the reason), and a bad --model refused before MPI.
+    d = fresh("run-model")
+    cmd = [MPIEXEC, "--oversubscribe", "--allow-run-as-root", "-np", "2", CCBENCH, "--device", "cpu",
+           "--collective", "allreduce", "--impl", "ring,mpi", "-b", "64K", "-e", "1M", "-f", "4", "-n", "3", "-w", "1",
+           "--measure-ceilings", "--model", "cpu-node", "--out", d]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=240)
+    need(p.returncode == 0, f"{' '.join(cmd)} exited {p.returncode}", p.stdout + p.stderr)
+    run = json.load(open(os.path.join(d, "run.json")))
+    need(run["model"]["topology"] == "cpu-node" and run["model"]["calibrated"], f"model block: {run.get('model')}")
+    shm = [c for c in run["link_ceilings"]["ceilings"] if c["transport"] == "shm"][0]["bidir_GBps"] / 2
+    rings = [r for r in run["rows"] if r["impl"] == "ring"]
+    need(len(rings) == 6, f"{len(rings)} ring rows")
+    for r in rings:
+        need(r["model_link"] == "measured ceiling" and abs(r["model_link_gbps"] - shm) < 1e-9 * shm, f"link of {r}")
+        need(0 < r["predicted_busbw_gbps"] <= shm * (1 + 1e-9), f"prediction above the link: {r}")
+        need(abs(r["model_efficiency"] - r["busbw_gbps"] / r["predicted_busbw_gbps"]) < 1e-9, f"efficiency of {r}")
+        need(r["predicted_time_us"] > 0 and r["model_reason"] == "", f"time or reason of {r}")
+    for r in [r for r in run["rows"] if r["impl"] == "mpi"]:
+        need(r["predicted_busbw_gbps"] is None and r["model_efficiency"] is None and "no algorithm for impl mpi" in
+             r["model_reason"], f"mpi row {r}")
+    need("# model cpu-node" in p.stdout and "allreduce ring: efficiency" in p.stdout, "no model report", p.stdout)
+
+    d = fresh("run-model-nodes")
+    cmd = [MPIEXEC, "--oversubscribe", "--allow-run-as-root", "-np", "4", CCBENCH, "--device", "cpu",
+           "--impl", "ring", "-b", "64K", "-e", "64K", "-n", "3", "-w", "1", "--emulate-nodes", "2",
+           "--model", "cpu-node", "--out", d]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=240)
+    need(p.returncode == 0, f"{' '.join(cmd)} exited {p.returncode}", p.stdout + p.stderr)
+    run = json.load(open(os.path.join(d, "run.json")))
+    for r in run["rows"]:
+        need(r["predicted_busbw_gbps"] is None and "describes no NICs" in r["model_reason"], f"row {r}")
+    need("no prediction (topology cpu-node describes no NICs" in p.stdout, "no reason in the report", p.stdout)
+
+    for bad, message in (("no-such-system", "--model no-such-system: no such file and no such preset"),
+                         ("cpu-node --out none", "--model writes its columns into run.json")):
+        p = subprocess.run([MPIEXEC, "--oversubscribe", "--allow-run-as-root", "-np", "2", CCBENCH, "--device", "cpu",
+                            "--model"] + bad.split(), capture_output=True, text=True, timeout=240)
+        need(p.returncode == 2 and message in p.stderr, f"--model {bad} was not refused", p.stdout + p.stderr)
+    print(f"ok: {len(rings)} ring rows predicted")
 
 elif CASE == "rdma":
     if not os.path.isdir("/sys/class/infiniband") or not os.listdir("/sys/class/infiniband"):

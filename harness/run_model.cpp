@@ -1,0 +1,149 @@
+#include "harness/run_model.h"
+
+#include <fstream>
+#include <map>
+#include <tuple>
+
+#include <fmt/format.h>
+
+#include "core/error.h"
+#include "harness/model_command.h"
+#include "results/sink.h"
+#include "results/stats.h"
+#include "topologies/model.h"
+
+namespace ccbench {
+
+namespace {
+
+// The model's algorithms an implementation is predicted by; empty: none.
+std::vector<std::string> algorithms_of(const std::string& impl) {
+  if (impl == "nccl") return {"nccl-ring", "nccl-tree"};
+  for (const std::string& a : model_algorithms())
+    if (a == impl) return {a};
+  return {};
+}
+
+// The node kind of the file, scaled to a row's shape.
+std::optional<SystemTopology> scaled(const SystemTopology& t, int nodes, int ranks_per_node, std::string* why) {
+  if (ranks_per_node < 1) {
+    *why = "no ranks per node in the row";
+    return std::nullopt;
+  }
+  if (nodes > 1 && t.node.nics == 0) {
+    *why = fmt::format("topology {} describes no NICs, so its nodes cannot be joined", t.name);
+    return std::nullopt;
+  }
+  SystemTopology s = t;
+  s.nodes = nodes;
+  s.node.ranks = ranks_per_node;
+  if (s.node.fabric == IntraFabric::pcie && s.node.gpus_per_switch > ranks_per_node) s.node.gpus_per_switch = ranks_per_node;
+  return s;
+}
+
+// A measured pair ceiling as the ranks' link: in an NVLink mesh a rank's links are split over
+// its peers, so the pair's figure is 1/(ranks-1) of the rank's.
+void calibrate(SystemTopology& s, double pair_gbps) {
+  const int peers = std::max(1, s.node.ranks - 1);
+  s.node.gpu_link.bandwidth_gbps = s.node.fabric == IntraFabric::nvlink_mesh ? pair_gbps * peers : pair_gbps;
+}
+
+}  // namespace
+
+RunModel load_run_model(const std::string& name_or_path) {
+  RunModel m;
+  m.source = resolve_topology_path(name_or_path, "--model");
+  m.system = load_topology(m.source);
+  return m;
+}
+
+RowPrediction predict_row(const RunModel& model, const Json& row, const std::vector<LinkCeiling>& ceilings) {
+  RowPrediction p;
+  const std::string impl = row.value("impl", "");
+  const std::vector<std::string> algos = algorithms_of(impl);
+  const auto coll = parse_collective(row.value("collective", ""));
+  const int nodes = row.value("nodes", 1), per_node = row.value("ranks_per_node", 1), ranks = row.value("ranks", 1);
+  if (algos.empty()) {
+    p.reason = fmt::format("the model has no algorithm for impl {}", impl);
+    return p;
+  }
+  if (!coll) {
+    p.reason = "unknown collective";
+    return p;
+  }
+  if (nodes * per_node != ranks) {
+    p.reason = fmt::format("{} ranks on {} nodes: the model needs the same ranks on every node", ranks, nodes);
+    return p;
+  }
+  std::optional<SystemTopology> system = scaled(model.system, nodes, per_node, &p.reason);
+  if (!system) return p;
+  const auto ceiling = path_ceiling_gbps(row.value("transport", ""), row.value("device", ""), ceilings);
+  if (ceiling && nodes == 1) {
+    calibrate(*system, *ceiling);
+    p.calibrated = true;
+  }
+  p.link_gbps = system->node.gpu_link.bandwidth_gbps;
+  for (const std::string& a : algos) {
+    const Prediction pr = CollectiveModel(*system, *coll, a).predict(row.value("bytes", std::uint64_t{0}));
+    if (!pr.unsupported.empty()) {
+      if (!p.time_us) p.reason = pr.unsupported;
+      continue;
+    }
+    if (!p.time_us || pr.time_us < *p.time_us) {
+      p.time_us = pr.time_us;
+      p.busbw_gbps = pr.busbw_gbps;
+      p.reason.clear();
+    }
+  }
+  return p;
+}
+
+std::string add_model_to_run_json(const std::string& path, const RunModel& model,
+                                  const std::vector<LinkCeiling>& ceilings) {
+  std::ifstream in(path);
+  Json doc = in ? Json::parse(in, nullptr, false) : Json();
+  if (!doc.is_object() || !doc.contains("rows")) fail(ExitCode::runtime, "--model: cannot read the rows of {}", path);
+  doc["model"] = {{"topology", model.system.name},
+                  {"file", model.source},
+                  {"scaled", "the file's node kind, with each row's nodes and ranks per node"},
+                  {"calibrated", !ceilings.empty()},
+                  {"model_efficiency", "measured busbw / predicted busbw"}};
+  // (collective, impl) -> efficiencies, in first-seen order for the report.
+  std::vector<std::pair<std::string, std::string>> order;
+  std::map<std::pair<std::string, std::string>, std::vector<double>> eff;
+  std::map<std::pair<std::string, std::string>, std::string> reasons;
+  for (Json& row : doc["rows"]) {
+    const auto key = std::make_pair(row.value("collective", ""), row.value("impl", ""));
+    if (!eff.count(key)) order.push_back(key);
+    auto& list = eff[key];
+    RowPrediction p;
+    if (row.value("status", "") == "ok") p = predict_row(model, row, ceilings);
+    else p.reason = "not measured";
+    row["predicted_time_us"] = p.time_us ? Json(*p.time_us) : Json(nullptr);
+    row["predicted_busbw_gbps"] = p.busbw_gbps ? Json(*p.busbw_gbps) : Json(nullptr);
+    const double busbw = row.value("busbw_gbps", 0.0);
+    const bool has = p.busbw_gbps && *p.busbw_gbps > 0 && busbw > 0;
+    row["model_efficiency"] = has ? Json(busbw / *p.busbw_gbps) : Json(nullptr);
+    row["model_link_gbps"] = p.link_gbps ? Json(*p.link_gbps) : Json(nullptr);
+    row["model_link"] = !p.link_gbps ? "" : p.calibrated ? "measured ceiling" : "topology file";
+    row["model_reason"] = p.reason;
+    if (has) list.push_back(busbw / *p.busbw_gbps);
+    else if (!p.reason.empty()) reasons[key] = p.reason;
+  }
+  write_file_atomically(path, doc.dump(2) + "\n");
+  std::string report = fmt::format("# model {} ({}): measured busbw / predicted, per collective and implementation\n",
+                                   model.system.name, model.source);
+  for (const auto& key : order) {
+    const auto& list = eff[key];
+    if (list.empty()) {
+      report += fmt::format("#   {} {}: no prediction ({})\n", key.first, key.second, reasons[key]);
+      continue;
+    }
+    const TimeStats s = summarize(list);
+    report += fmt::format("#   {} {}: efficiency {:.2f} median, {:.2f}-{:.2f} over {} rows\n", key.first, key.second,
+                          s.median, s.min, s.max, list.size());
+  }
+  return report;
+}
+
+}  // namespace ccbench

@@ -1,0 +1,79 @@
+// `ccbench run --model`: which rows get a prediction, with which link figure, and why not.
+#include <gtest/gtest.h>
+
+#include "core/error.h"
+#include "harness/run_model.h"
+#include "topologies/model.h"
+
+namespace ccbench {
+namespace {
+
+Json row(const std::string& impl, int nodes, int per_node, std::uint64_t bytes = 64ull << 20) {
+  return Json{{"collective", "allreduce"}, {"impl", impl},           {"transport", "shm"}, {"device", "cpu"},
+              {"bytes", bytes},           {"nodes", nodes},         {"ranks_per_node", per_node},
+              {"ranks", nodes * per_node}, {"busbw_gbps", 1.0},      {"status", "ok"}};
+}
+
+TEST(RunModel, RingRowsArePredictedOnTheFilesNodeScaledToTheRow) {
+  const RunModel m = load_run_model("cpu-node");  // 8 ranks in the file, 10 GB/s links
+  const RowPrediction two = predict_row(m, row("ring", 1, 2), {});
+  ASSERT_TRUE(two.busbw_gbps) << two.reason;
+  SystemTopology t = m.system;
+  t.node.ranks = 2;
+  EXPECT_DOUBLE_EQ(*two.busbw_gbps, CollectiveModel(t, Collective::allreduce, "ring").predict(64ull << 20).busbw_gbps);
+  EXPECT_DOUBLE_EQ(*two.link_gbps, 10);
+  EXPECT_FALSE(two.calibrated);
+}
+
+TEST(RunModel, AMeasuredCeilingReplacesTheFilesLinkInsideOneNode) {
+  const RunModel m = load_run_model("cpu-node");
+  const std::vector<LinkCeiling> ceilings = {{"shm", 3.0, 4.0}};  // per direction, both busy: 2 GB/s
+  const RowPrediction p = predict_row(m, row("ring", 1, 2), ceilings);
+  ASSERT_TRUE(p.busbw_gbps) << p.reason;
+  EXPECT_TRUE(p.calibrated);
+  EXPECT_DOUBLE_EQ(*p.link_gbps, 2.0);
+  EXPECT_LT(*p.busbw_gbps, 2.0 + 1e-9);  // the asymptote is the link
+  EXPECT_GT(*p.busbw_gbps, 1.5);         // 64 MiB is close to it
+  // Another transport's ceiling does not apply.
+  EXPECT_FALSE(predict_row(m, row("ring", 1, 2), {{"tcp", 3.0, 4.0}}).calibrated);
+}
+
+TEST(RunModel, NcclIsItsFasterAlgorithm) {
+  const RunModel m = load_run_model("h200x2-nv18");
+  Json r = row("nccl", 1, 2, 8);
+  r["device"] = "gpu";
+  const RowPrediction p = predict_row(m, r, {});
+  ASSERT_TRUE(p.time_us) << p.reason;
+  SystemTopology t = m.system;
+  const double ring = CollectiveModel(t, Collective::allreduce, "nccl-ring").predict(8).time_us;
+  const double tree = CollectiveModel(t, Collective::allreduce, "nccl-tree").predict(8).time_us;
+  EXPECT_DOUBLE_EQ(*p.time_us, std::min(ring, tree));
+}
+
+TEST(RunModel, RowsWithoutAPredictionSayWhy) {
+  const RunModel m = load_run_model("cpu-node");
+  EXPECT_NE(predict_row(m, row("mpi", 1, 2), {}).reason.find("no algorithm for impl mpi"), std::string::npos);
+  EXPECT_NE(predict_row(m, row("ring", 2, 2), {}).reason.find("describes no NICs"), std::string::npos);
+  Json uneven = row("ring", 2, 2);
+  uneven["ranks"] = 3;
+  EXPECT_NE(predict_row(m, uneven, {}).reason.find("same ranks on every node"), std::string::npos);
+  Json broadcast = row("ring", 1, 2);
+  broadcast["collective"] = "broadcast";
+  const RowPrediction b = predict_row(m, broadcast, {});
+  EXPECT_FALSE(b.busbw_gbps);
+  EXPECT_FALSE(b.reason.empty());
+}
+
+TEST(RunModel, AnUnknownTopologyIsAUsageErrorNamingTheOptionAndThePresets) {
+  try {
+    load_run_model("no-such-system");
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::usage);
+    EXPECT_NE(std::string(e.what()).find("--model no-such-system"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("cpu-node"), std::string::npos) << e.what();
+  }
+}
+
+}  // namespace
+}  // namespace ccbench
