@@ -23,14 +23,25 @@ rows=$(grep -vc '^#' "$work/a/results.csv")
 grep -q "^# OK: 0 failures in $((rows - 1)) matched rows" "$work/self.txt" || fail "not every row matched itself"
 [ "$(grep -cE '^ +[0-9]+ [KMG]?i?B .* 1\.00x ' "$work/self.txt")" = $((rows - 1)) ] || fail "a ratio other than 1.00x"
 
-# Two runs of one command: every row matched. The verdict is printed, not asserted: within a run
-# compare's noise is the rows' own spread, and a slow phase of a shared VM (the same command 2-4x
-# slower for a minute) shifts a whole run where no spread sees it.
-"$ccbench" compare "$work/a" "$work/b" >"$work/same.txt" 2>&1
+# Two runs of one command: every row matched, no failure. compare's noise is each row's own
+# spread; a slow phase of a shared VM (the same command 2-4x slower for a minute) can shift one
+# whole run beyond it, so a flagged first pair gets one fresh pair, which must pass.
+same_pair() {
+  "$ccbench" compare "$work/a" "$work/b" >"$work/same.txt" 2>&1
+}
+same_pair
 rc=$?
+if [ $rc != 0 ]; then
+  cat "$work/same.txt"
+  echo "compare_e2e: the first pair differed (exit $rc); one fresh pair of runs"
+  run "$work/a" || { cat "$work/a.log"; fail "first run, again"; }
+  run "$work/b" --min-busbw 0.001 || { cat "$work/b.log"; fail "second run, again"; }
+  same_pair
+  rc=$?
+fi
 cat "$work/same.txt"
-[ $rc = 0 ] || [ $rc = 4 ] || fail "two runs of one command: exit $rc"
-grep -qE "^# (OK|FAILED): [0-9]+ failures? in $((rows - 1)) matched rows" "$work/same.txt" || fail "not every row matched"
+[ $rc = 0 ] || fail "two runs of one command: exit $rc"
+grep -q "^# OK: 0 failures in $((rows - 1)) matched rows" "$work/same.txt" || fail "not every row matched"
 
 # A real slowdown is flagged whatever the noise: rank 1 sleeps 3 ms in every 8 KiB ring call
 # (about 10 us without: 300x), and compare names those two rows (out-of-place and in-place).
