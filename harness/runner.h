@@ -81,8 +81,8 @@ class Runner {
   void emit_measured(Measurement& m, RunRecord row, std::int64_t wrong, std::int64_t graph_wrong,
                      std::int64_t damaged, const std::vector<std::string>& descriptions);
   // Call helpers: each call is counted on the progress board first, so that a stuck run can
-  // name who is behind.
-  void call(Implementation& impl, const CallArgs& args);
+  // name who is behind. call() issues `collectives` of the case back to back (-m).
+  void call(Implementation& impl, const CallArgs& args, int collectives);
   void barrier();
   void sync(Implementation& impl);
   void emit(RunRecord row);
