@@ -77,12 +77,25 @@ function(ccbench_gpu_reduce_test name ranks root reference)
   set_tests_properties(${name} PROPERTIES ENVIRONMENT "${env}")
 endfunction()
 ccbench_gpu_reduce_test(gpu_reduce_all_types_2 2 1 nccl -d all -o all -b 4 -e 3M -f 3 -n 3 -w 1 --timeout 20)
-# CUDA graphs, and 40 MiB: several 1 MiB slots per ring channel, best on the ring.
-ccbench_gpu_reduce_test(gpu_reduce_graphs_2 2 0 nccl -d float,half -o sum,avg -b 8 -e 40M -f 8 -n 3 -w 1 -G 2
+# CUDA graphs (with ops whose in-place replays can be checked), and 40 MiB: several 1 MiB slots
+# per ring channel, best on the ring.
+ccbench_gpu_reduce_test(gpu_reduce_graphs_2 2 0 nccl -d float,half -o max,min -b 8 -e 40M -f 8 -n 3 -w 1 -G 2
                         --timeout 30)
 # 3 ranks on 2 GPUs (two share one; NCCL does not run there), the last rank as root.
 ccbench_gpu_reduce_test(gpu_reduce_three_ranks 3 2 "" -d float,int8,bfloat16 -o sum,min,avg -b 4 -e 40M -f 9 -n 2
                         -w 1 --timeout 30)
+
+# -m 4 (nccl-tests' agg_iters): 4 collectives per iteration, NCCL's in one group, ours back to
+# back; every row measured and checked with 0 wrong elements (in place, sums on one collective
+# alone). Then captured into CUDA graphs, with ops whose in-place replays can be checked too.
+set(_agg_expect "CCBENCH_EXPECT_MEASURED=ring,best,nccl:allreduce,reduce,allgather oneshot:reduce")
+ccbench_gpu_test(gpu_agg_iters_2 2 --collective allreduce,reduce,allgather --impl ring,oneshot,best,nccl -m 4
+                 -d float,int8 -o sum,max -b 4 -e 4M -f 16 -n 3 -w 1 --timeout 20)
+ccbench_gpu_test(gpu_agg_iters_graphs_2 2 --collective allreduce,reduce,allgather --impl ring,oneshot,best,nccl
+                 -m 4 -d float,half -o max,min -b 8 -e 4M -f 16 -n 3 -w 1 -G 2 --timeout 20)
+foreach(t gpu_agg_iters_2 gpu_agg_iters_graphs_2)
+  set_tests_properties(${t} PROPERTIES ENVIRONMENT "CCBENCH_RESULT_CHECK=${_measured_check};${_agg_expect}")
+endforeach()
 
 # Injected faults on GPU ranks: a stopped rank ends the job with exit code 5 within the deadline
 # (our kernel naming the peer it waited for; NCCL's communicator aborted by the watchdog); a
