@@ -26,6 +26,7 @@ class OneshotGpu final : public GpuImpl {
   void setup_kernels() override {
     ll_per_rank_ = oneshot_max_bytes() * 2;  // a 16-byte line carries 8 bytes
     peers_ = std::make_unique<PeerState>(ctx_.comm, kLowLatencyOffset + 2 * static_cast<std::size_t>(n_) * ll_per_rank_);
+    read_epochs_ = std::make_unique<DeviceCounters>(kMaxChannels);
   }
   // Reduce reads every rank's input: in place it lies in the receive buffer.
   void attach(const BufferSet& b) override { peers_->attach(b, true, true); }
@@ -33,7 +34,10 @@ class OneshotGpu final : public GpuImpl {
   void run(const CallArgs& a) override {
     if (n_ == 1) return copy_alone(a);
     PeerParams p = peers_->params(a, rank_, n_, blocks(a), limits());
-    if (a.spec.coll == Collective::reduce) return launched(launch_direct_reduce(p, stream_));
+    if (a.spec.coll == Collective::reduce) {
+      p.epochs = read_epochs_->at(0);
+      return launched(launch_direct_reduce(p, stream_));
+    }
     p.ll_bytes_per_rank = ll_per_rank_;
     launched(launch_oneshot(p, stream_));
   }
@@ -50,6 +54,11 @@ class OneshotGpu final : public GpuImpl {
   }
   std::size_t ll_per_rank_ = 0;
   std::unique_ptr<PeerState> peers_;
+  // The reduce's own call counts: its barriers' flag values. The all-reduce's LL flags are its
+  // call counts too, so the two never share a counter (a jump by the other could make an old LL
+  // line look fresh).
+  std::unique_ptr<DeviceCounters> read_epochs_;
+  static_assert(kDirectReduceMaxBlocks <= kMaxChannels, "one barrier flag row per block");
 };
 
 class TwoshotGpu final : public GpuImpl {
