@@ -22,8 +22,9 @@ enum class InPlaceChoice { no, yes, both };
 // is done when its last rank is.
 enum class RankTime { rank0 = 0, average = 1, min = 2, max = 3 };
 
-// -m: at most this many collectives per timed iteration (nccl-tests has no bound; 1024 keeps a
-// captured CUDA graph of -n iterations within memory and a single iteration within the deadline).
+// -m: at most this many collectives per iteration. nccl-tests has no bound; this one keeps a slip
+// of the finger (-m 100000) from multiplying a run's length and a CUDA graph's size (-G captures
+// -n x -m collectives) by that much.
 constexpr int kMaxAggIters = 1024;
 
 struct RunOptions {
