@@ -618,13 +618,16 @@ void Runner::single_iterations(ImplState& st, Series& bufs, Measurement& m) {
     }
     if (opts_.check && checkable) check_output(bufs, m, fmt::format("iteration {}", i), m.wrong);
   }
-  if (!opts_.check || checkable) return;
+  if (opts_.check && !checkable) check_alone(*st.impl, bufs, m);
+}
+
+void Runner::check_alone(Implementation& impl, Series& bufs, Measurement& m) {
   watchdog_.enter(m.where + ": checked collective");
   reset(bufs, m);
   backend_.synchronize();
   barrier();
-  call(*st.impl, m.args(), 1);
-  sync(*st.impl);
+  call(impl, m.args(), 1);
+  sync(impl);
   check_output(bufs, m, "a collective alone after the aggregated iterations", m.wrong);
 }
 

@@ -71,6 +71,8 @@ class Runner {
   void warm_up(Implementation& impl, Measurement& m);
   void timed_batch(Implementation& impl, Series& bufs, Measurement& m);
   void single_iterations(ImplState& impl, Series& bufs, Measurement& m);
+  // One collective on fresh input, checked: where -m N collectives in place change their result.
+  void check_alone(Implementation& impl, Series& bufs, Measurement& m);
   void graph_replays(Implementation& impl, Series& bufs, Measurement& m);
   void check_output(Series& bufs, Measurement& m, const std::string& when, std::int64_t& counter);
   void check_send_buffer(Measurement& m);
