@@ -10,6 +10,7 @@
 //   attach()       once per buffer set, before the first run() on it (IPC handles, registration).
 //   run()          one collective. CPU: complete on return. GPU: enqueued on ctx.stream with no
 //                  host synchronisation, so it can be captured into a CUDA graph.
+//   run_aggregated()  `n` of the same collective back to back, as run() (nccl-tests' -m).
 //   check_async_errors()  after each host synchronisation.
 //   probe_begin(), describe()  around the first warm-up call of each measurement (and around
 //                  a CUDA-graph capture): what the implementation chose for that size.
@@ -87,6 +88,11 @@ class Implementation {
   virtual Allocator* allocator() { return nullptr; }
   virtual void attach(const BufferSet&) {}
   virtual void run(const CallArgs& args) = 0;
+  // n >= 1 calls of run(args) in a row; an implementation with a grouping API issues them as one
+  // group (NCCL: inside ncclGroupStart/ncclGroupEnd, as nccl-tests' -m does).
+  virtual void run_aggregated(const CallArgs& args, int n) {
+    for (int i = 0; i < n; ++i) run(args);
+  }
   virtual void detach() {}
   // Called after the harness synchronised with the device: throws the error a kernel or NCCL
   // reported asynchronously (a device-side wait that timed out: Error(timeout)).

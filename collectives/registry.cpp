@@ -55,7 +55,9 @@ std::vector<ImplInfo> build_registry() {
   r.push_back({"ring", Device::gpu, "ring CUDA kernel over CUDA IPC peer memory (NVLink or PCIe)", make_ring_gpu, ""});
   r.push_back({"tree", Device::gpu, "double binary tree / log-depth all-gather CUDA kernels over CUDA IPC",
                make_tree_gpu, ""});
-  r.push_back({"oneshot", Device::gpu, "one-shot all-reduce: every rank reads all inputs, one flag exchange",
+  r.push_back({"oneshot", Device::gpu,
+               "one-shot all-reduce: every rank pushes its input to every peer as LL lines; reduce: the root reads "
+               "every input",
                make_oneshot_gpu, ""});
   r.push_back({"twoshot", Device::gpu, "two-shot all-reduce: reduce-scatter by direct reads, then all-gather",
                make_twoshot_gpu, ""});

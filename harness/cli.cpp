@@ -370,10 +370,13 @@ void add_nccl_tests_options(CLI::App& app, RunOptions& o, RawRun& r) {
                         o.rank_time = static_cast<RankTime>(v);
                         return "";
                       });
-  add_nccl_tests_flag(app, notes, "-m,--agg_iters", 1, 1000000, "collectives aggregated per iteration: 1",
-                      only(1, "ccbench times each collective on its own, never several grouped into one launch; "
-                              "its time column is already a back-to-back batch of -n collectives, and -G N "
-                              "replays them as a CUDA graph (no launch overhead)"));
+  add_nccl_tests_flag(app, notes, "-m,--agg_iters", 1, kMaxAggIters,
+                      "collectives issued back to back per timed iteration (NCCL: in one group); times are per "
+                      "collective [1]",
+                      [&o](const std::string&, long long v) -> std::string {
+                        o.agg_iters = static_cast<int>(v);
+                        return "";
+                      });
   add_nccl_tests_flag(app, notes, "-z,--blocking", 0, 3, "blocking mode: 0 (the batch never waits between collectives)",
                       only(0, "the time column is the non-blocking batch (-z 0); the blocking figures are "
                               "always measured too: every single iteration is waited for and started after a "

@@ -149,6 +149,7 @@ Json build_context(const RunOptions& opts, const SweepPlan& plan, const RankLayo
       {"sizes", plan.sizes.size()},
       {"iterations", opts.iterations},
       {"warmup", opts.warmup},
+      {"agg_iters", opts.agg_iters},
       {"check", opts.check},
       {"rank_time", std::array{"rank 0", "mean over ranks", "fastest rank", "slowest rank"}[static_cast<int>(opts.rank_time)]},
       {"misalign_elements", opts.misalign},
@@ -161,10 +162,12 @@ Json build_context(const RunOptions& opts, const SweepPlan& plan, const RankLayo
   };
   c["timing"] =
       plan.device == Device::gpu
-          ? "CUDA events on each rank's stream; time_avg = back-to-back batch / iterations (as nccl-tests), "
-            "median/min/p95/cv over single iterations started together after a barrier; slowest rank per figure"
-          : "steady clock; time_avg = back-to-back batch / iterations (as nccl-tests), median/min/p95/cv over "
-            "single iterations started together after a barrier; slowest rank per figure";
+          ? "CUDA events on each rank's stream; time_avg = back-to-back batch / (iterations x agg_iters) (as "
+            "nccl-tests), median/min/p95/cv over single iterations (each / agg_iters) started together after a "
+            "barrier; slowest rank per figure"
+          : "steady clock; time_avg = back-to-back batch / (iterations x agg_iters) (as nccl-tests), "
+            "median/min/p95/cv over single iterations (each / agg_iters) started together after a barrier; "
+            "slowest rank per figure";
   c["units"] = "sizes in bytes (K = 1024 on the command line), bandwidth in GB/s (1e9 B/s), times in microseconds";
   return c;
 }

@@ -22,11 +22,17 @@ enum class InPlaceChoice { no, yes, both };
 // is done when its last rank is.
 enum class RankTime { rank0 = 0, average = 1, min = 2, max = 3 };
 
+// -m: at most this many collectives per iteration. nccl-tests has no bound; this one keeps a slip
+// of the finger (-m 100000) from multiplying a run's length and a CUDA graph's size (-G captures
+// -n x -m collectives) by that much.
+constexpr int kMaxAggIters = 1024;
+
 struct RunOptions {
   SweepSpec sweep{8, 0, 2.0, 0};  // max_bytes 0: chosen from memory and device (see runner)
   bool max_given = false;
   int iterations = 20;             // -n
   int warmup = 5;                  // -w
+  int agg_iters = 1;               // -m: collectives issued back to back per iteration (times are per collective)
   bool check = true;               // -c
   RankTime rank_time = RankTime::max;  // -a
   int misalign = 0;                // -u: send and receive buffers start this many elements late

@@ -528,9 +528,9 @@ bool Runner::measure(ImplState& st, Series& bufs, Measurement& m) {
 // The phases, on this rank.
 // ---------------------------------------------------------------------------------------------
 
-void Runner::call(Implementation& impl, const CallArgs& args) {
+void Runner::call(Implementation& impl, const CallArgs& args, int collectives) {
   watchdog_.arrive();
-  impl.run(args);
+  impl.run_aggregated(args, collectives);
   if (slow_ms_ == 0) return;
   backend_.synchronize();  // this rank's part is done; it then finishes late
   std::this_thread::sleep_for(std::chrono::milliseconds(slow_ms_));
@@ -567,7 +567,7 @@ void Runner::warm_up(Implementation& impl, Measurement& m) {
   watchdog_.enter(m.where + ": warm-up");
   for (int i = 0; i < opts_.warmup; ++i) {
     if (i == 0) impl.probe_begin();
-    call(impl, m.args());
+    call(impl, m.args(), opts_.agg_iters);
     if (i == 0) {
       sync(impl);
       m.algorithm = impl.describe(m.args());
@@ -583,17 +583,20 @@ void Runner::timed_batch(Implementation& impl, Series& bufs, Measurement& m) {
   barrier();
   watchdog_.enter(m.where + ": timed batch");
   backend_.mark(0);
-  for (int i = 0; i < opts_.iterations; ++i) call(impl, m.args());
+  for (int i = 0; i < opts_.iterations; ++i) call(impl, m.args(), opts_.agg_iters);
   backend_.mark(1);
   sync(impl);
-  m.batch_us = backend_.elapsed_us(0, 1) / opts_.iterations;
+  m.batch_us = backend_.elapsed_us(0, 1) / (opts_.iterations * opts_.agg_iters);
   if (!opts_.check) return;
   if (!m.in_place || repeats_in_place(m.spec.coll, m.spec.op)) check_output(bufs, m, "after the timed batch", m.wrong);
   if (!m.in_place) check_send_buffer(m);
 }
 
-// Single iterations, each started together and checked: the distribution.
+// Single iterations, each started together and checked: the distribution. An iteration of -m N
+// collectives counts as N, each taking 1/N of its time; in place, N collectives on their own
+// output give another output for most ops, so one more collective alone is checked instead.
 void Runner::single_iterations(ImplState& st, Series& bufs, Measurement& m) {
+  const bool checkable = opts_.agg_iters == 1 || !m.in_place || repeats_in_place(m.spec.coll, m.spec.op);
   for (int i = 0; i < opts_.iterations; ++i) {
     watchdog_.enter(fmt::format("{}: iteration {}", m.where, i));
     reset(bufs, m);
@@ -604,17 +607,28 @@ void Runner::single_iterations(ImplState& st, Series& bufs, Measurement& m) {
     // GPU: the collective is queued behind a short spin, so its time holds no launch latency.
     backend_.head_start(kHeadStartUs);
     backend_.mark(0);
-    call(*st.impl, m.args());
+    call(*st.impl, m.args(), opts_.agg_iters);
     backend_.mark(1);
     sync(*st.impl);
-    m.iter_us[static_cast<size_t>(i)] = backend_.elapsed_us(0, 1);
+    m.iter_us[static_cast<size_t>(i)] = backend_.elapsed_us(0, 1) / opts_.agg_iters;
     if (fault) {
       fault_fired_ = true;
       std::byte* end = m.buffers.out_in_send ? m.S + m.send_bytes : m.R + m.recv_bytes;
       inject_after(*opts_.fault, backend_, m.out, m.checked, m.esz, end);
     }
-    if (opts_.check) check_output(bufs, m, fmt::format("iteration {}", i), m.wrong);
+    if (opts_.check && checkable) check_output(bufs, m, fmt::format("iteration {}", i), m.wrong);
   }
+  if (opts_.check && !checkable) check_alone(*st.impl, bufs, m);
+}
+
+void Runner::check_alone(Implementation& impl, Series& bufs, Measurement& m) {
+  watchdog_.enter(m.where + ": checked collective");
+  reset(bufs, m);
+  backend_.synchronize();
+  barrier();
+  call(impl, m.args(), 1);
+  sync(impl);
+  check_output(bufs, m, "a collective alone after the aggregated iterations", m.wrong);
 }
 
 // CUDA graph of -n iterations, replayed -G times; each replay is a sample.
@@ -624,7 +638,7 @@ void Runner::graph_replays(Implementation& impl, Series& bufs, Measurement& m) {
   backend_.synchronize();
   impl.probe_begin();
   backend_.begin_capture();
-  for (int i = 0; i < opts_.iterations; ++i) call(impl, m.args());
+  for (int i = 0; i < opts_.iterations; ++i) call(impl, m.args(), opts_.agg_iters);
   backend_.end_capture();
   m.graph_algorithm = impl.describe(m.args());
   backend_.replay();  // warm-up launch
@@ -638,7 +652,7 @@ void Runner::graph_replays(Implementation& impl, Series& bufs, Measurement& m) {
     backend_.replay();
     backend_.mark(1);
     sync(impl);
-    m.graph_us.push_back(backend_.elapsed_us(0, 1) / opts_.iterations);
+    m.graph_us.push_back(backend_.elapsed_us(0, 1) / (opts_.iterations * opts_.agg_iters));
   }
   backend_.drop_capture();
   if (graph_checked(m)) check_output(bufs, m, "after the CUDA-graph replays", m.graph_wrong);

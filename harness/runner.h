@@ -71,6 +71,8 @@ class Runner {
   void warm_up(Implementation& impl, Measurement& m);
   void timed_batch(Implementation& impl, Series& bufs, Measurement& m);
   void single_iterations(ImplState& impl, Series& bufs, Measurement& m);
+  // One collective on fresh input, checked: where -m N collectives in place change their result.
+  void check_alone(Implementation& impl, Series& bufs, Measurement& m);
   void graph_replays(Implementation& impl, Series& bufs, Measurement& m);
   void check_output(Series& bufs, Measurement& m, const std::string& when, std::int64_t& counter);
   void check_send_buffer(Measurement& m);
@@ -81,8 +83,8 @@ class Runner {
   void emit_measured(Measurement& m, RunRecord row, std::int64_t wrong, std::int64_t graph_wrong,
                      std::int64_t damaged, const std::vector<std::string>& descriptions);
   // Call helpers: each call is counted on the progress board first, so that a stuck run can
-  // name who is behind.
-  void call(Implementation& impl, const CallArgs& args);
+  // name who is behind. call() issues `collectives` of the case back to back (-m).
+  void call(Implementation& impl, const CallArgs& args, int collectives);
   void barrier();
   void sync(Implementation& impl);
   void emit(RunRecord row);

@@ -122,6 +122,8 @@ std::string startup_block(MPI_Comm comm, const RankLayout& layout, const Backend
                               layout.nodes, layout.nodes == 1 ? "" : "s", name(backend.device()));
   for (size_t r = 0; r < lines.size(); ++r) s += fmt::format("#  Rank {:3} {}\n", r, lines[r]);
   s += fmt::format("# Measurements: {}{}\n", measurements, opts.cycles == 0 ? " per cycle (until stopped)" : "");
+  s += fmt::format("# Iterations: {} warm-up, {} timed, agg iters {}{}\n", opts.warmup, opts.iterations, opts.agg_iters,
+                   opts.agg_iters > 1 ? " (collectives back to back per iteration; times are per collective)" : "");
   s += fmt::format("# Results: {}\n", results);
   for (const std::string& note : opts.notes) s += fmt::format("# note: {}\n", note);
   return s;

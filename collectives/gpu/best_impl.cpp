@@ -1,5 +1,6 @@
 // best: the fastest of our kernels for each collective and size (thresholds in knobs.h); ce is the
-// only one for all-to-all, alltoallv, gather and scatter.
+// only one for all-to-all, alltoallv, gather and scatter. Reduce switches from oneshot to ring at
+// the all-reduce's one-shot threshold (the reduce crossover is not measured yet).
 #include "collectives/gpu/gpu_impls.h"
 #include "collectives/gpu/knobs.h"
 
@@ -19,12 +20,13 @@ class BestGpu final : public Implementation {
         ce_(make_ce_gpu()) {}
   CollectiveSet collectives() const override {
     return {Collective::allreduce, Collective::allgather, Collective::reducescatter, Collective::alltoall,
-            Collective::alltoallv, Collective::gather,    Collective::scatter};
+            Collective::alltoallv, Collective::gather,    Collective::scatter,       Collective::reduce};
   }
   std::optional<std::string> unsupported(const CaseSpec& s, const ImplContext& ctx) const override {
     if (s.coll == Collective::allreduce) return twoshot_->unsupported(s, ctx);
     if (s.coll == Collective::allgather) return ce_->unsupported(s, ctx);
     if (s.coll == Collective::reducescatter) return ring_->unsupported(s, ctx);
+    if (s.coll == Collective::reduce) return oneshot_->unsupported(s, ctx);
     return ce_->unsupported(s, ctx);  // alltoall, alltoallv, gather, scatter: only ce has them
   }
   void setup(const ImplContext& ctx) override {
@@ -60,6 +62,8 @@ class BestGpu final : public Implementation {
       return bytes <= ring_allgather_max_ ? *ring_ : *ce_;
     }
     if (a.spec.coll == Collective::reducescatter) return *ring_;
+    // Reduce: the root's direct reads where all-reduce takes one-shot, the ring's chain above.
+    if (a.spec.coll == Collective::reduce) return bytes <= oneshot_max_ ? *oneshot_ : *ring_;
     return *ce_;
   }
   std::vector<Implementation*> all() const {

@@ -1,4 +1,5 @@
-// Ring and tree kernels over FIFO connections (NCCL's "simple" protocol): one block per channel
+// Ring (all-reduce, all-gather, reduce-scatter, and reduce as a chain toward the root) and tree
+// kernels over FIFO connections (NCCL's "simple" protocol): one block per channel
 // moves one slot per step. A sender waits for a free slot (head), writes the slot in the
 // receiver's memory and publishes it (tail, release at system scope); the receiver waits for
 // the tail, reads and frees the slot (head). Counters only grow and persist across launches in
@@ -6,6 +7,7 @@
 #include <cuda_runtime.h>
 
 #include "collectives/gpu/device.cuh"
+#include "collectives/schedules/chain.h"
 #include "collectives/schedules/ring.h"
 #include "collectives/schedules/tree.h"
 
@@ -82,6 +84,13 @@ __device__ __forceinline__ bool ring_step(RingOp op, const RingParams& p, const 
   return true;
 }
 
+// Step s of the collectives that move whole blocks (all-gather, reduce-scatter, reduce).
+__device__ __forceinline__ schedule::RingStep block_step(const RingParams& p, int s) {
+  if (p.kind == RingKind::allgather) return schedule::ring_allgather_step(p.nranks, p.pos, s);
+  if (p.kind == RingKind::reduce) return {schedule::chain_reduce_op(p.nranks, p.pos, p.root_pos), 0};
+  return schedule::ring_reducescatter_step(p.nranks, p.pos, s);
+}
+
 template <typename T>
 __global__ void __launch_bounds__(kThreads) ring_kernel(RingParams p) {
   const int c = static_cast<int>(blockIdx.x);
@@ -112,17 +121,19 @@ __global__ void __launch_bounds__(kThreads) ring_kernel(RingParams p) {
     }
   } else {
     // All-gather / reduce-scatter: chunk k is rank k's block of `count` elements; the channel
-    // moves its part of every block, one slot at a time.
+    // moves its part of every block, one slot at a time. Reduce: one step per slice, the op of
+    // this rank's place on the chain toward the root, on the one block (chunk 0).
     const Piece range = schedule::block_range(p.count, p.channels, c, align);
     const std::size_t loops = schedule::div_up(range.count, slice);
     const bool gather = p.kind == RingKind::allgather;
-    const int steps = gather ? schedule::ring_allgather_steps(n) : schedule::ring_reducescatter_steps(n);
+    const int steps = gather                        ? schedule::ring_allgather_steps(n)
+                      : p.kind == RingKind::reduce ? 1
+                                                   : schedule::ring_reducescatter_steps(n);
     for (std::size_t loop = 0; ok && loop < loops; ++loop) {
       const std::size_t first = range.offset + loop * slice;
       const std::size_t m = range.count - loop * slice < slice ? range.count - loop * slice : slice;
       for (int s = 0; ok && s < steps; ++s) {
-        const schedule::RingStep st =
-            gather ? schedule::ring_allgather_step(n, p.pos, s) : schedule::ring_reducescatter_step(n, p.pos, s);
+        const schedule::RingStep st = block_step(p, s);
         const std::size_t block = static_cast<std::size_t>(st.chunk) * p.count;
         // All-gather reads its own input and writes block `chunk` of the output; reduce-scatter
         // reads block `chunk` of its input and writes its output.

@@ -1,11 +1,12 @@
 #pragma once
 // Our CUDA implementations over CUDA IPC peer memory (all ranks on one node):
-//   ring     ring all-reduce / all-gather / reduce-scatter over FIFO connections, pipelined in
-//            slots, one block per channel
+//   ring     ring all-reduce / all-gather / reduce-scatter, and reduce as a chain toward the
+//            root, over FIFO connections, pipelined in slots, one block per channel
 //   tree     double binary tree all-reduce (reduce up, broadcast down, pipelined) and log-depth
 //            (Bruck) all-gather with direct writes
 //   oneshot  all-reduce for small sizes: every rank pushes its input to every peer as LL lines
-//            (data and flag in one store) and reduces locally; no barrier
+//            (data and flag in one store) and reduces locally; no barrier. Reduce: the root
+//            reads every rank's input directly and reduces; two barriers
 //   twoshot  all-reduce: each rank reduces its chunk reading every input directly, then writes
 //            the result into every output; two barriers
 //   ce       all-gather, all-to-all, alltoallv, gather and scatter with the copy engines: each

@@ -34,7 +34,8 @@ struct WaitLimits {
   std::uint64_t timeout_ns;    // bound of every wait
 };
 
-enum class RingKind : int { allreduce, allgather, reducescatter };
+// reduce: a chain along the ring toward the root (collectives/schedules/chain.h).
+enum class RingKind : int { allreduce, allgather, reducescatter, reduce };
 
 struct RingParams {
   RingKind kind;
@@ -42,6 +43,7 @@ struct RingParams {
   ReduceOp op;
   int nranks;
   int pos;          // position on the ring
+  int root_pos;     // reduce: the root's position on the ring
   int channels;     // blocks; channel c uses send[c] and recv[c]
   const void* send;
   void* recv;
@@ -85,6 +87,7 @@ struct PeerParams {
   ReduceOp op;
   int nranks;
   int rank;
+  int root;  // reduce: the rank that receives the result
   int blocks;
   const void* send;
   void* recv;
@@ -112,6 +115,9 @@ int launch_ring(const RingParams& p, void* stream);
 int launch_tree(const TreeParams& p, void* stream);
 int launch_oneshot(const PeerParams& p, void* stream);
 int launch_twoshot(const PeerParams& p, void* stream);
+// Reduce by direct reads: the root reduces every rank's input into its output; every rank takes
+// part in the two barriers around it. Needs the send (and, in place, receive) buffers attached.
+int launch_direct_reduce(const PeerParams& p, void* stream);
 int launch_bruck_allgather(const PeerParams& p, void* stream);
 // A barrier over all ranks on block 0's flags (for the copy-engine collectives); blocks must be 1.
 int launch_barrier(const PeerParams& p, void* stream);

@@ -29,6 +29,10 @@ constexpr std::size_t kDefaultOneshotMaxBytes = std::size_t(512) << 10;
 // One-shot: one block per 8 KiB, at most 32 (LL lines are latency-bound, not bandwidth-bound).
 constexpr std::size_t kOneshotBytesPerBlock = std::size_t(8) << 10;
 constexpr int kOneshotMaxBlocks = 32;
+// oneshot's reduce (the root reads every input): one block per 64 KiB of input, at most 128, as
+// two-shot's reading half (whose numbers are above). Not measured for reduce yet.
+constexpr std::size_t kDirectReduceBytesPerBlock = kTwoshotBytesPerBlock;
+constexpr int kDirectReduceMaxBlocks = kDefaultTwoshotBlocks;
 // Bruck all-gather: one block per 64 KiB of a piece, at most 32.
 constexpr std::size_t kBruckBytesPerBlock = std::size_t(64) << 10;
 constexpr int kBruckMaxBlocks = 32;

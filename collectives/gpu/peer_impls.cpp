@@ -1,4 +1,5 @@
-// oneshot and twoshot: all-reduce kernels that address every rank's memory directly.
+// oneshot and twoshot: kernels that address every rank's memory directly. oneshot: all-reduce
+// (LL lines pushed to every peer) and reduce (the root reads every input); twoshot: all-reduce.
 #include <fmt/format.h>
 
 #include "collectives/gpu/gpu_impl.h"
@@ -15,32 +16,49 @@ using namespace gpu;
 class OneshotGpu final : public GpuImpl {
  public:
   OneshotGpu() : GpuImpl("oneshot") {}
-  CollectiveSet collectives() const override { return {Collective::allreduce}; }
+  CollectiveSet collectives() const override { return {Collective::allreduce, Collective::reduce}; }
+  // The all-reduce's LL buffers bound its size; reduce reads the inputs where they are.
   std::optional<std::string> unsupported_count(const CaseSpec& s, std::size_t count) const override {
-    if (count * element_size(s.dtype) <= oneshot_max_bytes()) return std::nullopt;
+    if (s.coll == Collective::reduce || count * element_size(s.dtype) <= oneshot_max_bytes()) return std::nullopt;
     return fmt::format("oneshot handles up to {} bytes per rank (CCBENCH_ONESHOT_MAX_BYTES)", oneshot_max_bytes());
   }
   bool direct_access(const CaseSpec&) const override { return true; }
   void setup_kernels() override {
     ll_per_rank_ = oneshot_max_bytes() * 2;  // a 16-byte line carries 8 bytes
     peers_ = std::make_unique<PeerState>(ctx_.comm, kLowLatencyOffset + 2 * static_cast<std::size_t>(n_) * ll_per_rank_);
+    read_epochs_ = std::make_unique<DeviceCounters>(kMaxChannels);
   }
+  // Reduce reads every rank's input: in place it lies in the receive buffer.
+  void attach(const BufferSet& b) override { peers_->attach(b, true, true); }
+  void detach() override { peers_->detach(); }
   void run(const CallArgs& a) override {
     if (n_ == 1) return copy_alone(a);
     PeerParams p = peers_->params(a, rank_, n_, blocks(a), limits());
+    if (a.spec.coll == Collective::reduce) {
+      p.epochs = read_epochs_->at(0);
+      return launched(launch_direct_reduce(p, stream_));
+    }
     p.ll_bytes_per_rank = ll_per_rank_;
     launched(launch_oneshot(p, stream_));
   }
   std::string describe(const CallArgs& a) override {
-    return n_ == 1 ? "copy (1 rank)" : fmt::format("oneshot {}blk", blocks(a));
+    if (n_ == 1) return "copy (1 rank)";
+    return fmt::format("{} {}blk", a.spec.coll == Collective::reduce ? "oneshot-read" : "oneshot", blocks(a));
   }
 
  private:
   static int blocks(const CallArgs& a) {
-    return blocks_for(a.count * element_size(a.spec.dtype), kOneshotBytesPerBlock, kOneshotMaxBlocks);
+    const std::size_t bytes = a.count * element_size(a.spec.dtype);
+    if (a.spec.coll == Collective::reduce) return blocks_for(bytes, kDirectReduceBytesPerBlock, kDirectReduceMaxBlocks);
+    return blocks_for(bytes, kOneshotBytesPerBlock, kOneshotMaxBlocks);
   }
   std::size_t ll_per_rank_ = 0;
   std::unique_ptr<PeerState> peers_;
+  // The reduce's own call counts: its barriers' flag values. The all-reduce's LL flags are its
+  // call counts too, so the two never share a counter (a jump by the other could make an old LL
+  // line look fresh).
+  std::unique_ptr<DeviceCounters> read_epochs_;
+  static_assert(kDirectReduceMaxBlocks <= kMaxChannels, "one barrier flag row per block");
 };
 
 class TwoshotGpu final : public GpuImpl {

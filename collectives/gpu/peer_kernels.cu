@@ -1,6 +1,7 @@
 // Kernels that address every rank's memory directly through CUDA IPC mappings: one-shot and
-// two-shot all-reduce, the log-depth (Bruck) all-gather and a barrier. Block b of every rank
-// handles the same part of the data, so all synchronisation is between equal block indices.
+// two-shot all-reduce, reduce by direct reads, the log-depth (Bruck) all-gather and a barrier.
+// Block b of every rank handles the same part of the data, so all synchronisation is between
+// equal block indices.
 // Each block counts its calls in state memory (epochs); flags carry the epoch, so nothing is
 // ever reset and graph replays work.
 #include <cuda_runtime.h>
@@ -167,27 +168,18 @@ __global__ void __launch_bounds__(kThreads) oneshot_kernel(PeerParams p) {
   if (threadIdx.x == 0) p.epochs[b] = epoch;
 }
 
-// ---- two-shot all-reduce: reduce-scatter by direct reads, all-gather by direct writes ----------
+// ---- reductions by direct reads ------------------------------------------------------------------
 
+// Elements [off, off + n) of every rank's input, reduced in rank order and finalized, stored at
+// the same place in the outputs of ranks [out_first, out_end). All threads of the block take part.
 template <typename T>
-__global__ void __launch_bounds__(kThreads) twoshot_kernel(PeerParams p) {
-  const int b = static_cast<int>(blockIdx.x);
-  const std::uint64_t epoch = p.epochs[b] + 2;
+__device__ __forceinline__ void reduce_inputs(const PeerParams& p, std::size_t off, std::size_t n, int out_first,
+                                              int out_end) {
   const std::size_t align = kPackBytes / sizeof(T);
-  // Rank r owns chunk r; block b handles its part of this rank's chunk.
-  const Piece chunk = schedule::block_range(p.count, p.nranks, p.rank, align);
-  const Piece part = schedule::block_range(chunk.count, p.blocks, b, align);
-  const std::size_t off = chunk.offset + part.offset;
-  const std::size_t n = part.count;
-
-  // Every rank's input is ready, and every rank finished with its output of the last call.
-  if (!block_barrier(p, epoch - 1)) return;
-
   const int tid = static_cast<int>(threadIdx.x), nt = static_cast<int>(blockDim.x);
   std::uintptr_t bits = 0;
-  for (int r = 0; r < p.nranks; ++r)
-    bits |= reinterpret_cast<std::uintptr_t>(reinterpret_cast<const T*>(send_of(p, r)) + off) |
-            reinterpret_cast<std::uintptr_t>(reinterpret_cast<T*>(recv_of(p, r)) + off);
+  for (int r = 0; r < p.nranks; ++r) bits |= reinterpret_cast<std::uintptr_t>(reinterpret_cast<const T*>(send_of(p, r)) + off);
+  for (int r = out_first; r < out_end; ++r) bits |= reinterpret_cast<std::uintptr_t>(reinterpret_cast<T*>(recv_of(p, r)) + off);
   std::size_t done = 0;
   if ((bits & (kPackBytes - 1)) == 0) {
     constexpr int kUnroll = 4;
@@ -206,7 +198,7 @@ __global__ void __launch_bounds__(kThreads) twoshot_kernel(PeerParams p) {
       }
 #pragma unroll
       for (int u = 0; u < kUnroll; ++u) acc[u] = finalize_pack<T>(p.op, acc[u], p.nranks);
-      for (int r = 0; r < p.nranks; ++r)
+      for (int r = out_first; r < out_end; ++r)
 #pragma unroll
         for (int u = 0; u < kUnroll; ++u) store_pack(reinterpret_cast<Pack*>(recv_of(p, r)) + off / align + q + u * nt, acc[u]);
     }
@@ -215,7 +207,7 @@ __global__ void __launch_bounds__(kThreads) twoshot_kernel(PeerParams p) {
       for (int r = 1; r < p.nranks; ++r)
         acc = reduce_pack<T>(p.op, acc, load_pack(reinterpret_cast<const Pack*>(send_of(p, r)) + off / align + q));
       acc = finalize_pack<T>(p.op, acc, p.nranks);
-      for (int r = 0; r < p.nranks; ++r) store_pack(reinterpret_cast<Pack*>(recv_of(p, r)) + off / align + q, acc);
+      for (int r = out_first; r < out_end; ++r) store_pack(reinterpret_cast<Pack*>(recv_of(p, r)) + off / align + q, acc);
     }
     done = packs * align;
   }
@@ -223,9 +215,39 @@ __global__ void __launch_bounds__(kThreads) twoshot_kernel(PeerParams p) {
     T acc = load_elem<T>(reinterpret_cast<const T*>(send_of(p, 0)) + off + i);
     for (int r = 1; r < p.nranks; ++r) acc = reduce_pair<T>(p.op, acc, load_elem<T>(reinterpret_cast<const T*>(send_of(p, r)) + off + i));
     acc = finalize<T>(p.op, acc, p.nranks);
-    for (int r = 0; r < p.nranks; ++r) reinterpret_cast<T*>(recv_of(p, r))[off + i] = acc;
+    for (int r = out_first; r < out_end; ++r) reinterpret_cast<T*>(recv_of(p, r))[off + i] = acc;
   }
+}
+
+// Two-shot all-reduce: reduce-scatter by direct reads, all-gather by direct writes.
+template <typename T>
+__global__ void __launch_bounds__(kThreads) twoshot_kernel(PeerParams p) {
+  const int b = static_cast<int>(blockIdx.x);
+  const std::uint64_t epoch = p.epochs[b] + 2;
+  const std::size_t align = kPackBytes / sizeof(T);
+  // Rank r owns chunk r; block b handles its part of this rank's chunk.
+  const Piece chunk = schedule::block_range(p.count, p.nranks, p.rank, align);
+  const Piece part = schedule::block_range(chunk.count, p.blocks, b, align);
+
+  // Every rank's input is ready, and every rank finished with its output of the last call.
+  if (!block_barrier(p, epoch - 1)) return;
+  reduce_inputs<T>(p, chunk.offset + part.offset, part.count, 0, p.nranks);
   // Every rank's writes into every output are done before anyone returns.
+  block_barrier(p, epoch);
+  if (threadIdx.x == 0) p.epochs[b] = epoch;
+}
+
+// Reduce: the root reads every rank's input and reduces into its own output (block b its part);
+// the other ranks only meet at the barriers, so that their inputs stay put while the root reads.
+template <typename T>
+__global__ void __launch_bounds__(kThreads) direct_reduce_kernel(PeerParams p) {
+  const int b = static_cast<int>(blockIdx.x);
+  const std::uint64_t epoch = p.epochs[b] + 2;
+  const Piece part = schedule::block_range(p.count, p.blocks, b, kPackBytes / sizeof(T));
+  // Every rank's input is ready.
+  if (!block_barrier(p, epoch - 1)) return;
+  if (p.rank == p.root) reduce_inputs<T>(p, part.offset, part.count, p.rank, p.rank + 1);
+  // The root has read every input before any rank returns (and may change its input).
   block_barrier(p, epoch);
   if (threadIdx.x == 0) p.epochs[b] = epoch;
 }
@@ -287,6 +309,14 @@ int launch_twoshot(const PeerParams& p, void* stream) {
   dispatch_type(p.dtype, [&](auto v) {
     using T = decltype(v);
     twoshot_kernel<T><<<p.blocks, kThreads, 0, st(stream)>>>(p);
+  });
+  return cudaGetLastError();
+}
+
+int launch_direct_reduce(const PeerParams& p, void* stream) {
+  dispatch_type(p.dtype, [&](auto v) {
+    using T = decltype(v);
+    direct_reduce_kernel<T><<<p.blocks, kThreads, 0, st(stream)>>>(p);
   });
   return cudaGetLastError();
 }

@@ -61,6 +61,7 @@ PeerParams PeerState::params(const CallArgs& a, int rank, int nranks, int blocks
   PeerParams p = barrier_params(rank, nranks, limits);
   p.dtype = a.spec.dtype;
   p.op = a.spec.op;
+  p.root = a.spec.root;
   p.blocks = blocks;
   p.send = a.send;
   p.recv = a.recv;

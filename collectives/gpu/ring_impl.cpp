@@ -1,4 +1,5 @@
-// ring: all-reduce, all-gather and reduce-scatter over FIFO connections, one block per channel.
+// ring: all-reduce, all-gather, reduce-scatter and reduce (a chain toward the root) over FIFO
+// connections, one block per channel.
 #include <fmt/format.h>
 
 #include "transports/gpu_mesh.h"
@@ -16,7 +17,7 @@ class RingGpu final : public GpuImpl {
  public:
   RingGpu() : GpuImpl("ring") {}
   CollectiveSet collectives() const override {
-    return {Collective::allreduce, Collective::allgather, Collective::reducescatter};
+    return {Collective::allreduce, Collective::allgather, Collective::reducescatter, Collective::reduce};
   }
   bool direct_access(const CaseSpec&) const override { return false; }
   void setup_kernels() override {
@@ -44,13 +45,12 @@ class RingGpu final : public GpuImpl {
   void run(const CallArgs& a) override {
     if (n_ == 1) return copy_alone(a);
     RingParams p{};
-    p.kind = a.spec.coll == Collective::allreduce   ? RingKind::allreduce
-             : a.spec.coll == Collective::allgather ? RingKind::allgather
-                                                    : RingKind::reducescatter;
+    p.kind = ring_kind(a.spec.coll);
     p.dtype = a.spec.dtype;
     p.op = a.spec.op;
     p.nranks = n_;
     p.pos = rank_;
+    p.root_pos = a.spec.root;  // the ring runs in rank order: a rank's position is its number
     p.channels = channels_for(a);
     p.send = a.send;
     p.recv = a.recv;
@@ -62,14 +62,24 @@ class RingGpu final : public GpuImpl {
     launched(launch_ring(p, stream_));
   }
   std::string describe(const CallArgs& a) override {
-    return n_ == 1 ? "copy (1 rank)" : fmt::format("ring {}ch", channels_for(a));
+    if (n_ == 1) return "copy (1 rank)";
+    return fmt::format("{} {}ch", a.spec.coll == Collective::reduce ? "ring-chain" : "ring", channels_for(a));
   }
 
  private:
-  // Small messages use fewer channels: fewer, fuller slots. Same choice on every rank.
+  static RingKind ring_kind(Collective c) {
+    switch (c) {
+      case Collective::allgather: return RingKind::allgather;
+      case Collective::reducescatter: return RingKind::reducescatter;
+      case Collective::reduce: return RingKind::reduce;
+      default: return RingKind::allreduce;  // run() is only given the collectives() above
+    }
+  }
+  // Small messages use fewer channels: fewer, fuller slots. Same choice on every rank. All-gather
+  // and reduce-scatter count their n blocks, all-reduce and reduce one rank's input.
   int channels_for(const CallArgs& a) const {
-    const std::size_t bytes =
-        a.count * element_size(a.spec.dtype) * (a.spec.coll == Collective::allreduce ? 1 : static_cast<std::size_t>(n_));
+    const bool blocks = a.spec.coll == Collective::allgather || a.spec.coll == Collective::reducescatter;
+    const std::size_t bytes = a.count * element_size(a.spec.dtype) * (blocks ? static_cast<std::size_t>(n_) : 1);
     return blocks_for(bytes, kRingBytesPerChannel, channels_);
   }
   int channels_ = kDefaultRingChannels;

@@ -218,6 +218,15 @@ class NcclImpl final : public Implementation {
     if (rc == ncclInProgress) wait_async("NCCL collective", ctx_.timeout, true);
   }
 
+  // One NCCL group of n collectives: NCCL launches them together (nccl-tests' -m).
+  void run_aggregated(const CallArgs& a, int n) override {
+    if (n == 1) return run(a);
+    CCB_NCCL(ncclGroupStart());
+    for (int i = 0; i < n; ++i) run(a);
+    const ncclResult_t rc = CCB_NCCL(ncclGroupEnd());
+    if (rc == ncclInProgress) wait_async("NCCL group", ctx_.timeout, true);
+  }
+
   // What NCCL connected over when its path was pinned, from its own log. NCCL connects at the
   // first collective (runtime connect), so this is asked again after every measurement.
   std::string transport() const override { return nccl_path_label(); }

@@ -61,6 +61,42 @@ ccbench_gpu_ce_test(gpu_alltoall_three_ranks 3 2 "" --impl ce,best -d float,int8
                     -w 1 --timeout 30)
 ccbench_gpu_ce_test(gpu_alltoall_four_ranks 4 3 "" --impl ce,best -d float,uint8 -b 4 -e 1M -f 9 -n 2 -w 1 -G 2
                     --timeout 30)
+# Reduce with our kernels: ring (a chain toward the root over the FIFO connections), oneshot (the
+# root reads every input directly) and best, against nccl: every dtype and op, sizes from 4 B in
+# steps of 3x, both placements, a root other than 0; measured_check.py fails the test unless they
+# measured every case nccl measured, with 0 wrong elements, and named their kernels.
+function(ccbench_gpu_reduce_test name ranks root reference)
+  set(impls ring,oneshot,best)
+  if(reference)
+    set(impls ${impls},${reference})
+  endif()
+  ccbench_gpu_test(${name} ${ranks} --collective reduce --impl ${impls} --root ${root} ${ARGN})
+  set(env "CCBENCH_RESULT_CHECK=${_measured_check}" "CCBENCH_EXPECT_MEASURED=ring,oneshot,best:reduce"
+          "CCBENCH_EXPECT_IN_PLACE=reduce" "CCBENCH_EXPECT_ROOT=${root}" "CCBENCH_REFERENCE=${reference}"
+          "CCBENCH_EXPECT_ALGORITHM=ring=ring-chain oneshot=oneshot-read")
+  set_tests_properties(${name} PROPERTIES ENVIRONMENT "${env}")
+endfunction()
+ccbench_gpu_reduce_test(gpu_reduce_all_types_2 2 1 nccl -d all -o all -b 4 -e 3M -f 3 -n 3 -w 1 --timeout 20)
+# CUDA graphs (with ops whose in-place replays can be checked), and 40 MiB: several 1 MiB slots
+# per ring channel, best on the ring.
+ccbench_gpu_reduce_test(gpu_reduce_graphs_2 2 0 nccl -d float,half -o max,min -b 8 -e 40M -f 8 -n 3 -w 1 -G 2
+                        --timeout 30)
+# 3 ranks on 2 GPUs (two share one; NCCL does not run there), the last rank as root.
+ccbench_gpu_reduce_test(gpu_reduce_three_ranks 3 2 "" -d float,int8,bfloat16 -o sum,min,avg -b 4 -e 40M -f 9 -n 2
+                        -w 1 --timeout 30)
+
+# -m 4 (nccl-tests' agg_iters): 4 collectives per iteration, NCCL's in one group, ours back to
+# back; every row measured and checked with 0 wrong elements (in place, sums on one collective
+# alone). Then captured into CUDA graphs, with ops whose in-place replays can be checked too.
+set(_agg_expect "CCBENCH_EXPECT_MEASURED=ring,best,nccl:allreduce,reduce,allgather oneshot:reduce")
+ccbench_gpu_test(gpu_agg_iters_2 2 --collective allreduce,reduce,allgather --impl ring,oneshot,best,nccl -m 4
+                 -d float,int8 -o sum,max -b 4 -e 4M -f 16 -n 3 -w 1 --timeout 20)
+ccbench_gpu_test(gpu_agg_iters_graphs_2 2 --collective allreduce,reduce,allgather --impl ring,oneshot,best,nccl
+                 -m 4 -d float,half -o max,min -b 8 -e 4M -f 16 -n 3 -w 1 -G 2 --timeout 20)
+foreach(t gpu_agg_iters_2 gpu_agg_iters_graphs_2)
+  set_tests_properties(${t} PROPERTIES ENVIRONMENT "CCBENCH_RESULT_CHECK=${_measured_check};${_agg_expect}")
+endforeach()
+
 # Injected faults on GPU ranks: a stopped rank ends the job with exit code 5 within the deadline
 # (our kernel naming the peer it waited for; NCCL's communicator aborted by the watchdog); a
 # corrupted element of our kernel's or NCCL's output is found and named (exit code 1).
@@ -121,6 +157,14 @@ ccbench_gpu_path_test(gpu_transport_net_2 2 "ring=net/tcp tree=net/tcp nccl=nccl
 ccbench_gpu_path_test(gpu_transport_net_gather_2 2 "ring=net/tcp" ""
                       --transport net --collective allgather,reducescatter --impl ring -d float,uint8 -o sum
                       -b 4 -e 3M -f 3 -n 3 -w 1 -G 2 --timeout 30)
+# Reduce over host and net: the ring's chain runs on every path; oneshot and best read peer memory
+# directly and are skipped with the reason.
+ccbench_gpu_path_test(gpu_transport_host_reduce_2 2 "ring=host nccl=nccl:SHM" "oneshot,best:runs over p2p only"
+                      --transport host --collective reduce --root 1 --impl ring,oneshot,best,nccl
+                      -d float,half,uint8 -o sum,max,avg -b 4 -e 20M -f 7 -n 3 -w 1 --timeout 30)
+ccbench_gpu_path_test(gpu_transport_net_reduce_2 2 "ring=net/tcp nccl=nccl:NET/Socket" "oneshot:runs over p2p only"
+                      --transport tcp --collective reduce --root 1 --impl ring,oneshot,nccl -d float,int8
+                      -o sum,prod -b 4 -e 20M -f 7 -n 3 -w 1 -G 2 --timeout 30)
 # Two emulated nodes, one GPU each: p2p and host refuse across them, so auto takes net; NCCL
 # (NCCL_HOSTID per node) connects over NET/Socket.
 ccbench_gpu_path_test(gpu_emulated_nodes_2 2 "ring=net/tcp tree=net/tcp nccl=~NET/Socket"

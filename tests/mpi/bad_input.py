@@ -143,7 +143,7 @@ def cases(files, scratch, have_gpu, cuda_built):
         Case("-g 8 (nccl-tests' single-process example)", ["-b", "8", "-e", "128M", "-f", "2", "-g", "8"], 2,
              ["-g/--ngpus 8: ccbench runs one thread and one GPU per process", "mpirun -np N"]),
         Case("-t 2", ["-t", "2"], 2, ["-t/--nthreads 2", "start more MPI ranks"]),
-        Case("-m 4", ["-m", "4"], 2, ["-m/--agg_iters 4: ccbench times each collective on its own", "-G N"]),
+        Case("-m 2000", ["-m", "2000"], 2, ["-m/--agg_iters: '2000' is not valid", "from 1 to 1024"]),
         Case("-z 1", ["-z", "1"], 2, ["-z/--blocking 1", "median, min, p95 and cv columns"]),
         Case("-z 5", ["-z", "5"], 2, ["-z/--blocking: '5' is not valid", "from 0 to 3"]),
         Case("-a 7", ["-a", "7"], 2, ["-a/--average: '7' is not valid", "from 0 to 3"]),

@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
-"""nccl-tests command lines, the start-up block, the progress line and NCCL_TESTS_MIN_BW, each a
-real ccbench launch (mpirun -np 2 --oversubscribe, CPU ranks), checked in what the run printed and
-wrote: the "# Using devices" lines of both ranks, the measurement count, the progress lines on
-stderr (not a terminal here: one line per interval), the -J file, and the exit codes.
+"""nccl-tests command lines, the start-up block, the progress line, NCCL_TESTS_MIN_BW and -m N,
+each a real ccbench launch (mpirun -np 2 --oversubscribe, CPU ranks), checked in what the run
+printed and wrote: the "# Using devices" lines of both ranks, the measurement count, the progress
+lines on stderr (not a terminal here: one line per interval), the -J file, the rows and times of
+-m runs, and the exit codes.
 
 Usage: cli_runs.py --ccbench PATH --mpiexec PATH
 Prints one line per check; exits 1 if any failed.
 """
 import argparse
+import csv
 import json
 import os
 import re
@@ -96,6 +98,94 @@ def min_bandwidth(opts, cwd):
           "NCCL_TESTS_MIN_BW below the bandwidth: exit code 0, the case OK", out)
 
 
+# -m: per-collective times of -m 64 against -m 1 at a bandwidth-bound size (1 MiB), both with
+# 128 collectives in the batch, must agree within a factor 8: on a loaded 2-core machine such runs
+# agreed within 1.5x, while a missing division by 64 gives about 64. (With equal -n instead, the
+# short -m 1 batch fits in a time slice: 74 us against 699 us per collective.)
+AGG_N = 64
+AGG_BATCH = 128
+AGG_MAX_RATIO = 8.0
+AGG_BYTES = str(1 << 20)
+
+
+def read_rows(path):
+    with open(path, newline="", encoding="utf-8") as f:
+        return list(csv.DictReader(line for line in f if not line.startswith("#")))
+
+
+def agg_iters_rows(opts, cwd):
+    """-m 4: every case measured and checked with 0 wrong elements (in place too, where 4 sums on
+    their own output would differ: one collective alone is checked), agg_iters 4 in run.json's
+    context and in the start-up block."""
+    out_dir = os.path.join(cwd, "m4")
+    rc, out, err = launch(opts, ["--device", "cpu", "--collective", "allreduce,reduce,allgather", "--impl", "mpi,ring",
+                                 "--root", "1", "-b", "4K", "-e", "4M", "-f", "32", "-n", "3", "-w", "1", "-m", "4",
+                                 "--out", out_dir, "--format", "csv,json", "--quiet"], cwd)
+    check(rc == 0, "-m 4: exit code 0", out + err)
+    check("# Iterations: 1 warm-up, 3 timed, agg iters 4 (collectives back to back per iteration; times are per "
+          "collective)\n" in out, "start-up block names agg iters 4", out)
+    try:
+        rows = read_rows(os.path.join(out_dir, "results.csv"))
+        with open(os.path.join(out_dir, "run.json")) as f:
+            run = json.load(f)
+    except (OSError, ValueError) as e:
+        check(False, "results.csv and run.json readable", str(e))
+        return
+    check(run["context"]["options"].get("agg_iters") == 4, "run.json context.options.agg_iters is 4",
+          json.dumps(run["context"]["options"]))
+    # 3 collectives x 2 impls x 3 sizes (4K, 128K, 4M) x 2 placements
+    check(len(rows) == 36, f"-m 4: 36 rows ({len(rows)})")
+    bad = [r for r in rows if r["status"] != "ok" or r["wrong[elements]"] != "0"]
+    check(not bad, "-m 4: every row measured and checked with 0 wrong elements",
+          "\n".join(f"{r['collective']}/{r['impl']} {r['size[B]']} in_place={r['in_place']}: {r['status']} "
+                    f"wrong={r['wrong[elements]']!r} {r['reason']}" for r in bad))
+    in_place_sums = [r for r in rows if r["in_place"] == "true" and r["collective"] in ("allreduce", "reduce")]
+    check(len(in_place_sums) == 12 and all(r["wrong[elements]"] == "0" for r in in_place_sums),
+          "in-place sums checked (one collective alone after the aggregated iterations)")
+
+
+def timing_run(opts, cwd, m, round_no):
+    """time_avg and time_median per impl of one run of -m m at AGG_BYTES."""
+    out_dir = os.path.join(cwd, f"t{m}-{round_no}")
+    rc, out, err = launch(opts, ["--device", "cpu", "--collective", "allreduce", "--impl", "mpi,ring", "-b", AGG_BYTES,
+                                 "-e", AGG_BYTES, "-n", str(AGG_BATCH // m), "-w", "1", "-m", str(m), "--in-place",
+                                 "no", "--out", out_dir, "--format", "csv", "--quiet"], cwd)
+    check(rc == 0, f"timing run -m {m} #{round_no + 1}: exit code 0", out + err)
+    if rc != 0:
+        return {}
+    return {r["impl"]: (float(r["time_avg[us]"]), float(r["time_median[us]"]))
+            for r in read_rows(os.path.join(out_dir, "results.csv"))}
+
+
+def within(ratio):
+    return 1 / AGG_MAX_RATIO < ratio < AGG_MAX_RATIO
+
+
+def agg_iters_time(opts, cwd):
+    """Times per collective: the batch (time_avg) of -m 64 against -m 1, and within the -m 64 run
+    its single iterations (time_median, 64 collectives each) against its batch. Single iterations
+    are not compared across -m: on CPU ranks one collective started after a barrier ran up to 30x
+    faster than one among back-to-back collectives. Each setting runs twice, alternating, and the
+    faster run counts: noise only ever adds time."""
+    fastest = {1: {}, AGG_N: {}}  # m -> impl -> (least time_avg, least time_median)
+    for round_no in range(2):  # alternating, so that a slow phase of the machine hits both settings
+        for m in (1, AGG_N):
+            for impl, t in timing_run(opts, cwd, m, round_no).items():
+                old = fastest[m].get(impl, t)
+                fastest[m][impl] = (min(old[0], t[0]), min(old[1], t[1]))
+    one, many = fastest[1], fastest[AGG_N]
+    for impl in ("mpi", "ring"):
+        if impl not in one or impl not in many:
+            check(False, f"{impl}: timing rows for -m 1 and -m {AGG_N}")
+            continue
+        ratio = many[impl][0] / one[impl][0]
+        check(within(ratio), f"allreduce/{impl} 1 MiB time_avg per collective: -m {AGG_N} {many[impl][0]:.1f} us, "
+                             f"-m 1 {one[impl][0]:.1f} us, ratio {ratio:.2f} within a factor {AGG_MAX_RATIO}")
+        ratio = many[impl][1] / many[impl][0]
+        check(within(ratio), f"allreduce/{impl} 1 MiB -m {AGG_N}: time_median per collective {many[impl][1]:.1f} us, "
+                             f"time_avg {many[impl][0]:.1f} us, ratio {ratio:.2f} within a factor {AGG_MAX_RATIO}")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ccbench", required=True)
@@ -106,6 +196,8 @@ def main():
         nccl_tests_line(opts, cwd)
         quiet_and_refusals(opts, cwd)
         min_bandwidth(opts, cwd)
+        agg_iters_rows(opts, cwd)
+        agg_iters_time(opts, cwd)
     print(f"cli runs: {len(FAILED)} check(s) failed")
     return 1 if FAILED else 0
 

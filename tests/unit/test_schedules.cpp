@@ -7,6 +7,7 @@
 
 #include <gtest/gtest.h>
 
+#include "collectives/schedules/chain.h"
 #include "collectives/schedules/ring.h"
 #include "collectives/schedules/tree.h"
 
@@ -131,6 +132,31 @@ TEST(RingSchedule, AllGatherDeliversEveryPieceEverywhereOnce) {
         EXPECT_EQ(run.out[p][c], bit(c)) << "n=" << n << " rank " << p << " piece " << c;
         EXPECT_EQ(run.writes[p][c], 1) << "n=" << n << " rank " << p << " piece " << c;
       }
+  }
+}
+
+// The chain reduce, followed from its first rank along the ring: every rank receives exactly what
+// the previous one sent, adds its own input once, and only the root stores, the sum of all inputs.
+TEST(ChainSchedule, ReduceCarriesEveryInputOnceToTheRootOnly) {
+  for (int n = 2; n <= kMaxRanks; ++n) {
+    for (int root = 0; root < n; ++root) {
+      std::optional<RankSet> carried;  // what the previous rank on the chain sent
+      for (int k = 1; k <= n; ++k) {
+        const int p = mod_ranks(root + k, n);
+        const RingOp op = chain_reduce_op(n, p, root);
+        EXPECT_EQ(receives(op), carried.has_value()) << "n=" << n << " root " << root << " rank " << p;
+        EXPECT_TRUE(reads_input(op)) << "n=" << n << " root " << root << " rank " << p;
+        EXPECT_EQ(writes_output(op), p == root) << "n=" << n << " root " << root << " rank " << p;
+        EXPECT_EQ(sends(op), p != root) << "n=" << n << " root " << root << " rank " << p;
+        const RankSet v = carried.value_or(0);
+        EXPECT_EQ(v & bit(p), 0u) << "n=" << n << " root " << root << ": rank " << p << " counted twice";
+        carried = v | bit(p);
+        if (p == root) {
+          EXPECT_EQ(*carried, all_ranks(n)) << "n=" << n << " root " << root;
+          EXPECT_TRUE(ring_op_finalizes(op)) << "n=" << n << " root " << root;
+        }
+      }
+    }
   }
 }
 
