@@ -15,6 +15,7 @@
 namespace ccbench {
 
 std::string_view name(Device d) { return d == Device::cpu ? "cpu" : "gpu"; }
+std::string_view name(schedule::TreeShape s) { return s == schedule::TreeShape::binary ? "binary" : "double"; }
 
 namespace {
 

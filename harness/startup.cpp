@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "core/checks.h"
 #include "harness/bootstrap.h"
 #include "transports/connect.h"
 
@@ -89,19 +90,36 @@ std::string cpu_transport(const RankLayout& layout, const std::string& wanted) {
   return s;
 }
 
-}  // namespace
-
-std::string cpu_binding() {
+// The cores this process may run on and their NUMA nodes; false when the kernel does not say.
+bool bound_cores(std::vector<int>& cores, std::set<int>& nodes) {
   cpu_set_t set;
   CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof set, &set) != 0) return "cores ?";
-  std::vector<int> cores;
-  std::set<int> nodes;
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return false;
   for (int c = 0; c < CPU_SETSIZE; ++c)
     if (CPU_ISSET(c, &set)) {
       cores.push_back(c);
       if (int n = numa_of_cpu(c); n >= 0) nodes.insert(n);
     }
+  return true;
+}
+
+}  // namespace
+
+std::vector<int> gather_numa_nodes(MPI_Comm comm) {
+  std::vector<int> cores;
+  std::set<int> nodes;
+  int mine = bound_cores(cores, nodes) && nodes.size() == 1 ? *nodes.begin() : -1;
+  int size = 1;
+  CCB_MPI(MPI_Comm_size(comm, &size));
+  std::vector<int> all(static_cast<size_t>(size), -1);
+  check_mpi(MPI_Allgather(&mine, 1, MPI_INT, all.data(), 1, MPI_INT, comm), "MPI_Allgather of NUMA nodes");
+  return all;
+}
+
+std::string cpu_binding() {
+  std::vector<int> cores;
+  std::set<int> nodes;
+  if (!bound_cores(cores, nodes)) return "cores ?";
   return fmt::format("cores {} NUMA {}", ranges(cores),
                      nodes.empty() ? "?" : ranges(std::vector<int>(nodes.begin(), nodes.end())));
 }
@@ -121,6 +139,9 @@ std::string startup_block(MPI_Comm comm, const RankLayout& layout, const Backend
   std::string s = fmt::format("# ccbench: {} ranks on {} host{}, {} ranks\n# Using devices\n", layout.nranks,
                               layout.nodes, layout.nodes == 1 ? "" : "s", name(backend.device()));
   for (size_t r = 0; r < lines.size(); ++r) s += fmt::format("#  Rank {:3} {}\n", r, lines[r]);
+  s += fmt::format("# Ring order ({}): {}\n", opts.ring_order.kind_name(),
+                   describe_ring_order(ring_order(opts.ring_order, layout)));
+  s += fmt::format("# Tree: {}\n", name(opts.tree));
   s += fmt::format("# Measurements: {}{}\n", measurements, opts.cycles == 0 ? " per cycle (until stopped)" : "");
   s += fmt::format("# Results: {}\n", results);
   for (const std::string& note : opts.notes) s += fmt::format("# note: {}\n", note);

@@ -1,6 +1,7 @@
 // `ring` on CPU ranks: NCCL's ring algorithms over CPU channels, driven by the schedules of
-// collectives/schedules/ring.h. Ranks form the ring in rank order (with block placement by
-// mpirun that is node-major). Every step moves one slot-sized piece in one pass over the data:
+// collectives/schedules/ring.h. The ring is a list of ranks (ImplContext::ring_order, rank order by
+// default): the schedules work on positions on that list, and the list turns a position into the
+// rank whose block it is. Every step moves one slot-sized piece in one pass over the data:
 // e.g. recv_reduce_send reads the received slot and my input and writes straight into the next
 // rank's slot. Piece sizes come from the same pure functions on both sides of a channel, so an
 // empty piece is skipped by sender and receiver alike.
@@ -13,6 +14,7 @@
 #include "collectives/cpu/executor.h"
 #include "collectives/schedules/ring.h"
 #include "core/error.h"
+#include "topologies/ring_order.h"
 
 namespace ccbench {
 
@@ -24,6 +26,10 @@ using schedule::RingStep;
 
 struct RingPeers {
   int rank, n, next, prev;
+  int pos;                     // this rank's position on the ring
+  const std::vector<int>* order;  // the ring: rank at every position
+  int rank_at(int position) const { return (*order)[static_cast<size_t>(position)]; }
+  int position_of(int r) const { return ring_position(*order, r); }
   SendChannel* to_next;
   RecvChannel* from_prev;
 };
@@ -83,39 +89,40 @@ class RingFlow final : public MoveFlow {
   // All-reduce: NCCL's ring, the same chunk offsets in input and output.
   Placement allreduce_step(int s) const {
     Placement p;
-    p.st = schedule::ring_allreduce_step(p_.n, p_.rank, s);
+    p.st = schedule::ring_allreduce_step(p_.n, p_.pos, s);
     const Piece pc = schedule::ring_piece(a_.count, p_.n, slice_, align_, loop_, p.st.chunk);
     p.in_off = p.out_off = pc.offset;
     p.count = pc.count;
     return p;
   }
-  // Reduce-scatter and all-gather move whole blocks, a slice per loop. Reduce-scatter: chunk k is
-  // block k of the input and ends reduced at rank k. All-gather: chunk k is rank k's piece and
-  // lands in block k of the output.
+  // Reduce-scatter and all-gather move whole blocks, a slice per loop; chunk k names the rank at
+  // position k. Reduce-scatter: it is that rank's block of the input and ends reduced there.
+  // All-gather: it is that rank's piece and lands in its block of the output.
   Placement block_step(RingStep st, bool block_of_input) const {
     Placement p;
     p.st = st;
     const size_t off = loop_ * slice_;
     p.count = std::min(slice_, a_.count - off);
-    const size_t block = static_cast<size_t>(st.chunk) * a_.count + off;
+    const size_t block = static_cast<size_t>(p_.rank_at(st.chunk)) * a_.count + off;
     p.in_off = block_of_input ? block : off;
     p.out_off = block_of_input ? off : block;
     return p;
   }
-  // Reduce: a chain root+1, root+2, ..., root that reduces on the way (NCCL's ring reduce): the
-  // first rank sends its input, the others add theirs and pass it on, the root finalizes.
+  // Reduce: a chain along the ring from the root's successor to the root that reduces on the way
+  // (NCCL's ring reduce): the first rank sends its input, the others add theirs and pass it on,
+  // the root finalizes.
   Placement reduce_step() const {
     Placement p;
-    const int q = schedule::mod_ranks(p_.rank - a_.spec.root - 1, p_.n);
+    const int q = schedule::mod_ranks(p_.pos - p_.position_of(a_.spec.root) - 1, p_.n);
     p.st = {q == 0 ? RingOp::send : q == p_.n - 1 ? RingOp::recv_reduce_copy : RingOp::recv_reduce_send, 0};
     p.in_off = p.out_off = loop_ * slice_;
     p.count = std::min(slice_, a_.count - p.in_off);
     return p;
   }
-  // Broadcast: a chain root, root+1, ... ; position q on it decides the op.
+  // Broadcast: a chain along the ring from the root; position q on it decides the op.
   Placement broadcast_step() const {
     Placement p;
-    const int q = schedule::mod_ranks(p_.rank - a_.spec.root, p_.n);
+    const int q = schedule::mod_ranks(p_.pos - p_.position_of(a_.spec.root), p_.n);
     p.st = {q == 0 ? RingOp::copy_send : q == p_.n - 1 ? RingOp::recv : RingOp::recv_copy_send, 0};
     p.in_off = p.out_off = loop_ * slice_;
     p.count = std::min(slice_, a_.count - p.in_off);
@@ -125,8 +132,8 @@ class RingFlow final : public MoveFlow {
   Placement placement(int s) const {
     switch (a_.spec.coll) {
       case Collective::allreduce: return allreduce_step(s);
-      case Collective::reducescatter: return block_step(schedule::ring_reducescatter_step(p_.n, p_.rank, s), true);
-      case Collective::allgather: return block_step(schedule::ring_allgather_step(p_.n, p_.rank, s), false);
+      case Collective::reducescatter: return block_step(schedule::ring_reducescatter_step(p_.n, p_.pos, s), true);
+      case Collective::allgather: return block_step(schedule::ring_allgather_step(p_.n, p_.pos, s), false);
       case Collective::broadcast: return broadcast_step();
       case Collective::reduce: return reduce_step();
       case Collective::sendrecv:
@@ -168,10 +175,20 @@ class RingCpu final : public cpu::CpuImplementation {
     return {Collective::allreduce, Collective::allgather, Collective::reducescatter, Collective::broadcast,
             Collective::sendrecv, Collective::reduce};
   }
+  // sendrecv is nccl-tests' pattern (rank r receives from rank r - 1), not a ring collective: it
+  // runs over the ring's channels only while the ring is in rank order.
+  std::optional<std::string> unsupported(const CaseSpec& spec, const ImplContext& ctx) const override {
+    if (auto why = CpuImplementation::unsupported(spec, ctx)) return why;
+    if (spec.coll == Collective::sendrecv && ctx.layout && !is_rank_order(ring_order(ctx.ring_order, *ctx.layout)))
+      return fmt::format("sendrecv sends to rank + 1, which is not a neighbour on --ring-order {}", ctx.ring_order.text);
+    return std::nullopt;
+  }
   void setup(const ImplContext& ctx) override {
     if (!begin_setup(ctx)) return;  // unsupported() skips every case, with the reason
-    const int rank = rank_, n = n_;
-    peers_ = {rank, n, (rank + 1) % n, (rank + n - 1) % n, nullptr, nullptr};
+    order_ = ring_order(ctx.ring_order, *ctx.layout);
+    const int n = n_, pos = ring_position(order_, rank_);
+    peers_ = {rank_, n, order_[static_cast<size_t>((pos + 1) % n)], order_[static_cast<size_t>((pos + n - 1) % n)],
+              pos, &order_, nullptr, nullptr};
     std::vector<ChannelRequest> req;
     if (n > 1) req = {{peers_.next, 0, true}, {peers_.prev, 0, false}};
     channels_ = connect_channels(ctx.comm, *ctx.layout, req, cpu::channel_options(ctx, cfg_));
@@ -204,6 +221,7 @@ class RingCpu final : public cpu::CpuImplementation {
  private:
   static std::string what(Collective c) { return fmt::format("{}/ring", name(c)); }
 
+  std::vector<int> order_;
   RingPeers peers_{};
 };
 

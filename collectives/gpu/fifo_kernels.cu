@@ -111,8 +111,8 @@ __global__ void __launch_bounds__(kThreads) ring_kernel(RingParams p) {
       }
     }
   } else {
-    // All-gather / reduce-scatter: chunk k is rank k's block of `count` elements; the channel
-    // moves its part of every block, one slot at a time.
+    // All-gather / reduce-scatter: chunk k is the block of `count` elements of the rank at ring
+    // position k; the channel moves its part of every block, one slot at a time.
     const Piece range = schedule::block_range(p.count, p.channels, c, align);
     const std::size_t loops = schedule::div_up(range.count, slice);
     const bool gather = p.kind == RingKind::allgather;
@@ -123,7 +123,7 @@ __global__ void __launch_bounds__(kThreads) ring_kernel(RingParams p) {
       for (int s = 0; ok && s < steps; ++s) {
         const schedule::RingStep st =
             gather ? schedule::ring_allgather_step(n, p.pos, s) : schedule::ring_reducescatter_step(n, p.pos, s);
-        const std::size_t block = static_cast<std::size_t>(st.chunk) * p.count;
+        const std::size_t block = static_cast<std::size_t>(p.ring_ranks[st.chunk]) * p.count;
         // All-gather reads its own input and writes block `chunk` of the output; reduce-scatter
         // reads block `chunk` of its input and writes its output.
         const T* src = gather ? in + first : in + block + first;

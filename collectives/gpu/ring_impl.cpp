@@ -1,4 +1,5 @@
 // ring: all-reduce, all-gather and reduce-scatter over FIFO connections, one block per channel.
+// The ring is ImplContext::ring_order's list: each rank connects to the ranks next to it there.
 #include <fmt/format.h>
 
 #include "transports/gpu_mesh.h"
@@ -29,7 +30,11 @@ class RingGpu final : public GpuImpl {
     mesh_ = std::make_unique<GpuFifoMesh>(ctx_.comm, paths_, channels_, slot_, steps_->at(0));
     std::vector<SendConn> s;
     std::vector<RecvConn> r;
-    const int next = (rank_ + 1) % n_, prev = (rank_ + n_ - 1) % n_;
+    const std::vector<int> order = ring_order(ctx_.ring_order, layout());
+    pos_ = ring_position(order, rank_);
+    ring_ranks_ = DeviceArray<int>(order);
+    const int next = order[static_cast<std::size_t>((pos_ + 1) % n_)];
+    const int prev = order[static_cast<std::size_t>((pos_ + n_ - 1) % n_)];
     for (int c = 0; c < channels_; ++c) {
       s.push_back(mesh_->send(next, c, c));
       r.push_back(mesh_->recv(prev, c, c));
@@ -50,7 +55,8 @@ class RingGpu final : public GpuImpl {
     p.dtype = a.spec.dtype;
     p.op = a.spec.op;
     p.nranks = n_;
-    p.pos = rank_;
+    p.pos = pos_;
+    p.ring_ranks = ring_ranks_.get();
     p.channels = channels_for(a);
     p.send = a.send;
     p.recv = a.recv;
@@ -78,6 +84,8 @@ class RingGpu final : public GpuImpl {
   std::unique_ptr<GpuFifoMesh> mesh_;
   DeviceArray<SendConn> send_;
   DeviceArray<RecvConn> recv_;
+  int pos_ = 0;                 // this rank's position on the ring
+  DeviceArray<int> ring_ranks_;  // the ring, for the kernels
 };
 
 }  // namespace
