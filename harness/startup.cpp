@@ -47,15 +47,29 @@ int numa_of_cpu(int cpu) {
 }
 
 #if CCBENCH_HAVE_CUDA
-// "0000:07:00.0" -> its NUMA node from sysfs ("?" where unknown).
-std::string numa_of_pci(std::string pci) {
+// "0000:07:00.0" -> its NUMA node from sysfs (-1 where unknown).
+int numa_node_of_pci(std::string pci) {
   for (char& c : pci) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   std::ifstream f("/sys/bus/pci/devices/" + pci + "/numa_node");
   int node = -1;
-  if (!(f >> node) || node < 0) return "?";
-  return std::to_string(node);
+  return f >> node && node >= 0 ? node : -1;
+}
+std::string numa_of_pci(const std::string& pci) {
+  const int node = numa_node_of_pci(pci);
+  return node < 0 ? "?" : std::to_string(node);
 }
 #endif
+
+// The NUMA node of GPU `cuda_device` (-1 where unknown or without CUDA).
+int numa_of_gpu(int cuda_device) {
+#if CCBENCH_HAVE_CUDA
+  char pci[32] = {};
+  if (cudaDeviceGetPCIBusId(pci, sizeof pci, cuda_device) == cudaSuccess) return numa_node_of_pci(pci);
+#else
+  (void)cuda_device;
+#endif
+  return -1;
+}
 
 std::string gpu_placement(int cuda_device) {
 #if CCBENCH_HAVE_CUDA
@@ -105,10 +119,11 @@ bool bound_cores(std::vector<int>& cores, std::set<int>& nodes) {
 
 }  // namespace
 
-std::vector<int> gather_numa_nodes(MPI_Comm comm) {
+std::vector<int> gather_numa_nodes(MPI_Comm comm, int cuda_device) {
   std::vector<int> cores;
   std::set<int> nodes;
-  int mine = bound_cores(cores, nodes) && nodes.size() == 1 ? *nodes.begin() : -1;
+  int mine = cuda_device >= 0 ? numa_of_gpu(cuda_device)
+                              : bound_cores(cores, nodes) && nodes.size() == 1 ? *nodes.begin() : -1;
   int size = 1;
   CCB_MPI(MPI_Comm_size(comm, &size));
   std::vector<int> all(static_cast<size_t>(size), -1);

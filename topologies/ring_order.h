@@ -7,8 +7,9 @@
 // Orders (--ring-order):
 //   rank  0, 1, ..., n-1 (the default).
 //   topo  nodes in node order, each node's ranks contiguous (the ring crosses every node boundary
-//         once; emulated nodes count as nodes); within a node, ranks bound to one NUMA node are
-//         neighbours (NUMA nodes ascending, rank order inside one; ranks of unknown NUMA last).
+//         once; emulated nodes count as nodes); within a node, ranks of one NUMA node (RankLayout::
+//         numa_of: the GPU's, or the bound cores') are neighbours (NUMA nodes ascending, rank
+//         order inside one; ranks of unknown NUMA last).
 //   list  an explicit list, inline ("0,2,1,3") or from a file (ranks separated by commas, blanks
 //         or new lines; '#' starts a comment).
 // Every order is validated against the run's ranks: each rank exactly once, every rank present.
