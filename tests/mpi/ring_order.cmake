@@ -1,6 +1,6 @@
-# --ring-order and --tree on CPU ranks (label mpi): exact results over reordered rings and over one
-# binary tree (check_results.py), the order and tree in run.json and on stdout, topo with emulated
-# nodes, bad orders refused (exit 2).
+# Logical topologies on CPU ranks (label mpi): exact results over reordered rings (--ring-order),
+# one binary tree (--tree binary) and the hier all-reduce over emulated nodes (check_results.py);
+# the order and tree in run.json and on stdout; bad orders refused (exit 2).
 find_package(Python3 COMPONENTS Interpreter REQUIRED)
 add_test(NAME mpi.ring_order
          COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/ring_order.py --ccbench $<TARGET_FILE:ccbench>

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""--ring-order and --tree on CPU ranks, each a real ccbench launch under mpirun.
+"""--ring-order, --tree and the hier all-reduce on CPU ranks, each a real ccbench launch under mpirun.
 
 Checks, from what the runs wrote (never from the exit code alone):
   - ring all-reduce, all-gather, reduce-scatter, broadcast and reduce over a non-trivial order
@@ -9,6 +9,8 @@ Checks, from what the runs wrote (never from the exit code alone):
   - --ring-order topo with emulated nodes: --emulate-nodes 2 keeps the halves (0 1 2 3), and
     CCBENCH_HOSTID alternating a,b,a,b gives 0 2 1 3, each node contiguous, results exact;
   - --tree binary: tree all-reduce on one binary tree (3 and 4 ranks) is exact, printed and recorded;
+  - hier: all-reduce over 2 emulated nodes of 2 ranks (shm inside, mpi or tcp across), uneven
+    nodes (2 + 1) and one node, every dtype class and avg: exact and measured;
   - bad orders (a repeated rank, a missing rank, a rank out of range, no such file, a list with
     --groups) are refused with exit code 2 and a message naming what is wrong, before any row.
 
@@ -122,6 +124,23 @@ def main():
                                os.path.join(tmp, f"binary{np}"), list(range(np)), tree="binary")
             c.expect(f"--tree binary, {np} ranks: tree rows measured",
                      rows and all(r["impl"] == "tree" and r["status"] == "ok" for r in rows), f"{rows[:1]}")
+
+        hier_cases = [
+            ("hier, 2 emulated nodes of 2", 4, ["--emulate-nodes", "2", "-d", "float,int32,half", "-o", "sum,avg,max"],
+             "shm+mpi", 2),
+            ("hier, uneven nodes (2 + 1)", 3, ["--emulate-nodes", "2", "-d", "float,int8", "-o", "sum,avg"], "shm+mpi", 2),
+            ("hier, one node of 3", 3, ["-d", "float,bfloat16", "-o", "avg,prod"], "shm", 1),
+            ("hier over tcp", 4, ["--emulate-nodes", "2", "--transport", "tcp", "-d", "float", "-o", "sum"], "tcp", 2),
+        ]
+        for name, np, extra, transport, nodes in hier_cases:
+            rows = checked_run(a, c, name, np,
+                               ["--device", "cpu", "--impl", "hier", "--collective", "allreduce", "-b", "4", "-e", "1M",
+                                "-f", "15", "-n", "2", "-w", "1", "--timeout", "60"] + extra,
+                               os.path.join(tmp, name.replace(" ", "_")), list(range(np)))
+            sized = [r for r in rows if r["bytes"] > 0]
+            c.expect(f"{name}: every row measured by hier over {transport} on {nodes} node(s)",
+                     sized and all(r["impl"] == "hier" and r["status"] == "ok" and r["transport"] == transport and
+                                   r["nodes"] == nodes for r in sized), f"{sized[:1]}")
 
     refused(a, c, "a repeated rank", 4, ["--ring-order", "0,1,1,3"],
             ["--ring-order 0,1,1,3", "repeated 1", "missing 2", "every rank from 0 to 3 exactly once"])
