@@ -26,13 +26,16 @@
 
 #include <mpi.h>
 
+#include "collectives/schedules/tree.h"
 #include "collectives/types.h"
 #include "topologies/layout.h"
+#include "topologies/ring_order.h"
 
 namespace ccbench {
 
 enum class Device { cpu, gpu };
 std::string_view name(Device d);
+std::string_view name(schedule::TreeShape s);  // "binary" or "double", as --tree takes them
 
 // Where an implementation runs. Owned by the harness; valid from setup() to destruction.
 struct ImplContext {
@@ -43,6 +46,8 @@ struct ImplContext {
   int cuda_device = -1;            // GPU ordinal of this rank
   void* stream = nullptr;          // cudaStream_t of this rank (GPU)
   std::chrono::milliseconds timeout{std::chrono::minutes(5)};  // bound of every wait
+  RingOrderChoice ring_order;      // --ring-order: ring implementations build their ring with ring_order()
+  schedule::TreeShape tree = schedule::TreeShape::double_binary;  // --tree: the all-reduce trees of `tree`
 };
 
 // What one measurement asks for.

@@ -15,6 +15,7 @@
 namespace ccbench {
 
 std::string_view name(Device d) { return d == Device::cpu ? "cpu" : "gpu"; }
+std::string_view name(schedule::TreeShape s) { return s == schedule::TreeShape::binary ? "binary" : "double"; }
 
 namespace {
 
@@ -41,6 +42,9 @@ std::vector<ImplInfo> build_registry() {
   r.push_back({"tree", Device::cpu, "double binary tree all-reduce, log-depth (Bruck) all-gather", make_tree_cpu, ""});
   r.push_back({"direct", Device::cpu, "pairwise exchange over a channel per pair: all-to-all(v), gather, scatter",
                make_direct_cpu, ""});
+  r.push_back({"hier", Device::cpu,
+               "hierarchical all-reduce: reduce to each node's leader, ring among the leaders, broadcast in the node",
+               make_hier_cpu, ""});
 #if CCBENCH_HAVE_NCCL
   r.push_back({"nccl", Device::gpu, "NCCL, its own choice of algorithm and protocol", make_nccl_default, ""});
   r.push_back({"nccl-ring", Device::gpu, "NCCL with NCCL_ALGO=Ring", make_nccl_ring, ""});

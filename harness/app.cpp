@@ -500,6 +500,7 @@ int run_benchmark(const RunOptions& opts_in, int* argc, char*** argv) {
       fail(ExitCode::usage, "CCBENCH_FAULT: rank={} does not exist in this run of {} ranks (valid: 0 to {})",
            opts.fault->rank, layout.nranks, layout.nranks - 1);
     layout.emulate_nodes(opts.emulate_nodes);
+    ring_order(opts.ring_order, layout);  // validated before any work; the same verdict on every rank
     std::vector<RankGroup> groups;  // --groups other than world, and the rounds they run in
     std::vector<std::vector<size_t>> rounds;
     if (opts.groups != "world")
@@ -566,7 +567,10 @@ int run_benchmark(const RunOptions& opts_in, int* argc, char*** argv) {
     base.layout = &layout;
     base.device = device;
     base.transport = opts.transport;
+    base.ring_order = opts.ring_order;
+    base.tree = opts.tree;
     base.cuda_device = device == Device::gpu ? layout.host_local_rank() % std::max(gpus, 1) : -1;
+    layout.numa_of = gather_numa_nodes(world, base.cuda_device);  // for --ring-order topo
     base.stream = backend_stream(*backend);
     // Our own waits give up a little before the watchdog, so that they can name the peer they
     // waited for; the watchdog catches what they cannot (MPI, NCCL).

@@ -195,6 +195,8 @@ struct RawRun {
   std::string device = "auto", in_place = "both", out, format = "table,csv,json,md", baseline;
   std::string timeout_text = "120";
   std::string accept, min_busbw, db;  // --accept, --min-busbw, --db
+  std::string ring_order = "rank";    // --ring-order
+  std::string tree = "double";        // --tree
   telemetry::RawOptions telemetry;    // registered and checked by telemetry/options.h
   int check = 1;          // -c
   int per_iter_skip = 0;  // -K
@@ -245,6 +247,12 @@ void add_sweep_options(CLI::App& app, RunOptions& o, RawRun& r) {
                  "split each node's ranks into N emulated nodes in rank order (inter-node paths on one host) [1]")
       ->transform(whole_number("--emulate-nodes", 1, 1 << 20, "the number of emulated nodes per node"))
       ->type_name("INT");
+  app.add_option("--ring-order", r.ring_order,
+                 "ring of our ring implementations: rank, topo (nodes contiguous, NUMA neighbours), a list "
+                 "such as 0,2,1,3, or a file holding one [rank]")
+      ->type_name("rank|topo|LIST|FILE");
+  app.add_option("--tree", r.tree, "all-reduce trees of `tree`: double (NCCL's double binary tree) or binary [double]")
+      ->check(one_of("--tree", {"double", "binary"}));
   app.add_option("--in-place", r.in_place, "yes, no or both [both]")
       ->check(one_of("--in-place", {"yes", "no", "both"}))->type_name("NAME");
   app.add_option("--seed", o.seed, "seed of the input patterns [24301]")
@@ -539,6 +547,11 @@ void finish_run_options(const CLI::App& run, const RawRun& r, RunOptions& o) {
   if (r.check > 1)
     o.notes.push_back(fmt::format("-c {}: ccbench checks every timed iteration of every size ({} per size, -n)",
                                   r.check, o.iterations));
+  o.ring_order = parse_ring_order(r.ring_order);
+  o.tree = r.tree == "binary" ? schedule::TreeShape::binary : schedule::TreeShape::double_binary;
+  if (o.ring_order.kind == RingOrderKind::list && o.groups != "world")
+    fail(ExitCode::usage, "--ring-order {}: a list of ranks orders the whole run; with --groups {} give rank or topo "
+         "(each group then builds its own ring)", r.ring_order, o.groups);
   if (!o.ceilings_file.empty() && o.measure_ceilings)
     fail(ExitCode::usage, "--ceilings and --measure-ceilings exclude each other: give one");
   const bool writes_run_json =

@@ -120,6 +120,7 @@ Json build_context(const RunOptions& opts, const SweepPlan& plan, const RankLayo
   c["nodes"] = layout.nodes;
   c["ranks_per_node"] = layout.max_ranks_per_node();
   c["device"] = std::string(name(plan.device));
+  c["ring_order"] = ring_order(opts.ring_order, layout);  // the ring of our ring implementations, by position
   Json hosts = Json::array();
   for (int r = 0; r < layout.nranks; ++r) {
     Json h = {{"rank", r}, {"host", layout.host_of[static_cast<size_t>(r)]},
@@ -156,6 +157,8 @@ Json build_context(const RunOptions& opts, const SweepPlan& plan, const RankLayo
       {"graph_launches", opts.graph_launches},
       {"in_place", opts.in_place == InPlaceChoice::both ? "both" : opts.in_place == InPlaceChoice::yes ? "yes" : "no"},
       {"transport", opts.transport},
+      {"ring_order", opts.ring_order.text},
+      {"tree", name(opts.tree)},
       {"seed", opts.seed},
       {"timeout_s", static_cast<double>(opts.timeout.count()) / 1000.0},
       {"cycles", opts.cycles},

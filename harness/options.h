@@ -46,6 +46,8 @@ struct RunOptions {
   std::string transport = "auto";
   InPlaceChoice in_place = InPlaceChoice::both;
   bool share_gpus = false;         // allow several ranks on one GPU
+  RingOrderChoice ring_order;      // --ring-order (topologies/ring_order.h)
+  schedule::TreeShape tree = schedule::TreeShape::double_binary;  // --tree
   int emulate_nodes = 1;           // --emulate-nodes: emulated nodes per node (topologies/layout.h)
   std::string out_dir;             // empty: ./ccbench-results/<UTC time>-<host>
   bool no_files = false;           // --out none: table only

@@ -10,6 +10,7 @@
 
 #include <fmt/format.h>
 
+#include "core/checks.h"
 #include "harness/bootstrap.h"
 #include "transports/connect.h"
 
@@ -46,15 +47,29 @@ int numa_of_cpu(int cpu) {
 }
 
 #if CCBENCH_HAVE_CUDA
-// "0000:07:00.0" -> its NUMA node from sysfs ("?" where unknown).
-std::string numa_of_pci(std::string pci) {
+// "0000:07:00.0" -> its NUMA node from sysfs (-1 where unknown).
+int numa_node_of_pci(std::string pci) {
   for (char& c : pci) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   std::ifstream f("/sys/bus/pci/devices/" + pci + "/numa_node");
   int node = -1;
-  if (!(f >> node) || node < 0) return "?";
-  return std::to_string(node);
+  return f >> node && node >= 0 ? node : -1;
+}
+std::string numa_of_pci(const std::string& pci) {
+  const int node = numa_node_of_pci(pci);
+  return node < 0 ? "?" : std::to_string(node);
 }
 #endif
+
+// The NUMA node of GPU `cuda_device` (-1 where unknown or without CUDA).
+int numa_of_gpu(int cuda_device) {
+#if CCBENCH_HAVE_CUDA
+  char pci[32] = {};
+  if (cudaDeviceGetPCIBusId(pci, sizeof pci, cuda_device) == cudaSuccess) return numa_node_of_pci(pci);
+#else
+  (void)cuda_device;
+#endif
+  return -1;
+}
 
 std::string gpu_placement(int cuda_device) {
 #if CCBENCH_HAVE_CUDA
@@ -89,19 +104,37 @@ std::string cpu_transport(const RankLayout& layout, const std::string& wanted) {
   return s;
 }
 
-}  // namespace
-
-std::string cpu_binding() {
+// The cores this process may run on and their NUMA nodes; false when the kernel does not say.
+bool bound_cores(std::vector<int>& cores, std::set<int>& nodes) {
   cpu_set_t set;
   CPU_ZERO(&set);
-  if (sched_getaffinity(0, sizeof set, &set) != 0) return "cores ?";
-  std::vector<int> cores;
-  std::set<int> nodes;
+  if (sched_getaffinity(0, sizeof set, &set) != 0) return false;
   for (int c = 0; c < CPU_SETSIZE; ++c)
     if (CPU_ISSET(c, &set)) {
       cores.push_back(c);
       if (int n = numa_of_cpu(c); n >= 0) nodes.insert(n);
     }
+  return true;
+}
+
+}  // namespace
+
+std::vector<int> gather_numa_nodes(MPI_Comm comm, int cuda_device) {
+  std::vector<int> cores;
+  std::set<int> nodes;
+  int mine = cuda_device >= 0 ? numa_of_gpu(cuda_device)
+                              : bound_cores(cores, nodes) && nodes.size() == 1 ? *nodes.begin() : -1;
+  int size = 1;
+  CCB_MPI(MPI_Comm_size(comm, &size));
+  std::vector<int> all(static_cast<size_t>(size), -1);
+  check_mpi(MPI_Allgather(&mine, 1, MPI_INT, all.data(), 1, MPI_INT, comm), "MPI_Allgather of NUMA nodes");
+  return all;
+}
+
+std::string cpu_binding() {
+  std::vector<int> cores;
+  std::set<int> nodes;
+  if (!bound_cores(cores, nodes)) return "cores ?";
   return fmt::format("cores {} NUMA {}", ranges(cores),
                      nodes.empty() ? "?" : ranges(std::vector<int>(nodes.begin(), nodes.end())));
 }
@@ -121,6 +154,9 @@ std::string startup_block(MPI_Comm comm, const RankLayout& layout, const Backend
   std::string s = fmt::format("# ccbench: {} ranks on {} host{}, {} ranks\n# Using devices\n", layout.nranks,
                               layout.nodes, layout.nodes == 1 ? "" : "s", name(backend.device()));
   for (size_t r = 0; r < lines.size(); ++r) s += fmt::format("#  Rank {:3} {}\n", r, lines[r]);
+  s += fmt::format("# Ring order ({}): {}\n", opts.ring_order.kind_name(),
+                   describe_ring_order(ring_order(opts.ring_order, layout)));
+  s += fmt::format("# Tree: {}\n", name(opts.tree));
   s += fmt::format("# Measurements: {}{}\n", measurements, opts.cycles == 0 ? " per cycle (until stopped)" : "");
   s += fmt::format("# Iterations: {} warm-up, {} timed, agg iters {}{}\n", opts.warmup, opts.iterations, opts.agg_iters,
                    opts.agg_iters > 1 ? " (collectives back to back per iteration; times are per collective)" : "");

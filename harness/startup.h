@@ -2,7 +2,7 @@
 // The start-up block rank 0 prints before measuring, as nccl-tests' "# Using devices": every
 // rank's host, process id, device (GPU name, PCI id and NUMA node; or the CPU cores it is bound
 // to) and transport; then the number of measurements, where the results go, and what the
-// nccl-tests flags given mean here.
+// nccl-tests flags given mean here, and the ring order of our ring implementations.
 #include <string>
 #include <vector>
 
@@ -21,6 +21,10 @@ std::string describe_rank_placement(const RankLayout& layout, const Backend& bac
 // The CPU cores this process may run on, as a list ("0-3,8"), and their NUMA nodes ("0" or "0,1").
 std::string cpu_binding();
 
+// Collective over `comm`: every rank's NUMA node (for topologies/ring_order.h's topo order): its
+// GPU's (cuda_device >= 0), else that of the cores it is bound to; -1 where unknown or where the
+// cores span several NUMA nodes.
+std::vector<int> gather_numa_nodes(MPI_Comm comm, int cuda_device);
 // Collective: every rank's placement gathered on rank 0, which gets the whole block (others "").
 std::string startup_block(MPI_Comm comm, const RankLayout& layout, const Backend& backend, int cuda_device,
                           const RunOptions& opts, std::uint64_t measurements, const std::string& results);

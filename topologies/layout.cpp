@@ -55,6 +55,7 @@ RankLayout RankLayout::subset(const std::vector<int>& members) const {
   for (int m : members) {
     l.host_of.push_back(host_of[static_cast<size_t>(m)]);
     keys.push_back(std::to_string(node_of[static_cast<size_t>(m)]));
+    if (!numa_of.empty()) l.numa_of.push_back(numa_of[static_cast<size_t>(m)]);
   }
   number_nodes(l, keys);
   l.hosts = static_cast<int>(std::set<std::string>(l.host_of.begin(), l.host_of.end()).size());

@@ -23,6 +23,7 @@ struct RankLayout {
   std::vector<std::string> host_of;  // host name of every rank (the real machine)
   std::vector<int> node_of;          // node index of every rank (nodes numbered by first rank)
   std::vector<int> local_rank_of;    // rank within its node, for every rank
+  std::vector<int> numa_of;          // NUMA node of each rank (its GPU's, or its bound cores'), -1 unknown; empty: not gathered
   int nodes = 1;
   int hosts = 1;                     // distinct real hosts
   bool emulated = false;             // nodes were split by host ids or emulate_nodes()

@@ -1,7 +1,8 @@
 // `tree` on CPU ranks.
 //
 // All-reduce on NCCL's double binary tree (collectives/schedules/tree.h): tree 0 carries the
-// first half of the buffer, tree 1 the rest, each pipelined in slot-sized pieces. Per tree an up
+// first half of the buffer, tree 1 the rest, each pipelined in slot-sized pieces. With --tree
+// binary, tree 0 alone carries the whole buffer. Per tree an up
 // flow reduces toward the root (my input with my children's slots, into my parent's slot) and a
 // down flow broadcasts from it (my parent's slot into my output and my children's slots); the
 // root reduces, finalizes, writes its output and feeds its children in one pass. The four flows
@@ -11,6 +12,7 @@
 // rank - 2^k and receives as many from rank + 2^k, each piece landing at its final place in the
 // output.
 #include <algorithm>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -198,6 +200,7 @@ class TreeCpu final : public cpu::CpuImplementation {
 
   void setup(const ImplContext& ctx) override {
     if (!begin_setup(ctx)) return;  // unsupported() skips every case, with the reason
+    shape_ = ctx.tree;
     std::vector<ChannelRequest> req;
     std::vector<ChannelUse> uses;
     request_channels(req, uses);
@@ -218,13 +221,17 @@ class TreeCpu final : public cpu::CpuImplementation {
       return run_flows(flows, timeout_, rank_, "allgather/tree");
     }
     const size_t align = cpu::align_elements(k.element_bytes());
-    const Piece share0 = schedule::tree_share(a.count, align, 0), share1 = schedule::tree_share(a.count, align, 1);
-    TreeFlow up0(k, a, trees_[0], 0, true, share0, slice), up1(k, a, trees_[1], 1, true, share1, slice);
-    TreeFlow down0(k, a, trees_[0], 0, false, share0, slice), down1(k, a, trees_[1], 1, false, share1, slice);
-    Flow* flows[5] = {&up0, &up1};
-    int nflows = 2;
-    if (trees_[0].links.parent >= 0) flows[nflows++] = &down0;  // the root's up flow sends down itself
-    if (trees_[1].links.parent >= 0) flows[nflows++] = &down1;
+    const int trees = schedule::tree_count(shape_);
+    std::optional<TreeFlow> up[2], down[2];
+    Flow* flows[5];
+    int nflows = 0;
+    for (int t = 0; t < trees; ++t) {
+      const Piece share = schedule::tree_share(a.count, align, t, trees);
+      flows[nflows++] = &up[t].emplace(k, a, trees_[t], t, true, share, slice);
+      down[t].emplace(k, a, trees_[t], t, false, share, slice);
+    }
+    for (int t = 0; t < trees; ++t)
+      if (trees_[t].links.parent >= 0) flows[nflows++] = &*down[t];  // the root's up flow sends down itself
     DrainFlow drain(sends_, send_peers_, std::vector<const Flow*>(flows, flows + nflows));
     flows[nflows++] = &drain;
     run_flows(std::span<Flow* const>(flows, static_cast<size_t>(nflows)), timeout_, rank_, "allreduce/tree");
@@ -238,8 +245,8 @@ class TreeCpu final : public cpu::CpuImplementation {
       uses.push_back({req.size(), role, owner, child});
       req.push_back({peer, tag, send});
     };
-    for (int t = 0; t < 2; ++t) {
-      trees_[t] = TreeChannels{};
+    for (int t = 0; t < 2; ++t) trees_[t] = TreeChannels{};
+    for (int t = 0; t < schedule::tree_count(shape_); ++t) {
       trees_[t].links = schedule::double_tree(n_, rank_, t);
       const TreeLinks& l = trees_[t].links;
       if (l.parent >= 0) {
@@ -281,7 +288,8 @@ class TreeCpu final : public cpu::CpuImplementation {
     }
   }
 
-  TreeChannels trees_[2];
+  schedule::TreeShape shape_ = schedule::TreeShape::double_binary;
+  TreeChannels trees_[2];  // the second one unused with one tree
   std::vector<BruckChannels> bruck_;
   std::vector<SendChannel*> sends_;
   std::vector<int> send_peers_;

@@ -120,9 +120,9 @@ __global__ void __launch_bounds__(kThreads) ring_kernel(RingParams p) {
       }
     }
   } else {
-    // All-gather / reduce-scatter: chunk k is rank k's block of `count` elements; the channel
-    // moves its part of every block, one slot at a time. Reduce: one step per slice, the op of
-    // this rank's place on the chain toward the root, on the one block (chunk 0).
+    // All-gather / reduce-scatter: chunk k is the block of `count` elements of the rank at ring
+    // position k; the channel moves its part of every block, one slot at a time. Reduce: one step
+    // per slice, the op of this rank's place on the chain toward the root, on the one block.
     const Piece range = schedule::block_range(p.count, p.channels, c, align);
     const std::size_t loops = schedule::div_up(range.count, slice);
     const bool gather = p.kind == RingKind::allgather;
@@ -134,7 +134,8 @@ __global__ void __launch_bounds__(kThreads) ring_kernel(RingParams p) {
       const std::size_t m = range.count - loop * slice < slice ? range.count - loop * slice : slice;
       for (int s = 0; ok && s < steps; ++s) {
         const schedule::RingStep st = block_step(p, s);
-        const std::size_t block = static_cast<std::size_t>(st.chunk) * p.count;
+        const std::size_t block =
+            p.kind == RingKind::reduce ? 0 : static_cast<std::size_t>(p.ring_ranks[st.chunk]) * p.count;
         // All-gather reads its own input and writes block `chunk` of the output; reduce-scatter
         // reads block `chunk` of its input and writes its output.
         const T* src = gather ? in + first : in + block + first;

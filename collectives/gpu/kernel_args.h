@@ -44,6 +44,7 @@ struct RingParams {
   int nranks;
   int pos;          // position on the ring
   int root_pos;     // reduce: the root's position on the ring
+  const int* ring_ranks;  // [nranks], device memory: the rank at every ring position
   int channels;     // blocks; channel c uses send[c] and recv[c]
   const void* send;
   void* recv;

@@ -1,5 +1,6 @@
 // ring: all-reduce, all-gather, reduce-scatter and reduce (a chain toward the root) over FIFO
-// connections, one block per channel.
+// connections, one block per channel. The ring is ImplContext::ring_order's list: each rank
+// connects to the ranks next to it there.
 #include <fmt/format.h>
 
 #include "transports/gpu_mesh.h"
@@ -30,7 +31,11 @@ class RingGpu final : public GpuImpl {
     mesh_ = std::make_unique<GpuFifoMesh>(ctx_.comm, paths_, channels_, slot_, steps_->at(0));
     std::vector<SendConn> s;
     std::vector<RecvConn> r;
-    const int next = (rank_ + 1) % n_, prev = (rank_ + n_ - 1) % n_;
+    order_ = ring_order(ctx_.ring_order, layout());
+    pos_ = ring_position(order_, rank_);
+    ring_ranks_ = DeviceArray<int>(order_);
+    const int next = order_[static_cast<std::size_t>((pos_ + 1) % n_)];
+    const int prev = order_[static_cast<std::size_t>((pos_ + n_ - 1) % n_)];
     for (int c = 0; c < channels_; ++c) {
       s.push_back(mesh_->send(next, c, c));
       r.push_back(mesh_->recv(prev, c, c));
@@ -49,8 +54,9 @@ class RingGpu final : public GpuImpl {
     p.dtype = a.spec.dtype;
     p.op = a.spec.op;
     p.nranks = n_;
-    p.pos = rank_;
-    p.root_pos = a.spec.root;  // the ring runs in rank order: a rank's position is its number
+    p.pos = pos_;
+    p.root_pos = a.spec.coll == Collective::reduce ? ring_position(order_, a.spec.root) : 0;
+    p.ring_ranks = ring_ranks_.get();
     p.channels = channels_for(a);
     p.send = a.send;
     p.recv = a.recv;
@@ -88,6 +94,9 @@ class RingGpu final : public GpuImpl {
   std::unique_ptr<GpuFifoMesh> mesh_;
   DeviceArray<SendConn> send_;
   DeviceArray<RecvConn> recv_;
+  std::vector<int> order_;      // the ring: the rank at every position
+  int pos_ = 0;                 // this rank's position on the ring
+  DeviceArray<int> ring_ranks_;  // the ring, for the kernels
 };
 
 }  // namespace

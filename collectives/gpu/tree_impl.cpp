@@ -28,6 +28,11 @@ class TreeGpu final : public GpuImpl {
   CollectiveSet collectives() const override { return {Collective::allreduce, Collective::allgather}; }
   // The Bruck all-gather writes peer outputs directly; the tree all-reduce uses FIFOs.
   bool direct_access(const CaseSpec& s) const override { return s.coll == Collective::allgather; }
+  std::optional<std::string> unsupported(const CaseSpec& s, const ImplContext& ctx) const override {
+    if (s.coll == Collective::allreduce && ctx.tree != schedule::TreeShape::double_binary)
+      return std::string("--tree binary: the GPU tree all-reduce runs the double binary tree only (--tree double)");
+    return GpuImpl::unsupported(s, ctx);
+  }
   void setup_kernels() override {
     channels_ = std::min(tree_channels(), resident_limit(ctx_.cuda_device, 4));
     // Over host memory: 6 FIFOs per channel, so a quarter of the ring's host channels.

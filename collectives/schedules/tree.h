@@ -8,6 +8,11 @@
 
 namespace ccbench::schedule {
 
+// The trees of a tree all-reduce (--tree): one binary tree carrying the whole buffer, or NCCL's
+// double binary tree (two trees, half the buffer each).
+enum class TreeShape : int { binary = 1, double_binary = 2 };
+CCB_HD int tree_count(TreeShape s) { return static_cast<int>(s); }
+
 // A rank's place in one tree: parent (-1 at the root) and up to two children (-1 where absent).
 struct TreeLinks {
   int parent = -1;
@@ -60,8 +65,9 @@ CCB_HD TreeLinks double_tree(int n, int rank, int which) {
 }
 
 // The part of an all-reduce buffer each tree carries: tree 0 the first half, tree 1 the rest
-// (halves rounded to `align` elements).
-CCB_HD Piece tree_share(std::size_t count, std::size_t align, int which) {
+// (halves rounded to `align` elements); with one tree, tree 0 carries it all.
+CCB_HD Piece tree_share(std::size_t count, std::size_t align, int which, int trees = 2) {
+  if (trees == 1) return which == 0 ? Piece{0, count} : Piece{count, 0};
   std::size_t first = round_up(div_up(count, 2), align);
   if (first > count) first = count;
   return which == 0 ? Piece{0, first} : Piece{first, count - first};

@@ -180,3 +180,9 @@ ccbench_gpu_test(gpu_transport_ib_no_device 2 --transport ib --impl nccl --colle
                  -w 0 --timeout 20)
 set_tests_properties(gpu_transport_ib_no_device PROPERTIES
                      PASS_REGULAR_EXPRESSION "--transport ib: no RDMA device on host|SKIPPED")
+# Ring order as data: 4 ranks on 2 GPUs with the ring reversed (each rank sends to rank - 1), and
+# as 2 emulated nodes of 2 with a ring that crosses between the nodes at every step; exact results.
+ccbench_gpu_test(gpu_ring_order_reversed_4 4 --collective allreduce,allgather,reducescatter --impl ring
+                 --ring-order 3,2,1,0 -d float,int8 -o sum,max -b 4 -e 4M -f 9 -n 2 -w 1 --timeout 30)
+ccbench_gpu_test(gpu_ring_order_emulated_4 4 --collective allreduce,allgather,reducescatter --impl ring
+                 --emulate-nodes 2 --ring-order 0,2,1,3 -d float -o sum -b 4 -e 4M -f 9 -n 2 -w 1 --timeout 30)

@@ -10,22 +10,10 @@
 #include "core/error.h"
 #include "core/knobs.h"
 #include "core/size.h"
+#include "usage_error.h"
 
 namespace ccbench {
 namespace {
-
-// The message of the usage error `f` must throw; fails the test if it throws nothing else.
-template <typename F>
-std::string usage_error(F&& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ExitCode::usage) << e.what();
-    return e.what();
-  }
-  ADD_FAILURE() << "accepted";
-  return {};
-}
 
 void expect_has(const std::string& message, const std::string& text) {
   EXPECT_NE(message.find(text), std::string::npos) << "'" << text << "' not in: " << message;

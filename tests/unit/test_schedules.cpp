@@ -286,6 +286,17 @@ TEST(DoubleTree, ShareSplitsTheBufferInTwo) {
     }
 }
 
+TEST(DoubleTree, OneTreeCarriesTheWholeBuffer) {
+  EXPECT_EQ(tree_count(TreeShape::binary), 1);
+  EXPECT_EQ(tree_count(TreeShape::double_binary), 2);
+  for (std::size_t count : {0u, 1u, 63u, 1000003u}) {
+    const Piece a = tree_share(count, 64, 0, 1), b = tree_share(count, 64, 1, 1);
+    EXPECT_EQ(a.offset, 0u);
+    EXPECT_EQ(a.count, count);
+    EXPECT_EQ(b.count, 0u);
+  }
+}
+
 // ---- Bruck all-gather ----
 
 TEST(Bruck, RoundsDeliverEveryBlockToEveryRankOnce) {
