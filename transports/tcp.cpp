@@ -272,8 +272,9 @@ std::string tcp_local_address(const RankLayout& layout) {
 TcpJob::TcpJob(const TcpToken& token, std::string local_address, int rank, std::chrono::milliseconds timeout)
     : token_(token), local_address_(std::move(local_address)), rank_(rank), timeout_(timeout) {}
 
-void TcpJob::progress() {
-  for (TcpEndpoint* e : endpoints_) e->progress_io();
+void TcpJob::progress(const TcpEndpoint* moved) {
+  for (TcpEndpoint* e : endpoints_)
+    if (e != moved) e->progress_io();
 }
 
 void TcpJob::remove(TcpEndpoint* e) {
@@ -516,7 +517,7 @@ const void* TcpRecvChannel::try_peek(size_t* bytes) {
       fail(ExitCode::runtime, "tcp: the channel from rank {} is used before it was connected", peer_);
     progress_io();
     if (released_ == received_) {
-      job_.progress();
+      job_.progress(this);
       if (released_ == received_) {
         if (closed_) fail_reset(*closed_ + fmt::format(", while waiting for slot {}", received_));
         return nullptr;
@@ -540,13 +541,10 @@ bool TcpRecvChannel::try_receive_into(void* dst, size_t cap, size_t* bytes) {
   if (received_ == returned_) {
     into_ = static_cast<unsigned char*>(dst);
     into_cap_ = cap;
-    progress_io();
+    progress_io();  // this channel only: the caller polls each of its channels in turn
     if (received_ == returned_) {
-      job_.progress();
-      if (received_ == returned_) {
-        if (closed_) fail_reset(*closed_ + fmt::format(", while waiting for slot {}", received_));
-        return false;
-      }
+      if (closed_) fail_reset(*closed_ + fmt::format(", while waiting for slot {}", received_));
+      return false;
     }
   }
   into_ = nullptr;
@@ -700,12 +698,13 @@ void TcpSendChannel::progress_io() {
   read_credits();
 }
 
-// Whether the receiver has room for one more message (credits read first if not).
-bool TcpSendChannel::has_credit() {
+// Whether the receiver has room for one more message (credits read first if not; with
+// `whole_job`, every channel of the job moves too).
+bool TcpSendChannel::has_credit(bool whole_job) {
   if (posted_ - credit_ < depth_) return true;
   progress_io();
   if (posted_ - credit_ < depth_) return true;
-  job_.progress();
+  if (whole_job) job_.progress(this);
   if (posted_ - credit_ < depth_) return true;
   if (closed_) fail_reset(*closed_ + fmt::format(", with {} slot(s) not released", posted_ - credit_));
   return false;
@@ -713,7 +712,7 @@ bool TcpSendChannel::has_credit() {
 
 void* TcpSendChannel::try_acquire() {
   // A released slot has been written in full, so its memory is free to fill again.
-  return has_credit() ? mem_.slot(posted_ % depth_) : nullptr;
+  return has_credit(true) ? mem_.slot(posted_ % depth_) : nullptr;
 }
 
 void TcpSendChannel::queue(const char* payload, size_t bytes) {
@@ -730,14 +729,14 @@ void TcpSendChannel::queue(const char* payload, size_t bytes) {
 void TcpSendChannel::post(size_t bytes) { queue(mem_.slot(posted_ % depth_), bytes); }
 
 bool TcpSendChannel::try_post_from(const void* data, size_t bytes) {
-  if (!has_credit()) return false;
+  if (!has_credit(false)) return false;  // the caller polls each of its channels in turn
   queue(static_cast<const char*>(data), bytes);
   return true;
 }
 
 bool TcpSendChannel::try_drain() {
   progress_io();
-  if (written_ < posted_) job_.progress();
+  if (written_ < posted_) job_.progress(this);
   return written_ == posted_;
 }
 
