@@ -695,7 +695,9 @@ void TcpSendChannel::read_credits() {
 
 void TcpSendChannel::progress_io() {
   flush();
-  read_credits();
+  // Credits come only for slots written; with none owed there is nothing to read (an end of the
+  // stream then shows once a slot is written), and an idle poll saves a system call.
+  if (credit_ < written_ || credit_got_ > 0) read_credits();
 }
 
 // Whether the receiver has room for one more message (credits read first if not; with

@@ -409,14 +409,15 @@ void protocol_local() {
     s.reset();
   }, ExitCode::runtime, {"tcp: connection to rank 9 (host hostnine) was reset", "waiting for slot 1"}, 1);
   // The same through the zero-copy receive; its buffer bounds a message as the slot size does.
-  with_raw_sender("direct: slot longer than slot_bytes", [&](TcpSocket& s) {
-    const auto hd = tcp_data_header(11, 0, 4097);
-    raw_send(s, hd.data(), hd.size());
-  }, ExitCode::runtime, {"tcp: rank 9 sent a malformed message", "4097 bytes"}, 0, 4096);
-  with_raw_sender("direct: slot longer than the buffer", [&](TcpSocket& s) {
-    const auto hd = tcp_data_header(11, 0, 3001);
-    raw_send(s, hd.data(), hd.size());
-  }, ExitCode::runtime, {"tcp: rank 9 sent a malformed message", "3001 bytes for a buffer of 3000"}, 0, 3000);
+  auto first_header = [](std::uint64_t length) {
+    return [length](TcpSocket& s) {
+      const auto hd = tcp_data_header(11, 0, length);
+      raw_send(s, hd.data(), hd.size());
+    };
+  };
+  with_raw_sender("direct: slot longer than slot_bytes", first_header(4097), ExitCode::runtime,
+                  {"tcp: rank 9 sent a malformed message", "4097 bytes"}, 0, 4096);
+  with_raw_sender("direct: slot longer than the buffer", first_header(3001), ExitCode::runtime, {"tcp: rank 9 sent a malformed message", "3001 bytes for a buffer of 3000"}, 0, 3000);
   with_raw_sender("direct: wrong sequence number", [&](TcpSocket& s) {
     const auto hd = tcp_data_header(11, 0, 10);
     raw_send(s, hd.data(), hd.size());
