@@ -1,6 +1,7 @@
 #include "transports/gpu_net.h"
 
 #include "core/error.h"
+#include "core/knobs.h"
 #include "transports/gpu_conn.h"
 
 namespace ccbench {
@@ -12,12 +13,15 @@ constexpr int kIdleSpins = 64;
 
 }  // namespace
 
+int net_proxy_threads() { return static_cast<int>(env_int("CCBENCH_GPU_NET_THREADS", kDefaultNetThreads, 1, 64)); }
+
 NetProxy::NetProxy(MPI_Comm comm, const RankLayout& layout, std::size_t slot_bytes, std::vector<NetFifo> sends,
                    std::vector<NetFifo> recvs, std::chrono::milliseconds timeout)
     : slot_(slot_bytes) {
-  for (int i = 0; i < kNetWorkers; ++i) workers_.push_back(std::make_unique<Worker>());
-  for (const NetFifo& f : sends) workers_[static_cast<std::size_t>(f.tag % kNetWorkers)]->sends.push_back(f);
-  for (const NetFifo& f : recvs) workers_[static_cast<std::size_t>(f.tag % kNetWorkers)]->recvs.push_back(f);
+  const int threads = net_proxy_threads();
+  for (int i = 0; i < threads; ++i) workers_.push_back(std::make_unique<Worker>());
+  for (const NetFifo& f : sends) workers_[static_cast<std::size_t>(f.tag % threads)]->sends.push_back(f);
+  for (const NetFifo& f : recvs) workers_[static_cast<std::size_t>(f.tag % threads)]->recvs.push_back(f);
   for (const NetFifo& f : sends)
     if (!f.sizes) fail(ExitCode::runtime, "net: the FIFO toward rank {} (tag {}) has no step sizes", f.peer, f.tag);
   ChannelOptions o;

@@ -57,11 +57,18 @@ struct NetFifo {
   const volatile std::uint64_t* sizes = nullptr;
 };
 
+// I/O threads per rank: separate threads keep several streams moving at once (TCP over loopback
+// on the 2 x H200 machine: 6.2 GB/s with one stream and thread, 21.3 with 4).
+constexpr int kDefaultNetThreads = 4;
+// CCBENCH_GPU_NET_THREADS (1 to 64): Error(usage) naming a bad value.
+int net_proxy_threads();
+
 class NetProxy {
  public:
   // Collective over `comm` (every rank calls it, with or without FIFOs): connects one tcp
-  // channel per FIFO and starts the proxy threads. FIFOs are dealt to kNetWorkers threads by
-  // tag, the same way on both sides; each thread owns its own tcp job and channels.
+  // channel per FIFO and starts the proxy threads. FIFOs are dealt to net_proxy_threads()
+  // threads by tag, the same way on both sides (the variable must match on every rank); each
+  // thread owns its own tcp job and channels.
   NetProxy(MPI_Comm comm, const RankLayout& layout, std::size_t slot_bytes, std::vector<NetFifo> sends,
            std::vector<NetFifo> recvs, std::chrono::milliseconds timeout);
   ~NetProxy();  // stops and joins the threads, then closes the connections
@@ -69,10 +76,6 @@ class NetProxy {
   NetProxy& operator=(const NetProxy&) = delete;
   // Rethrows the first error of a proxy thread, if any.
   void check() const;
-
-  // I/O threads per rank: separate threads keep several streams moving at once (TCP over
-  // loopback on the 2 x H200 machine: 6.2 GB/s with one stream and thread, 21.3 with 4).
-  static constexpr int kNetWorkers = 4;
 
  private:
   struct Worker {

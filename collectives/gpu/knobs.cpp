@@ -5,6 +5,7 @@
 #include "collectives/gpu/gpu_impls.h"
 #include "collectives/gpu/kernel_args.h"
 #include "core/knobs.h"
+#include "transports/gpu_net.h"
 
 namespace ccbench::gpu {
 
@@ -55,6 +56,7 @@ void check_gpu_tuning_environment() {
   gpu::host_channels();
   gpu::net_channels();
   gpu::net_slot_bytes();
+  net_proxy_threads();
   gpu::tree_channels();
   gpu::twoshot_blocks();
   gpu::best_oneshot_max();  // reads CCBENCH_ONESHOT_MAX_BYTES too

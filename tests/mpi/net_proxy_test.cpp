@@ -120,8 +120,9 @@ int main(int argc, char** argv) {
   }
   int worst = 0;
   MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  if (rank == 0) std::printf("net proxy: %d FIFOs x %llu steps per rank pair: %s\n", kFifos,
-                             static_cast<unsigned long long>(kSteps), worst ? "FAILED" : "ok");
+  if (rank == 0)
+    std::printf("net proxy: %d FIFOs x %llu steps per rank pair, %d I/O thread(s) per rank: %s\n", kFifos,
+                static_cast<unsigned long long>(kSteps), net_proxy_threads(), worst ? "FAILED" : "ok");
   MPI_Finalize();
   return worst;
 }
