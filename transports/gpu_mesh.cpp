@@ -76,9 +76,9 @@ GpuFifoMesh::GpuFifoMesh(MPI_Comm comm, const GpuPaths& paths, int fifos, std::s
   bool mine = false;
   for (const std::string& p : path_of_) mine |= p == "net";
   if (mine) {
-    net_half_ = bytes;
-    CCB_CUDA(cudaHostAlloc(reinterpret_cast<void**>(&net_host_), 2 * bytes, cudaHostAllocMapped));
-    std::memset(net_host_, 0, 2 * bytes);
+    net_half_ = bytes + fifos_ * kLine;  // with the step sizes
+    CCB_CUDA(cudaHostAlloc(reinterpret_cast<void**>(&net_host_), 2 * net_half_, cudaHostAllocMapped));
+    std::memset(net_host_, 0, 2 * net_half_);
     CCB_CUDA(cudaHostGetDevicePointer(reinterpret_cast<void**>(&net_device_), net_host_, 0));
   }
 }
@@ -100,10 +100,11 @@ gpu::SendConn GpuFifoMesh::send(int peer, int peer_fifo, int my_out) {
     const std::size_t s = net_half_;  // the staging half
     net_sends_.push_back({peer, peer_fifo, net_host_ + s + data(my_out),
                           reinterpret_cast<volatile std::uint64_t*>(net_host_ + s + tail(my_out)),
-                          reinterpret_cast<volatile std::uint64_t*>(net_host_ + s + head(my_out))});
+                          reinterpret_cast<volatile std::uint64_t*>(net_host_ + s + head(my_out)),
+                          reinterpret_cast<const volatile std::uint64_t*>(net_host_ + s + sizes(my_out))});
     return {net_device_ + s + data(my_out), reinterpret_cast<volatile std::uint64_t*>(net_device_ + s + tail(my_out)),
             reinterpret_cast<const volatile std::uint64_t*>(net_device_ + s + head(my_out)), steps_ + 2 * idx(my_out),
-            peer};
+            peer, reinterpret_cast<volatile std::uint64_t*>(net_device_ + s + sizes(my_out))};
   }
   const GpuRegion& g = region_with(peer);
   char* p = g.of(peer);

@@ -44,12 +44,15 @@ class GpuFifoMesh {
   std::size_t data(int f) const { return idx(f) * gpu::kFifoSlots * slot_; }
   std::size_t tail(int f) const { return fifos_ * gpu::kFifoSlots * slot_ + idx(f) * kLine; }
   std::size_t head(int f) const { return fifos_ * gpu::kFifoSlots * slot_ + fifos_ * kLine + idx(f) * kLine; }
+  // net only: each staging FIFO's step sizes, after the heads.
+  std::size_t sizes(int f) const { return fifos_ * gpu::kFifoSlots * slot_ + 2 * fifos_ * kLine + idx(f) * kLine; }
   int rank_ = 0;
   std::size_t fifos_, slot_;
   std::uint64_t* steps_;
   std::vector<std::string> path_of_;                  // transport of each peer
   std::unique_ptr<GpuRegion> p2p_, host_;             // this rank's regions (null when unused)
-  // net: pinned host memory of this rank only, incoming FIFOs then staging FIFOs (same layout).
+  // net: pinned host memory of this rank only, incoming FIFOs then staging FIFOs (same layout,
+  // plus a line of step sizes per FIFO).
   MPI_Comm comm_;
   bool uses_net_ = false;
   std::size_t net_half_ = 0;

@@ -1,24 +1,32 @@
 #include "transports/gpu_net.h"
 
-#include <cstring>
-
+#include "core/error.h"
+#include "core/knobs.h"
 #include "transports/gpu_conn.h"
 
 namespace ccbench {
 
 namespace {
 
-// Idle passes before the proxy yields its core (spin only while work is active).
+// Idle passes before the proxy yields its core (spin only while work is active). It never
+// sleeps: a small message's every step waits for the proxy on both sides, and a sleeping thread
+// would add its wake-up to each; yield gives the core away only to a thread that wants it. An
+// idle pass costs one recv() per channel waiting for data (sends owe no credits when idle).
 constexpr int kIdleSpins = 64;
 
 }  // namespace
 
+int net_proxy_threads() { return static_cast<int>(env_int("CCBENCH_GPU_NET_THREADS", kDefaultNetThreads, 1, 64)); }
+
 NetProxy::NetProxy(MPI_Comm comm, const RankLayout& layout, std::size_t slot_bytes, std::vector<NetFifo> sends,
                    std::vector<NetFifo> recvs, std::chrono::milliseconds timeout)
     : slot_(slot_bytes) {
-  for (int i = 0; i < kNetWorkers; ++i) workers_.push_back(std::make_unique<Worker>());
-  for (const NetFifo& f : sends) workers_[static_cast<std::size_t>(f.tag % kNetWorkers)]->sends.push_back(f);
-  for (const NetFifo& f : recvs) workers_[static_cast<std::size_t>(f.tag % kNetWorkers)]->recvs.push_back(f);
+  const int threads = net_proxy_threads();
+  for (int i = 0; i < threads; ++i) workers_.push_back(std::make_unique<Worker>());
+  for (const NetFifo& f : sends) workers_[static_cast<std::size_t>(f.tag % threads)]->sends.push_back(f);
+  for (const NetFifo& f : recvs) workers_[static_cast<std::size_t>(f.tag % threads)]->recvs.push_back(f);
+  for (const NetFifo& f : sends)
+    if (!f.sizes) fail(ExitCode::runtime, "net: the FIFO toward rank {} (tag {}) has no step sizes", f.peer, f.tag);
   ChannelOptions o;
   o.slot_bytes = slot_bytes;
   o.depth = gpu::kFifoSlots;
@@ -30,8 +38,13 @@ NetProxy::NetProxy(MPI_Comm comm, const RankLayout& layout, std::size_t slot_byt
     for (const NetFifo& f : w->sends) requests.push_back({f.peer, f.tag, true});
     for (const NetFifo& f : w->recvs) requests.push_back({f.peer, f.tag, false});
     w->channels = connect_channels(comm, layout, requests, o);
+    for (std::size_t i = 0; i < requests.size(); ++i)
+      if (requests[i].send ? !w->channels->send(i).direct() : !w->channels->recv(i).direct())
+        fail(ExitCode::runtime, "net: the {} channel with rank {} has no zero-copy path", o.transport, requests[i].peer);
     w->posted.assign(w->sends.size(), 0);
+    w->granted.assign(w->sends.size(), 0);
     w->received.assign(w->recvs.size(), 0);
+    w->freed.assign(w->recvs.size(), 0);
   }
   for (auto& w : workers_)
     if (!w->sends.empty() || !w->recvs.empty()) w->thread = std::thread([this, p = w.get()] { loop(*p); });
@@ -53,37 +66,47 @@ void NetProxy::failed(std::exception_ptr e) {
   if (!error_) error_ = e;
 }
 
-// Staged slots the GPU published go out; each copied slot is granted back to the GPU.
+// Staged steps the GPU published go out from the staging slots themselves; a slot is granted
+// back to the GPU once the socket has taken its bytes.
 bool NetProxy::move_sends(Worker& w) {
   bool moved = false;
   for (std::size_t i = 0; i < w.sends.size(); ++i) {
     const NetFifo& f = w.sends[i];
     SendChannel& ch = w.channels->send(i);
+    DirectSend& d = *ch.direct();
     while (w.posted[i] < host_load_acquire(f.tail)) {
-      void* slot = ch.try_acquire();
-      if (!slot) break;
-      std::memcpy(slot, f.slots + (w.posted[i] % gpu::kFifoSlots) * slot_, slot_);
-      ch.post(slot_);
-      host_store_release(f.head, ++w.posted[i]);
+      const std::uint64_t step = w.posted[i];
+      const std::uint64_t bytes = f.sizes[step % gpu::kFifoSlots];
+      if (bytes > slot_)
+        fail(ExitCode::runtime, "net: the GPU published step {} of {} bytes toward rank {} into slots of {}", step,
+             bytes, f.peer, slot_);
+      if (!d.try_post_from(f.slots + (step % gpu::kFifoSlots) * slot_, bytes)) break;
+      ++w.posted[i];
       moved = true;
     }
     ch.try_drain();  // writes what a socket did not take before (and reads credits)
+    if (d.sent() > w.granted[i]) {
+      w.granted[i] = d.sent();
+      host_store_release(f.head, w.granted[i]);
+      moved = true;
+    }
   }
   return moved;
 }
 
-// Arrived slots go into free GPU slots (the GPU's head says which), then tail publishes them.
+// Slots the GPU freed (its head) release their messages, which sends the credits; arrived
+// messages are read straight into the free GPU slots, then tail publishes them.
 bool NetProxy::move_recvs(Worker& w) {
   bool moved = false;
   for (std::size_t i = 0; i < w.recvs.size(); ++i) {
     const NetFifo& f = w.recvs[i];
     RecvChannel& ch = w.channels->recv(w.sends.size() + i);
-    while (w.received[i] < host_load_acquire(f.head) + gpu::kFifoSlots) {
+    DirectRecv& d = *ch.direct();
+    const std::uint64_t head = host_load_acquire(f.head);
+    for (; w.freed[i] < head; ++w.freed[i]) ch.release();
+    while (w.received[i] < head + gpu::kFifoSlots) {
       std::size_t bytes = 0;
-      const void* slot = ch.try_peek(&bytes);
-      if (!slot) break;
-      std::memcpy(f.slots + (w.received[i] % gpu::kFifoSlots) * slot_, slot, bytes);
-      ch.release();
+      if (!d.try_receive_into(f.slots + (w.received[i] % gpu::kFifoSlots) * slot_, slot_, &bytes)) break;
       host_store_release(f.tail, ++w.received[i]);
       moved = true;
     }

@@ -4,13 +4,15 @@
 // the chosen interface). Each FIFO connection is its own TCP connection, so a ring of C channels
 // has C streams per peer and direction; every slot of every connection can be in flight.
 //
-// The kernels see the FIFO contract of gpu_conn.h unchanged; only who writes the far counter
-// differs:
-//   sender GPU   writes its local staging slot and tail; the proxy copies the slot into the
-//                connection's send slot, posts it and grants the slot back (head = copied).
-//   receiver     the proxy waits for a free local slot (the GPU's head), copies the arrived
-//                slot in, releases the TCP slot and publishes tail; the GPU reads and frees.
-// A whole slot travels per step (the kernels do not publish step sizes).
+// The kernels see the FIFO contract of gpu_conn.h; only who writes the far counter differs:
+//   sender GPU   writes its local staging slot, the step's size and tail; the proxy sends the
+//                step's bytes straight from the staging slot (the tcp channel's zero-copy post)
+//                and grants the slot back (head) once the socket has taken them.
+//   receiver     the proxy reads the next message straight into the next GPU slot once the GPU
+//                has freed it (its head), then publishes tail; when the GPU frees a slot, the
+//                proxy releases the message, which grants the sender its credit back.
+// Only the step's bytes travel, and each crosses host memory once per side (the socket copies).
+// The channels have kFifoSlots slots, so the GPU slots themselves bound what is in flight.
 // Proxy counters persist across launches as the GPU's step counters do (graph replays work).
 // Errors in the proxy (a reset connection, a malformed message) are kept and rethrown by
 // check(); the kernels waiting on it end by their own bounded waits.
@@ -50,13 +52,23 @@ struct NetFifo {
   char* slots = nullptr;
   volatile std::uint64_t* tail = nullptr;
   volatile std::uint64_t* head = nullptr;
+  // Sends: the byte count of each slot's step (sizes[step % kFifoSlots]), written by the sender
+  // before its tail; at most the slot size. Unused on receives.
+  const volatile std::uint64_t* sizes = nullptr;
 };
+
+// I/O threads per rank: separate threads keep several streams moving at once (TCP over loopback
+// on the 2 x H200 machine: 6.2 GB/s with one stream and thread, 21.3 with 4).
+constexpr int kDefaultNetThreads = 4;
+// CCBENCH_GPU_NET_THREADS (1 to 64): Error(usage) naming a bad value.
+int net_proxy_threads();
 
 class NetProxy {
  public:
   // Collective over `comm` (every rank calls it, with or without FIFOs): connects one tcp
-  // channel per FIFO and starts the proxy threads. FIFOs are dealt to kNetWorkers threads by
-  // tag, the same way on both sides; each thread owns its own tcp job and channels.
+  // channel per FIFO and starts the proxy threads. FIFOs are dealt to net_proxy_threads()
+  // threads by tag, the same way on both sides (the variable must match on every rank); each
+  // thread owns its own tcp job and channels.
   NetProxy(MPI_Comm comm, const RankLayout& layout, std::size_t slot_bytes, std::vector<NetFifo> sends,
            std::vector<NetFifo> recvs, std::chrono::milliseconds timeout);
   ~NetProxy();  // stops and joins the threads, then closes the connections
@@ -65,14 +77,11 @@ class NetProxy {
   // Rethrows the first error of a proxy thread, if any.
   void check() const;
 
-  // I/O threads per rank: separate threads keep several streams moving at once (TCP over
-  // loopback on the 2 x H200 machine: 6.2 GB/s with one stream and thread, 21.3 with 4).
-  static constexpr int kNetWorkers = 4;
-
  private:
   struct Worker {
     std::vector<NetFifo> sends, recvs;
-    std::vector<std::uint64_t> posted, received;
+    std::vector<std::uint64_t> posted, granted;  // sends: steps posted, slots granted back (head)
+    std::vector<std::uint64_t> received, freed;  // receives: steps published (tail), released
     std::unique_ptr<ChannelSet> channels;
     std::thread thread;
   };

@@ -272,8 +272,9 @@ std::string tcp_local_address(const RankLayout& layout) {
 TcpJob::TcpJob(const TcpToken& token, std::string local_address, int rank, std::chrono::milliseconds timeout)
     : token_(token), local_address_(std::move(local_address)), rank_(rank), timeout_(timeout) {}
 
-void TcpJob::progress() {
-  for (TcpEndpoint* e : endpoints_) e->progress_io();
+void TcpJob::progress(const TcpEndpoint* moved) {
+  for (TcpEndpoint* e : endpoints_)
+    if (e != moved) e->progress_io();
 }
 
 void TcpJob::remove(TcpEndpoint* e) {
@@ -424,15 +425,26 @@ namespace {
   fail_malformed_message(peer_, peer_host_, tag_, what);
 }
 
+// Whether the stream may be read now: the sender has a credit for the next message, and (direct)
+// the caller has given the buffer for it.
+bool TcpRecvChannel::reading() const {
+  if (closed_ || received_ - released_ >= depth_) return false;
+  return !direct_ || (into_ && received_ == returned_);
+}
+
+unsigned char* TcpRecvChannel::payload_at(size_t off) const {
+  return (direct_ ? into_ : reinterpret_cast<unsigned char*>(mem_.slot(received_ % depth_))) + off;
+}
+
 void TcpRecvChannel::read_stream() {
-  while (!closed_ && received_ - released_ < depth_) {
+  while (reading()) {
     unsigned char* dst;
     size_t want;
     if (header_got_ < kHeaderBytes) {
       dst = header_ + header_got_;
       want = kHeaderBytes - header_got_;
     } else {
-      dst = reinterpret_cast<unsigned char*>(mem_.slot(received_ % depth_)) + payload_got_;
+      dst = payload_at(payload_got_);
       want = payload_len_ - payload_got_;
     }
     const ssize_t r = recv(sock_.get(), dst, want, 0);
@@ -453,6 +465,8 @@ void TcpRecvChannel::read_stream() {
         fail_malformed(fmt::format("a header of kind {} for tag {} on the channel of tag {}", kind, tag, tag_));
       if (seq != received_) fail_malformed(fmt::format("slot number {} where {} was due", seq, received_));
       if (len > slot_bytes_) fail_malformed(fmt::format("a slot of {} bytes; slots hold {}", len, slot_bytes_));
+      if (direct_ && len > into_cap_)
+        fail_malformed(fmt::format("a slot of {} bytes for a buffer of {}", len, into_cap_));
       payload_len_ = static_cast<size_t>(len);
       payload_got_ = 0;
     } else {
@@ -496,12 +510,14 @@ void TcpRecvChannel::progress_io() {
 }
 
 const void* TcpRecvChannel::try_peek(size_t* bytes) {
+  if (direct_)
+    fail(ExitCode::runtime, "tcp: the channel from rank {} is read with try_peek() after try_receive_into()", peer_);
   if (released_ == received_) {
     if (sock_.get() < 0)
       fail(ExitCode::runtime, "tcp: the channel from rank {} is used before it was connected", peer_);
     progress_io();
     if (released_ == received_) {
-      job_.progress();
+      job_.progress(this);
       if (released_ == received_) {
         if (closed_) fail_reset(*closed_ + fmt::format(", while waiting for slot {}", received_));
         return nullptr;
@@ -512,7 +528,34 @@ const void* TcpRecvChannel::try_peek(size_t* bytes) {
   return mem_.slot(released_ % depth_);
 }
 
+bool TcpRecvChannel::try_receive_into(void* dst, size_t cap, size_t* bytes) {
+  if (sock_.get() < 0) fail(ExitCode::runtime, "tcp: the channel from rank {} is used before it was connected", peer_);
+  if (!direct_ && received_ != released_)
+    fail(ExitCode::runtime, "tcp: the channel from rank {} is read with try_receive_into() while slots from "
+         "try_peek() are held", peer_);
+  direct_ = true;
+  // A message begun (or finished) into one buffer is the caller's in that buffer.
+  if ((header_got_ > 0 || received_ > returned_) && into_ != dst)
+    fail(ExitCode::runtime, "tcp: message {} from rank {} was begun into one buffer and continued into another",
+         returned_, peer_);
+  if (received_ == returned_) {
+    into_ = static_cast<unsigned char*>(dst);
+    into_cap_ = cap;
+    progress_io();  // this channel only: the caller polls each of its channels in turn
+    if (received_ == returned_) {
+      if (closed_) fail_reset(*closed_ + fmt::format(", while waiting for slot {}", received_));
+      return false;
+    }
+  }
+  into_ = nullptr;
+  *bytes = lengths_[returned_ % depth_];
+  ++returned_;
+  return true;
+}
+
 void TcpRecvChannel::release() {
+  if (released_ == (direct_ ? returned_ : received_))
+    fail(ExitCode::runtime, "tcp: release() on the channel from rank {} with no slot held", peer_);
   ++released_;
   flush_credit();
 }
@@ -529,6 +572,7 @@ TcpSendChannel::TcpSendChannel(TcpJob& job, int peer, std::string peer_host, int
   mem_.allocate(slot_bytes, depth);
   headers_.resize(depth_);
   lengths_.assign(depth_, 0);
+  payloads_.assign(depth_, nullptr);
 
   socklen_t len = 0;
   const sockaddr_storage to = resolve(address, port, &len);
@@ -601,7 +645,7 @@ void TcpSendChannel::flush() {
       const size_t i = s % depth_;
       if (off < kHeaderBytes) iov[n++] = {headers_[i].data() + off, kHeaderBytes - off};
       const size_t p = off > kHeaderBytes ? off - kHeaderBytes : 0;
-      if (lengths_[i] > p) iov[n++] = {mem_.slot(i) + p, lengths_[i] - p};
+      if (lengths_[i] > p) iov[n++] = {const_cast<char*>(payloads_[i]) + p, lengths_[i] - p};
     }
     msghdr msg{};
     msg.msg_iov = iov;
@@ -651,37 +695,50 @@ void TcpSendChannel::read_credits() {
 
 void TcpSendChannel::progress_io() {
   flush();
-  read_credits();
+  // Credits come only for slots written; with none owed there is nothing to read (an end of the
+  // stream then shows once a slot is written), and an idle poll saves a system call.
+  if (credit_ < written_ || credit_got_ > 0) read_credits();
+}
+
+// Whether the receiver has room for one more message (credits read first if not; with
+// `whole_job`, every channel of the job moves too).
+bool TcpSendChannel::has_credit(bool whole_job) {
+  if (posted_ - credit_ < depth_) return true;
+  progress_io();
+  if (posted_ - credit_ < depth_) return true;
+  if (whole_job) job_.progress(this);
+  if (posted_ - credit_ < depth_) return true;
+  if (closed_) fail_reset(*closed_ + fmt::format(", with {} slot(s) not released", posted_ - credit_));
+  return false;
 }
 
 void* TcpSendChannel::try_acquire() {
-  if (posted_ - credit_ >= depth_) {
-    progress_io();
-    if (posted_ - credit_ >= depth_) {
-      job_.progress();
-      if (posted_ - credit_ >= depth_) {
-        if (closed_) fail_reset(*closed_ + fmt::format(", with {} slot(s) not released", posted_ - credit_));
-        return nullptr;
-      }
-    }
-  }
   // A released slot has been written in full, so its memory is free to fill again.
-  return mem_.slot(posted_ % depth_);
+  return has_credit(true) ? mem_.slot(posted_ % depth_) : nullptr;
 }
 
-void TcpSendChannel::post(size_t bytes) {
+void TcpSendChannel::queue(const char* payload, size_t bytes) {
   if (bytes > slot_bytes_)
     fail(ExitCode::runtime, "tcp: post of {} bytes into slots of {} toward rank {}", bytes, slot_bytes_, peer_);
   const size_t i = posted_ % depth_;
   headers_[i] = tcp_data_header(tag_, posted_, bytes);
   lengths_[i] = bytes;
+  payloads_[i] = payload;
   ++posted_;
   flush();
 }
 
+void TcpSendChannel::post(size_t bytes) { queue(mem_.slot(posted_ % depth_), bytes); }
+
+bool TcpSendChannel::try_post_from(const void* data, size_t bytes) {
+  if (!has_credit(false)) return false;  // the caller polls each of its channels in turn
+  queue(static_cast<const char*>(data), bytes);
+  return true;
+}
+
 bool TcpSendChannel::try_drain() {
   progress_io();
-  if (written_ < posted_) job_.progress();
+  if (written_ < posted_) job_.progress(this);
   return written_ == posted_;
 }
 

@@ -11,6 +11,14 @@
 // The sender never has more than `depth` slots unreleased at the receiver, so the receiver
 // always has room for every byte that was sent and never stops reading the stream.
 //
+// Zero-copy ends (channel.h's DirectSend / DirectRecv, used by the GPU proxy): try_post_from()
+// queues a header and the caller's own bytes, which sendmsg() copies into the socket buffer
+// straight from there; try_receive_into() reads a message's payload with recv() straight into the
+// caller's buffer, and only once the caller has given one, so until then the bytes wait in the
+// socket buffer. Same wire format, checks, credits and errors as slot posts; the credit goes back
+// on release(), when the caller is done with the buffer. These two calls move only their own
+// channel (their caller polls each of its channels in turn): fewer system calls per idle pass.
+//
 // Wire format (little-endian):
 //   sender -> receiver   Hello once: magic, 128-bit job token, sender rank, channel tag, geometry;
 //                        then per slot: DataHeader {tag, 0, sequence number, length} + payload.
@@ -106,9 +114,10 @@ class TcpJob final : public TransportJob {
   int rank() const { return rank_; }
   std::chrono::milliseconds timeout() const { return timeout_; }
 
-  // Moves bytes on every channel of this job (pending writes, arrived data, credits).
-  // Throws Error(runtime) on protocol violations and on connections reset while needed.
-  void progress();
+  // Moves bytes on every channel of this job (pending writes, arrived data, credits) but
+  // `moved`, a channel that has just moved its own. Throws Error(runtime) on protocol violations
+  // and on connections reset while needed.
+  void progress(const TcpEndpoint* moved = nullptr);
 
   // Channels register themselves on construction and leave on destruction.
   void add(TcpEndpoint* e) { endpoints_.push_back(e); }
@@ -143,7 +152,7 @@ class TcpSocket {
 };
 
 // Receiving end. All calls from one thread.
-class TcpRecvChannel final : public RecvChannel, private TcpEndpoint {
+class TcpRecvChannel final : public RecvChannel, public DirectRecv, private TcpEndpoint {
  public:
   // Listens on job.local_address() at an ephemeral port. `peer` is the sending rank, `peer_host`
   // its host name (both for messages). slot_bytes > 0, depth >= 1. Throws Error(runtime) naming
@@ -162,13 +171,18 @@ class TcpRecvChannel final : public RecvChannel, private TcpEndpoint {
   void accept_peer(TcpDeadline deadline);
   int refused() const { return refused_; }
 
-  const void* try_peek(size_t* bytes) override;
+  const void* try_peek(size_t* bytes) override;  // Error(runtime) once try_receive_into() was used
+  // Error(runtime) when no message is held.
   void release() override;
   size_t slot_bytes() const override { return slot_bytes_; }
+  DirectRecv* direct() override { return this; }
+  bool try_receive_into(void* dst, size_t cap, size_t* bytes) override;
 
  private:
   void progress_io() override;
   void read_stream();
+  bool reading() const;
+  unsigned char* payload_at(size_t off) const;
   void flush_credit();
   [[noreturn]] void fail_reset(const std::string& why) const;
   [[noreturn]] void fail_malformed(const std::string& what) const;
@@ -185,6 +199,10 @@ class TcpRecvChannel final : public RecvChannel, private TcpEndpoint {
   std::vector<size_t> lengths_;
   std::uint64_t received_ = 0;  // complete slots read
   std::uint64_t released_ = 0;  // slots given back
+  bool direct_ = false;          // read into the caller's buffers (try_receive_into)
+  unsigned char* into_ = nullptr;  // direct: the caller's buffer for the message being read
+  size_t into_cap_ = 0;
+  std::uint64_t returned_ = 0;  // direct: messages returned to the caller
   unsigned char header_[kTcpHeaderBytes] = {};
   size_t header_got_ = 0;       // bytes of the current header read
   size_t payload_len_ = 0, payload_got_ = 0;
@@ -196,7 +214,7 @@ class TcpRecvChannel final : public RecvChannel, private TcpEndpoint {
 };
 
 // Sending end. All calls from one thread.
-class TcpSendChannel final : public SendChannel, private TcpEndpoint {
+class TcpSendChannel final : public SendChannel, public DirectSend, private TcpEndpoint {
  public:
   // Connects from job.local_address() to the receiver at address:port and introduces itself
   // (job token, job.rank(), tag, geometry), all before `deadline`. Throws Error(timeout) when the
@@ -211,9 +229,14 @@ class TcpSendChannel final : public SendChannel, private TcpEndpoint {
   size_t slot_bytes() const override { return slot_bytes_; }
   // True once every posted byte is in the kernel's send buffer.
   bool try_drain() override;
+  DirectSend* direct() override { return this; }
+  bool try_post_from(const void* data, size_t bytes) override;
+  std::uint64_t sent() const override { return written_; }
 
  private:
   void progress_io() override;
+  bool has_credit(bool whole_job);
+  void queue(const char* payload, size_t bytes);
   void flush();
   void read_credits();
   [[noreturn]] void fail_reset(const std::string& why) const;
@@ -228,6 +251,7 @@ class TcpSendChannel final : public SendChannel, private TcpEndpoint {
   SlotMemory mem_;
   std::vector<std::array<unsigned char, kTcpHeaderBytes>> headers_;
   std::vector<size_t> lengths_;
+  std::vector<const char*> payloads_;  // where each posted message's bytes are (a slot or the caller's)
   std::uint64_t posted_ = 0;   // slots posted
   std::uint64_t written_ = 0;  // slots wholly written to the socket
   size_t write_off_ = 0;       // bytes of slot `written_` (header included) written

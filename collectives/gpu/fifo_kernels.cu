@@ -36,11 +36,17 @@ __device__ __forceinline__ bool acquire(const SendConn* s, std::uint64_t sent, c
   return ok;
 }
 
-// After the data moved: publish the sent slot and free the received one.
-__device__ __forceinline__ void publish(const SendConn* s, std::uint64_t& sent, const RecvConn* r,
+// Thread 0, before publishing step `sent` of `bytes`: its size for a proxy that sends only those.
+__device__ __forceinline__ void put_size(const SendConn* s, std::uint64_t sent, std::size_t bytes) {
+  if (s->sizes) s->sizes[sent % kFifoSlots] = bytes;
+}
+
+// After the data moved: publish the sent slot (`bytes` of it) and free the received one.
+__device__ __forceinline__ void publish(const SendConn* s, std::uint64_t& sent, std::size_t bytes, const RecvConn* r,
                                         std::uint64_t& received) {
   __syncthreads();
   if (threadIdx.x == 0) {
+    if (s) put_size(s, sent, bytes);
     if (s) st_release_sys(s->tail, ++sent);
     if (r) st_release_sys(r->head, ++received);
   } else {
@@ -80,7 +86,7 @@ __device__ __forceinline__ bool ring_step(RingOp op, const RingParams& p, const 
     case RingOp::recv_copy_send: reduce_copy<T, 1, 2>(rop, false, p.nranks, {rslot}, {out, sslot}, n); break;
     case RingOp::recv: reduce_copy<T, 1, 1>(rop, false, p.nranks, {rslot}, {out}, n); break;
   }
-  publish(sends ? &sc : nullptr, f.sent, recvs ? &rc : nullptr, f.received);
+  publish(sends ? &sc : nullptr, f.sent, n * sizeof(T), recvs ? &rc : nullptr, f.received);
   return true;
 }
 
@@ -237,8 +243,9 @@ struct TreeBlock {
     return ok;
   }
 
-  // Every thread advances its counters; thread 0 frees the received slots and publishes the sent ones.
-  __device__ void publish() {
+  // Every thread advances its counters; thread 0 frees the received slots and publishes the sent
+  // ones, of `bytes` each.
+  __device__ void publish(std::size_t bytes) {
     const bool lead = threadIdx.x == 0;
     if (receives_up()) {
       for (int k = 0; k < nc; ++k) {
@@ -247,6 +254,7 @@ struct TreeBlock {
       }
     }
     if (sends_up()) {
+      if (lead) put_size(ups, up_sent, bytes);
       ++up_sent;
       if (lead) st_release_sys(ups->tail, up_sent);
     }
@@ -256,6 +264,7 @@ struct TreeBlock {
     }
     if (sends_down()) {
       for (int k = 0; k < nc; ++k) {
+        if (lead) put_size(dns[k], down_sent[k], bytes);
         ++down_sent[k];
         if (lead) st_release_sys(dns[k]->tail, down_sent[k]);
       }
@@ -322,7 +331,7 @@ __global__ void __launch_bounds__(kThreads) tree_kernel(TreeParams p) {
     if (!ok) break;
     tree_move<T>(p, b, off, m);
     __syncthreads();
-    b.publish();
+    b.publish(m * sizeof(T));
   }
   if (threadIdx.x == 0) b.save();
 }

@@ -1,8 +1,11 @@
 #include "collectives/gpu/knobs.h"
 
+#include <algorithm>
+
 #include "collectives/gpu/gpu_impls.h"
 #include "collectives/gpu/kernel_args.h"
 #include "core/knobs.h"
+#include "transports/gpu_net.h"
 
 namespace ccbench::gpu {
 
@@ -24,6 +27,9 @@ std::size_t slot_bytes() { return knob_bytes("CCBENCH_GPU_SLOT_BYTES", kDefaultS
 int ring_channels() { return env_count("CCBENCH_GPU_CHANNELS", kDefaultRingChannels, kMaxChannels); }
 int host_channels() { return env_count("CCBENCH_GPU_HOST_CHANNELS", kDefaultHostChannels, kMaxChannels); }
 int net_channels() { return env_count("CCBENCH_GPU_NET_CHANNELS", kDefaultNetChannels, kMaxChannels); }
+std::size_t net_slot_bytes() {
+  return std::min(slot_bytes(), knob_bytes("CCBENCH_GPU_NET_SLOT_BYTES", kNetSlotBytes, kPage, kMaxSlotBytes, kPage));
+}
 int tree_channels() { return env_count("CCBENCH_GPU_TREE_CHANNELS", kDefaultTreeChannels, kMaxTreeChannels); }
 int twoshot_blocks() { return env_count("CCBENCH_GPU_TWOSHOT_BLOCKS", kDefaultTwoshotBlocks, kMaxChannels); }
 std::size_t oneshot_max_bytes() {
@@ -49,6 +55,8 @@ void check_gpu_tuning_environment() {
   gpu::ring_channels();
   gpu::host_channels();
   gpu::net_channels();
+  gpu::net_slot_bytes();
+  net_proxy_threads();
   gpu::tree_channels();
   gpu::twoshot_blocks();
   gpu::best_oneshot_max();  // reads CCBENCH_ONESHOT_MAX_BYTES too

@@ -54,12 +54,14 @@ constexpr int kDefaultHostChannels = 32;
 
 // Over net: 8 ring channels = 8 TCP streams per peer and direction (TCP over loopback on the
 // 2 x H200 machine: 21.3 GB/s with 4 streams, 34.2 with 8, ../shared ANCHORS), and 256 KiB slots
-// (a whole slot travels per step). Not measured through ccbench yet.
+// (only a step's bytes travel; a connection has kFifoSlots slots in flight, 1 MiB). Not tuned
+// through ccbench yet: CCBENCH_GPU_NET_SLOT_BYTES and CCBENCH_GPU_NET_CHANNELS are the knobs.
 constexpr int kDefaultNetChannels = 8;
 constexpr std::size_t kNetSlotBytes = std::size_t(256) << 10;
 
 std::size_t slot_bytes();          // CCBENCH_GPU_SLOT_BYTES
 int net_channels();                // CCBENCH_GPU_NET_CHANNELS
+std::size_t net_slot_bytes();      // CCBENCH_GPU_NET_SLOT_BYTES, at most slot_bytes()
 int host_channels();               // CCBENCH_GPU_HOST_CHANNELS
 int ring_channels();               // CCBENCH_GPU_CHANNELS
 int tree_channels();               // CCBENCH_GPU_TREE_CHANNELS

@@ -25,7 +25,7 @@ class RingGpu final : public GpuImpl {
     channels_ = std::min(ring_channels(), resident_limit(ctx_.cuda_device, 1));
     if (paths_.label != "p2p") channels_ = std::min(channels_, host_channels());
     if (over_net()) channels_ = std::min(channels_, net_channels());
-    slot_ = over_net() ? std::min(slot_bytes(), kNetSlotBytes) : slot_bytes();
+    slot_ = over_net() ? net_slot_bytes() : slot_bytes();
     if (n_ == 1) return;
     steps_ = std::make_unique<DeviceCounters>(2 * static_cast<std::size_t>(channels_));
     mesh_ = std::make_unique<GpuFifoMesh>(ctx_.comm, paths_, channels_, slot_, steps_->at(0));

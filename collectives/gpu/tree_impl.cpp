@@ -38,7 +38,7 @@ class TreeGpu final : public GpuImpl {
     // Over host memory: 6 FIFOs per channel, so a quarter of the ring's host channels.
     if (paths_.label != "p2p") channels_ = std::min(channels_, std::max(1, host_channels() / 4));
     if (over_net()) channels_ = std::min(channels_, std::max(1, net_channels() / 4));
-    slot_ = over_net() ? std::min(slot_bytes(), kNetSlotBytes) : slot_bytes();
+    slot_ = over_net() ? net_slot_bytes() : slot_bytes();
     if (paths_.label == "p2p") peers_ = std::make_unique<PeerState>(ctx_.comm, kLowLatencyOffset);  // Bruck
     if (n_ == 1) return;
     steps_ = std::make_unique<DeviceCounters>(2 * 6 * static_cast<std::size_t>(channels_));

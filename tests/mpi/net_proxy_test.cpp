@@ -1,7 +1,9 @@
 // The net transport's proxy (transports/gpu_net.h) under mpirun without a GPU: this process plays
 // the GPU's side of the FIFO contract (gpu_conn.h) in host memory — a sender that fills staging
-// slots and publishes tail, a receiver that waits for tail, checks every byte and frees the slot
-// with head — while the proxy thread moves the slots to the next rank over real tcp connections.
+// slots, writes each step's size and publishes tail, a receiver that waits for tail, checks every
+// byte and frees the slot with head — while the proxy thread moves the steps to the next rank over
+// real tcp connections. Steps are of every size from 0 to a whole slot; only a step's bytes may
+// arrive (the rest of a receiving slot keeps the filler the receiver wrote after its last use).
 // Every rank sends to the next and receives from the previous on several FIFOs at once, for many
 // more steps than slots (flow control both ways). Exits 1 if any rank saw a wrong byte, a
 // stalled FIFO or an error.
@@ -25,12 +27,25 @@ constexpr int kFifos = 3;
 constexpr std::size_t kSlot = 8192;
 constexpr std::uint64_t kSteps = 300;
 
-// One FIFO's memory: slots plus its tail and head on their own lines.
+constexpr char kFiller = 0x6b;
+
+// One FIFO's memory: slots plus its tail, head and step sizes on their own lines.
 struct Fifo {
-  std::vector<char> slots = std::vector<char>(gpu::kFifoSlots * kSlot);
+  std::vector<char> slots = std::vector<char>(gpu::kFifoSlots * kSlot, kFiller);
   alignas(128) volatile std::uint64_t tail = 0;
   alignas(128) volatile std::uint64_t head = 0;
+  alignas(128) volatile std::uint64_t sizes[gpu::kFifoSlots] = {};
 };
+
+// Empty, one byte, whole slots and odd sizes in between.
+std::size_t step_bytes(int fifo, std::uint64_t step) {
+  switch ((step + static_cast<std::uint64_t>(fifo)) % 6) {
+    case 0: return 0;
+    case 1: return 1;
+    case 2: return kSlot;
+    default: return (step * 7919 + 13) % kSlot | 1;
+  }
+}
 
 unsigned char pattern(int from, int fifo, std::uint64_t step, std::size_t i) {
   return static_cast<unsigned char>(from * 31 + fifo * 7 + step * 13 + i);
@@ -41,13 +56,13 @@ int run(int rank, int n) {
   std::vector<Fifo> out(kFifos), in(kFifos);
   std::vector<NetFifo> sends, recvs;
   for (int f = 0; f < kFifos; ++f) {
-    sends.push_back({next, f, out[f].slots.data(), &out[f].tail, &out[f].head});
+    sends.push_back({next, f, out[f].slots.data(), &out[f].tail, &out[f].head, out[f].sizes});
     recvs.push_back({prev, f, in[f].slots.data(), &in[f].tail, &in[f].head});
   }
   const RankLayout layout = RankLayout::from_hosts(rank, std::vector<std::string>(static_cast<std::size_t>(n), "h"));
   NetProxy proxy(MPI_COMM_WORLD, layout, kSlot, sends, recvs, std::chrono::seconds(30));
   std::vector<std::uint64_t> sent(kFifos, 0), got(kFifos, 0);
-  int wrong = 0;
+  long wrong = 0, past_size = 0;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
   for (bool done = false; !done;) {
     done = true;
@@ -55,14 +70,19 @@ int run(int rank, int n) {
       // Sender: a free slot (head) -> fill -> tail.
       if (sent[f] < kSteps && sent[f] < host_load_acquire(&out[f].head) + gpu::kFifoSlots) {
         char* slot = out[f].slots.data() + (sent[f] % gpu::kFifoSlots) * kSlot;
+        const std::size_t bytes = step_bytes(f, sent[f]);
         for (std::size_t i = 0; i < kSlot; ++i) slot[i] = static_cast<char>(pattern(rank, f, sent[f], i));
+        out[f].sizes[sent[f] % gpu::kFifoSlots] = bytes;
         host_store_release(&out[f].tail, ++sent[f]);
       }
       // Receiver: data (tail) -> check -> head.
       if (got[f] < kSteps && got[f] < host_load_acquire(&in[f].tail)) {
-        const char* slot = in[f].slots.data() + (got[f] % gpu::kFifoSlots) * kSlot;
-        for (std::size_t i = 0; i < kSlot; ++i)
+        char* slot = in[f].slots.data() + (got[f] % gpu::kFifoSlots) * kSlot;
+        const std::size_t bytes = step_bytes(f, got[f]);
+        for (std::size_t i = 0; i < bytes; ++i)
           if (static_cast<unsigned char>(slot[i]) != pattern(prev, f, got[f], i)) ++wrong;
+        for (std::size_t i = bytes; i < kSlot; ++i) past_size += slot[i] != kFiller;
+        std::memset(slot, kFiller, kSlot);
         host_store_release(&in[f].head, ++got[f]);
       }
       done = done && sent[f] == kSteps && got[f] == kSteps;
@@ -77,8 +97,9 @@ int run(int rank, int n) {
   }
   // Every rank's proxy must still be running until every peer received everything.
   MPI_Barrier(MPI_COMM_WORLD);
-  if (wrong) std::fprintf(stderr, "rank %d: %d wrong bytes from rank %d\n", rank, wrong, prev);
-  return wrong ? 1 : 0;
+  if (wrong) std::fprintf(stderr, "rank %d: %ld wrong bytes from rank %d\n", rank, wrong, prev);
+  if (past_size) std::fprintf(stderr, "rank %d: %ld bytes written past the steps' sizes\n", rank, past_size);
+  return wrong || past_size ? 1 : 0;
 }
 
 }  // namespace
@@ -99,8 +120,9 @@ int main(int argc, char** argv) {
   }
   int worst = 0;
   MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  if (rank == 0) std::printf("net proxy: %d FIFOs x %llu steps per rank pair: %s\n", kFifos,
-                             static_cast<unsigned long long>(kSteps), worst ? "FAILED" : "ok");
+  if (rank == 0)
+    std::printf("net proxy: %d FIFOs x %llu steps per rank pair, %d I/O thread(s) per rank: %s\n", kFifos,
+                static_cast<unsigned long long>(kSteps), net_proxy_threads(), worst ? "FAILED" : "ok");
   MPI_Finalize();
   return worst;
 }

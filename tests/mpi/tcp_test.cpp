@@ -3,7 +3,10 @@
 //   - protocol, on every rank over loopback, one process playing both ends or a hand-written peer:
 //     flow control, partial reads and writes, a wrong job token refused while the real sender
 //     still gets in, malformed headers and credits, a stream cut mid-slot or at a boundary;
-//   - across ranks: a peer that closes its channels mid-transfer is Error(runtime) naming it,
+//   - the zero-copy calls (try_post_from, try_receive_into) the same way: every size from 0 to a
+//     whole slot, credits that bound the sender until release(), only a message's bytes written
+//     into the caller's buffer, a length over the buffer refused, a cut stream named;
+//   - across ranks: a ring of zero-copy channels; a peer that closes its channels mid-transfer is Error(runtime) naming it,
 //     CCBENCH_TCP_IF naming no interface is Error(usage) listing the interfaces, "auto" never
 //     picks tcp.
 // Exits 1 if any rank saw a failure.
@@ -15,6 +18,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include <netinet/in.h>
@@ -150,6 +154,115 @@ void transfer(TcpSendChannel& tx, TcpRecvChannel& rx, size_t slot, int depth, in
 
 TcpJob local_job(const TcpToken& token) { return TcpJob(token, "127.0.0.1", g_rank, std::chrono::seconds(10)); }
 
+// ---- zero-copy calls ----
+
+size_t direct_size(std::uint64_t msg, size_t slot) {
+  switch (msg % 5) {
+    case 0: return 0;
+    case 1: return 1;
+    case 2: return slot;
+    default: return (msg * 7919) % slot | 1;  // odd
+  }
+}
+
+constexpr unsigned char kFiller = 0xa5;
+
+// Sends `count` messages through one job's pair of zero-copy ends, one thread playing both ends
+// with `depth` caller buffers on each side, as the GPU proxy does: a send buffer is refilled only
+// once sent() counts it, a receive buffer is released only after its bytes were checked (and
+// filled again with filler, so that bytes written past a message's size show).
+// `one_pair`: tx sends to rx (else they belong to different peers, and the bound is not checked).
+void direct_transfer(DirectSend& tx, TcpSendChannel& txc, DirectRecv& rx, RecvChannel& rxc, size_t slot, int depth,
+                     int count, const std::string& what, bool one_pair = true) {
+  const std::uint64_t d = static_cast<std::uint64_t>(depth), total = static_cast<std::uint64_t>(count);
+  std::vector<std::vector<unsigned char>> out(d, std::vector<unsigned char>(slot)), in(d, std::vector<unsigned char>(slot, kFiller));
+  std::vector<size_t> lengths(d, 0);
+  std::uint64_t posted = 0, filled = 0, got = 0, freed = 0;
+  long bad = 0, past = 0;
+  const auto until = in_ms(30000);
+  while ((freed < total || posted < total) && Clock::now() < until) {
+    if (posted < total && posted < tx.sent() + d) {  // buffer posted - d has left our memory
+      std::vector<unsigned char>& b = out[posted % d];
+      if (filled == posted) {  // the whole buffer: only the message's size may travel
+        for (size_t i = 0; i < slot; ++i) b[i] = pattern(posted, i);
+        ++filled;
+      }
+      if (tx.try_post_from(b.data(), direct_size(posted, slot))) {
+        // The receiver's release() is what returns a credit: never more than depth unreleased.
+        if (one_pair && posted - freed >= d) failure("{}: message {} posted with {} unreleased (depth {})", what, posted, posted - freed, depth);
+        ++posted;
+      }
+    }
+    size_t n = 0;
+    if (got < total && got < freed + d && rx.try_receive_into(in[got % d].data(), slot, &n)) lengths[got++ % d] = n;
+    if (freed < got && (got - freed == d || got == total || freed % 3 != 0)) {  // hold some a while
+      std::vector<unsigned char>& b = in[freed % d];
+      const size_t want = direct_size(freed, slot);
+      bad += lengths[freed % d] != want;
+      for (size_t i = 0; i < want; ++i) bad += b[i] != pattern(freed, i);
+      for (size_t i = want; i < slot; ++i) past += b[i] != kFiller;
+      std::fill(b.begin(), b.end(), kFiller);
+      rxc.release();
+      ++freed;
+    }
+    txc.try_drain();
+  }
+  check(freed == total, fmt::format("{}: {} of {} messages arrived", what, freed, count));
+  check(bad == 0, fmt::format("{}: {} wrong sizes or bytes", what, bad));
+  check(past == 0, fmt::format("{}: {} bytes written past the messages' sizes", what, past));
+  check(eventually([&] { return txc.try_drain() && tx.sent() == total; }), what + ": every post sent");
+}
+
+void direct_local(const TcpToken& token) {
+  // Credits: with depth 2 and nothing released, a third post is refused, even after both arrived;
+  // the first release lets one more through.
+  {
+    TcpJob job = local_job(token);
+    TcpRecvChannel rx(job, g_rank, "self", 31, 4096, 2);
+    TcpSendChannel tx(job, g_rank, "self", 31, 4096, 2, rx.address(), rx.port(), in_ms(5000));
+    rx.accept_peer(in_ms(5000));
+    std::vector<unsigned char> a(4096, 1), b(4096, 2), dst(4096, 0);
+    check(tx.try_post_from(a.data(), 4096) && tx.try_post_from(b.data(), 7), "direct credits: two posts");
+    size_t n = 0;
+    check(eventually([&] { return rx.try_receive_into(dst.data(), dst.size(), &n); }) && n == 4096 && dst[0] == 1,
+          "direct credits: first message read into the buffer");
+    check(eventually([&] { return rx.try_receive_into(dst.data(), dst.size(), &n); }) && n == 7 && dst[0] == 2 &&
+              dst[7] == 1, "direct credits: second message, its 7 bytes only");
+    check(!eventually([&] { return tx.try_post_from(a.data(), 1); }, 200), "direct credits: no third post unreleased");
+    rx.release();
+    check(eventually([&] { return tx.try_post_from(a.data(), 1); }), "direct credits: a post after release");
+    check(eventually([&] { return tx.try_drain(); }) && tx.sent() == 3, "direct credits: three sent");
+    expect_error(ExitCode::runtime, "direct: try_peek() after try_receive_into()", [&] { rx.try_peek(&n); },
+                 {"try_peek() after try_receive_into()"});
+  }
+  // Many messages: small slots (many per write), 1 MiB slots (partial reads and writes), depth 1 and 4.
+  for (const auto& [slot, depth, count] : {std::tuple<size_t, int, int>{1024, 4, 4000}, {1 << 20, 1, 40}, {1 << 20, 4, 80},
+                                           {4097, 3, 600}}) {
+    TcpJob job = local_job(token);
+    TcpRecvChannel rx(job, g_rank, "self", 32, slot, depth);
+    TcpSendChannel tx(job, g_rank, "self", 32, slot, depth, rx.address(), rx.port(), in_ms(5000));
+    rx.accept_peer(in_ms(5000));
+    direct_transfer(tx, tx, rx, rx, slot, depth, count, fmt::format("direct {} B x {}", slot, depth));
+  }
+  // A message begun into one buffer cannot move to another.
+  {
+    TcpJob job = local_job(token);
+    TcpRecvChannel rx(job, g_rank, "self", 33, 1 << 20, 1);
+    TcpSocket s = raw_connect(rx.port());
+    const TcpHello h = tcp_hello(token, g_rank, 33, 1 << 20, 1);
+    raw_send(s, &h, sizeof h);
+    rx.accept_peer(in_ms(3000));
+    const auto hd = tcp_data_header(33, 0, 1000);
+    raw_send(s, hd.data(), hd.size());
+    raw_send(s, std::vector<char>(10, 1).data(), 10);
+    std::vector<unsigned char> a(1 << 20), b(1 << 20);
+    size_t n = 0;
+    check(!eventually([&] { return rx.try_receive_into(a.data(), a.size(), &n); }, 200), "direct: half a message");
+    expect_error(ExitCode::runtime, "direct: another buffer mid-message",
+                 [&] { rx.try_receive_into(b.data(), b.size(), &n); }, {"begun into one buffer"});
+  }
+}
+
 // ---- one process, both ends ----
 
 void protocol_local() {
@@ -241,7 +354,8 @@ void protocol_local() {
 
   // A hand-written sender on a real receiver: what it sends decides the outcome.
   auto with_raw_sender = [&](const std::string& what, const std::function<void(TcpSocket&)>& send_bytes,
-                             ExitCode code, const std::vector<std::string>& needles, int good_slots = 0) {
+                             ExitCode code, const std::vector<std::string>& needles, int good_slots = 0,
+                             size_t cap = 0) {  // cap > 0: read with try_receive_into(cap)
     TcpJob job = local_job(token);
     TcpRecvChannel rx(job, 9, "hostnine", 11, 4096, 2);
     TcpSocket s = raw_connect(rx.port());
@@ -249,16 +363,18 @@ void protocol_local() {
     raw_send(s, &h, sizeof h);
     rx.accept_peer(in_ms(3000));
     send_bytes(s);
+    std::vector<unsigned char> buf(cap);
+    auto arrived = [&](size_t* n) { return cap ? rx.try_receive_into(buf.data(), cap, n) : rx.try_peek(n) != nullptr; };
     expect_error(code, what, [&] {
       for (int i = 0; i < good_slots; ++i) {
         size_t n = 0;
-        if (!eventually([&] { return rx.try_peek(&n) != nullptr; })) return;
+        if (!eventually([&] { return arrived(&n); })) return;
         rx.release();
       }
       const auto until = in_ms(5000);
       size_t n = 0;
       while (Clock::now() < until) {
-        if (rx.try_peek(&n)) return;  // a slot that should not have arrived
+        if (arrived(&n)) return;  // a slot that should not have arrived
         std::this_thread::sleep_for(std::chrono::microseconds(100));
       }
     }, needles);
@@ -292,6 +408,34 @@ void protocol_local() {
     raw_send(s, payload.data(), payload.size());
     s.reset();
   }, ExitCode::runtime, {"tcp: connection to rank 9 (host hostnine) was reset", "waiting for slot 1"}, 1);
+  // The same through the zero-copy receive; its buffer bounds a message as the slot size does.
+  auto first_header = [](std::uint64_t length) {
+    return [length](TcpSocket& s) {
+      const auto hd = tcp_data_header(11, 0, length);
+      raw_send(s, hd.data(), hd.size());
+    };
+  };
+  with_raw_sender("direct: slot longer than slot_bytes", first_header(4097), ExitCode::runtime,
+                  {"tcp: rank 9 sent a malformed message", "4097 bytes"}, 0, 4096);
+  with_raw_sender("direct: slot longer than the buffer", first_header(3001), ExitCode::runtime, {"tcp: rank 9 sent a malformed message", "3001 bytes for a buffer of 3000"}, 0, 3000);
+  with_raw_sender("direct: wrong sequence number", [&](TcpSocket& s) {
+    const auto hd = tcp_data_header(11, 0, 10);
+    raw_send(s, hd.data(), hd.size());
+    raw_send(s, payload.data(), 10);
+    const auto h2 = tcp_data_header(11, 2, 10);
+    raw_send(s, h2.data(), h2.size());
+  }, ExitCode::runtime, {"tcp: rank 9 sent a malformed message", "slot number 2 where 1"}, 1, 4096);
+  with_raw_sender("direct: stream cut in the middle of a slot", [&](TcpSocket& s) {
+    const auto hd = tcp_data_header(11, 0, 4096);
+    raw_send(s, hd.data(), hd.size());
+    raw_send(s, payload.data(), 1000);
+    s.reset();
+  }, ExitCode::runtime, {"tcp: connection to rank 9 (host hostnine) was reset", "middle of slot 0"}, 0, 4096);
+  with_raw_sender("direct: stream ended after one slot", [&](TcpSocket& s) {
+    const auto hd = tcp_data_header(11, 0, 0);
+    raw_send(s, hd.data(), hd.size());
+    s.reset();
+  }, ExitCode::runtime, {"tcp: connection to rank 9 (host hostnine) was reset", "waiting for slot 1"}, 1, 4096);
 
   // A hand-written receiver for a real sender: bad credits, and a receiver that goes away.
   auto with_raw_receiver = [&](const std::string& what, const std::function<void(TcpSocket&, TcpSendChannel&)>& act,
@@ -329,6 +473,17 @@ void protocol_local() {
   }, {"tcp: rank 8 sent a malformed message", "credit for 5"});
   with_raw_receiver("receiver closes", [&](TcpSocket& s, TcpSendChannel&) { s.reset(); },
                     {"tcp: connection to rank 8 (host hosteight) was reset"});
+  const std::vector<char> big(4096, 3);
+  with_raw_receiver("direct: receiver closes", [&](TcpSocket& s, TcpSendChannel& tx) {
+    s.reset();
+    const auto until = in_ms(5000);
+    while (Clock::now() < until) tx.try_post_from(big.data(), big.size()), tx.try_drain();
+  }, {"tcp: connection to rank 8 (host hosteight) was reset"});
+  with_raw_receiver("direct: post longer than a slot", [&](TcpSocket&, TcpSendChannel& tx) {
+    tx.try_post_from(big.data(), 4097);
+  }, {"tcp: post of 4097 bytes into slots of 4096 toward rank 8"});
+
+  direct_local(token);
 }
 
 // ---- across ranks ----
@@ -404,6 +559,19 @@ void peer_disappears(const RankLayout& layout) {
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
+// A ring of zero-copy channels connected by connect_channels: every rank sends to the next and
+// receives from the previous, every size from 0 to a whole slot.
+void direct_ring(const RankLayout& layout) {
+  const std::vector<ChannelRequest> ring = {{(g_rank + 1) % g_n, 6, true}, {(g_rank + g_n - 1) % g_n, 6, false}};
+  auto set = connect_channels(MPI_COMM_WORLD, layout, ring, tcp_options(64 * 1024, 3));
+  auto* tx = dynamic_cast<TcpSendChannel*>(&set->send(0));
+  check(tx && set->send(0).direct() && set->recv(1).direct(), "direct ring: tcp channels have zero-copy ends");
+  if (!tx || !set->recv(1).direct()) return;
+  // The previous rank's pattern is the one this rank's own transfer checks (same formula).
+  direct_transfer(*tx, *tx, *set->recv(1).direct(), set->recv(1), 64 * 1024, 3, 300, "direct ring", false);
+  MPI_Barrier(MPI_COMM_WORLD);  // nobody closes while a peer still reads
+}
+
 void interface_choice(const RankLayout& layout) {
   const std::vector<ChannelRequest> ring = {{(g_rank + 1) % g_n, 5, true}, {(g_rank + g_n - 1) % g_n, 5, false}};
   setenv("CCBENCH_TCP_IF", "nonexistent", 1);
@@ -463,6 +631,7 @@ int main(int argc, char** argv) {
     const RankLayout layout = real_layout();
     if (g_n >= 2) {
       peer_disappears(layout);
+      direct_ring(layout);
       interface_choice(layout);
     }
   } catch (const Error& e) {
