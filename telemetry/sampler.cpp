@@ -307,8 +307,9 @@ struct Sampler::Node {
     Json warnings = Json::array();
     warn_samples(window, label, warnings);
     warn_first_growth(news.first_growth, label, warnings);
-    return {{"host", host}, {"figures", f.to_json()}, {"warnings", warnings}, {"grown", grown},
-            {"counter_window_s", counter_window}, {"samples", samples_json(samples)}, {"counters", counter_lines(news)}};
+    return {{"host", host}, {"t_s", Json::array({row_start_s, row_end_s})}, {"figures", f.to_json()},
+            {"warnings", warnings}, {"grown", grown}, {"counter_window_s", counter_window},
+            {"samples", samples_json(samples)}, {"counters", counter_lines(news)}};
   }
 
   // The node's last message: the run's counter growth (first read to last, read now), and the
@@ -441,8 +442,9 @@ struct Sampler::Root {
       write_lines(j.at("samples"));
       write_lines(j.at("counters"));
       if (!label.empty())
-        write_lines(Json::array({{{"type", "row"}, {"row", label}, {"host", j.at("host")}, {"figures", j.at("figures")},
-                                  {"counter_window_s", j.at("counter_window_s")}, {"counters_grown", j.at("grown")}}}));
+        write_lines(Json::array({{{"type", "row"}, {"row", label}, {"host", j.at("host")}, {"t_s", j.at("t_s")},
+                                  {"figures", j.at("figures")}, {"counter_window_s", j.at("counter_window_s")},
+                                  {"counters_grown", j.at("grown")}}}));
       if (j.contains("run_counters")) take_run_counters(j);
     }
     std::fflush(stderr);
