@@ -599,7 +599,7 @@ int run_benchmark(const RunOptions& opts_in, int* argc, char*** argv) {
       std::fflush(stdout);
       sink = std::make_unique<LockedSink>(
           with_json_file_and_progress(opts, plan, make_sinks(opts, out_dir, files_written)));
-      if (opts.telemetry.enabled && writes_files(opts)) files_written.push_back("telemetry.jsonl");
+      if (sampler.writes_series()) files_written.push_back("telemetry.jsonl");
       sink->begin(context);
     }
 

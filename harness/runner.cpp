@@ -510,7 +510,7 @@ bool Runner::measure(ImplState& st, Series& bufs, Measurement& m) {
   m.graphs = opts_.graph_launches > 0 && st.impl->graph_capturable();
   Implementation& impl = *st.impl;
   slow_ms_ = slow_fault_ms(st.info->name, m.size);
-  if (telemetry_) telemetry_->begin_row();  // counters before the size; never inside the timed loop
+  if (telemetry_) telemetry_->begin_row();  // marks the size's start (reads nothing); never inside the timed loop
   const Outcome local = run_catching([&] {
     prepare(bufs, m);
     warm_up(impl, m);

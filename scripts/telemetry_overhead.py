@@ -6,7 +6,8 @@ over the pairs: busbw (from the median iteration) at sizes >= 64 MiB must stay w
 
 Usage (GPU node, one rank per GPU):
   scripts/telemetry_overhead.py --out DIR [--pairs 3] [--np 2] [--ccbench build/ccbench]
-                                [--impl nccl] [--interval 100] [--max 1G] [--device gpu]
+                                [--impl nccl] [--interval 100] [--counter-interval 1000] [--max 1G]
+                                [--device gpu]
 """
 import argparse
 import csv
@@ -25,7 +26,7 @@ def run(args, label, telemetry):
            "--collective", "allreduce", "-b", "8", "-e", args.max, "--device", args.device, "-f", "2", "-n", "50", "-w", "10",
            "--in-place", "no", "--format", "csv", "--out", out, "--telemetry", telemetry]
     if telemetry == "on":
-        cmd += ["--telemetry-interval", str(args.interval)]
+        cmd += ["--telemetry-interval", str(args.interval), "--telemetry-counter-interval", str(args.counter_interval)]
     print("#", " ".join(cmd), flush=True)
     subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
     with open(os.path.join(out, "results.csv"), newline="") as f:
@@ -40,7 +41,8 @@ def main():
     ap.add_argument("--ccbench", default="build/ccbench")
     ap.add_argument("--mpiexec", default="mpirun")
     ap.add_argument("--impl", default="nccl")
-    ap.add_argument("--interval", type=int, default=100)
+    ap.add_argument("--interval", type=int, default=100, help="--telemetry-interval (ms)")
+    ap.add_argument("--counter-interval", type=int, default=1000, help="--telemetry-counter-interval (ms)")
     ap.add_argument("--max", default="1G", help="largest size (-e)")
     ap.add_argument("--device", default="gpu")
     args = ap.parse_args()

@@ -31,13 +31,13 @@ constexpr GpuCounter kDeviceCounters[] = {
     {Query::xid_events, "critical XID events", CounterKind::xid},
 };
 
-Reading from_answer(std::string where, const char* what, CounterKind kind, const Answer& a) {
-  return {std::move(where), what, kind, a.value, a.why_not};
+Reading from_answer(std::string where, const char* what, CounterKind kind, const Answer& a, const std::string& device) {
+  return {std::move(where), what, kind, a.value, a.why_not, device};
 }
 
 // One sysfs counter file: a decimal number and a newline.
 Reading read_sysfs_counter(const fs::path& file, std::string where, const char* name, CounterKind kind) {
-  Reading r{std::move(where), name, kind, std::nullopt, {}};
+  Reading r{where, name, kind, std::nullopt, {}, where};
   std::ifstream in(file);
   if (!in) {
     r.why_not = fmt::format("{} cannot be read", file.string());
@@ -91,9 +91,10 @@ Snapshot read_counters(GpuSource& source, const CounterPlan& plan) {
   for (const CounterPlan::Gpu& g : plan.gpus) {
     for (unsigned link : g.links)
       for (const GpuCounter& c : kLinkCounters)
-        s.push_back(from_answer(fmt::format("{} NVLink {}", g.label, link), c.what, c.kind, source.read(g.position, c.query, link)));
+        s.push_back(from_answer(fmt::format("{} NVLink {}", g.label, link), c.what, c.kind,
+                                source.read(g.position, c.query, link), g.label));
     for (const GpuCounter& c : kDeviceCounters)
-      s.push_back(from_answer(g.label, c.what, c.kind, source.read(g.position, c.query)));
+      s.push_back(from_answer(g.label, c.what, c.kind, source.read(g.position, c.query), g.label));
   }
   for (const std::string& port : plan.nic_ports) {
     const auto slash = port.find('/');
@@ -110,7 +111,7 @@ std::vector<Delta> counter_deltas(const Snapshot& before, const Snapshot& after)
   std::vector<Delta> out;
   for (size_t i = 0; i < after.size(); ++i) {
     const Reading& a = after[i];
-    Delta d{a.where, a.what, a.kind, std::nullopt, {}};
+    Delta d{a.where, a.what, a.kind, std::nullopt, {}, a.device};
     // Snapshots of one plan list the same counters in the same order: look there first.
     const Reading* b = nullptr;
     if (i < before.size() && before[i].where == a.where && before[i].what == a.what) b = &before[i];

@@ -1,6 +1,6 @@
 #pragma once
-// The counters that only grow, read before and after each size on a node: NVLink errors per
-// link, PCIe replays, ECC, XID events (from a GpuSource), and NIC port counters from sysfs
+// The counters that only grow, read every counter interval on a node: NVLink errors per link,
+// PCIe replays, ECC, XID events (from a GpuSource), and NIC port counters from sysfs
 // (<dir>/<device>/ports/<port>/counters/<name>, dir = /sys/class/infiniband on a real node).
 // A snapshot is a list of readings; the delta of two snapshots is computed reading by reading,
 // and a reading missing on either side, or one that went backwards (a driver reload, a counter
@@ -24,6 +24,7 @@ struct Reading {
   CounterKind kind = CounterKind::nvlink;
   std::optional<std::uint64_t> value;
   std::string why_not;
+  std::string device;  // the GPU or NIC port: `where` without the link ("GPU 0 (NVIDIA H200)")
 };
 using Snapshot = std::vector<Reading>;
 
@@ -32,6 +33,7 @@ struct Delta {
   CounterKind kind = CounterKind::nvlink;
   std::optional<std::uint64_t> growth;
   std::string why_not;
+  std::string device;  // as in Reading
 };
 
 // The NIC port counters read (the names of the sysfs files).

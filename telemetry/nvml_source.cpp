@@ -198,7 +198,7 @@ class NvmlSource final : public GpuSource {
   std::vector<Device> handles_;
   std::vector<GpuInfo> gpus_;
   EventSet events_ = nullptr;
-  std::mutex xid_mutex_;  // the main thread reads XIDs between sizes; nothing else does
+  std::mutex xid_mutex_;  // the counter thread reads XIDs; the main thread at start
   std::vector<std::uint64_t> xid_counts_;
   std::vector<std::string> xid_why_not_;
 };

@@ -13,11 +13,28 @@ namespace {
 // Below 10 ms NVML's power figure does not change between samples (it is averaged over about
 // a second on Hopper); above a minute a row would rarely hold a sample of its own.
 constexpr long kMinIntervalMs = 10, kMaxIntervalMs = 60000;
+// One read of the error counters asks NVML 4 questions per active NVLink link (18 per GPU on
+// Hopper), each taking milliseconds: a full read takes longer than 100 ms on such a node, so a
+// shorter wait would keep the counter thread reading without pause. Ten minutes still gives a
+// long run several reads.
+constexpr long kMinCounterIntervalMs = 100, kMaxCounterIntervalMs = 600000;
+
+// A whole number of milliseconds from `min` to `max`, or Error(usage) naming `option`.
+std::chrono::milliseconds parse_ms(const std::string& text, const char* option, long min, long max) {
+  long ms = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), ms);
+  if (ec != std::errc() || end != text.data() + text.size() || ms < min || ms > max)
+    fail(ExitCode::usage, "{}: '{}' is not valid; expected milliseconds, a whole number from {} to {}", option, text,
+         min, max);
+  return std::chrono::milliseconds(ms);
+}
 }  // namespace
 
 void add_options(CLI::App& run, RawOptions& raw) {
-  run.add_option("--telemetry", raw.telemetry, "health telemetry (GPU temperature, power, clocks, error counters): on or off [off]");
+  run.add_option("--telemetry", raw.telemetry, "health telemetry (GPU temperature, power, clocks, error counters): on or off [on]");
   run.add_option("--telemetry-interval", raw.interval, "milliseconds between telemetry samples [100]");
+  run.add_option("--telemetry-counter-interval", raw.counter_interval,
+                 "milliseconds between reads of the error counters (NVLink, PCIe, ECC, XID, NIC) [1000]");
   run.add_option("--temp-limit", raw.temp_limit, "GPU temperature (C) that draws a warning and fails the health check [85]");
   run.add_flag("--fail-on-health", raw.fail_on_health,
                "exit code 4 when a GPU throttled (thermal or power), reached --temp-limit or an error counter grew");
@@ -30,12 +47,9 @@ Options finish_options(const RawOptions& raw) {
   else if (raw.telemetry == "off") o.enabled = false;
   else fail(ExitCode::usage, "--telemetry: unknown value '{}' (valid: on, off)", raw.telemetry);
 
-  long ms = 0;
-  auto [end, ec] = std::from_chars(raw.interval.data(), raw.interval.data() + raw.interval.size(), ms);
-  if (ec != std::errc() || end != raw.interval.data() + raw.interval.size() || ms < kMinIntervalMs || ms > kMaxIntervalMs)
-    fail(ExitCode::usage, "--telemetry-interval: '{}' is not valid; expected milliseconds, a whole number from {} to {}",
-         raw.interval, kMinIntervalMs, kMaxIntervalMs);
-  o.interval = std::chrono::milliseconds(ms);
+  o.interval = parse_ms(raw.interval, "--telemetry-interval", kMinIntervalMs, kMaxIntervalMs);
+  o.counter_interval =
+      parse_ms(raw.counter_interval, "--telemetry-counter-interval", kMinCounterIntervalMs, kMaxCounterIntervalMs);
 
   double c = 0;
   auto [end2, ec2] = std::from_chars(raw.temp_limit.data(), raw.temp_limit.data() + raw.temp_limit.size(), c);

@@ -12,8 +12,9 @@ class App;
 namespace ccbench::telemetry {
 
 struct Options {
-  bool enabled = false;                        // --telemetry on|off (off by default: see README)
-  std::chrono::milliseconds interval{100};     // --telemetry-interval MS
+  bool enabled = true;                         // --telemetry on|off
+  std::chrono::milliseconds interval{100};     // --telemetry-interval MS: temperature, power, clocks...
+  std::chrono::milliseconds counter_interval{1000};  // --telemetry-counter-interval MS: error counters
   double temp_limit_c = 85;                    // --temp-limit C
   bool fail_on_health = false;                 // --fail-on-health: exit code 4 when a check fails
   std::string record_path;                     // --telemetry-record FILE: save NVML's answers
@@ -21,7 +22,7 @@ struct Options {
 
 // The options as typed, validated by finish_options.
 struct RawOptions {
-  std::string telemetry = "off", interval = "100", temp_limit = "85", record;
+  std::string telemetry = "on", interval = "100", counter_interval = "1000", temp_limit = "85", record;
   bool fail_on_health = false;
 };
 

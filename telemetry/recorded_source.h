@@ -6,10 +6,13 @@
 //   {"format": "ccbench-nvml-answers-1", "driver": "580.65.06", "unavailable": "",
 //    "gpus": [{"index": 0, "name": "NVIDIA H200", "uuid": "GPU-..."}],
 //    "answers": {"0 temperature_c": [41, 42, 45], "0 nvlink_replay 3": [0, 0, 2],
-//                "1 pcie_replays": [{"why_not": "not supported on this GPU"}]}}
+//                "1 pcie_replays": [{"why_not": "not supported on this GPU"}]},
+//    "latency_us": {"0 nvlink_replay 3": 4200}}
 //
 // Keys are "<gpu> <query>" or "<gpu> <query> <link>" (gpu_source.h names the queries); each
-// holds the answers in the order they were given: a number, or {"why_not": text}.
+// holds the answers in the order they were given: a number, or {"why_not": text}. The optional
+// "latency_us" holds how long NVML took to answer a key (the mean, in microseconds); playback
+// takes that long too, so that a recording reproduces what reading the node costs.
 #include <memory>
 #include <string>
 
@@ -23,15 +26,16 @@ inline constexpr const char* kAnswersFormat = "ccbench-nvml-answers-1";
 // Answers kept per key when recording: enough for an hour of sampling at 1 s, bounded memory.
 inline constexpr size_t kMaxRecordedAnswersPerKey = 4096;
 
-// Plays `answers` back: each key's answers in order, the last one repeating once they run out;
-// a key that was never recorded answers "not in the recorded answers". Throws Error(usage)
+// Plays `answers` back: each key's answers in order, the last one repeating once they run out,
+// each after its recorded latency; a key that was never recorded answers "not in the recorded
+// answers". Throws Error(usage)
 // naming what is wrong when the document is not such a file.
 std::unique_ptr<GpuSource> replay_answers(const nlohmann::json& answers);
 // The same from a file; throws Error(usage) naming the file when it cannot be read or parsed.
 std::unique_ptr<GpuSource> replay_answers_file(const std::string& path);
 
-// Passes every query to `inner` and keeps the answers; write() saves them to `path` (also done
-// by the destructor, errors then ignored).
+// Passes every query to `inner` and keeps the answers and how long they took; write() saves
+// them to `path` (also done by the destructor, errors then ignored).
 class RecordingSource final : public GpuSource {
  public:
   RecordingSource(std::unique_ptr<GpuSource> inner, std::string path);

@@ -1,12 +1,17 @@
 #!/usr/bin/env python3
 """Decides gpu_telemetry_2 from its results folder: NVML answered on the GPU machine, so every
 measured row has a temperature, a power figure, an SM clock and throttle reasons, run.json says
-which GPUs and links were sampled, and telemetry.jsonl holds samples of both GPUs.
+which GPUs and links were sampled, telemetry.jsonl holds samples of both GPUs, the error counters
+were read at the run's start and end, and the measuring thread did not wait for them between sizes.
 Usage: telemetry_check.py RESULTS.csv"""
 import csv
 import json
 import os
 import sys
+
+# Reading every NVLink counter between sizes took about 28 ms a size on 2 x H200 (13 000 sizes in
+# over 6 minutes); the gather and the writers alone take well under that.
+MAX_MEDIAN_GAP_S = 0.010
 
 
 def main(path):
@@ -36,7 +41,17 @@ def main(path):
     seen = {s["gpu"] for s in samples if s["type"] == "sample" and s["temp_c"] is not None}
     if len(seen) < 2:
         problems.append(f"telemetry.jsonl: samples of GPUs {sorted(seen)} only")
-    print("run summary:", json.dumps(tel.get("run_summary", {}).get("figures")))
+    figures = tel.get("run_summary", {}).get("figures", {})
+    print("run summary:", json.dumps(figures))
+    if figures.get("nvlink_errors") is None:
+        problems.append("run_summary: no NVLink error growth figure (the counters were not read at start and end)")
+    # Between sizes the measuring thread reads no counter (NVML takes milliseconds per link): the
+    # time from one row's end to the next row's start stays small.
+    spans = [s["t_s"] for s in samples if s["type"] == "row"]
+    gaps = sorted(b[0] - a[1] for a, b in zip(spans, spans[1:]))
+    if gaps and gaps[len(gaps) // 2] > MAX_MEDIAN_GAP_S:
+        problems.append(f"telemetry.jsonl: median time between sizes {gaps[len(gaps) // 2] * 1e3:.1f} ms "
+                        f"(over {MAX_MEDIAN_GAP_S * 1e3:.0f} ms: is something slow read between sizes?)")
     for p in problems:
         print("FAIL", p)
     return 1 if problems else 0

@@ -2,8 +2,9 @@
 """Health telemetry through the real binary on CPU ranks (mpirun -np 2), with recorded NVML
 answers played back (CCBENCH_TELEMETRY_NVML_REPLAY) and a fake NIC sysfs tree
 (CCBENCH_TELEMETRY_IB_DIR). Checks what the files say: the health columns of results.csv, the
-context and series file referenced from run.json, the warnings, and --fail-on-health's exit
-code 4; with NVML absent, "not available" with the reason; with --telemetry off, nothing.
+context and series file referenced from run.json, the warnings (once per run), --fail-on-health's
+exit code 4, counter reads that stay off the measuring thread when they are slow; with NVML
+absent, "not available" with the reason; with --telemetry off, nothing.
 
 Usage: telemetry_run.py --ccbench PATH --mpiexec PATH --fixture nvml-h200x2-healthy.json
 """
@@ -15,6 +16,7 @@ import socket
 import subprocess
 import sys
 import tempfile
+import time
 
 FAILURES = []
 
@@ -34,12 +36,15 @@ def fake_sysfs(root, symbol_errors=0):
             f.write(f"{value}\n")
 
 
-def run(args, out, env):
+SMALL = ["-b", "8", "-e", "64K", "-f", "64"]
+
+
+def run(args, out, env, sizes=SMALL):
+    """ccbench on 2 CPU ranks; telemetry as the command line leaves it (on by default)."""
     cmd = [args.mpiexec, "--oversubscribe", "--allow-run-as-root", "-np", "2", args.ccbench, "--device", "cpu",
-           "--impl", "ring", "--collective", "allreduce", "-b", "8", "-e", "64K", "-f", "64", "-n", "4", "-w", "1",
+           "--impl", "ring", "--collective", "allreduce", *sizes, "-n", "4", "-w", "1",
            "--telemetry-interval", "10", "--timeout", "60", "--out", out]
-    extra = env.pop("_extra", [])
-    cmd += extra if "--telemetry" in extra else ["--telemetry", "on"] + extra
+    cmd += env.pop("_extra", [])
     p = subprocess.run(cmd, env={**os.environ, **env}, capture_output=True, text=True, timeout=240)
     return p
 
@@ -49,13 +54,28 @@ def rows(out):
         return list(csv.DictReader(line for line in f if not line.startswith("#")))
 
 
+def series(out):
+    return [json.loads(l) for l in open(os.path.join(out, "telemetry.jsonl"))]
+
+
+def counters_follow_the_windows(out, measured, what, columns=("nvlink_errors", "nic_errors")):
+    """A row's counter columns hold a number when a counter read ended while it was measured (its
+    series line has a counter window), and are empty otherwise."""
+    lines = [l for l in series(out) if l["type"] == "row"]
+    check(len(lines) == len(measured), f"{what}: one series row line per measured row ({len(lines)})")
+    bad = [(x["size[B]"], [x[c] for c in columns], l["counter_window_s"]) for x, l in zip(measured, lines)
+           if any((x[c] == "") != (l["counter_window_s"] is None) for c in columns)]
+    check(not bad, f"{what}: counter columns set exactly where a read ended during the row: {bad}")
+    return lines
+
+
 def healthy(args, tmp):
     ib = os.path.join(tmp, "ib")
     fake_sysfs(ib)
     out = os.path.join(tmp, "healthy")
     rec = os.path.join(tmp, "recorded.json")
     p = run(args, out, {"CCBENCH_TELEMETRY_NVML_REPLAY": args.fixture, "CCBENCH_TELEMETRY_IB_DIR": ib,
-                        "_extra": ["--fail-on-health", "--telemetry-record", rec]})
+                        "_extra": ["--fail-on-health", "--telemetry-record", rec]})  # no --telemetry: on by default
     check(p.returncode == 0, f"healthy run: exit code 0 with --fail-on-health (got {p.returncode}: {p.stderr[-500:]})")
     check("warning" not in p.stderr, "healthy run: no warning")
     check("# health check error counters: pass" in p.stdout, "healthy run: error-counter check passes")
@@ -65,11 +85,13 @@ def healthy(args, tmp):
     for x in measured:
         t = float(x["gpu_temp_max[C]"])
         check(36 <= t <= 48 and 118 <= float(x["gpu_power_mean[W]"]) <= 455 and x["gpu_throttle"] == "none"
-              and x["nvlink_errors"] == "0" and x["nic_errors"] == "0" and x["ecc_uncorrected"] == "0",
+              and x["nvlink_errors"] in ("", "0") and x["nic_errors"] in ("", "0") and x["ecc_uncorrected"] in ("", "0"),
               f"healthy row {x['size[B]']} {x['in_place']}: temp {t}, power {x['gpu_power_mean[W]']}, "
               f"throttle {x['gpu_throttle']}, nvlink {x['nvlink_errors']}, nic {x['nic_errors']}")
+    counters_follow_the_windows(out, measured, "healthy run")
     run_json = json.load(open(os.path.join(out, "run.json")))
     tel = run_json["context"]["telemetry"]
+    check(tel["enabled"] and tel["counter_interval_ms"] == 1000, "run.json: telemetry on by default, counters every 1000 ms")
     check(tel["series_file"] == "telemetry.jsonl" and os.path.exists(os.path.join(out, tel["series_file"])),
           "run.json names the series file, which exists")
     node = tel["nodes"][0]
@@ -77,18 +99,19 @@ def healthy(args, tmp):
     check(node["gpus"]["available"] and len(node["gpus"]["devices"]) == 2 and len(node["gpus"]["devices"][0]["nvlinks"]) == 18,
           "context: 2 GPUs with 18 NVLink links each")
     check(node["nics"]["ports"] == ["mlx5_0/1"], "context: the fake NIC port")
-    lines = [json.loads(l) for l in open(os.path.join(out, "telemetry.jsonl"))]
+    lines = series(out)
     samples = [l for l in lines if l["type"] == "sample"]
     check(len(samples) >= 2 and all(s["power_limit_w"] == 700.0 for s in samples), f"series: {len(samples)} samples")
-    check(sum(l["type"] == "row" for l in lines) == 6, "series: one row line per measured row")
     summary = [l for l in lines if l["type"] == "summary"]
     check(len(summary) == 1 and all(c["state"] == "pass" for c in summary[0]["checks"]), "series: summary, checks pass")
     run_summary = tel.get("run_summary", {})
     check([c["state"] for c in run_summary.get("checks", [])] == ["pass"] * 3
-          and run_summary["figures"]["gpu_temp_max_c"] <= 48, "run.json: context.telemetry.run_summary, checks pass")
+          and run_summary["figures"]["gpu_temp_max_c"] <= 48 and run_summary["figures"]["nvlink_errors"] == 0,
+          "run.json: context.telemetry.run_summary, checks pass, the run's NVLink errors 0 (not empty)")
     recorded = json.load(open(rec))
-    check(recorded["format"] == "ccbench-nvml-answers-1" and len(recorded["answers"]["0 temperature_c"]) >= 2,
-          "--telemetry-record wrote the answers it passed on")
+    check(recorded["format"] == "ccbench-nvml-answers-1" and len(recorded["answers"]["0 temperature_c"]) >= 2
+          and "0 nvlink_replay 3" in recorded["latency_us"],
+          "--telemetry-record wrote the answers it passed on, and how long they took")
 
 
 def unhealthy(args, tmp):
@@ -96,7 +119,7 @@ def unhealthy(args, tmp):
     # Constant answers: every row sees them, however the samples fall on a loaded machine.
     answers["answers"]["1 temperature_c"] = [91]
     answers["answers"]["0 throttle_reasons"] = [0x4]  # sw_power_cap
-    answers["answers"]["1 nvlink_crc_flit 7"] = [0, 0, 3]  # start, before the first row, after it
+    answers["answers"]["1 nvlink_crc_flit 7"] = [0, 3]  # the read at start, then every later one
     path = os.path.join(tmp, "unhealthy.json")
     json.dump(answers, open(path, "w"))
     ib = os.path.join(tmp, "ib2")
@@ -108,18 +131,59 @@ def unhealthy(args, tmp):
     check(p.returncode == 4, f"unhealthy run: exit code 4 (got {p.returncode})")
     for text in [f"warning: host {host} GPU 1 (NVIDIA H200): temperature 91 C reached the limit of 85 C",
                  f"warning: host {host} GPU 0 (NVIDIA H200): clocks throttled (sw_power_cap)",
-                 f"warning: host {host} GPU 1 (NVIDIA H200) NVLink 7: CRC flit errors grew by 3 during allreduce/ring",
+                 f"warning: host {host} GPU 1 (NVIDIA H200) NVLink 7: CRC flit errors grew by 3 (found ",
+                 f"warning: error counters grew in this run: host {host} GPU 1 (NVIDIA H200): CRC flit errors +3 on 1 link\n",
                  "a health check failed (--fail-on-health)"]:
-        check(text in p.stderr, f"unhealthy run says: {text}")
+        check(p.stderr.count(text) == 1, f"unhealthy run says once: {text}")
+    check(p.stderr.count("warning:") == 4, f"unhealthy run: 4 warnings in all (got {p.stderr.count('warning:')})")
     r = [x for x in rows(out) if x["status"] == "ok"]
-    check(r[0]["nvlink_errors"] == "3" and all(x["nvlink_errors"] == "0" for x in r[1:]),
-          f"the growth is in the first row only: {[x['nvlink_errors'] for x in r]}")
+    check(sum(int(x["nvlink_errors"] or 0) for x in r) <= 3, f"the rows hold no more than the run's growth: "
+          f"{[x['nvlink_errors'] for x in r]}")
+    counters_follow_the_windows(out, r, "unhealthy run")
     check(all(x["gpu_throttle"] == "sw_power_cap" and x["gpu_temp_max[C]"] == "91" for x in r),
           "every row shows the power cap and 91 C")
     check(os.path.exists(os.path.join(out, "results.csv")) and len(r) == 6, "every row is still written")
     summary = json.load(open(os.path.join(out, "run.json")))["context"]["telemetry"]["run_summary"]
-    check([c["state"] for c in summary["checks"]] == ["fail"] * 3 and summary["figures"]["nvlink_errors"] == 3,
-          "run.json: the run summary's three checks fail, nvlink_errors 3")
+    check([c["state"] for c in summary["checks"]] == ["fail"] * 3 and summary["figures"]["nvlink_errors"] == 3
+          and summary["counters_grown"] == [{"where": "GPU 1 (NVIDIA H200) NVLink 7", "what": "CRC flit errors",
+                                             "growth": 3, "host": host}],
+          "run.json: the run summary's three checks fail, nvlink_errors 3, the link that grew")
+
+
+def slow_counters(args, tmp):
+    """Counter reads that take 200 ms (recorded latency played back) and a CRC counter that grows at
+    every read, on a 20-size run: the reads stay off the measuring thread, the growth reaches the
+    rows it was read in, the link is warned about once."""
+    answers = json.load(open(args.fixture))
+    answers["answers"]["1 nvlink_crc_flit 7"] = list(range(100000))
+    answers["latency_us"] = {f"{g} {q}": 50000 for g in (0, 1) for q in ("pcie_replays", "ecc_corrected")}
+    path = os.path.join(tmp, "slow.json")
+    json.dump(answers, open(path, "w"))
+    out = os.path.join(tmp, "slow")
+    sizes = ["-b", "8", "-e", "4M", "-f", "2", "--in-place", "no"]
+    started = time.monotonic()
+    # The 1 MiB size takes over a second (9 calls of 120 ms): longer than a read and its interval.
+    p = run(args, out, {"CCBENCH_TELEMETRY_NVML_REPLAY": path, "CCBENCH_FAULT": "slow:rank=0,size=1M,ms=120",
+                        "CCBENCH_TELEMETRY_IB_DIR": os.path.join(tmp, "no-ib"),
+                        "_extra": ["--telemetry-counter-interval", "100"]}, sizes)
+    took = time.monotonic() - started
+    host = socket.gethostname()
+    check(p.returncode == 0, f"slow counters: exit code 0 (got {p.returncode}: {p.stderr[-500:]})")
+    measured = [x for x in rows(out) if x["status"] == "ok"]
+    check(len(measured) == 20, f"slow counters: 20 measured rows (got {len(measured)})")
+    lines = counters_follow_the_windows(out, measured, "slow counters", ("nvlink_errors", "pcie_replays"))
+    gaps = sum(b["t_s"][0] - a["t_s"][1] for a, b in zip(lines, lines[1:]))
+    check(gaps < 1.0, f"slow counters: {gaps:.2f} s between the 20 sizes in all, run {took:.1f} s "
+          "(reading the counters there would take 0.4 s per size)")
+    big = [x for x in measured if x["size[B]"] == str(1 << 20)]
+    check(big and big[0]["nvlink_errors"] not in ("", "0"), f"slow counters: the 1 MiB row holds CRC growth: {big}")
+    total = json.load(open(os.path.join(out, "run.json")))["context"]["telemetry"]["run_summary"]["figures"]["nvlink_errors"]
+    in_rows = sum(int(x["nvlink_errors"] or 0) for x in measured)
+    check(total and 0 < in_rows <= total, f"slow counters: rows hold {in_rows} of the run's {total}")
+    first = f"warning: host {host} GPU 1 (NVIDIA H200) NVLink 7: CRC flit errors grew by 1 (found "
+    check(p.stderr.count(first) == 1 and p.stderr.count("warning:") == 2, f"slow counters: warned once: {p.stderr[-600:]}")
+    check(f"error counters grew in this run: host {host} GPU 1 (NVIDIA H200): CRC flit errors +{total} on 1 link" in p.stderr,
+          "slow counters: the run's total at the end")
 
 
 def without_hardware(args, tmp):
@@ -133,12 +197,18 @@ def without_hardware(args, tmp):
     if not node["gpus"]["available"]:
         check(all(x["gpu_temp_max[C]"] == "" and x["nvlink_errors"] == "" for x in rows(out)),
               "no NVML: the health columns are empty, not 0")
+        check(not os.path.exists(os.path.join(out, "telemetry.jsonl")) and "telemetry.jsonl" not in p.stdout,
+              "nothing readable: no series file, none listed")
+        check(f"# health: not available (host {socket.gethostname()}: {node['gpus']['reason']}; "
+              f"{node['nics']['reason']})" in p.stdout, "nothing readable: one line says why")
+        check("warning" not in p.stderr, "nothing readable: no warning")
     off = os.path.join(tmp, "off")
     p = run(args, off, {"CCBENCH_TELEMETRY_NVML_REPLAY": args.fixture, "_extra": ["--telemetry", "off"]})
     check(p.returncode == 0 and not os.path.exists(os.path.join(off, "telemetry.jsonl")), "--telemetry off: no series")
     check(json.load(open(os.path.join(off, "run.json")))["context"]["telemetry"] == {"enabled": False},
           "--telemetry off: the context says so")
     check(all(x["gpu_temp_max[C]"] == "" for x in rows(off)), "--telemetry off: empty columns")
+    check("# health" not in p.stdout, "--telemetry off: no health lines")
 
 
 def bad_input(args, tmp):
@@ -147,6 +217,10 @@ def bad_input(args, tmp):
                         "--telemetry-interval", "5", "--out", out], capture_output=True, text=True, timeout=120)
     check(p.returncode == 2 and "--telemetry-interval: '5' is not valid; expected milliseconds, a whole number from 10 to 60000"
           in p.stderr and not os.path.exists(out), "--telemetry-interval 5: exit code 2 before MPI, says what is valid")
+    p = subprocess.run([args.mpiexec, "--oversubscribe", "--allow-run-as-root", "-np", "2", args.ccbench,
+                        "--telemetry-counter-interval", "50", "--out", out], capture_output=True, text=True, timeout=120)
+    check(p.returncode == 2 and "--telemetry-counter-interval: '50' is not valid; expected milliseconds, a whole number "
+          "from 100 to 600000" in p.stderr and not os.path.exists(out), "--telemetry-counter-interval 50: exit code 2")
     p = run(args, out, {"_extra": ["--telemetry", "off", "--fail-on-health"]})
     check(p.returncode == 2 and "--fail-on-health needs telemetry on" in p.stderr, "--fail-on-health with --telemetry off: exit 2")
     p = run(args, out, {"CCBENCH_TELEMETRY_NVML_REPLAY": os.path.join(tmp, "absent.json"), "_extra": []})
@@ -163,6 +237,7 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         healthy(args, tmp)
         unhealthy(args, tmp)
+        slow_counters(args, tmp)
         without_hardware(args, tmp)
         bad_input(args, tmp)
     print(f"telemetry checks failed: {len(FAILURES)}")

@@ -7,7 +7,10 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <thread>
+
+#include <fmt/format.h>
 
 #include <gtest/gtest.h>
 
@@ -47,9 +50,12 @@ class TempDir {
   fs::path path_;
 };
 
+// Whole at once (a rename), as the kernel's counter files: the counter thread may read it meanwhile.
 void write(const fs::path& p, const std::string& text) {
   fs::create_directories(p.parent_path());
-  std::ofstream(p) << text;
+  const fs::path tmp = p.string() + ".new";
+  std::ofstream(tmp) << text;
+  fs::rename(tmp, p);
 }
 
 // A sysfs tree as /sys/class/infiniband has it: <dev>/ports/<port>/counters/<name>.
@@ -62,8 +68,15 @@ void fake_port(const fs::path& dir, const std::string& dev, int port, std::uint6
   write(c / "port_rcv_data", "2000\n");
 }
 
-// Passes every query to the recorded answers and counts the temperature reads, so that a test
-// can wait for the sampling thread instead of guessing how long a loaded machine needs.
+bool is_counter_query(Query q) {
+  return q != Query::nvlink_active && (is_nvlink_query(q) || q == Query::pcie_replays || q == Query::ecc_corrected ||
+                                       q == Query::ecc_uncorrected || q == Query::xid_events);
+}
+
+// Passes every query to the recorded answers and counts reads: of the temperature (one per
+// sample), of GPU 0's PCIe replays (one per counter read), and of any counter on the thread that
+// made the source (the main thread), so that a test can wait for the sampler's threads instead
+// of guessing how long a loaded machine needs, and check which thread read what.
 class CountingSource final : public GpuSource {
  public:
   explicit CountingSource(std::unique_ptr<GpuSource> inner) : inner_(std::move(inner)) {}
@@ -71,18 +84,26 @@ class CountingSource final : public GpuSource {
   std::string driver_version() const override { return inner_->driver_version(); }
   std::vector<GpuInfo> gpus() const override { return inner_->gpus(); }
   Answer read(unsigned gpu, Query q, unsigned link) override {
+    if (is_counter_query(q) && std::this_thread::get_id() == main_) ++main_thread_counter_reads_;
+    Answer a = inner_->read(gpu, q, link);
     if (q == Query::temperature_c) ++reads_;
-    return inner_->read(gpu, q, link);
+    if (q == Query::pcie_replays && gpu == 0) ++counter_reads_;
+    return a;
   }
   // Waits (at most 10 s) until `more` further temperature reads happened.
-  void wait_for_reads(int more) {
-    const int target = reads_ + more;
-    for (int i = 0; i < 1000 && reads_ < target; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  }
+  void wait_for_reads(int more) { wait_for(reads_, more); }
+  // Waits (at most 10 s) until `more` further full counter reads ended.
+  void wait_for_counter_reads(int more) { wait_for(counter_reads_, more); }
+  int main_thread_counter_reads() const { return main_thread_counter_reads_; }
 
  private:
+  static void wait_for(const std::atomic<int>& count, int more) {
+    const int target = count + more;
+    for (int i = 0; i < 1000 && count < target; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
   std::unique_ptr<GpuSource> inner_;
-  std::atomic<int> reads_{0};
+  const std::thread::id main_ = std::this_thread::get_id();
+  std::atomic<int> reads_{0}, counter_reads_{0}, main_thread_counter_reads_{0};
 };
 
 Gather identity_gather() {
@@ -273,51 +294,117 @@ TEST(RecordedAnswers, RecordingWritesWhatPlaysBack) {
   EXPECT_FALSE(back->read(0, Query::power_mw).value);  // never asked, so never recorded
 }
 
+TEST(RecordedAnswers, LatencyIsRecordedAndPlayedBack) {
+  TempDir dir;
+  const std::string path = (dir.path() / "rec.json").string();
+  json slow = fixture();
+  slow["latency_us"] = {{"0 pcie_replays", 30000}};
+  {
+    RecordingSource rec(replay_answers(slow), path);
+    rec.read(0, Query::pcie_replays);
+    rec.read(0, Query::temperature_c);
+  }
+  const json written = json::parse(std::ifstream(path));
+  EXPECT_GE(written["latency_us"]["0 pcie_replays"].get<std::uint64_t>(), 30000u);  // it took what the replay took
+  EXPECT_LT(written["latency_us"]["0 temperature_c"].get<std::uint64_t>(), 30000u);
+  auto back = replay_answers_file(path);
+  const auto begin = std::chrono::steady_clock::now();
+  EXPECT_EQ(back->read(0, Query::pcie_replays).value, 0u);
+  EXPECT_GE(std::chrono::steady_clock::now() - begin, std::chrono::milliseconds(30));
+
+  slow["latency_us"] = {{"0 pcie_replays", -1}};
+  EXPECT_THROW(replay_answers(slow), Error);
+  slow["latency_us"] = json::array({1});
+  EXPECT_THROW(replay_answers(slow), Error);
+}
+
 // ---- the sampler on one process ---------------------------------------------------------------
 
 Options fast_options() {
   Options o;
-  o.enabled = true;  // telemetry is off unless asked for (--telemetry on)
   o.interval = std::chrono::milliseconds(10);
+  o.counter_interval = std::chrono::milliseconds(10);
   return o;
+}
+
+// A sampler of one node, "node-a", on `answers`, with the fake NIC port under `dir`/ib.
+struct OneNode {
+  OneNode(const TempDir& dir, const json& answers, const Options& opts, const std::string& series = "") {
+    fake_port(dir.path() / "ib", "mlx5_0", 1, 0);
+    auto counting = std::make_unique<CountingSource>(replay_answers(answers));
+    source = counting.get();
+    sampler = std::make_unique<Sampler>(opts, Role{true, true, "node-a"},
+                                        Sources{std::move(counting), (dir.path() / "ib").string()}, identity_gather(), series);
+  }
+  // One row in which the sampling thread took `samples` samples of every GPU and at least one
+  // full counter read began and ended; `during` runs after the row began. Returns the row's
+  // figures; the warnings go to `warnings`.
+  RowHealth row(const std::string& label, int samples, const std::function<void()>& during, std::string& warnings) {
+    sampler->begin_row();
+    if (during) during();
+    source->wait_for_reads(samples * 2);
+    source->wait_for_counter_reads(2);  // the second one begins after the first has ended
+    testing::internal::CaptureStderr();
+    const RowHealth h = sampler->end_row(label);
+    warnings = testing::internal::GetCapturedStderr();
+    return h;
+  }
+  // finish(); returns stdout, the warnings go to `warnings`.
+  std::string finish(std::string& warnings) {
+    testing::internal::CaptureStdout();
+    testing::internal::CaptureStderr();
+    sampler->finish();
+    warnings = testing::internal::GetCapturedStderr();
+    return testing::internal::GetCapturedStdout();
+  }
+  CountingSource* source = nullptr;
+  std::unique_ptr<Sampler> sampler;
+};
+
+size_t occurrences(const std::string& text, const std::string& what) {
+  size_t n = 0;
+  for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+  return n;
 }
 
 TEST(Sampler, NoGpuNoNicIsNotAvailableWithReasons) {
   TempDir dir;
   Sources s{open_nvml("libnvidia-ml-absent.so.1"), (dir.path() / "no-infiniband").string()};
-  Sampler sampler(fast_options(), {true, true, "node-a"}, std::move(s), identity_gather(), "");
+  Sampler sampler(fast_options(), {true, true, "node-a"}, std::move(s), identity_gather(),
+                  (dir.path() / "telemetry.jsonl").string());
   const Json& node = sampler.context()["nodes"][0];
   EXPECT_EQ(node["host"], "node-a");
   EXPECT_EQ(node["gpus"]["available"], false);
   EXPECT_EQ(node["gpus"]["reason"], "libnvidia-ml-absent.so.1 not found (no NVIDIA driver)");
   EXPECT_EQ(node["nics"]["available"], false);
+  EXPECT_FALSE(sampler.writes_series()) << "nothing to sample: no series file";
+  EXPECT_TRUE(sampler.context()["series_file"].is_null());
+  EXPECT_FALSE(fs::exists(dir.path() / "telemetry.jsonl"));
   sampler.begin_row();
   EXPECT_EQ(sampler.end_row("row 1"), RowHealth{});
   testing::internal::CaptureStdout();
   sampler.finish();
   const std::string out = testing::internal::GetCapturedStdout();
-  EXPECT_NE(out.find("# health check temperature: not available"), std::string::npos) << out;
+  EXPECT_EQ(out, fmt::format("# health: not available (host node-a: libnvidia-ml-absent.so.1 not found (no NVIDIA "
+                             "driver); {}/no-infiniband does not exist (no RDMA NIC driver loaded))\n",
+                             dir.path().string()));
   EXPECT_FALSE(sampler.fails_health());
 }
 
 TEST(Sampler, HealthyNodeFiguresSeriesAndNoWarnings) {
   TempDir dir;
-  fake_port(dir.path() / "ib", "mlx5_0", 1, 0);
   const std::string series = (dir.path() / "telemetry.jsonl").string();
   Options opts = fast_options();
   opts.fail_on_health = true;
-  auto counting = std::make_unique<CountingSource>(replay_answers(fixture()));
-  CountingSource* source = counting.get();
-  Sampler sampler(opts, {true, true, "node-a"}, Sources{std::move(counting), (dir.path() / "ib").string()},
-                  identity_gather(), series);
+  OneNode n(dir, fixture(), opts, series);
+  Sampler& sampler = *n.sampler;
   EXPECT_EQ(sampler.context()["series_file"], "telemetry.jsonl");
+  EXPECT_EQ(sampler.context()["counter_interval_ms"], 10);
   EXPECT_EQ(sampler.context()["nodes"][0]["gpus"]["devices"][0]["nvlinks"].size(), 18u);
   EXPECT_EQ(sampler.context()["nodes"][0]["nics"]["ports"], Json::array({"mlx5_0/1"}));
-  sampler.begin_row();
-  source->wait_for_reads(3 * 2);  // three samples of both GPUs in the row
-  testing::internal::CaptureStderr();
-  const RowHealth h = sampler.end_row("allreduce/ring float sum 64 MiB out-of-place");
-  EXPECT_EQ(testing::internal::GetCapturedStderr(), "");  // healthy: nothing to warn about
+  std::string warnings;
+  const RowHealth h = n.row("allreduce/ring float sum 64 MiB out-of-place", 3, nullptr, warnings);
+  EXPECT_EQ(warnings, "");  // healthy: nothing to warn about
   ASSERT_TRUE(h.temp_max_c && h.power_mean_w && h.sm_clock_min_mhz && h.throttle);
   EXPECT_GE(*h.temp_max_c, 41.0);
   EXPECT_LE(*h.temp_max_c, 48.0);
@@ -325,12 +412,12 @@ TEST(Sampler, HealthyNodeFiguresSeriesAndNoWarnings) {
   EXPECT_LE(*h.power_mean_w, 455.0);
   EXPECT_EQ(*h.sm_clock_min_mhz, 1980.0);  // the idle 345 MHz sample came before the row
   EXPECT_EQ(*h.throttle, 0u);
-  EXPECT_EQ(h.nvlink_errors, 0u);
+  EXPECT_EQ(h.nvlink_errors, 0u);  // a counter read ended during the row: 0, not "not available"
   EXPECT_EQ(h.ecc_uncorrected, 0u);
   EXPECT_EQ(h.nic_errors, 0u);
-  testing::internal::CaptureStdout();
-  sampler.finish();
-  testing::internal::GetCapturedStdout();
+  const std::string out = n.finish(warnings);
+  EXPECT_EQ(warnings, "");
+  EXPECT_NE(out.find("# health check error counters: pass"), std::string::npos) << out;
   EXPECT_FALSE(sampler.fails_health());
 
   std::ifstream in(series);
@@ -342,7 +429,12 @@ TEST(Sampler, HealthyNodeFiguresSeriesAndNoWarnings) {
       ++samples;
       EXPECT_EQ(j["power_limit_w"], 700.0);
     }
-    rows += j["type"] == "row";
+    if (j["type"] == "row") {
+      ++rows;
+      ASSERT_EQ(j["counter_window_s"].size(), 2u) << line;
+      EXPECT_LT(j["counter_window_s"][0], j["counter_window_s"][1]) << line;
+    }
+    EXPECT_NE(j["type"], "counters") << "nothing grew: " << line;
     if (j["type"] == "summary") {
       ++summaries;
       for (const json& c : j["checks"]) EXPECT_EQ(c["state"], "pass") << c.dump();
@@ -353,53 +445,114 @@ TEST(Sampler, HealthyNodeFiguresSeriesAndNoWarnings) {
   EXPECT_EQ(summaries, 1);
 }
 
-TEST(Sampler, WarnsNamingHostGpuAndLinkAndFailsHealth) {
+TEST(Sampler, ARowInWhichNoCounterReadEndedHasNoCounterFigures) {
   TempDir dir;
-  fake_port(dir.path() / "ib", "mlx5_0", 1, 0);
+  Options opts = fast_options();
+  opts.counter_interval = std::chrono::milliseconds(60000);  // only the reads at start and end
+  OneNode n(dir, fixture(), opts);
+  n.sampler->begin_row();
+  const RowHealth h = n.sampler->end_row("row");
+  EXPECT_FALSE(h.nvlink_errors);  // not read during the row: not available, not 0
+  EXPECT_FALSE(h.nic_errors);
+  EXPECT_TRUE(h.temp_max_c);  // the samples still stand for it
+  std::string warnings;
+  n.finish(warnings);
+  EXPECT_EQ(n.sampler->run_health().nvlink_errors, 0u);  // the run: from the first read to the last
+}
+
+TEST(Sampler, WarnsNamingHostGpuAndLinkOncePerRunAndFailsHealth) {
+  TempDir dir;
   json answers = fixture();
   answers["answers"]["1 temperature_c"] = json::array({80, 91});
   answers["answers"]["1 throttle_reasons"] = json::array({0, kThrottleHwThermal | kThrottleGpuIdle});
-  // Read at start, before the row, after it: growth of 2 during the row.
-  answers["answers"]["0 nvlink_replay 3"] = json::array({0, 0, 2});
+  answers["answers"]["0 nvlink_replay 3"] = json::array({0, 2});  // 0 at start, 2 from the next read on
   Options opts = fast_options();
   opts.fail_on_health = true;
-  auto counting = std::make_unique<CountingSource>(replay_answers(answers));
-  CountingSource* source = counting.get();
-  Sampler sampler(opts, {true, true, "node-a"}, Sources{std::move(counting), (dir.path() / "ib").string()},
-                  identity_gather(), "");
-  sampler.begin_row();
-  source->wait_for_reads(2 * 2);
-  fake_port(dir.path() / "ib", "mlx5_0", 1, 5);  // symbol errors during the row
-  testing::internal::CaptureStderr();
-  const RowHealth h = sampler.end_row("allgather/nccl float 1 GiB in-place");
-  const std::string err = testing::internal::GetCapturedStderr();
+  OneNode n(dir, answers, opts);
+  const fs::path ib = dir.path() / "ib";
+  std::string err;
+  const RowHealth h = n.row("allgather/nccl float 1 GiB in-place", 2, [&] { fake_port(ib, "mlx5_0", 1, 5); }, err);
   EXPECT_NE(err.find("warning: host node-a GPU 1 (NVIDIA H200): clocks throttled (hw_thermal_slowdown) during "
                      "allgather/nccl float 1 GiB in-place"), std::string::npos) << err;
   EXPECT_NE(err.find("warning: host node-a GPU 1 (NVIDIA H200): temperature 91 C reached the limit of 85 C"),
             std::string::npos) << err;
-  EXPECT_NE(err.find("warning: host node-a GPU 0 (NVIDIA H200) NVLink 3: replay errors grew by 2 during"),
+  EXPECT_NE(err.find("warning: host node-a GPU 0 (NVIDIA H200) NVLink 3: replay errors grew by 2 (found "),
             std::string::npos) << err;
-  EXPECT_NE(err.find("warning: host node-a NIC mlx5_0 port 1: symbol_error grew by 5 during"), std::string::npos) << err;
+  // The symbol errors appeared after the row began: the read that found them ended during it.
+  EXPECT_NE(err.find("warning: host node-a NIC mlx5_0 port 1: symbol_error grew by 5 (found during allgather/nccl "
+                     "float 1 GiB in-place; first growth in this run, the total follows at the end)"),
+            std::string::npos) << err;
   EXPECT_EQ(h.temp_max_c, 91.0);
   EXPECT_EQ(h.throttle, kThrottleHwThermal);
-  EXPECT_EQ(h.nvlink_errors, 2u);
   EXPECT_EQ(h.nic_errors, 5u);
 
-  // A second row: the same conditions are not warned about again; the counters did not grow.
-  sampler.begin_row();
-  testing::internal::CaptureStderr();
-  const RowHealth h2 = sampler.end_row("row 2");
-  EXPECT_EQ(testing::internal::GetCapturedStderr(), "");
+  // A second row: more symbol errors, the same conditions: nothing is warned about again, the
+  // row's column still counts the growth.
+  const RowHealth h2 = n.row("row 2", 1, [&] { fake_port(ib, "mlx5_0", 1, 9); }, err);
+  EXPECT_EQ(err, "");
+  EXPECT_EQ(h2.nic_errors, 4u);
   EXPECT_EQ(h2.nvlink_errors, 0u);
   EXPECT_EQ(h2.temp_max_c, 91.0);
 
-  testing::internal::CaptureStdout();
-  sampler.finish();
-  const std::string out = testing::internal::GetCapturedStdout();
-  EXPECT_NE(out.find("# health check error counters: fail (nvlink_errors grew by 2, nic_errors grew by 5)"),
+  std::string warnings;
+  const std::string out = n.finish(warnings);
+  EXPECT_EQ(warnings, "ccbench: warning: error counters grew in this run: host node-a GPU 0 (NVIDIA H200): replay errors "
+                      "+2 on 1 link; host node-a NIC mlx5_0 port 1: symbol_error +9\n");
+  EXPECT_NE(out.find("# health check error counters: fail (nvlink_errors grew by 2, nic_errors grew by 9)"),
             std::string::npos) << out;
-  EXPECT_TRUE(sampler.fails_health());
-  EXPECT_EQ(sampler.run_health().nvlink_errors, 2u);
+  EXPECT_TRUE(n.sampler->fails_health());
+  EXPECT_EQ(n.sampler->run_health().nvlink_errors, 2u);
+  EXPECT_EQ(n.sampler->summary()["counters_grown"].size(), 2u);
+}
+
+TEST(Sampler, ASteadilyGrowingCounterIsWarnedAboutOnceAndCountedInEveryRowThatReadIt) {
+  TempDir dir;
+  json answers = fixture();
+  json steady = json::array();
+  for (int i = 0; i < 5000; ++i) steady.push_back(i);  // one more at every read, as CRC errors on a flaky link
+  answers["answers"]["1 nvlink_crc_flit 7"] = steady;
+  OneNode n(dir, answers, fast_options());
+  std::string all, err;
+  std::uint64_t in_rows = 0;
+  for (int r = 0; r < 5; ++r) {
+    const RowHealth h = n.row(fmt::format("row {}", r), 1, nullptr, err);
+    all += err;
+    ASSERT_TRUE(h.nvlink_errors) << "a read ended during row " << r;
+    EXPECT_GE(*h.nvlink_errors, 1u) << "row " << r;
+    in_rows += *h.nvlink_errors;
+  }
+  EXPECT_EQ(occurrences(all, "warning:"), 1u) << all;
+  EXPECT_EQ(occurrences(all, "host node-a GPU 1 (NVIDIA H200) NVLink 7: CRC flit errors grew by 1 (found "), 1u) << all;
+  std::string warnings;
+  n.finish(warnings);
+  const std::uint64_t total = *n.sampler->run_health().nvlink_errors;
+  EXPECT_GE(total, in_rows);  // rows' windows do not overlap; the time between them counts for the run
+  EXPECT_EQ(warnings, fmt::format("ccbench: warning: error counters grew in this run: host node-a GPU 1 (NVIDIA H200): "
+                                  "CRC flit errors +{} on 1 link\n", total));
+}
+
+TEST(Sampler, TheMeasuringThreadNeverReadsCountersBetweenSizes) {
+  // Reading the counters takes 50 ms here (recorded latency; NVML takes milliseconds per link).
+  // Twenty sizes used to cost 40 such reads on the measuring thread; now none.
+  TempDir dir;
+  json answers = fixture();
+  answers["latency_us"] = {{"0 pcie_replays", 50000}};
+  OneNode n(dir, answers, fast_options());
+  const int at_start = n.source->main_thread_counter_reads();
+  EXPECT_GT(at_start, 0);  // the read at start, before anything is measured
+  const auto begin = std::chrono::steady_clock::now();
+  for (int r = 0; r < 20; ++r) {
+    n.sampler->begin_row();
+    n.sampler->end_row(fmt::format("row {}", r));
+  }
+  const auto took = std::chrono::steady_clock::now() - begin;
+  EXPECT_EQ(n.source->main_thread_counter_reads(), at_start);
+  EXPECT_LT(took, std::chrono::milliseconds(1000)) << "40 counter reads would take 2 s";
+  n.source->wait_for_counter_reads(1);  // the counter thread does read meanwhile
+  std::string warnings;
+  n.finish(warnings);
+  EXPECT_EQ(n.source->main_thread_counter_reads(), at_start) << "the read at the end is the counter thread's too";
+  EXPECT_EQ(n.sampler->run_health().nvlink_errors, 0u);
 }
 
 TEST(Sampler, OffTakesNoPartAndRecordsNothing) {
@@ -427,18 +580,32 @@ TEST(Sampler, OnlyTheFirstRankOfEachHostSamples) {
 
 // ---- options ----------------------------------------------------------------------------------
 
-TEST(TelemetryOptions, ValidatedWithClearMessages) {
-  RawOptions raw;
-  EXPECT_FALSE(finish_options(raw).enabled) << "telemetry is off by default";
-  EXPECT_EQ(finish_options(raw).interval, std::chrono::milliseconds(100));
-  raw.interval = "5";
+// The usage error finish_options gives for `raw`.
+std::string usage_error(const RawOptions& raw) {
   try {
     finish_options(raw);
-    FAIL() << "an interval of 5 ms was accepted";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ExitCode::usage);
-    EXPECT_NE(std::string(e.what()).find("from 10 to 60000"), std::string::npos) << e.what();
+    return e.what();
   }
+  ADD_FAILURE() << "accepted";
+  return "";
+}
+
+TEST(TelemetryOptions, ValidatedWithClearMessages) {
+  RawOptions raw;
+  EXPECT_TRUE(finish_options(raw).enabled) << "telemetry is on by default";
+  EXPECT_EQ(finish_options(raw).interval, std::chrono::milliseconds(100));
+  EXPECT_EQ(finish_options(raw).counter_interval, std::chrono::milliseconds(1000));
+  raw.counter_interval = "50";
+  EXPECT_NE(usage_error(raw).find("--telemetry-counter-interval: '50' is not valid; expected milliseconds, a whole "
+                                  "number from 100 to 600000"), std::string::npos);
+  raw.counter_interval = "2000";
+  EXPECT_EQ(finish_options(raw).counter_interval, std::chrono::milliseconds(2000));
+  raw = RawOptions{};
+  raw.interval = "5";
+  EXPECT_NE(usage_error(raw).find("--telemetry-interval: '5' is not valid; expected milliseconds, a whole number from 10 "
+                                  "to 60000"), std::string::npos);
   raw = RawOptions{};
   raw.telemetry = "maybe";
   EXPECT_THROW(finish_options(raw), Error);
