@@ -12,7 +12,7 @@ class App;
 namespace ccbench::telemetry {
 
 struct Options {
-  bool enabled = true;                         // --telemetry on|off
+  bool enabled = false;  // --telemetry on|off; off by default until its overhead on GPUs is measured
   std::chrono::milliseconds interval{100};     // --telemetry-interval MS: temperature, power, clocks...
   std::chrono::milliseconds counter_interval{1000};  // --telemetry-counter-interval MS: error counters
   double temp_limit_c = 85;                    // --temp-limit C
@@ -22,7 +22,7 @@ struct Options {
 
 // The options as typed, validated by finish_options.
 struct RawOptions {
-  std::string telemetry = "on", interval = "100", counter_interval = "1000", temp_limit = "85", record;
+  std::string telemetry, interval = "100", counter_interval = "1000", temp_limit = "85", record;
   bool fail_on_health = false;
 };
 

@@ -40,11 +40,15 @@ SMALL = ["-b", "8", "-e", "64K", "-f", "64"]
 
 
 def run(args, out, env, sizes=SMALL):
-    """ccbench on 2 CPU ranks; telemetry as the command line leaves it (on by default)."""
+    """ccbench on 2 CPU ranks with --telemetry on, unless _extra gives --telemetry or _default asks
+    for the command line's default."""
     cmd = [args.mpiexec, "--oversubscribe", "--allow-run-as-root", "-np", "2", args.ccbench, "--device", "cpu",
            "--impl", "ring", "--collective", "allreduce", *sizes, "-n", "4", "-w", "1",
            "--telemetry-interval", "10", "--timeout", "60", "--out", out]
-    cmd += env.pop("_extra", [])
+    extra = env.pop("_extra", [])
+    if "--telemetry" not in extra and not env.pop("_default", False):
+        cmd += ["--telemetry", "on"]
+    cmd += extra
     p = subprocess.run(cmd, env={**os.environ, **env}, capture_output=True, text=True, timeout=240)
     return p
 
@@ -75,7 +79,7 @@ def healthy(args, tmp):
     out = os.path.join(tmp, "healthy")
     rec = os.path.join(tmp, "recorded.json")
     p = run(args, out, {"CCBENCH_TELEMETRY_NVML_REPLAY": args.fixture, "CCBENCH_TELEMETRY_IB_DIR": ib,
-                        "_extra": ["--fail-on-health", "--telemetry-record", rec]})  # no --telemetry: on by default
+                        "_extra": ["--fail-on-health", "--telemetry-record", rec]})
     check(p.returncode == 0, f"healthy run: exit code 0 with --fail-on-health (got {p.returncode}: {p.stderr[-500:]})")
     check("warning" not in p.stderr, "healthy run: no warning")
     check("# health check error counters: pass" in p.stdout, "healthy run: error-counter check passes")
@@ -91,7 +95,7 @@ def healthy(args, tmp):
     counters_follow_the_windows(out, measured, "healthy run")
     run_json = json.load(open(os.path.join(out, "run.json")))
     tel = run_json["context"]["telemetry"]
-    check(tel["enabled"] and tel["counter_interval_ms"] == 1000, "run.json: telemetry on by default, counters every 1000 ms")
+    check(tel["enabled"] and tel["counter_interval_ms"] == 1000, "run.json: telemetry on, counters every 1000 ms (default)")
     check(tel["series_file"] == "telemetry.jsonl" and os.path.exists(os.path.join(out, tel["series_file"])),
           "run.json names the series file, which exists")
     node = tel["nodes"][0]
@@ -209,6 +213,12 @@ def without_hardware(args, tmp):
           "--telemetry off: the context says so")
     check(all(x["gpu_temp_max[C]"] == "" for x in rows(off)), "--telemetry off: empty columns")
     check("# health" not in p.stdout, "--telemetry off: no health lines")
+    # Off by default (until its overhead on GPUs is measured): the same as --telemetry off.
+    default = os.path.join(tmp, "default")
+    p = run(args, default, {"CCBENCH_TELEMETRY_NVML_REPLAY": args.fixture, "_default": True})
+    check(p.returncode == 0 and not os.path.exists(os.path.join(default, "telemetry.jsonl")), "default: no series")
+    check(json.load(open(os.path.join(default, "run.json")))["context"]["telemetry"] == {"enabled": False},
+          "default: telemetry off, and the context says so")
 
 
 def bad_input(args, tmp):

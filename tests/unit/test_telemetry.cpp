@@ -193,15 +193,15 @@ TEST(HealthColumns, CsvAndJsonRoundTripWithEmptyForNotAvailable) {
 // ---- counter deltas ---------------------------------------------------------------------------
 
 TEST(Counters, DeltasSayWhyWhenThereIsNone) {
-  const Snapshot before = {{"GPU 0 NVLink 1", "replay errors", CounterKind::nvlink, 5, {}},
-                           {"GPU 0", "PCIe replays", CounterKind::pcie_replay, std::nullopt, "not supported on this GPU"},
-                           {"NIC mlx5_0 port 1", "symbol_error", CounterKind::nic_error, 10, {}},
-                           {"NIC mlx5_0 port 1", "port_xmit_data", CounterKind::nic_traffic, 100, {}}};
+  const Snapshot before = {{"GPU 0 NVLink 1", "replay errors", CounterKind::nvlink, 5, {}, "GPU 0"},
+                           {"GPU 0", "PCIe replays", CounterKind::pcie_replay, std::nullopt, "not supported on this GPU", "GPU 0"},
+                           {"NIC mlx5_0 port 1", "symbol_error", CounterKind::nic_error, 10, {}, "NIC mlx5_0 port 1"},
+                           {"NIC mlx5_0 port 1", "port_xmit_data", CounterKind::nic_traffic, 100, {}, "NIC mlx5_0 port 1"}};
   Snapshot after = before;
   after[0].value = 8;
   after[2].value = 3;  // went backwards: a reset
   after[3].value = 900;
-  after.push_back({"GPU 0", "critical XID events", CounterKind::xid, 1, {}});
+  after.push_back({"GPU 0", "critical XID events", CounterKind::xid, 1, {}, "GPU 0"});
   const auto d = counter_deltas(before, after);
   ASSERT_EQ(d.size(), 5u);
   EXPECT_EQ(d[0].growth, 3u);
@@ -594,7 +594,7 @@ std::string usage_error(const RawOptions& raw) {
 
 TEST(TelemetryOptions, ValidatedWithClearMessages) {
   RawOptions raw;
-  EXPECT_TRUE(finish_options(raw).enabled) << "telemetry is on by default";
+  EXPECT_FALSE(finish_options(raw).enabled) << "telemetry is off by default";
   EXPECT_EQ(finish_options(raw).interval, std::chrono::milliseconds(100));
   EXPECT_EQ(finish_options(raw).counter_interval, std::chrono::milliseconds(1000));
   raw.counter_interval = "50";
@@ -615,7 +615,21 @@ TEST(TelemetryOptions, ValidatedWithClearMessages) {
   raw = RawOptions{};
   raw.telemetry = "off";
   raw.fail_on_health = true;
-  EXPECT_THROW(finish_options(raw), Error);
+  EXPECT_NE(usage_error(raw).find("--fail-on-health needs telemetry on"), std::string::npos);
+}
+
+TEST(TelemetryOptions, TheOptionsThatNeedItTurnItOnUnlessItIsTurnedOff) {
+  RawOptions raw;
+  raw.fail_on_health = true;
+  EXPECT_TRUE(finish_options(raw).enabled);
+  raw = RawOptions{};
+  raw.record = "answers.json";
+  EXPECT_TRUE(finish_options(raw).enabled);
+  raw.telemetry = "off";
+  EXPECT_NE(usage_error(raw).find("--telemetry-record needs telemetry on"), std::string::npos);
+  raw = RawOptions{};
+  raw.telemetry = "on";
+  EXPECT_TRUE(finish_options(raw).enabled);
 }
 
 }  // namespace
