@@ -322,6 +322,7 @@ TEST(RecordedAnswers, LatencyIsRecordedAndPlayedBack) {
 
 Options fast_options() {
   Options o;
+  o.enabled = true;
   o.interval = std::chrono::milliseconds(10);
   o.counter_interval = std::chrono::milliseconds(10);
   return o;
