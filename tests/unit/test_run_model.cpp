@@ -53,6 +53,7 @@ TEST(RunModel, NcclIsItsFasterAlgorithm) {
 TEST(RunModel, RowsWithoutAPredictionSayWhy) {
   const RunModel m = load_run_model("cpu-node");
   EXPECT_NE(predict_row(m, row("mpi", 1, 2), {}).reason.find("no algorithm for impl mpi"), std::string::npos);
+  EXPECT_NE(predict_row(m, row("hier", 1, 2), {}).reason.find("not impl hier's leader scheme"), std::string::npos);
   EXPECT_NE(predict_row(m, row("ring", 2, 2), {}).reason.find("describes no NICs"), std::string::npos);
   Json uneven = row("ring", 2, 2);
   uneven["ranks"] = 3;
