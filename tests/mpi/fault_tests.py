@@ -278,7 +278,7 @@ def straggler(opts):
 
 
 def outlier_lines(out):
-    return re.findall(r"^# group outlier: (.+?) at ([0-9.]+) of the median busbw of (\d+) like groups", out, re.M)
+    return re.findall(r"^# group outlier: (.+?) at ([0-9.]+(?:e[-+][0-9]+)?) of the median busbw of (\d+) like groups", out, re.M)
 
 
 def group_pairs(opts):
