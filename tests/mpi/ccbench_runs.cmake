@@ -14,22 +14,24 @@ endfunction()
 
 # Every collective x CPU implementation x dtype x op over sizes from one element up to a few MiB
 # (counts not divisible by the ranks included), with the root of rooted collectives away from rank 0.
-# At 4 and 5 ranks up to 54 KiB: the 1.3 MiB size (several slots per step) takes about 90 % of
-# such a run, and the 2- and 3-rank runs and the 5 MiB run below cover it.
+# At 2 ranks up to 1.3 MiB (several slots per step); at 3-5 ranks, and under the sanitizers, up to
+# 54 KiB: the 1.3 MiB size took about 90 % of such a run, the 5 MiB run below covers several slots
+# at 3 ranks, and mpi.cpu_collectives covers them with 1 KiB and 4 KiB slots under the sanitizers.
 foreach(np 2 3 4 5)
   math(EXPR root "${np} / 2")
   set(largest 2M)
-  if(np GREATER 3)
+  if(np GREATER 2 OR CCBENCH_SANITIZE)
     set(largest 64K)
   endif()
   ccbench_checked_run(mpi.ccbench_all_cases.np${np} ${np} "--unchecked;none"
                       --device cpu --collective all --impl mpi,ring,tree,direct -d all -o all -b 4 -e ${largest} -f 24
                       -n 2 -w 1 --root ${root} --timeout 60)
 endforeach()
-# The real binary over the tcp transport.
+# The real binary over the tcp transport: element sizes 1, 2, 4 and 8 (the reductions themselves
+# are transport-independent and run for every dtype and op above).
 ccbench_checked_run(mpi.tcp.ccbench_np3 3 "--unchecked;none"
-                    --device cpu --transport tcp --impl ring,tree --collective allreduce,allgather -d all -o all
-                    -b 4 -e 1M -f 7 --timeout 60)
+                    --device cpu --transport tcp --impl ring,tree --collective allreduce,allgather
+                    -d int8,bfloat16,float,float64 -o sum,max -b 4 -e 1M -f 7 --timeout 60)
 # Several MiB with a count not divisible by the ranks (5 MiB of float over 3 ranks).
 ccbench_checked_run(mpi.ccbench_large.np3 3 "--unchecked;none"
                     --device cpu --collective all --impl mpi,ring,tree,direct -d float,int8 -o sum,max -b 5M -e 5M -n 2 -w 1
