@@ -24,10 +24,13 @@ grep -q "^# OK: 0 failures in $((rows - 1)) matched rows" "$work/self.txt" || fa
 [ "$(grep -cE '^ +[0-9]+ [KMG]?i?B .* 1\.00x ' "$work/self.txt")" = $((rows - 1)) ] || fail "a ratio other than 1.00x"
 
 # Two runs of one command: every row matched, no failure. compare's noise is each row's own
-# spread; a slow phase of a shared VM (the same command 2-4x slower for a minute) can shift one
-# whole run beyond it, so a flagged first pair gets one fresh pair, which must pass.
+# spread over its iterations; on this 2-core VM two launches of one command differ by up to ~2x
+# with tight spreads inside each (18.2 against 10.0 GB/s at 512 KiB, 0.34 against 0.59 us at
+# 128 B, in CI runs), so the pair is compared at the tolerance of such a machine (95 %), which
+# still flags a real slowdown (the slow rank below). A slow phase (the same command 4x slower
+# for a while) can still shift a whole run: a flagged first pair gets one fresh pair.
 same_pair() {
-  "$ccbench" compare "$work/a" "$work/b" >"$work/same.txt" 2>&1
+  "$ccbench" compare "$work/a" "$work/b" --tolerance 0.95 >"$work/same.txt" 2>&1
 }
 same_pair
 rc=$?
@@ -41,7 +44,7 @@ if [ $rc != 0 ]; then
 fi
 cat "$work/same.txt"
 [ $rc = 0 ] || fail "two runs of one command: exit $rc"
-grep -q "^# OK: 0 failures in $((rows - 1)) matched rows" "$work/same.txt" || fail "not every row matched"
+grep -q "^# OK: 0 failures in $((rows - 1)) matched rows (tolerance 95%" "$work/same.txt" || fail "not every row matched"
 
 # A real slowdown is flagged whatever the noise: rank 1 sleeps 3 ms in every 8 KiB ring call
 # (about 10 us without: 300x), and compare names those two rows (out-of-place and in-place).
