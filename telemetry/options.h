@@ -12,7 +12,7 @@ class App;
 namespace ccbench::telemetry {
 
 struct Options {
-  bool enabled = false;  // --telemetry on|off; off by default until its overhead on GPUs is measured
+  bool enabled = true;   // --telemetry on|off
   std::chrono::milliseconds interval{100};     // --telemetry-interval MS: temperature, power, clocks...
   std::chrono::milliseconds counter_interval{1000};  // --telemetry-counter-interval MS: error counters
   double temp_limit_c = 85;                    // --temp-limit C

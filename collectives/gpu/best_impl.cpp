@@ -1,6 +1,8 @@
 // best: the fastest of our kernels for each collective and size (thresholds in knobs.h); ce is the
-// only one for all-to-all, alltoallv, gather and scatter. Reduce switches from oneshot to ring at
-// the all-reduce's one-shot threshold (the reduce crossover is not measured yet).
+// only one for all-to-all, alltoallv, gather and scatter. Reduce is the ring's chain at every size:
+// on 2 x H200 its batch time is at or below oneshot's from 8 B (5.6 against 7.9 us) to 32 MiB
+// (96.9 against 100.3 us) and within 0.5 % above (results/baselines/h200x2-2026-11-30/transports,
+// r6): the root's direct reads finish no sooner, and the non-root waits for them.
 #include "collectives/gpu/gpu_impls.h"
 #include "collectives/gpu/knobs.h"
 
@@ -26,7 +28,7 @@ class BestGpu final : public Implementation {
     if (s.coll == Collective::allreduce) return twoshot_->unsupported(s, ctx);
     if (s.coll == Collective::allgather) return ce_->unsupported(s, ctx);
     if (s.coll == Collective::reducescatter) return ring_->unsupported(s, ctx);
-    if (s.coll == Collective::reduce) return oneshot_->unsupported(s, ctx);
+    if (s.coll == Collective::reduce) return ring_->unsupported(s, ctx);
     return ce_->unsupported(s, ctx);  // alltoall, alltoallv, gather, scatter: only ce has them
   }
   void setup(const ImplContext& ctx) override {
@@ -61,9 +63,7 @@ class BestGpu final : public Implementation {
       if (bytes <= bruck_max_) return *tree_;
       return bytes <= ring_allgather_max_ ? *ring_ : *ce_;
     }
-    if (a.spec.coll == Collective::reducescatter) return *ring_;
-    // Reduce: the root's direct reads where all-reduce takes one-shot, the ring's chain above.
-    if (a.spec.coll == Collective::reduce) return bytes <= oneshot_max_ ? *oneshot_ : *ring_;
+    if (a.spec.coll == Collective::reducescatter || a.spec.coll == Collective::reduce) return *ring_;
     return *ce_;
   }
   std::vector<Implementation*> all() const {

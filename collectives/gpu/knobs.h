@@ -53,11 +53,14 @@ constexpr std::size_t kDefaultBestRingAllgatherMax = std::size_t(16) << 20;
 constexpr int kDefaultHostChannels = 32;
 
 // Over net: 8 ring channels = 8 TCP streams per peer and direction (TCP over loopback on the
-// 2 x H200 machine: 21.3 GB/s with 4 streams, 34.2 with 8, ../shared ANCHORS), and 256 KiB slots
-// (only a step's bytes travel; a connection has kFifoSlots slots in flight, 1 MiB). Not tuned
-// through ccbench yet: CCBENCH_GPU_NET_SLOT_BYTES and CCBENCH_GPU_NET_CHANNELS are the knobs.
+// 2 x H200 machine: 21.3 GB/s with 4 streams, 34.2 with 8, ../shared ANCHORS), and 512 KiB slots
+// (only a step's bytes travel; a connection has kFifoSlots slots in flight, 2 MiB). Chosen by a
+// sweep of slots {256K, 512K, 1M} x channels {4, 8, 16} x proxy threads {4, 8} between two
+// emulated nodes on 2 x H200 (ring all-reduce busbw at 16 / 128 MiB): 512K x 8 x 8 threads 16.7 /
+// 17.1 GB/s, 256K x 8 x 8 14.5 / 14.7, 1M x 8 x 8 14.9 / 14.2, 16 channels no better (14.6 /
+// 16.7), 4 threads 5.8-11 everywhere (results/baselines/h200x2-2026-11-30/transports, r6).
 constexpr int kDefaultNetChannels = 8;
-constexpr std::size_t kNetSlotBytes = std::size_t(256) << 10;
+constexpr std::size_t kNetSlotBytes = std::size_t(512) << 10;
 
 std::size_t slot_bytes();          // CCBENCH_GPU_SLOT_BYTES
 int net_channels();                // CCBENCH_GPU_NET_CHANNELS

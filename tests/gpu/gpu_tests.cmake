@@ -62,7 +62,7 @@ ccbench_gpu_ce_test(gpu_alltoall_three_ranks 3 2 "" --impl ce,best -d float,int8
 ccbench_gpu_ce_test(gpu_alltoall_four_ranks 4 3 "" --impl ce,best -d float,uint8 -b 4 -e 1M -f 9 -n 2 -w 1 -G 2
                     --timeout 30)
 # Reduce with our kernels: ring (a chain toward the root over the FIFO connections), oneshot (the
-# root reads every input directly) and best, against nccl: every dtype and op, sizes from 4 B in
+# root reads every input directly) and best (the ring's chain), against nccl: every dtype and op, sizes from 4 B in
 # steps of 3x, both placements, a root other than 0; measured_check.py fails the test unless they
 # measured every case nccl measured, with 0 wrong elements, and named their kernels.
 function(ccbench_gpu_reduce_test name ranks root reference)
@@ -73,7 +73,7 @@ function(ccbench_gpu_reduce_test name ranks root reference)
   ccbench_gpu_test(${name} ${ranks} --collective reduce --impl ${impls} --root ${root} ${ARGN})
   set(env "CCBENCH_RESULT_CHECK=${_measured_check}" "CCBENCH_EXPECT_MEASURED=ring,oneshot,best:reduce"
           "CCBENCH_EXPECT_IN_PLACE=reduce" "CCBENCH_EXPECT_ROOT=${root}" "CCBENCH_REFERENCE=${reference}"
-          "CCBENCH_EXPECT_ALGORITHM=ring=ring-chain oneshot=oneshot-read")
+          "CCBENCH_EXPECT_ALGORITHM=ring=ring-chain oneshot=oneshot-read best=ring-chain")
   set_tests_properties(${name} PROPERTIES ENVIRONMENT "${env}")
 endfunction()
 ccbench_gpu_reduce_test(gpu_reduce_all_types_2 2 1 nccl -d all -o all -b 4 -e 3M -f 3 -n 3 -w 1 --timeout 20)
@@ -137,7 +137,7 @@ ccbench_gpu_path_test(gpu_transport_host_allreduce_2 2 "ring=host tree=host nccl
                       "oneshot,twoshot,best:runs over p2p only"
                       --transport host --collective allreduce --impl ring,tree,oneshot,twoshot,best,nccl
                       -d all -o sum,max -b 4 -e 3M -f 3 -n 3 -w 1 --timeout 20)
-ccbench_gpu_path_test(gpu_transport_host_gather_2 2 "ring=host nccl=nccl:SHM" "ce:runs over p2p only"
+ccbench_gpu_path_test(gpu_transport_host_gather_2 2 "ring=host nccl=nccl:SHM" "ce/allgather:runs over p2p only"
                       --transport host --collective allgather,reducescatter --impl ring,ce,nccl
                       -d float,half,uint8 -o sum,min -b 4 -e 3M -f 3 -n 3 -w 1 --timeout 20)
 # 3 ranks on 2 GPUs over host (two ranks share a GPU), large enough for several slots per channel.

@@ -5,7 +5,8 @@
 Environment:
   CCBENCH_EXPECT          "impl=transport impl=transport ..." every measured row of impl has this transport, and
                           there is at least one ("~TEXT": the transport contains TEXT)
-  CCBENCH_EXPECT_SKIPPED  impl,impl:TEXT every row of these impls is skipped, its reason holding TEXT
+  CCBENCH_EXPECT_SKIPPED  impl,impl/collective:TEXT every row of these impls (of that collective only,
+                          where one is named) is skipped, its reason holding TEXT
 Usage: transport_check.py results.csv
 """
 import csv
@@ -32,10 +33,11 @@ def main(path):
     skipped = os.environ.get("CCBENCH_EXPECT_SKIPPED", "")
     if skipped:
         impls, text = skipped.split(":", 1)
-        for impl in impls.split(","):
-            mine = [r for r in rows if r["impl"] == impl]
+        for item in impls.split(","):
+            impl, _, coll = item.partition("/")
+            mine = [r for r in rows if r["impl"] == impl and coll in ("", r["collective"])]
             if not mine:
-                problems.append(f"no row of {impl}")
+                problems.append(f"no row of {item}")
             for r in mine:
                 if r["status"] != "skipped" or text not in r["reason"]:
                     problems.append(f"{r['collective']}/{impl}: status '{r['status']}' reason '{r['reason']}', "

@@ -213,12 +213,13 @@ def without_hardware(args, tmp):
           "--telemetry off: the context says so")
     check(all(x["gpu_temp_max[C]"] == "" for x in rows(off)), "--telemetry off: empty columns")
     check("# health" not in p.stdout, "--telemetry off: no health lines")
-    # Off by default (until its overhead on GPUs is measured): the same as --telemetry off.
+    # On by default: the same as --telemetry on (the context, the series file, the row columns).
     default = os.path.join(tmp, "default")
     p = run(args, default, {"CCBENCH_TELEMETRY_NVML_REPLAY": args.fixture, "_default": True})
-    check(p.returncode == 0 and not os.path.exists(os.path.join(default, "telemetry.jsonl")), "default: no series")
-    check(json.load(open(os.path.join(default, "run.json")))["context"]["telemetry"] == {"enabled": False},
-          "default: telemetry off, and the context says so")
+    tel = json.load(open(os.path.join(default, "run.json")))["context"]["telemetry"]
+    check(p.returncode == 0 and tel["enabled"] and os.path.exists(os.path.join(default, "telemetry.jsonl")),
+          "default: telemetry on, a series file written")
+    check(all(x["gpu_temp_max[C]"] != "" for x in rows(default)), "default: every row has its temperature")
 
 
 def bad_input(args, tmp):

@@ -595,7 +595,7 @@ std::string usage_error(const RawOptions& raw) {
 
 TEST(TelemetryOptions, ValidatedWithClearMessages) {
   RawOptions raw;
-  EXPECT_FALSE(finish_options(raw).enabled) << "telemetry is off by default";
+  EXPECT_TRUE(finish_options(raw).enabled) << "telemetry is on by default";
   EXPECT_EQ(finish_options(raw).interval, std::chrono::milliseconds(100));
   EXPECT_EQ(finish_options(raw).counter_interval, std::chrono::milliseconds(1000));
   raw.counter_interval = "50";
@@ -619,7 +619,7 @@ TEST(TelemetryOptions, ValidatedWithClearMessages) {
   EXPECT_NE(usage_error(raw).find("--fail-on-health needs telemetry on"), std::string::npos);
 }
 
-TEST(TelemetryOptions, TheOptionsThatNeedItTurnItOnUnlessItIsTurnedOff) {
+TEST(TelemetryOptions, TheOptionsThatNeedItRefuseItTurnedOff) {
   RawOptions raw;
   raw.fail_on_health = true;
   EXPECT_TRUE(finish_options(raw).enabled);
