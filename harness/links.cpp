@@ -146,9 +146,11 @@ std::vector<LinkCeiling> ceilings_from_links(const Json& links, const std::strin
     if (!r.is_object() || !r.contains("transport") || !r["transport"].is_string() || !r.contains("bytes") ||
         !r["bytes"].is_number_unsigned())
       fail(ExitCode::usage, "--ceilings: {}: a result without a transport name or size", source);
-  auto counts = [](const Json& r) {
+  bool all_at_once = false;
+  for (const Json& r : links["results"]) all_at_once = all_at_once || r.value("mode", "") == kPcieAllAtOnce;
+  auto counts = [all_at_once](const Json& r) {
     const std::string mode = r.value("mode", "");
-    return mode == "pair" || mode == "d2h+h2d";
+    return mode == "pair" || mode == (all_at_once ? kPcieAllAtOnce : "d2h+h2d");
   };
   for (const Json& r : links["results"])
     if (counts(r)) {

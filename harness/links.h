@@ -44,10 +44,14 @@ struct LinksOptions {
   std::string command_line;
 };
 
+// The pcie mode of every GPU copying both ways at once.
+inline constexpr const char* kPcieAllAtOnce = "d2h+h2d all";
+
 // One measured (or unmeasurable) cell: an ordered pair, a transport, a size.
 struct LinkResult {
   std::string transport;
   std::string mode;  // "pair" (one pair at a time), "all" (every pair at once); pcie: "d2h", "h2d", "d2h+h2d"
+                     // (one GPU at a time), kPcieAllAtOnce (every GPU both ways at once)
   int src = -1, dst = -1;  // dst -1: pinned host memory of src's node (pcie)
   std::string src_host, dst_host;
   std::uint64_t bytes = 0;
@@ -82,7 +86,8 @@ nlohmann::ordered_json links_to_json(const std::vector<LinkResult>& results, con
 std::string links_to_csv(const std::vector<LinkResult>& results);
 
 // The ceiling of each transport in a links measurement: the median over pairs (pcie: over GPUs,
-// the "d2h+h2d" rows) at the largest size measured, one way and both ways. Throws Error(usage)
+// the kPcieAllAtOnce rows where measured, as host staging has every GPU copying at once, else the
+// "d2h+h2d" rows of one GPU at a time) at the largest size measured, one way and both ways. Throws Error(usage)
 // naming `source` for something that is not a links.json.
 struct LinkCeiling {
   std::string transport;

@@ -143,10 +143,15 @@ class GpuEndpoint {
     const double moved = static_cast<double>(bytes) * n;
     r.d2h = moved / timed([&] { repeat_copy(host_, src_, bytes, n, cudaMemcpyDeviceToHost, stream_); }) / 1e9;
     r.h2d = moved / timed([&] { repeat_copy(dst_, host_, bytes, n, cudaMemcpyHostToDevice, stream_); }) / 1e9;
-    // Both directions: the D2H half reads src into the first half of host memory, the H2D half
-    // writes dst from the second half, so the copies never touch the same bytes.
+    r.both = both_ways(bytes, n);
+    return r;
+  }
+
+  // D2H and H2D at once on two streams, GB/s of both: the D2H half reads src into the first half
+  // of host memory, the H2D half writes dst from the second half, so they never touch one byte.
+  double both_ways(std::uint64_t bytes, int n) {
     const std::uint64_t half = bytes / 2;
-    r.both = 2 * static_cast<double>(half) * n / timed([&] {
+    return 2 * static_cast<double>(half) * n / timed([&] {
       cudaEvent_t forked;
       CCB_CUDA(cudaEventCreateWithFlags(&forked, cudaEventDisableTiming));
       CCB_CUDA(cudaEventRecord(forked, stream_));
@@ -157,7 +162,6 @@ class GpuEndpoint {
       CCB_CUDA(cudaStreamWaitEvent(stream_, forked));
       CCB_CUDA(cudaEventDestroy(forked));
     }) / 1e9;
-    return r;
   }
 
  private:
@@ -233,33 +237,51 @@ PairFigures gpu_pair(GpuEndpoint& g, MPI_Comm comm, bool in_pair, bool is_src, i
   return f;
 }
 
+// Pinned host copies, largest size: each GPU alone (D2H, H2D, both ways), then every GPU both ways
+// at once ("d2h+h2d all": what host staging gets when all GPUs of a node stage together; on
+// 2 x H200 37 GB/s per direction each, against 50 for one GPU alone).
+std::vector<LinkResult> gpu_host_copies(GpuEndpoint& g, const LinksOptions& o, const RankLayout& layout, MPI_Comm comm,
+                                        std::uint64_t bytes) {
+  std::vector<LinkResult> out;
+  for (int r = 0; r < layout.nranks; ++r) {
+    check_mpi(MPI_Barrier(comm), "MPI_Barrier between GPUs");
+    double rates[3] = {0, 0, 0}, got[3] = {0, 0, 0};
+    if (layout.rank == r) {
+      const auto h = g.host_copies(bytes, o.iterations);
+      rates[0] = h.d2h;
+      rates[1] = h.h2d;
+      rates[2] = h.both;
+    }
+    check_mpi(MPI_Reduce(rates, got, 3, MPI_DOUBLE, MPI_MAX, 0, comm), "MPI_Reduce");
+    if (layout.rank != 0) continue;
+    const char* modes[3] = {"d2h", "h2d", "d2h+h2d"};
+    for (int m = 0; m < 3; ++m) {
+      LinkResult c = link_cell("pcie", modes[m], layout, r, -1, bytes);
+      (m < 2 ? c.oneway_gbps : c.bidir_gbps) = got[m];
+      out.push_back(std::move(c));
+    }
+  }
+  if (layout.nranks < 2) return out;
+  check_mpi(MPI_Barrier(comm), "MPI_Barrier before every GPU copies at once");
+  const double mine = g.both_ways(bytes, o.iterations);
+  std::vector<double> all(static_cast<std::size_t>(layout.nranks));
+  check_mpi(MPI_Gather(&mine, 1, MPI_DOUBLE, all.data(), 1, MPI_DOUBLE, 0, comm), "MPI_Gather");
+  if (layout.rank != 0) return out;
+  for (int r = 0; r < layout.nranks; ++r) {
+    LinkResult c = link_cell("pcie", kPcieAllAtOnce, layout, r, -1, bytes);
+    c.bidir_gbps = all[static_cast<std::size_t>(r)];
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
 }  // namespace
 
 std::vector<LinkResult> measure_gpu_links(const LinksOptions& o, const std::string& transport, const RankLayout& layout,
                                           MPI_Comm comm, int cuda_device, const std::vector<std::uint64_t>& sizes) {
   GpuEndpoint g(cuda_device, sizes.back(), layout, comm);
   std::vector<LinkResult> out;
-  if (transport == "pcie") {  // one GPU at a time, largest size
-    for (int r = 0; r < layout.nranks; ++r) {
-      check_mpi(MPI_Barrier(comm), "MPI_Barrier between GPUs");
-      double rates[3] = {0, 0, 0}, got[3] = {0, 0, 0};
-      if (layout.rank == r) {
-        const auto h = g.host_copies(sizes.back(), o.iterations);
-        rates[0] = h.d2h;
-        rates[1] = h.h2d;
-        rates[2] = h.both;
-      }
-      check_mpi(MPI_Reduce(rates, got, 3, MPI_DOUBLE, MPI_MAX, 0, comm), "MPI_Reduce");
-      if (layout.rank != 0) continue;
-      const char* modes[3] = {"d2h", "h2d", "d2h+h2d"};
-      for (int m = 0; m < 3; ++m) {
-        LinkResult c = link_cell("pcie", modes[m], layout, r, -1, sizes.back());
-        (m < 2 ? c.oneway_gbps : c.bidir_gbps) = got[m];
-        out.push_back(std::move(c));
-      }
-    }
-    return out;
-  }
+  if (transport == "pcie") return gpu_host_copies(g, o, layout, comm, sizes.back());
   const bool sm = transport == "sm";
   for (std::uint64_t bytes : sizes) {
     const bool latency = bytes == sizes.front();

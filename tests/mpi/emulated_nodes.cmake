@@ -12,7 +12,7 @@ foreach(np 2 3)
            COMMAND ${MPIEXEC_EXECUTABLE} --oversubscribe --allow-run-as-root ${MPIEXEC_NUMPROC_FLAG} ${np}
                    $<TARGET_FILE:ccbench_net_proxy_test>)
   set_tests_properties(mpi.net_proxy.np${np} PROPERTIES LABELS mpi TIMEOUT 120 PROCESSORS ${np}
-                       PASS_REGULAR_EXPRESSION "net proxy: 3 FIFOs x 300 steps per rank pair, 4 I/O thread\\(s\\) per rank: ok")
+                       PASS_REGULAR_EXPRESSION "net proxy: 3 FIFOs x 300 steps per rank pair, 8 I/O thread\\(s\\) per rank: ok")
 endforeach()
 # Every FIFO of a rank on one proxy thread (CCBENCH_GPU_NET_THREADS).
 add_test(NAME mpi.net_proxy.np2_one_thread

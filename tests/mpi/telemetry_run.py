@@ -12,6 +12,7 @@ import argparse
 import csv
 import json
 import os
+import re
 import socket
 import subprocess
 import sys
@@ -239,13 +240,36 @@ def bad_input(args, tmp):
           f"a replay file that does not exist: exit code 2 naming it (got {p.returncode})")
 
 
+def recorded_on_gpus(args, tmp):
+    """NVML's answers recorded on 2 x H200 during a real run, played back: the NVLink CRC data
+    counters that grew between its first two reads are warned about, each naming its GPU and link,
+    and the rows carry the recorded temperatures, power and clocks."""
+    answers = json.load(open(args.recorded))["answers"]
+    grew = sorted((k.split()[0], k.split()[2]) for k, v in answers.items()
+                  if " nvlink_crc_data " in k and len(v) >= 2 and v[1] > v[0])
+    check(grew, f"the recording has NVLink CRC data errors growing between its first reads: {grew}")
+    out = os.path.join(tmp, "recorded")
+    p = run(args, out, {"CCBENCH_TELEMETRY_NVML_REPLAY": args.recorded, "_extra": []})
+    check(p.returncode == 0, f"recorded answers: exit code 0 (got {p.returncode}: {p.stderr[-500:]})")
+    for gpu, link in grew:
+        check(re.search(rf"GPU {gpu} \(NVIDIA H200\) NVLink {link}: CRC data errors grew by \d+", p.stderr),
+              f"recorded answers: a warning names GPU {gpu} NVLink {link}")
+    temps = {t for g in ("0", "1") for t in answers[f"{g} temperature_c"]}
+    measured = [x for x in rows(out) if x["status"] == "ok"]
+    check(measured and all(int(float(x["gpu_temp_max[C]"])) in temps and float(x["gpu_power_mean[W]"]) > 0
+                           and float(x["gpu_sm_clock_min[MHz]"]) > 0 for x in measured),
+          f"recorded answers: every row carries a recorded temperature ({sorted(temps)}), power and clock")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ccbench", required=True)
     ap.add_argument("--mpiexec", required=True)
     ap.add_argument("--fixture", required=True)
+    ap.add_argument("--recorded", required=True, help="NVML answers recorded on a real GPU node")
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
+        recorded_on_gpus(args, tmp)
         healthy(args, tmp)
         unhealthy(args, tmp)
         slow_counters(args, tmp)

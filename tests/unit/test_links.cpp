@@ -106,5 +106,25 @@ TEST(LinksEfficiency, CeilingsAreTheMedianAtTheLargestSize) {
   EXPECT_DOUBLE_EQ(c[0].bidir_gbps, 16);
 }
 
+TEST(LinksEfficiency, HostStagingTakesEveryGpuCopyingAtOnceWhereMeasured) {
+  auto pcie = [](int gpu, const char* mode, double bidir) {
+    LinkResult r;
+    r.transport = "pcie";
+    r.mode = mode;
+    r.src = gpu;
+    r.bytes = 256 << 20;
+    r.bidir_gbps = bidir;
+    return r;
+  };
+  std::vector<LinkResult> r = {pcie(0, "d2h+h2d", 101), pcie(1, "d2h+h2d", 101)};
+  EXPECT_DOUBLE_EQ(ceilings_from_links(links_to_json(r, {}, {}), "one at a time")[0].bidir_gbps, 101);
+  r.push_back(pcie(0, kPcieAllAtOnce, 74));
+  r.push_back(pcie(1, kPcieAllAtOnce, 72));
+  const auto c = ceilings_from_links(links_to_json(r, {}, {}), "all at once");
+  ASSERT_EQ(c.size(), 1u);
+  EXPECT_DOUBLE_EQ(c[0].bidir_gbps, 73);  // the median of the concurrent rows only
+  EXPECT_DOUBLE_EQ(*row_efficiency("host", "gpu", 36.5, c), 1.0);
+}
+
 }  // namespace
 }  // namespace ccbench
