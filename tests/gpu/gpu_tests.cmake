@@ -153,8 +153,8 @@ ccbench_gpu_path_test(gpu_transport_host_graphs_2 2 "ring=host" ""
 # results at awkward sizes (partial last steps) and at 64 MiB (many slots per channel), eager,
 # under CUDA graphs and with 3 ranks on 2 GPUs; the `algorithm` column says which halves ran on
 # the copy engines.
-function(ccbench_gpu_host_ce_test name recv send note)
-  ccbench_gpu_path_test(${name} ${ARGN})
+function(ccbench_gpu_host_ce_test name recv send note ranks expect skipped)
+  ccbench_gpu_path_test(${name} ${ranks} "${expect}" "${skipped}" ${ARGN})
   set_property(TEST ${name} APPEND PROPERTY ENVIRONMENT "CCBENCH_GPU_HOST_RECV=${recv}"
                "CCBENCH_GPU_HOST_SEND=${send}" "CCBENCH_EXPECT_ALGORITHM_HAS=${note}")
 endfunction()
