@@ -4,6 +4,8 @@
 #include <charconv>
 #include <cstdlib>
 
+#include <fmt/ranges.h>
+
 #include "core/error.h"
 #include "core/size.h"
 
@@ -52,6 +54,13 @@ std::int64_t knob_int(std::string_view name, std::string_view text, std::int64_t
   return value;
 }
 
+std::size_t knob_choice(std::string_view name, std::string_view text, const std::vector<std::string_view>& valid) {
+  const auto it = std::find(valid.begin(), valid.end(), text);
+  if (it == valid.end())
+    fail(ExitCode::usage, "{}='{}' is invalid: give one of {}", name, text, fmt::join(valid, ", "));
+  return static_cast<std::size_t>(it - valid.begin());
+}
+
 std::uint64_t env_size(const char* name, std::uint64_t fallback, KnobRange valid) {
   auto text = env_text(name);
   return text ? knob_size(name, *text, valid) : fallback;
@@ -60,6 +69,11 @@ std::uint64_t env_size(const char* name, std::uint64_t fallback, KnobRange valid
 std::int64_t env_int(const char* name, std::int64_t fallback, std::int64_t lo, std::int64_t hi) {
   auto text = env_text(name);
   return text ? knob_int(name, *text, lo, hi) : fallback;
+}
+
+std::size_t env_choice(const char* name, std::size_t fallback, const std::vector<std::string_view>& valid) {
+  auto text = env_text(name);
+  return text ? knob_choice(name, *text, valid) : fallback;
 }
 
 }  // namespace ccbench

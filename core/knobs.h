@@ -7,6 +7,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace ccbench {
 
@@ -26,9 +27,13 @@ std::uint64_t env_size(const char* name, std::uint64_t fallback, KnobRange valid
 // A whole decimal number, or `fallback` when unset.
 std::int64_t env_int(const char* name, std::int64_t fallback, std::int64_t lo, std::int64_t hi);
 
+// One of the words in `valid` (exactly as spelled), or `fallback` when unset; the index of the word.
+std::size_t env_choice(const char* name, std::size_t fallback, const std::vector<std::string_view>& valid);
+
 // The same checks on a value already read (the knob functions above use them; tests call them
 // without touching the environment).
 std::uint64_t knob_size(std::string_view name, std::string_view text, KnobRange valid);
 std::int64_t knob_int(std::string_view name, std::string_view text, std::int64_t lo, std::int64_t hi);
+std::size_t knob_choice(std::string_view name, std::string_view text, const std::vector<std::string_view>& valid);
 
 }  // namespace ccbench

@@ -91,6 +91,7 @@ class HostRegion final : public GpuRegion {
     close(fd);
     std::memset(own_->host(), 0, bytes_);
     set(rank, own_->device());
+    set_host(rank, own_->host());
   }
   ~HostRegion() override {
     peers_.clear();
@@ -114,6 +115,7 @@ class HostRegion final : public GpuRegion {
     close(fd);
     peers_.push_back(std::move(m));
     set(peer, peers_.back()->device());
+    set_host(peer, peers_.back()->host());
   }
   void unlink_name() {
     if (!name_.empty()) shm_unlink(name_.c_str());

@@ -63,6 +63,26 @@ std::unique_ptr<GpuRegion> connect_transport(MPI_Comm comm, const GpuPaths& path
   return region;
 }
 
+// A FIFO counter at `offset` of a region.
+volatile std::uint64_t* counter(char* base, std::size_t offset) {
+  return reinterpret_cast<volatile std::uint64_t*>(base + offset);
+}
+
+// The host copy modes, the same on every rank (collective): the FIFOs of both halves of a
+// connection are laid out by them, so ranks that differ could only hang.
+HostCopyModes agreed_host_copy(MPI_Comm comm) {
+  HostCopyModes m;
+  agreed(comm, "host", "read CCBENCH_GPU_HOST_RECV and CCBENCH_GPU_HOST_SEND", [&] { m = host_copy_modes(); });
+  const int mine[2] = {static_cast<int>(m.recv), static_cast<int>(m.send)};
+  int lo[2] = {0, 0}, hi[2] = {0, 0};
+  check_mpi(MPI_Allreduce(mine, lo, 2, MPI_INT, MPI_MIN, comm), "MPI_Allreduce of the host copy modes");
+  check_mpi(MPI_Allreduce(mine, hi, 2, MPI_INT, MPI_MAX, comm), "MPI_Allreduce of the host copy modes");
+  if (lo[0] != hi[0] || lo[1] != hi[1])
+    fail(ExitCode::usage, "host: CCBENCH_GPU_HOST_RECV and CCBENCH_GPU_HOST_SEND differ between ranks (here {} "
+         "and {}); give every rank the same values (mpirun -x)", host_copy_name(m.recv), host_copy_name(m.send));
+  return m;
+}
+
 }  // namespace
 
 GpuFifoMesh::GpuFifoMesh(MPI_Comm comm, const GpuPaths& paths, int fifos, std::size_t slot_bytes, std::uint64_t* steps)
@@ -71,7 +91,17 @@ GpuFifoMesh::GpuFifoMesh(MPI_Comm comm, const GpuPaths& paths, int fifos, std::s
   path_of_ = paths.of[static_cast<std::size_t>(rank_)];
   const std::size_t bytes = fifos_ * (gpu::kFifoSlots * slot_bytes + 2 * kLine);
   p2p_ = connect_transport(comm, paths, gpu_p2p_transport(), bytes);
-  host_ = connect_transport(comm, paths, gpu_host_transport(), bytes);
+  if (paths.label.find("host") != std::string::npos) host_copy_ = agreed_host_copy(comm);  // same on every rank
+  // A ce receiver copies only each step's bytes: the sender writes them beside the tail.
+  const std::size_t sizes_bytes = host_copy_.recv == HostCopy::ce ? fifos_ * kLine : 0;
+  host_ = connect_transport(comm, paths, gpu_host_transport(), bytes + sizes_bytes);
+  if (host_copy_.any_ce())  // the same on every rank: agreed() is collective
+    agreed(comm, "host", "allocate its copy-engine FIFOs", [&] {
+      if (!host_) return;
+      CCB_CUDA(cudaGetDevice(&device_));
+      if (host_copy_.recv == HostCopy::ce) ce_recv_fifos_ = std::make_unique<DeviceFifos>(fifos_, slot_);
+      if (host_copy_.send == HostCopy::ce) ce_send_fifos_ = std::make_unique<DeviceFifos>(fifos_, slot_);
+    });
   uses_net_ = paths.label.find("net") != std::string::npos;  // same on every rank
   bool mine = false;
   for (const std::string& p : path_of_) mine |= p == "net";
@@ -84,7 +114,8 @@ GpuFifoMesh::GpuFifoMesh(MPI_Comm comm, const GpuPaths& paths, int fifos, std::s
 }
 
 GpuFifoMesh::~GpuFifoMesh() {
-  proxy_.reset();  // the proxy stops before the memory it moves goes
+  proxy_.reset();  // the proxies stop before the memory they move goes
+  ce_proxy_.reset();
   if (net_host_) (void)cudaFreeHost(net_host_);
 }
 
@@ -106,6 +137,7 @@ gpu::SendConn GpuFifoMesh::send(int peer, int peer_fifo, int my_out) {
             reinterpret_cast<const volatile std::uint64_t*>(net_device_ + s + head(my_out)), steps_ + 2 * idx(my_out),
             peer, reinterpret_cast<volatile std::uint64_t*>(net_device_ + s + sizes(my_out))};
   }
+  if (path_of_[idx(peer)] == "host") return host_send(peer, peer_fifo, my_out);
   const GpuRegion& g = region_with(peer);
   char* p = g.of(peer);
   return {p + data(peer_fifo), reinterpret_cast<volatile std::uint64_t*>(p + tail(peer_fifo)),
@@ -122,18 +154,73 @@ gpu::RecvConn GpuFifoMesh::recv(int peer, int my_fifo, int peer_out) {
             reinterpret_cast<volatile std::uint64_t*>(net_device_ + head(my_fifo)), steps_ + 2 * idx(my_fifo) + 1,
             peer};
   }
+  if (path_of_[idx(peer)] == "host") return host_recv(peer, my_fifo, peer_out);
   const GpuRegion& g = region_with(peer);
   char* p = g.of(peer);
   return {g.local() + data(my_fifo), reinterpret_cast<const volatile std::uint64_t*>(g.local() + tail(my_fifo)),
           reinterpret_cast<volatile std::uint64_t*>(p + head(peer_out)), steps_ + 2 * idx(my_fifo) + 1, peer};
 }
 
+// sm: the kernel writes the peer's host FIFO (and each step's size where the peer's receive half
+// is ce). ce: the kernel writes our GPU FIFO `my_out`; the proxy copies each step into the
+// peer's host FIFO, where the peer frees it in our head `my_out`.
+gpu::SendConn GpuFifoMesh::host_send(int peer, int peer_fifo, int my_out) {
+  char* p = host_->of(peer);
+  std::uint64_t* step = steps_ + 2 * idx(my_out);
+  volatile std::uint64_t* peer_sizes = host_copy_.recv == HostCopy::ce ? counter(p, sizes(peer_fifo)) : nullptr;
+  if (host_copy_.send == HostCopy::sm)
+    return {p + data(peer_fifo), counter(p, tail(peer_fifo)), counter(host_->local(), head(my_out)), step, peer,
+            peer_sizes};
+  char* ph = host_->host_of(peer);
+  const FifoPointers k = ce_send_fifos_->kernel(my_out), x = ce_send_fifos_->proxy(my_out);
+  StageEnds e;
+  e.peer = peer;
+  e.src_slots = x.slots;
+  e.src_tail = x.tail;
+  e.src_sizes = x.sizes;
+  e.src_head = x.head;
+  e.dst_slots = ph + data(peer_fifo);
+  e.dst_tail = counter(ph, tail(peer_fifo));
+  e.dst_sizes = peer_sizes ? counter(ph, sizes(peer_fifo)) : nullptr;
+  e.dst_head = counter(host_->host_of(rank_), head(my_out));
+  ce_sends_.push_back(e);
+  return {k.slots, k.tail, k.head, step, peer, k.sizes};
+}
+
+// sm: the kernel reads our host FIFO `my_fifo`. ce: the proxy copies each step of it into our
+// GPU FIFO `my_fifo`, which the kernel reads; the proxy frees host slots in the peer's head.
+gpu::RecvConn GpuFifoMesh::host_recv(int peer, int my_fifo, int peer_out) {
+  std::uint64_t* step = steps_ + 2 * idx(my_fifo) + 1;
+  if (host_copy_.recv == HostCopy::sm)
+    return {host_->local() + data(my_fifo), counter(host_->local(), tail(my_fifo)),
+            counter(host_->of(peer), head(peer_out)), step, peer};
+  char* mine = host_->host_of(rank_);
+  const FifoPointers k = ce_recv_fifos_->kernel(my_fifo), x = ce_recv_fifos_->proxy(my_fifo);
+  StageEnds e;
+  e.peer = peer;
+  e.src_slots = mine + data(my_fifo);
+  e.src_tail = counter(mine, tail(my_fifo));
+  e.src_sizes = counter(mine, sizes(my_fifo));
+  e.src_head = counter(host_->host_of(peer), head(peer_out));
+  e.dst_slots = x.slots;
+  e.dst_tail = x.tail;
+  e.dst_head = x.head;
+  ce_recvs_.push_back(e);
+  return {k.slots, k.tail, k.head, step, peer};
+}
+
 void GpuFifoMesh::finish(const RankLayout& layout, std::chrono::milliseconds timeout) {
+  if (host_copy_.any_ce())  // the same on every rank: agreed() is collective
+    agreed(comm_, "host", "start its copy-engine proxy", [&] {
+      if (!ce_recvs_.empty() || !ce_sends_.empty())
+        ce_proxy_ = std::make_unique<HostCeProxy>(device_, slot_, ce_recvs_, ce_sends_);
+    });
   if (!uses_net_) return;
   proxy_ = std::make_unique<NetProxy>(comm_, layout, slot_, net_sends_, net_recvs_, timeout);
 }
 
 void GpuFifoMesh::check() const {
+  if (ce_proxy_) ce_proxy_->check();
   if (proxy_) proxy_->check();
 }
 

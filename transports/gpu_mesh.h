@@ -11,7 +11,9 @@
 #include <vector>
 
 #include "transports/gpu_conn.h"
+#include "transports/gpu_host_ce.h"
 #include "transports/gpu_net.h"
+#include "transports/host_copy.h"
 #include "transports/gpu_paths.h"
 #include "transports/gpu_transport.h"
 
@@ -22,35 +24,51 @@ class GpuFifoMesh {
   // Collective over `comm` (described by `paths`): sets up a region per transport in use,
   // exchanges the connection blobs with MPI_Allgather, connects every pair that uses it, then
   // holds a barrier so that no rank uses (or frees) memory a peer has not mapped yet.
-  // `steps` is device memory of 2 * fifos zeroed counters owned by the caller.
+  // `steps` is device memory of 2 * fifos zeroed counters owned by the caller. Where a pair
+  // uses host, reads CCBENCH_GPU_HOST_RECV and CCBENCH_GPU_HOST_SEND (host_copy.h) and fails
+  // with Error(usage) on every rank unless every rank has the same values.
   GpuFifoMesh(MPI_Comm comm, const GpuPaths& paths, int fifos, std::size_t slot_bytes, std::uint64_t* steps);
   ~GpuFifoMesh();
   // Send through the peer's incoming FIFO `peer_fifo`; the peer frees slots in our head `my_out`.
-  // Over net: through our staging FIFO `my_out`, which the proxy drains.
+  // Over net, and over host with a ce send half: through our staging FIFO `my_out`, which the
+  // proxy drains. Call it once per FIFO.
   gpu::SendConn send(int peer, int peer_fifo, int my_out);
   // Receive through our incoming FIFO `my_fifo`; we free slots in the peer's head `peer_out`.
-  // Over net: the proxy fills it and reads our head.
+  // Over net, and over host with a ce receive half: the proxy fills it and reads our head.
+  // Call it once per FIFO.
   gpu::RecvConn recv(int peer, int my_fifo, int peer_out);
-  // Collective, after every send() and recv(): connects the net FIFOs (tcp) and starts the
-  // proxy. Nothing to do when no pair uses net.
+  // Collective, after every send() and recv(): starts the host copy-engine proxy where this
+  // rank has ce halves, connects the net FIFOs (tcp) and starts their proxy where a pair uses net.
   void finish(const RankLayout& layout, std::chrono::milliseconds timeout);
-  // Rethrows the proxy's error, if any.
+  // Rethrows the proxies' error, if any.
   void check() const;
+  // For the `algorithm` column: which halves of host connections the copy engines move ("" when
+  // none; host_copy_note).
+  std::string staging_note() const { return host_copy_note(host_copy_); }
 
  private:
   static constexpr std::size_t kLine = 128;  // flags of different writers never share a line
   static std::size_t idx(int i) { return static_cast<std::size_t>(i); }
   const GpuRegion& region_with(int peer) const;
+  gpu::SendConn host_send(int peer, int peer_fifo, int my_out);
+  gpu::RecvConn host_recv(int peer, int my_fifo, int peer_out);
   std::size_t data(int f) const { return idx(f) * gpu::kFifoSlots * slot_; }
   std::size_t tail(int f) const { return fifos_ * gpu::kFifoSlots * slot_ + idx(f) * kLine; }
   std::size_t head(int f) const { return fifos_ * gpu::kFifoSlots * slot_ + fifos_ * kLine + idx(f) * kLine; }
-  // net only: each staging FIFO's step sizes, after the heads.
+  // net, and host with a ce receive half: each FIFO's step sizes, after the heads.
   std::size_t sizes(int f) const { return fifos_ * gpu::kFifoSlots * slot_ + 2 * fifos_ * kLine + idx(f) * kLine; }
   int rank_ = 0;
   std::size_t fifos_, slot_;
   std::uint64_t* steps_;
   std::vector<std::string> path_of_;                  // transport of each peer
   std::unique_ptr<GpuRegion> p2p_, host_;             // this rank's regions (null when unused)
+  // host's ce halves: the kernels' FIFOs in GPU memory (null for sm halves), the stages the
+  // proxy moves, the proxy.
+  HostCopyModes host_copy_;
+  int device_ = 0;
+  std::unique_ptr<DeviceFifos> ce_recv_fifos_, ce_send_fifos_;
+  std::vector<StageEnds> ce_recvs_, ce_sends_;
+  std::unique_ptr<HostCeProxy> ce_proxy_;
   // net: pinned host memory of this rank only, incoming FIFOs then staging FIFOs (same layout,
   // plus a line of step sizes per FIFO).
   MPI_Comm comm_;

@@ -6,16 +6,6 @@
 
 namespace ccbench {
 
-namespace {
-
-// Idle passes before the proxy yields its core (spin only while work is active). It never
-// sleeps: a small message's every step waits for the proxy on both sides, and a sleeping thread
-// would add its wake-up to each; yield gives the core away only to a thread that wants it. An
-// idle pass costs one recv() per channel waiting for data (sends owe no credits when idle).
-constexpr int kIdleSpins = 64;
-
-}  // namespace
-
 int net_proxy_threads() { return static_cast<int>(env_int("CCBENCH_GPU_NET_THREADS", kDefaultNetThreads, 1, 64)); }
 
 NetProxy::NetProxy(MPI_Comm comm, const RankLayout& layout, std::size_t slot_bytes, std::vector<NetFifo> sends,
@@ -46,25 +36,17 @@ NetProxy::NetProxy(MPI_Comm comm, const RankLayout& layout, std::size_t slot_byt
     w->received.assign(w->recvs.size(), 0);
     w->freed.assign(w->recvs.size(), 0);
   }
+  // An idle pass costs one recv() per channel waiting for data (sends owe no credits when idle).
+  // On stop, each thread writes what its sockets did not take yet.
   for (auto& w : workers_)
-    if (!w->sends.empty() || !w->recvs.empty()) w->thread = std::thread([this, p = w.get()] { loop(*p); });
+    if (!w->sends.empty() || !w->recvs.empty())
+      threads_.start([this, p = w.get()] { return move_sends(*p) | move_recvs(*p); }, {},
+                     [p = w.get()] {
+                       for (std::size_t i = 0; i < p->sends.size(); ++i) p->channels->send(i).try_drain();
+                     });
 }
 
-NetProxy::~NetProxy() {
-  stop_ = true;
-  for (auto& w : workers_)
-    if (w->thread.joinable()) w->thread.join();
-}
-
-void NetProxy::check() const {
-  std::lock_guard<std::mutex> lock(error_mutex_);
-  if (error_) std::rethrow_exception(error_);
-}
-
-void NetProxy::failed(std::exception_ptr e) {
-  std::lock_guard<std::mutex> lock(error_mutex_);
-  if (!error_) error_ = e;
-}
+NetProxy::~NetProxy() { threads_.stop(); }
 
 // Staged steps the GPU published go out from the staging slots themselves; a slot is granted
 // back to the GPU once the socket has taken its bytes.
@@ -112,20 +94,6 @@ bool NetProxy::move_recvs(Worker& w) {
     }
   }
   return moved;
-}
-
-void NetProxy::loop(Worker& w) {
-  try {
-    int idle = 0;
-    while (!stop_.load(std::memory_order_relaxed)) {
-      const bool moved = move_sends(w) | move_recvs(w);
-      idle = moved ? 0 : idle + 1;
-      if (idle > kIdleSpins) std::this_thread::yield();
-    }
-    for (std::size_t i = 0; i < w.sends.size(); ++i) w.channels->send(i).try_drain();
-  } catch (...) {
-    failed(std::current_exception());
-  }
 }
 
 }  // namespace ccbench

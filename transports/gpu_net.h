@@ -18,32 +18,17 @@
 // check(); the kernels waiting on it end by their own bounded waits.
 #include <mpi.h>
 
-#include <atomic>
 #include <chrono>
 #include <cstdint>
-#include <exception>
 #include <memory>
-#include <mutex>
-#include <thread>
 #include <vector>
 
 #include "topologies/layout.h"
 #include "transports/connect.h"
+#include "transports/host_flags.h"
+#include "transports/proxy_threads.h"
 
 namespace ccbench {
-
-// The CPU's side of the FIFO counters in pinned memory the GPU also addresses: an acquire load
-// before reading a slot, a release store after writing one (x86: plain accesses in order; the
-// fences keep the compiler from moving them).
-inline std::uint64_t host_load_acquire(const volatile std::uint64_t* p) {
-  const std::uint64_t v = *p;
-  std::atomic_thread_fence(std::memory_order_acquire);
-  return v;
-}
-inline void host_store_release(volatile std::uint64_t* p, std::uint64_t v) {
-  std::atomic_thread_fence(std::memory_order_release);
-  *p = v;
-}
 
 // One FIFO as the proxy sees it: host pointers into pinned memory the GPU also addresses.
 struct NetFifo {
@@ -77,7 +62,7 @@ class NetProxy {
   NetProxy(const NetProxy&) = delete;
   NetProxy& operator=(const NetProxy&) = delete;
   // Rethrows the first error of a proxy thread, if any.
-  void check() const;
+  void check() const { threads_.check(); }
 
  private:
   struct Worker {
@@ -85,17 +70,12 @@ class NetProxy {
     std::vector<std::uint64_t> posted, granted;  // sends: steps posted, slots granted back (head)
     std::vector<std::uint64_t> received, freed;  // receives: steps published (tail), released
     std::unique_ptr<ChannelSet> channels;
-    std::thread thread;
   };
   bool move_sends(Worker& w);
   bool move_recvs(Worker& w);
-  void loop(Worker& w);
-  void failed(std::exception_ptr e);
   std::size_t slot_;
   std::vector<std::unique_ptr<Worker>> workers_;
-  std::atomic<bool> stop_{false};
-  mutable std::mutex error_mutex_;
-  std::exception_ptr error_;
+  ProxyThreads threads_;  // after workers_: stopped before the channels go
 };
 
 }  // namespace ccbench

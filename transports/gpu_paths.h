@@ -6,7 +6,8 @@
 //         PCIe peer-to-peer). Needs one node and peer access between the two GPUs.
 //   host  pinned shared host memory on the node (/dev/shm mapped into both processes and
 //         registered with CUDA): the sender's SMs write the receiver-side host FIFO across PCIe,
-//         the receiver's SMs read it. Needs one node only.
+//         the receiver's SMs read it (or either half by the copy engines through a CPU proxy,
+//         gpu_host_ce.h). Needs one node only.
 //   net   pinned host FIFOs on each side, moved by a CPU proxy thread per rank over tcp
 //         sockets (gpu_net.h). Connects any pair; auto takes it across nodes only.
 // Nodes are RankLayout nodes, so emulated nodes (--emulate-nodes, CCBENCH_HOSTID) refuse p2p

@@ -2,7 +2,8 @@
 // GPU transports as an ops table, as NCCL's (transport.h): a can-connect probe (gpu_paths.h),
 // set-up of this rank's exported memory, connect with an opaque fixed-size blob exchanged over
 // MPI in both directions, tear-down in the region's destructor. p2p and host have no proxy: the
-// SMs move the data (see gpu_conn.h for the FIFO contract both carry).
+// SMs move the data (see gpu_conn.h for the FIFO contract both carry), except the halves of host
+// connections given to the copy engines (gpu_host_ce.h, set up by GpuFifoMesh).
 //
 // A region is one rank's memory of one transport, holding its incoming FIFOs and its outgoing
 // heads, addressed by the GPU of every rank connected to it through that transport.
@@ -20,20 +21,25 @@ struct ConnectBlob {
 
 class GpuRegion {
  public:
-  GpuRegion(int rank, int nranks) : rank_(rank), ptrs_(static_cast<std::size_t>(nranks), nullptr) {}
+  GpuRegion(int rank, int nranks)
+      : rank_(rank), ptrs_(static_cast<std::size_t>(nranks), nullptr), hosts_(ptrs_) {}
   virtual ~GpuRegion() = default;
   GpuRegion(const GpuRegion&) = delete;
   GpuRegion& operator=(const GpuRegion&) = delete;
   // Device pointers (this GPU's view): our own region, and rank r's once connected (else null).
   char* local() const { return ptrs_[static_cast<std::size_t>(rank_)]; }
   char* of(int r) const { return ptrs_[static_cast<std::size_t>(r)]; }
+  // The same regions at this process's host addresses, for a CPU proxy (host only; else null).
+  char* host_of(int r) const { return hosts_[static_cast<std::size_t>(r)]; }
 
  protected:
   void set(int r, char* p) { ptrs_[static_cast<std::size_t>(r)] = p; }
+  void set_host(int r, char* p) { hosts_[static_cast<std::size_t>(r)] = p; }
   int rank_;
 
  private:
   std::vector<char*> ptrs_;
+  std::vector<char*> hosts_;
 };
 
 struct GpuTransport {

@@ -6,6 +6,7 @@
 #include "collectives/gpu/kernel_args.h"
 #include "core/knobs.h"
 #include "transports/gpu_net.h"
+#include "transports/host_copy.h"
 
 namespace ccbench::gpu {
 
@@ -57,6 +58,7 @@ void check_gpu_tuning_environment() {
   gpu::net_channels();
   gpu::net_slot_bytes();
   net_proxy_threads();
+  host_copy_modes();
   gpu::tree_channels();
   gpu::twoshot_blocks();
   gpu::best_oneshot_max();  // reads CCBENCH_ONESHOT_MAX_BYTES too

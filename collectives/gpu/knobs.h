@@ -51,6 +51,9 @@ constexpr std::size_t kDefaultBestRingAllgatherMax = std::size_t(16) << 20;
 // 32 keeps 32 x 4 slots x 1 MiB = 128 MiB of pinned FIFO per rank, and 32 blocks x 512 threads
 // x 4 loads of 16 B = 1 MiB of host reads in flight, well past what PCIe's latency needs.
 constexpr int kDefaultHostChannels = 32;
+// Who moves each half of a host connection, the SMs or the copy engines through a CPU proxy:
+// CCBENCH_GPU_HOST_RECV and CCBENCH_GPU_HOST_SEND (transports/host_copy.h), both `sm` by default
+// until the GPU run has measured the four combinations.
 
 // Over net: 8 ring channels = 8 TCP streams per peer and direction (TCP over loopback on the
 // 2 x H200 machine: 21.3 GB/s with 4 streams, 34.2 with 8, ../shared ANCHORS), and 512 KiB slots

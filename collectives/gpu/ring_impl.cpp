@@ -69,7 +69,8 @@ class RingGpu final : public GpuImpl {
   }
   std::string describe(const CallArgs& a) override {
     if (n_ == 1) return "copy (1 rank)";
-    return fmt::format("{} {}ch", a.spec.coll == Collective::reduce ? "ring-chain" : "ring", channels_for(a));
+    return fmt::format("{} {}ch{}", a.spec.coll == Collective::reduce ? "ring-chain" : "ring", channels_for(a),
+                       mesh_->staging_note());
   }
 
  private:

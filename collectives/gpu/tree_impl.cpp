@@ -88,7 +88,7 @@ class TreeGpu final : public GpuImpl {
   std::string describe(const CallArgs& a) override {
     if (n_ == 1) return "copy (1 rank)";
     if (a.spec.coll == Collective::allgather) return fmt::format("bruck {}blk", bruck_blocks(a));
-    return fmt::format("double tree 2x{}ch", channels_);
+    return fmt::format("double tree 2x{}ch{}", channels_, mesh_->staging_note());
   }
 
  private:

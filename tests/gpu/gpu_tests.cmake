@@ -148,6 +148,31 @@ ccbench_gpu_path_test(gpu_transport_host_three 3 "ring=host tree=host" ""
 ccbench_gpu_path_test(gpu_transport_host_graphs_2 2 "ring=host" ""
                       --transport host --collective allreduce,allgather --impl ring -d float
                       -b 8 -e 4M -f 8 -n 4 -w 1 -G 3 --timeout 20)
+# host with the copy engines moving the receive half, the send half or both through the ranks'
+# CPU proxies (CCBENCH_GPU_HOST_RECV / CCBENCH_GPU_HOST_SEND, transports/gpu_host_ce.h): exact
+# results at awkward sizes (partial last steps) and at 64 MiB (many slots per channel), eager,
+# under CUDA graphs and with 3 ranks on 2 GPUs; the `algorithm` column says which halves ran on
+# the copy engines.
+function(ccbench_gpu_host_ce_test name recv send note ranks expect skipped)
+  ccbench_gpu_path_test(${name} ${ranks} "${expect}" "${skipped}" ${ARGN})
+  set_property(TEST ${name} APPEND PROPERTY ENVIRONMENT "CCBENCH_GPU_HOST_RECV=${recv}"
+               "CCBENCH_GPU_HOST_SEND=${send}" "CCBENCH_EXPECT_ALGORITHM_HAS=${note}")
+endfunction()
+ccbench_gpu_host_ce_test(gpu_transport_host_ce_recv_2 ce sm "(host ce:recv)" 2 "ring=host tree=host" ""
+                         --transport host --collective allreduce --impl ring,tree -d all -o sum,max
+                         -b 4 -e 3M -f 3 -n 3 -w 1 --timeout 20)
+ccbench_gpu_host_ce_test(gpu_transport_host_ce_send_2 sm ce "(host ce:send)" 2 "ring=host tree=host" ""
+                         --transport host --collective allreduce --impl ring,tree -d all -o sum,max
+                         -b 4 -e 3M -f 3 -n 3 -w 1 --timeout 20)
+ccbench_gpu_host_ce_test(gpu_transport_host_ce_both_2 ce ce "(host ce:recv+send)" 2 "ring=host" ""
+                         --transport host --collective allreduce,allgather,reducescatter,reduce --root 1
+                         --impl ring -d float,half,int8 -o sum,max -b 4 -e 64M -f 8 -n 3 -w 1 --timeout 30)
+ccbench_gpu_host_ce_test(gpu_transport_host_ce_graphs_2 ce ce "(host ce:recv+send)" 2 "ring=host" ""
+                         --transport host --collective allreduce,allgather --impl ring -d float
+                         -b 8 -e 4M -f 8 -n 4 -w 1 -G 3 --timeout 20)
+ccbench_gpu_host_ce_test(gpu_transport_host_ce_three ce ce "(host ce:recv+send)" 3 "ring=host tree=host" ""
+                         --transport host --collective allreduce --impl ring,tree -d float,int8 -o sum,min
+                         -b 4 -e 40M -f 9 -n 2 -w 1 --timeout 30)
 # net (tcp) for GPU ranks: ring and tree through pinned host FIFOs and the CPU proxy over tcp
 # sockets (one stream per channel); NCCL pinned to NET/Socket.
 ccbench_gpu_path_test(gpu_transport_net_2 2 "ring=net/tcp tree=net/tcp nccl=nccl:NET/Socket"

@@ -7,6 +7,8 @@ Environment:
                           there is at least one ("~TEXT": the transport contains TEXT)
   CCBENCH_EXPECT_SKIPPED  impl,impl/collective:TEXT every row of these impls (of that collective only,
                           where one is named) is skipped, its reason holding TEXT
+  CCBENCH_EXPECT_ALGORITHM_HAS  TEXT: the `algorithm` column of every measured row (eager and graph) of
+                          the impls in CCBENCH_EXPECT holds TEXT
 Usage: transport_check.py results.csv
 """
 import csv
@@ -30,6 +32,10 @@ def main(path):
                 problems.append(f"{r['collective']}/{impl} {r['size[B]']} B: transport '{got}', expected '{want}'")
             if r["wrong[elements]"] not in ("0", ""):
                 problems.append(f"{r['collective']}/{impl} {r['size[B]']} B: {r['wrong[elements]']} wrong elements")
+            has = os.environ.get("CCBENCH_EXPECT_ALGORITHM_HAS", "")
+            if has and has not in r.get("algorithm", ""):
+                problems.append(f"{r['collective']}/{impl} {r['size[B]']} B {r.get('mode')}: algorithm "
+                                f"'{r.get('algorithm')}', expected it to hold '{has}'")
     skipped = os.environ.get("CCBENCH_EXPECT_SKIPPED", "")
     if skipped:
         impls, text = skipped.split(":", 1)

@@ -223,6 +223,8 @@ def cases(files, scratch, have_gpu, cuda_built):
             ("CCBENCH_GPU_SLOT_BYTES", "5000", ["a multiple of 4K from 4K to 16M"]),
             ("CCBENCH_GPU_NET_SLOT_BYTES", "32M", ["a multiple of 4K from 4K to 16M"]),
             ("CCBENCH_GPU_NET_THREADS", "0", ["an integer from 1 to 64"]),
+            ("CCBENCH_GPU_HOST_RECV", "dma", ["give one of sm, ce"]),
+            ("CCBENCH_GPU_HOST_SEND", "CE", ["give one of sm, ce"]),
             ("CCBENCH_GPU_CHANNELS", "0", ["an integer from 1 to 128"]),
             ("CCBENCH_GPU_CHANNELS", "many", ["an integer from 1 to 128"]),
             ("CCBENCH_GPU_TREE_CHANNELS", "33", ["an integer from 1 to 32"]),
