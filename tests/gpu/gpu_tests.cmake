@@ -182,9 +182,9 @@ ccbench_gpu_path_test(gpu_transport_net_2 2 "ring=net/tcp tree=net/tcp nccl=nccl
 ccbench_gpu_path_test(gpu_transport_net_gather_2 2 "ring=net/tcp" ""
                       --transport net --collective allgather,reducescatter --impl ring -d float,uint8 -o sum
                       -b 4 -e 3M -f 3 -n 3 -w 1 -G 2 --timeout 30)
-# Reduce over host and net: the ring's chain runs on every path; oneshot and best read peer memory
-# directly and are skipped with the reason.
-ccbench_gpu_path_test(gpu_transport_host_reduce_2 2 "ring=host nccl=nccl:SHM" "oneshot,best:runs over p2p only"
+# Reduce over host and net: the ring's chain runs on every path (and best, which takes it); oneshot
+# reads peer memory directly and is skipped with the reason.
+ccbench_gpu_path_test(gpu_transport_host_reduce_2 2 "ring=host best=host nccl=nccl:SHM" "oneshot:runs over p2p only"
                       --transport host --collective reduce --root 1 --impl ring,oneshot,best,nccl
                       -d float,half,uint8 -o sum,max,avg -b 4 -e 20M -f 7 -n 3 -w 1 --timeout 30)
 ccbench_gpu_path_test(gpu_transport_net_reduce_2 2 "ring=net/tcp nccl=nccl:NET/Socket" "oneshot:runs over p2p only"
