@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "transports/host_copy.h"
 
 namespace ccbench::gpu {
 
@@ -17,14 +18,40 @@ int blocks_for(std::size_t bytes, std::size_t bytes_per_block, int max_blocks) {
   return static_cast<int>(std::clamp<std::size_t>(b, 1, static_cast<std::size_t>(max_blocks)));
 }
 
-GpuPaths plan_paths(const ImplContext& ctx) {
+namespace {
+
+int visible_gpus() {
+  int gpus = 1;
+  if (cudaGetDeviceCount(&gpus) != cudaSuccess || gpus < 1) gpus = 1;
+  return gpus;
+}
+
+RankLayout layout_of(const ImplContext& ctx) {
+  if (ctx.layout) return *ctx.layout;
   int n = 1, rank = 0;
   MPI_Comm_size(ctx.comm, &n);
   MPI_Comm_rank(ctx.comm, &rank);
-  const RankLayout one_host = RankLayout::from_hosts(rank, std::vector<std::string>(static_cast<std::size_t>(n), "."));
-  const RankLayout& l = ctx.layout ? *ctx.layout : one_host;
-  int gpus = 1;
-  if (cudaGetDeviceCount(&gpus) != cudaSuccess || gpus < 1) gpus = 1;
+  return RankLayout::from_hosts(rank, std::vector<std::string>(static_cast<std::size_t>(n), "."));
+}
+
+// Copy-engine staging over host needs a GPU per rank: a copy into a GPU whose SMs another
+// process's spinning kernel holds waits for that GPU's time slice (3 ranks on 2 x H200: 4.7 ms
+// per all-reduce call at any size, and the tree's kernels timed out at 324 B).
+std::optional<std::string> shared_gpus_with_ce(const GpuPaths& paths, const RankLayout& l, int gpus) {
+  if (paths.label.find("host") == std::string::npos || !host_copy_modes().any_ce()) return std::nullopt;
+  for (int r = 0; r < l.nranks; ++r)
+    if (l.host_local_rank(r) >= gpus)
+      return fmt::format("copy-engine staging over host (CCBENCH_GPU_HOST_RECV/SEND=ce) needs a GPU per rank, and "
+                         "ranks share the {} GPU(s) of host {}: unset them, or run one rank per GPU",
+                         gpus, l.host_of[static_cast<std::size_t>(r)]);
+  return std::nullopt;
+}
+
+}  // namespace
+
+GpuPaths plan_paths(const ImplContext& ctx) {
+  const RankLayout l = layout_of(ctx);
+  const int gpus = visible_gpus();
   auto device = [&](int r) { return l.host_local_rank(r) % gpus; };
   const PeerAccess access = [&](int a, int b) {
     const int da = device(a), db = device(b);
@@ -46,6 +73,7 @@ std::optional<std::string> GpuImpl::unsupported(const CaseSpec& s, const ImplCon
   if (auto why = undeclared_collective(*this, name_, s.coll)) return why;
   const GpuPaths paths = plan_paths(ctx);
   if (!paths.refused.empty()) return paths.refused;
+  if (auto why = shared_gpus_with_ce(paths, layout_of(ctx), visible_gpus())) return why;
   if (direct_access(s) && paths.label != "p2p")
     return fmt::format("{} reads and writes peer GPU memory directly, so it runs over p2p only (this run connects "
                        "the GPUs over {})",
