@@ -145,6 +145,10 @@ class LockedSink final : public ResultSink {
     std::lock_guard<std::timed_mutex> l(mu_);
     finish_locked(o);
   }
+  void revise(const std::vector<RunRecord>& rows) override {
+    std::lock_guard<std::timed_mutex> l(mu_);
+    if (!finished_) inner_->revise(rows);
+  }
   // From another thread: gives up after `wait` if the main thread holds the sink.
   bool try_finish(const RunOutcome& o, std::chrono::milliseconds wait) {
     if (!mu_.try_lock_for(wait)) return false;
@@ -385,7 +389,7 @@ SweepOutcome run_world(const RunOptions& opts, const SweepPlan& plan, const Impl
   });
 }
 
-// --groups: the sweep in sub-communicators (harness/groups.h); rows reach the sink at the end.
+// --groups: the sweep in sub-communicators (harness/groups.h); rows reach the sink round by round.
 SweepOutcome run_groups(const std::vector<RankGroup>& groups, const std::vector<std::vector<size_t>>& rounds,
                         const RunOptions& opts, const SweepPlan& plan, const ImplContext& base, Backend& backend,
                         ResultSink* sink, Watchdog& watchdog, std::atomic<Runner*>& active) {

@@ -157,12 +157,12 @@ GroupRunOutcome run_in_groups(const std::vector<RankGroup>& groups, const std::v
                               const RunOptions& opts, const SweepPlan& plan, const ImplContext& world,
                               Backend& backend, ResultSink* sink, Watchdog& watchdog, std::atomic<Runner*>& active) {
   GroupRunOutcome out;
-  std::vector<RunRecord> led;  // rows of the groups this rank led
   const int rank = world.layout->rank;
   for (const std::vector<size_t>& round : rounds) {
     int color = MPI_UNDEFINED;
     const RankGroup* group = my_group(groups, round, rank, color);
     MPI_Comm comm = MPI_COMM_NULL;
+    std::vector<RunRecord> led;  // rows of the group this rank led in this round, not yet written
     watchdog.enter(fmt::format("--groups: splitting the communicator for {}", groups[round.front()].name));
     check_mpi(MPI_Comm_split(world.comm, color, rank, &comm), "MPI_Comm_split of a group");
     if (group) {
@@ -171,28 +171,34 @@ GroupRunOutcome run_in_groups(const std::vector<RankGroup>& groups, const std::v
       ctx.comm = comm;
       ctx.layout = &layout;
       {
-        Runner runner(opts, plan, ctx, backend, nullptr, watchdog);
+        // Rank 0 leads its own group (ranks ascending): its rows reach the sink as measured.
+        Runner runner(opts, plan, ctx, backend, sink, watchdog);
         runner.set_group(group->name, group->ranks);
         active = &runner;
         out.code = more_severe(out.code, runner.run());
         active = nullptr;
-        led.insert(led.end(), runner.rows().begin(), runner.rows().end());
+        if (sink) out.rows.insert(out.rows.end(), runner.rows().begin(), runner.rows().end());
+        else led = runner.rows();
         out.measured_any = out.measured_any || runner.measured_any();
         if (out.stop_reason.empty() && !runner.stop_reason().empty())
           out.stop_reason = fmt::format("group {}: {}", group->name, runner.stop_reason());
       }
       MPI_Comm_free(&comm);
     }
+    // The other leaders' rows of this round reach the sink now: a later round's failure keeps them.
     watchdog.enter(fmt::format("--groups: waiting for the groups of this round ({} first)", groups[round.front()].name));
+    for (RunRecord& r : gather_rows(world.comm, led)) {
+      if (sink) sink->add(r);
+      out.rows.push_back(std::move(r));
+    }
     check_mpi(MPI_Barrier(world.comm), "MPI_Barrier between group rounds");
   }
   int any = out.measured_any ? 1 : 0;
   check_mpi(MPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_LOR, world.comm), "MPI_Allreduce of measured rows");
   out.measured_any = any != 0;
-  out.rows = gather_rows(world.comm, led);
+  // The outlier column compares every group: known only now, so the files are revised with it.
   mark_group_outliers(out.rows);
-  if (sink)
-    for (const RunRecord& r : out.rows) sink->add(r);
+  if (sink) sink->revise(out.rows);
   return out;
 }
 

@@ -44,8 +44,10 @@ struct GroupRunOutcome {
 };
 
 // Runs the sweep in every group, round after round, with one Runner per group over its own
-// communicator (`active` names it for the watchdog); rank 0 hands every row to `sink` at the end.
-// Collective over `world`.
+// communicator (`active` names it for the watchdog). Rows reach `sink` (rank 0) as they are
+// measured in the groups rank 0 is in, and at the end of each round from the other groups' leaders,
+// so a failure in a later round keeps them; at the end the sink is revised with every row's
+// group_outlier_ratio, which needs all groups. Collective over `world`.
 GroupRunOutcome run_in_groups(const std::vector<RankGroup>& groups, const std::vector<std::vector<size_t>>& rounds,
                               const RunOptions& opts, const SweepPlan& plan, const ImplContext& world,
                               Backend& backend, ResultSink* sink, Watchdog& watchdog, std::atomic<Runner*>& active);
