@@ -575,6 +575,8 @@ int run_benchmark(const RunOptions& opts_in, int* argc, char*** argv) {
     base.tree = opts.tree;
     base.cuda_device = device == Device::gpu ? layout.host_local_rank() % std::max(gpus, 1) : -1;
     layout.numa_of = gather_numa_nodes(world, base.cuda_device);  // for --ring-order topo
+    if (device == Device::gpu && opts.ring_order.kind == RingOrderKind::topo)  // NVLink neighbours
+      layout.gpu_links = gather_gpu_links(world, layout, base.cuda_device);
     base.stream = backend_stream(*backend);
     // Our own waits give up a little before the watchdog, so that they can name the peer they
     // waited for; the watchdog catches what they cannot (MPI, NCCL).
