@@ -12,8 +12,12 @@ import sys
 def main(results_csv):
     with open(os.path.join(os.path.dirname(results_csv), "run.json"), encoding="utf-8") as f:
         ring = json.load(f)["context"]["ring_order"]
-    gpus = sum(1 for line in subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True).stdout.splitlines()
-               if line.startswith("GPU"))
+    try:
+        listing = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True).stdout
+    except FileNotFoundError:
+        print("FAIL: nvidia-smi is not installed: the GPUs of this run cannot be counted")
+        return 1
+    gpus = sum(1 for line in listing.splitlines() if line.startswith("GPU"))
     n = len(ring)
     if gpus < 2 or n != 2 * gpus:
         print(f"FAIL: the check needs twice as many ranks as GPUs: {n} ranks, {gpus} GPUs")
