@@ -145,6 +145,10 @@ class LockedSink final : public ResultSink {
     std::lock_guard<std::timed_mutex> l(mu_);
     finish_locked(o);
   }
+  void revise(const std::vector<RunRecord>& rows) override {
+    std::lock_guard<std::timed_mutex> l(mu_);
+    if (!finished_) inner_->revise(rows);
+  }
   // From another thread: gives up after `wait` if the main thread holds the sink.
   bool try_finish(const RunOutcome& o, std::chrono::milliseconds wait) {
     if (!mu_.try_lock_for(wait)) return false;
@@ -385,7 +389,7 @@ SweepOutcome run_world(const RunOptions& opts, const SweepPlan& plan, const Impl
   });
 }
 
-// --groups: the sweep in sub-communicators (harness/groups.h); rows reach the sink at the end.
+// --groups: the sweep in sub-communicators (harness/groups.h); rows reach the sink round by round.
 SweepOutcome run_groups(const std::vector<RankGroup>& groups, const std::vector<std::vector<size_t>>& rounds,
                         const RunOptions& opts, const SweepPlan& plan, const ImplContext& base, Backend& backend,
                         ResultSink* sink, Watchdog& watchdog, std::atomic<Runner*>& active) {
@@ -571,6 +575,8 @@ int run_benchmark(const RunOptions& opts_in, int* argc, char*** argv) {
     base.tree = opts.tree;
     base.cuda_device = device == Device::gpu ? layout.host_local_rank() % std::max(gpus, 1) : -1;
     layout.numa_of = gather_numa_nodes(world, base.cuda_device);  // for --ring-order topo
+    if (device == Device::gpu && opts.ring_order.kind == RingOrderKind::topo)  // NVLink neighbours
+      layout.gpu_links = gather_gpu_links(world, layout, base.cuda_device);
     base.stream = backend_stream(*backend);
     // Our own waits give up a little before the watchdog, so that they can name the peer they
     // waited for; the watchdog catches what they cannot (MPI, NCCL).

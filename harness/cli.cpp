@@ -667,7 +667,7 @@ struct RawModel {
 void add_model_options(CLI::App& cmd, RawModel& r) {
   cmd.add_option("--topology", r.topology, "topology file (YAML) or preset name (topologies/presets)")->required();
   cmd.add_option("--collective", r.collective, "allreduce, allgather, reducescatter (comma list) [allreduce]");
-  cmd.add_option("--impl", r.impl, "algorithms: ring,tree,hier,oneshot,twoshot,nccl-ring,nccl-tree [all]");
+  cmd.add_option("--impl", r.impl, "algorithms: ring,tree,hier,hier-leader,oneshot,twoshot,nccl-ring,nccl-tree [all]");
   cmd.add_option("-b,--minbytes", r.minbytes, "smallest size [8]");
   cmd.add_option("-e,--maxbytes", r.maxbytes, "largest size [1G]");
   cmd.add_option("-f,--stepfactor", r.stepfactor, "size factor per step [2]");

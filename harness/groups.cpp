@@ -1,6 +1,7 @@
 #include "harness/groups.h"
 
 #include <algorithm>
+#include <deque>
 #include <fstream>
 #include <map>
 #include <set>
@@ -9,7 +10,6 @@
 #include <fmt/format.h>
 
 #include "core/checks.h"
-#include "harness/bootstrap.h"
 #include "core/error.h"
 #include "results/stragglers.h"
 
@@ -141,14 +141,85 @@ const RankGroup* my_group(const std::vector<RankGroup>& groups, const std::vecto
   return nullptr;
 }
 
-// Every group leader's rows, at rank 0 of `world`.
-std::vector<RunRecord> gather_rows(MPI_Comm world, const std::vector<RunRecord>& mine) {
-  Json list = Json::array();
-  for (const RunRecord& r : mine) list.push_back(to_json(r));
-  std::vector<RunRecord> all;
-  for (const std::string& text : gather_strings(world, list.dump()))
-    for (const Json& j : Json::parse(text)) all.push_back(record_from_json(j));
-  return all;
+// The rows of a sub-group run travel to rank 0 of the world as they are measured, on a
+// communicator of their own: one message per row (its JSON), an empty one after a group's last.
+constexpr int kRowTag = 0;
+
+// At a group leader other than world rank 0: every row of its Runner is sent on to rank 0.
+class ForwardingSink final : public ResultSink {
+ public:
+  explicit ForwardingSink(MPI_Comm rows) : comm_(rows) {}
+  void begin(const Json&) override {}
+  void add(const RunRecord& row) override { send(to_json(row).dump()); }
+  void finish(const RunOutcome&) override {}
+  // After the group's last row: the end message, then until rank 0 has received everything.
+  void close() {
+    send("");
+    check_mpi(MPI_Waitall(static_cast<int>(requests_.size()), requests_.data(), MPI_STATUSES_IGNORE),
+              "MPI_Waitall of the rows sent to rank 0");
+  }
+
+ private:
+  void send(std::string text) {
+    texts_.push_back(std::move(text));  // a deque: the text stays put until its send completes
+    requests_.emplace_back();
+    check_mpi(MPI_Isend(texts_.back().data(), static_cast<int>(texts_.back().size()), MPI_CHAR, 0, kRowTag, comm_,
+                        &requests_.back()),
+              "MPI_Isend of a row to rank 0");
+  }
+  MPI_Comm comm_;
+  std::deque<std::string> texts_;
+  std::vector<MPI_Request> requests_;
+};
+
+// At world rank 0: its own group's rows and those the other leaders send, into `sink` and `rows`
+// in the order they arrive; the others' are taken whenever a row of its own comes, and at the
+// end of each round.
+class RowCollector final : public ResultSink {
+ public:
+  RowCollector(MPI_Comm rows, ResultSink* sink, std::vector<RunRecord>& out) : comm_(rows), sink_(sink), out_(out) {}
+  void begin(const Json&) override {}
+  void add(const RunRecord& row) override {
+    while (receive(false)) {
+    }
+    take(row);
+  }
+  void finish(const RunOutcome&) override {}
+  // Takes rows until `leaders` groups (this round's other leaders) have sent their last.
+  void wait_for(int leaders) {
+    while (ended_ < leaders) receive(true);
+    ended_ = 0;
+  }
+
+ private:
+  bool receive(bool block) {
+    int ready = 1;
+    MPI_Status st;
+    if (block) check_mpi(MPI_Probe(MPI_ANY_SOURCE, kRowTag, comm_, &st), "MPI_Probe for a group's rows");
+    else check_mpi(MPI_Iprobe(MPI_ANY_SOURCE, kRowTag, comm_, &ready, &st), "MPI_Iprobe for a group's rows");
+    if (!ready) return false;
+    int len = 0;
+    MPI_Get_count(&st, MPI_CHAR, &len);
+    std::string text(static_cast<size_t>(len), '\0');
+    check_mpi(MPI_Recv(text.data(), len, MPI_CHAR, st.MPI_SOURCE, kRowTag, comm_, MPI_STATUS_IGNORE),
+              "MPI_Recv of a group's row");
+    if (text.empty()) ++ended_;
+    else take(record_from_json(Json::parse(text)));
+    return true;
+  }
+  void take(const RunRecord& row) {
+    if (sink_) sink_->add(row);
+    out_.push_back(row);
+  }
+  MPI_Comm comm_;
+  ResultSink* sink_;
+  std::vector<RunRecord>& out_;
+  int ended_ = 0;
+};
+
+// How many groups of `round` are led by a rank other than world rank 0.
+int other_leaders(const std::vector<RankGroup>& groups, const std::vector<size_t>& round) {
+  return static_cast<int>(std::count_if(round.begin(), round.end(), [&](size_t i) { return groups[i].ranks.front() != 0; }));
 }
 
 }  // namespace
@@ -157,8 +228,10 @@ GroupRunOutcome run_in_groups(const std::vector<RankGroup>& groups, const std::v
                               const RunOptions& opts, const SweepPlan& plan, const ImplContext& world,
                               Backend& backend, ResultSink* sink, Watchdog& watchdog, std::atomic<Runner*>& active) {
   GroupRunOutcome out;
-  std::vector<RunRecord> led;  // rows of the groups this rank led
   const int rank = world.layout->rank;
+  MPI_Comm rows_comm = MPI_COMM_NULL;
+  check_mpi(MPI_Comm_dup(world.comm, &rows_comm), "MPI_Comm_dup for the groups' rows");
+  RowCollector collector(rows_comm, sink, out.rows);  // used on world rank 0 only
   for (const std::vector<size_t>& round : rounds) {
     int color = MPI_UNDEFINED;
     const RankGroup* group = my_group(groups, round, rank, color);
@@ -170,29 +243,39 @@ GroupRunOutcome run_in_groups(const std::vector<RankGroup>& groups, const std::v
       ImplContext ctx = world;
       ctx.comm = comm;
       ctx.layout = &layout;
+      ForwardingSink forward(rows_comm);
+      const bool leads = group->ranks.front() == rank;  // the group's rank 0: its rows come out there
+      ResultSink* rows_to = rank == 0 ? static_cast<ResultSink*>(&collector) : leads ? &forward : nullptr;
       {
-        Runner runner(opts, plan, ctx, backend, nullptr, watchdog);
+        Runner runner(opts, plan, ctx, backend, rows_to, watchdog);
         runner.set_group(group->name, group->ranks);
         active = &runner;
         out.code = more_severe(out.code, runner.run());
         active = nullptr;
-        led.insert(led.end(), runner.rows().begin(), runner.rows().end());
         out.measured_any = out.measured_any || runner.measured_any();
         if (out.stop_reason.empty() && !runner.stop_reason().empty())
           out.stop_reason = fmt::format("group {}: {}", group->name, runner.stop_reason());
       }
+      if (rank != 0 && leads) {
+        watchdog.enter(fmt::format("--groups: handing the rows of {} to rank 0", group->name));
+        forward.close();
+      }
       MPI_Comm_free(&comm);
+    }
+    if (rank == 0) {
+      watchdog.enter(fmt::format("--groups: taking the rows of this round's groups ({} first)", groups[round.front()].name));
+      collector.wait_for(other_leaders(groups, round));
     }
     watchdog.enter(fmt::format("--groups: waiting for the groups of this round ({} first)", groups[round.front()].name));
     check_mpi(MPI_Barrier(world.comm), "MPI_Barrier between group rounds");
   }
+  MPI_Comm_free(&rows_comm);
   int any = out.measured_any ? 1 : 0;
   check_mpi(MPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_LOR, world.comm), "MPI_Allreduce of measured rows");
   out.measured_any = any != 0;
-  out.rows = gather_rows(world.comm, led);
+  // The outlier column compares every group: known only now, so the files are revised with it.
   mark_group_outliers(out.rows);
-  if (sink)
-    for (const RunRecord& r : out.rows) sink->add(r);
+  if (sink) sink->revise(out.rows);
   return out;
 }
 

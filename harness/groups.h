@@ -44,8 +44,11 @@ struct GroupRunOutcome {
 };
 
 // Runs the sweep in every group, round after round, with one Runner per group over its own
-// communicator (`active` names it for the watchdog); rank 0 hands every row to `sink` at the end.
-// Collective over `world`.
+// communicator (`active` names it for the watchdog). Every group's rank 0 sends each row to world
+// rank 0 as it is measured (on a duplicate of `world`'s communicator); rank 0 hands them to `sink`
+// whenever a row of its own group comes and at the end of each round, so a later failure keeps
+// them. At the end the sink is revised with every row's group_outlier_ratio, which needs all
+// groups. Collective over `world`.
 GroupRunOutcome run_in_groups(const std::vector<RankGroup>& groups, const std::vector<std::vector<size_t>>& rounds,
                               const RunOptions& opts, const SweepPlan& plan, const ImplContext& world,
                               Backend& backend, ResultSink* sink, Watchdog& watchdog, std::atomic<Runner*>& active);

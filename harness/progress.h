@@ -48,6 +48,7 @@ class ProgressSink final : public ResultSink {
   void begin(const Json& context) override;
   void add(const RunRecord& row) override;
   void finish(const RunOutcome& outcome) override;
+  void revise(const std::vector<RunRecord>& rows) override { inner_->revise(rows); }
 
   // The progress line as it stands ("37/120 measurements (31%), 42 s elapsed, about 1 min 30 s left").
   std::string line() const;

@@ -16,9 +16,10 @@ namespace ccbench {
 
 namespace {
 
-// The model's algorithms an implementation is predicted by; empty: none.
-std::vector<std::string> algorithms_of(const std::string& impl) {
+// The model's algorithms an implementation on `device` is predicted by; empty: none.
+std::vector<std::string> algorithms_of(const std::string& impl, const std::string& device) {
   if (impl == "nccl") return {"nccl-ring", "nccl-tree"};
+  if (impl == "hier" && device == "cpu") return {"hier-leader"};  // CPU hier is the leader scheme
   for (const std::string& a : model_algorithms())
     if (a == impl) return {a};
   return {};
@@ -60,13 +61,9 @@ RunModel load_run_model(const std::string& name_or_path) {
 RowPrediction predict_row(const RunModel& model, const Json& row, const std::vector<LinkCeiling>& ceilings) {
   RowPrediction p;
   const std::string impl = row.value("impl", "");
-  const std::vector<std::string> algos = algorithms_of(impl);
+  const std::vector<std::string> algos = algorithms_of(impl, row.value("device", ""));
   const auto coll = parse_collective(row.value("collective", ""));
   const int nodes = row.value("nodes", 1), per_node = row.value("ranks_per_node", 1), ranks = row.value("ranks", 1);
-  if (impl == "hier") {  // the same name, another scheme: no prediction rather than a wrong one
-    p.reason = "the model's hier (reduce-scatter in the node, a ring per local rank) is not impl hier's leader scheme";
-    return p;
-  }
   if (algos.empty()) {
     p.reason = fmt::format("the model has no algorithm for impl {}", impl);
     return p;

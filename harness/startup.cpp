@@ -3,6 +3,8 @@
 #include <sched.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <array>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -12,6 +14,7 @@
 
 #include "core/checks.h"
 #include "harness/bootstrap.h"
+#include "topologies/gpu_discovery.h"
 #include "transports/connect.h"
 
 #if CCBENCH_HAVE_CUDA
@@ -21,6 +24,9 @@
 namespace ccbench {
 
 namespace {
+
+// Room for a PCI id such as "00000000:07:00.0" and its terminating zero (cudaDeviceGetPCIBusId).
+constexpr int kPciIdChars = 32;
 
 // "0-3,8" from a sorted list of numbers.
 std::string ranges(const std::vector<int>& v) {
@@ -60,11 +66,21 @@ std::string numa_of_pci(const std::string& pci) {
 }
 #endif
 
+// GPU `cuda_device`'s PCI id ("" without one, or without CUDA).
+std::string gpu_pci_id(int cuda_device) {
+#if CCBENCH_HAVE_CUDA
+  char pci[kPciIdChars] = {};
+  if (cuda_device >= 0 && cudaDeviceGetPCIBusId(pci, sizeof pci, cuda_device) == cudaSuccess) return pci;
+#else
+  (void)cuda_device;
+#endif
+  return "";
+}
+
 // The NUMA node of GPU `cuda_device` (-1 where unknown or without CUDA).
 int numa_of_gpu(int cuda_device) {
 #if CCBENCH_HAVE_CUDA
-  char pci[32] = {};
-  if (cudaDeviceGetPCIBusId(pci, sizeof pci, cuda_device) == cudaSuccess) return numa_node_of_pci(pci);
+  if (const std::string pci = gpu_pci_id(cuda_device); !pci.empty()) return numa_node_of_pci(pci);
 #else
   (void)cuda_device;
 #endif
@@ -73,10 +89,9 @@ int numa_of_gpu(int cuda_device) {
 
 std::string gpu_placement(int cuda_device) {
 #if CCBENCH_HAVE_CUDA
-  char pci[32] = {};
+  const std::string pci = gpu_pci_id(cuda_device);
   cudaDeviceProp p{};
-  if (cudaDeviceGetPCIBusId(pci, sizeof pci, cuda_device) == cudaSuccess &&
-      cudaGetDeviceProperties(&p, cuda_device) == cudaSuccess)
+  if (!pci.empty() && cudaGetDeviceProperties(&p, cuda_device) == cudaSuccess)
     return fmt::format("GPU {} [{}] {} NUMA {}", cuda_device, pci, p.name, numa_of_pci(pci));
 #endif
   return fmt::format("GPU {}", cuda_device);
@@ -129,6 +144,27 @@ std::vector<int> gather_numa_nodes(MPI_Comm comm, int cuda_device) {
   std::vector<int> all(static_cast<size_t>(size), -1);
   check_mpi(MPI_Allgather(&mine, 1, MPI_INT, all.data(), 1, MPI_INT, comm), "MPI_Allgather of NUMA nodes");
   return all;
+}
+
+std::vector<std::vector<int>> gather_gpu_links(MPI_Comm comm, const RankLayout& layout, int cuda_device) {
+  const size_t n = static_cast<size_t>(layout.nranks);
+  std::array<char, kPciIdChars> mine{};
+  const std::string id = gpu_pci_id(cuda_device);
+  std::copy_n(id.begin(), std::min(id.size(), mine.size() - 1), mine.begin());
+  std::vector<char> ids(n * kPciIdChars);
+  check_mpi(MPI_Allgather(mine.data(), kPciIdChars, MPI_CHAR, ids.data(), kPciIdChars, MPI_CHAR, comm),
+            "MPI_Allgather of GPU PCI ids");
+  std::vector<std::string> peers(n);  // the GPUs of this host's ranks; "" elsewhere
+  for (size_t r = 0; r < n; ++r)
+    if (layout.host_of[r] == layout.host()) peers[r] = std::string(ids.data() + r * kPciIdChars);
+  std::vector<int> row(n, kUnknownLinks);
+  if (!id.empty()) row = nvlink_row(discover_gpus(), id, peers);
+  std::vector<int> all(n * n);
+  check_mpi(MPI_Allgather(row.data(), static_cast<int>(n), MPI_INT, all.data(), static_cast<int>(n), MPI_INT, comm),
+            "MPI_Allgather of NVLink links");
+  std::vector<std::vector<int>> links(n);
+  for (size_t r = 0; r < n; ++r) links[r].assign(all.begin() + static_cast<long>(r * n), all.begin() + static_cast<long>((r + 1) * n));
+  return links;
 }
 
 std::string cpu_binding() {

@@ -25,6 +25,10 @@ std::string cpu_binding();
 // GPU's (cuda_device >= 0), else that of the cores it is bound to; -1 where unknown or where the
 // cores span several NUMA nodes.
 std::vector<int> gather_numa_nodes(MPI_Comm comm, int cuda_device);
+// Collective over `comm`: RankLayout::gpu_links for `layout`'s ranks, each rank answering for its
+// own GPU (cuda_device) from NVML about the GPUs of the ranks on its host; kUnknownLinks across
+// hosts, without a GPU or where NVML does not say.
+std::vector<std::vector<int>> gather_gpu_links(MPI_Comm comm, const RankLayout& layout, int cuda_device);
 // Collective: every rank's placement gathered on rank 0, which gets the whole block (others "").
 std::string startup_block(MPI_Comm comm, const RankLayout& layout, const Backend& backend, int cuda_device,
                           const RunOptions& opts, std::uint64_t measurements, const std::string& results);

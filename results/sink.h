@@ -29,6 +29,11 @@ class ResultSink {
   virtual void add(const RunRecord& row) = 0;
   // Called once at the end, also after a failure.
   virtual void finish(const RunOutcome& outcome) = 0;
+  // Before finish(): replaces every row added so far by `rows`, the same rows in the order they
+  // were added, now with the columns that can only be computed once every row is known (a
+  // sub-group run's group_outlier_ratio). The file sinks rewrite their file; what was printed
+  // to a terminal stays as printed (the default does nothing).
+  virtual void revise(const std::vector<RunRecord>& rows) { (void)rows; }
 };
 
 // nccl-tests-style table: each case (collective, impl, transport, device, ranks, dtype, op, mode,
@@ -72,6 +77,7 @@ class FanoutSink : public ResultSink {
   void begin(const Json& context) override;
   void add(const RunRecord& row) override;
   void finish(const RunOutcome& outcome) override;
+  void revise(const std::vector<RunRecord>& rows) override;
 
  private:
   std::vector<std::unique_ptr<ResultSink>> sinks_;

@@ -57,6 +57,9 @@ void FanoutSink::add(const RunRecord& row) {
 void FanoutSink::finish(const RunOutcome& outcome) {
   for_each_sink(sinks_, [&](ResultSink& s) { s.finish(outcome); });
 }
+void FanoutSink::revise(const std::vector<RunRecord>& rows) {
+  for_each_sink(sinks_, [&](ResultSink& s) { s.revise(rows); });
+}
 
 namespace {
 
@@ -301,10 +304,10 @@ class CsvSink : public ResultSink {
   }
 
   void begin(const Json& context) override {
-    std::string text = fmt::format("# ccbench results, schema_version {}\n", kSchemaVersion);
+    preamble_ = fmt::format("# ccbench results, schema_version {}\n", kSchemaVersion);
     const std::string cmd = command_line_of(context);
-    if (!cmd.empty()) text += fmt::format("# command: {}\n", single_line(cmd));
-    write(text);
+    if (!cmd.empty()) preamble_ += fmt::format("# command: {}\n", single_line(cmd));
+    write(preamble_);
     write_header();
   }
 
@@ -316,12 +319,26 @@ class CsvSink : public ResultSink {
   // The CSV stays a plain table; how the run ended is in run.json and the table footer.
   void finish(const RunOutcome&) override { out_.flush(); }
 
+  // The whole file again through a temporary file, then appending goes on after it.
+  void revise(const std::vector<RunRecord>& rows) override {
+    std::string text = preamble_ + csv_line(header());
+    for (const RunRecord& r : rows) text += csv_line(to_csv_fields(r));
+    out_.close();
+    write_file_atomically(path_, text);
+    out_.open(path_, std::ios::out | std::ios::app | std::ios::binary);
+    if (!out_) fail(ExitCode::usage, "cannot write {}: {}", path_, std::strerror(errno));
+    header_written_ = true;
+  }
+
  private:
-  void write_header() {
-    if (header_written_) return;
+  static std::vector<std::string> header() {
     std::vector<std::string> h;
     for (const Column& c : record_columns()) h.push_back(c.csv_header);
-    write(csv_line(h));
+    return h;
+  }
+  void write_header() {
+    if (header_written_) return;
+    write(csv_line(header()));
     header_written_ = true;
   }
 
@@ -333,6 +350,7 @@ class CsvSink : public ResultSink {
 
   std::string path_;
   std::ofstream out_;
+  std::string preamble_;  // the '#' context lines
   bool header_written_ = false;
 };
 
@@ -391,6 +409,11 @@ class JsonSink : public ResultSink {
   void add(const RunRecord& r) override {
     doc_["rows"].push_back(to_json(r));
     if (pacer_.due()) write();
+  }
+  void revise(const std::vector<RunRecord>& rows) override {
+    doc_["rows"] = Json::array();
+    for (const RunRecord& r : rows) doc_["rows"].push_back(to_json(r));
+    write();
   }
   void finish(const RunOutcome& o) override {
     doc_["complete"] = o.complete;
@@ -477,12 +500,13 @@ class MarkdownSink : public ResultSink {
     write();
   }
   void add(const RunRecord& r) override {
-    const std::string key = case_key(r);
-    size_t i = 0;
-    while (i < cases_.size() && cases_[i].key != key) ++i;
-    if (i == cases_.size()) cases_.push_back({key, case_label(r), {}});
-    cases_[i].rows.push_back(r);
+    file_row(r);
     if (pacer_.due()) write();
+  }
+  void revise(const std::vector<RunRecord>& rows) override {
+    cases_.clear();
+    for (const RunRecord& r : rows) file_row(r);
+    write();
   }
   void finish(const RunOutcome& o) override {
     outcome_ = o;
@@ -494,6 +518,14 @@ class MarkdownSink : public ResultSink {
     std::string key, title;
     std::vector<RunRecord> rows;
   };
+
+  void file_row(const RunRecord& r) {
+    const std::string key = case_key(r);
+    size_t i = 0;
+    while (i < cases_.size() && cases_[i].key != key) ++i;
+    if (i == cases_.size()) cases_.push_back({key, case_label(r), {}});
+    cases_[i].rows.push_back(r);
+  }
 
   std::string render() const {
     std::string s = "# ccbench results\n\n";

@@ -3,12 +3,14 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <map>
 #include <string>
 #include <vector>
 
 #include <fmt/format.h>
 
+#include "topologies/layout.h"
 #include "topologies/pci_paths.h"
 
 namespace ccbench {
@@ -153,6 +155,29 @@ Json gpu_matrix(const Nvml& n, const std::vector<void*>& handles, const Json& gp
 }
 
 }  // namespace
+
+std::vector<int> nvlink_row(const Json& gpus, const std::string& mine, const std::vector<std::string>& peers) {
+  std::vector<int> row(peers.size(), kUnknownLinks);
+  const Json list = gpus.value("gpus", Json::array()), paths = gpus.value("paths", Json::array());
+  const auto index_of = [&](const std::string& pci) {  // the GPU's row of `paths`, or -1
+    if (pci.empty()) return -1;
+    for (size_t i = 0; i < list.size(); ++i)
+      if (list[i].value("pci", std::string()) == sysfs_pci_name(pci)) return static_cast<int>(i);
+    return -1;
+  };
+  const int a = index_of(mine);
+  if (a < 0 || static_cast<size_t>(a) >= paths.size()) return row;
+  for (size_t p = 0; p < peers.size(); ++p) {
+    const int b = index_of(peers[p]);
+    if (b < 0 || static_cast<size_t>(b) >= paths[static_cast<size_t>(a)].size()) continue;
+    const Json& c = paths[static_cast<size_t>(a)][static_cast<size_t>(b)];
+    const std::string cell = c.is_string() ? c.get<std::string>() : "?";
+    if (a == b) row[p] = kSameGpuLinks;
+    else if (cell.rfind("NV", 0) == 0) row[p] = std::atoi(cell.c_str() + 2);
+    else if (cell != "?") row[p] = 0;
+  }
+  return row;
+}
 
 Json discover_gpus() {
   Nvml n;

@@ -57,6 +57,11 @@ RankLayout RankLayout::subset(const std::vector<int>& members) const {
     keys.push_back(std::to_string(node_of[static_cast<size_t>(m)]));
     if (!numa_of.empty()) l.numa_of.push_back(numa_of[static_cast<size_t>(m)]);
   }
+  if (!gpu_links.empty())
+    for (int a : members) {
+      l.gpu_links.emplace_back();
+      for (int b : members) l.gpu_links.back().push_back(gpu_links[static_cast<size_t>(a)][static_cast<size_t>(b)]);
+    }
   number_nodes(l, keys);
   l.hosts = static_cast<int>(std::set<std::string>(l.host_of.begin(), l.host_of.end()).size());
   l.emulated = emulated;

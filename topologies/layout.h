@@ -17,6 +17,9 @@
 
 namespace ccbench {
 
+inline constexpr int kUnknownLinks = -1;
+inline constexpr int kSameGpuLinks = 1 << 16;  // nearer than any NVLink count: no link to cross
+
 struct RankLayout {
   int rank = 0;
   int nranks = 1;
@@ -24,6 +27,11 @@ struct RankLayout {
   std::vector<int> node_of;          // node index of every rank (nodes numbered by first rank)
   std::vector<int> local_rank_of;    // rank within its node, for every rank
   std::vector<int> numa_of;          // NUMA node of each rank (its GPU's, or its bound cores'), -1 unknown; empty: not gathered
+  // NVLink links between the GPUs of ranks a and b, gpu_links[a][b] (symmetric): a count from 0
+  // (0: joined by PCIe or the CPU only), kSameGpuLinks where both use one GPU, kUnknownLinks where
+  // not known (ranks of different hosts, no GPU, no NVML). Empty: not gathered (CPU ranks, and
+  // GPU ranks unless --ring-order topo asks for it).
+  std::vector<std::vector<int>> gpu_links;
   int nodes = 1;
   int hosts = 1;                     // distinct real hosts
   bool emulated = false;             // nodes were split by host ids or emulate_nodes()

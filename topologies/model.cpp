@@ -16,6 +16,8 @@ namespace {
 
 // Chunk of the pipelined tree: our GPU FIFO slot (CCBENCH_GPU_SLOT_BYTES default, 1 MiB).
 constexpr double kTreeChunkBytes = 1 << 20;
+// Slice of the CPU executors' pipelined chains (collectives/cpu/cpu_common.h kDefaultSlotBytes).
+constexpr double kCpuSliceBytes = 256 * 1024;
 // GB/s to bytes per microsecond.
 constexpr double kBytesPerUsPerGbps = 1e3;
 
@@ -139,6 +141,10 @@ struct Phase {
   // that fill and drain the pipeline.
   bool pipelined = false;
   int fill_rounds = 0;
+  double chunk_bytes = kTreeChunkBytes;
+  // Chunks of chunk_bytes, the last one shorter (the CPU executors' slices), instead of the unit
+  // split into equal chunks.
+  bool fixed_chunks = false;
 
   double time(double bytes) const {
     const double data = bytes * share;
@@ -149,8 +155,11 @@ struct Phase {
     }
     // Chunks stream through the pipeline: its latency is paid once per hop of the fill, while
     // every round (one per chunk, plus the fill) moves a chunk over the busiest link.
-    const double chunks = std::max(1.0, std::ceil(data / kTreeChunkBytes));
     const StepCost& round = steps.front();
+    if (fixed_chunks)  // the busiest hop moves all the data; the fill costs a chunk per round
+      return (fill_rounds + 1) * round.latency() + round.transfer(data) +
+             fill_rounds * round.transfer(std::min(data, chunk_bytes));
+    const double chunks = std::max(1.0, std::ceil(data / chunk_bytes));
     return (fill_rounds + 1) * round.latency() + (chunks + fill_rounds) * round.transfer(data / chunks);
   }
 };
@@ -313,6 +322,40 @@ std::vector<Phase> hier_phases(const LinkGraph& graph, const SystemTopology& t, 
   return out;
 }
 
+// Pipelined chains (lists of ranks, all of one length), all at once: every chunk of S goes down
+// each chain hop by hop, every hop busy once the pipeline is full.
+Phase chain_phase(const LinkGraph& graph, const std::vector<std::vector<int>>& chains) {
+  Phase ph;
+  ph.pipelined = true;
+  ph.fixed_chunks = true;
+  ph.chunk_bytes = kCpuSliceBytes;
+  const int hops = static_cast<int>(chains.front().size()) - 1;
+  ph.fill_rounds = hops - 1;
+  std::vector<Flow> flows;
+  for (const auto& chain : chains)
+    for (int h = 0; h < hops; ++h) flows.push_back({chain[static_cast<size_t>(h)], chain[static_cast<size_t>(h + 1)]});
+  ph.steps.push_back(cost_step(graph, flows));
+  return ph;
+}
+
+// The leader scheme of CPU hier (collectives/cpu/hier.cpp), one stage after the other: a chain
+// reduce in every node from local rank 1 on to the leader (local rank 0), a ring all-reduce of the
+// leaders across nodes (all of it through the leader's NIC), a chain broadcast from the leader.
+std::vector<Phase> leader_phases(const LinkGraph& graph, const SystemTopology& t) {
+  const int g = t.node.ranks, nodes = t.nodes;
+  std::vector<std::vector<int>> to_leader, from_leader;
+  for (int node = 0; node < nodes; ++node) {
+    from_leader.push_back(rank_order(node * g, g, 1));
+    to_leader.push_back(rank_order(node * g + 1, g - 1, 1));
+    to_leader.back().push_back(node * g);
+  }
+  std::vector<Phase> out;
+  if (g > 1) out.push_back(chain_phase(graph, to_leader));
+  if (nodes > 1) out.push_back(ring_phase(graph, {rank_order(0, nodes, g)}, RingKind::allreduce, 1.0 / nodes));
+  if (g > 1) out.push_back(chain_phase(graph, from_leader));
+  return out;
+}
+
 RingKind ring_kind(Collective c) {
   return c == Collective::allreduce ? RingKind::allreduce
          : c == Collective::allgather ? RingKind::allgather
@@ -322,7 +365,7 @@ RingKind ring_kind(Collective c) {
 }  // namespace
 
 const std::vector<std::string>& model_algorithms() {
-  static const std::vector<std::string> names = {"ring", "tree", "hier", "oneshot", "twoshot", "nccl-ring", "nccl-tree"};
+  static const std::vector<std::string> names = {"ring", "tree", "hier", "hier-leader", "oneshot", "twoshot", "nccl-ring", "nccl-tree"};
   return names;
 }
 
@@ -365,14 +408,15 @@ CollectiveModel::CollectiveModel(const SystemTopology& t, Collective coll, const
     p.phases.push_back(tree_phase(graph, chain_trees(t)));
   } else if (algo == "hier" && coll != Collective::reducescatter) {
     p.phases = hier_phases(graph, t, coll);
+  } else if (algo == "hier-leader" && allreduce) {
+    p.phases = leader_phases(graph, t);
   } else if (algo == "oneshot" && allreduce) {
     p.phases.push_back(direct_phase(graph, n, 1.0, 1));
   } else if (algo == "twoshot" && allreduce) {
     p.phases.push_back(direct_phase(graph, n, 1.0 / n, 2));
   } else {
-    p.unsupported = fmt::format("{} implements {}", algo,
-                                algo == "oneshot" || algo == "twoshot" || algo == "nccl-tree" ? "allreduce only"
-                                                                                              : "allreduce and allgather");
+    const bool allreduce_only = algo == "oneshot" || algo == "twoshot" || algo == "nccl-tree" || algo == "hier-leader";
+    p.unsupported = fmt::format("{} implements {}", algo, allreduce_only ? "allreduce only" : "allreduce and allgather");
   }
 }
 

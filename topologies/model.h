@@ -25,6 +25,9 @@ namespace ccbench {
 //   tree      double binary tree over all ranks (all-reduce, pipelined); Bruck (all-gather)
 //   hier      intra-node ring reduce-scatter, inter-node ring all-reduce per local rank, intra-node
 //             ring all-gather (all-reduce); inter-node then intra-node ring all-gather (all-gather)
+//   hier-leader  CPU hier's leader scheme (all-reduce): a pipelined chain reduce to each node's
+//             leader (its first rank), a ring all-reduce among the leaders (one NIC per node
+//             carries it all), a pipelined chain broadcast from the leader; stage after stage
 //   oneshot   every rank sends its whole input to every other rank (all-reduce)
 //   twoshot   direct reduce-scatter then direct all-gather (all-reduce)
 //   nccl-ring NCCL's ring: the same ring schedule (NCCL's ring and ours move the same bytes)

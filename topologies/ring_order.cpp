@@ -5,6 +5,7 @@
 #include <fstream>
 #include <limits>
 #include <map>
+#include <set>
 #include <sstream>
 
 #include <fmt/format.h>
@@ -102,7 +103,51 @@ void validate_ring_order(const std::vector<int>& order, int nranks, const std::s
        "exactly once", what, order.size(), nranks, fmt::join(wrong, "; "), nranks - 1);
 }
 
-std::vector<int> topo_ring_order(const RankLayout& layout) {
+namespace {
+
+using PairLinks = std::vector<std::vector<int>>;
+
+// Whether the links of every pair of `members` are known and not all the same: only then do
+// NVLink neighbours say more than the NUMA order.
+bool links_order_node(const PairLinks& links, const std::vector<int>& members) {
+  std::set<int> counts;
+  for (int a : members)
+    for (int b : members) {
+      if (a == b) continue;
+      const int n = links[static_cast<size_t>(a)][static_cast<size_t>(b)];
+      if (n == kUnknownLinks) return false;
+      counts.insert(n);
+    }
+  return counts.size() > 1;
+}
+
+// The greedy NVLink path through `members` (in NUMA order): from the first, always to the rank
+// with the most links to the last one taken; on a tie one of the same NUMA node as that one, then
+// the earlier in NUMA order. `numa` gives a rank's NUMA node.
+template <typename Numa>
+std::vector<int> nvlink_path(const PairLinks& links, const std::vector<int>& members, Numa numa) {
+  std::vector<int> path = {members.front()};
+  std::vector<bool> taken(members.size(), false);
+  taken.front() = true;
+  while (path.size() < members.size()) {
+    const int at = path.back();
+    const auto& from = links[static_cast<size_t>(at)];
+    // (links, same NUMA node): the larger wins; the first such in NUMA order on a full tie.
+    const auto key = [&](size_t i) { return std::pair(from[static_cast<size_t>(members[i])], numa(members[i]) == numa(at)); };
+    size_t best = members.size();
+    for (size_t i = 0; i < members.size(); ++i)
+      if (!taken[i] && (best == members.size() || key(i) > key(best))) best = i;
+    taken[best] = true;
+    path.push_back(members[best]);
+  }
+  return path;
+}
+
+}  // namespace
+
+std::vector<int> topo_ring_order(const RankLayout& layout) { return topo_ring_order(layout, layout.gpu_links); }
+
+std::vector<int> topo_ring_order(const RankLayout& layout, const PairLinks& links) {
   std::vector<int> order(static_cast<size_t>(layout.nranks));
   for (int r = 0; r < layout.nranks; ++r) order[static_cast<size_t>(r)] = r;
   // Unknown NUMA (-1) sorts after every known node of the same node.
@@ -115,6 +160,17 @@ std::vector<int> topo_ring_order(const RankLayout& layout) {
     if (na != nb) return na < nb;
     return numa(a) < numa(b);
   });
+  const bool known = links.size() == static_cast<size_t>(layout.nranks) &&
+                     std::all_of(links.begin(), links.end(), [&](const auto& row) { return row.size() == links.size(); });
+  if (!known) return order;
+  // Each node's run of ranks, reordered by its NVLink path where the links tell more.
+  for (auto first = order.begin(); first != order.end();) {
+    const int node = layout.node_of[static_cast<size_t>(*first)];
+    const auto last = std::find_if(first, order.end(), [&](int r) { return layout.node_of[static_cast<size_t>(r)] != node; });
+    const std::vector<int> members(first, last);
+    if (links_order_node(links, members)) std::copy_n(nvlink_path(links, members, numa).begin(), members.size(), first);
+    first = last;
+  }
   return order;
 }
 

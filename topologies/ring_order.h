@@ -9,7 +9,12 @@
 //   topo  nodes in node order, each node's ranks contiguous (the ring crosses every node boundary
 //         once; emulated nodes count as nodes); within a node, ranks of one NUMA node (RankLayout::
 //         numa_of: the GPU's, or the bound cores') are neighbours (NUMA nodes ascending, rank
-//         order inside one; ranks of unknown NUMA last).
+//         order inside one; ranks of unknown NUMA last). Where the NVLink links between the
+//         node's GPUs are known (RankLayout::gpu_links) and differ between pairs (a hybrid cube
+//         mesh, NVLink pairs joined by PCIe), the node's ranks instead follow NVLink neighbours:
+//         a greedy path from the node's first rank in the NUMA order that always steps to the
+//         rank with the most links to the current one (ties: the NUMA order), closed back to its
+//         start. Equal links everywhere (NVSwitch) or a pair not known keep the NUMA order.
 //   list  an explicit list, inline ("0,2,1,3") or from a file (ranks separated by commas, blanks
 //         or new lines; '#' starts a comment).
 // Every order is validated against the run's ranks: each rank exactly once, every rank present.
@@ -43,8 +48,12 @@ void validate_ring_order(const std::vector<int>& order, int nranks, const std::s
 // The ring for `layout`'s ranks (validated). Pure: the same on every rank of the layout.
 std::vector<int> ring_order(const RingOrderChoice& choice, const RankLayout& layout);
 
-// The topology-aware order (see above) from a layout alone; layout.numa_of may be empty.
+// The topology-aware order (see above) from a layout and its NVLink links (layout.gpu_links);
+// layout.numa_of may be empty.
 std::vector<int> topo_ring_order(const RankLayout& layout);
+// The same with the links given: links[a][b] for ranks a and b of `layout` (RankLayout::gpu_links
+// holds its meaning); empty or of another size: not known. Pure.
+std::vector<int> topo_ring_order(const RankLayout& layout, const std::vector<std::vector<int>>& links);
 
 // Whether `order` is 0, 1, ..., n-1.
 bool is_rank_order(const std::vector<int>& order);

@@ -213,3 +213,9 @@ ccbench_gpu_test(gpu_ring_order_reversed_4 4 --collective allreduce,allgather,re
                  --ring-order 3,2,1,0 -d float,int8 -o sum,max -b 4 -e 4M -f 9 -n 2 -w 1 --timeout 30)
 ccbench_gpu_test(gpu_ring_order_emulated_4 4 --collective allreduce,allgather,reducescatter --impl ring
                  --emulate-nodes 2 --ring-order 0,2,1,3 -d float -o sum -b 4 -e 4M -f 9 -n 2 -w 1 --timeout 30)
+# --ring-order topo with 4 ranks on 2 GPUs: the ring follows NVLink neighbours (NVML's links, the
+# same GPU nearest), so the two ranks of each GPU are neighbours on it.
+ccbench_gpu_test(gpu_ring_order_topo_4 4 --collective allreduce,allgather --impl ring --ring-order topo
+                 -d float -o sum -b 4 -e 4M -f 9 -n 2 -w 1 --timeout 30)
+set_tests_properties(gpu_ring_order_topo_4 PROPERTIES
+                     ENVIRONMENT CCBENCH_RESULT_CHECK=${CMAKE_CURRENT_SOURCE_DIR}/gpu/check_ring_order.py)

@@ -317,6 +317,40 @@ def group_node(opts):
           "no message naming the --groups file")
 
 
+def group_stop(opts, serial):
+    """A rank stopped in a group led by a rank other than 0 (--groups FILE; the fault's rank=2 is
+    the rank within a group, so only the 3-rank group "far" has one): the run ends by timeout
+    (exit 5), and results.csv holds every row of rank 0's group "near" and the rows "far" measured
+    before the hang, which its first rank sent on to rank 0 as they were measured. --serial:
+    "near" (0 1) first, then "far" (1 2 3); together: "near" (0 1) and "far" (2 3 4) at once."""
+    timeout = 3
+    folder = tempfile.mkdtemp(prefix="ccbench-groups-")
+    spec = os.path.join(folder, "groups.txt")
+    with open(spec, "w", encoding="utf-8") as f:
+        f.write("near: 0 1\nfar: 1 2 3\n" if serial else "near: 0 1\nfar: 2 3 4\n")
+    r = launch(opts, "stop:rank=2,size=4K,iteration=1",
+               ["--impl", "ring"] + SWEEP + ["--groups", spec, "--timeout", str(timeout)] + (["--serial"] if serial else []),
+               ranks=4 if serial else 5)
+    shutil.rmtree(folder, ignore_errors=True)
+    check(r.rc == 5, f"exit code {r.rc}, expected 5 (timeout)")
+    rows = r.rows()
+    near = [x for x in rows if x["group"] == "near"]
+    far = [x for x in rows if x["group"] == "far"]
+    check(len(near) == 10 and all(x["status"] == "ok" and x["ranks"] == "2" for x in near),
+          f"results.csv has {len(near)} rows of group near, expected its 10 ok rows (1K to 16K, both placements)")
+    for size in (1024, 2048):
+        for ip in (False, True):
+            check(row(far, size, ip)["status"] == "ok", f"the far {size} B row measured before the hang is not ok")
+    check(not any(x["size[B]"] == "4096" and x["status"] == "ok" for x in far), "a far 4K row claims to be ok")
+    j = r.run_json()
+    # Rank 0 (waiting for far's rows) times out itself, or a rank of far does first and mpirun
+    # ends rank 0 with SIGTERM.
+    reason = j["incomplete_reason"] or ""
+    check(j["complete"] is False and ("timeout" in reason or "terminated by SIGTERM" in reason), f"run.json: {reason!r}")
+    check(len(j["rows"]) == len(rows), "run.json and results.csv hold different rows")
+    print(f"results.csv after the timeout: {len(near)} rows of near, {len(far)} of far")
+
+
 def soak(opts, fault):
     """--cycles 3: one '# cycle' line per cycle; a wrong element is counted in its cycle."""
     r = launch(opts, fault, ["--impl", "ring"] + SWEEP + ["--timeout", "30", "--cycles", "3"])
@@ -368,6 +402,8 @@ SCENARIOS = {
     "straggler": straggler,
     "group_pairs": group_pairs,
     "group_node": group_node,
+    "group_stop_serial": lambda o: group_stop(o, True),
+    "group_stop_together": lambda o: group_stop(o, False),
     "soak_clean": lambda o: soak(o, None),
     "soak_corrupt": lambda o: soak(o, "corrupt:rank=1,size=4K,index=3"),
     "mismatch": mismatch,

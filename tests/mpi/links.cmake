@@ -1,10 +1,10 @@
 # `ccbench links` on CPU ranks (tests/mpi/links_tests.py): the matrix and its files, several
 # transports and all pairs at once, bad input, `--transport ib` without a device (exit 3), the
-# efficiency and model columns of a run (measured ceilings, --model), and the RDMA hardware case
+# efficiency and model columns of a run (measured ceilings, --model; CPU hier over emulated nodes), and the RDMA hardware case
 # (label rdma; skipped with the reason where there is no RDMA device).
 find_package(Python3 COMPONENTS Interpreter QUIET)
 if(Python3_FOUND)
-  foreach(case matrix transports bad_input ib_missing efficiency model)
+  foreach(case matrix transports bad_input ib_missing efficiency model model_hier)
     add_test(NAME mpi.links_${case}
              COMMAND Python3::Interpreter ${CMAKE_CURRENT_SOURCE_DIR}/mpi/links_tests.py ${MPIEXEC_EXECUTABLE}
                      $<TARGET_FILE:ccbench> ${CMAKE_CURRENT_BINARY_DIR} ${case})

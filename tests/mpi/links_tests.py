@@ -2,7 +2,7 @@
 """`ccbench links` under mpirun on CPU ranks: the matrix, links.csv, links.json, bad input, and ib.
 
 Usage: links_tests.py MPIEXEC CCBENCH WORKDIR CASE
-CASE: matrix | transports | bad_input | ib_missing | efficiency | model | rdma (the hardware case: exit 77 = skipped,
+CASE: matrix | transports | bad_input | ib_missing | efficiency | model | model_hier | rdma (the hardware case: exit 77 = skipped,
 with the reason printed, where this host has no RDMA device).
 """
 import csv
@@ -169,6 +169,40 @@ elif CASE == "model":
                             "--model"] + bad.split(), capture_output=True, text=True, timeout=240)
         need(p.returncode == 2 and message in p.stderr, f"--model {bad} was not refused", p.stdout + p.stderr)
     print(f"ok: {len(rings)} ring rows predicted")
+
+elif CASE == "model_hier":
+    # run --model over 2 emulated nodes of 2 CPU ranks on a node kind with one NIC: hier rows are
+    # predicted by the model's leader scheme (hier-leader), ring rows by the ring, each exactly as
+    # `ccbench model` predicts that shape.
+    d = fresh("run-model-hier")
+    os.makedirs(d)
+    topo = os.path.join(d, "cpu-2x2.yaml")
+    with open(topo, "w") as f:
+        f.write("name: cpu-2x2\nnodes: 2\nnode:\n  ranks: 2\n  fabric: host\n"
+                "  gpu_link: {bandwidth_gbps: 10, latency_us: 1}\n  nics: 1\n  nic: {bandwidth_gbps: 2, latency_us: 20}\n")
+    sweep = ["-b", "64K", "-e", "1M", "-f", "4"]
+    out = os.path.join(d, "run")
+    cmd = [MPIEXEC, "--oversubscribe", "--allow-run-as-root", "-np", "4", CCBENCH, "--device", "cpu",
+           "--collective", "allreduce", "--impl", "ring,hier", "-n", "3", "-w", "1", "--emulate-nodes", "2",
+           "--model", topo, "--out", out] + sweep
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=240)
+    need(p.returncode == 0, f"{' '.join(cmd)} exited {p.returncode}", p.stdout + p.stderr)
+    run = json.load(open(os.path.join(out, "run.json")))
+    m = subprocess.run([CCBENCH, "model", "--topology", topo, "--impl", "ring,hier-leader", "--format", "json"] + sweep,
+                       capture_output=True, text=True, timeout=60)
+    need(m.returncode == 0, "ccbench model failed", m.stdout + m.stderr)
+    model = {(r["algorithm"], r["size"]): r for r in json.loads(m.stdout)["rows"]}
+    for impl, algo in (("hier", "hier-leader"), ("ring", "ring")):
+        rows = [r for r in run["rows"] if r["impl"] == impl]
+        need(len(rows) == 6 and all(r["nodes"] == 2 and r["ranks_per_node"] == 2 for r in rows), f"{impl} rows: {rows}")
+        for r in rows:
+            want = model[(algo, r["bytes"])]
+            need(r["model_reason"] == "" and r["predicted_busbw_gbps"] is not None, f"no prediction for {r}")
+            need(abs(r["predicted_time_us"] - want["time_us"]) <= 1e-6 * want["time_us"], f"{r} against {want}")
+            need(abs(r["model_efficiency"] - r["busbw_gbps"] / r["predicted_busbw_gbps"]) < 1e-9, f"efficiency of {r}")
+    need("allreduce hier: efficiency" in p.stdout, "no model report line for hier", p.stdout)
+    print("ok: hier rows predicted by hier-leader: " + ", ".join(
+        f"{r['bytes']} B {r['predicted_busbw_gbps']:.3f} GB/s" for r in run["rows"] if r["impl"] == "hier" and not r["in_place"]))
 
 elif CASE == "rdma":
     if not os.path.isdir("/sys/class/infiniband") or not os.listdir("/sys/class/infiniband"):

@@ -114,6 +114,86 @@ TEST(Model, ASharedNicHalvesEachFlowsBandwidth) {
   EXPECT_NEAR(one_nic / two_nics, 0.5, 0.01);
 }
 
+// CPU ranks on `nodes` nodes of `ranks` each, host links of `intra` GB/s (1 us), `nics` NICs of
+// `nic` GB/s (2 us) per node.
+SystemTopology cpu_nodes(int nodes, int ranks, double intra, int nics, double nic) {
+  SystemTopology t = parse_topology("name: c\nnodes: 2\nnode:\n  ranks: 2\n  fabric: host\n"
+                                    "  gpu_link: {bandwidth_gbps: 1, latency_us: 1}\n  nics: 1\n"
+                                    "  nic: {bandwidth_gbps: 1, latency_us: 2}\n",
+                                    "c");
+  t.nodes = nodes;
+  t.node.ranks = ranks;
+  t.node.gpu_link.bandwidth_gbps = intra;
+  t.node.nics = nics;
+  t.node.nic.bandwidth_gbps = nic;
+  return t;
+}
+
+TEST(Model, HierLeaderTimeGrowsWithSizeAcrossItsSlices) {
+  for (int nodes : {1, 3}) {
+    const CollectiveModel m(cpu_nodes(nodes, 4, 10, 1, 5), Collective::allreduce, "hier-leader");
+    double last = 0;
+    // Steps of 1.5x pass the 256 KiB slice boundary between whole slices and parts of them.
+    for (double bytes = 8; bytes <= (1ull << 32); bytes *= 1.5) {
+      const Prediction p = m.predict(static_cast<std::uint64_t>(bytes));
+      ASSERT_TRUE(p.unsupported.empty()) << p.unsupported;
+      EXPECT_GT(p.time_us, last) << nodes << " nodes, " << bytes << " B";
+      last = p.time_us;
+    }
+  }
+}
+
+TEST(Model, HierLeaderOnOneNodeIsItsTwoChains) {
+  // One node of 4 ranks at 10 GB/s (1e4 B/us), 1 us a hop: a chain reduce (3 hops) and a chain
+  // broadcast (3 hops), each pipelined in 256 KiB slices: 3 latencies + all bytes over the link +
+  // 2 slices of pipeline fill.
+  const SystemTopology t = cpu_nodes(1, 4, 10, 1, 5);
+  for (double bytes : {4096.0, 262144.0, 64.0 * (1 << 20)}) {
+    const double chain = 3 * 1.0 + bytes / 1e4 + 2 * std::min(bytes, 262144.0) / 1e4;
+    const Prediction p = CollectiveModel(t, Collective::allreduce, "hier-leader").predict(static_cast<std::uint64_t>(bytes));
+    EXPECT_NEAR(p.time_us, 2 * chain, 1e-9 * p.time_us) << bytes;
+    // The NICs are not on its path.
+    SystemTopology fast_nics = t;
+    fast_nics.node.nic.bandwidth_gbps = 1000;
+    EXPECT_DOUBLE_EQ(CollectiveModel(fast_nics, Collective::allreduce, "hier-leader").predict(static_cast<std::uint64_t>(bytes)).time_us,
+                     p.time_us);
+  }
+}
+
+TEST(Model, HierLeaderLargeSizesReachTheLeadersNic) {
+  // Fast links inside the node: the leaders' ring over one NIC per node sets the pace, ring
+  // all-reduce of N leaders moving 2(N-1)/N of S through it; more NICs per node do not help.
+  const std::uint64_t big = 64ull << 30;
+  for (int nodes : {2, 4, 16}) {
+    const double asymptote = 10.0 * nodes / (2.0 * (nodes - 1));
+    for (int nics : {1, 4}) {
+      const Prediction p = CollectiveModel(cpu_nodes(nodes, 4, 1e5, nics, 10), Collective::allreduce, "hier-leader").predict(big);
+      EXPECT_NEAR(p.algbw_gbps, asymptote, asymptote * 0.01) << nodes << " nodes, " << nics << " NICs";
+    }
+  }
+}
+
+TEST(Model, HierLeaderIsSlowerThanTwoLevelHierAtLargeSizes) {
+  // Everything through the leader: full-size chains in the node where two-level hier moves
+  // (L-1)/L of S per rank, and one NIC where two-level hier spreads its L rings over the node's
+  // NICs (with one NIC per node only the chains differ); with one rank per node the two are the
+  // same ring.
+  const std::uint64_t big = 1ull << 30;
+  for (int nodes : {2, 8})
+    for (int ranks : {2, 4, 8})
+      for (int nics : {1, ranks}) {
+        const SystemTopology t = cpu_nodes(nodes, ranks, 10, nics, 5);
+        const double leader = busbw(t, Collective::allreduce, "hier-leader", big);
+        const double two_level = busbw(t, Collective::allreduce, "hier", big);
+        EXPECT_LT(leader, (nics > 1 ? 0.6 : 0.99) * two_level) << nodes << " nodes x " << ranks << " ranks, " << nics << " NICs";
+      }
+  const SystemTopology single = cpu_nodes(4, 1, 10, 1, 5);
+  EXPECT_NEAR(busbw(single, Collective::allreduce, "hier-leader", big), busbw(single, Collective::allreduce, "hier", big),
+              1e-9 * busbw(single, Collective::allreduce, "hier", big));
+  EXPECT_NE(CollectiveModel(single, Collective::allgather, "hier-leader").predict(big).unsupported.find("allreduce only"),
+            std::string::npos);
+}
+
 TEST(Model, PresetsAgreeWithPublishedNcclRingFigures) {
   // ANCHORS.md: 8-GPU NVSwitch ring all-reduce 365-370 GB/s; multi-node ring with 8 NDR NICs per
   // node about min(370, 8 x 46-48) GB/s.

@@ -414,6 +414,40 @@ TEST_F(SinkTest, JsonIncompleteRun) {
   EXPECT_EQ(j["rows"][2]["wrong"], 0);
 }
 
+TEST_F(SinkTest, ReviseRewritesTheFilesWithTheRowsAsRevised) {
+  // A sub-group run: rows streamed as measured, then revised with group_outlier_ratio.
+  const std::string csv = path("results.csv"), json = path("run.json"), md = path("results.md");
+  FanoutSink s;
+  s.add_sink(make_csv_sink(csv));
+  s.add_sink(make_json_sink(json));
+  s.add_sink(make_markdown_sink(md));
+  s.begin(golden_context());
+  std::vector<RunRecord> rows = {golden_rows()[0], golden_rows()[2]};
+  for (const RunRecord& r : rows) s.add(r);
+  rows[0].group_outlier_ratio = 1.5;
+  rows[1].group_outlier_ratio = 0.75;
+  s.revise(rows);
+  s.finish(golden_outcome());
+  const std::vector<RunRecord> back = read_results_csv(csv);
+  ASSERT_EQ(back.size(), 2u);
+  EXPECT_EQ(back[0].group_outlier_ratio, 1.5);
+  EXPECT_EQ(back[1].group_outlier_ratio, 0.75);
+  EXPECT_TRUE(golden::read(csv).starts_with("# ccbench results, schema_version 3\n")) << golden::read(csv);
+  const Json j = Json::parse(golden::read(json));
+  ASSERT_EQ(j["rows"].size(), 2u);
+  EXPECT_EQ(j["rows"][0]["group_outlier_ratio"], 1.5);
+  EXPECT_EQ(j["complete"], golden_outcome().complete);
+  const std::string text = golden::read(md);
+  EXPECT_EQ(text, [&] {  // the same file as one written from the revised rows
+    const std::string again = path("again.md");
+    auto m = make_markdown_sink(again);
+    m->begin(golden_context());
+    for (const RunRecord& r : rows) m->add(r);
+    m->finish(golden_outcome());
+    return golden::read(again);
+  }());
+}
+
 // ---------------------------------------------------------------------------------------------
 // Markdown
 // ---------------------------------------------------------------------------------------------

@@ -3,11 +3,13 @@
 #include <gtest/gtest.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <set>
 #include <string>
 
 #include "core/error.h"
+#include "topologies/gpu_discovery.h"
 #include "topologies/ring_order.h"
 #include "usage_error.h"
 
@@ -139,6 +141,102 @@ TEST(RingOrder, TopoGroupsRanksOfOneNumaNode) {
   const RankLayout sub = l.subset({0, 1, 2, 3});  // a group keeps its ranks' NUMA nodes
   EXPECT_EQ(sub.numa_of, (std::vector<int>{1, 1, 0, 0}));
   EXPECT_EQ(topo_ring_order(sub), (std::vector<int>{2, 0, 3, 1}));
+}
+
+using Links = std::vector<std::vector<int>>;
+constexpr int kUnknown = kUnknownLinks;
+
+// The NVLink links of a closed ring, one per step (the last back to the first).
+std::vector<int> ring_links(const std::vector<int>& order, const Links& links) {
+  std::vector<int> out;
+  for (size_t i = 0; i < order.size(); ++i)
+    out.push_back(links[static_cast<size_t>(order[i])][static_cast<size_t>(order[(i + 1) % order.size()])]);
+  return out;
+}
+
+// `n` GPUs of one host, every pair joined by `links` NVLinks.
+Links uniform(int n, int links) {
+  Links m(static_cast<size_t>(n), std::vector<int>(static_cast<size_t>(n), links));
+  for (int i = 0; i < n; ++i) m[static_cast<size_t>(i)][static_cast<size_t>(i)] = kSameGpuLinks;
+  return m;
+}
+
+// DGX-1's hybrid cube mesh as `nvidia-smi topo -m` shows it: NV1 or NV2 between neighbours, SYS
+// (0 NVLinks) between the others.
+const Links kCubeMesh = {{0, 1, 1, 2, 2, 0, 0, 0}, {1, 0, 2, 1, 0, 2, 0, 0}, {1, 2, 0, 2, 0, 0, 1, 0},
+                         {2, 1, 2, 0, 0, 0, 0, 1}, {2, 0, 0, 0, 0, 1, 1, 2}, {0, 2, 0, 0, 1, 0, 2, 1},
+                         {0, 0, 1, 0, 1, 2, 0, 2}, {0, 0, 0, 1, 2, 1, 2, 0}};
+
+TEST(RingOrder, TopoFollowsNvlinkNeighboursInAHybridCubeMesh) {
+  RankLayout l = round_robin(8, 1);
+  l.numa_of = {0, 0, 0, 0, 1, 1, 1, 1};
+  // The NUMA order alone steps 3 -> 4 and 7 -> 0, between GPUs with no NVLink.
+  EXPECT_EQ(ring_links(topo_ring_order(l), kCubeMesh), (std::vector<int>{1, 2, 2, 0, 1, 2, 2, 0}));
+  const std::vector<int> order = topo_ring_order(l, kCubeMesh);
+  EXPECT_EQ(order, (std::vector<int>{0, 3, 2, 1, 5, 6, 7, 4}));
+  EXPECT_EQ(ring_links(order, kCubeMesh), std::vector<int>(8, 2));  // every step over 2 links, closing included
+  EXPECT_NO_THROW(validate_ring_order(order, 8, "topo"));
+}
+
+TEST(RingOrder, TopoKeepsNvlinkPairsAdjacentOnEveryNode) {
+  // 2 hosts of 4 GPUs as two NVLink pairs joined by PCIe: host0 holds ranks 0 2 4 6 with pairs
+  // (0 4) and (2 6), host1 ranks 1 3 5 7 with (1 5) and (3 7); nothing known across hosts.
+  const RankLayout l = round_robin(8, 2);
+  Links links(8, std::vector<int>(8, kUnknown));
+  for (int a = 0; a < 8; ++a)
+    for (int b = 0; b < 8; ++b)
+      if (a % 2 == b % 2) links[static_cast<size_t>(a)][static_cast<size_t>(b)] = a == b ? kSameGpuLinks : (a - b) % 4 == 0 ? 4 : 0;
+  const std::vector<int> order = topo_ring_order(l, links);
+  EXPECT_EQ(order, (std::vector<int>{0, 4, 2, 6, 1, 5, 3, 7}));
+  EXPECT_EQ(node_crossings(order, l), 2);
+  for (int a = 0; a < 8; ++a) {  // each rank next to its NVLink partner
+    const int partner = (a + 4) % 8, pa = ring_position(order, a), pb = ring_position(order, partner);
+    EXPECT_TRUE(std::abs(pa - pb) == 1 || std::abs(pa - pb) == 7) << a << " and " << partner;
+  }
+}
+
+TEST(RingOrder, TopoPutsRanksOfOneGpuNextToEachOther) {
+  // 4 ranks on 2 GPUs joined by NV18 (rank r on GPU r % 2): the ring crosses NVLink twice, not 4 times.
+  RankLayout l = round_robin(4, 1);
+  Links links = uniform(4, 18);
+  links[0][2] = links[2][0] = links[1][3] = links[3][1] = kSameGpuLinks;
+  l.gpu_links = links;
+  EXPECT_EQ(topo_ring_order(l), (std::vector<int>{0, 2, 1, 3}));
+  const RankLayout sub = l.subset({0, 2, 3});  // a group keeps its ranks' links
+  EXPECT_EQ(sub.gpu_links, (Links{{kSameGpuLinks, kSameGpuLinks, 18}, {kSameGpuLinks, kSameGpuLinks, 18}, {18, 18, kSameGpuLinks}}));
+}
+
+TEST(RingOrder, TopoKeepsTheNumaOrderWhereLinksAreEqualOrUnknown) {
+  RankLayout l = round_robin(4, 1);
+  l.numa_of = {1, 1, 0, 0};
+  const std::vector<int> numa_order = {2, 3, 0, 1};
+  ASSERT_EQ(topo_ring_order(l), numa_order);
+  EXPECT_EQ(topo_ring_order(l, uniform(4, 18)), numa_order);  // NVSwitch: every pair alike
+  Links pairs = uniform(4, 0);
+  pairs[0][1] = pairs[1][0] = pairs[2][3] = pairs[3][2] = 4;
+  pairs[0][3] = kUnknown;  // one pair not known
+  EXPECT_EQ(topo_ring_order(l, pairs), numa_order);
+  EXPECT_EQ(topo_ring_order(l, Links{}), numa_order);         // not gathered
+  EXPECT_EQ(topo_ring_order(l, uniform(3, 4)), numa_order);   // not this layout's
+  pairs[0][3] = 0;
+  EXPECT_EQ(topo_ring_order(l, pairs), numa_order);  // known, and the NUMA order keeps the pairs together
+  Links across = uniform(4, 0);
+  across[0][2] = across[2][0] = across[1][3] = across[3][1] = 4;  // pairs (0 2) and (1 3), across NUMA nodes
+  // From 2 to its partner 0, then 1 (no link to either, but 0's NUMA node), then its partner 3.
+  EXPECT_EQ(topo_ring_order(l, across), (std::vector<int>{2, 0, 1, 3}));
+}
+
+TEST(RingOrder, NvlinkRowReadsTheNvmlPathMatrix) {
+  const nlohmann::ordered_json gpus = {
+      {"available", true},
+      {"gpus", {{{"pci", "0000:19:00.0"}}, {{"pci", "0000:3b:00.0"}}, {{"pci", "0000:5d:00.0"}}}},
+      {"paths", {{"X", "NV4", "PHB"}, {"NV4", "X", "?"}, {"PHB", "?", "X"}}}};
+  const std::vector<std::string> peers = {"00000000:19:00.0", "0000:3B:00.0", "0000:5d:00.0", "", "0000:99:00.0"};
+  EXPECT_EQ(nvlink_row(gpus, "00000000:19:00.0", peers), (std::vector<int>{kSameGpuLinks, 4, 0, kUnknown, kUnknown}));
+  EXPECT_EQ(nvlink_row(gpus, "0000:3b:00.0", peers), (std::vector<int>{4, kSameGpuLinks, kUnknown, kUnknown, kUnknown}));
+  EXPECT_EQ(nvlink_row(gpus, "0000:99:00.0", peers), std::vector<int>(5, kUnknown));  // not a GPU NVML lists
+  const nlohmann::ordered_json none = {{"available", false}, {"reason", "nvmlInit failed"}};
+  EXPECT_EQ(nvlink_row(none, "0000:19:00.0", peers), std::vector<int>(5, kUnknown));
 }
 
 TEST(RingOrder, DescribesLongOrdersShortly) {

@@ -50,10 +50,27 @@ TEST(RunModel, NcclIsItsFasterAlgorithm) {
   EXPECT_DOUBLE_EQ(*p.time_us, std::min(ring, tree));
 }
 
+TEST(RunModel, CpuHierIsPredictedByTheLeaderSchemeAndGpuHierByTheTwoLevelOne) {
+  SystemTopology t = parse_topology("name: c\nnodes: 2\nnode:\n  ranks: 2\n  fabric: host\n"
+                                    "  gpu_link: {bandwidth_gbps: 10, latency_us: 1}\n  nics: 1\n"
+                                    "  nic: {bandwidth_gbps: 1, latency_us: 2}\n",
+                                    "c");
+  const RunModel m{t, "c.yaml"};
+  const RowPrediction cpu = predict_row(m, row("hier", 2, 2), {});
+  ASSERT_TRUE(cpu.busbw_gbps) << cpu.reason;
+  EXPECT_EQ(cpu.reason, "");
+  EXPECT_DOUBLE_EQ(*cpu.time_us, CollectiveModel(t, Collective::allreduce, "hier-leader").predict(64ull << 20).time_us);
+  Json gpu_row = row("hier", 2, 2);
+  gpu_row["device"] = "gpu";
+  const RowPrediction gpu = predict_row(m, gpu_row, {});
+  ASSERT_TRUE(gpu.time_us) << gpu.reason;
+  EXPECT_DOUBLE_EQ(*gpu.time_us, CollectiveModel(t, Collective::allreduce, "hier").predict(64ull << 20).time_us);
+  EXPECT_GT(*cpu.time_us, *gpu.time_us);
+}
+
 TEST(RunModel, RowsWithoutAPredictionSayWhy) {
   const RunModel m = load_run_model("cpu-node");
   EXPECT_NE(predict_row(m, row("mpi", 1, 2), {}).reason.find("no algorithm for impl mpi"), std::string::npos);
-  EXPECT_NE(predict_row(m, row("hier", 1, 2), {}).reason.find("not impl hier's leader scheme"), std::string::npos);
   EXPECT_NE(predict_row(m, row("ring", 2, 2), {}).reason.find("describes no NICs"), std::string::npos);
   Json uneven = row("ring", 2, 2);
   uneven["ranks"] = 3;
