@@ -68,30 +68,38 @@ volatile std::uint64_t* counter(char* base, std::size_t offset) {
   return reinterpret_cast<volatile std::uint64_t*>(base + offset);
 }
 
-// The host copy modes, the same on every rank (collective): the FIFOs of both halves of a
-// connection are laid out by them, so ranks that differ could only hang.
-HostCopyModes agreed_host_copy(MPI_Comm comm) {
+}  // namespace
+
+// The FIFOs of both halves of a connection are laid out by the modes, so ranks that differ could
+// only hang: every rank checks that all have the same.
+std::optional<HostCopyModes> agreed_host_copy(MPI_Comm comm) {
   HostCopyModes m;
-  agreed(comm, "host", "read CCBENCH_GPU_HOST_RECV and CCBENCH_GPU_HOST_SEND", [&] { m = host_copy_modes(); });
-  const int mine[2] = {static_cast<int>(m.recv), static_cast<int>(m.send)};
-  int lo[2] = {0, 0}, hi[2] = {0, 0};
-  check_mpi(MPI_Allreduce(mine, lo, 2, MPI_INT, MPI_MIN, comm), "MPI_Allreduce of the host copy modes");
-  check_mpi(MPI_Allreduce(mine, hi, 2, MPI_INT, MPI_MAX, comm), "MPI_Allreduce of the host copy modes");
-  if (lo[0] != hi[0] || lo[1] != hi[1])
+  bool forced = false;
+  agreed(comm, "host", "read CCBENCH_GPU_HOST_RECV and CCBENCH_GPU_HOST_SEND", [&] {
+    m = host_copy_modes();
+    forced = host_copy_forced();
+  });
+  const int mine[3] = {static_cast<int>(m.recv), static_cast<int>(m.send), forced ? 1 : 0};
+  int lo[3] = {0, 0, 0}, hi[3] = {0, 0, 0};
+  check_mpi(MPI_Allreduce(mine, lo, 3, MPI_INT, MPI_MIN, comm), "MPI_Allreduce of the host copy modes");
+  check_mpi(MPI_Allreduce(mine, hi, 3, MPI_INT, MPI_MAX, comm), "MPI_Allreduce of the host copy modes");
+  if (lo[0] != hi[0] || lo[1] != hi[1] || lo[2] != hi[2])
     fail(ExitCode::usage, "host: CCBENCH_GPU_HOST_RECV and CCBENCH_GPU_HOST_SEND differ between ranks (here {} "
-         "and {}); give every rank the same values (mpirun -x)", host_copy_name(m.recv), host_copy_name(m.send));
+         "and {}{}); give every rank the same values (mpirun -x)", host_copy_name(m.recv), host_copy_name(m.send),
+         forced ? "" : ", unset");
+  if (!forced) return std::nullopt;
   return m;
 }
 
-}  // namespace
-
-GpuFifoMesh::GpuFifoMesh(MPI_Comm comm, const GpuPaths& paths, int fifos, std::size_t slot_bytes, std::uint64_t* steps)
+GpuFifoMesh::GpuFifoMesh(MPI_Comm comm, const GpuPaths& paths, int fifos, std::size_t slot_bytes, std::uint64_t* steps,
+                         std::optional<HostCopyModes> host_copy)
     : fifos_(static_cast<std::size_t>(fifos)), slot_(slot_bytes), steps_(steps), comm_(comm) {
   CCB_MPI(MPI_Comm_rank(comm, &rank_));
   path_of_ = paths.of[static_cast<std::size_t>(rank_)];
   const std::size_t bytes = fifos_ * (gpu::kFifoSlots * slot_bytes + 2 * kLine);
   p2p_ = connect_transport(comm, paths, gpu_p2p_transport(), bytes);
-  if (paths.label.find("host") != std::string::npos) host_copy_ = agreed_host_copy(comm);  // same on every rank
+  if (host_copy) host_copy_ = *host_copy;  // the caller's choice, the same on every rank
+  else if (paths.label.find("host") != std::string::npos) host_copy_ = agreed_host_copy(comm).value_or(HostCopyModes{});
   // A ce receiver copies only each step's bytes: the sender writes them beside the tail.
   const std::size_t sizes_bytes = host_copy_.recv == HostCopy::ce ? fifos_ * kLine : 0;
   host_ = connect_transport(comm, paths, gpu_host_transport(), bytes + sizes_bytes);

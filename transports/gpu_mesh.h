@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <vector>
 
 #include "transports/gpu_conn.h"
@@ -19,15 +20,21 @@
 
 namespace ccbench {
 
+// Collective: CCBENCH_GPU_HOST_RECV and CCBENCH_GPU_HOST_SEND (host_copy.h) as every rank has
+// them: the modes where either is set, nullopt where neither is. Error(usage) on every rank
+// unless every rank has the same.
+std::optional<HostCopyModes> agreed_host_copy(MPI_Comm comm);
+
 class GpuFifoMesh {
  public:
   // Collective over `comm` (described by `paths`): sets up a region per transport in use,
   // exchanges the connection blobs with MPI_Allgather, connects every pair that uses it, then
   // holds a barrier so that no rank uses (or frees) memory a peer has not mapped yet.
-  // `steps` is device memory of 2 * fifos zeroed counters owned by the caller. Where a pair
-  // uses host, reads CCBENCH_GPU_HOST_RECV and CCBENCH_GPU_HOST_SEND (host_copy.h) and fails
-  // with Error(usage) on every rank unless every rank has the same values.
-  GpuFifoMesh(MPI_Comm comm, const GpuPaths& paths, int fifos, std::size_t slot_bytes, std::uint64_t* steps);
+  // `steps` is device memory of 2 * fifos zeroed counters owned by the caller. Host connections
+  // use `host_copy` where given (the same on every rank); otherwise, where a pair uses host,
+  // agreed_host_copy's forced modes, or sm for both halves.
+  GpuFifoMesh(MPI_Comm comm, const GpuPaths& paths, int fifos, std::size_t slot_bytes, std::uint64_t* steps,
+              std::optional<HostCopyModes> host_copy = std::nullopt);
   ~GpuFifoMesh();
   // Send through the peer's incoming FIFO `peer_fifo`; the peer frees slots in our head `my_out`.
   // Over net, and over host with a ce send half: through our staging FIFO `my_out`, which the

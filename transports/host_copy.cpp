@@ -31,4 +31,12 @@ HostCopyModes host_copy_modes() {
   return {env_host_copy("CCBENCH_GPU_HOST_RECV"), env_host_copy("CCBENCH_GPU_HOST_SEND")};
 }
 
+bool host_copy_forced() {
+  return env_text("CCBENCH_GPU_HOST_RECV").has_value() || env_text("CCBENCH_GPU_HOST_SEND").has_value();
+}
+
+std::size_t host_ce_min_bytes() {
+  return static_cast<std::size_t>(env_size("CCBENCH_GPU_HOST_CE_MIN_BYTES", kDefaultHostCeMinBytes, KnobRange{}));
+}
+
 }  // namespace ccbench

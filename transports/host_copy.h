@@ -7,6 +7,7 @@
 //       cudaMemcpyAsync (transports/gpu_host_ce.h).
 // CCBENCH_GPU_HOST_RECV picks the receiving half, CCBENCH_GPU_HOST_SEND the sending half; every
 // rank must use the same values (GpuFifoMesh checks it).
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -30,5 +31,18 @@ std::string host_copy_note(const HostCopyModes& m);
 // CCBENCH_GPU_HOST_RECV and CCBENCH_GPU_HOST_SEND: `sm` or `ce`, sm when unset; Error(usage)
 // naming a bad value and the valid ones.
 HostCopyModes host_copy_modes();
+// Whether either variable is set (non-empty): then every host connection uses host_copy_modes().
+// When neither is, the ring picks per call: sm below host_ce_min_bytes(), ce for both halves from
+// there (where every rank has a GPU of its own).
+bool host_copy_forced();
+
+// The copy engines win over host from here (ring all-reduce busbw on 2 x H200: sm 31.4 against ce
+// 22.7 GB/s at 16 MiB, 30.9 against 37.4 at 64 MiB; all-gather 24.5 / 13.2 at 16 MiB, 26.7 / 33.8
+// at 64 MiB: results/baselines/h200x2-2026-11-30/transports/r8-4716ba0). The bytes are the
+// ring's measure of a call: a rank's input (all-reduce, reduce) or the whole output (all-gather,
+// reduce-scatter).
+constexpr std::size_t kDefaultHostCeMinBytes = std::size_t(32) << 20;
+// CCBENCH_GPU_HOST_CE_MIN_BYTES (a size such as 32M): Error(usage) naming a bad value.
+std::size_t host_ce_min_bytes();
 
 }  // namespace ccbench

@@ -34,20 +34,27 @@ RankLayout layout_of(const ImplContext& ctx) {
   return RankLayout::from_hosts(rank, std::vector<std::string>(static_cast<std::size_t>(n), "."));
 }
 
+int first_shared_rank(const RankLayout& l, int gpus) {
+  for (int r = 0; r < l.nranks; ++r)
+    if (l.host_local_rank(r) >= gpus) return r;
+  return -1;
+}
+
 // Copy-engine staging over host needs a GPU per rank: a copy into a GPU whose SMs another
 // process's spinning kernel holds waits for that GPU's time slice (3 ranks on 2 x H200: 4.7 ms
 // per all-reduce call at any size, and the tree's kernels timed out at 324 B).
 std::optional<std::string> shared_gpus_with_ce(const GpuPaths& paths, const RankLayout& l, int gpus) {
   if (paths.label.find("host") == std::string::npos || !host_copy_modes().any_ce()) return std::nullopt;
-  for (int r = 0; r < l.nranks; ++r)
-    if (l.host_local_rank(r) >= gpus)
-      return fmt::format("copy-engine staging over host (CCBENCH_GPU_HOST_RECV/SEND=ce) needs a GPU per rank, and "
-                         "ranks share the {} GPU(s) of host {}: unset them, or run one rank per GPU",
-                         gpus, l.host_of[static_cast<std::size_t>(r)]);
-  return std::nullopt;
+  const int r = first_shared_rank(l, gpus);
+  if (r < 0) return std::nullopt;
+  return fmt::format("copy-engine staging over host (CCBENCH_GPU_HOST_RECV/SEND=ce) needs a GPU per rank, and ranks "
+                     "share the {} GPU(s) of host {}: unset them, or run one rank per GPU",
+                     gpus, l.host_of[static_cast<std::size_t>(r)]);
 }
 
 }  // namespace
+
+bool gpus_shared(const ImplContext& ctx) { return first_shared_rank(layout_of(ctx), visible_gpus()) >= 0; }
 
 GpuPaths plan_paths(const ImplContext& ctx) {
   const RankLayout l = layout_of(ctx);

@@ -59,6 +59,7 @@ void check_gpu_tuning_environment() {
   gpu::net_slot_bytes();
   net_proxy_threads();
   host_copy_modes();
+  host_ce_min_bytes();
   gpu::tree_channels();
   gpu::twoshot_blocks();
   gpu::best_oneshot_max();  // reads CCBENCH_ONESHOT_MAX_BYTES too

@@ -27,25 +27,22 @@ class RingGpu final : public GpuImpl {
     if (over_net()) channels_ = std::min(channels_, net_channels());
     slot_ = over_net() ? net_slot_bytes() : slot_bytes();
     if (n_ == 1) return;
-    steps_ = std::make_unique<DeviceCounters>(2 * static_cast<std::size_t>(channels_));
-    mesh_ = std::make_unique<GpuFifoMesh>(ctx_.comm, paths_, channels_, slot_, steps_->at(0));
-    std::vector<SendConn> s;
-    std::vector<RecvConn> r;
     order_ = ring_order(ctx_.ring_order, layout());
     pos_ = ring_position(order_, rank_);
     ring_ranks_ = DeviceArray<int>(order_);
-    const int next = order_[static_cast<std::size_t>((pos_ + 1) % n_)];
-    const int prev = order_[static_cast<std::size_t>((pos_ + n_ - 1) % n_)];
-    for (int c = 0; c < channels_; ++c) {
-      s.push_back(mesh_->send(next, c, c));
-      r.push_back(mesh_->recv(prev, c, c));
+    // Over host with neither CCBENCH_GPU_HOST_RECV nor _SEND set: SM staging for small calls, the
+    // copy engines for both halves from host_ce_min_bytes() (where every rank has its own GPU).
+    // The conditions are the same on every rank, and agreed_host_copy is collective.
+    const bool per_size = paths_.label == "host" && !agreed_host_copy(ctx_.comm) && !gpus_shared(ctx_);
+    sm_ = connect(per_size ? std::optional<HostCopyModes>(HostCopyModes{}) : std::nullopt);
+    if (per_size) {
+      ce_ = connect(HostCopyModes{HostCopy::ce, HostCopy::ce});
+      ce_min_bytes_ = host_ce_min_bytes();
     }
-    mesh_->finish(layout(), ctx_.timeout);
-    send_ = DeviceArray<SendConn>(s);
-    recv_ = DeviceArray<RecvConn>(r);
   }
   void check_connections() override {
-    if (mesh_) mesh_->check();
+    if (sm_.mesh) sm_.mesh->check();
+    if (ce_.mesh) ce_.mesh->check();
   }
   void run(const CallArgs& a) override {
     if (n_ == 1) return copy_alone(a);
@@ -62,15 +59,16 @@ class RingGpu final : public GpuImpl {
     p.recv = a.recv;
     p.count = a.count;
     p.slot_bytes = slot_;
-    p.send_conns = send_.get();
-    p.recv_conns = recv_.get();
+    const Ring& ring = ring_for(a);
+    p.send_conns = ring.send.get();
+    p.recv_conns = ring.recv.get();
     p.limits = limits();
     launched(launch_ring(p, stream_));
   }
   std::string describe(const CallArgs& a) override {
     if (n_ == 1) return "copy (1 rank)";
     return fmt::format("{} {}ch{}", a.spec.coll == Collective::reduce ? "ring-chain" : "ring", channels_for(a),
-                       mesh_->staging_note());
+                       ring_for(a).mesh->staging_note());
   }
 
  private:
@@ -82,19 +80,44 @@ class RingGpu final : public GpuImpl {
       default: return RingKind::allreduce;  // run() is only given the collectives() above
     }
   }
-  // Small messages use fewer channels: fewer, fuller slots. Same choice on every rank. All-gather
-  // and reduce-scatter count their n blocks, all-reduce and reduce one rank's input.
-  int channels_for(const CallArgs& a) const {
-    const bool blocks = a.spec.coll == Collective::allgather || a.spec.coll == Collective::reducescatter;
-    const std::size_t bytes = a.count * element_size(a.spec.dtype) * (blocks ? static_cast<std::size_t>(n_) : 1);
-    return blocks_for(bytes, kRingBytesPerChannel, channels_);
+  // One set of ring connections: the FIFOs, their step counters, the kernels' view of them.
+  struct Ring {
+    std::unique_ptr<DeviceCounters> steps;
+    std::unique_ptr<GpuFifoMesh> mesh;
+    DeviceArray<SendConn> send;
+    DeviceArray<RecvConn> recv;
+  };
+  // Collective: a channel per FIFO toward the next rank on the ring and from the previous one.
+  Ring connect(std::optional<HostCopyModes> host_copy) {
+    Ring ring;
+    ring.steps = std::make_unique<DeviceCounters>(2 * static_cast<std::size_t>(channels_));
+    ring.mesh = std::make_unique<GpuFifoMesh>(ctx_.comm, paths_, channels_, slot_, ring.steps->at(0), host_copy);
+    const int next = order_[static_cast<std::size_t>((pos_ + 1) % n_)];
+    const int prev = order_[static_cast<std::size_t>((pos_ + n_ - 1) % n_)];
+    std::vector<SendConn> s;
+    std::vector<RecvConn> r;
+    for (int c = 0; c < channels_; ++c) {
+      s.push_back(ring.mesh->send(next, c, c));
+      r.push_back(ring.mesh->recv(prev, c, c));
+    }
+    ring.mesh->finish(layout(), ctx_.timeout);
+    ring.send = DeviceArray<SendConn>(s);
+    ring.recv = DeviceArray<RecvConn>(r);
+    return ring;
   }
+  const Ring& ring_for(const CallArgs& a) const { return ce_.mesh && call_bytes(a) >= ce_min_bytes_ ? ce_ : sm_; }
+  // A call's size as the choices here count it: all-gather and reduce-scatter their n blocks,
+  // all-reduce and reduce one rank's input.
+  std::size_t call_bytes(const CallArgs& a) const {
+    const bool blocks = a.spec.coll == Collective::allgather || a.spec.coll == Collective::reducescatter;
+    return a.count * element_size(a.spec.dtype) * (blocks ? static_cast<std::size_t>(n_) : 1);
+  }
+  // Small messages use fewer channels: fewer, fuller slots. Same choice on every rank.
+  int channels_for(const CallArgs& a) const { return blocks_for(call_bytes(a), kRingBytesPerChannel, channels_); }
   int channels_ = kDefaultRingChannels;
   std::size_t slot_ = 0;
-  std::unique_ptr<DeviceCounters> steps_;
-  std::unique_ptr<GpuFifoMesh> mesh_;
-  DeviceArray<SendConn> send_;
-  DeviceArray<RecvConn> recv_;
+  Ring sm_, ce_;                 // ce_: the copy-engine set over host, where sizes pick (else empty)
+  std::size_t ce_min_bytes_ = 0;
   std::vector<int> order_;      // the ring: the rank at every position
   int pos_ = 0;                 // this rank's position on the ring
   DeviceArray<int> ring_ranks_;  // the ring, for the kernels

@@ -170,6 +170,13 @@ ccbench_gpu_host_ce_test(gpu_transport_host_ce_both_2 ce ce "(host ce:recv+send)
 ccbench_gpu_host_ce_test(gpu_transport_host_ce_graphs_2 ce ce "(host ce:recv+send)" 2 "ring=host" ""
                          --transport host --collective allreduce,allgather --impl ring -d float
                          -b 8 -e 4M -f 8 -n 4 -w 1 -G 3 --timeout 20)
+# Neither half set: the ring stages small calls with its SMs and, from CCBENCH_GPU_HOST_CE_MIN_BYTES
+# (1 MiB here, 32 MiB by default), with the copy engines for both halves, eager and in graphs.
+ccbench_gpu_path_test(gpu_transport_host_per_size_2 2 "ring=host" ""
+                      --transport host --collective allreduce,allgather,reducescatter --impl ring -d float,int8
+                      -o sum,max -b 4K -e 4M -f 4 -n 3 -w 1 -G 2 --timeout 20)
+set_property(TEST gpu_transport_host_per_size_2 APPEND PROPERTY ENVIRONMENT "CCBENCH_GPU_HOST_CE_MIN_BYTES=1M"
+             "CCBENCH_EXPECT_ALGORITHM_FROM=1048576:(host ce:recv+send)")
 # 3 ranks on 2 GPUs: copy-engine staging needs a GPU per rank (a copy into a GPU that another
 # process's spinning kernel holds waits for its time slice), so ring and tree say so and skip.
 ccbench_gpu_host_ce_test(gpu_transport_host_ce_three ce ce "" 3 "" "ring,tree:needs a GPU per rank"

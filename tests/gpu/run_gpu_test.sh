@@ -27,7 +27,7 @@ out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 export NCCL_NVLS_ENABLE=0
 forward=(-x NCCL_NVLS_ENABLE)  # the kernels' tuning knobs a test sets, passed on to every rank
-for v in CCBENCH_GPU_SLOT_BYTES CCBENCH_GPU_CHANNELS CCBENCH_GPU_TREE_CHANNELS CCBENCH_GPU_HOST_RECV CCBENCH_GPU_HOST_SEND; do
+for v in CCBENCH_GPU_SLOT_BYTES CCBENCH_GPU_CHANNELS CCBENCH_GPU_TREE_CHANNELS CCBENCH_GPU_HOST_RECV CCBENCH_GPU_HOST_SEND CCBENCH_GPU_HOST_CE_MIN_BYTES; do
   if [ -n "${!v:-}" ]; then forward+=(-x "$v"); fi
 done
 # CHECK_ARGS is split on spaces on purpose: it holds options such as "--unchecked all".

@@ -9,6 +9,8 @@ Environment:
                           where one is named) is skipped, its reason holding TEXT
   CCBENCH_EXPECT_ALGORITHM_HAS  TEXT: the `algorithm` column of every measured row (eager and graph) of
                           the impls in CCBENCH_EXPECT holds TEXT
+  CCBENCH_EXPECT_ALGORITHM_FROM  BYTES:TEXT: that column holds TEXT in the rows of BYTES and more, and
+                          not in the smaller ones
 Usage: transport_check.py results.csv
 """
 import csv
@@ -33,6 +35,12 @@ def main(path):
             if r["wrong[elements]"] not in ("0", ""):
                 problems.append(f"{r['collective']}/{impl} {r['size[B]']} B: {r['wrong[elements]']} wrong elements")
             has = os.environ.get("CCBENCH_EXPECT_ALGORITHM_HAS", "")
+            from_bytes, _, text = os.environ.get("CCBENCH_EXPECT_ALGORITHM_FROM", "").partition(":")
+            if from_bytes:  # the text from that size up, and only there
+                has = text if int(r["size[B]"]) >= int(from_bytes) else ""
+                if not has and text in r.get("algorithm", ""):
+                    problems.append(f"{r['collective']}/{impl} {r['size[B]']} B: algorithm '{r.get('algorithm')}' "
+                                    f"holds '{text}' below {from_bytes} B")
             if has and has not in r.get("algorithm", ""):
                 problems.append(f"{r['collective']}/{impl} {r['size[B]']} B {r.get('mode')}: algorithm "
                                 f"'{r.get('algorithm')}', expected it to hold '{has}'")

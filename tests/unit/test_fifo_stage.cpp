@@ -61,6 +61,21 @@ TEST(HostCopyModes, BadValueIsAUsageErrorNamingIt) {
   EXPECT_EQ(usage_error([] { host_copy_modes(); }), "CCBENCH_GPU_HOST_SEND='dma' is invalid: give one of sm, ce");
 }
 
+TEST(HostCopyModes, ForcedOnlyWhenEitherHalfIsSetAndTheSizeThresholdIsAKnob) {
+  EXPECT_FALSE(host_copy_forced()) << "unset: the ring picks per call";
+  EXPECT_EQ(host_ce_min_bytes(), kDefaultHostCeMinBytes);
+  {
+    ScopedEnv send("CCBENCH_GPU_HOST_SEND", "sm");
+    EXPECT_TRUE(host_copy_forced()) << "sm given explicitly forces sm for every size";
+  }
+  ScopedEnv empty("CCBENCH_GPU_HOST_RECV", "");
+  EXPECT_FALSE(host_copy_forced()) << "empty means unset";
+  ScopedEnv min("CCBENCH_GPU_HOST_CE_MIN_BYTES", "64M");
+  EXPECT_EQ(host_ce_min_bytes(), std::size_t(64) << 20);
+  ScopedEnv bad("CCBENCH_GPU_HOST_CE_MIN_BYTES", "lots");
+  EXPECT_NE(usage_error([] { host_ce_min_bytes(); }).find("CCBENCH_GPU_HOST_CE_MIN_BYTES"), std::string::npos);
+}
+
 TEST(HostCopyModes, NoteForTheAlgorithmColumn) {
   EXPECT_EQ(host_copy_note({}), "");
   EXPECT_EQ(host_copy_note({HostCopy::ce, HostCopy::sm}), " (host ce:recv)");
