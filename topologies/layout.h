@@ -24,6 +24,7 @@ struct RankLayout {
   std::vector<int> node_of;          // node index of every rank (nodes numbered by first rank)
   std::vector<int> local_rank_of;    // rank within its node, for every rank
   std::vector<int> numa_of;          // NUMA node of each rank (its GPU's, or its bound cores'), -1 unknown; empty: not gathered
+  std::vector<int> host_local_of;    // a subset's ranks' host_local_rank in the full run; empty: counted from host_of
   int nodes = 1;
   int hosts = 1;                     // distinct real hosts
   bool emulated = false;             // nodes were split by host ids or emulate_nodes()
@@ -47,7 +48,8 @@ struct RankLayout {
   int host_local_rank(int r) const;
   int host_ranks() const;  // ranks on this rank's host
   // The layout of a sub-group: `members` (ranks of this layout, ascending) renumbered 0..n-1,
-  // keeping their hosts and nodes (emulated ones included); this rank must be a member.
+  // keeping their hosts, nodes (emulated ones included) and GPU choice (host_local_rank); this
+  // rank must be a member.
   RankLayout subset(const std::vector<int>& members) const;
 };
 

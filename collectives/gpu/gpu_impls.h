@@ -12,6 +12,8 @@
 //   ce       all-gather, all-to-all, alltoallv, gather and scatter with the copy engines: each
 //            piece copied straight into (scatter: out of) a peer's buffer, peers concurrently
 //   best     the fastest of the above for each collective and size (thresholds in README)
+//   hier     two-level all-reduce and all-gather over the nodes (hier_plan.h): ring in the node,
+//            ring across the nodes per local rank, ring in the node; best never picks it
 #include <memory>
 
 #include "collectives/implementation.h"
@@ -24,6 +26,7 @@ std::unique_ptr<Implementation> make_oneshot_gpu();
 std::unique_ptr<Implementation> make_twoshot_gpu();
 std::unique_ptr<Implementation> make_ce_gpu();
 std::unique_ptr<Implementation> make_best_gpu();
+std::unique_ptr<Implementation> make_hier_gpu();
 // Reads every tuning variable above (CCBENCH_GPU_*, CCBENCH_ONESHOT_MAX_BYTES, CCBENCH_BEST_*);
 // throws Error(usage) naming a bad one.
 void check_gpu_tuning_environment();
