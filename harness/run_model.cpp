@@ -63,8 +63,8 @@ RowPrediction predict_row(const RunModel& model, const Json& row, const std::vec
   const std::vector<std::string> algos = algorithms_of(impl);
   const auto coll = parse_collective(row.value("collective", ""));
   const int nodes = row.value("nodes", 1), per_node = row.value("ranks_per_node", 1), ranks = row.value("ranks", 1);
-  if (impl == "hier") {  // the same name, another scheme: no prediction rather than a wrong one
-    p.reason = "the model's hier (reduce-scatter in the node, a ring per local rank) is not impl hier's leader scheme";
+  if (impl == "hier" && row.value("device", "") != "gpu") {  // CPU hier: the same name, another scheme
+    p.reason = "the model's hier (reduce-scatter in the node, a ring per local rank) is not CPU hier's leader scheme";
     return p;
   }
   if (algos.empty()) {

@@ -7,8 +7,8 @@
 // Per row, in run.json: predicted_time_us, predicted_busbw_gbps and model_efficiency (measured
 // busbw / predicted busbw), null with model_reason where the row has no prediction (an
 // implementation or collective the model does not know, uneven nodes, nodes without NICs).
-// Implementations map to the model's algorithms by name (ring, tree, oneshot, twoshot; not hier,
-// whose leader scheme the model's hier is not);
+// Implementations map to the model's algorithms by name (ring, tree, oneshot, twoshot, and GPU
+// hier; not CPU hier, whose leader scheme the model's hier is not);
 // nccl is predicted as the faster of nccl-ring and nccl-tree, as NCCL's own tuner picks.
 //
 // Calibration: with link ceilings (--ceilings links.json or --measure-ceilings), a row inside one

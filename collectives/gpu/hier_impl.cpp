@@ -70,16 +70,27 @@ class LevelRing {
   // Collective over ctx.comm: every rank splits, whatever the size of its level.
   void open(const ImplContext& ctx, const RankLayout& run, Level level) {
     check_mpi(MPI_Comm_split(ctx.comm, hier::color_of(run, level), run.rank, &comm_), "MPI_Comm_split for hier");
-    const std::vector<int> members = hier::level_members(run, level);
-    if (members.size() == 1) return;
-    layout_ = run.subset(members);
+    members_ = hier::level_members(run, level);
+    if (members_.size() == 1) return;
+    layout_ = run.subset(members_);
     ring_ = make_ring_gpu();
-    ring_->setup(level_context(ctx, comm_, layout_, members));  // the ring keeps &layout_
+    ring_->setup(level_context(ctx, comm_, layout_, members_));  // the ring keeps &layout_
   }
   Implementation* ring() const { return ring_.get(); }
+  // The ring's errors name ranks of its communicator: said which ranks of the run those are.
+  void check_async_errors(Level level) const {
+    if (!ring_) return;
+    try {
+      ring_->check_async_errors();
+    } catch (const Error& e) {
+      throw e.with_context(fmt::format("hier's ring {} (its ranks 0..{} are ranks {} of the run)", where(level),
+                                       members_.size() - 1, fmt::join(members_, " ")));
+    }
+  }
 
  private:
   MPI_Comm comm_ = MPI_COMM_NULL;
+  std::vector<int> members_;
   RankLayout layout_;
   std::unique_ptr<Implementation> ring_;
 };
@@ -156,7 +167,7 @@ class HierGpu final : public Implementation {
     }
   }
   void check_async_errors() override {
-    for (Implementation* r : rings()) r->check_async_errors();
+    for (Level level : {Level::node, Level::across}) level_of(level).check_async_errors(level);
   }
   std::string transport() const override { return label_; }
   bool graph_capturable() const override { return true; }

@@ -50,10 +50,21 @@ TEST(RunModel, NcclIsItsFasterAlgorithm) {
   EXPECT_DOUBLE_EQ(*p.time_us, std::min(ring, tree));
 }
 
+TEST(RunModel, GpuHierIsTheModelsHier) {
+  const RunModel m = load_run_model("multinode-8gpu-8ndr");
+  Json r = row("hier", 2, 8);
+  r["device"] = "gpu";
+  const RowPrediction p = predict_row(m, r, {});
+  ASSERT_TRUE(p.time_us) << p.reason;
+  SystemTopology t = m.system;
+  t.nodes = 2;
+  EXPECT_DOUBLE_EQ(*p.time_us, CollectiveModel(t, Collective::allreduce, "hier").predict(64ull << 20).time_us);
+}
+
 TEST(RunModel, RowsWithoutAPredictionSayWhy) {
   const RunModel m = load_run_model("cpu-node");
   EXPECT_NE(predict_row(m, row("mpi", 1, 2), {}).reason.find("no algorithm for impl mpi"), std::string::npos);
-  EXPECT_NE(predict_row(m, row("hier", 1, 2), {}).reason.find("not impl hier's leader scheme"), std::string::npos);
+  EXPECT_NE(predict_row(m, row("hier", 1, 2), {}).reason.find("not CPU hier's leader scheme"), std::string::npos);
   EXPECT_NE(predict_row(m, row("ring", 2, 2), {}).reason.find("describes no NICs"), std::string::npos);
   Json uneven = row("ring", 2, 2);
   uneven["ranks"] = 3;
