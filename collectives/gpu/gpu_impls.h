@@ -21,6 +21,9 @@
 namespace ccbench {
 
 std::unique_ptr<Implementation> make_ring_gpu();
+// A ring whose avg divides by `avg_divisor` instead of its own ranks: it completes sums that
+// other rings began (hier's ring across the nodes divides by the ranks of the whole run).
+std::unique_ptr<Implementation> make_ring_gpu_avg_over(int avg_divisor);
 std::unique_ptr<Implementation> make_tree_gpu();
 std::unique_ptr<Implementation> make_oneshot_gpu();
 std::unique_ptr<Implementation> make_twoshot_gpu();

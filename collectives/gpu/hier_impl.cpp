@@ -73,7 +73,8 @@ class LevelRing {
     members_ = hier::level_members(run, level);
     if (members_.size() == 1) return;
     layout_ = run.subset(members_);
-    ring_ = make_ring_gpu();
+    // Across the nodes the sums complete: avg divides by the ranks of the whole run there.
+    ring_ = level == Level::across ? make_ring_gpu_avg_over(run.nranks) : make_ring_gpu();
     ring_->setup(level_context(ctx, comm_, layout_, members_));  // the ring keeps &layout_
   }
   Implementation* ring() const { return ring_.get(); }
@@ -213,6 +214,7 @@ class HierGpu final : public Implementation {
     const std::size_t ranks = static_cast<std::size_t>(st.level == Level::node ? shape_.local_ranks : shape_.nodes);
     CallArgs c = a;
     c.spec.coll = st.coll;
+    if (st.partial && a.spec.op == ReduceOp::avg) c.spec.op = ReduceOp::sum;
     c.send = address(a, st.from, esz, st.coll == Collective::reducescatter ? ranks * st.count : st.count);
     c.recv = address(a, st.to, esz, st.coll == Collective::allgather ? ranks * st.count : st.count);
     c.count = st.count;

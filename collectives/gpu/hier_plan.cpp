@@ -10,10 +10,11 @@ namespace ccbench::hier {
 
 namespace {
 
-Step ring(Level level, Collective coll, Region from, Region to, std::size_t count) {
+Step ring(Level level, Collective coll, Region from, Region to, std::size_t count, bool partial = false) {
   Step s;
   s.level = level;
   s.coll = coll;
+  s.partial = partial;
   s.from = from;
   s.to = to;
   s.count = count;
@@ -37,15 +38,16 @@ std::vector<Step> plan_allreduce(std::size_t count, const Shape& s) {
   if (l == 1) return {ring(Level::across, Collective::allreduce, {Buffer::send, 0}, {Buffer::recv, 0}, count)};
   const std::size_t q = count / l, head = q * l;
   const Region share{Buffer::recv, static_cast<std::size_t>(s.local) * q};
+  const bool partial = s.nodes > 1;  // the sum completes across the nodes
   std::vector<Step> out;
   if (q > 0) {
-    out.push_back(ring(Level::node, Collective::reducescatter, {Buffer::send, 0}, share, q));
+    out.push_back(ring(Level::node, Collective::reducescatter, {Buffer::send, 0}, share, q, partial));
     if (s.nodes > 1) out.push_back(ring(Level::across, Collective::allreduce, share, share, q));
     out.push_back(ring(Level::node, Collective::allgather, share, {Buffer::recv, 0}, q));
   }
   if (head < count) {  // the remainder: fewer elements than ranks in a node
     const Region tail{Buffer::recv, head};
-    out.push_back(ring(Level::node, Collective::allreduce, {Buffer::send, head}, tail, count - head));
+    out.push_back(ring(Level::node, Collective::allreduce, {Buffer::send, head}, tail, count - head, partial));
     if (s.nodes > 1) out.push_back(ring(Level::across, Collective::allreduce, tail, tail, count - head));
   }
   return out;

@@ -10,8 +10,9 @@
 //   3. all-gather in the node (in place)
 //   the r trailing elements (C not a multiple of L): an all-reduce in the node, then one across
 //   the nodes (in place): at most L - 1 elements, exact like the rest.
-// avg divides by L in the node's first step and by N across: (s / L) / N, which is s / (LN)
-// exactly for the non-negative integer inputs and within one rounding for floats.
+// avg divides once, by N * L, where the sum completes: on several nodes the steps in the node
+// reduce as sum (Step::partial) and the ring across divides by the ranks of the whole run
+// (make_ring_gpu_avg_over); on one node the node's steps divide, by L.
 // all-gather of C elements per rank: across the nodes first (each rank gathers the C-element
 // blocks of its local index, N blocks), then in the node (blocks of N * C): every byte crosses
 // the inter-node path once, (N - 1) * L * C per node. The other order (node first, then the
@@ -51,11 +52,13 @@ struct Region {
 // One step of the schedule, in elements. A ring step runs `coll` over `level`'s ring with
 // `count` as CallArgs::count (reduce-scatter: the output per rank; all-gather: the input per
 // rank). A copy step copies `height` rows of `width` elements, rows `src_pitch` apart in `from`
-// and `dst_pitch` apart in `to` (a plain copy: height 1).
+// and `dst_pitch` apart in `to` (a plain copy: height 1). A partial ring step is not where the
+// reduction completes: avg reduces as sum there.
 struct Step {
   enum class Kind { ring, copy } kind = Kind::ring;
   Level level = Level::node;
   Collective coll = Collective::allreduce;
+  bool partial = false;
   Region from, to;
   std::size_t count = 0;
   std::size_t width = 0, height = 0, src_pitch = 0, dst_pitch = 0;

@@ -16,7 +16,7 @@ using namespace gpu;
 
 class RingGpu final : public GpuImpl {
  public:
-  RingGpu() : GpuImpl("ring") {}
+  explicit RingGpu(int avg_divisor) : GpuImpl("ring"), avg_divisor_(avg_divisor) {}
   CollectiveSet collectives() const override {
     return {Collective::allreduce, Collective::allgather, Collective::reducescatter, Collective::reduce};
   }
@@ -54,6 +54,7 @@ class RingGpu final : public GpuImpl {
     p.dtype = a.spec.dtype;
     p.op = a.spec.op;
     p.nranks = n_;
+    p.avg_divisor = avg_divisor_ > 0 ? avg_divisor_ : n_;
     p.pos = pos_;
     p.root_pos = a.spec.coll == Collective::reduce ? ring_position(order_, a.spec.root) : 0;
     p.ring_ranks = ring_ranks_.get();
@@ -88,6 +89,7 @@ class RingGpu final : public GpuImpl {
     const std::size_t bytes = a.count * element_size(a.spec.dtype) * (blocks ? static_cast<std::size_t>(n_) : 1);
     return blocks_for(bytes, kRingBytesPerChannel, channels_);
   }
+  int avg_divisor_ = 0;  // 0: the ring's own ranks
   int channels_ = kDefaultRingChannels;
   std::size_t slot_ = 0;
   std::unique_ptr<DeviceCounters> steps_;
@@ -101,6 +103,9 @@ class RingGpu final : public GpuImpl {
 
 }  // namespace
 
-std::unique_ptr<Implementation> make_ring_gpu() { return std::make_unique<RingGpu>(); }
+std::unique_ptr<Implementation> make_ring_gpu() { return std::make_unique<RingGpu>(0); }
+std::unique_ptr<Implementation> make_ring_gpu_avg_over(int avg_divisor) {
+  return std::make_unique<RingGpu>(avg_divisor);
+}
 
 }  // namespace ccbench

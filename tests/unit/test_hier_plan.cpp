@@ -1,7 +1,8 @@
 // collectives/gpu/hier_plan: the two-level schedule of GPU `hier`, executed here on host buffers
 // by a reference model of the ring collectives (every rank of a level ring at once), for every
 // count from 0 up past a few times the ranks (remainders, counts below the ranks of a node), in
-// place and out of place, on several node x rank shapes. The model also checks that every ring
+// place and out of place, on several node x rank shapes, sum and integer avg (divided once, by
+// the ranks of the run, where the sum completes). The model also checks that every ring
 // call is either out of place with disjoint buffers or in the in-place form the ring supports,
 // that every region lies inside its buffer, and that all ranks run the same ring calls.
 #include <gtest/gtest.h>
@@ -24,8 +25,8 @@ struct RankBuffers {
 // One run of `coll` on n = nodes x local ranks, numbered node by node.
 class Model {
  public:
-  Model(Collective coll, int nodes, int local, std::size_t count, bool in_place)
-      : coll_(coll), nodes_(nodes), local_(local), count_(count), in_place_(in_place) {
+  Model(Collective coll, int nodes, int local, std::size_t count, bool in_place, bool avg = false)
+      : coll_(coll), nodes_(nodes), local_(local), count_(count), in_place_(in_place), avg_(avg) {
     const int n = nodes * local;
     const std::size_t out = coll == Collective::allgather ? count * static_cast<std::size_t>(n) : count;
     for (int r = 0; r < n; ++r) {
@@ -75,6 +76,7 @@ class Model {
           want = inputs_[i / count_][i % count_];
         } else {
           for (const auto& in : inputs_) want += in[i];
+          if (avg_) want /= nodes_ * local_;
         }
         ASSERT_EQ(b.recv[i], want) << "rank " << r << " element " << i;
       }
@@ -149,6 +151,11 @@ class Model {
           else outs[q][p * c + i] = in[i];
         }
     }
+    // avg: the ring divides its finished sums by its ranks, the ring across by the run's ranks.
+    const Value divisor = st.level == Level::across ? nodes_ * local_ : local_;
+    if (avg_ && !st.partial && st.coll != Collective::allgather)
+      for (auto& o : outs)
+        for (Value& v : o) v /= divisor;
     for (std::size_t p = 0; p < g; ++p) {
       Value* out = at(ring[p], plans[static_cast<std::size_t>(ring[p])][s].to, out_len);
       std::copy(outs[p].begin(), outs[p].end(), out);
@@ -169,6 +176,7 @@ class Model {
   int nodes_, local_;
   std::size_t count_;
   bool in_place_;
+  bool avg_;
   std::vector<RankBuffers> ranks_;
   std::vector<std::vector<Value>> inputs_;
 };
@@ -178,13 +186,15 @@ TEST(HierPlan, EveryCountOnEveryShapeGivesTheExactResult) {
   for (Collective coll : {Collective::allreduce, Collective::allgather})
     for (const auto& sh : shapes)
       for (std::size_t count = 0; count <= static_cast<std::size_t>(3 * sh[0] * sh[1] + 2); ++count)
-        for (bool in_place : {false, true}) {
-          SCOPED_TRACE(testing::Message() << name(coll) << " " << sh[0] << " nodes x " << sh[1] << " count " << count
-                                          << (in_place ? " in place" : ""));
-          Model m(coll, sh[0], sh[1], count, in_place);
-          m.run();
-          m.expect_result();
-        }
+        for (bool in_place : {false, true})
+          for (bool avg : {false, true}) {
+            if (avg && coll == Collective::allgather) continue;
+            SCOPED_TRACE(testing::Message() << name(coll) << " " << sh[0] << " nodes x " << sh[1] << " count "
+                                            << count << (in_place ? " in place" : "") << (avg ? " avg" : ""));
+            Model m(coll, sh[0], sh[1], count, in_place, avg);
+            m.run();
+            m.expect_result();
+          }
 }
 
 TEST(HierPlan, AllReduceStepsFollowTheModel) {
@@ -195,12 +205,15 @@ TEST(HierPlan, AllReduceStepsFollowTheModel) {
   EXPECT_EQ(p[0].level, Level::node);
   EXPECT_EQ(p[0].count, 4u);
   EXPECT_EQ(p[0].to.offset, 4u);  // local rank 1's share
+  EXPECT_TRUE(p[0].partial);      // avg divides across the nodes, not here
   EXPECT_EQ(p[1].coll, Collective::allreduce);
   EXPECT_EQ(p[1].level, Level::across);
   EXPECT_EQ(p[2].coll, Collective::allgather);
   EXPECT_EQ(p[3].count, 1u);
   EXPECT_EQ(p[3].from.offset, 8u);
   EXPECT_EQ(p[4].level, Level::across);
+  EXPECT_FALSE(p[4].partial);
+  EXPECT_FALSE(plan(Collective::allreduce, 8, {1, 2, 0, 0})[0].partial);  // one node: the node divides
   // One node: the node's steps only; one rank per node: one ring across; one rank: a copy.
   EXPECT_EQ(plan(Collective::allreduce, 8, {1, 2, 0, 0}).size(), 2u);
   const auto across = plan(Collective::allreduce, 8, {4, 1, 2, 0});
