@@ -11,26 +11,13 @@ namespace ccbench::hier {
 namespace {
 
 Step ring(Level level, Collective coll, Region from, Region to, std::size_t count, bool partial = false) {
-  Step s;
-  s.level = level;
-  s.coll = coll;
-  s.partial = partial;
-  s.from = from;
-  s.to = to;
-  s.count = count;
-  return s;
+  return {.kind = Step::Kind::ring, .level = level, .coll = coll, .partial = partial, .from = from, .to = to,
+          .count = count};
 }
 
 Step copy(Region from, Region to, std::size_t width, std::size_t height, std::size_t src_pitch, std::size_t dst_pitch) {
-  Step s;
-  s.kind = Step::Kind::copy;
-  s.from = from;
-  s.to = to;
-  s.width = width;
-  s.height = height;
-  s.src_pitch = src_pitch;
-  s.dst_pitch = dst_pitch;
-  return s;
+  return {.kind = Step::Kind::copy, .from = from, .to = to, .width = width, .height = height, .src_pitch = src_pitch,
+          .dst_pitch = dst_pitch};
 }
 
 std::vector<Step> plan_allreduce(std::size_t count, const Shape& s) {

@@ -19,7 +19,7 @@
 // node's L * C block across) would send that block on each of the L rings across, L times the
 // inter-node bytes. The gathered blocks are then in (j, k) order in a scratch buffer of N * L * C
 // elements; L strided copies put them in rank order (k * L + j), which needs the ranks numbered
-// node by node (hier_layout_problem says so otherwise).
+// node by node (layout_problem says so otherwise).
 // With one node only the node steps run; with one rank per node only the steps across.
 #include <cstddef>
 #include <optional>
@@ -64,7 +64,7 @@ struct Step {
   std::size_t width = 0, height = 0, src_pitch = 0, dst_pitch = 0;
 };
 
-// The layout as a Shape; the layout must be regular (hier_layout_problem).
+// The layout as a Shape; the layout must be regular (layout_problem).
 Shape shape_of(const RankLayout& layout);
 // Why `coll` cannot run in two levels on `layout` (nodes of different sizes; all-gather on more
 // than one node of several ranks whose ranks are not numbered node by node), nullopt if it can.
