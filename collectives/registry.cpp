@@ -70,8 +70,11 @@ std::vector<ImplInfo> build_registry() {
                "peers' buffers",
                make_ce_gpu, ""});
   r.push_back({"best", Device::gpu, "the fastest of our kernels for each collective and size", make_best_gpu, ""});
+  r.push_back({"hier", Device::gpu,
+               "two-level all-reduce / all-gather: ring in the node, ring across the nodes per local rank",
+               make_hier_gpu, ""});
 #else
-  for (const char* n : {"ring", "tree", "oneshot", "twoshot", "ce", "best"})
+  for (const char* n : {"ring", "tree", "oneshot", "twoshot", "ce", "best", "hier"})
     r.push_back({n, Device::gpu, "CUDA kernel", {}, kNoCuda});
 #endif
   return r;

@@ -7,8 +7,8 @@
 // Per row, in run.json: predicted_time_us, predicted_busbw_gbps and model_efficiency (measured
 // busbw / predicted busbw), null with model_reason where the row has no prediction (an
 // implementation or collective the model does not know, uneven nodes, nodes without NICs).
-// Implementations map to the model's algorithms by name (ring, tree, hier, oneshot, twoshot), but
-// hier on CPU ranks, whose scheme is the leader one, maps to hier-leader;
+// Implementations map to the model's algorithms by name (ring, tree, hier, oneshot, twoshot): GPU
+// hier is the model's two-level hier, CPU hier, whose scheme is the leader one, maps to hier-leader;
 // nccl is predicted as the faster of nccl-ring and nccl-tree, as NCCL's own tuner picks.
 //
 // Calibration: with link ceilings (--ceilings links.json or --measure-ceilings), a row inside one

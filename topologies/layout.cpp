@@ -38,6 +38,7 @@ int RankLayout::max_ranks_per_node() const {
 }
 
 int RankLayout::host_local_rank(int r) const {
+  if (!host_local_of.empty()) return host_local_of[static_cast<size_t>(r)];
   int k = 0;
   for (int q = 0; q < r; ++q) k += host_of[q] == host_of[r];
   return k;
@@ -56,6 +57,7 @@ RankLayout RankLayout::subset(const std::vector<int>& members) const {
     l.host_of.push_back(host_of[static_cast<size_t>(m)]);
     keys.push_back(std::to_string(node_of[static_cast<size_t>(m)]));
     if (!numa_of.empty()) l.numa_of.push_back(numa_of[static_cast<size_t>(m)]);
+    l.host_local_of.push_back(host_local_rank(m));
   }
   if (!gpu_links.empty())
     for (int a : members) {

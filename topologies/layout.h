@@ -32,6 +32,7 @@ struct RankLayout {
   // not known (ranks of different hosts, no GPU, no NVML). Empty: not gathered (CPU ranks, and
   // GPU ranks unless --ring-order topo asks for it).
   std::vector<std::vector<int>> gpu_links;
+  std::vector<int> host_local_of;    // a subset's ranks' host_local_rank in the full run; empty: counted from host_of
   int nodes = 1;
   int hosts = 1;                     // distinct real hosts
   bool emulated = false;             // nodes were split by host ids or emulate_nodes()
@@ -55,7 +56,8 @@ struct RankLayout {
   int host_local_rank(int r) const;
   int host_ranks() const;  // ranks on this rank's host
   // The layout of a sub-group: `members` (ranks of this layout, ascending) renumbered 0..n-1,
-  // keeping their hosts and nodes (emulated ones included); this rank must be a member.
+  // keeping their hosts, nodes (emulated ones included) and GPU choice (host_local_rank); this
+  // rank must be a member.
   RankLayout subset(const std::vector<int>& members) const;
 };
 

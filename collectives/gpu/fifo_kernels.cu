@@ -73,18 +73,18 @@ __device__ __forceinline__ bool ring_step(RingOp op, const RingParams& p, const 
   const void* rslot = recvs ? slot_of(rc.slots, f.received, p.slot_bytes) : nullptr;
   const ReduceOp rop = p.op;
   switch (op) {
-    case RingOp::send: reduce_copy<T, 1, 1>(rop, false, p.nranks, {in}, {sslot}, n); break;
-    case RingOp::recv_reduce_send: reduce_copy<T, 2, 1>(rop, false, p.nranks, {rslot, in}, {sslot}, n); break;
+    case RingOp::send: reduce_copy<T, 1, 1>(rop, false, p.avg_divisor, {in}, {sslot}, n); break;
+    case RingOp::recv_reduce_send: reduce_copy<T, 2, 1>(rop, false, p.avg_divisor, {rslot, in}, {sslot}, n); break;
     case RingOp::recv_reduce_copy_send:
-      reduce_copy<T, 2, 2>(rop, true, p.nranks, {rslot, in}, {out, sslot}, n);
+      reduce_copy<T, 2, 2>(rop, true, p.avg_divisor, {rslot, in}, {out, sslot}, n);
       break;
-    case RingOp::recv_reduce_copy: reduce_copy<T, 2, 1>(rop, true, p.nranks, {rslot, in}, {out}, n); break;
+    case RingOp::recv_reduce_copy: reduce_copy<T, 2, 1>(rop, true, p.avg_divisor, {rslot, in}, {out}, n); break;
     case RingOp::copy_send:
-      if (in == out) reduce_copy<T, 1, 1>(rop, false, p.nranks, {in}, {sslot}, n);
-      else reduce_copy<T, 1, 2>(rop, false, p.nranks, {in}, {out, sslot}, n);
+      if (in == out) reduce_copy<T, 1, 1>(rop, false, p.avg_divisor, {in}, {sslot}, n);
+      else reduce_copy<T, 1, 2>(rop, false, p.avg_divisor, {in}, {out, sslot}, n);
       break;
-    case RingOp::recv_copy_send: reduce_copy<T, 1, 2>(rop, false, p.nranks, {rslot}, {out, sslot}, n); break;
-    case RingOp::recv: reduce_copy<T, 1, 1>(rop, false, p.nranks, {rslot}, {out}, n); break;
+    case RingOp::recv_copy_send: reduce_copy<T, 1, 2>(rop, false, p.avg_divisor, {rslot}, {out, sslot}, n); break;
+    case RingOp::recv: reduce_copy<T, 1, 1>(rop, false, p.avg_divisor, {rslot}, {out}, n); break;
   }
   publish(sends ? &sc : nullptr, f.sent, n * sizeof(T), recvs ? &rc : nullptr, f.received);
   return true;

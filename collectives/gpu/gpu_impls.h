@@ -12,6 +12,8 @@
 //   ce       all-gather, all-to-all, alltoallv, gather and scatter with the copy engines: each
 //            piece copied straight into (scatter: out of) a peer's buffer, peers concurrently
 //   best     the fastest of the above for each collective and size (thresholds in README)
+//   hier     two-level all-reduce and all-gather over the nodes (hier_plan.h): ring in the node,
+//            ring across the nodes per local rank, ring in the node; best never picks it
 #include <memory>
 
 #include "collectives/implementation.h"
@@ -19,11 +21,15 @@
 namespace ccbench {
 
 std::unique_ptr<Implementation> make_ring_gpu();
+// A ring whose avg divides by `avg_divisor` instead of its own ranks: it completes sums that
+// other rings began (hier's ring across the nodes divides by the ranks of the whole run).
+std::unique_ptr<Implementation> make_ring_gpu_avg_over(int avg_divisor);
 std::unique_ptr<Implementation> make_tree_gpu();
 std::unique_ptr<Implementation> make_oneshot_gpu();
 std::unique_ptr<Implementation> make_twoshot_gpu();
 std::unique_ptr<Implementation> make_ce_gpu();
 std::unique_ptr<Implementation> make_best_gpu();
+std::unique_ptr<Implementation> make_hier_gpu();
 // Reads every tuning variable above (CCBENCH_GPU_*, CCBENCH_ONESHOT_MAX_BYTES, CCBENCH_BEST_*);
 // throws Error(usage) naming a bad one.
 void check_gpu_tuning_environment();

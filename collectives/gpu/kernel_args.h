@@ -42,6 +42,7 @@ struct RingParams {
   DataType dtype;
   ReduceOp op;
   int nranks;
+  int avg_divisor;  // avg: what the reduced sum is divided by (nranks, or the ranks of a larger run)
   int pos;          // position on the ring
   int root_pos;     // reduce: the root's position on the ring
   const int* ring_ranks;  // [nranks], device memory: the rank at every ring position

@@ -16,7 +16,7 @@ using namespace gpu;
 
 class RingGpu final : public GpuImpl {
  public:
-  RingGpu() : GpuImpl("ring") {}
+  explicit RingGpu(int avg_divisor) : GpuImpl("ring"), avg_divisor_(avg_divisor) {}
   CollectiveSet collectives() const override {
     return {Collective::allreduce, Collective::allgather, Collective::reducescatter, Collective::reduce};
   }
@@ -51,6 +51,7 @@ class RingGpu final : public GpuImpl {
     p.dtype = a.spec.dtype;
     p.op = a.spec.op;
     p.nranks = n_;
+    p.avg_divisor = avg_divisor_ > 0 ? avg_divisor_ : n_;
     p.pos = pos_;
     p.root_pos = a.spec.coll == Collective::reduce ? ring_position(order_, a.spec.root) : 0;
     p.ring_ranks = ring_ranks_.get();
@@ -114,6 +115,7 @@ class RingGpu final : public GpuImpl {
   }
   // Small messages use fewer channels: fewer, fuller slots. Same choice on every rank.
   int channels_for(const CallArgs& a) const { return blocks_for(call_bytes(a), kRingBytesPerChannel, channels_); }
+  int avg_divisor_ = 0;  // 0: the ring's own ranks
   int channels_ = kDefaultRingChannels;
   std::size_t slot_ = 0;
   Ring sm_, ce_;                 // ce_: the copy-engine set over host, where sizes pick (else empty)
@@ -125,6 +127,9 @@ class RingGpu final : public GpuImpl {
 
 }  // namespace
 
-std::unique_ptr<Implementation> make_ring_gpu() { return std::make_unique<RingGpu>(); }
+std::unique_ptr<Implementation> make_ring_gpu() { return std::make_unique<RingGpu>(0); }
+std::unique_ptr<Implementation> make_ring_gpu_avg_over(int avg_divisor) {
+  return std::make_unique<RingGpu>(avg_divisor);
+}
 
 }  // namespace ccbench

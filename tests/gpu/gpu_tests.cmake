@@ -226,3 +226,23 @@ ccbench_gpu_test(gpu_ring_order_topo_4 4 --collective allreduce,allgather --impl
                  -d float -o sum -b 4 -e 4M -f 9 -n 2 -w 1 --timeout 30)
 set_tests_properties(gpu_ring_order_topo_4 PROPERTIES
                      ENVIRONMENT CCBENCH_RESULT_CHECK=${CMAKE_CURRENT_SOURCE_DIR}/gpu/check_ring_order.py)
+# hier: the two-level all-reduce and all-gather (collectives/gpu/hier_plan.h), every case checked
+# exactly; measured_check.py fails the test unless hier measured every case (both placements,
+# eager and captured) with 0 wrong elements over the expected paths. Sizes from 4 B in steps of
+# 3x: counts below the ranks of a node, odd remainders, several slots per channel; avg divides
+# once in each level.
+function(ccbench_gpu_hier_test name ranks transport)
+  ccbench_gpu_test(${name} ${ranks} --collective allreduce,allgather --impl hier ${ARGN})
+  set(env "CCBENCH_RESULT_CHECK=${_measured_check}" "CCBENCH_EXPECT_MEASURED=hier:allreduce,allgather"
+          "CCBENCH_EXPECT_IN_PLACE=allreduce,allgather" "CCBENCH_EXPECT_TRANSPORT=hier=${transport}")
+  set_tests_properties(${name} PROPERTIES ENVIRONMENT "${env}")
+endfunction()
+# 4 ranks on 2 GPUs as 2 emulated nodes x 2: the rings in the nodes over p2p, the rings across
+# (ranks 0,2 and 1,3) over net/tcp; all-gather reordered from the scratch buffer.
+ccbench_gpu_hier_test(gpu_hier_emulated_4 4 p2p+net/tcp --emulate-nodes 2 -d float,half,int8,int64
+                      -o sum,max,avg -b 4 -e 4M -f 3 -n 2 -w 1 -G 2 --timeout 30)
+# One node: the rings in the node only. One rank per node: the ring across only.
+ccbench_gpu_hier_test(gpu_hier_one_node_2 2 p2p -d float,bfloat16,uint8 -o sum,min,avg -b 4 -e 4M -f 3 -n 2
+                      -w 1 -G 2 --timeout 20)
+ccbench_gpu_hier_test(gpu_hier_one_rank_per_node_2 2 net/tcp --emulate-nodes 2 -d float,int32 -o sum,prod
+                      -b 4 -e 4M -f 3 -n 2 -w 1 --timeout 30)

@@ -11,6 +11,7 @@ Environment:
   CCBENCH_EXPECT_ROOT      the root every measured row of a rooted collective names
   CCBENCH_EXPECT_ALGORITHM "impl=PREFIX ..." every measured row of impl names an algorithm starting
                            with PREFIX (best=ce: best picked the copy engines)
+  CCBENCH_EXPECT_TRANSPORT "impl=TRANSPORT ..." every measured row of impl names exactly this transport
   CCBENCH_REFERENCE        an impl (nccl) whose measured (collective, dtype, size, placement) cases the
                            expected impls must all have measured as well
 Usage: measured_check.py results.csv
@@ -74,6 +75,12 @@ def main(path):
             if r["impl"] == impl and not r["algorithm"].startswith(prefix):
                 problems.append(f"{r['collective']}/{impl} {r['size[B]']} B: algorithm '{r['algorithm']}', "
                                 f"expected '{prefix}...'")
+    for item in os.environ.get("CCBENCH_EXPECT_TRANSPORT", "").split():
+        impl, want = item.split("=", 1)
+        for r in measured:
+            if r["impl"] == impl and r["transport"] != want:
+                problems.append(f"{r['collective']}/{impl} {r['size[B]']} B: transport '{r['transport']}', "
+                                f"expected '{want}'")
     reference = os.environ.get("CCBENCH_REFERENCE")
     if reference:
         for impls, colls in expected:

@@ -68,6 +68,17 @@ TEST(RunModel, CpuHierIsPredictedByTheLeaderSchemeAndGpuHierByTheTwoLevelOne) {
   EXPECT_GT(*cpu.time_us, *gpu.time_us);
 }
 
+TEST(RunModel, GpuHierIsTheModelsHier) {
+  const RunModel m = load_run_model("multinode-8gpu-8ndr");
+  Json r = row("hier", 2, 8);
+  r["device"] = "gpu";
+  const RowPrediction p = predict_row(m, r, {});
+  ASSERT_TRUE(p.time_us) << p.reason;
+  SystemTopology t = m.system;
+  t.nodes = 2;
+  EXPECT_DOUBLE_EQ(*p.time_us, CollectiveModel(t, Collective::allreduce, "hier").predict(64ull << 20).time_us);
+}
+
 TEST(RunModel, RowsWithoutAPredictionSayWhy) {
   const RunModel m = load_run_model("cpu-node");
   EXPECT_NE(predict_row(m, row("mpi", 1, 2), {}).reason.find("no algorithm for impl mpi"), std::string::npos);
