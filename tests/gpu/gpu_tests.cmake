@@ -179,9 +179,11 @@ set_property(TEST gpu_transport_host_per_size_2 APPEND PROPERTY ENVIRONMENT "CCB
              "CCBENCH_EXPECT_ALGORITHM_FROM=1048576:(host ce:recv+send)")
 # 3 ranks on 2 GPUs: copy-engine staging needs a GPU per rank (a copy into a GPU that another
 # process's spinning kernel holds waits for its time slice), so ring and tree say so and skip.
+# Every row skipped: the run ends with exit code 3 (precondition), which the check expects.
 ccbench_gpu_host_ce_test(gpu_transport_host_ce_three ce ce "" 3 "" "ring,tree:needs a GPU per rank"
                          --transport host --collective allreduce --impl ring,tree -d float,int8 -o sum,min
                          -b 4 -e 40M -f 9 -n 2 -w 1 --timeout 30)
+set_property(TEST gpu_transport_host_ce_three APPEND PROPERTY ENVIRONMENT "CHECK_ARGS=--exit-code 3")
 # net (tcp) for GPU ranks: ring and tree through pinned host FIFOs and the CPU proxy over tcp
 # sockets (one stream per channel); NCCL pinned to NET/Socket.
 ccbench_gpu_path_test(gpu_transport_net_2 2 "ring=net/tcp tree=net/tcp nccl=nccl:NET/Socket"
@@ -238,11 +240,14 @@ function(ccbench_gpu_hier_test name ranks transport)
   set_tests_properties(${name} PROPERTIES ENVIRONMENT "${env}")
 endfunction()
 # 4 ranks on 2 GPUs as 2 emulated nodes x 2: the rings in the nodes over p2p, the rings across
-# (ranks 0,2 and 1,3) over net/tcp; all-gather reordered from the scratch buffer.
+# (ranks 0,2 and 1,3) over net/tcp; all-gather reordered from the scratch buffer. Eager with every
+# op; captured with ops whose in-place replays can be checked (a replayed in-place sum is not).
 ccbench_gpu_hier_test(gpu_hier_emulated_4 4 p2p+net/tcp --emulate-nodes 2 -d float,half,int8,int64
-                      -o sum,max,avg -b 4 -e 4M -f 3 -n 2 -w 1 -G 2 --timeout 30)
+                      -o sum,max,avg -b 4 -e 4M -f 3 -n 2 -w 1 --timeout 30)
+ccbench_gpu_hier_test(gpu_hier_emulated_graphs_4 4 p2p+net/tcp --emulate-nodes 2 -d float,int8 -o max,min
+                      -b 4 -e 4M -f 9 -n 2 -w 1 -G 2 --timeout 30)
 # One node: the rings in the node only. One rank per node: the ring across only.
 ccbench_gpu_hier_test(gpu_hier_one_node_2 2 p2p -d float,bfloat16,uint8 -o sum,min,avg -b 4 -e 4M -f 3 -n 2
-                      -w 1 -G 2 --timeout 20)
+                      -w 1 --timeout 20)
 ccbench_gpu_hier_test(gpu_hier_one_rank_per_node_2 2 net/tcp --emulate-nodes 2 -d float,int32 -o sum,prod
                       -b 4 -e 4M -f 3 -n 2 -w 1 --timeout 30)
