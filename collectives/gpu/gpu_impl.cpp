@@ -26,14 +26,6 @@ int visible_gpus() {
   return gpus;
 }
 
-RankLayout layout_of(const ImplContext& ctx) {
-  if (ctx.layout) return *ctx.layout;
-  int n = 1, rank = 0;
-  MPI_Comm_size(ctx.comm, &n);
-  MPI_Comm_rank(ctx.comm, &rank);
-  return RankLayout::from_hosts(rank, std::vector<std::string>(static_cast<std::size_t>(n), "."));
-}
-
 int first_shared_rank(const RankLayout& l, int gpus) {
   for (int r = 0; r < l.nranks; ++r)
     if (l.host_local_rank(r) >= gpus) return r;
@@ -54,10 +46,18 @@ std::optional<std::string> shared_gpus_with_ce(const GpuPaths& paths, const Rank
 
 }  // namespace
 
-bool gpus_shared(const ImplContext& ctx) { return first_shared_rank(layout_of(ctx), visible_gpus()) >= 0; }
+RankLayout run_layout(const ImplContext& ctx) {
+  if (ctx.layout) return *ctx.layout;
+  int n = 1, rank = 0;
+  MPI_Comm_size(ctx.comm, &n);
+  MPI_Comm_rank(ctx.comm, &rank);
+  return RankLayout::from_hosts(rank, std::vector<std::string>(static_cast<std::size_t>(n), "."));
+}
+
+bool gpus_shared(const ImplContext& ctx) { return first_shared_rank(run_layout(ctx), visible_gpus()) >= 0; }
 
 GpuPaths plan_paths(const ImplContext& ctx) {
-  const RankLayout l = layout_of(ctx);
+  const RankLayout l = run_layout(ctx);
   const int gpus = visible_gpus();
   auto device = [&](int r) { return l.host_local_rank(r) % gpus; };
   const PeerAccess access = [&](int a, int b) {
@@ -80,7 +80,7 @@ std::optional<std::string> GpuImpl::unsupported(const CaseSpec& s, const ImplCon
   if (auto why = undeclared_collective(*this, name_, s.coll)) return why;
   const GpuPaths paths = plan_paths(ctx);
   if (!paths.refused.empty()) return paths.refused;
-  if (auto why = shared_gpus_with_ce(paths, layout_of(ctx), visible_gpus())) return why;
+  if (auto why = shared_gpus_with_ce(paths, run_layout(ctx), visible_gpus())) return why;
   if (direct_access(s) && paths.label != "p2p")
     return fmt::format("{} reads and writes peer GPU memory directly, so it runs over p2p only (this run connects "
                        "the GPUs over {})",

@@ -20,6 +20,8 @@ int blocks_for(std::size_t bytes, std::size_t bytes_per_block, int max_blocks);
 // The GPU transport of every pair under ctx.transport (a rank's GPU: its rank among the ranks
 // of its host, modulo the GPUs there, as the harness assigns them).
 GpuPaths plan_paths(const ImplContext& ctx);
+// The run's layout as the harness gave it, or all ranks on one host where it gave none.
+RankLayout run_layout(const ImplContext& ctx);
 // Whether ranks of a host share a GPU (more ranks than the GPUs the host shows; --share-gpus).
 bool gpus_shared(const ImplContext& ctx);
 

@@ -8,6 +8,7 @@
 
 #include <array>
 
+#include "collectives/gpu/gpu_impl.h"
 #include "collectives/gpu/gpu_impls.h"
 #include "collectives/gpu/hier_plan.h"
 #include "core/checks.h"
@@ -18,16 +19,8 @@ namespace ccbench {
 
 namespace {
 
+using gpu::run_layout;
 using hier::Level;
-
-// The run's layout (one host when the harness gave none).
-RankLayout run_layout(const ImplContext& ctx) {
-  if (ctx.layout) return *ctx.layout;
-  int n = 1, rank = 0;
-  MPI_Comm_size(ctx.comm, &n);
-  MPI_Comm_rank(ctx.comm, &rank);
-  return RankLayout::from_hosts(rank, std::vector<std::string>(static_cast<std::size_t>(n), "."));
-}
 
 // `run` narrowed to one level's ring: its communicator, layout and ring order.
 ImplContext level_context(const ImplContext& run, MPI_Comm comm, const RankLayout& level,
