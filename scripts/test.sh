@@ -61,9 +61,11 @@ asan_status=0
 #     tcp run take the same code paths here;
 #   mpi.cpu_collectives at 4 and 5 ranks and mpi.fault.group_pairs: the executors at 1-3 ranks,
 #     the all-case runs at 4-5 ranks and mpi.fault.group_node take those paths;
+#   the 4-rank all-case run and the default run: the 2- and 5-rank all-case runs take their paths;
+#   mpi.cli_runs: nccl-tests flags and option handling, unit-tested here and fuzzed below;
 #   the browser test and mpi.sweep: Python driving ccbench runs already covered.
 ctest --test-dir "$asan" --output-on-failure -j "$jobs" -L 'unit|mpi' -LE browser \
-  -E 'mpi\.ccbench_all_cases\.np3|mpi\.ccbench_large|mpi\.bad_input|mpi\.links_bad_input|mpi\.cpu_collectives\.np[45]|mpi\.fault\.group_pairs|mpi\.sweep' ||
+  -E 'mpi\.ccbench_all_cases\.np[34]|mpi\.ccbench_default_run|mpi\.cli_runs|mpi\.ccbench_large|mpi\.bad_input|mpi\.links_bad_input|mpi\.cpu_collectives\.np[45]|mpi\.fault\.group_pairs|mpi\.sweep' ||
   asan_status=$?
 # A sanitizer report fails its test; say so plainly if one slipped into a log that passed. Only
 # the reports' own lines count (a test's text may name a sanitizer).
