@@ -127,18 +127,23 @@ nlohmann::ordered_json discover_node() {
 
 namespace {
 
-// "  GPU0 NVIDIA H200  0000:19:00.0  NUMA 0  PCIe Gen5 x16  18 NVLinks"; a PCIe link trained below
-// its maximum is marked, as it is a classic acceptance failure.
+// "  GPU0 NVIDIA H200  0000:19:00.0  NUMA 0  PCIe Gen5 x16  18 NVLinks up, 26.6 GB/s each way per
+// link"; a PCIe link trained below its maximum is marked, as it is a classic acceptance failure.
 std::string describe_gpu(const nlohmann::ordered_json& x) {
+  const int numa = x.value("numa_node", -1);
   std::string s = fmt::format("  GPU{} {}  {}  NUMA {}", x.value("index", 0u), x.value("name", std::string("?")),
-                              x.value("pci", std::string("?")), x.value("numa_node", -1));
+                              x.value("pci", std::string("?")), numa < 0 ? "unknown" : std::to_string(numa));
   if (x.contains("pcie")) {
     const auto& p = x["pcie"];
     s += fmt::format("  PCIe Gen{} x{}", p.value("gen", 0u), p.value("width", 0u));
     if (p.value("gen", 0u) < p.value("gen_max", 0u) || p.value("width", 0u) < p.value("width_max", 0u))
       s += fmt::format(" (BELOW its maximum Gen{} x{})", p.value("gen_max", 0u), p.value("width_max", 0u));
   }
-  return s + fmt::format("  {} NVLinks\n", x.value("nvlinks_active", 0));
+  const int links = x.value("nvlinks_active", 0);
+  s += fmt::format("  {} NVLinks up", links);
+  if (links > 0 && x.contains("nvlink_speed_mbps"))  // MB/s per link and direction, as NVML reports it
+    s += fmt::format(", {:.1f} GB/s each way per link", x["nvlink_speed_mbps"].get<double>() / 1e3);
+  return s + "\n";
 }
 
 // The GPU-GPU and GPU-NIC path matrix, as nvidia-smi topo -m prints it.
@@ -172,8 +177,8 @@ std::string describe_node(const nlohmann::ordered_json& node) {
   std::string s;
   const auto& c = node["cpu"];
   if (c.value("available", false))
-    s += fmt::format("cpu: {} package(s), {} cores, {} hardware threads, {} NUMA node(s)\n", c["packages"].get<int>(),
-                     c["cores"].get<int>(), c["hardware_threads"].get<int>(), c["numa_nodes"].get<int>());
+    s += fmt::format("cpu: {} package(s), {} cores, {} hardware threads, {} NUMA node(s)\n", c.value("packages", 0),
+                     c.value("cores", 0), c.value("hardware_threads", 0), c.value("numa_nodes", 0));
   else
     s += fmt::format("cpu: not available ({})\n", c.value("reason", "?"));
   const auto& r = node["rdma"];

@@ -28,6 +28,23 @@ struct NvmlPciInfo {
 // NVML_NVLINK_MAX_LINKS on Hopper; asking beyond a GPU's links just returns an error.
 constexpr unsigned kMaxNvlinks = 18;
 constexpr int kNvmlSuccess = 0;
+// NVML's nvmlFieldValue_t (nvml.h), mirrored, and the field giving the speed of the active NVLink
+// links: MB/s per link and direction (NVML_FI_DEV_NVLINK_SPEED_MBPS_COMMON).
+struct NvmlFieldValue {
+  unsigned field_id, scope_id;
+  long long timestamp, latency_us;
+  int value_type, nvml_return;
+  union {
+    double d;
+    unsigned ui;
+    unsigned long ul;
+    unsigned long long ull;
+    long long sll;
+    int si;
+    unsigned short us;
+  } value;
+};
+constexpr unsigned kFieldNvlinkSpeedMBps = 90;
 constexpr int kNvmlFeatureEnabled = 1;
 // nvmlGpuTopologyLevel_t values and nvidia-smi's words for them.
 const std::map<int, const char*> kTopologyLevels = {{0, "X"},    {10, "PIX"}, {20, "PXB"},
@@ -51,6 +68,7 @@ struct Nvml {
   int (*link_state)(void*, unsigned, int*) = nullptr;
   int (*link_remote)(void*, unsigned, NvmlPciInfo*) = nullptr;
   int (*ancestor)(void*, void*, int*) = nullptr;
+  int (*fields)(void*, int, NvmlFieldValue*) = nullptr;
 
   template <typename F>
   void bind(F& f, const char* symbol) {
@@ -74,6 +92,7 @@ struct Nvml {
     bind(link_state, "nvmlDeviceGetNvLinkState");
     bind(link_remote, "nvmlDeviceGetNvLinkRemotePciInfo_v2");
     bind(ancestor, "nvmlDeviceGetTopologyCommonAncestor");
+    bind(fields, "nvmlDeviceGetFieldValues");
     return true;
   }
   ~Nvml() {
@@ -86,6 +105,21 @@ template <typename F>
 void put_unsigned(Json& j, const char* key, F f, void* h) {
   unsigned v = 0;
   if (f && f(h, &v) == kNvmlSuccess) j[key] = v;
+}
+
+// The speed NVML reports for a GPU's active NVLink links (MB/s per link and direction), or 0.
+unsigned long long nvlink_speed_mbps(const Nvml& n, void* h) {
+  NvmlFieldValue f{};
+  f.field_id = kFieldNvlinkSpeedMBps;
+  if (!n.fields || n.fields(h, 1, &f) != kNvmlSuccess || f.nvml_return != kNvmlSuccess) return 0;
+  switch (f.value_type) {  // nvmlValueType_t
+    case 1: return f.value.ui;
+    case 2: return f.value.ul;
+    case 3: return f.value.ull;
+    case 4: return f.value.sll > 0 ? static_cast<unsigned long long>(f.value.sll) : 0;
+    case 5: return f.value.si > 0 ? static_cast<unsigned long long>(f.value.si) : 0;
+    default: return 0;
+  }
 }
 
 // One GPU; `peers` counts its NVLink links up per remote PCI device.
@@ -115,6 +149,8 @@ Json describe_gpu(const Nvml& n, unsigned index, void* h, std::map<std::string, 
     if (n.link_remote && n.link_remote(h, l, &remote) == kNvmlSuccess) ++peers[sysfs_pci_name(remote.bus_id)];
   }
   g["nvlinks_active"] = active;
+  if (active > 0)
+    if (const auto speed = nvlink_speed_mbps(n, h)) g["nvlink_speed_mbps"] = speed;
   return g;
 }
 

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "core/error.h"
+#include "topologies/discovery.h"
 #include "topologies/expect.h"
 #include "topologies/pci_paths.h"
 
@@ -38,10 +39,26 @@ Json gpu_host(const std::string& host, int width, int links) {
   const Json paths = Json::array({Json::array({"X", nv}), Json::array({nv, "X"})});
   Json nic = {{"name", "mlx5_0"},
               {"ports", Json::array({{{"port", 1}, {"state", "PORT_ACTIVE"}, {"link_layer", "InfiniBand"}, {"rate", "400 Gb/sec (4X NDR)"}}})}};
-  Json node = {{"cpu", {{"available", true}, {"cores", 64}, {"numa_nodes", 2}}},
+  Json node = {{"cpu", {{"available", true}, {"packages", 2}, {"cores", 64}, {"hardware_threads", 128}, {"numa_nodes", 2}}},
                {"rdma", {{"available", true}, {"devices", Json::array({nic})}}},
                {"gpus", {{"available", true}, {"gpus", Json::array({gpu, gpu1})}, {"paths", paths}}}};
   return {{"host", host}, {"ranks", Json::array()}, {"node", node}};
+}
+
+// The printed block says the NVLink speed in GB/s and an unknown NUMA node in words.
+TEST(DescribeNode, GpuLinesInWordsAndUnits) {
+  Json host = gpu_host("a", 8, 18);
+  Json& gpus = host["node"]["gpus"]["gpus"];
+  gpus[0]["nvlink_speed_mbps"] = 26562;  // MB/s per link and direction, as NVML reports it
+  gpus[1]["numa_node"] = -1;
+  const std::string s = describe_node(host["node"]);
+  EXPECT_NE(s.find("GPU0 NVIDIA H200  0000:19:00.0  NUMA 0  PCIe Gen5 x8 (BELOW its maximum Gen5 x16)  18 NVLinks "
+                   "up, 26.6 GB/s each way per link\n"),
+            std::string::npos)
+      << s;
+  EXPECT_NE(s.find("GPU1 NVIDIA H200  0000:3b:00.0  NUMA unknown  PCIe Gen5 x16  18 NVLinks up\n"), std::string::npos)
+      << s;
+  EXPECT_NE(s.find("  GPU0           X    NV18\n"), std::string::npos) << s;
 }
 
 TEST(ExpectedTopology, AMatchingClusterHasNoDifference) {
