@@ -2,10 +2,12 @@
 
 #include <fstream>
 #include <map>
+#include <regex>
 #include <tuple>
 
 #include <fmt/format.h>
 
+#include "collectives/gpu/knobs.h"
 #include "core/error.h"
 #include "harness/model_command.h"
 #include "results/sink.h"
@@ -15,6 +17,35 @@
 namespace ccbench {
 
 namespace {
+
+// One block of our FIFO kernels moves at most 10.2 GB/s per direction over NVLink: a 32-channel
+// ring all-reduce reaches 326 GB/s at 4 GiB on 2 x H200 (collectives/gpu/knobs.h,
+// kDefaultRingChannels; results/baselines/h200x2-2026-11-30).
+constexpr double kGpuBlockGbps = 326.0 / 32;
+// An H200 copying its own memory: 3926 GB/s read + write counted (../shared ANCHORS.md, 1 GiB),
+// so 1963 GB/s of bytes copied.
+constexpr double kGpuLocalCopyGbps = 3926.0 / 2;
+
+// How our GPU ring or tree ran a row, from its algorithm column ("ring 128ch", "double tree
+// 2x32ch", "bruck 32blk": the blocks per ring, per tree, of Bruck) and the FIFO slot of its
+// transport (the defaults of collectives/gpu/knobs.h: CCBENCH_GPU_*SLOT_BYTES are not seen here).
+// No kernel (the schedule alone) for other rows.
+KernelPipeline kernel_of(const Json& row) {
+  KernelPipeline k;
+  const std::string impl = row.value("impl", ""), algorithm = row.value("algorithm", "");
+  if (row.value("device", "") != "gpu" || (impl != "ring" && impl != "tree")) return k;
+  static const std::regex blocks(R"((?:^ring |^double tree 2x)(\d+)ch|^bruck (\d+)blk)");
+  std::smatch m;
+  if (!std::regex_search(algorithm, m, blocks)) return k;
+  const bool bruck = m[2].matched;
+  k.channels = std::stoi(bruck ? m[2].str() : m[1].str());
+  const bool net = row.value("transport", "").rfind("net", 0) == 0;
+  k.slot_bytes = bruck ? 0 : static_cast<double>(net ? gpu::kNetSlotBytes : gpu::kDefaultSlotBytes);
+  k.block_gbps = kGpuBlockGbps;
+  k.local_copy_gbps = kGpuLocalCopyGbps;
+  k.in_place = row.value("in_place", false);
+  return k;
+}
 
 // The model's algorithms an implementation on `device` is predicted by; empty: none.
 std::vector<std::string> algorithms_of(const std::string& impl, const std::string& device) {
@@ -85,7 +116,8 @@ RowPrediction predict_row(const RunModel& model, const Json& row, const std::vec
   }
   p.link_gbps = system->node.gpu_link.bandwidth_gbps;
   for (const std::string& a : algos) {
-    const Prediction pr = CollectiveModel(*system, *coll, a).predict(row.value("bytes", std::uint64_t{0}));
+    const Prediction pr =
+        CollectiveModel(*system, *coll, a, kernel_of(row)).predict(row.value("bytes", std::uint64_t{0}));
     if (!pr.unsupported.empty()) {
       if (!p.time_us) p.reason = pr.unsupported;
       continue;
