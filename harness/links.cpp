@@ -177,6 +177,8 @@ std::optional<double> path_ceiling_gbps(const std::string& transport, const std:
     std::string name = t;
     if (device == "gpu" && (t == "cuda_ipc" || t == "p2p" || t == "nccl")) name = "ce";
     if (device == "gpu" && t == "host") name = "pcie";
+    // net/tcp: the tcp streams between nodes as the GPU net transport drives them (measured under
+    // that name on GPU ranks across nodes).
     for (const LinkCeiling& c : ceilings)
       if (c.transport == name && c.bidir_gbps > 0) return c.bidir_gbps / 2;
     return std::nullopt;

@@ -56,14 +56,18 @@ std::vector<std::string> algorithms_of(const std::string& impl, const std::strin
   return {};
 }
 
-// The node kind of the file, scaled to a row's shape.
-std::optional<SystemTopology> scaled(const SystemTopology& t, int nodes, int ranks_per_node, std::string* why) {
+// The node kind of the file, scaled to a row's shape. `nic_ceiling`: the row's measured path
+// ceiling, which joins nodes whose kind describes no NICs (emulated nodes on one host).
+std::optional<SystemTopology> scaled(const SystemTopology& t, int nodes, int ranks_per_node,
+                                     std::optional<double> nic_ceiling, std::string* why) {
   if (ranks_per_node < 1) {
     *why = "no ranks per node in the row";
     return std::nullopt;
   }
-  if (nodes > 1 && t.node.nics == 0) {
-    *why = fmt::format("topology {} describes no NICs, so its nodes cannot be joined", t.name);
+  if (nodes > 1 && t.node.nics == 0 && !nic_ceiling) {
+    *why = fmt::format("topology {} describes no NICs, so its nodes cannot be joined (measured link ceilings "
+                       "would give each node one: --measure-ceilings or --ceilings)",
+                       t.name);
     return std::nullopt;
   }
   SystemTopology s = t;
@@ -78,6 +82,17 @@ std::optional<SystemTopology> scaled(const SystemTopology& t, int nodes, int ran
 void calibrate(SystemTopology& s, double pair_gbps) {
   const int peers = std::max(1, s.node.ranks - 1);
   s.node.gpu_link.bandwidth_gbps = s.node.fabric == IntraFabric::nvlink_mesh ? pair_gbps * peers : pair_gbps;
+}
+
+// Across nodes, the row's path ceiling (its lowest part: tcp, net/tcp; a pair measured alone, so
+// one rank's NIC) as the bandwidth of every NIC; a node kind without NICs (emulated nodes on one
+// host, joined by that path) gets one per node, with its link's latency.
+void calibrate_nics(SystemTopology& s, double gbps) {
+  if (s.node.nics == 0) {
+    s.node.nics = 1;
+    s.node.nic.latency_us = s.node.gpu_link.latency_us;
+  }
+  s.node.nic.bandwidth_gbps = gbps;
 }
 
 }  // namespace
@@ -107,14 +122,15 @@ RowPrediction predict_row(const RunModel& model, const Json& row, const std::vec
     p.reason = fmt::format("{} ranks on {} nodes: the model needs the same ranks on every node", ranks, nodes);
     return p;
   }
-  std::optional<SystemTopology> system = scaled(model.system, nodes, per_node, &p.reason);
-  if (!system) return p;
   const auto ceiling = path_ceiling_gbps(row.value("transport", ""), row.value("device", ""), ceilings);
-  if (ceiling && nodes == 1) {
-    calibrate(*system, *ceiling);
+  std::optional<SystemTopology> system = scaled(model.system, nodes, per_node, ceiling, &p.reason);
+  if (!system) return p;
+  if (ceiling) {
+    if (nodes == 1) calibrate(*system, *ceiling);
+    else calibrate_nics(*system, *ceiling);
     p.calibrated = true;
   }
-  p.link_gbps = system->node.gpu_link.bandwidth_gbps;
+  p.link_gbps = nodes == 1 ? system->node.gpu_link.bandwidth_gbps : system->node.nic.bandwidth_gbps;
   for (const std::string& a : algos) {
     const Prediction pr =
         CollectiveModel(*system, *coll, a, kernel_of(row)).predict(row.value("bytes", std::uint64_t{0}));
