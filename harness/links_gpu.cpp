@@ -16,6 +16,7 @@
 #include <cstring>
 #include <map>
 
+#include "collectives/gpu/knobs.h"
 #include "harness/links_kernels.h"
 #include "core/checks_cuda.h"
 #endif
@@ -28,6 +29,8 @@ std::vector<LinkResult> measure_gpu_links(const LinksOptions&, const std::string
                                           const std::vector<std::uint64_t>&) {
   fail(ExitCode::precondition, "links on GPU ranks: this ccbench was built without CUDA");
 }
+
+int gpu_net_streams() { fail(ExitCode::precondition, "links on GPU ranks: this ccbench was built without CUDA"); }
 
 #else
 
@@ -311,6 +314,8 @@ std::vector<LinkResult> measure_gpu_links(const LinksOptions& o, const std::stri
   }
   return out;
 }
+
+int gpu_net_streams() { return gpu::net_channels(); }
 
 #endif
 
