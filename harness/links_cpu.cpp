@@ -252,8 +252,9 @@ PairFigures measure_pair_streams(std::vector<Endpoint>& ends, bool is_src, int p
 
 std::vector<LinkResult> measure_tcp_streams(const LinksOptions& o, int streams, const std::string& label,
                                             const RankLayout& layout, MPI_Comm comm, std::uint64_t bytes) {
+  const std::uint64_t per_stream = std::max<std::uint64_t>(1, bytes / static_cast<std::uint64_t>(streams));
   std::vector<Endpoint> ends;
-  for (int k = 0; k < streams; ++k) ends.push_back(connect_all(o, "tcp", layout, comm, bytes, k));
+  for (int k = 0; k < streams; ++k) ends.push_back(connect_all(o, "tcp", layout, comm, per_stream, k));
   std::vector<LinkResult> out;
   for (int s = 0; s < layout.nranks; ++s)
     for (int d = 0; d < layout.nranks; ++d) {
@@ -261,11 +262,11 @@ std::vector<LinkResult> measure_tcp_streams(const LinksOptions& o, int streams, 
       check_mpi(MPI_Barrier(comm), "MPI_Barrier between pairs");  // one pair at a time
       PairFigures mine;
       if (layout.rank == s || layout.rank == d)
-        mine = measure_pair_streams(ends, layout.rank == s, layout.rank == s ? d : s, bytes, o);
+        mine = measure_pair_streams(ends, layout.rank == s, layout.rank == s ? d : s, per_stream, o);
       const PairFigures f = gather_pair_figures(comm, mine);
       if (layout.rank != 0) continue;
       LinkResult r = link_cell(label, "pair", layout, s, d, bytes);
-      const double moved = static_cast<double>(bytes) * o.iterations * streams;
+      const double moved = static_cast<double>(per_stream) * o.iterations * streams;
       r.oneway_gbps = moved / f.oneway_s / 1e9;
       r.bidir_gbps = 2 * moved / f.bidir_s / 1e9;
       out.push_back(std::move(r));

@@ -18,8 +18,8 @@ std::vector<LinkResult> measure_cpu_links(const LinksOptions& o, const std::stri
 
 // The tcp path between nodes as the GPU net transport (transports/gpu_net.h) drives it: every pair
 // on different nodes, one pair at a time, over `streams` tcp connections per direction, each with
-// its own thread, all at once; cells labelled `label`, bandwidth over all streams. The latency
-// is not measured (empty).
+// its own thread, all at once, each moving bytes / streams per message; cells labelled `label`,
+// bandwidth over all streams. The latency is not measured (empty).
 std::vector<LinkResult> measure_tcp_streams(const LinksOptions& o, int streams, const std::string& label,
                                             const RankLayout& layout, MPI_Comm comm, std::uint64_t bytes);
 
