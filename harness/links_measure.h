@@ -24,8 +24,7 @@ std::vector<LinkResult> measure_tcp_streams(const LinksOptions& o, int streams, 
                                             const RankLayout& layout, MPI_Comm comm, std::uint64_t bytes);
 
 // The number of tcp streams per peer and direction of a GPU ring over the net transport
-// (CCBENCH_GPU_NET_CHANNELS, collectives/gpu/knobs.h). Throws Error(precondition) in a build
-// without CUDA.
+// (CCBENCH_GPU_NET_CHANNELS, collectives/gpu/knobs.h); its default in a build without CUDA.
 int gpu_net_streams();
 
 // GPU ranks ("ce", "sm", "pcie") on `cuda_device` (harness/links_gpu.cpp). Pairs on different

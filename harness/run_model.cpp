@@ -9,6 +9,7 @@
 
 #include "collectives/gpu/knobs.h"
 #include "core/error.h"
+#include "harness/links_measure.h"
 #include "harness/model_command.h"
 #include "results/sink.h"
 #include "results/stats.h"
@@ -29,8 +30,10 @@ constexpr double kGpuLocalCopyGbps = 3926.0 / 2;
 // How our GPU ring or tree ran a row, from its algorithm column ("ring 128ch", "double tree
 // 2x32ch", "bruck 32blk": the blocks per ring, per tree, of Bruck) and the FIFO slot of its
 // transport (the defaults of collectives/gpu/knobs.h: CCBENCH_GPU_*SLOT_BYTES are not seen here).
-// No kernel (the schedule alone) for other rows.
-KernelPipeline kernel_of(const Json& row) {
+// Over net every block's FIFO is one tcp connection, and the path's ceiling (net/tcp) was
+// measured over gpu_net_streams() of them: a block moves at most that share of it. No kernel
+// (the schedule alone) for other rows.
+KernelPipeline kernel_of(const Json& row, std::optional<double> ceiling) {
   KernelPipeline k;
   const std::string impl = row.value("impl", ""), algorithm = row.value("algorithm", "");
   if (row.value("device", "") != "gpu" || (impl != "ring" && impl != "tree")) return k;
@@ -41,7 +44,7 @@ KernelPipeline kernel_of(const Json& row) {
   k.channels = std::stoi(bruck ? m[2].str() : m[1].str());
   const bool net = row.value("transport", "").rfind("net", 0) == 0;
   k.slot_bytes = bruck ? 0 : static_cast<double>(net ? gpu::kNetSlotBytes : gpu::kDefaultSlotBytes);
-  k.block_gbps = kGpuBlockGbps;
+  k.block_gbps = net && ceiling ? std::min(kGpuBlockGbps, *ceiling / gpu_net_streams()) : kGpuBlockGbps;
   k.local_copy_gbps = kGpuLocalCopyGbps;
   k.in_place = row.value("in_place", false);
   return k;
@@ -133,7 +136,7 @@ RowPrediction predict_row(const RunModel& model, const Json& row, const std::vec
   p.link_gbps = nodes == 1 ? system->node.gpu_link.bandwidth_gbps : system->node.nic.bandwidth_gbps;
   for (const std::string& a : algos) {
     const Prediction pr =
-        CollectiveModel(*system, *coll, a, kernel_of(row)).predict(row.value("bytes", std::uint64_t{0}));
+        CollectiveModel(*system, *coll, a, kernel_of(row, ceiling)).predict(row.value("bytes", std::uint64_t{0}));
     if (!pr.unsupported.empty()) {
       if (!p.time_us) p.reason = pr.unsupported;
       continue;

@@ -115,6 +115,16 @@ TEST(RunModel, AcrossEmulatedNodesTheMeasuredTcpCeilingIsEachNodesNic) {
   const RowPrediction g = predict_row(m, gpu, {{"net/tcp", 30.0, 36.0}});
   ASSERT_TRUE(g.busbw_gbps) << g.reason;
   EXPECT_DOUBLE_EQ(*g.link_gbps, 18.0);
+  // Our kernels over net: a block's FIFO is one of the measured tcp streams, 18 / 8 GB/s each.
+  gpu["algorithm"] = "ring 8ch";
+  const double ring = *predict_row(m, gpu, {{"net/tcp", 30.0, 36.0}}).busbw_gbps;
+  gpu["impl"] = "tree";
+  gpu["algorithm"] = "double tree 2x2ch";  // each way: one tree's 2 up and the other's 2 down
+  const double tree = *predict_row(m, gpu, {{"net/tcp", 30.0, 36.0}}).busbw_gbps;
+  EXPECT_LT(ring, 18.0);
+  EXPECT_GT(ring, 18.0 * 0.8);
+  EXPECT_LT(tree, 4 * 18.0 / 8);
+  EXPECT_GT(tree, 4 * 18.0 / 8 * 0.8);
 }
 
 TEST(RunModel, GpuRingAndTreeRowsArePredictedWithTheChannelsTheyRan) {
