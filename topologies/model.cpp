@@ -91,10 +91,11 @@ struct Flow {
 struct StepCost {
   std::vector<std::pair<double, double>> terms;  // (latency us, us per unit byte), no term dominated
   double count = 1;                              // how many steps of the phase cost this
-  // `loops`: the step runs once per loop on unit/loops, paying its latency every time.
+  bool waits = true;                             // false: nobody waits for data (a kernel's first send)
+  // `loops`: the step runs once per loop on unit/loops, its receivers waiting every time.
   double time(double unit, double loops = 1) const {
     double t = 0;
-    for (const auto& [lat, k] : terms) t = std::max(t, loops * lat + unit * k);
+    for (const auto& [lat, k] : terms) t = std::max(t, (waits ? loops : 0) * lat + unit * k);
     return t;
   }
   double latency() const {
@@ -173,17 +174,22 @@ struct Phase {
 
   double loops(double data) const { return loop_bytes > 0 ? std::max(1.0, std::ceil(data / loop_bytes)) : 1; }
 
-  // Round r moves slot r - s over stage s: the stages of slots 0..loops-1 that are under way.
+  // Round r moves slot r - s over stage s: the stages of slots 0..loops-1 that are under way. A
+  // stage waits for its first slot only (later ones arrive while it works on the one before).
   double slot_pipeline_time(double data) const {
     const double n = loops(data), unit = data / n;
     const double full = std::max(0.0, n - stages + 1);  // rounds with every stage busy
     const auto round = [&](double r) {
       const int a = static_cast<int>(std::max(0.0, r - n + 1)), b = static_cast<int>(std::min<double>(stages - 1, r));
-      return windows[static_cast<size_t>(a * stages + b)].time(unit);
+      return windows[static_cast<size_t>(a * stages + b)].transfer(unit);
     };
-    double t = drain.time(unit) + (full > 0 ? full * round(stages - 1) : 0);
-    for (double r = 0; r < n + stages - 1; ++r)
-      if (full == 0 || r < stages - 1 || r >= stages - 1 + full) t += round(r);
+    double t = drain.time(unit) + stages * windows[static_cast<size_t>(stages - 1)].latency();
+    if (full == 0) {  // fewer slots than stages: every round is part of the fill or the drain
+      for (double r = 0; r < n + stages - 1; ++r) t += round(r);
+      return t;
+    }
+    t += full * round(stages - 1);
+    for (int i = 0; i < stages - 1; ++i) t += round(i) + round(n + i);  // fill, drain
     return t;
   }
 
@@ -206,14 +212,13 @@ struct Phase {
   }
 };
 
-bool sends(schedule::RingOp op) { return op != schedule::RingOp::recv && op != schedule::RingOp::recv_reduce_copy; }
-
 enum class RingKind { allreduce, reducescatter, allgather };
 
 // Rings (lists of ranks, all of one length) running one ring schedule in lock step; each ring
 // carries `share` of S in every step.
-// With a kernel, each ring is its channels: loops of one slot per channel, and the steps where no
-// position sends (the last copy of every loop) cost a local copy.
+// With a kernel, each ring is its channels: loops of one slot per channel; a step where no position
+// receives (the first send of a loop) waits for nobody, one where no position sends (the last copy
+// of a loop) is a local copy.
 Phase ring_phase(const LinkGraph& graph, const std::vector<std::vector<int>>& rings, RingKind kind, double share,
                  const KernelPipeline& kernel = {}) {
   Phase ph;
@@ -225,17 +230,19 @@ Phase ring_phase(const LinkGraph& graph, const std::vector<std::vector<int>>& ri
   const int steps = kind == RingKind::allreduce   ? schedule::ring_allreduce_steps(n)
                     : kind == RingKind::allgather ? schedule::ring_allgather_steps(n)
                                                   : schedule::ring_reducescatter_steps(n);
-  std::map<std::vector<bool>, size_t> classes;  // which positions send -> index in ph.steps
+  std::map<std::vector<bool>, size_t> classes;  // which positions send, whether any receives -> index in ph.steps
   for (int s = 0; s < steps; ++s) {
     std::vector<bool> senders(static_cast<size_t>(n));
-    bool any = false;
+    bool any = false, receives = false;
     for (int pos = 0; pos < n; ++pos) {
       const schedule::RingStep st = kind == RingKind::allreduce   ? schedule::ring_allreduce_step(n, pos, s)
                                     : kind == RingKind::allgather ? schedule::ring_allgather_step(n, pos, s)
                                                                   : schedule::ring_reducescatter_step(n, pos, s);
-      senders[static_cast<size_t>(pos)] = sends(st.op);
-      any = any || sends(st.op);
+      senders[static_cast<size_t>(pos)] = schedule::ring_op_sends(st.op);
+      any = any || schedule::ring_op_sends(st.op);
+      receives = receives || schedule::ring_op_receives(st.op);
     }
+    senders.push_back(receives);
     if (!any && !channels) continue;
     auto [it, fresh] = classes.try_emplace(senders, ph.steps.size());
     if (!fresh) {
@@ -248,6 +255,7 @@ Phase ring_phase(const LinkGraph& graph, const std::vector<std::vector<int>>& ri
         if (senders[static_cast<size_t>(pos)] || !any)  // a copy step: what every position received
           flows.push_back({ring[static_cast<size_t>(pos)], ring[static_cast<size_t>((pos + 1) % n)]});
     ph.steps.push_back(any ? cost_step(graph, flows, flow_cap(kernel)) : local_step(graph, flows, kernel.local_copy_gbps));
+    ph.steps.back().waits = receives || !channels;
   }
   return ph;
 }

@@ -37,14 +37,15 @@ const std::vector<std::string>& model_algorithms();
 // How our GPU kernels run a schedule (collectives/gpu/fifo_kernels.cu, the Bruck kernel): the data
 // split over `channels` blocks, each moving at most one FIFO slot per step, its steps one after
 // another. Given, the model costs what the schedule alone does not show:
-//   ring  every block runs its loops of steps in order, so each step's latency is paid once per
-//         loop, and the steps that only copy a received slot into the output (the last of every
-//         loop) hold the block without using the link: a local copy at local_copy_gbps;
+//   ring  every block runs its loops of steps in order: each receiving step of every loop waits
+//         for the peer's data (its latency), and the steps that only copy a received slot into the
+//         output (the last of every loop) hold the block without using the link: a local copy at
+//         local_copy_gbps;
 //   tree  each channel is a pipeline of slots through the tree's levels: round r moves slot r-s
 //         over the edges of stage s (up: leaves first; down: from the root), so the rounds that
-//         fill and drain it use only some edges, and the leaves' last copy out of the down slot
-//         follows the last round. With one slot per channel (tree all-reduce at 64 MiB over 2 x 32
-//         channels of 1 MiB) the pipeline never fills;
+//         fill and drain it use only some edges; each stage waits for its first slot only, and
+//         the leaves' last copy out of the down slot follows the last round. With one slot per
+//         channel (tree all-reduce at 64 MiB over 2 x 32 channels of 1 MiB) it never fills;
 //   Bruck out of place, every rank first copies its own piece into its output (a local copy).
 // A flow of `channels` blocks moves at most channels x block_gbps. Other algorithms ignore it.
 struct KernelPipeline {

@@ -252,13 +252,29 @@ TEST(ModelKernel, TreeWithOneSlotPerChannelNeverFillsItsPipeline) {
   EXPECT_NEAR(capped.predict(64ull << 20).time_us, 2 * half / 64e3 + half / 1000e3, 1e-6);
 }
 
-TEST(ModelKernel, RingPaysItsLatencyEveryLoopAndItsLastCopyLocally) {
+TEST(ModelKernel, ATreeFullOfSlotsRunsAsTheSchedulesPipelineAndGrowsWithSize) {
+  // 8 ranks: 3 levels, 6 stages. With 1024 slots per channel the fill and drain are small.
+  const SystemTopology t = preset("h200-8gpu-nvswitch");
+  const KernelPipeline k{32, 64 * 1024, 0, 1e6, true};
+  const CollectiveModel kernel(t, Collective::allreduce, "tree", k);
+  const double alone = busbw(t, Collective::allreduce, "tree", 4ull << 30);
+  EXPECT_NEAR(kernel.predict(4ull << 30).busbw_gbps / alone, 1.0, 0.03);
+  double last = 0;
+  for (std::uint64_t bytes = 1 << 10; bytes <= (4ull << 30); bytes *= 4) {
+    const double time = kernel.predict(bytes).time_us;
+    EXPECT_GT(time, last) << bytes;
+    last = time;
+  }
+}
+
+TEST(ModelKernel, RingWaitsForItsPeerEveryLoopAndCopiesItsLastSlotLocally) {
   const KernelPipeline k{4, kMiB, 0, 1000, true};  // 4 channels: 4 MiB per loop
   const CollectiveModel m(two_ranks(2), Collective::allreduce, "ring", k);
-  // 64 MiB: each rank's 32 MiB chunk in 8 loops of send, reduce-send (link) and copy (local).
+  // 64 MiB: each rank's 32 MiB chunk in 8 loops of send (waits for nobody), reduce-send (waits 2
+  // us for the peer's send, then the link) and copy (waits for the peer's reduce-send, then local).
   const double chunk = 32 * kMiB, loops = 8;
-  EXPECT_NEAR(m.predict(64ull << 20).time_us, 2 * (loops * 2 + chunk * kUsPerByteAt100) + loops * 2 + chunk / 1000e3,
-              1e-6);
+  EXPECT_NEAR(m.predict(64ull << 20).time_us,
+              2 * chunk * kUsPerByteAt100 + loops * 2 + loops * 2 + chunk / 1000e3, 1e-6);
 }
 
 TEST(ModelKernel, BlocksCapAFlowAndBruckCopiesItsPieceOutOfPlace) {
