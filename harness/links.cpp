@@ -177,6 +177,7 @@ std::optional<double> path_ceiling_gbps(const std::string& transport, const std:
     std::string name = t;
     if (device == "gpu" && (t == "cuda_ipc" || t == "p2p" || t == "nccl")) name = "ce";
     if (device == "gpu" && t == "host") name = "pcie";
+    // net/tcp: measured under that name (kNetTcpCeiling) on GPU ranks across nodes.
     for (const LinkCeiling& c : ceilings)
       if (c.transport == name && c.bidir_gbps > 0) return c.bidir_gbps / 2;
     return std::nullopt;
@@ -346,6 +347,10 @@ std::vector<LinkCeiling> measure_link_ceilings(bool gpu, const std::string& tran
   std::vector<LinkResult> results;
   for (const std::string& t : gpu ? std::vector<std::string>{"ce", "pcie"} : std::vector<std::string>{transport}) {
     auto part = gpu ? measure_gpu_links(o, t, layout, comm, cuda_device, sizes) : measure_cpu_links(o, t, layout, comm, sizes);
+    results.insert(results.end(), part.begin(), part.end());
+  }
+  if (gpu && layout.nodes > 1) {  // between nodes GPU rows go over net: its tcp streams
+    auto part = measure_tcp_streams(o, gpu_net_streams(), kNetTcpCeiling, layout, comm, bytes);
     results.insert(results.end(), part.begin(), part.end());
   }
   if (layout.rank != 0) return {};

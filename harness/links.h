@@ -113,8 +113,14 @@ std::optional<double> path_ceiling_gbps(const std::string& transport, const std:
 void add_efficiency_to_run_json(const std::string& path, const std::vector<LinkCeiling>& ceilings,
                                 const std::string& source);
 
+// The ceiling of the GPU net transport's path between nodes: its tcp streams (CCBENCH_GPU_NET_CHANNELS
+// of them per direction, a thread each), measured by --measure-ceilings on GPU ranks across nodes;
+// GPU rows over net/tcp use it.
+inline constexpr const char* kNetTcpCeiling = "net/tcp";
+
 // Measures the ceilings inside a `ccbench run` (--measure-ceilings): one pair at a time at
-// `bytes`, over `transport` on CPU ranks (auto: shm/mpi), ce and pcie on GPU ranks. Collective;
+// `bytes`, over `transport` on CPU ranks (auto: shm/mpi), ce and pcie on GPU ranks, and on GPU
+// ranks across (emulated) nodes also kNetTcpCeiling between the nodes. Collective;
 // the result is complete on rank 0; `links_json` (rank 0, if not empty) gets the measurement.
 std::vector<LinkCeiling> measure_link_ceilings(bool gpu, const std::string& transport, const RankLayout& layout,
                                                MPI_Comm comm, int cuda_device, std::chrono::milliseconds timeout,

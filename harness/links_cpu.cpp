@@ -1,6 +1,7 @@
 // `ccbench links` on CPU ranks: streams and ping-pongs over the CPU channels (transports/channel.h).
 #include <algorithm>
 #include <cstring>
+#include <exception>
 #include <memory>
 #include <thread>
 
@@ -167,7 +168,7 @@ std::string auto_choice(const RankLayout& l, int from, int to) {
 }
 
 Endpoint connect_all(const LinksOptions& o, const std::string& transport, const RankLayout& layout, MPI_Comm comm,
-                     std::uint64_t max_bytes) {
+                     std::uint64_t max_bytes, int tag = 0) {
   Endpoint e;
   e.rank = layout.rank;
   e.timeout = o.timeout;
@@ -177,9 +178,9 @@ Endpoint connect_all(const LinksOptions& o, const std::string& transport, const 
   for (int p = 0; p < layout.nranks; ++p) {
     if (p == layout.rank) continue;
     e.send_index[static_cast<size_t>(p)] = static_cast<int>(req.size());
-    req.push_back({p, 0, true});
+    req.push_back({p, tag, true});
     e.recv_index[static_cast<size_t>(p)] = static_cast<int>(req.size());
-    req.push_back({p, 0, false});
+    req.push_back({p, tag, false});
   }
   ChannelOptions co;
   co.transport = transport;
@@ -221,7 +222,58 @@ void measure_all_at_once(Endpoint& e, const LinksOptions& o, const std::string& 
     }
 }
 
+// One pair from one of its ranks, every stream in its own thread at once: the slowest stream's
+// times. An error in a stream is rethrown here.
+PairFigures measure_pair_streams(std::vector<Endpoint>& ends, bool is_src, int peer, std::uint64_t bytes,
+                                 const LinksOptions& o) {
+  std::vector<PairFigures> figures(ends.size());
+  std::vector<std::exception_ptr> errors(ends.size());
+  std::vector<std::thread> threads;
+  for (size_t k = 0; k < ends.size(); ++k)
+    threads.emplace_back([&, k] {
+      try {
+        figures[k] = measure_pair(ends[k], is_src, peer, bytes, o, false);
+      } catch (...) {
+        errors[k] = std::current_exception();
+      }
+    });
+  for (std::thread& t : threads) t.join();
+  for (const std::exception_ptr& e : errors)
+    if (e) std::rethrow_exception(e);
+  PairFigures slowest;
+  for (const PairFigures& f : figures) {
+    slowest.oneway_s = std::max(slowest.oneway_s, f.oneway_s);
+    slowest.bidir_s = std::max(slowest.bidir_s, f.bidir_s);
+  }
+  return slowest;
+}
+
 }  // namespace
+
+std::vector<LinkResult> measure_tcp_streams(const LinksOptions& o, int streams, const std::string& label,
+                                            const RankLayout& layout, MPI_Comm comm, std::uint64_t bytes) {
+  const std::uint64_t per_stream = std::max<std::uint64_t>(1, bytes / static_cast<std::uint64_t>(streams));
+  std::vector<Endpoint> ends;
+  for (int k = 0; k < streams; ++k) ends.push_back(connect_all(o, "tcp", layout, comm, per_stream, k));
+  std::vector<LinkResult> out;
+  for (int s = 0; s < layout.nranks; ++s)
+    for (int d = 0; d < layout.nranks; ++d) {
+      if (layout.same_node(s, d)) continue;
+      check_mpi(MPI_Barrier(comm), "MPI_Barrier between pairs");  // one pair at a time
+      PairFigures mine;
+      if (layout.rank == s || layout.rank == d)
+        mine = measure_pair_streams(ends, layout.rank == s, layout.rank == s ? d : s, per_stream, o);
+      const PairFigures f = gather_pair_figures(comm, mine);
+      if (layout.rank != 0) continue;
+      LinkResult r = link_cell(label, "pair", layout, s, d, bytes);
+      const double moved = static_cast<double>(per_stream) * o.iterations * streams;
+      r.oneway_gbps = moved / f.oneway_s / 1e9;
+      r.bidir_gbps = 2 * moved / f.bidir_s / 1e9;
+      out.push_back(std::move(r));
+    }
+  check_mpi(MPI_Barrier(comm), "MPI_Barrier after the pairs");
+  return out;
+}
 
 LinkResult link_cell(const std::string& transport, const char* mode, const RankLayout& l, int src, int dst,
                      std::uint64_t bytes) {

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 
 #include "ccbench/build_info.h"
+#include "collectives/gpu/knobs.h"
 #include "core/checks.h"
 #include "harness/bootstrap.h"
 #include "harness/links_measure.h"
@@ -28,6 +29,8 @@ std::vector<LinkResult> measure_gpu_links(const LinksOptions&, const std::string
                                           const std::vector<std::uint64_t>&) {
   fail(ExitCode::precondition, "links on GPU ranks: this ccbench was built without CUDA");
 }
+
+int gpu_net_streams() { return gpu::kDefaultNetChannels; }  // no GPU ranks run here: the default
 
 #else
 
@@ -311,6 +314,8 @@ std::vector<LinkResult> measure_gpu_links(const LinksOptions& o, const std::stri
   }
   return out;
 }
+
+int gpu_net_streams() { return gpu::net_channels(); }
 
 #endif
 

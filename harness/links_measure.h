@@ -16,6 +16,17 @@ namespace ccbench {
 std::vector<LinkResult> measure_cpu_links(const LinksOptions& o, const std::string& transport, const RankLayout& layout,
                                           MPI_Comm comm, const std::vector<std::uint64_t>& sizes);
 
+// The tcp path between nodes as the GPU net transport (transports/gpu_net.h) drives it: every pair
+// on different nodes, one pair at a time, over `streams` tcp connections per direction, each with
+// its own thread, all at once, each moving bytes / streams per message; cells labelled `label`,
+// bandwidth over all streams. The latency is not measured (empty).
+std::vector<LinkResult> measure_tcp_streams(const LinksOptions& o, int streams, const std::string& label,
+                                            const RankLayout& layout, MPI_Comm comm, std::uint64_t bytes);
+
+// The number of tcp streams per peer and direction of a GPU ring over the net transport
+// (CCBENCH_GPU_NET_CHANNELS, collectives/gpu/knobs.h); its default in a build without CUDA.
+int gpu_net_streams();
+
 // GPU ranks ("ce", "sm", "pcie") on `cuda_device` (harness/links_gpu.cpp). Pairs on different
 // nodes, and pairs without peer access, come back as empty cells with the reason. Throws
 // Error(precondition) in a build without CUDA.

@@ -2,11 +2,14 @@
 
 #include <fstream>
 #include <map>
+#include <regex>
 #include <tuple>
 
 #include <fmt/format.h>
 
+#include "collectives/gpu/knobs.h"
 #include "core/error.h"
+#include "harness/links_measure.h"
 #include "harness/model_command.h"
 #include "results/sink.h"
 #include "results/stats.h"
@@ -15,6 +18,37 @@
 namespace ccbench {
 
 namespace {
+
+// One block of our FIFO kernels moves at most 10.2 GB/s per direction over NVLink: a 32-channel
+// ring all-reduce reaches 326 GB/s at 4 GiB on 2 x H200 (collectives/gpu/knobs.h,
+// kDefaultRingChannels; results/baselines/h200x2-2026-11-30).
+constexpr double kGpuBlockGbps = 326.0 / 32;
+// An H200 copying its own memory: 3926 GB/s read + write counted (../shared ANCHORS.md, 1 GiB),
+// so 1963 GB/s of bytes copied.
+constexpr double kGpuLocalCopyGbps = 3926.0 / 2;
+
+// How our GPU ring or tree ran a row, from its algorithm column ("ring 128ch", "double tree
+// 2x32ch", "bruck 32blk": the blocks per ring, per tree, of Bruck) and the FIFO slot of its
+// transport (the defaults of collectives/gpu/knobs.h: CCBENCH_GPU_*SLOT_BYTES are not seen here).
+// Over net every block's FIFO is one tcp connection, and the path's ceiling (net/tcp) was
+// measured over gpu_net_streams() of them: a block moves at most that share of it. No kernel
+// (the schedule alone) for other rows.
+KernelPipeline kernel_of(const Json& row, std::optional<double> ceiling) {
+  KernelPipeline k;
+  const std::string impl = row.value("impl", ""), algorithm = row.value("algorithm", "");
+  if (row.value("device", "") != "gpu" || (impl != "ring" && impl != "tree")) return k;
+  static const std::regex blocks(R"((?:^ring |^double tree 2x)(\d+)ch|^bruck (\d+)blk)");
+  std::smatch m;
+  if (!std::regex_search(algorithm, m, blocks)) return k;
+  const bool bruck = m[2].matched;
+  k.channels = std::stoi(bruck ? m[2].str() : m[1].str());
+  const bool net = row.value("transport", "").rfind("net", 0) == 0;
+  k.slot_bytes = bruck ? 0 : static_cast<double>(net ? gpu::kNetSlotBytes : gpu::kDefaultSlotBytes);
+  k.block_gbps = net && ceiling ? std::min(kGpuBlockGbps, *ceiling / gpu_net_streams()) : kGpuBlockGbps;
+  k.local_copy_gbps = kGpuLocalCopyGbps;
+  k.in_place = row.value("in_place", false);
+  return k;
+}
 
 // The model's algorithms an implementation on `device` is predicted by; empty: none.
 std::vector<std::string> algorithms_of(const std::string& impl, const std::string& device) {
@@ -25,14 +59,18 @@ std::vector<std::string> algorithms_of(const std::string& impl, const std::strin
   return {};
 }
 
-// The node kind of the file, scaled to a row's shape.
-std::optional<SystemTopology> scaled(const SystemTopology& t, int nodes, int ranks_per_node, std::string* why) {
+// The node kind of the file, scaled to a row's shape. `nic_ceiling`: the row's measured path
+// ceiling, which joins nodes whose kind describes no NICs (emulated nodes on one host).
+std::optional<SystemTopology> scaled(const SystemTopology& t, int nodes, int ranks_per_node,
+                                     std::optional<double> nic_ceiling, std::string* why) {
   if (ranks_per_node < 1) {
     *why = "no ranks per node in the row";
     return std::nullopt;
   }
-  if (nodes > 1 && t.node.nics == 0) {
-    *why = fmt::format("topology {} describes no NICs, so its nodes cannot be joined", t.name);
+  if (nodes > 1 && t.node.nics == 0 && !nic_ceiling) {
+    *why = fmt::format("topology {} describes no NICs, so its nodes cannot be joined (measured link ceilings "
+                       "would give each node one: --measure-ceilings or --ceilings)",
+                       t.name);
     return std::nullopt;
   }
   SystemTopology s = t;
@@ -47,6 +85,17 @@ std::optional<SystemTopology> scaled(const SystemTopology& t, int nodes, int ran
 void calibrate(SystemTopology& s, double pair_gbps) {
   const int peers = std::max(1, s.node.ranks - 1);
   s.node.gpu_link.bandwidth_gbps = s.node.fabric == IntraFabric::nvlink_mesh ? pair_gbps * peers : pair_gbps;
+}
+
+// Across nodes, the row's path ceiling (its lowest part: tcp, net/tcp; a pair measured alone, so
+// one rank's NIC) as the bandwidth of every NIC; a node kind without NICs (emulated nodes on one
+// host, joined by that path) gets one per node, with its link's latency.
+void calibrate_nics(SystemTopology& s, double gbps) {
+  if (s.node.nics == 0) {
+    s.node.nics = 1;
+    s.node.nic.latency_us = s.node.gpu_link.latency_us;
+  }
+  s.node.nic.bandwidth_gbps = gbps;
 }
 
 }  // namespace
@@ -76,16 +125,18 @@ RowPrediction predict_row(const RunModel& model, const Json& row, const std::vec
     p.reason = fmt::format("{} ranks on {} nodes: the model needs the same ranks on every node", ranks, nodes);
     return p;
   }
-  std::optional<SystemTopology> system = scaled(model.system, nodes, per_node, &p.reason);
-  if (!system) return p;
   const auto ceiling = path_ceiling_gbps(row.value("transport", ""), row.value("device", ""), ceilings);
-  if (ceiling && nodes == 1) {
-    calibrate(*system, *ceiling);
+  std::optional<SystemTopology> system = scaled(model.system, nodes, per_node, ceiling, &p.reason);
+  if (!system) return p;
+  if (ceiling) {
+    if (nodes == 1) calibrate(*system, *ceiling);
+    else calibrate_nics(*system, *ceiling);
     p.calibrated = true;
   }
-  p.link_gbps = system->node.gpu_link.bandwidth_gbps;
+  p.link_gbps = nodes == 1 ? system->node.gpu_link.bandwidth_gbps : system->node.nic.bandwidth_gbps;
   for (const std::string& a : algos) {
-    const Prediction pr = CollectiveModel(*system, *coll, a).predict(row.value("bytes", std::uint64_t{0}));
+    const Prediction pr =
+        CollectiveModel(*system, *coll, a, kernel_of(row, ceiling)).predict(row.value("bytes", std::uint64_t{0}));
     if (!pr.unsupported.empty()) {
       if (!p.time_us) p.reason = pr.unsupported;
       continue;

@@ -13,7 +13,9 @@
 //
 // Calibration: with link ceilings (--ceilings links.json or --measure-ceilings), a row inside one
 // node is predicted with its own path's measured ceiling (harness/links.h) as the ranks' link
-// instead of the file's figure; model_link_gbps says which figure the row was predicted with.
+// instead of the file's figure, and a row across nodes with it as one NIC per node (emulated nodes
+// on one host, joined by tcp or the GPU net transport, get their NIC this way);
+// model_link_gbps says which figure the row was predicted with (across nodes: the NIC's).
 #include <optional>
 #include <string>
 
@@ -34,7 +36,7 @@ RunModel load_run_model(const std::string& name_or_path);
 
 struct RowPrediction {
   std::optional<double> time_us, busbw_gbps;
-  std::optional<double> link_gbps;  // the ranks' link figure it was predicted with
+  std::optional<double> link_gbps;  // the ranks' link (across nodes: the NIC) it was predicted with
   bool calibrated = false;          // that figure is a measured ceiling
   std::string reason;               // why there is none
 };

@@ -91,9 +91,11 @@ struct Flow {
 struct StepCost {
   std::vector<std::pair<double, double>> terms;  // (latency us, us per unit byte), no term dominated
   double count = 1;                              // how many steps of the phase cost this
-  double time(double unit) const {
+  bool waits = true;                             // false: nobody waits for data (a kernel's first send)
+  // `loops`: the step runs once per loop on unit/loops, its receivers waiting every time.
+  double time(double unit, double loops = 1) const {
     double t = 0;
-    for (const auto& [lat, k] : terms) t = std::max(t, lat + unit * k);
+    for (const auto& [lat, k] : terms) t = std::max(t, (waits ? loops : 0) * lat + unit * k);
     return t;
   }
   double latency() const {
@@ -108,8 +110,9 @@ struct StepCost {
   }
 };
 
-// Costs the flows of one step: flows sharing a link share it equally.
-StepCost cost_step(const LinkGraph& graph, const std::vector<Flow>& flows) {
+// Costs the flows of one step: flows sharing a link share it equally; a flow moves at most
+// cap_gbps (0: no cap).
+StepCost cost_step(const LinkGraph& graph, const std::vector<Flow>& flows, double cap_gbps = 0) {
   std::vector<int> uses(static_cast<size_t>(graph.count()), 0);
   std::vector<std::vector<int>> paths(flows.size());
   std::vector<double> latency(flows.size());
@@ -121,6 +124,7 @@ StepCost cost_step(const LinkGraph& graph, const std::vector<Flow>& flows) {
   for (size_t i = 0; i < flows.size(); ++i) {
     double rate = INFINITY;  // GB/s this flow gets at its narrowest link
     for (int l : paths[i]) rate = std::min(rate, graph.capacity(l) / uses[static_cast<size_t>(l)]);
+    if (cap_gbps > 0) rate = std::min(rate, cap_gbps);
     const double k = flows[i].blocks / (rate * kBytesPerUsPerGbps);
     c.terms.emplace_back(latency[i], k);
   }
@@ -132,6 +136,20 @@ StepCost cost_step(const LinkGraph& graph, const std::vector<Flow>& flows) {
   c.terms = std::move(kept);
   return c;
 }
+
+// A step that only copies in the GPU's own memory what `arrivals` delivered: it waits for their
+// latency, then copies the unit at copy_gbps.
+StepCost local_step(const LinkGraph& graph, const std::vector<Flow>& arrivals, double copy_gbps) {
+  StepCost c;
+  double latency = 0;
+  std::vector<int> links;
+  for (const Flow& f : arrivals) latency = std::max(latency, graph.path(f.src, f.dst, links));
+  c.terms.emplace_back(latency, 1 / (copy_gbps * kBytesPerUsPerGbps));
+  return c;
+}
+
+// The largest flow cap of a kernel's flows (one flow carries all its channels); 0: none.
+double flow_cap(const KernelPipeline& k) { return k.channels > 0 && k.block_gbps > 0 ? k.channels * k.block_gbps : 0; }
 
 // A part of an algorithm: steps whose unit of data is `share` of the size S.
 struct Phase {
@@ -145,12 +163,42 @@ struct Phase {
   // Chunks of chunk_bytes, the last one shorter (the CPU executors' slices), instead of the unit
   // split into equal chunks.
   bool fixed_chunks = false;
+  // Our kernels (KernelPipeline): the unit moves in loops of at most loop_bytes (every channel a
+  // slot); 0: in one piece.
+  double loop_bytes = 0;
+  // A pipeline of kernel slots over `stages` stages: windows[a * stages + b] is a round in which
+  // the stages a..b move a slot, drain the local copy after the last round.
+  int stages = 0;
+  std::vector<StepCost> windows;
+  StepCost drain;
+
+  double loops(double data) const { return loop_bytes > 0 ? std::max(1.0, std::ceil(data / loop_bytes)) : 1; }
+
+  // Round r moves slot r - s over stage s: the stages of slots 0..loops-1 that are under way. A
+  // stage waits for its first slot only (later ones arrive while it works on the one before).
+  double slot_pipeline_time(double data) const {
+    const double n = loops(data), unit = data / n;
+    const double full = std::max(0.0, n - stages + 1);  // rounds with every stage busy
+    const auto round = [&](double r) {
+      const int a = static_cast<int>(std::max(0.0, r - n + 1)), b = static_cast<int>(std::min<double>(stages - 1, r));
+      return windows[static_cast<size_t>(a * stages + b)].transfer(unit);
+    };
+    double t = drain.time(unit) + stages * windows[static_cast<size_t>(stages - 1)].latency();
+    if (full == 0) {  // fewer slots than stages: every round is part of the fill or the drain
+      for (double r = 0; r < n + stages - 1; ++r) t += round(r);
+      return t;
+    }
+    t += full * round(stages - 1);
+    for (int i = 0; i < stages - 1; ++i) t += round(i) + round(n + i);  // fill, drain
+    return t;
+  }
 
   double time(double bytes) const {
     const double data = bytes * share;
+    if (stages > 0) return slot_pipeline_time(data);
     if (!pipelined) {
       double t = 0;
-      for (const StepCost& s : steps) t += s.count * s.time(data);
+      for (const StepCost& s : steps) t += s.count * s.time(data, loops(data));
       return t;
     }
     // Chunks stream through the pipeline: its latency is paid once per hop of the fill, while
@@ -164,32 +212,38 @@ struct Phase {
   }
 };
 
-bool sends(schedule::RingOp op) { return op != schedule::RingOp::recv && op != schedule::RingOp::recv_reduce_copy; }
-
 enum class RingKind { allreduce, reducescatter, allgather };
 
 // Rings (lists of ranks, all of one length) running one ring schedule in lock step; each ring
 // carries `share` of S in every step.
-Phase ring_phase(const LinkGraph& graph, const std::vector<std::vector<int>>& rings, RingKind kind, double share) {
+// With a kernel, each ring is its channels: loops of one slot per channel; a step where no position
+// receives (the first send of a loop) waits for nobody, one where no position sends (the last copy
+// of a loop) is a local copy.
+Phase ring_phase(const LinkGraph& graph, const std::vector<std::vector<int>>& rings, RingKind kind, double share,
+                 const KernelPipeline& kernel = {}) {
   Phase ph;
   ph.share = share;
+  const bool channels = kernel.channels > 0;
+  if (channels) ph.loop_bytes = kernel.channels * kernel.slot_bytes;
   const int n = static_cast<int>(rings.front().size());
   if (n < 2) return ph;
   const int steps = kind == RingKind::allreduce   ? schedule::ring_allreduce_steps(n)
                     : kind == RingKind::allgather ? schedule::ring_allgather_steps(n)
                                                   : schedule::ring_reducescatter_steps(n);
-  std::map<std::vector<bool>, size_t> classes;  // which positions send -> index in ph.steps
+  std::map<std::vector<bool>, size_t> classes;  // which positions send, whether any receives -> index in ph.steps
   for (int s = 0; s < steps; ++s) {
     std::vector<bool> senders(static_cast<size_t>(n));
-    bool any = false;
+    bool any = false, receives = false;
     for (int pos = 0; pos < n; ++pos) {
       const schedule::RingStep st = kind == RingKind::allreduce   ? schedule::ring_allreduce_step(n, pos, s)
                                     : kind == RingKind::allgather ? schedule::ring_allgather_step(n, pos, s)
                                                                   : schedule::ring_reducescatter_step(n, pos, s);
-      senders[static_cast<size_t>(pos)] = sends(st.op);
-      any = any || sends(st.op);
+      senders[static_cast<size_t>(pos)] = schedule::ring_op_sends(st.op);
+      any = any || schedule::ring_op_sends(st.op);
+      receives = receives || schedule::ring_op_receives(st.op);
     }
-    if (!any) continue;
+    senders.push_back(receives);
+    if (!any && !channels) continue;
     auto [it, fresh] = classes.try_emplace(senders, ph.steps.size());
     if (!fresh) {
       ph.steps[it->second].count += 1;
@@ -198,9 +252,55 @@ Phase ring_phase(const LinkGraph& graph, const std::vector<std::vector<int>>& ri
     std::vector<Flow> flows;
     for (const auto& ring : rings)
       for (int pos = 0; pos < n; ++pos)
-        if (senders[static_cast<size_t>(pos)]) flows.push_back({ring[static_cast<size_t>(pos)], ring[static_cast<size_t>((pos + 1) % n)]});
-    ph.steps.push_back(cost_step(graph, flows));
+        if (senders[static_cast<size_t>(pos)] || !any)  // a copy step: what every position received
+          flows.push_back({ring[static_cast<size_t>(pos)], ring[static_cast<size_t>((pos + 1) % n)]});
+    ph.steps.push_back(any ? cost_step(graph, flows, flow_cap(kernel)) : local_step(graph, flows, kernel.local_copy_gbps));
+    ph.steps.back().waits = receives || !channels;
   }
+  return ph;
+}
+
+int depth_of(const std::vector<int>& parent, int r) {
+  int d = 0;
+  for (int x = r; parent[static_cast<size_t>(x)] >= 0; x = parent[static_cast<size_t>(x)]) ++d;
+  return d;
+}
+
+// The trees as our kernel runs them (KernelPipeline): every channel a pipeline of slots. In tree t
+// of depth D, the edge above a rank at depth d is stage D - d going up and stage D + d - 1 coming
+// down; each stage window's flows are costed together (both trees share the links).
+Phase kernel_tree_phase(const LinkGraph& graph, const std::vector<std::vector<int>>& parents, const KernelPipeline& k) {
+  Phase ph;
+  ph.share = 1.0 / static_cast<double>(parents.size());
+  ph.loop_bytes = k.channels * k.slot_bytes;
+  struct Staged {
+    Flow flow;
+    int stage;
+  };
+  std::vector<Staged> edges;
+  std::vector<Flow> down;
+  for (const auto& parent : parents) {
+    int depth = 0;
+    for (size_t r = 0; r < parent.size(); ++r) depth = std::max(depth, depth_of(parent, static_cast<int>(r)));
+    for (size_t r = 0; r < parent.size(); ++r) {
+      if (parent[r] < 0) continue;
+      const int rank = static_cast<int>(r), d = depth_of(parent, rank);
+      edges.push_back({{rank, parent[r]}, depth - d});
+      edges.push_back({{parent[r], rank}, depth + d - 1});
+      down.push_back({parent[r], rank});
+    }
+    ph.stages = std::max(ph.stages, 2 * depth);
+  }
+  if (edges.empty()) return Phase{};
+  ph.windows.resize(static_cast<size_t>(ph.stages * ph.stages));
+  for (int a = 0; a < ph.stages; ++a)
+    for (int b = a; b < ph.stages; ++b) {
+      std::vector<Flow> flows;
+      for (const Staged& e : edges)
+        if (e.stage >= a && e.stage <= b) flows.push_back(e.flow);
+      if (!flows.empty()) ph.windows[static_cast<size_t>(a * ph.stages + b)] = cost_step(graph, flows, flow_cap(k));
+    }
+  ph.drain = local_step(graph, down, k.local_copy_gbps);  // the last slot, out of the down FIFO
   return ph;
 }
 
@@ -217,9 +317,7 @@ Phase tree_phase(const LinkGraph& graph, const std::vector<std::vector<int>>& pa
       if (parent[r] < 0) continue;
       flows.push_back({static_cast<int>(r), parent[r]});
       flows.push_back({parent[r], static_cast<int>(r)});
-      int d = 0;
-      for (int x = static_cast<int>(r); parent[static_cast<size_t>(x)] >= 0; x = parent[static_cast<size_t>(x)]) ++d;
-      depth = std::max(depth, d);
+      depth = std::max(depth, depth_of(parent, static_cast<int>(r)));
     }
   }
   ph.fill_rounds = std::max(0, 2 * depth - 1);
@@ -290,16 +388,21 @@ Phase direct_phase(const LinkGraph& graph, int n, double share, int steps) {
   return ph;
 }
 
-Phase bruck_phase(const LinkGraph& graph, int n) {
+// With a kernel: its blocks cap every flow, and out of place a local copy of the own piece first.
+Phase bruck_phase(const LinkGraph& graph, int n, const KernelPipeline& kernel = {}) {
   Phase ph;
   ph.share = 1.0 / n;
+  if (kernel.channels > 0 && !kernel.in_place) {
+    ph.steps.emplace_back();
+    ph.steps.back().terms.emplace_back(0.0, 1 / (kernel.local_copy_gbps * kBytesPerUsPerGbps));
+  }
   for (int k = 0; k < schedule::bruck_rounds(n); ++k) {
     std::vector<Flow> flows;
     for (int r = 0; r < n; ++r) {
       const schedule::BruckRound br = schedule::bruck_round(n, r, k);
       flows.push_back({r, br.send_to, static_cast<double>(br.blocks)});
     }
-    ph.steps.push_back(cost_step(graph, flows));
+    ph.steps.push_back(cost_step(graph, flows, flow_cap(kernel)));
   }
   return ph;
 }
@@ -376,11 +479,14 @@ struct CollectiveModel::Plan {
   std::vector<Phase> phases;
 };
 
-CollectiveModel::CollectiveModel(const SystemTopology& t, Collective coll, const std::string& algo)
+CollectiveModel::CollectiveModel(const SystemTopology& t, Collective coll, const std::string& algo,
+                                 const KernelPipeline& kernel)
     : plan_(std::make_unique<Plan>()) {
   const auto& known = model_algorithms();
   if (std::find(known.begin(), known.end(), algo) == known.end())
     fail(ExitCode::usage, "model: unknown algorithm '{}'; valid: {}", algo, fmt::join(known, ", "));
+  if (kernel.channels > 0 && !(kernel.local_copy_gbps > 0))
+    fail(ExitCode::usage, "model: a kernel of {} channels needs its local copy rate (> 0 GB/s)", kernel.channels);
   Plan& p = *plan_;
   p.coll = coll;
   p.ranks = t.ranks();
@@ -398,12 +504,16 @@ CollectiveModel::CollectiveModel(const SystemTopology& t, Collective coll, const
   const bool allreduce = coll == Collective::allreduce;
   auto rings = rail_rings(t);
   const double ring_share = 1.0 / (static_cast<double>(n) * static_cast<double>(rings.size()));
+  const bool slots = kernel.channels > 0 && kernel.slot_bytes > 0;  // a FIFO kernel
+  if (kernel.channels > 0 && algo != "tree" && !slots)
+    fail(ExitCode::usage, "model: a {} kernel needs its slot size (> 0 bytes)", algo);
   if (algo == "ring" || algo == "nccl-ring") {
-    p.phases.push_back(ring_phase(graph, rings, ring_kind(coll), ring_share));
+    p.phases.push_back(ring_phase(graph, rings, ring_kind(coll), ring_share, algo == "ring" ? kernel : KernelPipeline{}));
   } else if (algo == "tree" && allreduce) {
-    p.phases.push_back(tree_phase(graph, double_binary_trees(n)));
+    p.phases.push_back(slots ? kernel_tree_phase(graph, double_binary_trees(n), kernel)
+                             : tree_phase(graph, double_binary_trees(n)));
   } else if (algo == "tree" && coll == Collective::allgather) {
-    p.phases.push_back(bruck_phase(graph, n));
+    p.phases.push_back(bruck_phase(graph, n, kernel));
   } else if (algo == "nccl-tree" && allreduce) {
     p.phases.push_back(tree_phase(graph, chain_trees(t)));
   } else if (algo == "hier" && coll != Collective::reducescatter) {

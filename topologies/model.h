@@ -34,6 +34,28 @@ namespace ccbench {
 //   nccl-tree NCCL's tree: a chain inside each node, double binary tree between nodes (all-reduce)
 const std::vector<std::string>& model_algorithms();
 
+// How our GPU kernels run a schedule (collectives/gpu/fifo_kernels.cu, the Bruck kernel): the data
+// split over `channels` blocks, each moving at most one FIFO slot per step, its steps one after
+// another. Given, the model costs what the schedule alone does not show:
+//   ring  every block runs its loops of steps in order: each receiving step of every loop waits
+//         for the peer's data (its latency), and the steps that only copy a received slot into the
+//         output (the last of every loop) hold the block without using the link: a local copy at
+//         local_copy_gbps;
+//   tree  each channel is a pipeline of slots through the tree's levels: round r moves slot r-s
+//         over the edges of stage s (up: leaves first; down: from the root), so the rounds that
+//         fill and drain it use only some edges; each stage waits for its first slot only, and
+//         the leaves' last copy out of the down slot follows the last round. With one slot per
+//         channel (tree all-reduce at 64 MiB over 2 x 32 channels of 1 MiB) it never fills;
+//   Bruck out of place, every rank first copies its own piece into its output (a local copy).
+// A flow of `channels` blocks moves at most channels x block_gbps. Other algorithms ignore it.
+struct KernelPipeline {
+  int channels = 0;             // blocks per ring, per tree, or Bruck's blocks; 0: the schedule alone
+  double slot_bytes = 0;        // the FIFO slot (Bruck: none, 0)
+  double block_gbps = 0;        // what one block moves per direction at most; 0: no limit
+  double local_copy_gbps = 0;   // a GPU copying its own memory (bytes copied per second)
+  bool in_place = true;
+};
+
 struct Prediction {
   double time_us = 0;
   double algbw_gbps = 0;
@@ -44,8 +66,10 @@ struct Prediction {
 // One algorithm and collective over one system, prepared once and then costed for any size.
 class CollectiveModel {
  public:
-  // Throws Error(usage) for an unknown algorithm name.
-  CollectiveModel(const SystemTopology& system, Collective coll, const std::string& algorithm);
+  // Throws Error(usage) for an unknown algorithm name, or a kernel with channels but no slot size
+  // or copy rate.
+  CollectiveModel(const SystemTopology& system, Collective coll, const std::string& algorithm,
+                  const KernelPipeline& kernel = {});
   ~CollectiveModel();
   CollectiveModel(CollectiveModel&&) noexcept;
   // bytes: the algbw size S as in ccbench run (all-gather: total output bytes).

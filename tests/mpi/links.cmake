@@ -1,6 +1,7 @@
 # `ccbench links` on CPU ranks (tests/mpi/links_tests.py): the matrix and its files, several
 # transports and all pairs at once, bad input, `--transport ib` without a device (exit 3), the
-# efficiency and model columns of a run (measured ceilings, --model; CPU hier over emulated nodes), and the RDMA hardware case
+# efficiency and model columns of a run (measured ceilings, --model; 2 emulated nodes over tcp with the tcp ceiling as
+# their NIC; CPU hier over emulated nodes), and the RDMA hardware case
 # (label rdma; skipped with the reason where there is no RDMA device).
 find_package(Python3 COMPONENTS Interpreter QUIET)
 if(Python3_FOUND)

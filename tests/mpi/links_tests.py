@@ -129,8 +129,9 @@ elif CASE == "efficiency":
 
 elif CASE == "model":
     # run --model with measured ceilings: ring rows predicted with the shm ceiling as their link,
-    # mpi rows without a prediction and the reason, the report line; then emulated nodes over a
-    # node kind without NICs (no prediction, the reason), and a bad --model refused before MPI.
+    # mpi rows without a prediction and the reason, the report line; then 2 emulated nodes over
+    # tcp on a node kind without NICs (the tcp ceiling as each node's NIC), and a bad --model
+    # refused before MPI.
     d = fresh("run-model")
     cmd = [MPIEXEC, "--oversubscribe", "--allow-run-as-root", "-np", "2", CCBENCH, "--device", "cpu",
            "--collective", "allreduce", "--impl", "ring,mpi", "-b", "64K", "-e", "1M", "-f", "4", "-n", "3", "-w", "1",
@@ -152,16 +153,24 @@ elif CASE == "model":
              r["model_reason"], f"mpi row {r}")
     need("# model cpu-node" in p.stdout and "allreduce ring: efficiency" in p.stdout, "no model report", p.stdout)
 
+    # Two emulated nodes joined by tcp: the node kind has no NICs, the measured tcp ceiling is each
+    # node's NIC.
     d = fresh("run-model-nodes")
-    cmd = [MPIEXEC, "--oversubscribe", "--allow-run-as-root", "-np", "4", CCBENCH, "--device", "cpu",
-           "--impl", "ring", "-b", "64K", "-e", "64K", "-n", "3", "-w", "1", "--emulate-nodes", "2",
-           "--model", "cpu-node", "--out", d]
+    cmd = [MPIEXEC, "--oversubscribe", "--allow-run-as-root", "-np", "2", CCBENCH, "--device", "cpu",
+           "--impl", "ring", "-b", "64K", "-e", "1M", "-f", "16", "-n", "3", "-w", "1", "--emulate-nodes", "2",
+           "--transport", "tcp", "--measure-ceilings", "--model", "cpu-node", "--out", d]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=240)
     need(p.returncode == 0, f"{' '.join(cmd)} exited {p.returncode}", p.stdout + p.stderr)
     run = json.load(open(os.path.join(d, "run.json")))
+    tcp = [c for c in run["link_ceilings"]["ceilings"] if c["transport"] == "tcp"][0]["bidir_GBps"] / 2
+    need(len(run["rows"]) == 8, f"{len(run['rows'])} rows across nodes")
     for r in run["rows"]:
-        need(r["predicted_busbw_gbps"] is None and "describes no NICs" in r["model_reason"], f"row {r}")
-    need("no prediction (topology cpu-node describes no NICs" in p.stdout, "no reason in the report", p.stdout)
+        need(r["nodes"] == 2 and r["transport"] == "tcp", f"not a tcp row across 2 nodes: {r}")
+        need(r["model_link"] == "measured ceiling" and abs(r["model_link_gbps"] - tcp) < 1e-9 * tcp, f"NIC of {r}")
+        need(0 < r["predicted_busbw_gbps"] <= tcp * (1 + 1e-9) and r["model_reason"] == "", f"prediction of {r}")
+        need(abs(r["model_efficiency"] - r["busbw_gbps"] / r["predicted_busbw_gbps"]) < 1e-9, f"efficiency of {r}")
+    need("allreduce ring: efficiency" in p.stdout and "allgather ring: efficiency" in p.stdout, "no model report",
+         p.stdout)
 
     for bad, message in (("no-such-system", "--model no-such-system: no such file and no such preset"),
                          ("cpu-node --out none", "--model writes its columns into run.json")):

@@ -3,6 +3,7 @@
 #include <ctime>
 #include <filesystem>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include "results/csv_reader.h"
@@ -223,6 +224,69 @@ TEST(Model, RingAllReduceWithinFifteenPercentOfTheMeasuredTwoGpuMachine) {
     ++compared;
   }
   EXPECT_EQ(compared, 7);
+}
+
+// Two ranks over one 100 GB/s link each way, no latency: the kernel terms by hand.
+SystemTopology two_ranks(double latency_us) {
+  return parse_topology(fmt::format("name: two\nnodes: 1\nnode:\n  ranks: 2\n  fabric: nvlink_mesh\n"
+                                    "  gpu_link: {{bandwidth_gbps: 100, latency_us: {}}}\n",
+                                    latency_us),
+                        "two");
+}
+constexpr double kMiB = 1 << 20;
+constexpr double kUsPerByteAt100 = 1 / 100e3;  // us per byte at 100 GB/s
+
+TEST(ModelKernel, TreeWithOneSlotPerChannelNeverFillsItsPipeline) {
+  // 2 trees x 32 channels of 1 MiB slots, local copies at 1000 GB/s, no block limit.
+  const KernelPipeline k{32, kMiB, 0, 1000, true};
+  const CollectiveModel m(two_ranks(0), Collective::allreduce, "tree", k);
+  // 64 MiB: each tree's 32 MiB is one slot per channel: up, then down (each direction carries
+  // the other tree's half alone), then the leaf's copy out of its down FIFO.
+  const double half = 32 * kMiB;
+  EXPECT_NEAR(m.predict(64ull << 20).time_us, 2 * half * kUsPerByteAt100 + half / 1000e3, 1e-6);
+  // 1 GiB: 16 slots per channel; 15 rounds carry an up and a down slot each way, the first and
+  // the last one of them.
+  EXPECT_NEAR(m.predict(1ull << 30).time_us, (1 + 2 * 15 + 1) * half * kUsPerByteAt100 + half / 1000e3, 1e-6);
+  // Blocks of 2 GB/s: one tree's 32 channels alone on a direction move 64 GB/s, below the link.
+  const CollectiveModel capped(two_ranks(0), Collective::allreduce, "tree", KernelPipeline{32, kMiB, 2, 1000, true});
+  EXPECT_NEAR(capped.predict(64ull << 20).time_us, 2 * half / 64e3 + half / 1000e3, 1e-6);
+}
+
+TEST(ModelKernel, ATreeFullOfSlotsRunsAsTheSchedulesPipelineAndGrowsWithSize) {
+  // 8 ranks: 3 levels, 6 stages. With 1024 slots per channel the fill and drain are small.
+  const SystemTopology t = preset("h200-8gpu-nvswitch");
+  const KernelPipeline k{32, 64 * 1024, 0, 1e6, true};
+  const CollectiveModel kernel(t, Collective::allreduce, "tree", k);
+  const double alone = busbw(t, Collective::allreduce, "tree", 4ull << 30);
+  EXPECT_NEAR(kernel.predict(4ull << 30).busbw_gbps / alone, 1.0, 0.03);
+  double last = 0;
+  for (std::uint64_t bytes = 1 << 10; bytes <= (4ull << 30); bytes *= 4) {
+    const double time = kernel.predict(bytes).time_us;
+    EXPECT_GT(time, last) << bytes;
+    last = time;
+  }
+}
+
+TEST(ModelKernel, RingWaitsForItsPeerEveryLoopAndCopiesItsLastSlotLocally) {
+  const KernelPipeline k{4, kMiB, 0, 1000, true};  // 4 channels: 4 MiB per loop
+  const CollectiveModel m(two_ranks(2), Collective::allreduce, "ring", k);
+  // 64 MiB: each rank's 32 MiB chunk in 8 loops of send (waits for nobody), reduce-send (waits 2
+  // us for the peer's send, then the link) and copy (waits for the peer's reduce-send, then local).
+  const double chunk = 32 * kMiB, loops = 8;
+  EXPECT_NEAR(m.predict(64ull << 20).time_us,
+              2 * chunk * kUsPerByteAt100 + loops * 2 + loops * 2 + chunk / 1000e3, 1e-6);
+}
+
+TEST(ModelKernel, BlocksCapAFlowAndBruckCopiesItsPieceOutOfPlace) {
+  KernelPipeline k{8, 0, 5, 1000, true};  // 8 blocks of 5 GB/s: 40 GB/s, below the link
+  const std::uint64_t s = 64ull << 20;
+  const double piece = 32 * kMiB;
+  EXPECT_NEAR(CollectiveModel(two_ranks(0), Collective::allgather, "tree", k).predict(s).time_us, piece / 40e3, 1e-6);
+  k.in_place = false;
+  EXPECT_NEAR(CollectiveModel(two_ranks(0), Collective::allgather, "tree", k).predict(s).time_us,
+              piece / 40e3 + piece / 1000e3, 1e-6);
+  k.local_copy_gbps = 0;
+  EXPECT_THROW(CollectiveModel(two_ranks(0), Collective::allgather, "tree", k), Error);
 }
 
 // About 0.6 s of CPU on the project's 2-core machines; the bound leaves room for their slow

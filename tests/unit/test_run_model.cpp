@@ -79,6 +79,70 @@ TEST(RunModel, GpuHierIsTheModelsHier) {
   EXPECT_DOUBLE_EQ(*p.time_us, CollectiveModel(t, Collective::allreduce, "hier").predict(64ull << 20).time_us);
 }
 
+TEST(RunModel, AcrossEmulatedNodesTheMeasuredTcpCeilingIsEachNodesNic) {
+  const RunModel m = load_run_model("cpu-node");  // no NICs in the file
+  Json r = row("ring", 2, 1);
+  r["transport"] = "tcp";
+  const std::vector<LinkCeiling> ceilings = {{"tcp", 3.0, 4.0}};  // 2 GB/s per direction, both busy
+  const RowPrediction p = predict_row(m, r, ceilings);
+  ASSERT_TRUE(p.busbw_gbps) << p.reason;
+  EXPECT_TRUE(p.calibrated);
+  EXPECT_DOUBLE_EQ(*p.link_gbps, 2.0);
+  SystemTopology t = m.system;
+  t.nodes = 2;
+  t.node.ranks = 1;
+  t.node.nics = 1;
+  t.node.nic = {2.0, t.node.gpu_link.latency_us};
+  EXPECT_DOUBLE_EQ(*p.busbw_gbps, CollectiveModel(t, Collective::allreduce, "ring").predict(64ull << 20).busbw_gbps);
+  // A node kind with NICs keeps their number; each gets the measured figure.
+  const RunModel nics{parse_topology("name: c\nnodes: 1\nnode:\n  ranks: 2\n  fabric: host\n"
+                                     "  gpu_link: {bandwidth_gbps: 10, latency_us: 1}\n  nics: 2\n"
+                                     "  nic: {bandwidth_gbps: 50, latency_us: 3}\n",
+                                     "c"),
+                      "c.yaml"};
+  Json four = row("ring", 2, 2);
+  four["transport"] = "tcp";
+  t = nics.system;
+  t.nodes = 2;
+  t.node.nic.bandwidth_gbps = 2.0;
+  EXPECT_DOUBLE_EQ(*predict_row(nics, four, ceilings).busbw_gbps,
+                   CollectiveModel(t, Collective::allreduce, "ring").predict(64ull << 20).busbw_gbps);
+  // The GPU net transport's rows take the net/tcp ceiling.
+  Json gpu = r;
+  gpu["device"] = "gpu";
+  gpu["transport"] = "net/tcp";
+  EXPECT_FALSE(predict_row(m, gpu, ceilings).busbw_gbps);
+  const RowPrediction g = predict_row(m, gpu, {{"net/tcp", 30.0, 36.0}});
+  ASSERT_TRUE(g.busbw_gbps) << g.reason;
+  EXPECT_DOUBLE_EQ(*g.link_gbps, 18.0);
+  // Our kernels over net: a block's FIFO is one of the measured tcp streams, 18 / 8 GB/s each.
+  gpu["algorithm"] = "ring 8ch";
+  const double ring = *predict_row(m, gpu, {{"net/tcp", 30.0, 36.0}}).busbw_gbps;
+  gpu["impl"] = "tree";
+  gpu["algorithm"] = "double tree 2x2ch";  // each way: one tree's 2 up and the other's 2 down
+  const double tree = *predict_row(m, gpu, {{"net/tcp", 30.0, 36.0}}).busbw_gbps;
+  EXPECT_LT(ring, 18.0);
+  EXPECT_GT(ring, 18.0 * 0.8);
+  EXPECT_LT(tree, 4 * 18.0 / 8);
+  EXPECT_GT(tree, 4 * 18.0 / 8 * 0.8);
+}
+
+TEST(RunModel, GpuRingAndTreeRowsArePredictedWithTheChannelsTheyRan) {
+  const RunModel m = load_run_model("h200x2-nv18");
+  Json r = row("tree", 1, 2);
+  r["device"] = "gpu";
+  r["transport"] = "p2p";
+  r["algorithm"] = "double tree 2x32ch";
+  const double with32 = *predict_row(m, r, {}).busbw_gbps;
+  r["algorithm"] = "double tree 2x2ch";  // 2 blocks per flow of 10.2 GB/s, each way 2 trees' flows
+  EXPECT_LT(*predict_row(m, r, {}).busbw_gbps, 2 * 2 * 326.0 / 32);
+  r["algorithm"] = "something else";  // not our kernel's words: the schedule alone
+  const double alone = *predict_row(m, r, {}).busbw_gbps;
+  SystemTopology t = m.system;
+  EXPECT_DOUBLE_EQ(alone, CollectiveModel(t, Collective::allreduce, "tree").predict(64ull << 20).busbw_gbps);
+  EXPECT_LT(with32, alone * 0.85);  // one slot per channel at 64 MiB: the pipeline never fills
+}
+
 TEST(RunModel, RowsWithoutAPredictionSayWhy) {
   const RunModel m = load_run_model("cpu-node");
   EXPECT_NE(predict_row(m, row("mpi", 1, 2), {}).reason.find("no algorithm for impl mpi"), std::string::npos);

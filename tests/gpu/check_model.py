@@ -1,0 +1,46 @@
+#!/usr/bin/env python3
+"""Checks the model columns of a GPU run with --measure-ceilings and --model
+(tests/gpu/gpu_tests.cmake, gpu_model_*): run.json next to results.csv.
+
+Environment:
+  CCBENCH_EXPECT_CEILING  the ceiling (links.json transport) the rows of our ring and tree are
+                          predicted with: it is measured, and every measured ring and tree row has
+                          model_link "measured ceiling", model_link_gbps = its bidirectional figure / 2,
+                          a prediction, no reason, and efficiency = measured / predicted
+Usage: check_model.py results.csv
+"""
+import json
+import os
+import sys
+
+
+def main(path):
+    run = json.load(open(os.path.join(os.path.dirname(path), "run.json")))
+    want = os.environ["CCBENCH_EXPECT_CEILING"]
+    problems = []
+    ceilings = [c for c in run.get("link_ceilings", {}).get("ceilings", []) if c["transport"] == want]
+    if not ceilings:
+        return [f"no {want} ceiling in run.json: {run.get('link_ceilings')}"]
+    link = ceilings[0]["bidir_GBps"] / 2
+    rows = [r for r in run["rows"] if r["impl"] in ("ring", "tree") and r["status"] == "ok"]
+    if not rows:
+        problems.append("no measured ring or tree row")
+    for r in rows:
+        where = f"{r['collective']} {r['impl']} {r['bytes']} B"
+        if r["model_link"] != "measured ceiling" or abs(r["model_link_gbps"] - link) > 1e-9 * link:
+            problems.append(f"{where}: link {r['model_link']} {r['model_link_gbps']}, not the {want} ceiling {link}")
+        if r["model_reason"] or not r["predicted_busbw_gbps"] or r["predicted_busbw_gbps"] <= 0:
+            problems.append(f"{where}: no prediction ({r['model_reason']})")
+        elif abs(r["model_efficiency"] - r["busbw_gbps"] / r["predicted_busbw_gbps"]) > 1e-9:
+            problems.append(f"{where}: efficiency {r['model_efficiency']} is not measured / predicted")
+        else:
+            print(f"{where}: measured {r['busbw_gbps']:.2f} predicted {r['predicted_busbw_gbps']:.2f} GB/s, "
+                  f"efficiency {r['model_efficiency']:.2f}")
+    return problems
+
+
+if __name__ == "__main__":
+    found = main(sys.argv[1])
+    for p in found:
+        print(f"FAIL: {p}")
+    sys.exit(1 if found else 0)
