@@ -19,6 +19,8 @@
 #include "core/error.h"
 #include "harness/backend.h"
 #include "harness/bootstrap.h"
+#include "transports/gpu_paths.h"
+#include "transports/ib/ib_transport.h"
 #include "transports/nccl_path.h"
 #include "harness/context.h"
 #include "harness/min_bandwidth.h"
@@ -518,6 +520,8 @@ int run_benchmark(const RunOptions& opts_in, int* argc, char*** argv) {
     int gpus = gpu_count(&why_no_gpu);
     int min_gpus = static_cast<int>(min_over_ranks(world, static_cast<std::uint64_t>(gpus)));
     Device device = Device::cpu;
+    set_ib_options(opts.ib);  // validated by the command line
+    std::optional<std::string> ib_unavailable = std::string("CPU ranks");
     if (opts.device == DeviceChoice::gpu || (opts.device == DeviceChoice::auto_detect && min_gpus > 0)) {
       agreed_step(world, "--device gpu", [&] {
         if (gpus == 0) fail(ExitCode::precondition, "host {} has no usable GPU: {}", layout.host(), why_no_gpu);
@@ -528,6 +532,9 @@ int run_benchmark(const RunOptions& opts_in, int* argc, char*** argv) {
       });
       device = Device::gpu;
       agreed_step(world, "--transport for GPU ranks", [&] { pin_nccl_path(opts.transport, layout); });
+      ib_unavailable = agreed_ib_unavailable_reason(world, layout);
+      if (auto note = ib_skipped_note(layout, opts.transport, ib_unavailable); note && rank == 0)
+        fmt::print("# note: GPU ranks on different nodes: {}\n", *note);
     }
 
     std::unique_ptr<Backend> backend;
@@ -571,6 +578,7 @@ int run_benchmark(const RunOptions& opts_in, int* argc, char*** argv) {
     base.layout = &layout;
     base.device = device;
     base.transport = opts.transport;
+    base.ib_unavailable = ib_unavailable;
     base.ring_order = opts.ring_order;
     base.tree = opts.tree;
     base.cuda_device = device == Device::gpu ? layout.host_local_rank() % std::max(gpus, 1) : -1;

@@ -34,5 +34,9 @@ const IbOptions& ib_options();
 // Why `ib` cannot run on this host (built without ibverbs; no device; no active port matching
 // the options), or nullopt when it can.
 std::optional<std::string> ib_unavailable_reason();
+// Collective over `comm` (described by `layout`): why ib cannot run on some rank (this rank's
+// reason where it has one, else "rank R (host H) cannot use RDMA" for the first rank that has),
+// or nullopt when every rank can.
+std::optional<std::string> agreed_ib_unavailable_reason(MPI_Comm comm, const RankLayout& layout);
 
 }  // namespace ccbench
