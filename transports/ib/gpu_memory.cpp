@@ -36,6 +36,15 @@ std::optional<std::string> gpudirect_unavailable_reason(const IbOptions& options
       cuDeviceGetAttribute(&dmabuf, CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED, dev) != CUDA_SUCCESS || !dmabuf)
     return fmt::format("GPU {} cannot export dma-bufs (CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED = 0; needs an open "
                        "kernel module driver): GPU buffers are staged through host memory", cuda_device);
+  // A receiver makes the NIC's writes visible to the kernels with cuFlushGPUDirectRDMAWrites
+  // (flush_gpudirect_writes), so the GPU must support it from the host.
+  int rdma = 0, flush = 0;
+  if (cuDeviceGetAttribute(&rdma, CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED, dev) != CUDA_SUCCESS || !rdma ||
+      cuDeviceGetAttribute(&flush, CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS, dev) != CUDA_SUCCESS ||
+      !(flush & CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_HOST))
+    return fmt::format("GPU {} does not support GPUDirect RDMA with host-side flushes (GPU_DIRECT_RDMA_SUPPORTED = "
+                       "{}, GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS = {}): GPU buffers are staged through host memory",
+                       cuda_device, rdma, flush);
   return std::nullopt;
 }
 
