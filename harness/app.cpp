@@ -19,6 +19,8 @@
 #include "core/error.h"
 #include "harness/backend.h"
 #include "harness/bootstrap.h"
+#include "transports/gpu_paths.h"
+#include "transports/ib/ib_transport.h"
 #include "transports/nccl_path.h"
 #include "harness/context.h"
 #include "harness/min_bandwidth.h"
@@ -276,6 +278,15 @@ void agreed_step(MPI_Comm comm, const char* what, F&& step) {
   if (agreed.code != ExitCode::ok) throw Error(agreed.code, fmt::format("{}: {}", what, agreed.message));
 }
 
+// GPU ranks (collective): why ib cannot carry their data between every pair, or nullopt when it
+// can; rank 0 says so where auto therefore connects nodes over tcp.
+std::optional<std::string> probe_gpu_ib(MPI_Comm world, const RankLayout& layout, const std::string& transport) {
+  std::optional<std::string> why = agreed_ib_unavailable_reason(world, layout);
+  if (auto note = ib_skipped_note(layout, transport, why); note && layout.rank == 0)
+    fmt::print("# note: GPU ranks on different nodes: {}\n", *note);
+  return why;
+}
+
 std::uint64_t min_over_ranks(MPI_Comm comm, std::uint64_t v) {
   std::uint64_t out = v;
   check_mpi(MPI_Allreduce(&v, &out, 1, MPI_UINT64_T, MPI_MIN, comm), "MPI_Allreduce");
@@ -518,6 +529,8 @@ int run_benchmark(const RunOptions& opts_in, int* argc, char*** argv) {
     int gpus = gpu_count(&why_no_gpu);
     int min_gpus = static_cast<int>(min_over_ranks(world, static_cast<std::uint64_t>(gpus)));
     Device device = Device::cpu;
+    set_ib_options(opts.ib);  // validated by the command line
+    std::optional<std::string> ib_unavailable = std::string("not probed on CPU ranks");
     if (opts.device == DeviceChoice::gpu || (opts.device == DeviceChoice::auto_detect && min_gpus > 0)) {
       agreed_step(world, "--device gpu", [&] {
         if (gpus == 0) fail(ExitCode::precondition, "host {} has no usable GPU: {}", layout.host(), why_no_gpu);
@@ -528,6 +541,7 @@ int run_benchmark(const RunOptions& opts_in, int* argc, char*** argv) {
       });
       device = Device::gpu;
       agreed_step(world, "--transport for GPU ranks", [&] { pin_nccl_path(opts.transport, layout); });
+      ib_unavailable = probe_gpu_ib(world, layout, opts.transport);
     }
 
     std::unique_ptr<Backend> backend;
@@ -571,6 +585,7 @@ int run_benchmark(const RunOptions& opts_in, int* argc, char*** argv) {
     base.layout = &layout;
     base.device = device;
     base.transport = opts.transport;
+    base.ib_unavailable = ib_unavailable;
     base.ring_order = opts.ring_order;
     base.tree = opts.tree;
     base.cuda_device = device == Device::gpu ? layout.host_local_rank() % std::max(gpus, 1) : -1;

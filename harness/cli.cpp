@@ -723,6 +723,8 @@ Command parse_command_line(int argc, const char* const* argv) {
   CLI::App* run = app.add_subcommand("run", "measure collectives (the default: `ccbench [run] OPTIONS`)");
   add_sweep_options(*run, o, raw);
   add_run_control_options(*run, o, raw);
+  IbFlags ib;  // shared with `links` (harness/links_cli.h)
+  ib.add(*run, true);
   add_nccl_tests_options(*run, o, raw);
   add_nccl_tests_refusals(*run, o);
 
@@ -788,6 +790,7 @@ Command parse_command_line(int argc, const char* const* argv) {
   if (*acceptcmd) return finish_accept(acc, rawacc);
   if (*compare) return finish_compare(cmp, rawcmp);
   finish_run_options(*run, raw, o);
+  o.ib = ib.finish(*run);
   o.command_line = full_command_line(argc, argv);
   return o;
 }

@@ -323,16 +323,6 @@ void print_report(const std::vector<LinkResult>& results, const std::vector<Link
                100 * o.value / o.median, o.median);
 }
 
-// Why ib cannot run on some rank: this rank's reason, or the first rank that has one.
-std::string agreed_ib_reason(MPI_Comm comm, const RankLayout& layout) {
-  const std::optional<std::string> mine = ib_unavailable_reason();
-  int me = mine ? layout.rank : layout.nranks, first = layout.nranks;
-  check_mpi(MPI_Allreduce(&me, &first, 1, MPI_INT, MPI_MIN, comm), "MPI_Allreduce");
-  if (first == layout.nranks) return "";
-  if (mine) return *mine;
-  return fmt::format("rank {} (host {}) cannot use RDMA", first, layout.host_of[static_cast<size_t>(first)]);
-}
-
 }  // namespace
 
 std::vector<LinkCeiling> measure_link_ceilings(bool gpu, const std::string& transport, const RankLayout& layout,
@@ -385,7 +375,7 @@ int run_links(const LinksOptions& o, int* argc, char*** argv) {
     spec.max_bytes = std::max(spec.max_bytes, spec.min_bytes);
     const std::vector<std::uint64_t> sizes = sweep_sizes(spec);
     std::vector<std::string> notes;
-    const std::vector<std::string> transports = plan_transports(o, device, agreed_ib_reason(world, layout), &notes);
+    const std::vector<std::string> transports = plan_transports(o, device, agreed_ib_unavailable_reason(world, layout).value_or(""), &notes);
     if (layout.rank == 0) {
       fmt::print("# ccbench links: {} ranks ({} ranks), sizes {} to {}, {} messages per size and pair, one pair at a "
                  "time{}\n", layout.nranks, name(device), format_size(sizes.front()), format_size(sizes.back()),

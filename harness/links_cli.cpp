@@ -61,13 +61,7 @@ LinksCommand::LinksCommand(CLI::App& app) {
   sub_->add_option("--device", device_, "auto, cpu or gpu [auto: GPUs when present]");
   sub_->add_option("--out", out_, "results folder, or none [./ccbench-results/<UTC time>-<host>]");
   sub_->add_option("--timeout", timeout_, "seconds a set-up step or a wait for a peer may last before the run ends with exit code 5 [120]");
-  sub_->add_option("--ib-dev", ib_dev_, "ib: RDMA device and port, NAME[:PORT] [first active port]");
-  sub_->add_option("--gid-index", gid_index_, "ib: GID table index [RoCE: a RoCE v2 IPv4 GID; IB: 0]");
-  sub_->add_option("--ib-qps", ib_qps_, "ib: RC queue pairs per peer [1]");
-  sub_->add_option("--ib-chunk", ib_chunk_, "ib: bytes per RDMA WRITE [1M]");
-  sub_->add_option("--ib-mtu", ib_mtu_, "ib: path MTU 256..4096 [the ports' active MTU]");
-  sub_->add_option("--ib-tc", ib_tc_, "ib: traffic class (RoCE / GRH) [0]");
-  sub_->add_option("--ib-sl", ib_sl_, "ib: service level (InfiniBand) [0]");
+  ib_.add(*sub_, false);
 }
 
 LinksOptions LinksCommand::finish(const std::string& command_line) const {
@@ -93,15 +87,38 @@ LinksOptions LinksCommand::finish(const std::string& command_line) const {
   const double timeout = real_number(timeout_, "--timeout", 0.001, 7 * 24 * 3600.0, "seconds");
   o.timeout = std::chrono::milliseconds(static_cast<long long>(timeout * 1000));
 
-  if (!ib_dev_.empty() || sub_->count("--ib-dev")) parse_ib_device(ib_dev_, &o.ib);
-  if (!gid_index_.empty()) o.ib.gid_index = static_cast<int>(whole_number(gid_index_, "--gid-index", 0, 255, "a GID index"));
-  o.ib.qps_per_peer = static_cast<int>(whole_number(ib_qps_, "--ib-qps", 1, kMaxQpsPerPeer, "queue pairs per peer"));
-  o.ib.chunk_bytes = parse_size(ib_chunk_, "--ib-chunk");
-  if (!ib_mtu_.empty()) o.ib.mtu = static_cast<int>(whole_number(ib_mtu_, "--ib-mtu", 256, 4096, "256, 512, 1024, 2048 or 4096"));
-  o.ib.traffic_class = static_cast<int>(whole_number(ib_tc_, "--ib-tc", 0, 255, "a traffic class"));
-  o.ib.service_level = static_cast<int>(whole_number(ib_sl_, "--ib-sl", 0, 15, "a service level"));
-  validate_ib_options(o.ib);
+  o.ib = ib_.finish(*sub_);
   return o;
+}
+
+void IbFlags::add(CLI::App& app, bool with_gpudirect) {
+  app.add_option("--ib-dev", dev_, "ib: RDMA device and port, NAME[:PORT] [first active port]");
+  app.add_option("--gid-index", gid_index_, "ib: GID table index [RoCE: a RoCE v2 IPv4 GID; IB: 0]");
+  app.add_option("--ib-qps", qps_, "ib: RC queue pairs per peer [1]");
+  app.add_option("--ib-chunk", chunk_, "ib: bytes per RDMA WRITE [1M]");
+  app.add_option("--ib-mtu", mtu_, "ib: path MTU 256..4096 [the ports' active MTU]");
+  app.add_option("--ib-tc", tc_, "ib: traffic class (RoCE / GRH) [0]");
+  app.add_option("--ib-sl", sl_, "ib: service level (InfiniBand) [0]");
+  if (with_gpudirect)
+    app.add_option("--gpudirect", gpudirect_,
+                   "ib on GPU ranks: on (FIFO slots in GPU memory, registered through dma-buf, where the GPU "
+                   "exports them) or off (staged through pinned host memory) [on]");
+}
+
+IbOptions IbFlags::finish(const CLI::App& app) const {
+  IbOptions ib;
+  if (!dev_.empty() || app.count("--ib-dev")) parse_ib_device(dev_, &ib);
+  if (!gid_index_.empty()) ib.gid_index = static_cast<int>(whole_number(gid_index_, "--gid-index", 0, 255, "a GID index"));
+  ib.qps_per_peer = static_cast<int>(whole_number(qps_, "--ib-qps", 1, kMaxQpsPerPeer, "queue pairs per peer"));
+  ib.chunk_bytes = parse_size(chunk_, "--ib-chunk");
+  if (!mtu_.empty()) ib.mtu = static_cast<int>(whole_number(mtu_, "--ib-mtu", 256, 4096, "256, 512, 1024, 2048 or 4096"));
+  ib.traffic_class = static_cast<int>(whole_number(tc_, "--ib-tc", 0, 255, "a traffic class"));
+  ib.service_level = static_cast<int>(whole_number(sl_, "--ib-sl", 0, 15, "a service level"));
+  if (gpudirect_ != "on" && gpudirect_ != "off")
+    fail(ExitCode::usage, "--gpudirect: unknown value '{}' (valid: on, off)", gpudirect_);
+  ib.gpudirect = gpudirect_ == "on";
+  validate_ib_options(ib);
+  return ib;
 }
 
 }  // namespace ccbench

@@ -12,6 +12,7 @@
 #include "harness/sizes.h"
 #include "results/accept.h"
 #include "telemetry/options.h"
+#include "transports/ib/ib_logic.h"
 
 namespace ccbench {
 
@@ -44,6 +45,7 @@ struct RunOptions {
   std::vector<std::string> impls{"default"};  // default: GPU nccl,ring,tree,best; CPU mpi,ring,tree
   DeviceChoice device = DeviceChoice::auto_detect;
   std::string transport = "auto";
+  IbOptions ib;                    // --ib-*, --gpudirect: the ib transport of CPU and GPU ranks
   InPlaceChoice in_place = InPlaceChoice::both;
   bool share_gpus = false;         // allow several ranks on one GPU
   RingOrderChoice ring_order;      // --ring-order (topologies/ring_order.h)

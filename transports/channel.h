@@ -13,8 +13,11 @@
 namespace ccbench {
 
 // Zero-copy ends, offered by transports that move bytes straight from and into the caller's
-// memory (tcp): no copy through the channel's own slots. The depth and credits are the channel's
-// as for slot posts. Same thread rule as the channel.
+// memory: no copy through the channel's own slots. tcp offers them always (the socket calls read
+// and write the caller's buffers); ib where the caller gave the channel its own slot memory
+// (ChannelRequest::slots), which it registers: sends must then lie in those slots, and a receive
+// names the slot the peer's RDMA WRITE has already filled. The depth and credits are the
+// channel's as for slot posts. Same thread rule as the channel.
 class DirectSend {
  public:
   virtual ~DirectSend() = default;

@@ -293,7 +293,10 @@ class ChannelConnector {
   }
   SetupArgs args_of(size_t request) const {
     const ChannelRequest& r = requests_[request];
-    return args(r.peer, r.tag, transport_[request]);
+    SetupArgs a = args(r.peer, r.tag, transport_[request]);
+    a.slots = r.slots;
+    a.slots_gpu = r.slots_gpu;
+    return a;
   }
   const TransportOps& ops_of(size_t request) const { return ops_[static_cast<size_t>(transport_[request])]; }
 

@@ -28,6 +28,13 @@ struct ChannelRequest {
   int peer = -1;
   int tag = 0;
   bool send = false;
+  // Optional: the caller's own slot memory (depth x slot_bytes, contiguous, slot i at
+  // slots + i * slot_bytes), for zero-copy ends that move bytes in place: ib registers it once, so
+  // that sends go out from it and the peer's writes land in it (channel.h's direct()). In the GPU
+  // memory of CUDA device `slots_gpu` where that is >= 0 (ib: GPUDirect RDMA), else host memory.
+  // Transports that copy (shm, mpi, tcp) ignore it; it must outlive the channel.
+  char* slots = nullptr;
+  int slots_gpu = -1;
 };
 
 struct ChannelOptions {
@@ -62,6 +69,8 @@ struct SetupArgs {
   const ChannelOptions* options = nullptr;
   std::chrono::steady_clock::time_point deadline;  // bound of every set-up wait
   TransportJob* job = nullptr;                     // what prepare() returned, or nullptr
+  char* slots = nullptr;                           // the request's caller memory, if any
+  int slots_gpu = -1;
 };
 
 // A transport as an ops table entry. Set-up calls run on the rank named, in this order:

@@ -9,9 +9,14 @@
 
 #include <cstring>
 
+#include "ccbench/build_info.h"
 #include "core/checks.h"
 #include "core/checks_cuda.h"
 #include "core/error.h"
+#include "transports/ib/ib_transport.h"
+#if CCBENCH_BUILT_WITH_IBVERBS
+#include "transports/ib/gpu_memory.h"
+#endif
 
 namespace ccbench {
 
@@ -61,6 +66,18 @@ std::unique_ptr<GpuRegion> connect_transport(MPI_Comm comm, const GpuPaths& path
   // The agreement above is the barrier: every peer mapped our region, so its name may go.
   if (region) t.connected(*region);
   return region;
+}
+
+// Whether net FIFO slots over `backend` go in the GPU memory of `device` (ib with GPUDirect RDMA
+// where the options allow it and the GPU exports dma-bufs).
+bool net_slots_in_gpu(const std::string& backend, int device) {
+#if CCBENCH_BUILT_WITH_IBVERBS
+  return backend == "ib" && !gpudirect_unavailable_reason(ib_options(), device);
+#else
+  (void)backend;
+  (void)device;
+  return false;
+#endif
 }
 
 // A FIFO counter at `offset` of a region.
@@ -113,18 +130,35 @@ GpuFifoMesh::GpuFifoMesh(MPI_Comm comm, const GpuPaths& paths, int fifos, std::s
   uses_net_ = paths.label.find("net") != std::string::npos;  // same on every rank
   bool mine = false;
   for (const std::string& p : path_of_) mine |= p == "net";
+  net_backend_.transport = paths.net_backend;
   if (mine) {
     net_half_ = bytes + fifos_ * kLine;  // with the step sizes
     CCB_CUDA(cudaHostAlloc(reinterpret_cast<void**>(&net_host_), 2 * net_half_, cudaHostAllocMapped));
     std::memset(net_host_, 0, 2 * net_half_);
     CCB_CUDA(cudaHostGetDevicePointer(reinterpret_cast<void**>(&net_device_), net_host_, 0));
+    CCB_CUDA(cudaGetDevice(&device_));
+    if (net_slots_in_gpu(net_backend_.transport, device_)) {
+      net_backend_.slots_gpu = device_;
+      CCB_CUDA(cudaMalloc(reinterpret_cast<void**>(&net_gpu_slots_), 2 * data(static_cast<int>(fifos_))));
+    }
   }
+}
+
+char* GpuFifoMesh::net_slots(bool staging, int f, bool for_proxy) const {
+  if (net_gpu_slots_) return net_gpu_slots_ + (staging ? data(static_cast<int>(fifos_)) : 0) + data(f);
+  return (for_proxy ? net_host_ : net_device_) + (staging ? net_half_ : 0) + data(f);
+}
+
+std::string GpuFifoMesh::transport_label(const GpuPaths& paths) const {
+  if (paths.net_backend != "ib" || !uses_net_) return paths.label;
+  return paths.label + (net_gpu_slots_ ? ":gpudirect" : ":host");
 }
 
 GpuFifoMesh::~GpuFifoMesh() {
   proxy_.reset();  // the proxies stop before the memory they move goes
   ce_proxy_.reset();
   if (net_host_) (void)cudaFreeHost(net_host_);
+  if (net_gpu_slots_) (void)cudaFree(net_gpu_slots_);
 }
 
 const GpuRegion& GpuFifoMesh::region_with(int peer) const {
@@ -137,11 +171,11 @@ const GpuRegion& GpuFifoMesh::region_with(int peer) const {
 gpu::SendConn GpuFifoMesh::send(int peer, int peer_fifo, int my_out) {
   if (path_of_[idx(peer)] == "net") {
     const std::size_t s = net_half_;  // the staging half
-    net_sends_.push_back({peer, peer_fifo, net_host_ + s + data(my_out),
+    net_sends_.push_back({peer, peer_fifo, net_slots(true, my_out, true),
                           reinterpret_cast<volatile std::uint64_t*>(net_host_ + s + tail(my_out)),
                           reinterpret_cast<volatile std::uint64_t*>(net_host_ + s + head(my_out)),
                           reinterpret_cast<const volatile std::uint64_t*>(net_host_ + s + sizes(my_out))});
-    return {net_device_ + s + data(my_out), reinterpret_cast<volatile std::uint64_t*>(net_device_ + s + tail(my_out)),
+    return {net_slots(true, my_out, false), reinterpret_cast<volatile std::uint64_t*>(net_device_ + s + tail(my_out)),
             reinterpret_cast<const volatile std::uint64_t*>(net_device_ + s + head(my_out)), steps_ + 2 * idx(my_out),
             peer, reinterpret_cast<volatile std::uint64_t*>(net_device_ + s + sizes(my_out))};
   }
@@ -155,10 +189,10 @@ gpu::SendConn GpuFifoMesh::send(int peer, int peer_fifo, int my_out) {
 gpu::RecvConn GpuFifoMesh::recv(int peer, int my_fifo, int peer_out) {
   if (path_of_[idx(peer)] == "net") {
     // Incoming half; our head for this FIFO sits in the head line of the same id.
-    net_recvs_.push_back({peer, my_fifo, net_host_ + data(my_fifo),
+    net_recvs_.push_back({peer, my_fifo, net_slots(false, my_fifo, true),
                           reinterpret_cast<volatile std::uint64_t*>(net_host_ + tail(my_fifo)),
                           reinterpret_cast<volatile std::uint64_t*>(net_host_ + head(my_fifo))});
-    return {net_device_ + data(my_fifo), reinterpret_cast<const volatile std::uint64_t*>(net_device_ + tail(my_fifo)),
+    return {net_slots(false, my_fifo, false), reinterpret_cast<const volatile std::uint64_t*>(net_device_ + tail(my_fifo)),
             reinterpret_cast<volatile std::uint64_t*>(net_device_ + head(my_fifo)), steps_ + 2 * idx(my_fifo) + 1,
             peer};
   }
@@ -224,7 +258,7 @@ void GpuFifoMesh::finish(const RankLayout& layout, std::chrono::milliseconds tim
         ce_proxy_ = std::make_unique<HostCeProxy>(device_, slot_, ce_recvs_, ce_sends_);
     });
   if (!uses_net_) return;
-  proxy_ = std::make_unique<NetProxy>(comm_, layout, slot_, net_sends_, net_recvs_, timeout);
+  proxy_ = std::make_unique<NetProxy>(comm_, layout, slot_, net_sends_, net_recvs_, timeout, net_backend_);
 }
 
 void GpuFifoMesh::check() const {

@@ -45,13 +45,18 @@ class GpuFifoMesh {
   // Call it once per FIFO.
   gpu::RecvConn recv(int peer, int my_fifo, int peer_out);
   // Collective, after every send() and recv(): starts the host copy-engine proxy where this
-  // rank has ce halves, connects the net FIFOs (tcp) and starts their proxy where a pair uses net.
+  // rank has ce halves, connects the net FIFOs (over the plan's net backend, tcp or ib) and starts
+  // their proxy where a pair uses net.
   void finish(const RankLayout& layout, std::chrono::milliseconds timeout);
   // Rethrows the proxies' error, if any.
   void check() const;
   // For the `algorithm` column: which halves of host connections the copy engines move ("" when
   // none; host_copy_note).
   std::string staging_note() const { return host_copy_note(host_copy_); }
+  // For the `transport` column: the plan's label, with net/ib marked ":gpudirect" where this
+  // rank's net FIFO slots are in GPU memory and ":host" where they are staged in pinned host
+  // memory (GPUDirect off or unavailable: gpudirect_unavailable_reason()).
+  std::string transport_label(const GpuPaths& paths) const;
 
  private:
   static constexpr std::size_t kLine = 128;  // flags of different writers never share a line
@@ -77,12 +82,19 @@ class GpuFifoMesh {
   std::vector<StageEnds> ce_recvs_, ce_sends_;
   std::unique_ptr<HostCeProxy> ce_proxy_;
   // net: pinned host memory of this rank only, incoming FIFOs then staging FIFOs (same layout,
-  // plus a line of step sizes per FIFO).
+  // plus a line of step sizes per FIFO). Over ib with GPUDirect, the slots the kernels and the
+  // NIC use are in GPU memory instead (net_gpu_slots_, incoming then staging; the host slots
+  // stay unused) and the counters stay in host memory, where the proxy reads and writes them.
+  // FIFO f's slots (staging or incoming) as the proxy or the kernels address them (the same
+  // GPU memory for both under GPUDirect: the proxy only hands its address to the NIC).
+  char* net_slots(bool staging, int f, bool for_proxy) const;
   MPI_Comm comm_;
   bool uses_net_ = false;
+  NetBackend net_backend_;
   std::size_t net_half_ = 0;
   char* net_host_ = nullptr;
   char* net_device_ = nullptr;
+  char* net_gpu_slots_ = nullptr;
   std::vector<NetFifo> net_sends_, net_recvs_;
   std::unique_ptr<NetProxy> proxy_;
 };

@@ -9,8 +9,11 @@ namespace ccbench {
 int net_proxy_threads() { return static_cast<int>(env_int("CCBENCH_GPU_NET_THREADS", kDefaultNetThreads, 1, 64)); }
 
 NetProxy::NetProxy(MPI_Comm comm, const RankLayout& layout, std::size_t slot_bytes, std::vector<NetFifo> sends,
-                   std::vector<NetFifo> recvs, std::chrono::milliseconds timeout)
+                   std::vector<NetFifo> recvs, std::chrono::milliseconds timeout, const NetBackend& backend)
     : slot_(slot_bytes) {
+  if (backend.slots_gpu >= 0 && backend.transport != "ib")
+    fail(ExitCode::runtime, "net/{}: FIFO slots in GPU memory need a backend that moves them in place (ib)",
+         backend.transport);
   const int threads = net_proxy_threads();
   for (int i = 0; i < threads; ++i) workers_.push_back(std::make_unique<Worker>());
   for (const NetFifo& f : sends) workers_[static_cast<std::size_t>(f.tag % threads)]->sends.push_back(f);
@@ -20,17 +23,19 @@ NetProxy::NetProxy(MPI_Comm comm, const RankLayout& layout, std::size_t slot_byt
   ChannelOptions o;
   o.slot_bytes = slot_bytes;
   o.depth = gpu::kFifoSlots;
-  o.transport = "tcp";
+  o.transport = backend.transport;
   o.timeout = timeout;
   // One collective connect per worker, in the same order on every rank.
   for (auto& w : workers_) {
     std::vector<ChannelRequest> requests;
-    for (const NetFifo& f : w->sends) requests.push_back({f.peer, f.tag, true});
-    for (const NetFifo& f : w->recvs) requests.push_back({f.peer, f.tag, false});
+    // The FIFO slots are the channels' own (ib registers them; tcp reads and writes them itself).
+    for (const NetFifo& f : w->sends) requests.push_back({f.peer, f.tag, true, f.slots, backend.slots_gpu});
+    for (const NetFifo& f : w->recvs) requests.push_back({f.peer, f.tag, false, f.slots, backend.slots_gpu});
     w->channels = connect_channels(comm, layout, requests, o);
     for (std::size_t i = 0; i < requests.size(); ++i)
       if (requests[i].send ? !w->channels->send(i).direct() : !w->channels->recv(i).direct())
-        fail(ExitCode::runtime, "net: the {} channel with rank {} has no zero-copy path", o.transport, requests[i].peer);
+        fail(ExitCode::runtime, "net: the {} channel with rank {} has no zero-copy path", o.transport,
+             requests[i].peer);
     w->posted.assign(w->sends.size(), 0);
     w->granted.assign(w->sends.size(), 0);
     w->received.assign(w->recvs.size(), 0);

@@ -16,17 +16,14 @@ std::string pick(const RankLayout& l, std::string_view choice, int a, int b, con
                  std::string* why) {
   if (choice == "p2p" || choice == "cuda_ipc") return p2p_can_connect(l, a, b, access, why) ? "p2p" : "";
   if (choice == "host") return host_can_connect(l, a, b, why) ? "host" : "";
-  if (choice == "net" || choice == "tcp") return "net";  // any pair, within a node too
+  if (choice == "net" || choice == "tcp" || choice == "ib") return "net";  // any pair, within a node too
   if (choice == "auto") {
     std::string ignored;
     if (p2p_can_connect(l, a, b, access, &ignored)) return "p2p";
     if (host_can_connect(l, a, b, &ignored)) return "host";
     return "net";
   }
-  if (choice == "ib")
-    *why = "--transport ib: our GPU kernels carry data over net/tcp only (no verbs path yet); nccl runs pinned to ib";
-  else
-    *why = fmt::format("--transport {}: our GPU kernels connect over p2p, host or net (valid for GPU ranks: {})",
+  *why = fmt::format("--transport {}: our GPU kernels connect over p2p, host or net (valid for GPU ranks: {})",
                        choice, valid_gpu_transports());
   return "";
 }
@@ -53,8 +50,16 @@ bool host_can_connect(const RankLayout& l, int a, int b, std::string* why) {
 
 std::string valid_gpu_transports() { return "auto, p2p, host, net, tcp, ib"; }
 
-GpuPaths plan_gpu_paths(const RankLayout& l, std::string_view choice, const PeerAccess& access) {
+GpuPaths plan_gpu_paths(const RankLayout& l, std::string_view choice, const PeerAccess& access,
+                        const std::optional<std::string>& ib_unavailable) {
   GpuPaths g;
+  if (choice == "ib" && ib_unavailable) {
+    g.of.assign(static_cast<std::size_t>(l.nranks), std::vector<std::string>(static_cast<std::size_t>(l.nranks)));
+    g.label = "net/ib";
+    g.refused = "--transport ib: " + *ib_unavailable;
+    return g;
+  }
+  if (choice == "ib" || (choice == "auto" && !ib_unavailable)) g.net_backend = "ib";
   const auto n = static_cast<std::size_t>(l.nranks);
   g.of.assign(n, std::vector<std::string>(n));
   bool used[3] = {false, false, false};  // p2p, host, net
@@ -69,7 +74,7 @@ GpuPaths plan_gpu_paths(const RankLayout& l, std::string_view choice, const Peer
       used[2] |= t == "net";
       if (t.empty() && g.refused.empty()) g.refused = why;
     }
-  const char* names[3] = {"p2p", "host", "net/tcp"};
+  const std::string names[3] = {"p2p", "host", "net/" + g.net_backend};
   for (int i = 0; i < 3; ++i) {
     if (!used[i]) continue;
     if (!g.label.empty()) g.label += '+';
@@ -77,6 +82,12 @@ GpuPaths plan_gpu_paths(const RankLayout& l, std::string_view choice, const Peer
   }
   if (g.label.empty()) g.label = "p2p";  // one rank: nothing to connect
   return g;
+}
+
+std::optional<std::string> ib_skipped_note(const RankLayout& l, std::string_view choice,
+                                           const std::optional<std::string>& ib_unavailable) {
+  if (choice != "auto" || l.nodes < 2 || !ib_unavailable) return std::nullopt;
+  return "net pairs run over tcp: ib skipped: " + *ib_unavailable;
 }
 
 }  // namespace ccbench

@@ -8,11 +8,14 @@
 //         registered with CUDA): the sender's SMs write the receiver-side host FIFO across PCIe,
 //         the receiver's SMs read it (or either half by the copy engines through a CPU proxy,
 //         gpu_host_ce.h). Needs one node only.
-//   net   pinned host FIFOs on each side, moved by a CPU proxy thread per rank over tcp
-//         sockets (gpu_net.h). Connects any pair; auto takes it across nodes only.
+//   net   FIFOs on each side moved by CPU proxy threads per rank (gpu_net.h) over a network
+//         backend: tcp sockets, or ib (RDMA WRITEs straight between the FIFOs' slots, which sit in
+//         GPU memory with GPUDirect RDMA, else in pinned host memory). Connects any pair; auto
+//         takes it across nodes only, over ib where every rank has an active RDMA port.
 // Nodes are RankLayout nodes, so emulated nodes (--emulate-nodes, CCBENCH_HOSTID) refuse p2p
 // and host exactly as real ones do.
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -32,14 +35,24 @@ struct GpuPaths {
   std::vector<std::vector<std::string>> of;  // [a][b]: "p2p", "host", "net", or "" (a == b, or refused)
   std::string label;    // the transports any pair uses, in probe order joined by '+': "p2p", "p2p+net/tcp"
   std::string refused;  // empty when every pair is connected; otherwise which pair and why
+  std::string net_backend = "tcp";  // what the net pairs run over: "tcp" or "ib"
 };
 
 // The GPU --transport values: "auto, p2p, host, net, tcp, ib" (cuda_ipc is p2p's old name).
 std::string valid_gpu_transports();
 
 // Plans every pair of `l` for --transport `choice`: auto takes p2p where it can, host where it
-// can, net across nodes; p2p and host must connect every pair; net and tcp use net for every
-// pair; ib refuses (no verbs path for GPU data). Same result on every rank.
-GpuPaths plan_gpu_paths(const RankLayout& l, std::string_view choice, const PeerAccess& access);
+// can, net across nodes (over ib unless `ib_unavailable`, else over tcp: ib_skipped_note); p2p and host must connect every pair; net and tcp use net over tcp for every pair, ib
+// net over ib (refused with the reason when `ib_unavailable`). `ib_unavailable` is why ib cannot
+// connect every pair of ranks (agreed over the ranks), or nullopt when it can. Same result on
+// every rank.
+GpuPaths plan_gpu_paths(const RankLayout& l, std::string_view choice, const PeerAccess& access,
+                        const std::optional<std::string>& ib_unavailable);
+
+// What a run with --transport `choice` says when its GPU ranks on different nodes connect over
+// tcp because ib is unavailable: "net pairs run over tcp: ib skipped: <why>"; nullopt otherwise
+// (another transport, one node, or ib available).
+std::optional<std::string> ib_skipped_note(const RankLayout& l, std::string_view choice,
+                                           const std::optional<std::string>& ib_unavailable);
 
 }  // namespace ccbench

@@ -11,6 +11,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "transports/ib/ib_transport.h"
 
 namespace ccbench {
 
@@ -22,13 +23,6 @@ std::string g_log_file;  // where NCCL_DEBUG=INFO goes, or ""
 void apply(NcclPinning& p, const char* name, const std::string& value) {
   setenv(name, value.c_str(), 1);
   p.settings.push_back(fmt::format("{}={}", name, value));
-}
-
-bool has_rdma_device() {
-  std::error_code ec;
-  const std::filesystem::path dir("/sys/class/infiniband");
-  if (!std::filesystem::is_directory(dir, ec)) return false;
-  return std::filesystem::directory_iterator(dir, ec) != std::filesystem::directory_iterator();
 }
 
 }  // namespace
@@ -45,9 +39,9 @@ NcclPinning pin_nccl_path(const std::string& transport, const RankLayout& layout
     if (layout.hosts == 1 && !std::getenv("NCCL_SOCKET_IFNAME")) apply(p, "NCCL_SOCKET_IFNAME", "lo");
     p.pinned = "net/socket";
   } else if (transport == "ib") {
-    if (!has_rdma_device())
-      fail(ExitCode::precondition, "--transport ib: no RDMA device on host {} (/sys/class/infiniband is empty or "
-           "absent); use net or tcp for sockets", layout.host());
+    // Our kernels and NCCL need the same: a device with an active port matching --ib-dev.
+    if (auto why = ib_unavailable_reason())
+      fail(ExitCode::precondition, "--transport ib: host {}: {}; use net or tcp for sockets", layout.host(), *why);
     apply(p, "NCCL_NET", "IB");
     p.pinned = "net/ib";
   }

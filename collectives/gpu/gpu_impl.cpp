@@ -70,7 +70,7 @@ GpuPaths plan_paths(const ImplContext& ctx) {
     }
     return ab && ba;
   };
-  return plan_gpu_paths(l, ctx.transport, access);
+  return plan_gpu_paths(l, ctx.transport, access, ctx.ib_unavailable);
 }
 
 std::optional<std::string> GpuImpl::unsupported(const CaseSpec& s, const ImplContext& ctx) const {

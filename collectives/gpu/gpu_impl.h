@@ -31,8 +31,9 @@ class GpuImpl : public Implementation {
   std::optional<std::string> unsupported(const CaseSpec& s, const ImplContext& ctx) const override;
   void setup(const ImplContext& ctx) override;
   void check_async_errors() override;
-  // What the FIFO connections use: "p2p", "host" or "p2p+host" (gpu_paths.h).
-  std::string transport() const override { return paths_.label; }
+  // What the FIFO connections use: "p2p", "host", "p2p+net/tcp", ... (gpu_paths.h); net/ib with
+  // ":gpudirect" or ":host" once the FIFOs are set up (GpuFifoMesh::transport_label).
+  std::string transport() const override { return transport_label_.empty() ? paths_.label : transport_label_; }
   bool graph_capturable() const override { return true; }
 
  protected:
@@ -56,6 +57,7 @@ class GpuImpl : public Implementation {
   void* stream_ = nullptr;
   std::unique_ptr<DeviceErrors> errors_;
   GpuPaths paths_;
+  std::string transport_label_;  // set where the FIFO set-up refines paths_.label
   RankLayout own_layout_;
 };
 

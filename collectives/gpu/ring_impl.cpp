@@ -35,6 +35,7 @@ class RingGpu final : public GpuImpl {
     // The conditions are the same on every rank, and agreed_host_copy is collective.
     const bool per_size = paths_.label == "host" && !agreed_host_copy(ctx_.comm) && !gpus_shared(ctx_);
     sm_ = connect(per_size ? std::optional<HostCopyModes>(HostCopyModes{}) : std::nullopt);
+    transport_label_ = sm_.mesh->transport_label(paths_);
     if (per_size) {
       ce_ = connect(HostCopyModes{HostCopy::ce, HostCopy::ce});
       ce_min_bytes_ = host_ce_min_bytes();

@@ -45,6 +45,7 @@ class TreeGpu final : public GpuImpl {
     mesh_ = std::make_unique<GpuFifoMesh>(ctx_.comm, paths_, 6 * channels_, slot_, steps_->at(0));
     const TreeConns conns = connect_trees();
     mesh_->finish(layout(), ctx_.timeout);
+    transport_label_ = mesh_->transport_label(paths_);
     up_send_ = DeviceArray<SendConn>(conns.up_send);
     up_recv_ = DeviceArray<RecvConn>(conns.up_recv);
     down_send_ = DeviceArray<SendConn>(conns.down_send);

@@ -226,7 +226,19 @@ ccbench_gpu_path_test(gpu_emulated_nodes_4 4 "ring=p2p+net/tcp nccl=~NET/Socket"
 ccbench_gpu_test(gpu_transport_ib_no_device 2 --transport ib --impl nccl --collective allreduce -b 8 -e 8 -n 1
                  -w 0 --timeout 20)
 set_tests_properties(gpu_transport_ib_no_device PROPERTIES
-                     PASS_REGULAR_EXPRESSION "--transport ib: no RDMA device on host|SKIPPED")
+                     PASS_REGULAR_EXPRESSION "--transport ib: host [^:]*: (no RDMA device|this ccbench was built without ibverbs)|SKIPPED")
+# net over ib (labels gpu and rdma; skipped with the reason where there is no RDMA device): two
+# emulated nodes, one GPU each; our ring and tree through the net proxy's RDMA WRITEs, every row
+# exact, NCCL pinned to NET/IB. GPUDirect as available (FIFO slots in GPU memory where the GPU
+# exports dma-bufs), then forced off (slots in pinned host memory, the column says net/ib:host).
+function(ccbench_gpu_ib_test name expect)
+  ccbench_gpu_path_test(${name} 2 "${expect}" "" --emulate-nodes 2 --transport ib --collective allreduce
+                        --impl ring,tree,nccl -d float,int8 -o sum,max -b 4 -e 16M -f 8 -n 3 -w 1 --timeout 30 ${ARGN})
+  set_property(TEST ${name} APPEND PROPERTY ENVIRONMENT CCBENCH_NEEDS_RDMA=1)
+  set_property(TEST ${name} PROPERTY LABELS gpu rdma)
+endfunction()
+ccbench_gpu_ib_test(gpu_transport_ib_2 "ring=~net/ib tree=~net/ib nccl=~NET/IB")
+ccbench_gpu_ib_test(gpu_transport_ib_staged_2 "ring=net/ib:host tree=net/ib:host nccl=~NET/IB" --gpudirect off)
 # Ring order as data: 4 ranks on 2 GPUs with the ring reversed (each rank sends to rank - 1), and
 # as 2 emulated nodes of 2 with a ring that crosses between the nodes at every step; exact results.
 ccbench_gpu_test(gpu_ring_order_reversed_4 4 --collective allreduce,allgather,reducescatter --impl ring

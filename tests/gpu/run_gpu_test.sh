@@ -16,6 +16,10 @@ command -v nvidia-smi >/dev/null && gpus=$(nvidia-smi -L 2>/dev/null | grep -c '
 if [ "$gpus" -eq 0 ]; then
   echo "SKIPPED: no GPU on this machine (nvidia-smi lists none)"; exit 77
 fi
+# CCBENCH_NEEDS_RDMA=1: the test moves data over RDMA verbs (label rdma).
+if [ -n "${CCBENCH_NEEDS_RDMA:-}" ] && [ -z "$(ls -A /sys/class/infiniband 2>/dev/null)" ]; then
+  echo "SKIPPED: no RDMA device on this machine (/sys/class/infiniband is empty or missing)"; exit 77
+fi
 extra=()
 if [ "$ranks" -gt "$gpus" ]; then
   if [ "$gpus" -lt 2 ] && [ "$ranks" -gt 1 ]; then

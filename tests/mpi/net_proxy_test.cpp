@@ -7,10 +7,17 @@
 // Every rank sends to the next and receives from the previous on several FIFOs at once, for many
 // more steps than slots (flow control both ways). Exits 1 if any rank saw a wrong byte, a
 // stalled FIFO or an error.
+//
+// Usage: net_proxy_test [tcp|ib]. tcp (the default) also checks, where no rank has a usable RDMA
+// port, that a proxy over ib refuses at set-up with exit code 3 and ib_unavailable_reason(). ib
+// moves the same steps over RDMA WRITEs between the FIFO slots (label rdma), and prints
+// "SKIPPED: <reason>" without a usable port.
 #include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstring>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include <fmt/format.h>
@@ -19,6 +26,7 @@
 #include "core/error.h"
 #include "transports/gpu_conn.h"
 #include "transports/gpu_net.h"
+#include "transports/ib/ib_transport.h"
 
 namespace {
 
@@ -51,7 +59,11 @@ unsigned char pattern(int from, int fifo, std::uint64_t step, std::size_t i) {
   return static_cast<unsigned char>(from * 31 + fifo * 7 + step * 13 + i);
 }
 
-int run(int rank, int n) {
+RankLayout one_host_layout(int rank, int n) {
+  return RankLayout::from_hosts(rank, std::vector<std::string>(static_cast<std::size_t>(n), "h"));
+}
+
+int run(int rank, int n, const NetBackend& backend) {
   const int next = (rank + 1) % n, prev = (rank + n - 1) % n;
   std::vector<Fifo> out(kFifos), in(kFifos);
   std::vector<NetFifo> sends, recvs;
@@ -59,8 +71,7 @@ int run(int rank, int n) {
     sends.push_back({next, f, out[f].slots.data(), &out[f].tail, &out[f].head, out[f].sizes});
     recvs.push_back({prev, f, in[f].slots.data(), &in[f].tail, &in[f].head});
   }
-  const RankLayout layout = RankLayout::from_hosts(rank, std::vector<std::string>(static_cast<std::size_t>(n), "h"));
-  NetProxy proxy(MPI_COMM_WORLD, layout, kSlot, sends, recvs, std::chrono::seconds(30));
+  NetProxy proxy(MPI_COMM_WORLD, one_host_layout(rank, n), kSlot, sends, recvs, std::chrono::seconds(30), backend);
   std::vector<std::uint64_t> sent(kFifos, 0), got(kFifos, 0);
   long wrong = 0, past_size = 0;
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
@@ -102,6 +113,30 @@ int run(int rank, int n) {
   return wrong || past_size ? 1 : 0;
 }
 
+// Without a usable RDMA port on some rank, a proxy over ib must refuse at set-up, on every rank,
+// with exit code 3 (precondition) and the reason. Returns 1 when it does not.
+int ib_refused_without_device(int rank, int n, const std::string& why) {
+  std::vector<Fifo> out(1), in(1);
+  const int next = (rank + 1) % n, prev = (rank + n - 1) % n;
+  std::vector<NetFifo> sends{{next, 0, out[0].slots.data(), &out[0].tail, &out[0].head, out[0].sizes}};
+  std::vector<NetFifo> recvs{{prev, 0, in[0].slots.data(), &in[0].tail, &in[0].head}};
+  try {
+    NetProxy proxy(MPI_COMM_WORLD, one_host_layout(rank, n), kSlot, sends, recvs, std::chrono::seconds(30),
+                   NetBackend{"ib", -1});
+    std::fprintf(stderr, "rank %d: a net proxy over ib started without a usable RDMA port (%s)\n", rank, why.c_str());
+    return 1;
+  } catch (const Error& e) {
+    const std::string text = e.what();
+    if (e.code() != ExitCode::precondition || text.find(why) == std::string::npos) {
+      std::fprintf(stderr, "rank %d: net proxy over ib without a port: exit code %d '%s', expected 3 naming '%s'\n",
+                   rank, static_cast<int>(e.code()), text.c_str(), why.c_str());
+      return 1;
+    }
+    if (rank == 0) std::printf("net proxy over ib refused (exit code 3): %s\n", text.c_str());
+    return 0;
+  }
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -111,9 +146,17 @@ int main(int argc, char** argv) {
   int rank = 0, n = 1;
   MPI_Comm_rank(MPI_COMM_WORLD, &rank);
   MPI_Comm_size(MPI_COMM_WORLD, &n);
+  const std::string backend = argc > 1 ? argv[1] : "tcp";
   int rc = 0;
   try {
-    rc = run(rank, n);
+    const std::optional<std::string> no_ib = agreed_ib_unavailable_reason(MPI_COMM_WORLD, one_host_layout(rank, n));
+    if (backend == "ib" && no_ib) {
+      if (rank == 0) std::printf("SKIPPED: net proxy over ib: %s\n", no_ib->c_str());
+      MPI_Finalize();
+      return 0;
+    }
+    if (backend == "tcp" && no_ib) rc = ib_refused_without_device(rank, n, *no_ib);
+    if (!rc) rc = run(rank, n, NetBackend{backend, -1});
   } catch (const std::exception& e) {
     std::fprintf(stderr, "rank %d: %s\n", rank, e.what());
     rc = 1;
@@ -121,8 +164,9 @@ int main(int argc, char** argv) {
   int worst = 0;
   MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
   if (rank == 0)
-    std::printf("net proxy: %d FIFOs x %llu steps per rank pair, %d I/O thread(s) per rank: %s\n", kFifos,
-                static_cast<unsigned long long>(kSteps), net_proxy_threads(), worst ? "FAILED" : "ok");
+    std::printf("net proxy over %s: %d FIFOs x %llu steps per rank pair, %d I/O thread(s) per rank: %s\n",
+                backend.c_str(), kFifos, static_cast<unsigned long long>(kSteps), net_proxy_threads(),
+                worst ? "FAILED" : "ok");
   MPI_Finalize();
   return worst;
 }

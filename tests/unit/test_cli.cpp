@@ -107,6 +107,29 @@ TEST(CommandLine, ShortFlags) {
   EXPECT_EQ(o.root, 1);
 }
 
+// The ib knobs of `run` (CPU ranks' ib and GPU ranks' net/ib), shared with `links`.
+TEST(CommandLine, RunTakesTheIbKnobsAndGpudirect) {
+  auto o = std::get<RunOptions>(parse({}));
+  EXPECT_TRUE(o.ib.gpudirect);
+  EXPECT_EQ(o.ib.qps_per_peer, 1);
+  o = std::get<RunOptions>(parse({"--transport", "ib", "--gpudirect", "off", "--ib-qps", "4", "--ib-chunk", "64K",
+                                  "--ib-dev", "mlx5_1:2", "--gid-index", "3", "--ib-mtu", "2048", "--ib-tc", "106",
+                                  "--ib-sl", "5"}));
+  EXPECT_FALSE(o.ib.gpudirect);
+  EXPECT_EQ(o.ib.qps_per_peer, 4);
+  EXPECT_EQ(o.ib.chunk_bytes, 64u << 10);
+  EXPECT_EQ(o.ib.device, "mlx5_1");
+  EXPECT_EQ(o.ib.port, 2);
+  EXPECT_EQ(o.ib.gid_index, 3);
+  EXPECT_EQ(o.ib.mtu, 2048);
+  EXPECT_EQ(o.ib.traffic_class, 106);
+  EXPECT_EQ(o.ib.service_level, 5);
+  expect_usage_error({"--gpudirect", "maybe"}, "--gpudirect: unknown value 'maybe' (valid: on, off)");
+  expect_usage_error({"--ib-qps", "17"}, "--ib-qps: '17' is not valid");
+  expect_usage_error({"--ib-chunk", "1K"}, "--ib-chunk");
+  expect_usage_error({"links", "--gpudirect", "off"}, "--gpudirect");  // links measures CPU ranks over ib only
+}
+
 TEST(CommandLine, SubcommandsAndRunIsDefault) {
   EXPECT_TRUE(std::holds_alternative<RunOptions>(parse({"run", "-n", "3"})));
   EXPECT_TRUE(std::holds_alternative<RunOptions>(parse({"-n", "3"})));

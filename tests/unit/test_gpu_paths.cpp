@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "topologies/layout.h"
 #include "transports/gpu_paths.h"
+#include "transports/ib/ib_transport.h"
 #include "transports/nccl_path.h"
 
 namespace ccbench {
@@ -17,6 +18,8 @@ namespace {
 RankLayout one_host(int rank, int n) { return RankLayout::from_hosts(rank, std::vector<std::string>(n, "h")); }
 const PeerAccess kAllAccess = [](int, int) { return true; };
 const PeerAccess kNoAccess = [](int, int) { return false; };
+// Why ib cannot run, as ib_unavailable_reason() says it on a host without a device.
+const std::optional<std::string> kNoIb = std::string("no RDMA device: /sys/class/infiniband does not exist");
 
 // The blocks' parts used by every GPU kernel: contiguous, aligned, covering [0, total) once.
 TEST(BlockRange, PartsCoverTheRangeOnceAligned) {
@@ -98,56 +101,92 @@ TEST(EmulatedNodes, HostIdsSplitOneHost) {
 
 TEST(GpuPaths, AutoPrefersP2pThenHost) {
   const RankLayout l = one_host(0, 3);
-  GpuPaths g = plan_gpu_paths(l, "auto", kAllAccess);
+  GpuPaths g = plan_gpu_paths(l, "auto", kAllAccess, kNoIb);
   EXPECT_TRUE(g.refused.empty());
   EXPECT_EQ(g.label, "p2p");
   EXPECT_EQ(g.of[0][1], "p2p");
   // Peer access only between ranks 0 and 1: the others go through host memory.
-  g = plan_gpu_paths(l, "auto", [](int a, int b) { return a + b == 1; });
+  g = plan_gpu_paths(l, "auto", [](int a, int b) { return a + b == 1; }, kNoIb);
   EXPECT_EQ(g.of[0][1], "p2p");
   EXPECT_EQ(g.of[1][2], "host");
   EXPECT_EQ(g.label, "p2p+host");
-  g = plan_gpu_paths(l, "auto", kNoAccess);
+  g = plan_gpu_paths(l, "auto", kNoAccess, kNoIb);
   EXPECT_EQ(g.label, "host");
 }
 
 TEST(GpuPaths, ForcedTransportsRefuseWithTheReason) {
   const RankLayout l = one_host(0, 2);
-  GpuPaths g = plan_gpu_paths(l, "p2p", kNoAccess);
+  GpuPaths g = plan_gpu_paths(l, "p2p", kNoAccess, kNoIb);
   EXPECT_NE(g.refused.find("ranks 0 and 1 have no peer access"), std::string::npos) << g.refused;
-  g = plan_gpu_paths(l, "host", kAllAccess);
+  g = plan_gpu_paths(l, "host", kAllAccess, kNoIb);
   EXPECT_TRUE(g.refused.empty());
   EXPECT_EQ(g.label, "host");
-  EXPECT_EQ(plan_gpu_paths(l, "cuda_ipc", kAllAccess).label, "p2p");
-  g = plan_gpu_paths(l, "tcp", kAllAccess);  // forced: the network path even within a node
+  EXPECT_EQ(plan_gpu_paths(l, "cuda_ipc", kAllAccess, kNoIb).label, "p2p");
+  g = plan_gpu_paths(l, "tcp", kAllAccess, kNoIb);  // forced: the network path even within a node
   EXPECT_TRUE(g.refused.empty());
   EXPECT_EQ(g.label, "net/tcp");
   EXPECT_EQ(g.of[1][0], "net");
-  g = plan_gpu_paths(l, "ib", kAllAccess);
-  EXPECT_NE(g.refused.find("--transport ib: our GPU kernels carry data over net/tcp only"), std::string::npos);
-  g = plan_gpu_paths(l, "shm", kAllAccess);
+  g = plan_gpu_paths(l, "ib", kAllAccess, kNoIb);  // no RDMA port: refused with the reason
+  EXPECT_EQ(g.refused, "--transport ib: " + *kNoIb);
+  g = plan_gpu_paths(l, "shm", kAllAccess, kNoIb);
   EXPECT_NE(g.refused.find("valid for GPU ranks: auto, p2p, host"), std::string::npos) << g.refused;
 }
 
 TEST(GpuPaths, EmulatedNodesRefuseP2pAndHost) {
   RankLayout l = one_host(0, 2);
   l.emulate_nodes(2);
-  GpuPaths g = plan_gpu_paths(l, "p2p", kAllAccess);
+  GpuPaths g = plan_gpu_paths(l, "p2p", kAllAccess, kNoIb);
   EXPECT_NE(g.refused.find("different nodes (0 and 1, emulated): p2p maps peer GPU memory within one node"),
             std::string::npos)
       << g.refused;
-  g = plan_gpu_paths(l, "host", kAllAccess);
+  g = plan_gpu_paths(l, "host", kAllAccess, kNoIb);
   EXPECT_NE(g.refused.find("host shares pinned memory within one node"), std::string::npos) << g.refused;
-  g = plan_gpu_paths(l, "auto", kAllAccess);
+  g = plan_gpu_paths(l, "auto", kAllAccess, kNoIb);
   EXPECT_TRUE(g.refused.empty());
   EXPECT_EQ(g.label, "net/tcp");
   // 2 x 2: p2p inside each emulated node, net between them.
   RankLayout four = one_host(0, 4);
   four.emulate_nodes(2);
-  g = plan_gpu_paths(four, "auto", kAllAccess);
+  g = plan_gpu_paths(four, "auto", kAllAccess, kNoIb);
   EXPECT_EQ(g.of[0][1], "p2p");
   EXPECT_EQ(g.of[1][2], "net");
   EXPECT_EQ(g.label, "p2p+net/tcp");
+}
+
+// ib: net pairs over RDMA verbs where every rank has an active port.
+TEST(GpuPaths, IbCarriesNetPairs) {
+  const RankLayout l = one_host(0, 2);
+  GpuPaths g = plan_gpu_paths(l, "ib", kAllAccess, std::nullopt);  // forced: every pair, within a node too
+  EXPECT_TRUE(g.refused.empty()) << g.refused;
+  EXPECT_EQ(g.label, "net/ib");
+  EXPECT_EQ(g.net_backend, "ib");
+  EXPECT_EQ(g.of[0][1], "net");
+  EXPECT_EQ(g.of[1][0], "net");
+  // tcp and net stay on tcp even where ib could run.
+  g = plan_gpu_paths(l, "tcp", kAllAccess, std::nullopt);
+  EXPECT_EQ(g.label, "net/tcp");
+  EXPECT_EQ(g.net_backend, "tcp");
+  EXPECT_EQ(plan_gpu_paths(l, "net", kAllAccess, std::nullopt).net_backend, "tcp");
+  // auto within a node never uses the network, so it says nothing about ib.
+  g = plan_gpu_paths(l, "auto", kAllAccess, kNoIb);
+  EXPECT_EQ(g.label, "p2p");
+  EXPECT_EQ(ib_skipped_note(l, "auto", kNoIb), std::nullopt);
+}
+
+TEST(GpuPaths, AutoAcrossNodesTakesIbWhereEveryRankHasAPort) {
+  RankLayout four = one_host(0, 4);
+  four.emulate_nodes(2);
+  GpuPaths g = plan_gpu_paths(four, "auto", kAllAccess, std::nullopt);
+  EXPECT_EQ(g.of[0][1], "p2p");
+  EXPECT_EQ(g.of[1][2], "net");
+  EXPECT_EQ(g.label, "p2p+net/ib");
+  EXPECT_EQ(ib_skipped_note(four, "auto", std::nullopt), std::nullopt);
+  // No active port: tcp, and the note says why ib was skipped.
+  g = plan_gpu_paths(four, "auto", kAllAccess, kNoIb);
+  EXPECT_EQ(g.label, "p2p+net/tcp");
+  EXPECT_EQ(g.net_backend, "tcp");
+  EXPECT_EQ(ib_skipped_note(four, "auto", kNoIb), "net pairs run over tcp: ib skipped: " + *kNoIb);
+  EXPECT_EQ(ib_skipped_note(four, "tcp", kNoIb), std::nullopt);  // chosen, not skipped
 }
 
 TEST(NcclPath, TransportsNamedInItsDebugLog) {
@@ -184,18 +223,19 @@ TEST(NcclPath, PinsTheSettingsOfEachPath) {
     unsetenv(v);
 }
 
+// GPU ranks with --transport ib and no usable RDMA port: exit code 3 with ib_unavailable_reason()
+// (no device, or a build without ibverbs), before NCCL or our kernels start.
 TEST(NcclPath, IbWithoutRdmaDeviceIsAPrecondition) {
-  std::error_code ec;
-  const std::filesystem::path dir("/sys/class/infiniband");
-  if (std::filesystem::is_directory(dir, ec) && !std::filesystem::is_empty(dir, ec))
-    GTEST_SKIP() << "this machine has an RDMA device";
+  const std::optional<std::string> why = ib_unavailable_reason();
+  if (!why) GTEST_SKIP() << "this machine has an active RDMA port";
   try {
     pin_nccl_path("ib", one_host(0, 2));
     FAIL() << "no error";
   } catch (const Error& e) {
     EXPECT_EQ(e.code(), ExitCode::precondition);
-    EXPECT_NE(std::string(e.what()).find("--transport ib: no RDMA device on host h"), std::string::npos) << e.what();
+    EXPECT_EQ(std::string(e.what()), "--transport ib: host h: " + *why + "; use net or tcp for sockets");
   }
+  EXPECT_EQ(std::getenv("NCCL_NET"), nullptr);  // nothing pinned
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
 // The RDMA transport's logic without a device (transports/ib/ib_logic.h): options, port/GID
 // choice, the connection-data blob, QP state order and its error paths, chunking and credits,
-// completion-error classification.
+// completion-error classification, the zero-copy ends' slot mapping, post order and receive ring.
 #include <filesystem>
 #include <fstream>
 
@@ -278,6 +278,112 @@ TEST(IbCredits, WindowLimitsSlotsInFlight) {
   w.on_credit(1);
   EXPECT_EQ(w.credited(), 2u);
   expect_error([] { CreditWindow none(0); }, ExitCode::usage, {"at least one slot"});
+}
+
+// Zero-copy ends (the GPU net proxy over ib): the caller's slots, post order, the receiver's ring.
+TEST(IbZeroCopy, CallerSlotsMapToOffsetsAndRefuseForeignMemory) {
+  const SlotRegion r{0x10000, 512 * 1024, 4};  // the net FIFO's geometry: 4 slots of 512 KiB
+  EXPECT_EQ(r.bytes(), 2u * 1024 * 1024);
+  EXPECT_EQ(r.slot_offset(3), 3u * 512 * 1024);
+  // A step's bytes at the start of slot 2 go from offset 2 x 512 KiB, whatever their count.
+  EXPECT_EQ(r.offset_of(0x10000 + 2 * 512 * 1024, 1), 2u * 512 * 1024);
+  EXPECT_EQ(r.offset_of(0x10000 + 3 * 512 * 1024, 512 * 1024), 3u * 512 * 1024);  // the last byte of the region
+  EXPECT_EQ(r.offset_of(0x10000 + r.bytes(), 0), r.bytes());                       // an empty step at the end
+  expect_error([&] { r.offset_of(0x10000 + 3 * 512 * 1024, 512 * 1024 + 1); }, ExitCode::runtime,
+               {"zero-copy send of 524289 bytes", "outside the registered slots [0x10000, 0x210000)"});
+  expect_error([&] { r.offset_of(0xff00, 16); }, ExitCode::runtime, {"at 0xff00"});
+  expect_error([&] { r.offset_of(UINT64_MAX - 4, 16); }, ExitCode::runtime, {"outside"});  // no wrap-around
+}
+
+TEST(IbZeroCopy, WorkRequestIdsCarryKindAndPostNumber) {
+  for (std::uint64_t seq : {0ull, 1ull, 4097ull, (1ull << 59) + 3}) {
+    const std::uint64_t id = wr_id(WrKind::data, seq);
+    EXPECT_EQ(wr_kind(id), WrKind::data);
+    EXPECT_EQ(wr_seq(id), seq);
+  }
+  EXPECT_EQ(wr_kind(wr_id(WrKind::credit)), WrKind::credit);
+  EXPECT_EQ(wr_kind(wr_id(WrKind::recv)), WrKind::recv);
+  EXPECT_EQ(name(WrKind::data), "RDMA_WRITE (data)");
+  EXPECT_EQ(name(WrKind::credit), "SEND_WITH_IMM (credit)");
+  EXPECT_EQ(name(static_cast<WrKind>(9)), "work request");
+}
+
+TEST(IbZeroCopy, SlotsComeBackOnlyInPostOrder) {
+  InOrderCompletions c(4);
+  for (int i = 0; i < 4; ++i) c.on_post();
+  expect_error([&] { c.on_post(); }, ExitCode::runtime, {"all 4 slots' writes outstanding"});
+  // Two QPs: posts 1 and 3 (QP 1) complete before 0 and 2 (QP 0); slot 1 is not free until 0 is.
+  c.on_complete(1);
+  c.on_complete(3);
+  EXPECT_EQ(c.done(), 0u);
+  c.on_complete(0);
+  EXPECT_EQ(c.done(), 2u);
+  EXPECT_EQ(c.outstanding(), 2u);
+  c.on_post();  // post 4 reuses slot 0
+  expect_error([&] { c.on_complete(1); }, ExitCode::runtime, {"completion of post 1, which is not outstanding"});
+  expect_error([&] { c.on_complete(3); }, ExitCode::runtime, {"post 3"});  // completed already
+  expect_error([&] { c.on_complete(5); }, ExitCode::runtime, {"post 5"});  // never posted
+  c.on_complete(2);
+  EXPECT_EQ(c.done(), 4u);
+  c.on_complete(4);
+  EXPECT_EQ(c.done(), 5u);
+  EXPECT_EQ(c.outstanding(), 0u);
+  expect_error([] { InOrderCompletions none(0); }, ExitCode::usage, {"at least one slot"});
+}
+
+// The GPU proxy takes up to `depth` messages ahead (each into the GPU slot it names) and releases
+// them as the GPU frees slots; each release is the credit that lets the sender write that slot.
+TEST(IbZeroCopy, ReceiveRingTakesAheadAndCreditsOnRelease) {
+  ArrivalRing r(4);
+  EXPECT_FALSE(r.take());
+  EXPECT_FALSE(r.peek());
+  r.on_arrival(1, 100, "rank 1");  // QP 1 delivered message 1 before QP 0 delivered message 0
+  EXPECT_FALSE(r.take());          // messages are taken in order
+  r.on_arrival(0, 0, "rank 1");    // an empty step still arrives
+  auto t = r.take();
+  ASSERT_TRUE(t);
+  EXPECT_EQ(t->slot, 0u);
+  EXPECT_EQ(t->bytes, 0u);
+  t = r.take();
+  ASSERT_TRUE(t);
+  EXPECT_EQ(t->slot, 1u);
+  EXPECT_EQ(t->bytes, 100u);
+  r.on_arrival(2, 7, "rank 1");
+  r.on_arrival(3, 8, "rank 1");
+  EXPECT_EQ(r.take()->slot, 2u);
+  EXPECT_EQ(r.take()->slot, 3u);
+  EXPECT_EQ(r.taken(), 4u);
+  // Every slot held: the sender has no credit, and a write now is a protocol violation.
+  expect_error([&] { r.on_arrival(4, 1, "rank 1 (host b)"); }, ExitCode::runtime,
+               {"rank 1 (host b) wrote message 4 into slot 0", "messages 0 to 3", "without a credit"});
+  EXPECT_EQ(*r.peek(), 0u);
+  r.release();  // the GPU freed slot 0: one credit
+  EXPECT_EQ(r.released(), 1u);
+  EXPECT_FALSE(r.take());
+  r.on_arrival(4, 9, "rank 1");
+  t = r.take();
+  ASSERT_TRUE(t);
+  EXPECT_EQ(t->slot, 0u);
+  EXPECT_EQ(t->bytes, 9u);
+  expect_error([&] { r.on_arrival(4, 9, "rank 1"); }, ExitCode::runtime, {"or twice"});
+  for (int i = 0; i < 4; ++i) r.release();
+  expect_error([&] { r.release(); }, ExitCode::runtime, {"release of message 5, which has not arrived"});
+  expect_error([] { ArrivalRing none(0); }, ExitCode::usage, {"at least one slot"});
+}
+
+// Slot reads (CPU channels): peek shows the oldest unreleased message; release moves on.
+TEST(IbZeroCopy, ReceiveRingPeeksInOrderForSlotReads) {
+  ArrivalRing r(2);
+  r.on_arrival(0, 5, "rank 0");
+  EXPECT_EQ(*r.peek(), 5u);
+  EXPECT_EQ(*r.peek(), 5u);  // again, until released
+  r.release();
+  EXPECT_FALSE(r.peek());
+  r.on_arrival(1, 6, "rank 0");
+  r.on_arrival(2, 7, "rank 0");
+  EXPECT_EQ(*r.peek(), 6u);
+  r.release();
+  EXPECT_EQ(*r.peek(), 7u);
 }
 
 TEST(IbCompletions, ClassifiedWithPeerAndOpcode) {

@@ -22,6 +22,10 @@ std::unique_ptr<IbMemory> register_gpu_memory(IbDevice&, void*, std::size_t, int
   fail(ExitCode::precondition, "ib: {}", *gpudirect_unavailable_reason(IbOptions{}, 0));
 }
 
+void flush_gpudirect_writes(int) {
+  fail(ExitCode::precondition, "ib: {}", *gpudirect_unavailable_reason(IbOptions{}, 0));
+}
+
 #else
 
 std::optional<std::string> gpudirect_unavailable_reason(const IbOptions& options, int cuda_device) {
@@ -32,6 +36,15 @@ std::optional<std::string> gpudirect_unavailable_reason(const IbOptions& options
       cuDeviceGetAttribute(&dmabuf, CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED, dev) != CUDA_SUCCESS || !dmabuf)
     return fmt::format("GPU {} cannot export dma-bufs (CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED = 0; needs an open "
                        "kernel module driver): GPU buffers are staged through host memory", cuda_device);
+  // A receiver makes the NIC's writes visible to the kernels with cuFlushGPUDirectRDMAWrites
+  // (flush_gpudirect_writes), so the GPU must support it from the host.
+  int rdma = 0, flush = 0;
+  if (cuDeviceGetAttribute(&rdma, CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED, dev) != CUDA_SUCCESS || !rdma ||
+      cuDeviceGetAttribute(&flush, CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS, dev) != CUDA_SUCCESS ||
+      !(flush & CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_HOST))
+    return fmt::format("GPU {} does not support GPUDirect RDMA with host-side flushes (GPU_DIRECT_RDMA_SUPPORTED = "
+                       "{}, GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS = {}): GPU buffers are staged through host memory",
+                       cuda_device, rdma, flush);
   return std::nullopt;
 }
 
@@ -53,6 +66,32 @@ std::unique_ptr<IbMemory> register_gpu_memory(IbDevice& device, void* p, std::si
   auto mr = device.register_dmabuf(fd, 0, end - begin, begin, true);
   close(fd);  // the MR holds its own reference to the dma-buf
   return mr;
+}
+
+namespace {
+
+[[noreturn]] void fail_cuda(CUresult rc, const char* call, int cuda_device) {
+  const char* text = nullptr;
+  cuGetErrorString(rc, &text);
+  fail(ExitCode::runtime, "ib: {} for GPU {} failed: {}", call, cuda_device, text ? text : "unknown error");
+}
+
+}  // namespace
+
+void flush_gpudirect_writes(int cuda_device) {
+  thread_local int current = -1;  // the device whose primary context this thread has made current
+  if (current != cuda_device) {
+    CUdevice dev = 0;
+    CUcontext ctx = nullptr;
+    if (CUresult rc = cuDeviceGet(&dev, cuda_device); rc != CUDA_SUCCESS) fail_cuda(rc, "cuDeviceGet", cuda_device);
+    if (CUresult rc = cuDevicePrimaryCtxRetain(&ctx, dev); rc != CUDA_SUCCESS)
+      fail_cuda(rc, "cuDevicePrimaryCtxRetain", cuda_device);
+    if (CUresult rc = cuCtxSetCurrent(ctx); rc != CUDA_SUCCESS) fail_cuda(rc, "cuCtxSetCurrent", cuda_device);
+    current = cuda_device;
+  }
+  const CUresult rc = cuFlushGPUDirectRDMAWrites(CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TARGET_CURRENT_CTX,
+                                                 CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_OWNER);
+  if (rc != CUDA_SUCCESS) fail_cuda(rc, "cuFlushGPUDirectRDMAWrites", cuda_device);
 }
 
 #endif

@@ -22,4 +22,10 @@ std::optional<std::string> gpudirect_unavailable_reason(const IbOptions& options
 // cannot be done (the caller then stages through host memory), Error(runtime) when a call fails.
 std::unique_ptr<IbMemory> register_gpu_memory(IbDevice& device, void* p, std::size_t bytes, int cuda_device);
 
+// Makes the RDMA writes the NIC has completed into `cuda_device`'s memory visible to that GPU's
+// kernels (cuFlushGPUDirectRDMAWrites), as a receiver must before it tells the kernel that data
+// arrived: a completion orders the writes for the CPU, not for the GPU. Callable from any thread
+// (it makes the device's primary context current on it). Error(runtime) when the call fails.
+void flush_gpudirect_writes(int cuda_device);
+
 }  // namespace ccbench

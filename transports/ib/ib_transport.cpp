@@ -9,6 +9,7 @@
 #include "transports/mpi_channel.h"
 #include "transports/wait.h"
 #if CCBENCH_BUILT_WITH_IBVERBS
+#include "transports/ib/gpu_memory.h"
 #include "transports/ib/verbs.h"
 #endif
 
@@ -29,6 +30,15 @@ void set_ib_options(const IbOptions& options) {
 }
 
 const IbOptions& ib_options() { return options_storage(); }
+
+std::optional<std::string> agreed_ib_unavailable_reason(MPI_Comm comm, const RankLayout& layout) {
+  const std::optional<std::string> mine = ib_unavailable_reason();
+  int me = mine ? layout.rank : layout.nranks, first = layout.nranks;
+  check_mpi(MPI_Allreduce(&me, &first, 1, MPI_INT, MPI_MIN, comm), "MPI_Allreduce of the ib availability");
+  if (first == layout.nranks) return std::nullopt;
+  if (mine) return mine;
+  return fmt::format("rank {} (host {}) cannot use RDMA", first, layout.host_of[static_cast<size_t>(first)]);
+}
 
 #if !CCBENCH_BUILT_WITH_IBVERBS
 
@@ -64,18 +74,6 @@ namespace {
 constexpr int kSenderDataTag = 1 << 21;
 constexpr int kReceiverDataTag = (1 << 21) + (1 << 20);
 
-// Work request ids say what a request was: a failed completion's opcode is undefined (verbs man
-// page), so error messages name the operation from the id.
-enum WrKind : std::uint64_t { kWrData = 1, kWrCredit = 2, kWrRecv = 3 };
-const char* wr_kind_name(std::uint64_t id) {
-  switch (id) {
-    case kWrData: return "RDMA_WRITE (data)";
-    case kWrCredit: return "SEND_WITH_IMM (credit)";
-    case kWrRecv: return "RECV";
-    default: return "work request";
-  }
-}
-
 class IbChannelEnd;
 
 // The device and completion queue every ib channel of one connect_channels() call shares;
@@ -97,15 +95,25 @@ class IbJob final : public TransportJob {
 
 std::string peer_label(const SetupArgs& a) { return fmt::format("rank {} (host {})", a.peer, a.layout->host_of[a.peer]); }
 
-// What both ends have: slots, registered memory, QPs, the peer's data.
+// What both ends have: slots (their own, or the caller's for zero-copy ends), registered memory,
+// QPs, the peer's data.
 class IbChannelEnd {
  public:
   IbChannelEnd(const SetupArgs& a, bool remote_write)
       : job_(static_cast<IbJob&>(*a.job)), peer_(peer_label(a)), peer_rank_(a.peer), tag_(a.tag),
-        slot_bytes_(a.options->slot_bytes), depth_(a.options->depth) {
+        slot_bytes_(a.options->slot_bytes), depth_(a.options->depth), caller_slots_(a.slots != nullptr),
+        gpu_(a.slots ? a.slots_gpu : -1) {
     check_mpi(MPI_Comm_rank(a.comm, &rank_), "MPI_Comm_rank");
-    mem_.allocate(slot_bytes_, depth_);
-    mr_ = job_.device().register_host(mem_.slot(0), mem_.stride * static_cast<size_t>(depth_), remote_write);
+    char* base = a.slots;
+    if (!base) {
+      own_.allocate(slot_bytes_, depth_);
+      base = own_.slot(0);
+    }
+    region_ = {reinterpret_cast<std::uint64_t>(base), caller_slots_ ? slot_bytes_ : own_.stride,
+               static_cast<std::uint32_t>(depth_)};
+    mr_ = gpu_ >= 0 ? register_gpu_memory(job_.device(), base, region_.bytes(), gpu_)
+                    : job_.device().register_host(base, region_.bytes(), remote_write);
+    mr_skew_ = region_.base - mr_->addr();  // a dma-buf MR starts at the page below the slots
     const IbOptions& o = job_.device().options();
     const int chunks = static_cast<int>(max_chunks(slot_bytes_, o.chunk_bytes));
     for (int q = 0; q < o.qps_per_peer; ++q) {
@@ -127,8 +135,8 @@ class IbChannelEnd {
       d.psn.push_back(qp->psn());
     }
     d.rkey = mr_->rkey();
-    d.addr = mr_->addr();
-    d.bytes = mem_.stride * static_cast<size_t>(depth_);
+    d.addr = region_.base;  // host and dma-buf MRs both name memory by its virtual address
+    d.bytes = region_.bytes();
     d.slots = static_cast<std::uint32_t>(depth_);
     return d;
   }
@@ -145,7 +153,7 @@ class IbChannelEnd {
   void check(const IbCompletion& c) const {
     if (c.status != WcStatus::success)
       throw Error(classify_completion(c.status).code,
-                  completion_error_message(c.status, c.status_text, wr_kind_name(c.wr_id), peer_, c.qpn, c.vendor_err));
+                  completion_error_message(c.status, c.status_text, name(wr_kind(c.wr_id)), peer_, c.qpn, c.vendor_err));
   }
   // The exchange of connection data: each end posts its receive before the phase in which the
   // peer sends (the receiver in create_recv, the sender before it sends), so that no wait depends
@@ -173,8 +181,12 @@ class IbChannelEnd {
   int peer_rank_, tag_, rank_ = 0;
   size_t slot_bytes_;
   int depth_;
-  SlotMemory mem_;
+  bool caller_slots_;  // zero-copy ends: the slots are the caller's
+  int gpu_;            // the CUDA device holding the caller's slots (GPUDirect), or -1
+  SlotMemory own_;     // the slots, unless the caller gave its own
+  SlotRegion region_;
   std::unique_ptr<IbMemory> mr_;
+  std::uint64_t mr_skew_ = 0;  // region_.base - mr_->addr()
   std::vector<std::unique_ptr<IbQueuePair>> qps_;
   IbConnData remote_;
 
@@ -204,11 +216,11 @@ void IbJob::progress() {
   }
 }
 
-class IbRecvChannel final : public RecvChannel, public IbChannelEnd {
+class IbRecvChannel final : public RecvChannel, public DirectRecv, public IbChannelEnd {
  public:
-  IbRecvChannel(const SetupArgs& a) : IbChannelEnd(a, true), arrived_(static_cast<size_t>(depth_), kEmpty) {
+  IbRecvChannel(const SetupArgs& a) : IbChannelEnd(a, true), ring_(static_cast<std::uint32_t>(depth_)) {
     for (auto& qp : qps_)
-      for (int i = 0; i < depth_; ++i) qp->post_recv(kWrRecv);
+      for (int i = 0; i < depth_; ++i) qp->post_recv(wr_id(WrKind::recv));
     next_on_qp_.resize(qps_.size());
     for (size_t q = 0; q < qps_.size(); ++q) next_on_qp_[q] = q;
     post_receive(a.comm, kSenderDataTag + a.tag);  // the sender sends during attach_send
@@ -219,18 +231,36 @@ class IbRecvChannel final : public RecvChannel, public IbChannelEnd {
     finish_send(a);
   }
   const void* try_peek(size_t* bytes) override {
-    const size_t slot = static_cast<size_t>(consumed_ % static_cast<std::uint64_t>(depth_));
-    if (arrived_[slot] == kEmpty) job_.progress();
-    if (arrived_[slot] == kEmpty) return nullptr;
-    *bytes = arrived_[slot];
-    return mem_.slot(slot);
+    if (caller_slots_) fail(ExitCode::runtime, "ib: the zero-copy channel from {} is read with try_receive_into", peer_);
+    if (!ring_.peek()) job_.progress();
+    const auto len = ring_.peek();
+    if (!len) return nullptr;
+    *bytes = static_cast<size_t>(*len);
+    return own_.slot(static_cast<size_t>(ring_.released() % static_cast<std::uint64_t>(depth_)));
   }
   void release() override {
-    arrived_[static_cast<size_t>(consumed_ % static_cast<std::uint64_t>(depth_))] = kEmpty;
-    ++consumed_;
-    qps_[0]->post_send_imm(credit_imm(1), kWrCredit);
+    ring_.release();
+    qps_[0]->post_send_imm(credit_imm(1), wr_id(WrKind::credit));
   }
   size_t slot_bytes() const override { return slot_bytes_; }
+  DirectRecv* direct() override { return caller_slots_ ? this : nullptr; }
+  // The peer's write has already landed in the caller's slot: `dst` must be that slot.
+  bool try_receive_into(void* dst, size_t cap, size_t* bytes) override {
+    const std::uint64_t slot_addr = region_.base + region_.slot_offset(static_cast<std::uint32_t>(
+                                                      ring_.taken() % static_cast<std::uint64_t>(depth_)));
+    if (reinterpret_cast<std::uint64_t>(dst) != slot_addr || cap < slot_bytes_)
+      fail(ExitCode::runtime, "ib: zero-copy receive from {} into {} ({} bytes), but the peer writes slot {:#x} ({} "
+           "bytes)", peer_, dst, cap, slot_addr, slot_bytes_);
+    auto got = ring_.take();
+    if (!got) {
+      job_.progress();
+      got = ring_.take();
+    }
+    if (!got) return false;
+    if (gpu_ >= 0) flush_gpudirect_writes(gpu_);  // the GPU reads what the NIC wrote only after a flush
+    *bytes = static_cast<size_t>(got->bytes);
+    return true;
+  }
   void on_completion(const IbCompletion& c) override {
     check(c);
     if (!c.is_recv) return;  // a credit went out
@@ -243,65 +273,83 @@ class IbRecvChannel final : public RecvChannel, public IbChannelEnd {
     // Slot k travels on QP k mod qps, in order on that QP.
     const std::uint64_t seq = next_on_qp_[q];
     next_on_qp_[q] += qps_.size();
-    arrived_[static_cast<size_t>(seq % static_cast<std::uint64_t>(depth_))] = m.value;
-    qps_[q]->post_recv(kWrRecv);
+    ring_.on_arrival(seq, m.value, peer_);
+    qps_[q]->post_recv(wr_id(WrKind::recv));
   }
 
  private:
-  static constexpr size_t kEmpty = SIZE_MAX;
-  std::vector<size_t> arrived_;  // per slot: its length, or kEmpty
+  ArrivalRing ring_;
   std::vector<std::uint64_t> next_on_qp_;
-  std::uint64_t consumed_ = 0;
 };
 
-class IbSendChannel final : public SendChannel, public IbChannelEnd {
+class IbSendChannel final : public SendChannel, public DirectSend, public IbChannelEnd {
  public:
-  IbSendChannel(const SetupArgs& a) : IbChannelEnd(a, false), window_(static_cast<std::uint32_t>(depth_)) {
-    for (int i = 0; i < depth_; ++i) qps_[0]->post_recv(kWrRecv);  // credits arrive on QP 0
+  IbSendChannel(const SetupArgs& a)
+      : IbChannelEnd(a, false), window_(static_cast<std::uint32_t>(depth_)),
+        writes_(static_cast<std::uint32_t>(depth_)) {
+    for (int i = 0; i < depth_; ++i) qps_[0]->post_recv(wr_id(WrKind::recv));  // credits arrive on QP 0
     post_receive(a.comm, kReceiverDataTag + a.tag);
     const IbConnData remote = receive_data(a);
-    if (remote.slots != static_cast<std::uint32_t>(depth_) || remote.bytes != mem_.stride * static_cast<size_t>(depth_))
+    if (remote.slots != region_.depth || remote.bytes != region_.bytes())
       fail(ExitCode::precondition, "ib: {} offers {} slots in {} bytes, this rank expects {} in {}", peer_,
-           remote.slots, remote.bytes, depth_, mem_.stride * static_cast<size_t>(depth_));
+           remote.slots, remote.bytes, region_.depth, region_.bytes());
     send_data(a.comm, kSenderDataTag + a.tag);
     connect_to(remote);
     finish_send(a);
   }
   void* try_acquire() override {
-    if (!window_.can_post()) job_.progress();
-    return window_.can_post() ? mem_.slot(window_.slot_to_fill()) : nullptr;
+    if (!can_post()) job_.progress();
+    return can_post() ? reinterpret_cast<char*>(region_.base) + region_.slot_offset(window_.slot_to_fill())
+                              : nullptr;
   }
-  void post(size_t bytes) override {
-    const std::uint32_t slot = window_.slot_to_fill();
-    IbQueuePair& qp = *qps_[static_cast<size_t>(qp_of_slot(window_.posted(), static_cast<int>(qps_.size())))];
-    const std::uint64_t base = static_cast<std::uint64_t>(slot) * mem_.stride;
-    for (const Chunk& c : plan_chunks(bytes, job_.device().options().chunk_bytes))
-      qp.post_write(*mr_, base + c.offset, c.bytes, remote_.addr + base + c.offset, remote_.rkey, c.last,
-                    c.last ? data_imm(bytes) : 0, c.last, kWrData);
-    window_.on_post();
-    ++unfinished_;
-  }
+  void post(size_t bytes) override { write_slot(region_.slot_offset(window_.slot_to_fill()), bytes); }
   size_t slot_bytes() const override { return slot_bytes_; }
   bool try_drain() override {
-    if (unfinished_) job_.progress();
-    return unfinished_ == 0;
+    if (writes_.outstanding()) job_.progress();
+    return writes_.outstanding() == 0;
   }
+  DirectSend* direct() override { return caller_slots_ ? this : nullptr; }
+  // The bytes go as they are, from wherever they lie in the caller's registered slots.
+  bool try_post_from(const void* data, size_t bytes) override {
+    if (bytes > slot_bytes_)
+      fail(ExitCode::runtime, "ib: zero-copy send of {} bytes to {} into slots of {}", bytes, peer_, slot_bytes_);
+    const std::uint64_t offset = region_.offset_of(reinterpret_cast<std::uint64_t>(data), bytes);
+    if (!can_post()) job_.progress();
+    if (!can_post()) return false;
+    write_slot(offset, bytes);
+    return true;
+  }
+  std::uint64_t sent() const override { return writes_.done(); }
   void on_completion(const IbCompletion& c) override {
     check(c);
     if (!c.is_recv) {  // a slot's last (signalled) write has completed
-      --unfinished_;
+      writes_.on_complete(wr_seq(c.wr_id));
       return;
     }
     const ImmMeaning m = decode_imm(c.imm);
     if (!c.has_imm || !m.credit)
       fail(ExitCode::runtime, "ib: {} sent immediate {:#x} where a credit was due", peer_, c.imm);
     window_.on_credit(m.value);
-    qps_[0]->post_recv(kWrRecv);
+    qps_[0]->post_recv(wr_id(WrKind::recv));
   }
 
  private:
+  // A slot is free once the receiver has credited it back and its own write has completed (a
+  // credit can be polled before the completion of the write it answers).
+  bool can_post() const { return window_.can_post() && writes_.outstanding() < region_.depth; }
+  // Writes `bytes` at `local_offset` of the slots into the peer's next slot, the last chunk WITH_IMM.
+  void write_slot(std::uint64_t local_offset, size_t bytes) {
+    const std::uint64_t seq = window_.posted();
+    IbQueuePair& qp = *qps_[static_cast<size_t>(qp_of_slot(seq, static_cast<int>(qps_.size())))];
+    const std::uint64_t remote = remote_.addr + region_.slot_offset(window_.slot_to_fill());
+    for (const Chunk& c : plan_chunks(bytes, job_.device().options().chunk_bytes))
+      qp.post_write(*mr_, mr_skew_ + local_offset + c.offset, c.bytes, remote + c.offset, remote_.rkey, c.last,
+                    c.last ? data_imm(bytes) : 0, c.last, wr_id(WrKind::data, seq));
+    window_.on_post();
+    writes_.on_post();
+  }
   CreditWindow window_;
-  std::uint64_t unfinished_ = 0;
+  InOrderCompletions writes_;  // which posts' bytes have left the slots
 };
 
 }  // namespace

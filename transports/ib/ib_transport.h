@@ -6,9 +6,19 @@
 // IbOptions::chunk_bytes into the receiver's slot of the same index, the last one WITH_IMM
 // carrying the length; slot k travels on QP k mod qps_per_peer. The receiver returns one credit
 // (a zero-byte SEND_WITH_IMM) per released slot; the sender fills at most `depth` slots ahead of
-// the credits (CreditWindow). A failed completion is Error(runtime) naming the operation, the
+// the credits (CreditWindow), and reuses a slot only once its own writes have completed, in post
+// order (InOrderCompletions). A failed completion is Error(runtime) naming the operation, the
 // peer, ibv_wc_status_str and what it usually means (classify_completion), which ends the run
 // with exit code 6.
+//
+// Zero-copy ends (channel.h's direct(), for the GPU net proxy): where a request gives the
+// caller's slots (ChannelRequest::slots), those are the registered memory instead of the
+// channel's own — host memory, or GPU memory through a dma-buf (gpu_memory.h) where slots_gpu is
+// set. A sender's try_post_from() writes straight from the caller's bytes into the peer's slot of
+// the next index; a receiver's try_receive_into() must name the slot the peer wrote (the next
+// one), and returns once its WRITE_WITH_IMM has completed (after flushing the NIC's writes for
+// the GPU where the slots are GPU memory); its credit goes back on release(). sent() counts the
+// posts whose writes have completed, in post order.
 //
 // Set-up over MPI (connect.cpp's phases): create_recv registers memory, creates the QPs, posts
 // the receives and sends its connection data (ib_logic.h's blob) to the sender; attach_send
@@ -34,5 +44,9 @@ const IbOptions& ib_options();
 // Why `ib` cannot run on this host (built without ibverbs; no device; no active port matching
 // the options), or nullopt when it can.
 std::optional<std::string> ib_unavailable_reason();
+// Collective over `comm` (described by `layout`): why ib cannot run on some rank (this rank's
+// reason where it has one, else "rank R (host H) cannot use RDMA" for the first rank that has),
+// or nullopt when every rank can.
+std::optional<std::string> agreed_ib_unavailable_reason(MPI_Comm comm, const RankLayout& layout);
 
 }  // namespace ccbench
