@@ -79,6 +79,64 @@ class StreamIn final : public Flow {
   int messages_, received_ = 0, peer_;
 };
 
+// Sends `messages` messages of `bytes` from `src` through the channel's zero-copy end, in
+// slot-sized posts: the transport reads `src` itself, as the GPU net proxy sends its steps
+// straight from the staging slots.
+class DirectOut final : public Flow {
+ public:
+  DirectOut(SendChannel& ch, const char* src, std::uint64_t bytes, int messages, int peer)
+      : ch_(ch), d_(*ch.direct()), src_(src), bytes_(bytes), messages_(messages), peer_(peer) {}
+  bool advance() override {
+    ch_.try_drain();  // writes what the socket did not take before, reads credits
+    if (done()) return false;
+    const std::uint64_t n = std::min<std::uint64_t>(ch_.slot_bytes(), bytes_ - offset_);
+    if (!d_.try_post_from(src_ + offset_, n)) return false;
+    offset_ += n;
+    if (offset_ == bytes_) {
+      offset_ = 0;
+      ++sent_;
+    }
+    return true;
+  }
+  bool done() const override { return sent_ == messages_; }
+  std::string waiting_for() const override { return fmt::format("a free slot toward rank {}", peer_); }
+
+ private:
+  SendChannel& ch_;
+  DirectSend& d_;
+  const char* src_;
+  std::uint64_t bytes_, offset_ = 0;
+  int messages_, sent_ = 0, peer_;
+};
+
+// Receives `messages` messages of `bytes` straight into `dst` (the zero-copy end: no slot copy),
+// as the GPU net proxy reads each step into the GPU's FIFO slot.
+class DirectIn final : public Flow {
+ public:
+  DirectIn(RecvChannel& ch, char* dst, std::uint64_t bytes, int messages, int peer)
+      : ch_(ch), d_(*ch.direct()), dst_(dst), bytes_(bytes), messages_(messages), peer_(peer) {}
+  bool advance() override {
+    size_t n = 0;
+    if (done() || !d_.try_receive_into(dst_ + offset_, bytes_ - offset_, &n)) return false;
+    ch_.release();
+    offset_ += n;
+    if (offset_ == bytes_) {
+      offset_ = 0;
+      ++received_;
+    }
+    return true;
+  }
+  bool done() const override { return received_ == messages_; }
+  std::string waiting_for() const override { return fmt::format("data from rank {}", peer_); }
+
+ private:
+  RecvChannel& ch_;
+  DirectRecv& d_;
+  char* dst_;
+  std::uint64_t bytes_, offset_ = 0;
+  int messages_, received_ = 0, peer_;
+};
+
 // This rank's channels to and from every peer, and the buffers the pair measurements use.
 struct Endpoint {
   std::unique_ptr<ChannelSet> set;
@@ -86,6 +144,7 @@ struct Endpoint {
   std::vector<char> out, in;
   std::chrono::milliseconds timeout{};
   int rank = 0;
+  bool zero_copy = false;  // the channels' zero-copy ends (DirectOut / DirectIn) instead of slot copies
 
   SendChannel& to(int peer) const { return set->send(static_cast<size_t>(send_index[static_cast<size_t>(peer)])); }
   RecvChannel& from(int peer) const { return set->recv(static_cast<size_t>(recv_index[static_cast<size_t>(peer)])); }
@@ -99,18 +158,30 @@ struct Endpoint {
     flows.push_back(&drain);
     run_flows(flows, timeout, rank, what);
   }
+  std::unique_ptr<Flow> sender(int peer, std::uint64_t bytes, int messages) {
+    if (zero_copy && (!to(peer).direct() || !from(peer).direct()))
+      fail(ExitCode::runtime, "links: the channels with rank {} have no zero-copy end", peer);
+    if (zero_copy) return std::make_unique<DirectOut>(to(peer), out.data(), bytes, messages, peer);
+    return std::make_unique<StreamOut>(to(peer), out.data(), bytes, messages, peer);
+  }
+  std::unique_ptr<Flow> receiver(int peer, std::uint64_t bytes, int messages) {
+    if (zero_copy && !from(peer).direct())
+      fail(ExitCode::runtime, "links: the channel from rank {} has no zero-copy end", peer);
+    if (zero_copy) return std::make_unique<DirectIn>(from(peer), in.data(), bytes, messages, peer);
+    return std::make_unique<StreamIn>(from(peer), in.data(), bytes, messages, peer);
+  }
   void send(int peer, std::uint64_t bytes, int messages) {
-    StreamOut f(to(peer), out.data(), bytes, messages, peer);
-    run({&f}, {peer}, "links: send");
+    auto f = sender(peer, bytes, messages);
+    run({f.get()}, {peer}, "links: send");
   }
   void recv(int peer, std::uint64_t bytes, int messages) {
-    StreamIn f(from(peer), in.data(), bytes, messages, peer);
-    run({&f}, {}, "links: receive");
+    auto f = receiver(peer, bytes, messages);
+    run({f.get()}, {}, "links: receive");
   }
   void both(int peer, std::uint64_t bytes, int messages) {
-    StreamOut o(to(peer), out.data(), bytes, messages, peer);
-    StreamIn i(from(peer), in.data(), bytes, messages, peer);
-    run({&o, &i}, {peer}, "links: both ways");
+    auto o = sender(peer, bytes, messages);
+    auto i = receiver(peer, bytes, messages);
+    run({o.get(), i.get()}, {peer}, "links: both ways");
   }
 };
 
@@ -168,7 +239,7 @@ std::string auto_choice(const RankLayout& l, int from, int to) {
 }
 
 Endpoint connect_all(const LinksOptions& o, const std::string& transport, const RankLayout& layout, MPI_Comm comm,
-                     std::uint64_t max_bytes, int tag = 0) {
+                     std::uint64_t max_bytes, int tag = 0, ChannelOptions co = {}) {
   Endpoint e;
   e.rank = layout.rank;
   e.timeout = o.timeout;
@@ -182,7 +253,6 @@ Endpoint connect_all(const LinksOptions& o, const std::string& transport, const 
     e.recv_index[static_cast<size_t>(p)] = static_cast<int>(req.size());
     req.push_back({p, tag, false});
   }
-  ChannelOptions co;
   co.transport = transport;
   co.timeout = o.timeout;
   e.set = connect_channels(comm, layout, req, co);
@@ -250,11 +320,17 @@ PairFigures measure_pair_streams(std::vector<Endpoint>& ends, bool is_src, int p
 
 }  // namespace
 
-std::vector<LinkResult> measure_tcp_streams(const LinksOptions& o, int streams, const std::string& label,
+std::vector<LinkResult> measure_tcp_streams(const LinksOptions& o, const TcpStreams& streams, const std::string& label,
                                             const RankLayout& layout, MPI_Comm comm, std::uint64_t bytes) {
-  const std::uint64_t per_stream = std::max<std::uint64_t>(1, bytes / static_cast<std::uint64_t>(streams));
+  const std::uint64_t per_stream = std::max<std::uint64_t>(1, bytes / static_cast<std::uint64_t>(streams.count));
+  ChannelOptions co;
+  co.slot_bytes = streams.slot_bytes;
+  co.depth = streams.depth;
   std::vector<Endpoint> ends;
-  for (int k = 0; k < streams; ++k) ends.push_back(connect_all(o, "tcp", layout, comm, per_stream, k));
+  for (int k = 0; k < streams.count; ++k) {
+    ends.push_back(connect_all(o, "tcp", layout, comm, per_stream, k, co));
+    ends.back().zero_copy = true;
+  }
   std::vector<LinkResult> out;
   for (int s = 0; s < layout.nranks; ++s)
     for (int d = 0; d < layout.nranks; ++d) {
@@ -266,7 +342,7 @@ std::vector<LinkResult> measure_tcp_streams(const LinksOptions& o, int streams, 
       const PairFigures f = gather_pair_figures(comm, mine);
       if (layout.rank != 0) continue;
       LinkResult r = link_cell(label, "pair", layout, s, d, bytes);
-      const double moved = static_cast<double>(per_stream) * o.iterations * streams;
+      const double moved = static_cast<double>(per_stream) * o.iterations * streams.count;
       r.oneway_gbps = moved / f.oneway_s / 1e9;
       r.bidir_gbps = 2 * moved / f.bidir_s / 1e9;
       out.push_back(std::move(r));

@@ -5,6 +5,7 @@
 
 #include "ccbench/build_info.h"
 #include "collectives/gpu/knobs.h"
+#include "transports/gpu_conn.h"
 #include "core/checks.h"
 #include "harness/bootstrap.h"
 #include "harness/links_measure.h"
@@ -30,7 +31,9 @@ std::vector<LinkResult> measure_gpu_links(const LinksOptions&, const std::string
   fail(ExitCode::precondition, "links on GPU ranks: this ccbench was built without CUDA");
 }
 
-int gpu_net_streams() { return gpu::kDefaultNetChannels; }  // no GPU ranks run here: the default
+TcpStreams gpu_net_streams() {  // no GPU ranks run here: the defaults
+  return {gpu::kDefaultNetChannels, gpu::kNetSlotBytes, gpu::kFifoSlots};
+}
 
 #else
 
@@ -315,7 +318,7 @@ std::vector<LinkResult> measure_gpu_links(const LinksOptions& o, const std::stri
   return out;
 }
 
-int gpu_net_streams() { return gpu::net_channels(); }
+TcpStreams gpu_net_streams() { return {gpu::net_channels(), gpu::net_slot_bytes(), gpu::kFifoSlots}; }
 
 #endif
 

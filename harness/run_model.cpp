@@ -44,7 +44,7 @@ KernelPipeline kernel_of(const Json& row, std::optional<double> ceiling) {
   k.channels = std::stoi(bruck ? m[2].str() : m[1].str());
   const bool net = row.value("transport", "").rfind("net", 0) == 0;
   k.slot_bytes = bruck ? 0 : static_cast<double>(net ? gpu::kNetSlotBytes : gpu::kDefaultSlotBytes);
-  k.block_gbps = net && ceiling ? std::min(kGpuBlockGbps, *ceiling / gpu_net_streams()) : kGpuBlockGbps;
+  k.block_gbps = net && ceiling ? std::min(kGpuBlockGbps, *ceiling / gpu_net_streams().count) : kGpuBlockGbps;
   k.local_copy_gbps = kGpuLocalCopyGbps;
   k.in_place = row.value("in_place", false);
   return k;
