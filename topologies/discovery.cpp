@@ -141,8 +141,14 @@ std::string describe_gpu(const nlohmann::ordered_json& x) {
   }
   const int links = x.value("nvlinks_active", 0);
   s += fmt::format("  {} NVLinks up", links);
-  if (links > 0 && x.contains("nvlink_speed_mbps"))  // MB/s per link and direction, as NVML reports it
-    s += fmt::format(", {:.1f} GB/s each way per link", x["nvlink_speed_mbps"].get<double>() / 1e3);
+  if (links > 0 && x.contains("nvlink_speed_mbps")) {  // MB/s per link and direction, as NVML reports it
+    const double slowest = x["nvlink_speed_mbps"].get<double>() / 1e3;
+    if (x.contains("nvlink_speed_max_mbps"))  // links trained at different speeds
+      s += fmt::format(", {:.1f}-{:.1f} GB/s each way per link (NOT all at one speed)", slowest,
+                       x["nvlink_speed_max_mbps"].get<double>() / 1e3);
+    else
+      s += fmt::format(", {:.1f} GB/s each way per link", slowest);
+  }
   return s + "\n";
 }
 

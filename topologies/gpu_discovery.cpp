@@ -28,8 +28,10 @@ struct NvmlPciInfo {
 // NVML_NVLINK_MAX_LINKS on Hopper; asking beyond a GPU's links just returns an error.
 constexpr unsigned kMaxNvlinks = 18;
 constexpr int kNvmlSuccess = 0;
-// NVML's nvmlFieldValue_t (nvml.h), mirrored, and the field giving the speed of the active NVLink
-// links: MB/s per link and direction (NVML_FI_DEV_NVLINK_SPEED_MBPS_COMMON).
+// NVML's nvmlFieldValue_t (nvml.h), mirrored, and the fields giving the speed of NVLink links in
+// MB/s per link and direction: one link's (NVML_FI_DEV_NVLINK_GET_SPEED, the link in scopeId;
+// answered for H200 on driver 580: 26562), or the active links' common one on older GPUs
+// (NVML_FI_DEV_NVLINK_SPEED_MBPS_COMMON; "not supported" there).
 struct NvmlFieldValue {
   unsigned field_id, scope_id;
   long long timestamp, latency_us;
@@ -44,7 +46,8 @@ struct NvmlFieldValue {
     unsigned short us;
   } value;
 };
-constexpr unsigned kFieldNvlinkSpeedMBps = 90;
+constexpr unsigned kFieldNvlinkLinkSpeedMBps = 164;
+constexpr unsigned kFieldNvlinkCommonSpeedMBps = 90;
 constexpr int kNvmlFeatureEnabled = 1;
 // nvmlGpuTopologyLevel_t values and nvidia-smi's words for them.
 const std::map<int, const char*> kTopologyLevels = {{0, "X"},    {10, "PIX"}, {20, "PXB"},
@@ -107,10 +110,8 @@ void put_unsigned(Json& j, const char* key, F f, void* h) {
   if (f && f(h, &v) == kNvmlSuccess) j[key] = v;
 }
 
-// The speed NVML reports for a GPU's active NVLink links (MB/s per link and direction), or 0.
-unsigned long long nvlink_speed_mbps(const Nvml& n, void* h) {
-  NvmlFieldValue f{};
-  f.field_id = kFieldNvlinkSpeedMBps;
+// One NVML field of a GPU as an unsigned number, or 0 where NVML does not answer it.
+unsigned long long field_value(const Nvml& n, void* h, NvmlFieldValue& f) {
   if (!n.fields || n.fields(h, 1, &f) != kNvmlSuccess || f.nvml_return != kNvmlSuccess) return 0;
   switch (f.value_type) {  // nvmlValueType_t
     case 1: return f.value.ui;
@@ -120,6 +121,17 @@ unsigned long long nvlink_speed_mbps(const Nvml& n, void* h) {
     case 5: return f.value.si > 0 ? static_cast<unsigned long long>(f.value.si) : 0;
     default: return 0;
   }
+}
+
+// The speed NVML reports for NVLink `link` of a GPU (MB/s per link and direction), or 0.
+unsigned long long nvlink_speed_mbps(const Nvml& n, void* h, unsigned link) {
+  for (const unsigned field : {kFieldNvlinkLinkSpeedMBps, kFieldNvlinkCommonSpeedMBps}) {
+    NvmlFieldValue f{};
+    f.field_id = field;
+    f.scope_id = link;
+    if (const auto v = field_value(n, h, f)) return v;
+  }
+  return 0;
 }
 
 // One GPU; `peers` counts its NVLink links up per remote PCI device.
@@ -141,16 +153,21 @@ Json describe_gpu(const Nvml& n, unsigned index, void* h, std::map<std::string, 
   put_unsigned(pcie, "width_max", n.width_max, h);
   if (!pcie.empty()) g["pcie"] = pcie;
   int active = 0;
+  unsigned long long slowest = 0, fastest = 0;  // MB/s per link and direction, over the links up
   for (unsigned l = 0; n.link_state && l < kMaxNvlinks; ++l) {
     int state = 0;
     if (n.link_state(h, l, &state) != kNvmlSuccess || state != kNvmlFeatureEnabled) continue;
     ++active;
+    if (const auto speed = nvlink_speed_mbps(n, h, l)) {
+      slowest = slowest ? std::min(slowest, speed) : speed;
+      fastest = std::max(fastest, speed);
+    }
     NvmlPciInfo remote{};
     if (n.link_remote && n.link_remote(h, l, &remote) == kNvmlSuccess) ++peers[sysfs_pci_name(remote.bus_id)];
   }
   g["nvlinks_active"] = active;
-  if (active > 0)
-    if (const auto speed = nvlink_speed_mbps(n, h)) g["nvlink_speed_mbps"] = speed;
+  if (slowest > 0) g["nvlink_speed_mbps"] = slowest;  // a link trained slower than the others shows
+  if (fastest > slowest) g["nvlink_speed_max_mbps"] = fastest;
   return g;
 }
 

@@ -51,7 +51,7 @@ TEST(DescribeNode, GpuLinesInWordsAndUnits) {
   Json& gpus = host["node"]["gpus"]["gpus"];
   gpus[0]["nvlink_speed_mbps"] = 26562;  // MB/s per link and direction, as NVML reports it
   gpus[1]["numa_node"] = -1;
-  const std::string s = describe_node(host["node"]);
+  std::string s = describe_node(host["node"]);
   EXPECT_NE(s.find("GPU0 NVIDIA H200  0000:19:00.0  NUMA 0  PCIe Gen5 x8 (BELOW its maximum Gen5 x16)  18 NVLinks "
                    "up, 26.6 GB/s each way per link\n"),
             std::string::npos)
@@ -59,6 +59,10 @@ TEST(DescribeNode, GpuLinesInWordsAndUnits) {
   EXPECT_NE(s.find("GPU1 NVIDIA H200  0000:3b:00.0  NUMA unknown  PCIe Gen5 x16  18 NVLinks up\n"), std::string::npos)
       << s;
   EXPECT_NE(s.find("  GPU0           X    NV18\n"), std::string::npos) << s;
+  gpus[0]["nvlink_speed_max_mbps"] = 53125;  // one link faster than the slowest: both named
+  s = describe_node(host["node"]);
+  EXPECT_NE(s.find("18 NVLinks up, 26.6-53.1 GB/s each way per link (NOT all at one speed)\n"), std::string::npos)
+      << s;
 }
 
 TEST(ExpectedTopology, AMatchingClusterHasNoDifference) {
