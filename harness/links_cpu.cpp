@@ -20,77 +20,27 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// Sends `messages` messages of `bytes` from `src`, each cut into slots.
+// Sends `messages` messages of `bytes` from `src`, each cut into slots: copied into the channel's
+// slots, or, with `zero_copy`, posted through its zero-copy end so that the transport reads `src`
+// itself (as the GPU net proxy sends its steps straight from the staging slots).
 class StreamOut final : public Flow {
  public:
-  StreamOut(SendChannel& ch, const char* src, std::uint64_t bytes, int messages, int peer)
-      : ch_(ch), src_(src), bytes_(bytes), messages_(messages), peer_(peer) {}
-  bool advance() override {
-    void* slot = ch_.try_acquire();
-    if (!slot) return false;
-    const std::uint64_t n = std::min<std::uint64_t>(ch_.slot_bytes(), bytes_ - offset_);
-    std::memcpy(slot, src_ + offset_, n);
-    ch_.post(n);
-    offset_ += n;
-    if (offset_ == bytes_) {
-      offset_ = 0;
-      ++sent_;
-    }
-    return true;
+  StreamOut(SendChannel& ch, const char* src, std::uint64_t bytes, int messages, int peer, bool zero_copy)
+      : ch_(ch), direct_(zero_copy ? ch.direct() : nullptr), src_(src), bytes_(bytes), messages_(messages), peer_(peer) {
+    if (zero_copy && !direct_) fail(ExitCode::runtime, "links: the channel toward rank {} has no zero-copy end", peer);
   }
-  bool done() const override { return sent_ == messages_; }
-  std::string waiting_for() const override { return fmt::format("a free slot toward rank {}", peer_); }
-
- private:
-  SendChannel& ch_;
-  const char* src_;
-  std::uint64_t bytes_, offset_ = 0;
-  int messages_, sent_ = 0, peer_;
-};
-
-// Receives `messages` messages of `bytes` into `dst`.
-class StreamIn final : public Flow {
- public:
-  StreamIn(RecvChannel& ch, char* dst, std::uint64_t bytes, int messages, int peer)
-      : ch_(ch), dst_(dst), bytes_(bytes), messages_(messages), peer_(peer) {}
   bool advance() override {
-    size_t n = 0;
-    const void* slot = ch_.try_peek(&n);
-    if (!slot) return false;
-    if (n > bytes_ - offset_)
-      fail(ExitCode::runtime, "links: rank {} sent a slot of {} bytes where {} remained of a message", peer_, n,
-           bytes_ - offset_);
-    std::memcpy(dst_ + offset_, slot, n);
-    ch_.release();
-    offset_ += n;
-    if (offset_ == bytes_) {
-      offset_ = 0;
-      ++received_;
-    }
-    return true;
-  }
-  bool done() const override { return received_ == messages_; }
-  std::string waiting_for() const override { return fmt::format("data from rank {}", peer_); }
-
- private:
-  RecvChannel& ch_;
-  char* dst_;
-  std::uint64_t bytes_, offset_ = 0;
-  int messages_, received_ = 0, peer_;
-};
-
-// Sends `messages` messages of `bytes` from `src` through the channel's zero-copy end, in
-// slot-sized posts: the transport reads `src` itself, as the GPU net proxy sends its steps
-// straight from the staging slots.
-class DirectOut final : public Flow {
- public:
-  DirectOut(SendChannel& ch, const char* src, std::uint64_t bytes, int messages, int peer)
-      : ch_(ch), d_(*ch.direct()), src_(src), bytes_(bytes), messages_(messages), peer_(peer) {}
-  bool advance() override {
-    ch_.try_drain();  // writes what the socket did not take before, reads credits
+    if (direct_) ch_.try_drain();  // writes what the socket did not take before, reads credits
     if (done()) return false;
     const std::uint64_t n = std::min<std::uint64_t>(ch_.slot_bytes(), bytes_ - offset_);
-    if (!d_.try_post_from(src_ + offset_, n)) return false;
+    if (direct_) {
+      if (!direct_->try_post_from(src_ + offset_, n)) return false;
+    } else {
+      void* slot = ch_.try_acquire();
+      if (!slot) return false;
+      std::memcpy(slot, src_ + offset_, n);
+      ch_.post(n);
+    }
     offset_ += n;
     if (offset_ == bytes_) {
       offset_ = 0;
@@ -103,21 +53,34 @@ class DirectOut final : public Flow {
 
  private:
   SendChannel& ch_;
-  DirectSend& d_;
+  DirectSend* direct_;
   const char* src_;
   std::uint64_t bytes_, offset_ = 0;
   int messages_, sent_ = 0, peer_;
 };
 
-// Receives `messages` messages of `bytes` straight into `dst` (the zero-copy end: no slot copy),
-// as the GPU net proxy reads each step into the GPU's FIFO slot.
-class DirectIn final : public Flow {
+// Receives `messages` messages of `bytes` into `dst`: copied out of the channel's slots, or, with
+// `zero_copy`, read straight into `dst` by its zero-copy end (as the GPU net proxy reads each step
+// into the GPU's FIFO slot).
+class StreamIn final : public Flow {
  public:
-  DirectIn(RecvChannel& ch, char* dst, std::uint64_t bytes, int messages, int peer)
-      : ch_(ch), d_(*ch.direct()), dst_(dst), bytes_(bytes), messages_(messages), peer_(peer) {}
+  StreamIn(RecvChannel& ch, char* dst, std::uint64_t bytes, int messages, int peer, bool zero_copy)
+      : ch_(ch), direct_(zero_copy ? ch.direct() : nullptr), dst_(dst), bytes_(bytes), messages_(messages), peer_(peer) {
+    if (zero_copy && !direct_) fail(ExitCode::runtime, "links: the channel from rank {} has no zero-copy end", peer);
+  }
   bool advance() override {
+    if (done()) return false;
     size_t n = 0;
-    if (done() || !d_.try_receive_into(dst_ + offset_, bytes_ - offset_, &n)) return false;
+    if (direct_) {
+      if (!direct_->try_receive_into(dst_ + offset_, bytes_ - offset_, &n)) return false;
+    } else {
+      const void* slot = ch_.try_peek(&n);
+      if (!slot) return false;
+      if (n > bytes_ - offset_)
+        fail(ExitCode::runtime, "links: rank {} sent a slot of {} bytes where {} remained of a message", peer_, n,
+             bytes_ - offset_);
+      std::memcpy(dst_ + offset_, slot, n);
+    }
     ch_.release();
     offset_ += n;
     if (offset_ == bytes_) {
@@ -131,7 +94,7 @@ class DirectIn final : public Flow {
 
  private:
   RecvChannel& ch_;
-  DirectRecv& d_;
+  DirectRecv* direct_;
   char* dst_;
   std::uint64_t bytes_, offset_ = 0;
   int messages_, received_ = 0, peer_;
@@ -158,30 +121,18 @@ struct Endpoint {
     flows.push_back(&drain);
     run_flows(flows, timeout, rank, what);
   }
-  std::unique_ptr<Flow> sender(int peer, std::uint64_t bytes, int messages) {
-    if (zero_copy && (!to(peer).direct() || !from(peer).direct()))
-      fail(ExitCode::runtime, "links: the channels with rank {} have no zero-copy end", peer);
-    if (zero_copy) return std::make_unique<DirectOut>(to(peer), out.data(), bytes, messages, peer);
-    return std::make_unique<StreamOut>(to(peer), out.data(), bytes, messages, peer);
-  }
-  std::unique_ptr<Flow> receiver(int peer, std::uint64_t bytes, int messages) {
-    if (zero_copy && !from(peer).direct())
-      fail(ExitCode::runtime, "links: the channel from rank {} has no zero-copy end", peer);
-    if (zero_copy) return std::make_unique<DirectIn>(from(peer), in.data(), bytes, messages, peer);
-    return std::make_unique<StreamIn>(from(peer), in.data(), bytes, messages, peer);
-  }
   void send(int peer, std::uint64_t bytes, int messages) {
-    auto f = sender(peer, bytes, messages);
-    run({f.get()}, {peer}, "links: send");
+    StreamOut f(to(peer), out.data(), bytes, messages, peer, zero_copy);
+    run({&f}, {peer}, "links: send");
   }
   void recv(int peer, std::uint64_t bytes, int messages) {
-    auto f = receiver(peer, bytes, messages);
-    run({f.get()}, {}, "links: receive");
+    StreamIn f(from(peer), in.data(), bytes, messages, peer, zero_copy);
+    run({&f}, {}, "links: receive");
   }
   void both(int peer, std::uint64_t bytes, int messages) {
-    auto o = sender(peer, bytes, messages);
-    auto i = receiver(peer, bytes, messages);
-    run({o.get(), i.get()}, {peer}, "links: both ways");
+    StreamOut o(to(peer), out.data(), bytes, messages, peer, zero_copy);
+    StreamIn i(from(peer), in.data(), bytes, messages, peer, zero_copy);
+    run({&o, &i}, {peer}, "links: both ways");
   }
 };
 
@@ -271,8 +222,8 @@ void measure_all_at_once(Endpoint& e, const LinksOptions& o, const std::string& 
   for (int p = 0; p < l.nranks; ++p) {
     if (p == l.rank) continue;
     inbox.emplace_back(bytes);
-    own.push_back(std::make_unique<StreamOut>(e.to(p), e.out.data(), bytes, o.iterations, p));
-    own.push_back(std::make_unique<StreamIn>(e.from(p), inbox.back().data(), bytes, o.iterations, p));
+    own.push_back(std::make_unique<StreamOut>(e.to(p), e.out.data(), bytes, o.iterations, p, e.zero_copy));
+    own.push_back(std::make_unique<StreamIn>(e.from(p), inbox.back().data(), bytes, o.iterations, p, e.zero_copy));
     peers.push_back(p);
   }
   for (auto& f : own) flows.push_back(f.get());
