@@ -27,6 +27,8 @@ void apply(NcclPinning& p, const char* name, const std::string& value) {
 
 }  // namespace
 
+const char* nccl_gdr_level(bool gpudirect) { return gpudirect ? "SYS" : "LOC"; }
+
 NcclPinning pin_nccl_path(const std::string& transport, const RankLayout& layout) {
   NcclPinning p;
   if (transport == "host") {
@@ -43,6 +45,8 @@ NcclPinning pin_nccl_path(const std::string& transport, const RankLayout& layout
     if (auto why = ib_unavailable_reason())
       fail(ExitCode::precondition, "--transport ib: host {}: {}; use net or tcp for sockets", layout.host(), *why);
     apply(p, "NCCL_NET", "IB");
+    // GPUDirect as ours: wherever the GPU and NIC allow it (SYS), or never (LOC, --gpudirect off).
+    if (!std::getenv("NCCL_NET_GDR_LEVEL")) apply(p, "NCCL_NET_GDR_LEVEL", nccl_gdr_level(ib_options().gpudirect));
     p.pinned = "net/ib";
   }
   if (layout.emulated) {
@@ -75,8 +79,9 @@ std::string nccl_transports_in_log(const std::string& log) {
     // P2P/CUMEM/read -> P2P; SHM/direct/direct -> SHM; NET/Socket/0 -> NET/Socket.
     const auto slash = what.find('/');
     if (what.rfind("NET/", 0) == 0 || what.rfind("COLLNET/", 0) == 0) {
+      const bool gdr = what.find("/GDRDMA") != std::string::npos;  // NET/IB/0/GDRDMA: GPUDirect RDMA
       const auto second = what.find('/', slash + 1);
-      what = what.substr(0, second);
+      what = what.substr(0, second) + (gdr ? "/GDRDMA" : "");
     } else {
       what = what.substr(0, slash);
     }

@@ -7,7 +7,8 @@
 //   host        NCCL_P2P_DISABLE=1 (its SHM transport, staged through host memory)
 //   net, tcp    NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 NCCL_NET=Socket (and NCCL_SOCKET_IFNAME=lo
 //               when every rank is on one host and none was given)
-//   ib          NCCL_NET=IB; Error(precondition) when the host has no RDMA device
+//   ib          NCCL_NET=IB, NCCL_NET_GDR_LEVEL as our --gpudirect (unless set); Error(precondition)
+//               when the host has no RDMA device
 // Emulated nodes: NCCL_HOSTID = the rank's node ("ccbench-node-N", or CCBENCH_HOSTID), so NCCL
 // splits the ranks as we do and connects the nodes over its network transport.
 // To learn what NCCL really used, NCCL_DEBUG=INFO goes to a private file (unless the user set
@@ -28,14 +29,18 @@ struct NcclPinning {
 // Error(precondition) for ib without an RDMA device, naming the host.
 NcclPinning pin_nccl_path(const std::string& transport, const RankLayout& layout);
 
+// NCCL_NET_GDR_LEVEL matching our --gpudirect: SYS (GPUDirect RDMA wherever GPU and NIC allow
+// it, as ours registers GPU memory whatever the PCIe distance) or LOC (never).
+const char* nccl_gdr_level(bool gpudirect);
+
 // The row's transport for NCCL: "nccl" when nothing was pinned; otherwise "nccl:" + what NCCL's
 // debug log says it connected over (e.g. "nccl:NET/Socket", "nccl:SHM", "nccl:P2P+NET/Socket"),
 // or "nccl:pinned <what>" when the log could not be read.
 std::string nccl_path_label();
 
 // The distinct transports named by NCCL debug lines "... via P2P/CUMEM/read", "via SHM/direct/
-// direct", "via NET/Socket/0" in `log`: "P2P", "SHM", "NET/Socket", joined by '+' in order of
-// first appearance; "" when there are none.
+// direct", "via NET/Socket/0", "via NET/IB/0/GDRDMA" in `log`: "P2P", "SHM", "NET/Socket",
+// "NET/IB/GDRDMA" (GPUDirect RDMA), joined by '+' in order of first appearance; "" when there are none.
 std::string nccl_transports_in_log(const std::string& log);
 
 }  // namespace ccbench

@@ -198,6 +198,12 @@ TEST(NcclPath, TransportsNamedInItsDebugLog) {
       "h:1:2 [0] NCCL INFO comm 0x1 rank 0 nranks 2 - Init COMPLETE\n";
   EXPECT_EQ(nccl_transports_in_log(log), "P2P+NET/Socket+SHM");
   EXPECT_EQ(nccl_transports_in_log("NCCL INFO Init COMPLETE\n"), "");
+  const std::string ib =
+      "h:1:2 [0] NCCL INFO Channel 00/0 : 0[0] -> 1[1] [send] via NET/IB/0/GDRDMA\n"
+      "h:1:2 [0] NCCL INFO Channel 01/0 : 1[1] -> 0[0] [receive] via NET/IB/1\n";
+  EXPECT_EQ(nccl_transports_in_log(ib), "NET/IB/GDRDMA+NET/IB");
+  EXPECT_STREQ(nccl_gdr_level(true), "SYS");
+  EXPECT_STREQ(nccl_gdr_level(false), "LOC");
 }
 
 TEST(NcclPath, PinsTheSettingsOfEachPath) {
