@@ -171,6 +171,8 @@ std::vector<LinkCeiling> ceilings_from_links(const Json& links, const std::strin
   return out;
 }
 
+std::string net_tcp_streams_label(int streams) { return fmt::format("{}:{}", kNetTcpCeiling, streams); }
+
 std::optional<double> path_ceiling_gbps(const std::string& transport, const std::string& device,
                                         const std::vector<LinkCeiling>& ceilings) {
   auto ceiling_of = [&](const std::string& t) -> std::optional<double> {
@@ -340,8 +342,14 @@ std::vector<LinkCeiling> measure_link_ceilings(bool gpu, const std::string& tran
     results.insert(results.end(), part.begin(), part.end());
   }
   if (gpu && layout.nodes > 1) {  // between nodes GPU rows go over net: its tcp streams
-    auto part = measure_tcp_streams(o, gpu_net_streams(), kNetTcpCeiling, layout, comm, bytes);
+    TcpStreams streams = gpu_net_streams();
+    auto part = measure_tcp_streams(o, streams, kNetTcpCeiling, layout, comm, bytes);
     results.insert(results.end(), part.begin(), part.end());
+    if (streams.tree_count != streams.count) {
+      streams.count = streams.tree_count;
+      part = measure_tcp_streams(o, streams, net_tcp_streams_label(streams.count), layout, comm, bytes);
+      results.insert(results.end(), part.begin(), part.end());
+    }
   }
   if (layout.rank != 0) return {};
   Json context = links_context(o, layout, gpu ? "gpu" : "cpu");

@@ -117,10 +117,16 @@ void add_efficiency_to_run_json(const std::string& path, const std::vector<LinkC
 // of them per direction, a thread each), measured by --measure-ceilings on GPU ranks across nodes;
 // GPU rows over net/tcp use it.
 inline constexpr const char* kNetTcpCeiling = "net/tcp";
+// The same tcp streams measured over `streams` connections per direction, where a kernel drives
+// another number of them than the ring's (the tree all-reduce: 2 trees x a quarter of the ring's
+// channels): "net/tcp:4". A block's share of the 8-stream figure underestimates what 4 streams get
+// (2 x H200: 8.5 GB/s busbw of the tree against 7.6 predicted from 8 streams' share, r15).
+std::string net_tcp_streams_label(int streams);
 
 // Measures the ceilings inside a `ccbench run` (--measure-ceilings): one pair at a time at
 // `bytes`, over `transport` on CPU ranks (auto: shm/mpi), ce and pcie on GPU ranks, and on GPU
-// ranks across (emulated) nodes also kNetTcpCeiling between the nodes. Collective;
+// ranks across (emulated) nodes also kNetTcpCeiling between the nodes (and, where the tree drives
+// another number of streams, net_tcp_streams_label() of it). Collective;
 // the result is complete on rank 0; `links_json` (rank 0, if not empty) gets the measurement.
 std::vector<LinkCeiling> measure_link_ceilings(bool gpu, const std::string& transport, const RankLayout& layout,
                                                MPI_Comm comm, int cuda_device, std::chrono::milliseconds timeout,

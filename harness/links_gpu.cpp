@@ -32,7 +32,8 @@ std::vector<LinkResult> measure_gpu_links(const LinksOptions&, const std::string
 }
 
 TcpStreams gpu_net_streams() {  // no GPU ranks run here: the defaults
-  return {gpu::kDefaultNetChannels, gpu::kNetSlotBytes, gpu::kFifoSlots};
+  return {gpu::kDefaultNetChannels, 2 * gpu::net_tree_channels_of(gpu::kDefaultNetChannels), gpu::kNetSlotBytes,
+          gpu::kFifoSlots};
 }
 
 #else
@@ -318,7 +319,10 @@ std::vector<LinkResult> measure_gpu_links(const LinksOptions& o, const std::stri
   return out;
 }
 
-TcpStreams gpu_net_streams() { return {gpu::net_channels(), gpu::net_slot_bytes(), gpu::kFifoSlots}; }
+TcpStreams gpu_net_streams() {
+  const int ring = gpu::net_channels();
+  return {ring, 2 * gpu::net_tree_channels_of(ring), gpu::net_slot_bytes(), gpu::kFifoSlots};
+}
 
 #endif
 

@@ -21,6 +21,7 @@ std::vector<LinkResult> measure_cpu_links(const LinksOptions& o, const std::stri
 // flight (collectives/gpu/knobs.h); their defaults in a build without CUDA.
 struct TcpStreams {
   int count = 1;
+  int tree_count = 1;  // the tree all-reduce's streams per direction: 2 trees x its net channels
   std::size_t slot_bytes = 256 * 1024;
   int depth = 4;
 };

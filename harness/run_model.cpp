@@ -19,33 +19,34 @@ namespace ccbench {
 
 namespace {
 
-// One block of our FIFO kernels moves at most 10.2 GB/s per direction over NVLink: a 32-channel
-// ring all-reduce reaches 326 GB/s at 4 GiB on 2 x H200 (collectives/gpu/knobs.h,
-// kDefaultRingChannels; results/baselines/h200x2-2026-11-30).
-constexpr double kGpuBlockGbps = 326.0 / 32;
-// An H200 copying its own memory: 3926 GB/s read + write counted (../shared ANCHORS.md, 1 GiB),
-// so 1963 GB/s of bytes copied.
-constexpr double kGpuLocalCopyGbps = 3926.0 / 2;
-
 // How our GPU ring or tree ran a row, from its algorithm column ("ring 128ch", "double tree
-// 2x32ch", "bruck 32blk": the blocks per ring, per tree, of Bruck) and the FIFO slot of its
-// transport (the defaults of collectives/gpu/knobs.h: CCBENCH_GPU_*SLOT_BYTES are not seen here).
-// Over net every block's FIFO is one tcp connection, and the path's ceiling (net/tcp) was
-// measured over gpu_net_streams() of them: a block moves at most that share of it. No kernel
-// (the schedule alone) for other rows.
-KernelPipeline kernel_of(const Json& row, std::optional<double> ceiling) {
+// 2x32ch", "bruck 32blk": the blocks per ring, per tree, of Bruck), the FIFO slot of its
+// transport (the defaults of collectives/gpu/knobs.h: CCBENCH_GPU_*SLOT_BYTES are not seen here)
+// and the node's kernel figures (`kernels` of the topology file). Over net every block's FIFO is
+// one tcp connection: a block moves at most its share of the tcp streams' ceiling measured over
+// as many connections as the row drives (net_tcp_streams_label(); the ring's count is
+// kNetTcpCeiling itself), else of the ring's. No kernel (the schedule alone) for other rows, or
+// where the file describes no kernels.
+KernelPipeline kernel_of(const Json& row, const GpuKernelSpec& gpu, const std::vector<LinkCeiling>& ceilings) {
   KernelPipeline k;
   const std::string impl = row.value("impl", ""), algorithm = row.value("algorithm", "");
-  if (row.value("device", "") != "gpu" || (impl != "ring" && impl != "tree")) return k;
-  static const std::regex blocks(R"((?:^ring |^double tree 2x)(\d+)ch|^bruck (\d+)blk)");
+  if (row.value("device", "") != "gpu" || (impl != "ring" && impl != "tree") || !gpu.described()) return k;
+  static const std::regex blocks(R"((?:^ring |^double (tree) 2x)(\d+)ch|^bruck (\d+)blk)");
   std::smatch m;
   if (!std::regex_search(algorithm, m, blocks)) return k;
-  const bool bruck = m[2].matched;
-  k.channels = std::stoi(bruck ? m[2].str() : m[1].str());
+  const bool bruck = m[3].matched, tree = m[1].matched;
+  k.channels = std::stoi(bruck ? m[3].str() : m[2].str());
   const bool net = row.value("transport", "").rfind("net", 0) == 0;
   k.slot_bytes = bruck ? 0 : static_cast<double>(net ? gpu::kNetSlotBytes : gpu::kDefaultSlotBytes);
-  k.block_gbps = net && ceiling ? std::min(kGpuBlockGbps, *ceiling / gpu_net_streams().count) : kGpuBlockGbps;
-  k.local_copy_gbps = kGpuLocalCopyGbps;
+  k.block_gbps = gpu.block_gbps;
+  if (net) {
+    const int streams = tree ? 2 * k.channels : k.channels, ring_streams = gpu_net_streams().count;
+    const auto own = path_ceiling_gbps(net_tcp_streams_label(streams), "gpu", ceilings);
+    const auto ring = path_ceiling_gbps(kNetTcpCeiling, "gpu", ceilings);
+    if (streams != ring_streams && own) k.block_gbps = std::min(k.block_gbps, *own / streams);
+    else if (ring) k.block_gbps = std::min(k.block_gbps, *ring / ring_streams);
+  }
+  k.local_copy_gbps = gpu.local_copy_gbps;
   k.in_place = row.value("in_place", false);
   return k;
 }
@@ -135,8 +136,8 @@ RowPrediction predict_row(const RunModel& model, const Json& row, const std::vec
   }
   p.link_gbps = nodes == 1 ? system->node.gpu_link.bandwidth_gbps : system->node.nic.bandwidth_gbps;
   for (const std::string& a : algos) {
-    const Prediction pr =
-        CollectiveModel(*system, *coll, a, kernel_of(row, ceiling)).predict(row.value("bytes", std::uint64_t{0}));
+    const KernelPipeline kernel = kernel_of(row, model.system.node.kernels, ceilings);
+    const Prediction pr = CollectiveModel(*system, *coll, a, kernel).predict(row.value("bytes", std::uint64_t{0}));
     if (!pr.unsupported.empty()) {
       if (!p.time_us) p.reason = pr.unsupported;
       continue;
@@ -159,6 +160,9 @@ std::string add_model_to_run_json(const std::string& path, const RunModel& model
                   {"file", model.source},
                   {"scaled", "the file's node kind, with each row's nodes and ranks per node"},
                   {"calibrated", !ceilings.empty()},
+                  {"kernels", model.system.node.kernels.described()
+                                  ? "GPU ring and tree rows as the kernels run them (node.kernels of the file)"
+                                  : "none in the file: GPU ring and tree rows by their schedules alone"},
                   {"model_efficiency", "measured busbw / predicted busbw"}};
   // (collective, impl) -> efficiencies, in first-seen order for the report.
   std::vector<std::pair<std::string, std::string>> order;

@@ -91,7 +91,8 @@ class Reader {
 };
 
 NodeSpec read_node(const Reader& rd, const YAML::Node& n) {
-  rd.only_keys(n, "node", {"ranks", "fabric", "gpu_link", "gpus_per_switch", "switch_uplink", "nics", "nic"});
+  rd.only_keys(n, "node",
+               {"ranks", "fabric", "gpu_link", "gpus_per_switch", "switch_uplink", "nics", "nic", "kernels"});
   NodeSpec s;
   s.ranks = rd.number<int>(n, "ranks", "node", 1, kMaxRanksPerNode, std::nullopt);
   s.fabric = rd.fabric(n, "node");
@@ -104,6 +105,11 @@ NodeSpec read_node(const Reader& rd, const YAML::Node& n) {
   }
   s.nics = rd.number<int>(n, "nics", "node", 0, kMaxRanksPerNode, 0);
   s.nic = rd.link(n, "nic", "node", s.nics > 0);
+  if (const YAML::Node k = n["kernels"]) {
+    rd.only_keys(k, "node.kernels", {"block_gbps", "local_copy_gbps"});
+    s.kernels = {rd.number<double>(k, "block_gbps", "node.kernels", 1e-6, kMaxBandwidthGbps, std::nullopt),
+                 rd.number<double>(k, "local_copy_gbps", "node.kernels", 1e-6, kMaxBandwidthGbps, std::nullopt)};
+  }
   return s;
 }
 
@@ -175,6 +181,10 @@ std::string dump_topology(const SystemTopology& t) {
     e << YAML::Key << "nics" << YAML::Value << t.node.nics;
     link(e, "nic", t.node.nic);
   }
+  if (t.node.kernels.described())
+    e << YAML::Key << "kernels" << YAML::Value << YAML::Flow << YAML::BeginMap << YAML::Key << "block_gbps"
+      << YAML::Value << t.node.kernels.block_gbps << YAML::Key << "local_copy_gbps" << YAML::Value
+      << t.node.kernels.local_copy_gbps << YAML::EndMap;
   e << YAML::EndMap;
   e << YAML::Key << "fabric" << YAML::Value << YAML::BeginMap << YAML::Key << "latency_us" << YAML::Value
     << t.fabric_latency_us << YAML::Key << "oversubscription" << YAML::Value << t.oversubscription << YAML::EndMap;

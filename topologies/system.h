@@ -22,6 +22,16 @@ enum class IntraFabric {
   host,         // staged through host memory (CPU shared memory, or pinned buffers over PCIe)
 };
 
+// How fast our GPU FIFO kernels run on this node's GPUs (topologies/model.h, KernelPipeline): what
+// one block moves per direction at most, and a GPU copying its own memory (bytes copied per
+// second). Measured figures of one GPU model; 0: not described (GPU ring and tree rows are then
+// predicted by their schedules alone).
+struct GpuKernelSpec {
+  double block_gbps = 0;
+  double local_copy_gbps = 0;
+  bool described() const { return block_gbps > 0 && local_copy_gbps > 0; }
+};
+
 struct NodeSpec {
   int ranks = 1;  // GPUs (or CPU ranks) per node
   IntraFabric fabric = IntraFabric::nvswitch;
@@ -30,6 +40,7 @@ struct NodeSpec {
   LinkSpec switch_uplink;  // pcie: each switch's link to the host bridge
   int nics = 0;            // NICs per node; rank r of a node uses NIC r * nics / ranks (rail)
   LinkSpec nic;            // each NIC, per direction
+  GpuKernelSpec kernels;   // optional
 };
 
 struct SystemTopology {

@@ -63,6 +63,9 @@ constexpr int kDefaultHostChannels = 32;
 // 17.1 GB/s, 256K x 8 x 8 14.5 / 14.7, 1M x 8 x 8 14.9 / 14.2, 16 channels no better (14.6 /
 // 16.7), 4 threads 5.8-11 everywhere (results/baselines/h200x2-2026-11-30/transports, r6).
 constexpr int kDefaultNetChannels = 8;
+// The tree all-reduce over net: a quarter of the net channels per tree (each tree channel has up to
+// six FIFOs), so each direction between two ranks carries 2 trees x this many tcp streams.
+constexpr int net_tree_channels_of(int net_channels) { return net_channels / 4 > 1 ? net_channels / 4 : 1; }
 constexpr std::size_t kNetSlotBytes = std::size_t(512) << 10;
 
 std::size_t slot_bytes();          // CCBENCH_GPU_SLOT_BYTES

@@ -32,9 +32,12 @@ class RingGpu final : public GpuImpl {
     ring_ranks_ = DeviceArray<int>(order_);
     // Over host with neither CCBENCH_GPU_HOST_RECV nor _SEND set: SM staging for small calls, the
     // copy engines for both halves from host_ce_min_bytes() (where every rank has its own GPU).
-    // The conditions are the same on every rank, and agreed_host_copy is collective.
-    const bool per_size = paths_.label == "host" && !agreed_host_copy(ctx_.comm) && !gpus_shared(ctx_);
-    sm_ = connect(per_size ? std::optional<HostCopyModes>(HostCopyModes{}) : std::nullopt);
+    // The conditions are the same on every rank, and agreed_host_copy is collective (agreed once
+    // here: the mesh is given the outcome).
+    const bool host = paths_.label == "host";
+    const std::optional<HostCopyModes> forced = host ? agreed_host_copy(ctx_.comm) : std::nullopt;
+    const bool per_size = host && !forced && !gpus_shared(ctx_);
+    sm_ = connect(host ? std::optional<HostCopyModes>(forced.value_or(HostCopyModes{})) : std::nullopt);
     transport_label_ = sm_.mesh->transport_label(paths_);
     if (per_size) {
       ce_ = connect(HostCopyModes{HostCopy::ce, HostCopy::ce});

@@ -37,7 +37,7 @@ class TreeGpu final : public GpuImpl {
     channels_ = std::min(tree_channels(), resident_limit(ctx_.cuda_device, 4));
     // Over host memory: 6 FIFOs per channel, so a quarter of the ring's host channels.
     if (paths_.label != "p2p") channels_ = std::min(channels_, std::max(1, host_channels() / 4));
-    if (over_net()) channels_ = std::min(channels_, std::max(1, net_channels() / 4));
+    if (over_net()) channels_ = std::min(channels_, net_tree_channels_of(net_channels()));
     slot_ = over_net() ? net_slot_bytes() : slot_bytes();
     if (paths_.label == "p2p") peers_ = std::make_unique<PeerState>(ctx_.comm, kLowLatencyOffset);  // Bruck
     if (n_ == 1) return;

@@ -7,6 +7,10 @@ Environment:
                           predicted with: it is measured, and every measured ring and tree row has
                           model_link "measured ceiling", model_link_gbps = its bidirectional figure / 2,
                           a prediction, no reason, and efficiency = measured / predicted
+  CCBENCH_EXPECT_ALSO     more ceilings that must be measured (space-separated), e.g. net/tcp:4,
+                          the tcp streams of the tree all-reduce over net
+The model's header must say the rows were predicted as the kernels run them (node.kernels of the
+file).
 Usage: check_model.py results.csv
 """
 import json
@@ -22,6 +26,12 @@ def main(path):
     if not ceilings:
         return [f"no {want} ceiling in run.json: {run.get('link_ceilings')}"]
     link = ceilings[0]["bidir_GBps"] / 2
+    measured = {c["transport"]: c["bidir_GBps"] for c in run["link_ceilings"]["ceilings"]}
+    for also in os.environ.get("CCBENCH_EXPECT_ALSO", "").split():
+        if not measured.get(also, 0) > 0:
+            problems.append(f"no {also} ceiling in run.json: {sorted(measured)}")
+    if "as the kernels run them" not in run.get("model", {}).get("kernels", ""):
+        problems.append(f"the model did not use the file's kernel figures: {run.get('model')}")
     rows = [r for r in run["rows"] if r["impl"] in ("ring", "tree") and r["status"] == "ok"]
     if not rows:
         problems.append("no measured ring or tree row")

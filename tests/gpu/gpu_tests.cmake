@@ -209,7 +209,7 @@ ccbench_gpu_path_test(gpu_emulated_nodes_2 2 "ring=net/tcp tree=net/tcp nccl=~NE
                       -w 1 --timeout 30)
 # run --model with measured ceilings: over p2p our ring and tree are predicted with the ce
 # ceiling as the link; across 2 emulated nodes with the net/tcp ceiling (the net transport's tcp
-# streams) as each node's NIC.
+# streams) as each node's NIC, and the tree's blocks with the ceiling of its 4 streams.
 ccbench_gpu_test(gpu_model_p2p_2 2 --collective allreduce,allgather --impl ring,tree -b 64M -e 256M -f 4 -n 3
                  -w 1 --measure-ceilings --model h200x2-nv18 --timeout 30)
 set_tests_properties(gpu_model_p2p_2 PROPERTIES ENVIRONMENT
@@ -217,7 +217,7 @@ set_tests_properties(gpu_model_p2p_2 PROPERTIES ENVIRONMENT
 ccbench_gpu_test(gpu_model_net_2 2 --emulate-nodes 2 --collective allreduce --impl ring,tree -b 16M -e 64M -f 4
                  -n 3 -w 1 --measure-ceilings --model h200x2-nv18 --timeout 30)
 set_tests_properties(gpu_model_net_2 PROPERTIES ENVIRONMENT
-                     "CCBENCH_RESULT_CHECK=${CMAKE_CURRENT_SOURCE_DIR}/gpu/check_model.py;CCBENCH_EXPECT_CEILING=net/tcp")
+                     "CCBENCH_RESULT_CHECK=${CMAKE_CURRENT_SOURCE_DIR}/gpu/check_model.py;CCBENCH_EXPECT_CEILING=net/tcp;CCBENCH_EXPECT_ALSO=net/tcp:4")
 # 4 ranks on 2 GPUs as 2 x 2 emulated nodes: p2p inside a node, net between them.
 ccbench_gpu_path_test(gpu_emulated_nodes_4 4 "ring=p2p+net/tcp nccl=~NET/Socket" ""
                       --emulate-nodes 2 --collective allreduce --impl ring,nccl -d float,half -b 4 -e 4M -f 9 -n 2

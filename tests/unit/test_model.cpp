@@ -49,6 +49,8 @@ TEST(TopologyFile, EveryPresetLoadsAndSurvivesADump) {
     EXPECT_DOUBLE_EQ(again.node.gpu_link.bandwidth_gbps, t.node.gpu_link.bandwidth_gbps);
     EXPECT_EQ(again.node.nics, t.node.nics);
     EXPECT_DOUBLE_EQ(again.node.switch_uplink.bandwidth_gbps, t.node.switch_uplink.bandwidth_gbps);
+    EXPECT_DOUBLE_EQ(again.node.kernels.block_gbps, t.node.kernels.block_gbps);
+    EXPECT_DOUBLE_EQ(again.node.kernels.local_copy_gbps, t.node.kernels.local_copy_gbps);
     ++presets;
   }
   EXPECT_GE(presets, 6);
@@ -73,6 +75,19 @@ TEST(TopologyFile, MalformedFilesNameTheLineAndWhatIsExpected) {
   const std::string nonics = error_of("name: x\nnodes: 2\nnode:\n  ranks: 2\n  fabric: host\n  gpu_link: {bandwidth_gbps: 1}\n");
   EXPECT_NE(nonics.find("2 nodes need NICs"), std::string::npos) << nonics;
   EXPECT_NE(error_of("- just\n- a list\n").find("expected a mapping"), std::string::npos);
+  const std::string half = error_of(std::string(kValid) + "  kernels: {block_gbps: 10}\n");
+  EXPECT_NE(half.find("t.yaml:9: 'node.kernels' needs 'local_copy_gbps'"), std::string::npos) << half;
+  const std::string typo = error_of(std::string(kValid) + "  kernels: {block_gbps: 10, copy_gbps: 5}\n");
+  EXPECT_NE(typo.find("unknown key 'copy_gbps' in 'node.kernels'"), std::string::npos) << typo;
+}
+
+TEST(TopologyFile, KernelFiguresAreOptionalAndOnlyTheMeasuredMachinesHaveThem) {
+  EXPECT_FALSE(parse_topology(kValid, "t.yaml").node.kernels.described());
+  const SystemTopology nv = preset("h200x2-nv18");
+  EXPECT_DOUBLE_EQ(nv.node.kernels.block_gbps, 10.2);
+  EXPECT_DOUBLE_EQ(nv.node.kernels.local_copy_gbps, 1963);
+  EXPECT_TRUE(preset("h200x2-host").node.kernels.described());
+  EXPECT_FALSE(preset("h200-8gpu-nvswitch").node.kernels.described());
 }
 
 TEST(Model, TimeGrowsWithSizeForEveryAlgorithm) {

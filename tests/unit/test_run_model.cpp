@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include "core/error.h"
+#include "harness/links.h"
 #include "harness/run_model.h"
 #include "topologies/model.h"
 
@@ -115,16 +116,45 @@ TEST(RunModel, AcrossEmulatedNodesTheMeasuredTcpCeilingIsEachNodesNic) {
   const RowPrediction g = predict_row(m, gpu, {{"net/tcp", 30.0, 36.0}});
   ASSERT_TRUE(g.busbw_gbps) << g.reason;
   EXPECT_DOUBLE_EQ(*g.link_gbps, 18.0);
-  // Our kernels over net: a block's FIFO is one of the measured tcp streams, 18 / 8 GB/s each.
+  // Our kernels over net (with the H200 kernel figures): a block's FIFO is one of the measured tcp
+  // streams, 18 / 8 GB/s each.
+  const RunModel h200 = load_run_model("h200x2-nv18");
+  RunModel kernels = m;
+  kernels.system.node.kernels = h200.system.node.kernels;
   gpu["algorithm"] = "ring 8ch";
-  const double ring = *predict_row(m, gpu, {{"net/tcp", 30.0, 36.0}}).busbw_gbps;
+  const double ring = *predict_row(kernels, gpu, {{"net/tcp", 30.0, 36.0}}).busbw_gbps;
   gpu["impl"] = "tree";
   gpu["algorithm"] = "double tree 2x2ch";  // each way: one tree's 2 up and the other's 2 down
-  const double tree = *predict_row(m, gpu, {{"net/tcp", 30.0, 36.0}}).busbw_gbps;
+  const double tree = *predict_row(kernels, gpu, {{"net/tcp", 30.0, 36.0}}).busbw_gbps;
   EXPECT_LT(ring, 18.0);
   EXPECT_GT(ring, 18.0 * 0.8);
   EXPECT_LT(tree, 4 * 18.0 / 8);
   EXPECT_GT(tree, 4 * 18.0 / 8 * 0.8);
+  // With the streams measured as many as the tree drives (4: 12 GB/s per direction), its blocks
+  // get their share of that instead; the ring keeps the 8-stream figure.
+  const std::vector<LinkCeiling> both = {{"net/tcp", 30.0, 36.0}, {net_tcp_streams_label(4), 20.0, 24.0}};
+  const double tree4 = *predict_row(kernels, gpu, both).busbw_gbps;
+  EXPECT_LT(tree4, 12.0);
+  EXPECT_GT(tree4, 12.0 * 0.8);
+  gpu["impl"] = "ring";
+  gpu["algorithm"] = "ring 8ch";
+  EXPECT_DOUBLE_EQ(*predict_row(kernels, gpu, both).busbw_gbps, ring);
+}
+
+TEST(RunModel, KernelTermsComeFromTheTopologyFile) {
+  Json r = row("ring", 1, 2);
+  r["device"] = "gpu";
+  r["transport"] = "p2p";
+  r["algorithm"] = "ring 4ch";  // 4 blocks: 40.8 GB/s at most with the H200 figures
+  RunModel m = load_run_model("h200x2-nv18");
+  EXPECT_LT(*predict_row(m, r, {}).busbw_gbps, 4 * 10.2);
+  m.system.node.kernels.block_gbps = 20;  // another GPU's figures move the prediction with them
+  EXPECT_GT(*predict_row(m, r, {}).busbw_gbps, 4 * 10.2);
+  EXPECT_LT(*predict_row(m, r, {}).busbw_gbps, 4 * 20.0);
+  m.system.node.kernels = {};  // none in the file: the schedule alone
+  SystemTopology t = m.system;
+  EXPECT_DOUBLE_EQ(*predict_row(m, r, {}).busbw_gbps,
+                   CollectiveModel(t, Collective::allreduce, "ring").predict(64ull << 20).busbw_gbps);
 }
 
 TEST(RunModel, GpuRingAndTreeRowsArePredictedWithTheChannelsTheyRan) {
