@@ -27,6 +27,10 @@ using Json = nlohmann::ordered_json;
 
 // Messages per pair when a run measures its own ceilings: a few large copies settle the rate.
 constexpr int kCeilingIterations = 5;
+// tcp streams over loopback do not: the same 256 MiB measurement of 8 streams gave 24 and 31 GB/s
+// both ways in two launches on 2 x H200, and a ring then moved 15 GB/s per direction above a
+// ceiling of 12 (transports/r16). A ceiling is what the path can do: the best of a few repeats.
+constexpr int kTcpCeilingRepeats = 3;
 
 // ------------------------------------------------------------------------------- reports
 
@@ -325,6 +329,24 @@ void print_report(const std::vector<LinkResult>& results, const std::vector<Link
                100 * o.value / o.median, o.median);
 }
 
+// measure_tcp_streams() kTcpCeilingRepeats times; every cell keeps its best figures (the cells
+// come back in the same order each time, on rank 0).
+std::vector<LinkResult> best_tcp_streams(const LinksOptions& o, const TcpStreams& streams, const std::string& label,
+                                         const RankLayout& layout, MPI_Comm comm, std::uint64_t bytes) {
+  std::vector<LinkResult> best = measure_tcp_streams(o, streams, label, layout, comm, bytes);
+  auto keep_max = [](std::optional<double>& a, const std::optional<double>& b) {
+    if (b && (!a || *b > *a)) a = b;
+  };
+  for (int k = 1; k < kTcpCeilingRepeats; ++k) {
+    const std::vector<LinkResult> again = measure_tcp_streams(o, streams, label, layout, comm, bytes);
+    for (std::size_t i = 0; i < std::min(best.size(), again.size()); ++i) {
+      keep_max(best[i].oneway_gbps, again[i].oneway_gbps);
+      keep_max(best[i].bidir_gbps, again[i].bidir_gbps);
+    }
+  }
+  return best;
+}
+
 }  // namespace
 
 std::vector<LinkCeiling> measure_link_ceilings(bool gpu, const std::string& transport, const RankLayout& layout,
@@ -343,11 +365,11 @@ std::vector<LinkCeiling> measure_link_ceilings(bool gpu, const std::string& tran
   }
   if (gpu && layout.nodes > 1) {  // between nodes GPU rows go over net: its tcp streams
     TcpStreams streams = gpu_net_streams();
-    auto part = measure_tcp_streams(o, streams, kNetTcpCeiling, layout, comm, bytes);
+    auto part = best_tcp_streams(o, streams, kNetTcpCeiling, layout, comm, bytes);
     results.insert(results.end(), part.begin(), part.end());
     if (streams.tree_count != streams.count) {
       streams.count = streams.tree_count;
-      part = measure_tcp_streams(o, streams, net_tcp_streams_label(streams.count), layout, comm, bytes);
+      part = best_tcp_streams(o, streams, net_tcp_streams_label(streams.count), layout, comm, bytes);
       results.insert(results.end(), part.begin(), part.end());
     }
   }
