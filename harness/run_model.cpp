@@ -99,6 +99,25 @@ void calibrate_nics(SystemTopology& s, double gbps) {
   s.node.nic.bandwidth_gbps = gbps;
 }
 
+// Two ranks of the run on one GPU (--share-gpus), from run.json's context ("ranks 0 and 2 share
+// vm GPU 0: ..."); "" when every rank has its own. Their processes' kernels time-slice the GPU
+// (4 ranks on 2 H200 as 2 emulated nodes ran at 0.11-0.27 of the prediction, transports/r18),
+// which the model does not describe.
+std::string shared_gpu(const Json& context) {
+  std::map<std::pair<std::string, std::string>, int> first;
+  if (!context.contains("ranks_detail") || !context["ranks_detail"].is_array()) return "";
+  for (const Json& r : context["ranks_detail"]) {
+    const std::string device = r.value("device", "");
+    if (device.rfind("GPU", 0) != 0) continue;
+    const auto [it, fresh] = first.emplace(std::make_pair(r.value("host", ""), device), r.value("rank", -1));
+    if (!fresh)
+      return fmt::format("ranks {} and {} share {} {} (--share-gpus): their kernels time-slice the GPU, which the "
+                         "model does not describe", it->second, r.value("rank", -1), r.value("host", ""),
+                         device.substr(0, device.find(" (")));
+  }
+  return "";
+}
+
 }  // namespace
 
 RunModel load_run_model(const std::string& name_or_path) {
@@ -168,13 +187,15 @@ std::string add_model_to_run_json(const std::string& path, const RunModel& model
   std::vector<std::pair<std::string, std::string>> order;
   std::map<std::pair<std::string, std::string>, std::vector<double>> eff;
   std::map<std::pair<std::string, std::string>, std::string> reasons;
+  const std::string shared = shared_gpu(doc.value("context", Json::object()));
   for (Json& row : doc["rows"]) {
     const auto key = std::make_pair(row.value("collective", ""), row.value("impl", ""));
     if (!eff.count(key)) order.push_back(key);
     auto& list = eff[key];
     RowPrediction p;
-    if (row.value("status", "") == "ok") p = predict_row(model, row, ceilings);
-    else p.reason = "not measured";
+    if (row.value("status", "") != "ok") p.reason = "not measured";
+    else if (!shared.empty() && row.value("device", "") == "gpu") p.reason = shared;
+    else p = predict_row(model, row, ceilings);
     row["predicted_time_us"] = p.time_us ? Json(*p.time_us) : Json(nullptr);
     row["predicted_busbw_gbps"] = p.busbw_gbps ? Json(*p.busbw_gbps) : Json(nullptr);
     const double busbw = row.value("busbw_gbps", 0.0);

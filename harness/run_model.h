@@ -46,7 +46,8 @@ RowPrediction predict_row(const RunModel& model, const Json& row, const std::vec
 
 // Rank 0, after the run: adds the prediction columns to every row of run.json and a "model"
 // block naming the topology; returns the report printed after the table (one line per
-// collective and implementation: median efficiency and its range over the rows).
+// collective and implementation: median efficiency and its range over the rows). GPU rows of a
+// run where two ranks share a GPU (its context's ranks_detail) get no prediction, with that reason.
 std::string add_model_to_run_json(const std::string& path, const RunModel& model,
                                   const std::vector<LinkCeiling>& ceilings);
 

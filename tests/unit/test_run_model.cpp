@@ -1,9 +1,12 @@
 // `ccbench run --model`: which rows get a prediction, with which link figure, and why not.
+#include <fstream>
+
 #include <gtest/gtest.h>
 
 #include "core/error.h"
 #include "harness/links.h"
 #include "harness/run_model.h"
+#include "results/sink.h"
 #include "topologies/model.h"
 
 namespace ccbench {
@@ -171,6 +174,31 @@ TEST(RunModel, GpuRingAndTreeRowsArePredictedWithTheChannelsTheyRan) {
   SystemTopology t = m.system;
   EXPECT_DOUBLE_EQ(alone, CollectiveModel(t, Collective::allreduce, "tree").predict(64ull << 20).busbw_gbps);
   EXPECT_LT(with32, alone * 0.85);  // one slot per channel at 64 MiB: the pipeline never fills
+}
+
+TEST(RunModel, GpuRowsOfRanksSharingAGpuGetNoPredictionAndSayWhy) {
+  const RunModel m = load_run_model("h200x2-nv18");
+  Json r = row("ring", 1, 2);
+  r["device"] = "gpu";
+  r["transport"] = "p2p";
+  auto run_with = [&](const char* second_gpu) {
+    Json doc = {{"context",
+                 {{"ranks_detail",
+                   {{{"rank", 0}, {"host", "vm"}, {"device", "GPU 0: NVIDIA H200 (0000:00:06.0, 150 GB, 132 SMs)"}},
+                    {{"rank", 1}, {"host", "vm"}, {"device", second_gpu}}}}}},
+                {"rows", {r}}};
+    const std::string path = ::testing::TempDir() + "run_model_shared.json";
+    write_file_atomically(path, doc.dump());
+    add_model_to_run_json(path, m, {});
+    std::ifstream in(path);
+    return Json::parse(in)["rows"][0];
+  };
+  const Json own = run_with("GPU 1: NVIDIA H200 (0000:00:07.0, 150 GB, 132 SMs)");
+  EXPECT_TRUE(own["predicted_busbw_gbps"].is_number()) << own.dump();
+  const Json shared = run_with("GPU 0: NVIDIA H200 (0000:00:06.0, 150 GB, 132 SMs)");
+  EXPECT_TRUE(shared["predicted_busbw_gbps"].is_null());
+  EXPECT_EQ(shared["model_reason"], "ranks 0 and 1 share vm GPU 0: NVIDIA H200 (--share-gpus): their kernels "
+                                    "time-slice the GPU, which the model does not describe");
 }
 
 TEST(RunModel, RowsWithoutAPredictionSayWhy) {
