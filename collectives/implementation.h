@@ -74,6 +74,7 @@ struct BufferSet {
   size_t send_bytes = 0;
   void* recv = nullptr;
   size_t recv_bytes = 0;
+  Collective coll = Collective::allreduce;  // the series' collective: every call until detach() runs it
 };
 
 // Memory with special needs (ncclMemAlloc for symmetric windows); the harness uses its own

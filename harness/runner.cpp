@@ -413,7 +413,7 @@ std::unique_ptr<Runner::Series> Runner::open_series(ImplState& st, const CaseSpe
     }
     series = std::make_unique<Series>(backend_, st.impl->allocator(), buffer_capacity(opts_, plan_.sizes.back()));
     st.impl->attach(
-        BufferSet{series->send.data(), series->send.capacity(), series->recv.data(), series->recv.capacity()});
+        BufferSet{series->send.data(), series->send.capacity(), series->recv.data(), series->recv.capacity(), first.coll});
   }));
   if (agreed.code == ExitCode::ok) return series;
   RunRecord r = base_record(st, first);

@@ -135,8 +135,8 @@ class HierGpu final : public Implementation {
   void attach(const BufferSet& b) override {
     for (Implementation* r : rings()) r->attach(b);
     // Only the all-gather on several nodes of several ranks reorders through scratch: its N x L
-    // blocks, at most the receive buffer.
-    if (hier::scratch_elements(Collective::allgather, 1, shape_) == 0) return;
+    // blocks, at most the receive buffer. Other series allocate none.
+    if (b.coll != Collective::allgather || hier::scratch_elements(Collective::allgather, 1, shape_) == 0) return;
     void* p = nullptr;
     const cudaError_t rc = cudaMalloc(&p, std::max<std::size_t>(b.recv_bytes, 1));
     if (rc == cudaErrorMemoryAllocation) {
