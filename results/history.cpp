@@ -3,9 +3,11 @@
 #include <sqlite3.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <map>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -63,15 +65,36 @@ class Statement {
   std::string path_;
 };
 
-void exec(sqlite3* db, const std::string& path, const char* sql) {
-  char* err = nullptr;
-  if (sqlite3_exec(db, sql, nullptr, nullptr, &err) != SQLITE_OK) {
-    std::string msg = err ? err : sqlite3_errmsg(db);
+bool busy(int rc) { return rc == SQLITE_BUSY || rc == SQLITE_LOCKED; }
+
+// sqlite3_exec, tried again while another job holds the file, up to kBusyTimeoutMs: SQLite can
+// answer busy at once, without its busy handler, e.g. to a job opening the file while another
+// turns it to WAL (seen under ASan in mpi.history_two_jobs, 1 s into a 30 s timeout).
+int exec_waiting(sqlite3* db, const char* sql, std::string* error) {
+  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(kBusyTimeoutMs);
+  for (;;) {
+    char* err = nullptr;
+    const int rc = sqlite3_exec(db, sql, nullptr, nullptr, &err);
+    if (rc != SQLITE_OK) *error = err ? err : sqlite3_errmsg(db);
     sqlite3_free(err);
-    fail(ExitCode::precondition,
-         "history {}: {} (a damaged or foreign file: move it away; the results folders of the runs are intact)", path,
-         msg);
+    if (!busy(rc) || std::chrono::steady_clock::now() >= until) return rc;
+    std::this_thread::sleep_for(std::chrono::milliseconds(kBusyRetryMs));
   }
+}
+
+[[noreturn]] void fail_on(const std::string& path, int rc, const std::string& error) {
+  if (busy(rc))
+    fail(ExitCode::precondition, "history {}: {}: another job has held it for {} s; try again when it is done", path,
+         error, kBusyTimeoutMs / 1000);
+  fail(ExitCode::precondition,
+       "history {}: {} (a damaged or foreign file: move it away; the results folders of the runs are intact)", path,
+       error);
+}
+
+void exec(sqlite3* db, const std::string& path, const char* sql) {
+  std::string error;
+  const int rc = exec_waiting(db, sql, &error);
+  if (rc != SQLITE_OK) fail_on(path, rc, error);
 }
 
 std::string text_of(const Json& c, const char* key) {
@@ -185,18 +208,16 @@ void History::probe(const std::string& path) {
   sqlite3* db = nullptr;
   const int rc = sqlite3_open_v2(path.c_str(), &db, SQLITE_OPEN_READONLY, nullptr);
   std::string error = rc == SQLITE_OK ? "" : sqlite3_errmsg(db);
-  if (error.empty()) {
-    sqlite3_busy_timeout(db, kBusyTimeoutMs);
-    // Reads the schema: fails on a file that is not a database; a store being created by another
-    // job (no tables yet) is fine.
-    if (sqlite3_exec(db, "SELECT COUNT(*) FROM sqlite_master", nullptr, nullptr, nullptr) != SQLITE_OK)
-      error = sqlite3_errmsg(db);
+  if (rc != SQLITE_OK) {
+    sqlite3_close(db);
+    fail_on(path, rc, error);
   }
+  sqlite3_busy_timeout(db, kBusyTimeoutMs);
+  // Reads the schema: fails on a file that is not a database; a store being created by another
+  // job (no tables yet) is fine, and one another job holds is waited for.
+  const int read = exec_waiting(db, "SELECT COUNT(*) FROM sqlite_master", &error);
   sqlite3_close(db);
-  if (!error.empty())
-    fail(ExitCode::precondition,
-         "history {}: {} (a damaged or foreign file: move it away; the results folders of the runs are intact)", path,
-         error);
+  if (read != SQLITE_OK) fail_on(path, read, error);
 }
 
 long long History::append(const Json& context, const std::vector<RunRecord>& rows, const std::string& verdict,

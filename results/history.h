@@ -17,6 +17,7 @@ namespace ccbench {
 
 inline constexpr int kHistorySchemaVersion = 1;
 inline constexpr int kBusyTimeoutMs = 30000;  // a writer holds the file for milliseconds; 30 s covers a busy disk
+inline constexpr int kBusyRetryMs = 20;      // between tries when SQLite answers busy without waiting
 
 struct HistoryRun {
   long long id = 0;

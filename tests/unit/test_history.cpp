@@ -115,6 +115,30 @@ TEST(History, TwoConcurrentWritersLoseNothing) {
   for (const HistoryRun& r : h.runs()) EXPECT_EQ(r.rows, 2) << "run " << r.id;
 }
 
+// Jobs that start together on a store that does not exist yet: one creates it and turns it to
+// WAL while the others probe and open it; SQLite may answer those busy at once (no busy handler),
+// which must be waited for, never reported as a damaged file.
+TEST(History, JobsCreatingTheStoreTogetherAllGetIn) {
+  constexpr int kJobs = 4, kRounds = 10;
+  for (int round = 0; round < kRounds; ++round) {
+    const std::string db = temp_db("together-" + std::to_string(round) + ".db");
+    std::vector<std::string> errors(kJobs);
+    std::vector<std::thread> jobs;
+    for (int j = 0; j < kJobs; ++j)
+      jobs.emplace_back([&, j] {
+        try {
+          History::probe(db);
+          History(db).append(context_of("h" + std::to_string(j)), {row(8, 0.001)}, "OK", 0);
+        } catch (const Error& e) {
+          errors[static_cast<size_t>(j)] = e.what();
+        }
+      });
+    for (std::thread& t : jobs) t.join();
+    for (const std::string& e : errors) EXPECT_EQ(e, "") << "round " << round;
+    EXPECT_EQ(History(db).runs().size(), static_cast<size_t>(kJobs)) << "round " << round;
+  }
+}
+
 TEST(History, ADamagedFileIsAClearError) {
   const std::string db = temp_db("damaged.db");
   std::ofstream(db) << "this is not an SQLite database, but a text file of some length...........................";
