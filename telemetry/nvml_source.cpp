@@ -1,10 +1,10 @@
 #include "telemetry/nvml_source.h"
 
-#include <dlfcn.h>
-
 #include <mutex>
 
 #include <fmt/format.h>
+
+#include "core/nvml_library.h"
 
 namespace ccbench::telemetry {
 
@@ -21,7 +21,7 @@ struct EventData {
   unsigned long long event_type, event_data;
   unsigned gpu_instance, compute_instance;
 };
-constexpr int kSuccess = 0, kNotSupported = 3, kNoPermission = 4, kTimeout = 10;
+constexpr int kSuccess = kNvmlSuccess, kTimeout = 10;
 constexpr int kSensorGpu = 0, kClockSm = 1, kClockMem = 2;
 constexpr int kEccCorrected = 0, kEccUncorrected = 1, kEccVolatile = 0;
 constexpr int kNvLinkReplay = 0, kNvLinkRecovery = 1, kNvLinkCrcFlit = 2, kNvLinkCrcData = 3;
@@ -29,35 +29,16 @@ constexpr unsigned long long kEventXidCritical = 0x8;
 
 class NvmlSource final : public GpuSource {
  public:
-  explicit NvmlSource(const std::string& library) {
-    lib_ = dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (!lib_) {
-      unavailable_ = fmt::format("{} not found (no NVIDIA driver)", library);
-      return;
-    }
-    auto init = fn<int (*)()>("nvmlInit_v2");
-    if (!init) {
-      unavailable_ = fmt::format("{} has no nvmlInit_v2 (not NVML, or a driver too old)", library);
-      return;
-    }
-    if (int rc = init(); rc != kSuccess) {
-      unavailable_ = fmt::format("nvmlInit failed: {}", error_text(rc));
-      return;
-    }
-    initialised_ = true;
-    char buf[96] = {};
-    if (auto driver = fn<int (*)(char*, unsigned)>("nvmlSystemGetDriverVersion"); driver && driver(buf, sizeof buf) == kSuccess)
-      driver_ = buf;
+  explicit NvmlSource(const std::string& library) : nvml_(library), unavailable_(nvml_.unavailable()) {
+    if (!unavailable_.empty()) return;
+    driver_ = nvml_.driver_version();
     open_devices();
     open_xid_events();
   }
 
-  ~NvmlSource() override {
+  ~NvmlSource() override {  // before nvml_ shuts NVML down
     if (events_)
       if (auto free_set = fn<int (*)(EventSet)>("nvmlEventSetFree")) free_set(events_);
-    if (initialised_)
-      if (auto shutdown = fn<int (*)()>("nvmlShutdown")) shutdown();
-    if (lib_) dlclose(lib_);
   }
 
   std::string unavailable() const override { return unavailable_; }
@@ -98,16 +79,9 @@ class NvmlSource final : public GpuSource {
  private:
   template <typename F>
   F fn(const char* name) const {
-    return lib_ ? reinterpret_cast<F>(dlsym(lib_, name)) : nullptr;
+    return nvml_.fn<F>(name);
   }
-
-  std::string error_text(int rc) const {
-    if (rc == kNotSupported) return "not supported on this GPU";
-    if (rc == kNoPermission) return "no permission";
-    if (auto str = fn<const char* (*)(int)>("nvmlErrorString"))
-      if (const char* s = str(rc)) return fmt::format("{} (NVML error {})", s, rc);
-    return fmt::format("NVML error {}", rc);
-  }
+  std::string error_text(int rc) const { return nvml_.error_text(rc); }
 
   std::string missing(const char* name) const { return fmt::format("this driver's NVML has no {}", name); }
 
@@ -192,8 +166,7 @@ class NvmlSource final : public GpuSource {
     return {xid_counts_[gpu], {}};
   }
 
-  void* lib_ = nullptr;
-  bool initialised_ = false;
+  NvmlLibrary nvml_;
   std::string unavailable_, driver_;
   std::vector<Device> handles_;
   std::vector<GpuInfo> gpus_;

@@ -1,5 +1,5 @@
 #pragma once
-// GPU telemetry from NVML, loaded at run time with dlopen (as NCCL does): a build without the
+// GPU telemetry from NVML, loaded at run time (core/nvml_library.h, as NCCL does): a build without the
 // driver's headers, and a machine without a driver, both work. Every NVML function is looked
 // up on its own: one a driver lacks makes the queries that need it "not available (this
 // driver's NVML has no nvmlX)", not the whole source.

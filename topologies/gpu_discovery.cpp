@@ -1,7 +1,5 @@
 #include "topologies/gpu_discovery.h"
 
-#include <dlfcn.h>
-
 #include <algorithm>
 #include <cstdlib>
 #include <map>
@@ -10,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "core/nvml_library.h"
 #include "topologies/layout.h"
 #include "topologies/pci_paths.h"
 
@@ -27,7 +26,6 @@ struct NvmlPciInfo {
 };
 // NVML_NVLINK_MAX_LINKS on Hopper; asking beyond a GPU's links just returns an error.
 constexpr unsigned kMaxNvlinks = 18;
-constexpr int kNvmlSuccess = 0;
 // NVML's nvmlFieldValue_t (nvml.h), mirrored, and the fields giving the speed of NVLink links in
 // MB/s per link and direction: one link's (NVML_FI_DEV_NVLINK_GET_SPEED, the link in scopeId;
 // answered for H200 on driver 580: 26562), or the active links' common one on older GPUs
@@ -55,52 +53,33 @@ const std::map<int, const char*> kTopologyLevels = {{0, "X"},    {10, "PIX"}, {2
 
 // The NVML entry points used, each looked up on its own: a missing one leaves its field out.
 struct Nvml {
-  void* lib = nullptr;
-  int (*init)() = nullptr;
-  int (*shutdown)() = nullptr;
-  int (*count)(unsigned*) = nullptr;
-  int (*handle)(unsigned, void**) = nullptr;
-  int (*name)(void*, char*, unsigned) = nullptr;
-  int (*uuid)(void*, char*, unsigned) = nullptr;
-  int (*driver)(char*, unsigned) = nullptr;
-  int (*pci)(void*, NvmlPciInfo*) = nullptr;
-  int (*gen_now)(void*, unsigned*) = nullptr;
-  int (*gen_max)(void*, unsigned*) = nullptr;
-  int (*width_now)(void*, unsigned*) = nullptr;
-  int (*width_max)(void*, unsigned*) = nullptr;
-  int (*link_state)(void*, unsigned, int*) = nullptr;
-  int (*link_remote)(void*, unsigned, NvmlPciInfo*) = nullptr;
-  int (*ancestor)(void*, void*, int*) = nullptr;
-  int (*fields)(void*, int, NvmlFieldValue*) = nullptr;
-
-  template <typename F>
-  void bind(F& f, const char* symbol) {
-    f = reinterpret_cast<F>(dlsym(lib, symbol));
-  }
-  bool open() {
-    lib = dlopen("libnvidia-ml.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!lib) return false;
-    bind(init, "nvmlInit_v2");
-    bind(shutdown, "nvmlShutdown");
-    bind(count, "nvmlDeviceGetCount_v2");
-    bind(handle, "nvmlDeviceGetHandleByIndex_v2");
-    bind(name, "nvmlDeviceGetName");
-    bind(uuid, "nvmlDeviceGetUUID");
-    bind(driver, "nvmlSystemGetDriverVersion");
-    bind(pci, "nvmlDeviceGetPciInfo_v3");
-    bind(gen_now, "nvmlDeviceGetCurrPcieLinkGeneration");
-    bind(gen_max, "nvmlDeviceGetMaxPcieLinkGeneration");
-    bind(width_now, "nvmlDeviceGetCurrPcieLinkWidth");
-    bind(width_max, "nvmlDeviceGetMaxPcieLinkWidth");
-    bind(link_state, "nvmlDeviceGetNvLinkState");
-    bind(link_remote, "nvmlDeviceGetNvLinkRemotePciInfo_v2");
-    bind(ancestor, "nvmlDeviceGetTopologyCommonAncestor");
-    bind(fields, "nvmlDeviceGetFieldValues");
-    return true;
-  }
-  ~Nvml() {
-    if (lib) dlclose(lib);
-  }
+  explicit Nvml(const NvmlLibrary& lib)
+      : count(lib.fn<decltype(count)>("nvmlDeviceGetCount_v2")),
+        handle(lib.fn<decltype(handle)>("nvmlDeviceGetHandleByIndex_v2")),
+        name(lib.fn<decltype(name)>("nvmlDeviceGetName")),
+        uuid(lib.fn<decltype(uuid)>("nvmlDeviceGetUUID")),
+        pci(lib.fn<decltype(pci)>("nvmlDeviceGetPciInfo_v3")),
+        gen_now(lib.fn<decltype(gen_now)>("nvmlDeviceGetCurrPcieLinkGeneration")),
+        gen_max(lib.fn<decltype(gen_max)>("nvmlDeviceGetMaxPcieLinkGeneration")),
+        width_now(lib.fn<decltype(width_now)>("nvmlDeviceGetCurrPcieLinkWidth")),
+        width_max(lib.fn<decltype(width_max)>("nvmlDeviceGetMaxPcieLinkWidth")),
+        link_state(lib.fn<decltype(link_state)>("nvmlDeviceGetNvLinkState")),
+        link_remote(lib.fn<decltype(link_remote)>("nvmlDeviceGetNvLinkRemotePciInfo_v2")),
+        ancestor(lib.fn<decltype(ancestor)>("nvmlDeviceGetTopologyCommonAncestor")),
+        fields(lib.fn<decltype(fields)>("nvmlDeviceGetFieldValues")) {}
+  int (*count)(unsigned*);
+  int (*handle)(unsigned, void**);
+  int (*name)(void*, char*, unsigned);
+  int (*uuid)(void*, char*, unsigned);
+  int (*pci)(void*, NvmlPciInfo*);
+  int (*gen_now)(void*, unsigned*);
+  int (*gen_max)(void*, unsigned*);
+  int (*width_now)(void*, unsigned*);
+  int (*width_max)(void*, unsigned*);
+  int (*link_state)(void*, unsigned, int*);
+  int (*link_remote)(void*, unsigned, NvmlPciInfo*);
+  int (*ancestor)(void*, void*, int*);
+  int (*fields)(void*, int, NvmlFieldValue*);
 };
 
 // An unsigned answer of NVML, or nothing.
@@ -233,13 +212,14 @@ std::vector<int> nvlink_row(const Json& gpus, const std::string& mine, const std
 }
 
 Json discover_gpus() {
-  Nvml n;
-  if (!n.open()) return {{"available", false}, {"reason", "libnvidia-ml.so.1 not found (no NVIDIA driver)"}};
-  if (!n.init || !n.count || !n.handle || n.init() != kNvmlSuccess)
-    return {{"available", false}, {"reason", "nvmlInit failed"}};
+  const NvmlLibrary lib;
+  if (!lib.unavailable().empty()) return {{"available", false}, {"reason", lib.unavailable()}};
+  const Nvml n(lib);
+  if (!n.count || !n.handle)
+    return {{"available", false}, {"reason", "NVML cannot count or open the GPUs (nvmlDeviceGetCount_v2 / "
+                                             "nvmlDeviceGetHandleByIndex_v2)"}};
   Json j = {{"available", true}};
-  char buf[96] = {};
-  if (n.driver && n.driver(buf, sizeof buf) == kNvmlSuccess) j["driver"] = buf;
+  if (const std::string driver = lib.driver_version(); !driver.empty()) j["driver"] = driver;
   unsigned count = 0;
   n.count(&count);
   Json gpus = Json::array();
@@ -254,7 +234,6 @@ Json discover_gpus() {
   }
   j["gpus"] = gpus;
   j["paths"] = gpu_matrix(n, handles, gpus, peers);
-  if (n.shutdown) n.shutdown();
   return j;
 }
 
