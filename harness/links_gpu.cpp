@@ -24,6 +24,13 @@
 
 namespace ccbench {
 
+namespace {
+// The streams of the GPU net transport with `ring` ring channels and slots of `slot_bytes`.
+TcpStreams net_streams_of(int ring, std::size_t slot_bytes) {
+  return {ring, 2 * gpu::net_tree_channels_of(ring), slot_bytes, gpu::kFifoSlots};
+}
+}  // namespace
+
 #if !CCBENCH_BUILT_WITH_CUDA
 
 std::vector<LinkResult> measure_gpu_links(const LinksOptions&, const std::string&, const RankLayout&, MPI_Comm, int,
@@ -32,8 +39,7 @@ std::vector<LinkResult> measure_gpu_links(const LinksOptions&, const std::string
 }
 
 TcpStreams gpu_net_streams() {  // no GPU ranks run here: the defaults
-  return {gpu::kDefaultNetChannels, 2 * gpu::net_tree_channels_of(gpu::kDefaultNetChannels), gpu::kNetSlotBytes,
-          gpu::kFifoSlots};
+  return net_streams_of(gpu::kDefaultNetChannels, gpu::kNetSlotBytes);
 }
 
 #else
@@ -319,10 +325,7 @@ std::vector<LinkResult> measure_gpu_links(const LinksOptions& o, const std::stri
   return out;
 }
 
-TcpStreams gpu_net_streams() {
-  const int ring = gpu::net_channels();
-  return {ring, 2 * gpu::net_tree_channels_of(ring), gpu::net_slot_bytes(), gpu::kFifoSlots};
-}
+TcpStreams gpu_net_streams() { return net_streams_of(gpu::net_channels(), gpu::net_slot_bytes()); }
 
 #endif
 

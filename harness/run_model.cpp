@@ -154,8 +154,8 @@ RowPrediction predict_row(const RunModel& model, const Json& row, const std::vec
     p.calibrated = true;
   }
   p.link_gbps = nodes == 1 ? system->node.gpu_link.bandwidth_gbps : system->node.nic.bandwidth_gbps;
+  const KernelPipeline kernel = kernel_of(row, model.system.node.kernels, ceilings);
   for (const std::string& a : algos) {
-    const KernelPipeline kernel = kernel_of(row, model.system.node.kernels, ceilings);
     const Prediction pr = CollectiveModel(*system, *coll, a, kernel).predict(row.value("bytes", std::uint64_t{0}));
     if (!pr.unsupported.empty()) {
       if (!p.time_us) p.reason = pr.unsupported;
