@@ -480,6 +480,7 @@ int run_benchmark(const RunOptions& opts_in, int* argc, char*** argv) {
         late.empty() ? "no rank of this node is behind" : "behind it on this node: " + late);
     end.reason = fmt::format("timeout in '{}' on rank {}{}", phase, rank, late.empty() ? "" : "; behind it: " + late);
     end.verdict = "FAILED: timeout";
+    end.rank0_grace = rank0_grace_for_timeout(opts.timeout);
     end_job(end);
   });
   signals.set_handler([&](int sig) {

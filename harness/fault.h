@@ -10,7 +10,7 @@
 //       slow     the rank sleeps M ms at the end of EVERY collective call (warm-up, batch, single
 //                iterations) of every measurement whose size is S and implementation NAME (any if
 //                absent): a rank whose part of each call finishes late (a slow GPU, host or link).
-//                R is the rank in MPI_COMM_WORLD, also in sub-group runs.
+// R is the rank in MPI_COMM_WORLD, also in sub-group runs (--groups).
 // The other faults fire once, in the single-iteration pass at iteration I (default 0) of the
 // first measurement whose size is S (any if absent) and implementation NAME (any if absent).
 #include <cstdint>

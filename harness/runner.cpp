@@ -7,6 +7,7 @@
 #include <thread>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "core/checks.h"
 #include "harness/bootstrap.h"
@@ -247,10 +248,20 @@ Runner::~Runner() = default;
 
 bool Runner::fault_here(const std::string& impl, std::uint64_t size, int iteration) const {
   const auto& f = opts_.fault;
-  if (!f || f->kind == FaultSpec::Kind::slow || fault_fired_ || f->rank != rank_) return false;
+  if (!f || f->kind == FaultSpec::Kind::slow || fault_fired_ || f->rank != world_rank_) return false;
   if (!f->impl.empty() && f->impl != impl) return false;
   if (f->size && *f->size != size) return false;
   return f->kind == FaultSpec::Kind::alloc || iteration == f->iteration;
+}
+
+std::string Runner::who() const {
+  if (world_ranks_.empty()) return fmt::format("rank {} (host {})", world_rank_, base_.layout->host());
+  return fmt::format("rank {} (host {}; rank {} of group {})", world_rank_, base_.layout->host(), rank_, group_);
+}
+
+std::string Runner::group_ranks_note() const {
+  if (world_ranks_.empty()) return "";
+  return fmt::format(" (group {}'s ranks 0 to {} are world ranks {})", group_, nranks_ - 1, fmt::join(world_ranks_, ", "));
 }
 
 int Runner::slow_fault_ms(const std::string& impl, std::uint64_t size) const {
@@ -409,7 +420,7 @@ std::unique_ptr<Runner::Series> Runner::open_series(ImplState& st, const CaseSpe
   const Outcome agreed = agree_outcome(base_.comm, run_catching([&] {
     if (fault_here(impl, plan_.sizes.back(), 0) && opts_.fault->kind == FaultSpec::Kind::alloc) {
       fault_fired_ = true;
-      fail(ExitCode::precondition, "out of memory: allocation failure injected by CCBENCH_FAULT on rank {}", rank_);
+      fail(ExitCode::precondition, "out of memory: allocation failure injected by CCBENCH_FAULT on {}", who());
     }
     series = std::make_unique<Series>(backend_, st.impl->allocator(), buffer_capacity(opts_, plan_.sizes.back()));
     st.impl->attach(
@@ -433,9 +444,9 @@ void Runner::abort_on_timeout(RunRecord row, const std::string& message) {
   end_job({.exit_code = static_cast<int>(ExitCode::timeout),
            .reason = "timeout: " + message,
            .verdict = "FAILED: timeout",
-           .message = fmt::format("rank {} (host {}): timeout: {}; ending the run with exit code 5", rank_,
-                                  base_.layout->host(), message),
-           .abort_mpi = true});  // the main thread: MPI_Abort is allowed here
+           .message = fmt::format("{}: timeout: {}{}; ending the run with exit code 5", who(), message, group_ranks_note()),
+           .abort_mpi = true,  // the main thread: MPI_Abort is allowed here
+           .rank0_grace = rank0_grace_for_timeout(opts_.timeout)});
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -663,16 +674,16 @@ bool Runner::graph_checked(const Measurement& m) const { return opts_.check && (
 void Runner::check_output(Series& bufs, Measurement& m, const std::string& when, std::int64_t& counter) {
   Mismatches w = backend_.compare(m.pat, bufs.expected.data(), m.out, m.checked);
   if (w.wrong && m.first_wrong.empty())
-    m.first_wrong = fmt::format("rank {} (host {}), {}: element {} expected {} got {} ({} wrong)", rank_,
-                                base_.layout->host(), when, w.first_index, w.expected, w.actual, w.wrong);
+    m.first_wrong = fmt::format("{}, {}: element {} expected {} got {} ({} wrong)", who(), when, w.first_index,
+                                w.expected, w.actual, w.wrong);
   counter += static_cast<std::int64_t>(w.wrong);
 }
 
 void Runner::check_send_buffer(Measurement& m) {
   Mismatches w = backend_.check_input(m.pat, m.S, m.shape.send_elements, 0);
   if (w.wrong && m.first_wrong.empty())
-    m.first_wrong = fmt::format("rank {} (host {}): the send buffer was modified: element {} expected {} got {}",
-                                rank_, base_.layout->host(), w.first_index, w.expected, w.actual);
+    m.first_wrong = fmt::format("{}: the send buffer was modified: element {} expected {} got {}", who(),
+                                w.first_index, w.expected, w.actual);
   m.wrong += static_cast<std::int64_t>(w.wrong);
 }
 
@@ -680,8 +691,8 @@ void Runner::check_send_buffer(Measurement& m) {
 void Runner::check_guards(Series& bufs, Measurement& m) {
   m.damaged = static_cast<std::int64_t>(bufs.send.damaged() + bufs.recv.damaged());
   if (m.damaged)
-    m.first_wrong = fmt::format("rank {} (host {}): {} guard bytes around the buffers were overwritten{}{}", rank_,
-                                base_.layout->host(), m.damaged, m.first_wrong.empty() ? "" : "; ", m.first_wrong);
+    m.first_wrong = fmt::format("{}: {} guard bytes around the buffers were overwritten{}{}", who(), m.damaged,
+                                m.first_wrong.empty() ? "" : "; ", m.first_wrong);
 }
 
 // ---------------------------------------------------------------------------------------------

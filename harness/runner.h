@@ -89,6 +89,11 @@ class Runner {
   void sync(Implementation& impl);
   void emit(RunRecord row);
   [[noreturn]] void abort_on_timeout(RunRecord row, const std::string& message);
+  // This rank in messages: "rank W (host H)" by its MPI_COMM_WORLD rank, in a group run with
+  // "; rank r of group G" added.
+  std::string who() const;
+  // In a group run, how the group's ranks (as the implementations name them) map to world ranks.
+  std::string group_ranks_note() const;
   RunRecord base_record(const ImplState& impl, const CaseSpec& spec) const;
   ImplState* ready(const ImplInfo& info);
 

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdio>
 #include <future>
 
@@ -18,6 +19,15 @@ std::mutex hooks_mu;
 JobEndHooks hooks;
 std::atomic<int> job_rank{-1};
 std::atomic<bool> ending{false};
+// The grace of end_job() on ranks other than 0, cut short by a second caller (a signal).
+std::mutex grace_mu;
+std::condition_variable grace_cv;
+bool grace_cut = false;
+
+void wait_for_rank0(std::chrono::milliseconds grace) {
+  std::unique_lock lock(grace_mu);
+  grace_cv.wait_for(lock, grace, [] { return grace_cut; });
+}
 
 // Runs `abort` in a thread of its own and prints what it did, or that it took too long.
 void abort_bounded(const std::function<std::vector<std::string>()>& abort, int rank) {
@@ -53,7 +63,15 @@ void set_job_end_rank(int rank) { job_rank = rank; }
 
 void end_job(const JobEnd& end) {
   if (ending.exchange(true)) {
-    // Another thread is ending the job: let it finish the results and exit.
+    // Another thread is ending the job: let it finish and exit; a caller that would not wait
+    // (a termination signal; not the watchdog after the main thread's own timeout) cuts its grace.
+    if (end.rank0_grace.count() == 0) {
+      {
+        std::lock_guard lock(grace_mu);
+        grace_cut = true;
+      }
+      grace_cv.notify_all();
+    }
     for (;;) pause();
   }
   JobEndHooks h;
@@ -66,6 +84,7 @@ void end_job(const JobEnd& end) {
   if (h.close_results && !h.close_results({false, end.reason, end.exit_code, end.verdict}, kCloseResultsWait))
     fmt::print(stderr, "ccbench: rank {}: the result files stayed busy for {} s: left as they are\n", rank,
                kCloseResultsWait.count());
+  if (rank != 0 && end.rank0_grace.count() > 0) wait_for_rank0(end.rank0_grace);
   if (h.abort_communicators) abort_bounded(h.abort_communicators, rank);
   std::fflush(nullptr);
   if (end.abort_mpi && mpi_running()) (void)MPI_Abort(MPI_COMM_WORLD, end.exit_code);

@@ -31,6 +31,14 @@ struct JobEnd {
   // Also MPI_Abort(MPI_COMM_WORLD), so that ranks waiting in MPI for this one end now rather than
   // at their own deadline. Only from the thread that initialised MPI (MPI_THREAD_FUNNELED).
   bool abort_mpi = false;
+  // On a rank other than 0: after the message, first wait up to this long for rank 0 to end the
+  // job (a termination signal cuts the wait short). Rank 0 alone holds the result files, and
+  // when another rank ends the job mpirun sends rank 0 SIGTERM and, 1 s later (OpenMPI's
+  // odls_base_sigkill_timeout), SIGKILL: on a loaded host too soon, now and then, for rank 0 to
+  // write why the run stopped (seen as run.json left 'running' in 2 of 40 runs of 5 ranks on 2
+  // busy cores). A timeout gives rank 0 its own deadline plus its close (kCloseResultsWait):
+  // rank 0 waits on the same stuck rank and ends the job with its own reason.
+  std::chrono::milliseconds rank0_grace{0};
 };
 
 // What end_job() closes and aborts. Each is optional and may be set, replaced or cleared
@@ -46,10 +54,10 @@ void set_job_end_hooks(JobEndHooks hooks);
 void set_job_end_rank(int rank);  // names the rank in end_job()'s messages
 
 // Prints end.message, closes the results with {complete=false, end.reason, end.exit_code,
-// end.verdict} (waiting at most kCloseResultsWait), aborts the communicators (at most
+// end.verdict} (waiting at most kCloseResultsWait), on other ranks waits end.rank0_grace, aborts the communicators (at most
 // kAbortWait: ncclCommAbort may wait for a hung device), MPI_Abort if asked, and ends the process
 // with end.exit_code. Safe from any thread; a second caller while one is ending waits for the
-// process to end.
+// process to end, and cuts the first one's grace short unless it has a grace of its own.
 [[noreturn]] void end_job(const JobEnd& end);
 
 // The bounds of end_job()'s steps: long enough for a sink to write a few rows and for NCCL to
@@ -57,6 +65,11 @@ void set_job_end_rank(int rank);  // names the rank in end_job()'s messages
 // job ends within seconds of its timeout.
 inline constexpr std::chrono::seconds kCloseResultsWait{2};
 inline constexpr std::chrono::seconds kAbortWait{2};
+
+// JobEnd::rank0_grace of a timeout under --timeout `deadline`: rank 0's own deadline and close.
+inline std::chrono::milliseconds rank0_grace_for_timeout(std::chrono::milliseconds deadline) {
+  return deadline + kCloseResultsWait;
+}
 
 class TerminationSignals {
  public:

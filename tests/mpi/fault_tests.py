@@ -318,17 +318,19 @@ def group_node(opts):
 
 
 def group_stop(opts, serial):
-    """A rank stopped in a group led by a rank other than 0 (--groups FILE; the fault's rank=2 is
-    the rank within a group, so only the 3-rank group "far" has one): the run ends by timeout
-    (exit 5), and results.csv holds every row of rank 0's group "near" and the rows "far" measured
-    before the hang, which its first rank sent on to rank 0 as they were measured. --serial:
-    "near" (0 1) first, then "far" (1 2 3); together: "near" (0 1) and "far" (2 3 4) at once."""
+    """A rank stopped in a group led by a rank other than 0 (--groups FILE; world rank 2, in group
+    "far" only): the run ends by timeout (exit 5), and results.csv holds every row of rank 0's
+    group "near" and the rows "far" measured before the hang, which its first rank sent on to
+    rank 0 as they were measured. --serial: "near" (0 1) first, then "far" (1 2 3); together:
+    "near" (0 1) and "far" (2 3 4) at once."""
     timeout = 3
+    stopped = 2
+    far_ranks = "1, 2, 3" if serial else "2, 3, 4"
     folder = tempfile.mkdtemp(prefix="ccbench-groups-")
     spec = os.path.join(folder, "groups.txt")
     with open(spec, "w", encoding="utf-8") as f:
         f.write("near: 0 1\nfar: 1 2 3\n" if serial else "near: 0 1\nfar: 2 3 4\n")
-    r = launch(opts, "stop:rank=2,size=4K,iteration=1",
+    r = launch(opts, f"stop:rank={stopped},size=4K,iteration=1",
                ["--impl", "ring"] + SWEEP + ["--groups", spec, "--timeout", str(timeout)] + (["--serial"] if serial else []),
                ranks=4 if serial else 5)
     shutil.rmtree(folder, ignore_errors=True)
@@ -343,10 +345,14 @@ def group_stop(opts, serial):
             check(row(far, size, ip)["status"] == "ok", f"the far {size} B row measured before the hang is not ok")
     check(not any(x["size[B]"] == "4096" and x["status"] == "ok" for x in far), "a far 4K row claims to be ok")
     j = r.run_json()
-    # Rank 0 (waiting for far's rows) times out itself, or a rank of far does first and mpirun
-    # ends rank 0 with SIGTERM.
+    # The ranks of far that time out leave the ending to rank 0 (waiting for far's rows), which
+    # closes run.json with its own timeout and the ranks of its node behind it.
     reason = j["incomplete_reason"] or ""
-    check(j["complete"] is False and ("timeout" in reason or "terminated by SIGTERM" in reason), f"run.json: {reason!r}")
+    check(j["complete"] is False and reason.startswith("timeout in '--groups: taking the rows") and
+          re.search(rf"behind it: .*rank {stopped} \(host ", reason), f"run.json: {reason!r}")
+    # A rank of far names itself by its world rank, and maps the group's ranks to world ranks.
+    check(re.search(rf"rank \d \(host {re.escape(HOST)}; rank \d of group far\): timeout: .* waited .* \(group far's "
+                    rf"ranks 0 to 2 are world ranks {far_ranks}\)", r.err), "stderr does not name far's ranks by world rank")
     check(len(j["rows"]) == len(rows), "run.json and results.csv hold different rows")
     print(f"results.csv after the timeout: {len(near)} rows of near, {len(far)} of far")
 
