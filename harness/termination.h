@@ -35,8 +35,8 @@ struct JobEnd {
   // job (a termination signal cuts the wait short). Rank 0 alone holds the result files, and
   // when another rank ends the job mpirun sends rank 0 SIGTERM and, 1 s later (OpenMPI's
   // odls_base_sigkill_timeout), SIGKILL: on a loaded host too soon, now and then, for rank 0 to
-  // write why the run stopped (seen as run.json left 'running' in 2 of 40 runs of 5 ranks on 2
-  // busy cores). A timeout gives rank 0 its own deadline plus its close (kCloseResultsWait):
+  // write why the run stopped (seen as run.json left 'running' in 2 of 15 runs of 5 ASan ranks
+  // on 2 busy cores). A timeout gives rank 0 its own deadline plus its close (kCloseResultsWait):
   // rank 0 waits on the same stuck rank and ends the job with its own reason.
   std::chrono::milliseconds rank0_grace{0};
 };
@@ -54,10 +54,11 @@ void set_job_end_hooks(JobEndHooks hooks);
 void set_job_end_rank(int rank);  // names the rank in end_job()'s messages
 
 // Prints end.message, closes the results with {complete=false, end.reason, end.exit_code,
-// end.verdict} (waiting at most kCloseResultsWait), on other ranks waits end.rank0_grace, aborts the communicators (at most
-// kAbortWait: ncclCommAbort may wait for a hung device), MPI_Abort if asked, and ends the process
-// with end.exit_code. Safe from any thread; a second caller while one is ending waits for the
-// process to end, and cuts the first one's grace short unless it has a grace of its own.
+// end.verdict} (waiting at most kCloseResultsWait), on ranks other than 0 waits end.rank0_grace,
+// aborts the communicators (at most kAbortWait: ncclCommAbort may wait for a hung device),
+// MPI_Abort if asked, and ends the process with end.exit_code. Safe from any thread; a second
+// caller while one is ending waits for the process to end, and cuts the first one's grace short
+// unless it has a grace of its own.
 [[noreturn]] void end_job(const JobEnd& end);
 
 // The bounds of end_job()'s steps: long enough for a sink to write a few rows and for NCCL to
