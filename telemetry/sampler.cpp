@@ -313,9 +313,14 @@ struct Sampler::Node {
   }
 
   // The node's last message: the run's counter growth (first read to last, read now), and the
-  // samples and counter reads since the last row.
+  // samples (one more, read now) and counter reads since the last row.
   Json finish() {
     stop(/*final_read=*/true);
+    const std::vector<GpuSample> at_end = read_sample(false);  // the series ends with the run's end
+    {
+      std::lock_guard lock(mu);
+      pending.insert(pending.end(), at_end.begin(), at_end.end());
+    }
     const CounterNews news = counters->take_news();
     const CounterRead& first = counters->at_start();
     const CounterRead last = counters->latest();

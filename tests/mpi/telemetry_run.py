@@ -106,7 +106,9 @@ def healthy(args, tmp):
     check(node["nics"]["ports"] == ["mlx5_0/1"], "context: the fake NIC port")
     lines = series(out)
     samples = [l for l in lines if l["type"] == "sample"]
-    check(len(samples) >= 2 and all(s["power_limit_w"] == 700.0 for s in samples), f"series: {len(samples)} samples")
+    per_gpu = [len([s for s in samples if s["gpu"] == g]) for g in (0, 1)]
+    check(min(per_gpu) >= 2 and all(s["power_limit_w"] == 700.0 for s in samples),
+          f"series: {per_gpu} samples of GPU 0 and 1, the run's start and end among them")
     summary = [l for l in lines if l["type"] == "summary"]
     check(len(summary) == 1 and all(c["state"] == "pass" for c in summary[0]["checks"]), "series: summary, checks pass")
     run_summary = tel.get("run_summary", {})
@@ -114,9 +116,12 @@ def healthy(args, tmp):
           and run_summary["figures"]["gpu_temp_max_c"] <= 48 and run_summary["figures"]["nvlink_errors"] == 0,
           "run.json: context.telemetry.run_summary, checks pass, the run's NVLink errors 0 (not empty)")
     recorded = json.load(open(rec))
-    check(recorded["format"] == "ccbench-nvml-answers-1" and len(recorded["answers"]["0 temperature_c"]) >= 2
+    temps = recorded["answers"].get("0 temperature_c", [])
+    series_temps = [s["temp_c"] for s in samples if s["gpu"] == 0]
+    check(recorded["format"] == "ccbench-nvml-answers-1" and temps == series_temps and len(temps) >= 2
           and "0 nvlink_replay 3" in recorded["latency_us"],
-          "--telemetry-record wrote the answers it passed on, and how long they took")
+          f"--telemetry-record wrote the answers it passed on (GPU 0's temperatures {temps}, the series' "
+          f"{series_temps}: the start, the end and every interval between), and how long they took")
 
 
 def unhealthy(args, tmp):
