@@ -1,7 +1,8 @@
 #pragma once
 // The health sampler of a run. The first rank on each host samples its node: a background
 // thread reads every GPU's temperature, power and limit, SM and memory clocks, clock-throttle
-// reasons and utilisation every interval, sleeping in between; a second one reads the counters
+// reasons and utilisation every interval, sleeping in between, besides one read at the start and
+// one at the end of the run (so the series brackets every run); a second one reads the counters
 // that only grow (NVLink, PCIe, ECC, XID, NIC ports) at the start, every counter interval and
 // at the end of the run (counter_watch.h). The other ranks only take part in the gathers below.
 //
