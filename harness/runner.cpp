@@ -436,15 +436,18 @@ std::unique_ptr<Runner::Series> Runner::open_series(ImplState& st, const CaseSpe
 }
 
 void Runner::abort_on_timeout(RunRecord row, const std::string& message) {
+  // Printed before the row goes out: a group's rank 0 hands it to world rank 0, which ends the job.
+  fmt::print(stderr, "ccbench: {}: timeout: {}{}; ending the run with exit code 5\n", who(), message, group_ranks_note());
+  std::fflush(stderr);
   if (rank_ == 0 && sink_) {
     row.status = RowStatus::failed;
-    row.reason = message;
-    sink_->add(row);
+    row.reason = message + group_ranks_note();
+    sink_->add_last(row);
   }
   end_job({.exit_code = static_cast<int>(ExitCode::timeout),
            .reason = "timeout: " + message,
            .verdict = "FAILED: timeout",
-           .message = fmt::format("{}: timeout: {}{}; ending the run with exit code 5", who(), message, group_ranks_note()),
+           .message = "",  // printed above
            .abort_mpi = true,  // the main thread: MPI_Abort is allowed here
            .rank0_grace = rank0_grace_for_timeout(opts_.timeout)});
 }

@@ -11,7 +11,7 @@ constexpr std::chrono::milliseconds kCheckInterval{100};
 }  // namespace
 
 Watchdog::Watchdog(std::chrono::milliseconds timeout, Handler on_expire)
-    : timeout_(timeout), on_expire_(std::move(on_expire)), thread_([this] { loop(); }) {}
+    : timeout_(timeout), on_expire_(std::move(on_expire)), limit_(timeout), thread_([this] { loop(); }) {}
 
 Watchdog::~Watchdog() {
   {
@@ -22,12 +22,16 @@ Watchdog::~Watchdog() {
   thread_.join();
 }
 
-void Watchdog::enter(std::string phase) {
+void Watchdog::enter(std::string phase, std::chrono::milliseconds allowance) {
   if (board_) board_->enter_phase(phase);
-  std::lock_guard<std::mutex> lock(mu_);
-  phase_ = std::move(phase);
-  since_ = std::chrono::steady_clock::now();
-  armed_ = true;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    phase_ = std::move(phase);
+    since_ = std::chrono::steady_clock::now();
+    limit_ = allowance.count() > 0 ? allowance : timeout_;
+    armed_ = true;
+  }
+  if (on_enter_) on_enter_();
 }
 
 void Watchdog::leave() {
@@ -46,7 +50,7 @@ void Watchdog::loop() {
     cv_.wait_for(lock, kCheckInterval);
     if (stop_ || !armed_) continue;
     auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - since_);
-    if (waited < timeout_) continue;
+    if (waited < limit_) continue;
     std::string phase = phase_;
     armed_ = false;
     lock.unlock();

@@ -21,9 +21,13 @@ class Watchdog {
   Watchdog(const Watchdog&) = delete;
   Watchdog& operator=(const Watchdog&) = delete;
 
-  // Starts the clock of `phase` (replacing the current one) and records it on the board. Cheap:
-  // a lock and a string copy.
-  void enter(std::string phase);
+  // Starts the clock of `phase` (replacing the current one) and records it on the board, then
+  // calls the observer (set_on_enter). Cheap: a lock and a string copy. `allowance`: how long
+  // this phase may last; zero (the default) is the timeout.
+  void enter(std::string phase, std::chrono::milliseconds allowance = {});
+  // Called on the main thread at the end of every enter() until replaced; {} for none. Lets a
+  // sub-group run report that it still makes progress (groups.cpp), at no cost to anyone else.
+  void set_on_enter(std::function<void()> observer) { on_enter_ = std::move(observer); }
   // A synchronising call (collective, barrier) is about to start: counted on the board.
   void arrive() {
     if (board_) board_->arrive();
@@ -39,6 +43,8 @@ class Watchdog {
   void loop();
   std::chrono::milliseconds timeout_;
   Handler on_expire_;
+  std::function<void()> on_enter_;  // main thread only
+  std::chrono::milliseconds limit_;  // the current phase's allowance
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::string phase_;

@@ -27,6 +27,9 @@ class ResultSink {
   virtual void begin(const Json& context) = 0;
   // One measurement; written (and flushed / atomically replaced) before returning.
   virtual void add(const RunRecord& row) = 0;
+  // The row of a measurement that ends the run here (a timeout; the job ends right after). The
+  // default is add(); a sub-group run's leader sends it on to rank 0, which ends the run with it.
+  virtual void add_last(const RunRecord& row) { add(row); }
   // Called once at the end, also after a failure.
   virtual void finish(const RunOutcome& outcome) = 0;
   // Before finish(): replaces every row added so far by `rows`, the same rows in the order they

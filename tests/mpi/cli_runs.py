@@ -105,6 +105,10 @@ def min_bandwidth(opts, cwd):
 AGG_N = 64
 AGG_BATCH = 128
 AGG_MAX_RATIO = 8.0
+# Runs of each setting, the fastest counting. Two were not always enough with the 2 cores taken by
+# two more busy processes: one -m 64 run's batch of two iterations lost a time slice (time_avg
+# 997 us per collective against its median 125 us).
+AGG_ROUNDS = 3
 AGG_BYTES = str(1 << 20)
 
 
@@ -165,10 +169,10 @@ def agg_iters_time(opts, cwd):
     """Times per collective: the batch (time_avg) of -m 64 against -m 1, and within the -m 64 run
     its single iterations (time_median, 64 collectives each) against its batch. Single iterations
     are not compared across -m: on CPU ranks one collective started after a barrier ran up to 30x
-    faster than one among back-to-back collectives. Each setting runs twice, alternating, and the
-    faster run counts: noise only ever adds time."""
+    faster than one among back-to-back collectives. Each setting runs AGG_ROUNDS times,
+    alternating, and the fastest run counts: noise only ever adds time."""
     fastest = {1: {}, AGG_N: {}}  # m -> impl -> (least time_avg, least time_median)
-    for round_no in range(2):  # alternating, so that a slow phase of the machine hits both settings
+    for round_no in range(AGG_ROUNDS):  # alternating, so that a slow phase of the machine hits both settings
         for m in (1, AGG_N):
             for impl, t in timing_run(opts, cwd, m, round_no).items():
                 old = fastest[m].get(impl, t)

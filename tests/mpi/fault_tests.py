@@ -321,8 +321,9 @@ def group_stop(opts, serial):
     """A rank stopped in a group led by a rank other than 0 (--groups FILE; world rank 2, in group
     "far" only): the run ends by timeout (exit 5), and results.csv holds every row of rank 0's
     group "near" and the rows "far" measured before the hang, which its first rank sent on to
-    rank 0 as they were measured. --serial: "near" (0 1) first, then "far" (1 2 3); together:
-    "near" (0 1) and "far" (2 3 4) at once."""
+    rank 0 as they were measured. --serial: "near" (0 1) first, then "far" (1 2 3), whose first
+    rank reports the timeout to rank 0; together: "near" (0 1) and "far" (2 3 4) at once, far's
+    first rank the stopped one, so that rank 0's own deadline ends the run."""
     timeout = 3
     stopped = 2
     far_ranks = "1, 2, 3" if serial else "2, 3, 4"
@@ -345,16 +346,52 @@ def group_stop(opts, serial):
             check(row(far, size, ip)["status"] == "ok", f"the far {size} B row measured before the hang is not ok")
     check(not any(x["size[B]"] == "4096" and x["status"] == "ok" for x in far), "a far 4K row claims to be ok")
     j = r.run_json()
-    # The ranks of far that time out leave the ending to rank 0 (waiting for far's rows), which
-    # closes run.json with its own timeout and the ranks of its node behind it.
     reason = j["incomplete_reason"] or ""
-    check(j["complete"] is False and reason.startswith("timeout in '--groups: taking the rows") and
-          re.search(rf"behind it: .*rank {stopped} \(host ", reason), f"run.json: {reason!r}")
-    # A rank of far names itself by its world rank, and maps the group's ranks to world ranks.
-    check(re.search(rf"rank \d \(host {re.escape(HOST)}; rank \d of group far\): timeout: .* waited .* \(group far's "
-                    rf"ranks 0 to 2 are world ranks {far_ranks}\)", r.err), "stderr does not name far's ranks by world rank")
+    mapped = f"(group far's ranks 0 to 2 are world ranks {far_ranks})"
+    leader = int(far_ranks.split(",")[0])
+    # A rank of far times out in the ring, names itself by world rank and maps far's ranks.
+    check(re.search(rf"^ccbench: rank \d \(host {re.escape(HOST)}; rank \d of group far\): timeout: .* waited .*"
+                    + re.escape(mapped), r.err, re.M), "no rank of far names far's ranks by world rank")
+    by_rank0 = reason.startswith("timeout in '--groups: taking the rows") and \
+        re.search(rf"behind it: .*rank {stopped} \(host ", reason)
+    if leader != stopped and not by_rank0:
+        # far's first rank sends its timeout row to rank 0, which closes run.json with it at once.
+        check(j["complete"] is False and reason.startswith("timeout in group far: ") and reason.endswith(mapped),
+              f"run.json: {reason!r}")
+        check(re.search(rf"^ccbench: rank 0: timeout in group far: .*\(reported by world rank {leader}, the group's "
+                        rf"first\)", r.err, re.M), "rank 0 does not end the run for far's first rank")
+        failed = [x for x in far if x["status"] == "failed"]
+        check(len(failed) == 1 and failed[0]["size[B]"] == "4096" and " waited " in failed[0]["reason"],
+              f"results.csv: far's 4K row failed with the timeout: {[(x['size[B]'], x['status']) for x in far]}")
+    else:
+        # far's first rank is the stopped one (together), or its watchdog, not its ring, saw the
+        # timeout first (a loaded machine; that path cannot use MPI): rank 0, half a deadline
+        # after far's other ranks, closes run.json with its own timeout naming the stopped rank.
+        check(j["complete"] is False and by_rank0, f"run.json: {reason!r}")
+    print("run.json's reason from " + ("rank 0's own deadline" if by_rank0 else "far's first rank"))
+    check(r.elapsed < 3 * timeout + 5, f"the run ended {r.elapsed:.1f} s after its start (deadline {timeout} s)")
     check(len(j["rows"]) == len(rows), "run.json and results.csv hold different rows")
     print(f"results.csv after the timeout: {len(near)} rows of near, {len(far)} of far")
+
+
+def group_long_round(opts):
+    """A healthy --serial run whose groups each take longer than the deadline (--timeout 1; 4
+    sizes of 100 iterations, each batch well under it): the ranks waiting for the running group
+    restart their deadline with each news of its progress, so the run ends complete (exit 0)
+    with every row of both groups."""
+    folder = tempfile.mkdtemp(prefix="ccbench-groups-")
+    spec = os.path.join(folder, "groups.txt")
+    with open(spec, "w", encoding="utf-8") as f:
+        f.write("a: 0 1\nb: 2 3\n")
+    r = launch(opts, None, ["--impl", "ring", "--device", "cpu", "--collective", "allreduce", "-b", "1K", "-e", "64K",
+                            "-f", "4", "-n", "100", "-w", "5", "--groups", spec, "--serial", "--timeout", "1"], ranks=4)
+    shutil.rmtree(folder, ignore_errors=True)
+    check(r.rc == 0, f"exit code {r.rc}, expected 0: {r.err[-600:]}")
+    rows = r.rows()
+    check(sorted({x["group"] for x in rows}) == ["a", "b"] and len(rows) == 16 and all(x["status"] == "ok" for x in rows),
+          f"rows: {[(x['group'], x['size[B]'], x['status']) for x in rows]}")
+    check(r.elapsed > 2.5, f"the run took {r.elapsed:.1f} s: each group longer than the 1 s deadline, as it must be "
+                           "to show anything")
 
 
 def soak(opts, fault):
@@ -410,6 +447,7 @@ SCENARIOS = {
     "group_node": group_node,
     "group_stop_serial": lambda o: group_stop(o, True),
     "group_stop_together": lambda o: group_stop(o, False),
+    "group_long_round": group_long_round,
     "soak_clean": lambda o: soak(o, None),
     "soak_corrupt": lambda o: soak(o, "corrupt:rank=1,size=4K,index=3"),
     "mismatch": mismatch,
