@@ -437,11 +437,12 @@ std::unique_ptr<Runner::Series> Runner::open_series(ImplState& st, const CaseSpe
 
 void Runner::abort_on_timeout(RunRecord row, const std::string& message) {
   // Printed before the row goes out: a group's rank 0 hands it to world rank 0, which ends the job.
-  fmt::print(stderr, "ccbench: {}: timeout: {}{}; ending the run with exit code 5\n", who(), message, group_ranks_note());
+  const std::string note = group_ranks_note();
+  fmt::print(stderr, "ccbench: {}: timeout: {}{}; ending the run with exit code 5\n", who(), message, note);
   std::fflush(stderr);
   if (rank_ == 0 && sink_) {
     row.status = RowStatus::failed;
-    row.reason = message + group_ranks_note();
+    row.reason = message + note;
     sink_->add_last(row);
   }
   end_job({.exit_code = static_cast<int>(ExitCode::timeout),
@@ -592,10 +593,10 @@ void Runner::warm_up(Implementation& impl, Measurement& m) {
 
 // Back-to-back batch: the nccl-tests-comparable figure.
 void Runner::timed_batch(Implementation& impl, Series& bufs, Measurement& m) {
+  watchdog_.enter(m.where + ": timed batch");  // before the barrier: enter() may do work (watchdog.h)
   if (m.in_place) reset(bufs, m);
   backend_.synchronize();
   barrier();
-  watchdog_.enter(m.where + ": timed batch");
   backend_.mark(0);
   for (int i = 0; i < opts_.iterations; ++i) call(impl, m.args(), opts_.agg_iters);
   backend_.mark(1);
@@ -657,10 +658,10 @@ void Runner::graph_replays(Implementation& impl, Series& bufs, Measurement& m) {
   m.graph_algorithm = impl.describe(m.args());
   backend_.replay();  // warm-up launch
   sync(impl);
+  watchdog_.enter(m.where + ": CUDA-graph replay");  // before the barrier: enter() may do work
   reset(bufs, m);
   backend_.synchronize();
   barrier();
-  watchdog_.enter(m.where + ": CUDA-graph replay");
   for (int g = 0; g < opts_.graph_launches; ++g) {
     backend_.mark(0);
     backend_.replay();

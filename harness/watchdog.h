@@ -27,6 +27,8 @@ class Watchdog {
   void enter(std::string phase, std::chrono::milliseconds allowance = {});
   // Called on the main thread at the end of every enter() until replaced; {} for none. Lets a
   // sub-group run report that it still makes progress (groups.cpp), at no cost to anyone else.
+  // It may send messages or write rows: enter a phase before the barrier that starts a timed
+  // region, never between the two.
   void set_on_enter(std::function<void()> observer) { on_enter_ = std::move(observer); }
   // A synchronising call (collective, barrier) is about to start: counted on the board.
   void arrive() {
