@@ -492,6 +492,10 @@ int run_benchmark(const RunOptions& opts_in, int* argc, char*** argv) {
              .verdict = "FAILED: terminated",
              .message = fmt::format("{}; ending the run with exit code {}", reason, 128 + sig)});
   });
+  struct ForgetHandler {  // the handler refers to `watchdog` and `host`, which go before `signals`
+    TerminationSignals& signals;
+    ~ForgetHandler() { signals.set_handler({}); }
+  } forget_handler{signals};
   watchdog.enter("MPI initialisation");
   mpi_start(argc, argv);
   MPI_Comm world = MPI_COMM_WORLD;

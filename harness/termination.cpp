@@ -117,13 +117,9 @@ void TerminationSignals::wait_loop() {
   while (true) {
     int sig = 0;
     if (sigwait(&set_, &sig) != 0) continue;
-    Handler h;
-    {
-      std::lock_guard lock(mu_);
-      if (stopping_) return;
-      h = handler_;
-    }
-    if (h) h(sig);
+    std::lock_guard lock(mu_);  // held while the handler runs: set_handler() waits for it
+    if (stopping_) return;
+    if (handler_) handler_(sig);
     _exit(128 + sig);
   }
 }

@@ -84,6 +84,8 @@ class TerminationSignals {
   TerminationSignals(const TerminationSignals&) = delete;
   TerminationSignals& operator=(const TerminationSignals&) = delete;
 
+  // Replaces the handler; while a handler runs (it ends the process) this waits, so clearing it
+  // ({}) before the locals it refers to go away keeps it from reading them after they are gone.
   void set_handler(Handler h);
 
  private:
