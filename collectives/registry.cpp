@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "collectives/cpu/cpu_common.h"
+#include "core/build_config.h"
 #include "collectives/cpu/cpu_impls.h"
 #include "collectives/implementation.h"
 #if CCBENCH_HAVE_CUDA

@@ -7,8 +7,9 @@
 
 #include <fmt/format.h>
 
-#include "ccbench/build_info.h"
-#include "harness/bootstrap.h"
+#include "core/build_config.h"
+#include "core/git_hash.h"
+#include "harness/job/bootstrap.h"
 #include "harness/sizes.h"
 #include "topologies/discovery.h"
 #if CCBENCH_HAVE_NCCL
@@ -87,12 +88,12 @@ std::string version_text() {
   auto add = [&](bool on, const std::string& what) {
     parts += fmt::format("\n  {:<8} {}", what, on ? "built in" : "not built in");
   };
-  add(CCBENCH_BUILT_WITH_CUDA, "CUDA");
-  add(CCBENCH_BUILT_WITH_NCCL, "NCCL");
-  add(CCBENCH_BUILT_WITH_IBVERBS, "ibverbs");
-  add(CCBENCH_BUILT_WITH_HWLOC, "hwloc");
+  add(CCBENCH_HAVE_CUDA, "CUDA");
+  add(CCBENCH_HAVE_NCCL, "NCCL");
+  add(CCBENCH_HAVE_IBVERBS, "ibverbs");
+  add(CCBENCH_HAVE_HWLOC, "hwloc");
   std::string text = fmt::format("ccbench {} (git {})\nparts:{}", CCBENCH_VERSION, CCBENCH_GIT_HASH, parts);
-#if CCBENCH_BUILT_WITH_CUDA
+#if CCBENCH_HAVE_CUDA
   text += fmt::format("\nCUDA architectures: {}", CCBENCH_CUDA_ARCHITECTURES);
 #endif
   text += "\nlibraries:";
@@ -110,10 +111,10 @@ Json build_context(const RunOptions& opts, const SweepPlan& plan, const RankLayo
   c["schema_version"] = kSchemaVersion;
   c["ccbench_version"] = CCBENCH_VERSION;
   c["git_hash"] = CCBENCH_GIT_HASH;
-  c["built_in"] = {{"cuda", bool(CCBENCH_BUILT_WITH_CUDA)},
-                   {"nccl", bool(CCBENCH_BUILT_WITH_NCCL)},
-                   {"ibverbs", bool(CCBENCH_BUILT_WITH_IBVERBS)},
-                   {"hwloc", bool(CCBENCH_BUILT_WITH_HWLOC)}};
+  c["built_in"] = {{"cuda", bool(CCBENCH_HAVE_CUDA)},
+                   {"nccl", bool(CCBENCH_HAVE_NCCL)},
+                   {"ibverbs", bool(CCBENCH_HAVE_IBVERBS)},
+                   {"hwloc", bool(CCBENCH_HAVE_HWLOC)}};
   c["started_utc"] = utc_now();
   c["command_line"] = opts.command_line;
   c["ranks"] = layout.nranks;

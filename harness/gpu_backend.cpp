@@ -1,6 +1,7 @@
 #include <fmt/format.h>
 
 #include "harness/backend.h"
+#include "core/build_config.h"
 #include "core/error.h"
 #include "results/record.h"
 

@@ -14,7 +14,7 @@
 
 #include "core/checks.h"
 #include "core/error.h"
-#include "harness/termination.h"
+#include "harness/job/termination.h"
 #include "results/stragglers.h"
 
 namespace ccbench {

@@ -1,5 +1,5 @@
 #pragma once
-// Everything the command line of `ccbench run` sets, validated (harness/cli.h).
+// Everything the command line of `ccbench run` sets, validated (harness/app/cli.h).
 #include <chrono>
 #include <cstdint>
 #include <optional>
@@ -71,7 +71,7 @@ struct RunOptions {
   std::string history_db;          // --db FILE or CCBENCH_DB: the run is appended there at the end
   std::string ceilings_file;       // --ceilings: a links.json whose ceilings give run.json its efficiency
   std::string model_topology;      // --model: a topology file or preset; run.json rows get predictions
-  bool measure_ceilings = false;   // --measure-ceilings: measure them first (harness/links.h)
+  bool measure_ceilings = false;   // --measure-ceilings: measure them first (harness/links/links.h)
   double straggler_threshold = 0.2;  // --straggler-threshold: name a rank this much behind the median rank
   std::string groups = "world";         // --groups: world, node, pairs, rails or a file (harness/groups.h)
   bool serial = false;                  // --serial: one group at a time

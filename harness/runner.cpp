@@ -10,9 +10,9 @@
 #include <fmt/ranges.h>
 
 #include "core/checks.h"
-#include "harness/bootstrap.h"
+#include "harness/job/bootstrap.h"
 #include "harness/sizes.h"
-#include "harness/termination.h"
+#include "harness/job/termination.h"
 #include "core/error.h"
 #include "results/stats.h"
 #include "results/stragglers.h"

@@ -10,9 +10,9 @@
 
 #include "collectives/implementation.h"
 #include "harness/backend.h"
-#include "harness/bootstrap.h"
+#include "harness/job/bootstrap.h"
 #include "harness/options.h"
-#include "harness/watchdog.h"
+#include "harness/job/watchdog.h"
 #include "core/exit_code.h"
 #include "results/sink.h"
 #include "telemetry/sampler.h"

@@ -1,4 +1,5 @@
 #include "harness/startup.h"
+#include "core/build_config.h"
 
 #include <sched.h>
 #include <unistd.h>
@@ -13,7 +14,7 @@
 #include <fmt/format.h>
 
 #include "core/checks.h"
-#include "harness/bootstrap.h"
+#include "harness/job/bootstrap.h"
 #include "topologies/gpu_discovery.h"
 #include "transports/connect.h"
 

@@ -1,4 +1,5 @@
 #include "topologies/discovery.h"
+#include "core/build_config.h"
 
 #include <dlfcn.h>
 

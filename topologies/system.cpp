@@ -1,15 +1,19 @@
 #include "topologies/system.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
+#include <filesystem>
 #include <fstream>
 #include <optional>
 #include <set>
 #include <sstream>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <yaml-cpp/yaml.h>
 
+#include "core/data_dir.h"
 #include "core/error.h"
 
 namespace ccbench {
@@ -190,6 +194,25 @@ std::string dump_topology(const SystemTopology& t) {
     << t.fabric_latency_us << YAML::Key << "oversubscription" << YAML::Value << t.oversubscription << YAML::EndMap;
   e << YAML::EndMap;
   return std::string(e.c_str()) + "\n";
+}
+
+namespace fs = std::filesystem;
+
+std::string resolve_topology_path(const std::string& name_or_path, const std::string& option) {
+  if (fs::exists(name_or_path)) return name_or_path;
+  const std::string file = name_or_path + ".yaml";
+  const std::vector<fs::path> dirs = data_dirs("presets");
+  for (const fs::path& d : dirs)
+    if (fs::exists(d / file)) return (d / file).string();
+  std::vector<std::string> presets;
+  for (const fs::path& d : dirs)
+    if (fs::is_directory(d))
+      for (const auto& e : fs::directory_iterator(d))
+        if (e.path().extension() == ".yaml") presets.push_back(e.path().stem().string());
+  std::sort(presets.begin(), presets.end());
+  presets.erase(std::unique(presets.begin(), presets.end()), presets.end());
+  fail(ExitCode::usage, "{} {}: no such file and no such preset; presets: {}", option, name_or_path,
+       presets.empty() ? "none found" : fmt::format("{}", fmt::join(presets, ", ")));
 }
 
 }  // namespace ccbench

@@ -1,7 +1,7 @@
 #pragma once
 // A described system: nodes, the GPUs (or CPU ranks) in each, how they are joined inside a node,
 // the NICs per node and the fabric between nodes. Read from and written to topology files (YAML,
-// topologies/presets/ holds examples); the performance model (topologies/model.h) runs schedules
+// topologies/presets/ holds examples); the performance model (harness/model/model.h) runs schedules
 // over it. Bandwidths are GB/s (1e9 B/s) per direction, latencies microseconds.
 #include <string>
 #include <string_view>
@@ -22,7 +22,7 @@ enum class IntraFabric {
   host,         // staged through host memory (CPU shared memory, or pinned buffers over PCIe)
 };
 
-// How fast our GPU FIFO kernels run on this node's GPUs (topologies/model.h, KernelPipeline): what
+// How fast our GPU FIFO kernels run on this node's GPUs (harness/model/model.h, KernelPipeline): what
 // one block moves per direction at most, and a GPU copying its own memory (bytes copied per
 // second). Measured figures of one GPU model; 0: not described (GPU ring and tree rows are then
 // predicted by their schedules alone).
@@ -65,5 +65,10 @@ SystemTopology load_topology(const std::string& path);
 SystemTopology parse_topology(const std::string& yaml_text, const std::string& origin);
 // The same system as topology-file YAML (load_topology(dump) gives it back).
 std::string dump_topology(const SystemTopology& t);
+
+// Resolves a preset name ("h200x2-nv18", a file of data_dirs("presets"): core/data_dir.h) or a
+// path to a topology file; `option` names the option in the message of Error(usage) when neither
+// exists, which lists the presets found.
+std::string resolve_topology_path(const std::string& name_or_path, const std::string& option = "--topology");
 
 }  // namespace ccbench

@@ -9,12 +9,12 @@
 
 #include <cstring>
 
-#include "ccbench/build_info.h"
+#include "core/build_config.h"
 #include "core/checks.h"
 #include "core/checks_cuda.h"
 #include "core/error.h"
 #include "transports/ib/ib_transport.h"
-#if CCBENCH_BUILT_WITH_IBVERBS
+#if CCBENCH_HAVE_IBVERBS
 #include "transports/ib/gpu_memory.h"
 #endif
 
@@ -71,7 +71,7 @@ std::unique_ptr<GpuRegion> connect_transport(MPI_Comm comm, const GpuPaths& path
 // Whether net FIFO slots over `backend` go in the GPU memory of `device` (ib with GPUDirect RDMA
 // where the options allow it and the GPU exports dma-bufs).
 bool net_slots_in_gpu(const std::string& backend, int device) {
-#if CCBENCH_BUILT_WITH_IBVERBS
+#if CCBENCH_HAVE_IBVERBS
   return backend == "ib" && !gpudirect_unavailable_reason(ib_options(), device);
 #else
   (void)backend;

@@ -47,6 +47,11 @@ std::size_t best_ring_allgather_max() {
   return knob_bytes("CCBENCH_BEST_RING_ALLGATHER_MAX_BYTES", kDefaultBestRingAllgatherMax, 0, kNoLimit, 1);
 }
 
+NetStreams net_streams() {
+  const int ring = net_channels();
+  return {ring, 2 * net_tree_channels_of(ring), net_slot_bytes(), kFifoSlots};
+}
+
 }  // namespace ccbench::gpu
 
 namespace ccbench {

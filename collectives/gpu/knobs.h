@@ -68,6 +68,17 @@ constexpr int kDefaultNetChannels = 8;
 constexpr int net_tree_channels_of(int net_channels) { return net_channels / 4 > 1 ? net_channels / 4 : 1; }
 constexpr std::size_t kNetSlotBytes = std::size_t(512) << 10;
 
+// The tcp streams of a GPU ring over the net transport: one connection per ring channel and
+// direction (CCBENCH_GPU_NET_CHANNELS), its FIFO slots (CCBENCH_GPU_NET_SLOT_BYTES) and slots in
+// flight. What `ccbench links` and --measure-ceilings measure as net/tcp, and the model predicts.
+struct NetStreams {
+  int count = 1;
+  int tree_count = 1;  // the tree all-reduce's streams per direction: 2 trees x its net channels
+  std::size_t slot_bytes = 256 * 1024;
+  int depth = 4;
+};
+NetStreams net_streams();
+
 std::size_t slot_bytes();          // CCBENCH_GPU_SLOT_BYTES
 int net_channels();                // CCBENCH_GPU_NET_CHANNELS
 std::size_t net_slot_bytes();      // CCBENCH_GPU_NET_SLOT_BYTES, at most slot_bytes()

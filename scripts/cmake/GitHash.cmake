@@ -1,4 +1,4 @@
-# Writes ccbench/git_hash.h (CCBENCH_GIT_HASH) into OUTPUT_DIR; run at every build, so that a
+# Writes core/git_hash.h (CCBENCH_GIT_HASH) into OUTPUT_DIR; run at every build, so that a
 # binary built after `git pull` or an edit names its commit. The file is rewritten only when the
 # hash changes, so nothing recompiles otherwise.
 #   cmake -DSOURCE_DIR=... -DOUTPUT_DIR=... -P GitHash.cmake
@@ -17,7 +17,7 @@ else()
   endif()
 endif()
 set(text "#pragma once\n// Generated at build time by scripts/cmake/GitHash.cmake.\n#define CCBENCH_GIT_HASH \"${hash}\"\n")
-set(file "${OUTPUT_DIR}/ccbench/git_hash.h")
+set(file "${OUTPUT_DIR}/core/git_hash.h")
 if(EXISTS "${file}")
   file(READ "${file}" old)
 else()

@@ -1,6 +1,6 @@
 // GPU link micro-benchmarks (Google Benchmark), timed with CUDA events (manual time):
 //   BM_GpuPeerCopy_ce|_sm/<bytes>   GPU 0 -> GPU 1 peer memory, copy engine (cudaMemcpyPeerAsync)
-//                                   or SM stores (harness/links_kernels.cu)
+//                                   or SM stores (harness/links/links_kernels.cu)
 //   BM_GpuPeerBidir_ce|_sm/<bytes>  both directions at once, bytes of both counted
 //   BM_PinnedCopy_d2h|_h2d/<bytes>  GPU 0 <-> pinned host memory
 // Each skips with the reason (state.SkipWithError) where the build has no CUDA, there is no GPU,
@@ -11,12 +11,12 @@
 
 #include <benchmark/benchmark.h>
 
-#include "ccbench/build_info.h"
+#include "core/build_config.h"
 
-#if CCBENCH_BUILT_WITH_CUDA
+#if CCBENCH_HAVE_CUDA
 #include <cuda_runtime.h>
 
-#include "harness/links_kernels.h"
+#include "harness/links/links_kernels.h"
 #endif
 
 namespace {
@@ -24,7 +24,7 @@ namespace {
 constexpr std::int64_t MiB = 1024 * 1024;
 constexpr int kCopiesPerIteration = 10;  // one event pair brackets this many copies
 
-#if CCBENCH_BUILT_WITH_CUDA
+#if CCBENCH_HAVE_CUDA
 
 // Why GPU 0 and 1 cannot copy peer to peer, or "" (then peer access is enabled both ways).
 std::string peer_pair_problem(int needed) {

@@ -1,4 +1,4 @@
-// libFuzzer target: the command-line parser (harness/cli.h). The input is the argument list, one
+// libFuzzer target: the command-line parser (harness/app/cli.h). The input is the argument list, one
 // argument per line. Properties: bad input is Error(usage) (any other exception or a crash is a
 // finding); accepted run options are within the documented ranges.
 #include <cstdint>
@@ -6,7 +6,7 @@
 #include <string_view>
 #include <vector>
 
-#include "harness/cli.h"
+#include "harness/app/cli.h"
 #include "tests/fuzz/fuzz_check.h"
 
 using namespace ccbench;

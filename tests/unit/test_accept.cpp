@@ -5,7 +5,7 @@
 
 #include <gtest/gtest.h>
 
-#include "harness/cli.h"
+#include "harness/app/cli.h"
 #include "results/accept.h"
 #include "results/health.h"
 #include "core/error.h"

@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "harness/cli.h"
+#include "harness/app/cli.h"
 #include "harness/sizes.h"
 #include "core/error.h"
 

@@ -1,7 +1,7 @@
-// The reports of `ccbench links` (harness/links.h): outliers, the matrix, CSV and JSON, ceilings.
+// The reports of `ccbench links` (harness/links/links.h): outliers, the matrix, CSV and JSON, ceilings.
 #include <gtest/gtest.h>
 
-#include "harness/links.h"
+#include "harness/links/links.h"
 #include "results/csv_reader.h"
 #include "core/error.h"
 

@@ -8,7 +8,7 @@
 
 #include "results/csv_reader.h"
 #include "core/error.h"
-#include "topologies/model.h"
+#include "harness/model/model.h"
 #include "topologies/system.h"
 
 namespace ccbench {

@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 
-#include "harness/run_model.h"
+#include "harness/model/run_model.h"
 
 namespace ccbench {
 namespace {

@@ -4,10 +4,10 @@
 #include <gtest/gtest.h>
 
 #include "core/error.h"
-#include "harness/links.h"
-#include "harness/run_model.h"
+#include "harness/links/links.h"
+#include "harness/model/run_model.h"
 #include "results/sink.h"
-#include "topologies/model.h"
+#include "harness/model/model.h"
 
 namespace ccbench {
 namespace {

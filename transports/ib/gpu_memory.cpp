@@ -4,16 +4,16 @@
 
 #include <fmt/format.h>
 
-#include "ccbench/build_info.h"
+#include "core/build_config.h"
 #include "core/error.h"
-#if CCBENCH_BUILT_WITH_CUDA
+#if CCBENCH_HAVE_CUDA
 #include <cuda.h>
 #include <cuda_runtime.h>
 #endif
 
 namespace ccbench {
 
-#if !CCBENCH_BUILT_WITH_CUDA
+#if !CCBENCH_HAVE_CUDA
 
 std::optional<std::string> gpudirect_unavailable_reason(const IbOptions&, int) {
   return std::string("this ccbench was built without CUDA: GPU buffers are staged through host memory");

@@ -4,11 +4,11 @@
 
 #include <fmt/format.h>
 
-#include "ccbench/build_info.h"
+#include "core/build_config.h"
 #include "core/error.h"
 #include "transports/mpi_channel.h"
 #include "transports/wait.h"
-#if CCBENCH_BUILT_WITH_IBVERBS
+#if CCBENCH_HAVE_IBVERBS
 #include "transports/ib/gpu_memory.h"
 #include "transports/ib/verbs.h"
 #endif
@@ -40,7 +40,7 @@ std::optional<std::string> agreed_ib_unavailable_reason(MPI_Comm comm, const Ran
   return fmt::format("rank {} (host {}) cannot use RDMA", first, layout.host_of[static_cast<size_t>(first)]);
 }
 
-#if !CCBENCH_BUILT_WITH_IBVERBS
+#if !CCBENCH_HAVE_IBVERBS
 
 std::optional<std::string> ib_unavailable_reason() {
   return std::string("this ccbench was built without ibverbs (install libibverbs-dev and configure with "

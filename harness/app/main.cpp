@@ -7,9 +7,9 @@
 
 #include <fmt/format.h>
 
-#include "harness/app.h"
-#include "harness/bootstrap.h"
-#include "harness/cli.h"
+#include "harness/app/app.h"
+#include "harness/job/bootstrap.h"
+#include "harness/app/cli.h"
 #include "core/error.h"
 
 int main(int argc, char** argv) {

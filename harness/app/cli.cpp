@@ -1,4 +1,4 @@
-#include "harness/cli.h"
+#include "harness/app/cli.h"
 
 #include <algorithm>
 #include <charconv>
@@ -12,9 +12,9 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
-#include "harness/links_cli.h"
+#include "harness/app/links_cli.h"
 #include "core/error.h"
-#include "topologies/model.h"
+#include "harness/model/model.h"
 
 namespace ccbench {
 
@@ -723,7 +723,7 @@ Command parse_command_line(int argc, const char* const* argv) {
   CLI::App* run = app.add_subcommand("run", "measure collectives (the default: `ccbench [run] OPTIONS`)");
   add_sweep_options(*run, o, raw);
   add_run_control_options(*run, o, raw);
-  IbFlags ib;  // shared with `links` (harness/links_cli.h)
+  IbFlags ib;  // shared with `links` (harness/app/links_cli.h)
   ib.add(*run, true);
   add_nccl_tests_options(*run, o, raw);
   add_nccl_tests_refusals(*run, o);
@@ -748,7 +748,7 @@ Command parse_command_line(int argc, const char* const* argv) {
   RawModel rawmodel;
   CLI::App* modelcmd = app.add_subcommand("model", "predict collective times on a described system (topology file)");
   add_model_options(*modelcmd, rawmodel);
-  LinksCommand links(app);  // `ccbench links` (harness/links_cli.h)
+  LinksCommand links(app);  // `ccbench links` (harness/app/links_cli.h)
 
   // CLI11's parse(vector&) consumes its argument from the back: it takes the list in reverse.
   std::vector<std::string> reversed(args.rbegin(), args.rend());

@@ -1,5 +1,5 @@
 #pragma once
-// `ccbench model`: predictions of the performance model (topologies/model.h) for a described
+// `ccbench model`: predictions of the performance model (harness/model/model.h) for a described
 // system, and `ccbench topo --dump`: the local node written as a topology file.
 #include <string>
 #include <vector>
@@ -18,9 +18,6 @@ struct ModelRequest {
   std::string format = "table";          // table, csv or json
 };
 
-// Resolves a preset name ("h200x2-nv18") or a path to a topology file; `option` names the
-// option in the message of Error(usage) when neither exists.
-std::string resolve_topology_path(const std::string& name_or_path, const std::string& option = "--topology");
 // Prints the predictions on stdout; returns the exit code.
 int run_model(const ModelRequest& req);
 // Writes the local node (ccbench topo's discovery) as a topology file to `path` ("-": stdout).

@@ -5,10 +5,10 @@
 #include <variant>
 #include <vector>
 
-#include "harness/links.h"
-#include "harness/model_command.h"
+#include "harness/links/links.h"
+#include "harness/app/model.h"
 #include "harness/options.h"
-#include "harness/topo_command.h"
+#include "harness/app/topo.h"
 #include "results/compare.h"
 #include "results/history.h"
 

@@ -1,4 +1,4 @@
-#include "harness/bootstrap.h"
+#include "harness/job/bootstrap.h"
 
 #include <unistd.h>
 

@@ -9,8 +9,8 @@
 
 #include "collectives/cpu/executor.h"
 #include "core/checks.h"
-#include "harness/bootstrap.h"
-#include "harness/links_measure.h"
+#include "harness/job/bootstrap.h"
+#include "harness/links/links_measure.h"
 #include "core/error.h"
 #include "transports/connect.h"
 
@@ -271,7 +271,7 @@ PairFigures measure_pair_streams(std::vector<Endpoint>& ends, bool is_src, int p
 
 }  // namespace
 
-std::vector<LinkResult> measure_tcp_streams(const LinksOptions& o, const TcpStreams& streams, const std::string& label,
+std::vector<LinkResult> measure_tcp_streams(const LinksOptions& o, const gpu::NetStreams& streams, const std::string& label,
                                             const RankLayout& layout, MPI_Comm comm, std::uint64_t bytes) {
   const std::uint64_t per_stream = std::max<std::uint64_t>(1, bytes / static_cast<std::uint64_t>(streams.count));
   ChannelOptions co;

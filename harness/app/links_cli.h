@@ -1,12 +1,12 @@
 #pragma once
-// The `ccbench links` subcommand's options (harness/links.h), registered on the command line's
+// The `ccbench links` subcommand's options (harness/links/links.h), registered on the command line's
 // CLI11 app by harness/cli.cpp. Values are kept as strings and validated by finish(), so every
 // message is ccbench's own (Error(usage) naming the flag and what is valid).
 #include <string>
 
 #include <CLI/CLI.hpp>
 
-#include "harness/links.h"
+#include "harness/links/links.h"
 #include "transports/ib/ib_logic.h"
 
 namespace ccbench {

@@ -1,6 +1,6 @@
 #pragma once
 // The subcommands behind main(): each returns the process exit code.
-#include "harness/cli.h"
+#include "harness/app/cli.h"
 
 namespace ccbench {
 
@@ -11,9 +11,5 @@ int run_accept(const AcceptRequest& request);
 int run_history(const HistoryRequest& request);
 // `ccbench run`: MPI start-up, device choice, the sweep, reports; agreed exit code.
 int run_benchmark(const RunOptions& opts, int* argc, char*** argv);
-
-// The results folder: `requested`, or a new ccbench-results/<UTC time>-<host>; created and proved
-// writable. Throws Error(usage) naming the path (also used by `ccbench links`).
-std::string prepare_output_dir(const std::string& requested);
 
 }  // namespace ccbench

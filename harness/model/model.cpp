@@ -1,4 +1,4 @@
-#include "topologies/model.h"
+#include "harness/model/model.h"
 
 #include <algorithm>
 #include <cmath>

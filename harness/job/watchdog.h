@@ -9,7 +9,7 @@
 #include <string>
 #include <thread>
 
-#include "harness/progress_board.h"
+#include "harness/job/progress_board.h"
 
 namespace ccbench {
 

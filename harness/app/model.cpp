@@ -1,4 +1,4 @@
-#include "harness/model_command.h"
+#include "harness/app/model.h"
 
 #include <unistd.h>
 
@@ -11,7 +11,7 @@
 #include "results/csv_reader.h"
 #include "core/error.h"
 #include "topologies/discovery.h"
-#include "topologies/model.h"
+#include "harness/model/model.h"
 #include "topologies/system.h"
 
 namespace ccbench {
@@ -29,12 +29,6 @@ constexpr double kNicGbps = 50;
 constexpr double kNvlinkLatencyUs = 2.5;
 constexpr double kPcieLatencyUs = 5;
 constexpr double kNicLatencyUs = 2;
-
-fs::path executable_dir() {
-  std::error_code ec;
-  fs::path exe = fs::read_symlink("/proc/self/exe", ec);
-  return ec ? fs::path() : exe.parent_path();
-}
 
 SystemTopology topology_from_discovery(const nlohmann::ordered_json& node) {
   SystemTopology t;
@@ -125,23 +119,6 @@ void print_predictions(const ModelRequest& req, const SystemTopology& t, const s
 }
 
 }  // namespace
-
-std::string resolve_topology_path(const std::string& name_or_path, const std::string& option) {
-  if (fs::exists(name_or_path)) return name_or_path;
-  const std::string file = name_or_path + ".yaml";
-  std::vector<fs::path> dirs = {executable_dir() / "../share/ccbench/presets", fs::path(CCBENCH_PRESETS_DIR)};
-  for (const fs::path& d : dirs)
-    if (fs::exists(d / file)) return (d / file).string();
-  std::vector<std::string> presets;
-  for (const fs::path& d : dirs)
-    if (fs::is_directory(d))
-      for (const auto& e : fs::directory_iterator(d))
-        if (e.path().extension() == ".yaml") presets.push_back(e.path().stem().string());
-  std::sort(presets.begin(), presets.end());
-  presets.erase(std::unique(presets.begin(), presets.end()), presets.end());
-  fail(ExitCode::usage, "{} {}: no such file and no such preset; presets: {}", option, name_or_path,
-       presets.empty() ? "none found" : fmt::format("{}", fmt::join(presets, ", ")));
-}
 
 int run_model(const ModelRequest& req) {
   SystemTopology t = load_topology(resolve_topology_path(req.topology));

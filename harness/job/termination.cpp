@@ -1,4 +1,4 @@
-#include "harness/termination.h"
+#include "harness/job/termination.h"
 
 #include <pthread.h>
 #include <unistd.h>

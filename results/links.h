@@ -1,17 +1,8 @@
 #pragma once
-// `ccbench links`: the link matrix. Every ordered pair of ranks, one pair at a time (the other
-// ranks wait at a barrier, so pairs never share a link), measures
-//   one-way bandwidth      src streams -n messages of each size to dst (GB/s = 1e9 B/s);
-//   bidirectional          both stream to each other at once (GB/s, both directions summed);
-//   latency                ping-pong of the smallest size, half the round trip (us);
-// and optionally every rank to every other at once (--all-at-once). CPU ranks measure over the
-// CPU channels (transports/connect.h: shm, mpi, tcp, ib); GPU ranks measure peer copies with copy
-// engines (`ce`) and SM stores (`sm`) and, per GPU, pinned host copies D2H/H2D (`pcie`).
-// Rank 0 prints the matrices, flags outliers (below --outlier-threshold of the median of their
-// transport) naming ranks and hosts, and writes links.csv and links.json to the results folder.
-// A pair that cannot be measured (no peer access, transport unavailable) is an empty cell with
-// its reason, never 0.
-#include <chrono>
+// The results of a link measurement (`ccbench links`, harness/links/links.h): one cell per ordered
+// pair, transport and size; the outliers among them; the matrices, links.csv and links.json that
+// report them; and the ceilings a collective row is judged against (its efficiency). Pure: no MPI,
+// no devices.
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -19,33 +10,13 @@
 
 #include <nlohmann/json.hpp>
 
-#include <mpi.h>
-
-#include "harness/options.h"
-#include "topologies/layout.h"
-#include "transports/ib/ib_logic.h"
-
 namespace ccbench {
-
-struct LinksOptions {
-  std::vector<std::string> transports{"auto"};  // CPU: auto, shm, mpi, tcp, ib; GPU: auto, ce, sm, pcie
-  std::uint64_t min_bytes = 8;                  // latency size, and the sweep's first size
-  std::uint64_t max_bytes = 0;                  // 0: 64 MiB on CPU ranks, 256 MiB on GPU ranks
-  double factor = 8;                            // sweep step
-  int iterations = 20;
-  int warmup = 3;
-  double outlier_threshold = 0.9;               // a pair below this fraction of the median is flagged
-  bool all_at_once = false;
-  DeviceChoice device = DeviceChoice::auto_detect;
-  IbOptions ib;
-  std::string out_dir;                          // empty: ./ccbench-results/<UTC time>-<host>
-  bool no_files = false;
-  std::chrono::milliseconds timeout{std::chrono::seconds(120)};
-  std::string command_line;
-};
 
 // The pcie mode of every GPU copying both ways at once.
 inline constexpr const char* kPcieAllAtOnce = "d2h+h2d all";
+
+// "rank R (HOST)", or "host memory (HOST)" for rank -1.
+std::string link_endpoint(int rank, const std::string& host);
 
 // One measured (or unmeasurable) cell: an ordered pair, a transport, a size.
 struct LinkResult {
@@ -122,17 +93,5 @@ inline constexpr const char* kNetTcpCeiling = "net/tcp";
 // channels): "net/tcp:4". A block's share of the 8-stream figure underestimates what 4 streams get
 // (2 x H200: 8.5 GB/s busbw of the tree against 7.6 predicted from 8 streams' share, r15).
 std::string net_tcp_streams_label(int streams);
-
-// Measures the ceilings inside a `ccbench run` (--measure-ceilings): one pair at a time at
-// `bytes`, over `transport` on CPU ranks (auto: shm/mpi), ce and pcie on GPU ranks, and on GPU
-// ranks across (emulated) nodes also kNetTcpCeiling between the nodes (and, where the tree drives
-// another number of streams, net_tcp_streams_label() of it). Collective;
-// the result is complete on rank 0; `links_json` (rank 0, if not empty) gets the measurement.
-std::vector<LinkCeiling> measure_link_ceilings(bool gpu, const std::string& transport, const RankLayout& layout,
-                                               MPI_Comm comm, int cuda_device, std::chrono::milliseconds timeout,
-                                               std::uint64_t bytes, const std::string& links_json);
-
-// `ccbench links`: MPI start-up, the measurement, the reports; the agreed exit code.
-int run_links(const LinksOptions& options, int* argc, char*** argv);
 
 }  // namespace ccbench

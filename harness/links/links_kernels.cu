@@ -3,7 +3,7 @@
 
 #include <cuda_runtime.h>
 
-#include "harness/links_kernels.h"
+#include "harness/links/links_kernels.h"
 
 namespace ccbench::links_kernels {
 

@@ -1,4 +1,4 @@
-#include "harness/topo_command.h"
+#include "harness/app/topo.h"
 
 #include <sched.h>
 
@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "harness/bootstrap.h"
+#include "harness/job/bootstrap.h"
 #include "core/error.h"
 #include "topologies/discovery.h"
 #include "topologies/expect.h"

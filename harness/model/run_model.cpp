@@ -1,4 +1,4 @@
-#include "harness/run_model.h"
+#include "harness/model/run_model.h"
 
 #include <fstream>
 #include <map>
@@ -9,11 +9,10 @@
 
 #include "collectives/gpu/knobs.h"
 #include "core/error.h"
-#include "harness/links_measure.h"
-#include "harness/model_command.h"
+#include "topologies/system.h"
 #include "results/sink.h"
 #include "results/stats.h"
-#include "topologies/model.h"
+#include "harness/model/model.h"
 
 namespace ccbench {
 
@@ -40,7 +39,7 @@ KernelPipeline kernel_of(const Json& row, const GpuKernelSpec& gpu, const std::v
   k.slot_bytes = bruck ? 0 : static_cast<double>(net ? gpu::kNetSlotBytes : gpu::kDefaultSlotBytes);
   k.block_gbps = gpu.block_gbps;
   if (net) {
-    const int streams = tree ? 2 * k.channels : k.channels, ring_streams = gpu_net_streams().count;
+    const int streams = tree ? 2 * k.channels : k.channels, ring_streams = gpu::net_streams().count;
     const auto own = path_ceiling_gbps(net_tcp_streams_label(streams), "gpu", ceilings);
     const auto ring = path_ceiling_gbps(kNetTcpCeiling, "gpu", ceilings);
     if (streams != ring_streams && own) k.block_gbps = std::min(k.block_gbps, *own / streams);

@@ -1,4 +1,4 @@
-#include "harness/progress_board.h"
+#include "harness/job/progress_board.h"
 
 #include <algorithm>
 #include <cstring>

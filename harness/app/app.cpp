@@ -1,4 +1,4 @@
-#include "harness/app.h"
+#include "harness/app/app.h"
 
 #include <sys/stat.h>
 #include <unistd.h>
@@ -14,25 +14,27 @@
 
 #include <fmt/format.h>
 
-#include "ccbench/build_info.h"
+#include "core/build_config.h"
+#include "core/git_hash.h"
 #include "core/checks.h"
 #include "core/error.h"
 #include "harness/backend.h"
-#include "harness/bootstrap.h"
+#include "harness/job/bootstrap.h"
 #include "transports/gpu_paths.h"
 #include "transports/ib/ib_transport.h"
 #include "transports/nccl_path.h"
 #include "harness/context.h"
+#include "harness/results_dir.h"
 #include "harness/min_bandwidth.h"
 #include "harness/progress.h"
-#include "harness/links.h"
-#include "harness/run_model.h"
-#include "harness/progress_board.h"
+#include "harness/links/links.h"
+#include "harness/model/run_model.h"
+#include "harness/job/progress_board.h"
 #include "harness/groups.h"
 #include "harness/runner.h"
 #include "harness/startup.h"
-#include "harness/termination.h"
-#include "harness/watchdog.h"
+#include "harness/job/termination.h"
+#include "harness/job/watchdog.h"
 #include "results/compare.h"
 #include "results/csv_reader.h"
 #include "results/history.h"
@@ -171,36 +173,6 @@ class LockedSink final : public ResultSink {
 };
 
 }  // namespace
-
-static std::string default_results_dir() {
-  char host[256] = {};
-  gethostname(host, sizeof host - 1);
-  std::time_t t = std::time(nullptr);
-  std::tm tm{};
-  gmtime_r(&t, &tm);
-  char stamp[32];
-  std::strftime(stamp, sizeof stamp, "%Y%m%dT%H%M%SZ", &tm);
-  return fmt::format("ccbench-results/{}-{}", stamp, host);
-}
-
-// Creates the results folder and proves it writable; throws Error(usage) naming the path.
-std::string prepare_output_dir(const std::string& requested) {
-  std::string dir = requested.empty() ? default_results_dir() : requested;
-  if (requested.empty()) {  // a new folder: never mix two runs started in the same second
-    std::string base = dir;
-    for (int i = 2; std::filesystem::exists(dir); ++i) dir = fmt::format("{}-{}", base, i);
-  }
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  if (ec) fail(ExitCode::usage, "--out: cannot create the results folder '{}': {}", dir, ec.message());
-  if (!std::filesystem::is_directory(dir)) fail(ExitCode::usage, "--out: '{}' exists and is not a folder", dir);
-  std::string probe = dir + "/.ccbench-write-test";
-  FILE* f = std::fopen(probe.c_str(), "w");
-  if (!f) fail(ExitCode::usage, "--out: the results folder '{}' is not writable: {}", dir, std::strerror(errno));
-  std::fclose(f);
-  std::remove(probe.c_str());
-  return dir;
-}
 
 namespace {
 
@@ -440,11 +412,11 @@ int run_benchmark(const RunOptions& opts_in, int* argc, char*** argv) {
   }
   if (lrank == 0) prepare_json_file(opts.json_file);
   if (lrank == 0 && writes_files(opts)) out_dir = prepare_output_dir(opts.out_dir);
-  // The efficiency column (harness/links.h): ceilings from a links.json, read before MPI.
+  // The efficiency column (harness/links/links.h): ceilings from a links.json, read before MPI.
   std::vector<LinkCeiling> ceilings;
   std::string ceilings_source = opts.ceilings_file;
   if (lrank == 0 && !opts.ceilings_file.empty()) ceilings = read_link_ceilings(opts.ceilings_file);
-  // The model's columns (harness/run_model.h): a bad topology is a usage error on every rank.
+  // The model's columns (harness/model/run_model.h): a bad topology is a usage error on every rank.
   std::optional<RunModel> model;
   if (!opts.model_topology.empty()) model = load_run_model(opts.model_topology);
 

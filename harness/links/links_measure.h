@@ -1,12 +1,13 @@
 #pragma once
-// The measuring halves of `ccbench links` (harness/links.h), one per kind of rank. Both are
+// The measuring halves of `ccbench links` (harness/links/links.h), one per kind of rank. Both are
 // collective over `comm`; results are complete on rank 0 only.
 #include <cstdint>
 #include <vector>
 
 #include <mpi.h>
 
-#include "harness/links.h"
+#include "collectives/gpu/knobs.h"
+#include "harness/links/links.h"
 #include "topologies/layout.h"
 
 namespace ccbench {
@@ -16,26 +17,15 @@ namespace ccbench {
 std::vector<LinkResult> measure_cpu_links(const LinksOptions& o, const std::string& transport, const RankLayout& layout,
                                           MPI_Comm comm, const std::vector<std::uint64_t>& sizes);
 
-// The tcp streams of a GPU ring over the net transport: one connection per ring channel and
-// direction (CCBENCH_GPU_NET_CHANNELS), its FIFO slots (CCBENCH_GPU_NET_SLOT_BYTES) and slots in
-// flight (collectives/gpu/knobs.h); their defaults in a build without CUDA.
-struct TcpStreams {
-  int count = 1;
-  int tree_count = 1;  // the tree all-reduce's streams per direction: 2 trees x its net channels
-  std::size_t slot_bytes = 256 * 1024;
-  int depth = 4;
-};
-TcpStreams gpu_net_streams();
-
 // The net/tcp ceiling: tcp between the ranks of every ordered pair on different nodes, one pair
 // at a time, over `streams.count` connections per direction, each with its own thread, all at
 // once, each moving bytes / count per message in slots of streams.slot_bytes through the
 // channels' zero-copy ends (the socket reads and writes the buffers themselves, as the GPU net
 // proxy does); cells labelled `label`, bandwidth over all streams. The latency is not measured.
-std::vector<LinkResult> measure_tcp_streams(const LinksOptions& o, const TcpStreams& streams, const std::string& label,
+std::vector<LinkResult> measure_tcp_streams(const LinksOptions& o, const gpu::NetStreams& streams, const std::string& label,
                                             const RankLayout& layout, MPI_Comm comm, std::uint64_t bytes);
 
-// GPU ranks ("ce", "sm", "pcie") on `cuda_device` (harness/links_gpu.cpp). Pairs on different
+// GPU ranks ("ce", "sm", "pcie") on `cuda_device` (harness/links/links_gpu.cpp). Pairs on different
 // nodes, and pairs without peer access, come back as empty cells with the reason. Throws
 // Error(precondition) in a build without CUDA.
 std::vector<LinkResult> measure_gpu_links(const LinksOptions& o, const std::string& transport, const RankLayout& layout,

@@ -1,6 +1,6 @@
 #pragma once
 // `ccbench run --model TOPOLOGY`: each measured row next to what the performance model
-// (topologies/model.h) predicts for it. The topology file (or preset) describes one kind of
+// (harness/model/model.h) predicts for it. The topology file (or preset) describes one kind of
 // node and its links; every row is predicted on that node kind scaled to the row's own shape
 // (its nodes x ranks per node, so sub-group rows and emulated nodes are predicted as they ran).
 //
@@ -12,14 +12,14 @@
 // nccl is predicted as the faster of nccl-ring and nccl-tree, as NCCL's own tuner picks.
 //
 // Calibration: with link ceilings (--ceilings links.json or --measure-ceilings), a row inside one
-// node is predicted with its own path's measured ceiling (harness/links.h) as the ranks' link
+// node is predicted with its own path's measured ceiling (harness/links/links.h) as the ranks' link
 // instead of the file's figure, and a row across nodes with it as one NIC per node (emulated nodes
 // on one host, joined by tcp or the GPU net transport, get their NIC this way);
 // model_link_gbps says which figure the row was predicted with (across nodes: the NIC's).
 #include <optional>
 #include <string>
 
-#include "harness/links.h"
+#include "results/links.h"
 #include "results/record.h"  // Json
 #include "topologies/system.h"
 

@@ -3,43 +3,32 @@
 // host copies per GPU.
 #include <fmt/format.h>
 
-#include "ccbench/build_info.h"
+#include "core/build_config.h"
 #include "collectives/gpu/knobs.h"
 #include "transports/gpu_conn.h"
 #include "core/checks.h"
-#include "harness/bootstrap.h"
-#include "harness/links_measure.h"
+#include "harness/job/bootstrap.h"
+#include "harness/links/links_measure.h"
 #include "core/error.h"
 
-#if CCBENCH_BUILT_WITH_CUDA
+#if CCBENCH_HAVE_CUDA
 #include <cuda_runtime.h>
 
 #include <chrono>
 #include <cstring>
 #include <map>
 
-#include "harness/links_kernels.h"
+#include "harness/links/links_kernels.h"
 #include "core/checks_cuda.h"
 #endif
 
 namespace ccbench {
 
-namespace {
-// The streams of the GPU net transport with `ring` ring channels and slots of `slot_bytes`.
-TcpStreams net_streams_of(int ring, std::size_t slot_bytes) {
-  return {ring, 2 * gpu::net_tree_channels_of(ring), slot_bytes, gpu::kFifoSlots};
-}
-}  // namespace
-
-#if !CCBENCH_BUILT_WITH_CUDA
+#if !CCBENCH_HAVE_CUDA
 
 std::vector<LinkResult> measure_gpu_links(const LinksOptions&, const std::string&, const RankLayout&, MPI_Comm, int,
                                           const std::vector<std::uint64_t>&) {
   fail(ExitCode::precondition, "links on GPU ranks: this ccbench was built without CUDA");
-}
-
-TcpStreams gpu_net_streams() {  // no GPU ranks run here: the defaults
-  return net_streams_of(gpu::kDefaultNetChannels, gpu::kNetSlotBytes);
 }
 
 #else
@@ -324,8 +313,6 @@ std::vector<LinkResult> measure_gpu_links(const LinksOptions& o, const std::stri
   }
   return out;
 }
-
-TcpStreams gpu_net_streams() { return net_streams_of(gpu::net_channels(), gpu::net_slot_bytes()); }
 
 #endif
 

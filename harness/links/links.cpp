@@ -1,4 +1,4 @@
-#include "harness/links.h"
+#include "harness/links/links.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -10,15 +10,16 @@
 #include <fmt/format.h>
 
 #include "core/checks.h"
-#include "harness/app.h"
 #include "harness/backend.h"
-#include "harness/bootstrap.h"
+#include "harness/job/bootstrap.h"
 #include "harness/context.h"
-#include "harness/links_measure.h"
+#include "harness/links/links_measure.h"
+#include "harness/results_dir.h"
 #include "harness/sizes.h"
 #include "results/csv_reader.h"
 #include "results/format.h"
 #include "core/error.h"
+#include "core/text_file.h"
 #include "transports/ib/ib_transport.h"
 
 namespace ccbench {
@@ -31,208 +32,6 @@ constexpr int kCeilingIterations = 5;
 // both ways in two launches on 2 x H200, and a ring then moved 15 GB/s per direction above a
 // ceiling of 12 (transports/r16). A ceiling is what the path can do: the best of a few repeats.
 constexpr int kTcpCeilingRepeats = 3;
-
-// ------------------------------------------------------------------------------- reports
-
-namespace {
-
-double median_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
-
-std::optional<double> metric_of(const LinkResult& r, LinkMetric m) {
-  switch (m) {
-    case LinkMetric::oneway: return r.oneway_gbps;
-    case LinkMetric::bidir: return r.bidir_gbps;
-    case LinkMetric::latency: return r.latency_us;
-  }
-  return std::nullopt;
-}
-
-std::string endpoint(int rank, const std::string& host) {
-  return rank < 0 ? fmt::format("host memory ({})", host) : fmt::format("rank {} ({})", rank, host);
-}
-
-Json optional_json(const std::optional<double>& v) { return v ? Json(*v) : Json(nullptr); }
-
-void write_file(const std::string& path, const std::string& text) {
-  std::ofstream f(path);
-  f << text;
-  if (!f) fail(ExitCode::runtime, "cannot write {}", path);
-}
-
-}  // namespace
-
-std::vector<LinkOutlier> find_link_outliers(const std::vector<LinkResult>& results, double threshold,
-                                            std::uint64_t bytes) {
-  std::vector<LinkOutlier> out;
-  const LinkMetric metrics[] = {LinkMetric::oneway, LinkMetric::bidir};
-  std::map<std::tuple<std::string, std::string, std::uint64_t>, std::vector<const LinkResult*>> groups;
-  for (const LinkResult& r : results)
-    if (bytes == 0 || r.bytes == bytes) groups[{r.transport, r.mode, r.bytes}].push_back(&r);
-  for (const auto& [key, members] : groups)
-    for (LinkMetric m : metrics) {
-      std::vector<double> values;
-      for (const LinkResult* r : members)
-        if (auto v = metric_of(*r, m)) values.push_back(*v);
-      if (values.size() < 2) continue;  // one pair has nothing to be compared with
-      const double median = median_of(values);
-      for (const LinkResult* r : members)
-        if (auto v = metric_of(*r, m); v && *v < threshold * median)
-          out.push_back({r, m == LinkMetric::oneway ? "one-way" : "bidirectional", *v, median});
-    }
-  return out;
-}
-
-std::string format_link_matrix(const std::vector<LinkResult>& results, const std::string& transport,
-                               std::uint64_t bytes, LinkMetric metric, int nranks) {
-  constexpr int kWidth = 9;
-  std::string s = fmt::format("{:>8}", "src\\dst");
-  for (int d = 0; d < nranks; ++d) s += fmt::format("{:>{}}", d, kWidth);
-  s += '\n';
-  for (int src = 0; src < nranks; ++src) {
-    s += fmt::format("{:>8}", src);
-    for (int d = 0; d < nranks; ++d) {
-      std::string text = src == d ? "-" : "";
-      for (const LinkResult& r : results)
-        if (r.transport == transport && r.mode == "pair" && r.bytes == bytes && r.src == src && r.dst == d)
-          if (auto v = metric_of(r, metric)) text = fmt::format("{:.2f}", *v);
-      s += fmt::format("{:>{}}", text, kWidth);
-    }
-    s += '\n';
-  }
-  return s;
-}
-
-Json links_to_json(const std::vector<LinkResult>& results, const std::vector<LinkOutlier>& outliers,
-                   const Json& context) {
-  Json j;
-  j["schema"] = "ccbench-links/1";
-  j["context"] = context;
-  Json rows = Json::array();
-  for (const LinkResult& r : results)
-    rows.push_back({{"transport", r.transport}, {"mode", r.mode}, {"src", r.src}, {"dst", r.dst},
-                    {"src_host", r.src_host}, {"dst_host", r.dst_host}, {"bytes", r.bytes},
-                    {"oneway_GBps", optional_json(r.oneway_gbps)}, {"bidir_GBps", optional_json(r.bidir_gbps)},
-                    {"latency_us", optional_json(r.latency_us)}, {"reason", r.reason}});
-  j["results"] = rows;
-  Json flagged = Json::array();
-  for (const LinkOutlier& o : outliers)
-    flagged.push_back({{"transport", o.result->transport}, {"mode", o.result->mode}, {"src", o.result->src},
-                       {"dst", o.result->dst}, {"src_host", o.result->src_host}, {"dst_host", o.result->dst_host},
-                       {"bytes", o.result->bytes}, {"metric", o.metric}, {"GBps", o.value}, {"median_GBps", o.median}});
-  j["outliers"] = flagged;
-  return j;
-}
-
-std::string links_to_csv(const std::vector<LinkResult>& results) {
-  std::string s = csv_line({"transport", "mode", "src", "dst", "src_host", "dst_host", "bytes", "oneway_GBps",
-                            "bidir_GBps", "latency_us", "reason"});
-  // Six significant digits: small sizes move well under 0.0001 GB/s on a loaded host.
-  auto num = [](const std::optional<double>& v) { return v ? fmt::format("{:.6g}", *v) : std::string(); };
-  for (const LinkResult& r : results)
-    s += csv_line({r.transport, r.mode, std::to_string(r.src), r.dst < 0 ? "host" : std::to_string(r.dst), r.src_host,
-                   r.dst_host, std::to_string(r.bytes), num(r.oneway_gbps), num(r.bidir_gbps), num(r.latency_us),
-                   r.reason});
-  return s;
-}
-
-std::vector<LinkCeiling> ceilings_from_links(const Json& links, const std::string& source) {
-  if (!links.is_object() || links.value("schema", "") != "ccbench-links/1" || !links.contains("results") ||
-      !links["results"].is_array())
-    fail(ExitCode::usage, "--ceilings: {} is not a links.json of `ccbench links` (schema ccbench-links/1)", source);
-  // Per transport: the largest size, and the values measured at it.
-  std::map<std::string, std::uint64_t> largest;
-  std::map<std::string, std::vector<double>> oneway, bidir;
-  for (const Json& r : links["results"])
-    if (!r.is_object() || !r.contains("transport") || !r["transport"].is_string() || !r.contains("bytes") ||
-        !r["bytes"].is_number_unsigned())
-      fail(ExitCode::usage, "--ceilings: {}: a result without a transport name or size", source);
-  bool all_at_once = false;
-  for (const Json& r : links["results"]) all_at_once = all_at_once || r.value("mode", "") == kPcieAllAtOnce;
-  auto counts = [all_at_once](const Json& r) {
-    const std::string mode = r.value("mode", "");
-    return mode == "pair" || mode == (all_at_once ? kPcieAllAtOnce : "d2h+h2d");
-  };
-  for (const Json& r : links["results"])
-    if (counts(r)) {
-      auto& b = largest[r["transport"].get<std::string>()];
-      b = std::max(b, r["bytes"].get<std::uint64_t>());
-    }
-  for (const Json& r : links["results"]) {
-    const std::string t = r["transport"].get<std::string>();
-    if (!counts(r) || r["bytes"].get<std::uint64_t>() != largest[t]) continue;
-    if (r.contains("oneway_GBps") && r["oneway_GBps"].is_number()) oneway[t].push_back(r["oneway_GBps"].get<double>());
-    if (r.contains("bidir_GBps") && r["bidir_GBps"].is_number()) bidir[t].push_back(r["bidir_GBps"].get<double>());
-  }
-  std::vector<LinkCeiling> out;
-  for (const auto& [t, bytes] : largest) {
-    if (bidir[t].empty()) continue;  // nothing measured on this transport
-    out.push_back({t, oneway[t].empty() ? 0 : median_of(oneway[t]), median_of(bidir[t])});
-  }
-  return out;
-}
-
-std::string net_tcp_streams_label(int streams) { return fmt::format("{}:{}", kNetTcpCeiling, streams); }
-
-std::optional<double> path_ceiling_gbps(const std::string& transport, const std::string& device,
-                                        const std::vector<LinkCeiling>& ceilings) {
-  auto ceiling_of = [&](const std::string& t) -> std::optional<double> {
-    std::string name = t;
-    if (device == "gpu" && (t == "cuda_ipc" || t == "p2p" || t == "nccl")) name = "ce";
-    if (device == "gpu" && t == "host") name = "pcie";
-    // net/tcp: measured under that name (kNetTcpCeiling) on GPU ranks across nodes.
-    for (const LinkCeiling& c : ceilings)
-      if (c.transport == name && c.bidir_gbps > 0) return c.bidir_gbps / 2;
-    return std::nullopt;
-  };
-  std::optional<double> lowest;
-  std::istringstream parts(transport);
-  for (std::string part; std::getline(parts, part, '+');) {
-    const auto c = ceiling_of(part);
-    if (!c) return std::nullopt;  // a part of the path was not measured
-    lowest = lowest ? std::min(*lowest, *c) : *c;
-  }
-  return lowest;
-}
-
-std::optional<double> row_efficiency(const std::string& transport, const std::string& device, double busbw_gbps,
-                                     const std::vector<LinkCeiling>& ceilings) {
-  const std::optional<double> ceiling = path_ceiling_gbps(transport, device, ceilings);
-  if (!ceiling) return std::nullopt;
-  return busbw_gbps / *ceiling;
-}
-
-void add_efficiency_to_run_json(const std::string& path, const std::vector<LinkCeiling>& ceilings,
-                                const std::string& source) {
-  std::ifstream in(path);
-  Json doc = in ? Json::parse(in, nullptr, false) : Json();
-  if (!doc.is_object() || !doc.contains("rows"))
-    fail(ExitCode::runtime, "efficiency: cannot read the rows of {}", path);
-  Json used = Json::array();
-  for (const LinkCeiling& c : ceilings)
-    used.push_back({{"transport", c.transport}, {"oneway_GBps", c.oneway_gbps}, {"bidir_GBps", c.bidir_gbps}});
-  doc["link_ceilings"] = {{"source", source},
-                          {"efficiency", "busbw / (bidirectional ceiling of the row's path / 2)"},
-                          {"ceilings", used}};
-  for (Json& row : doc["rows"]) {
-    std::optional<double> e;
-    if (row.value("status", "") == "ok")
-      e = row_efficiency(row.value("transport", ""), row.value("device", ""), row.value("busbw_gbps", 0.0), ceilings);
-    row["efficiency"] = e ? Json(*e) : Json(nullptr);
-  }
-  write_file(path, doc.dump(2) + "\n");
-}
-
-std::vector<LinkCeiling> read_link_ceilings(const std::string& path) {
-  std::ifstream in(path);
-  if (!in) fail(ExitCode::usage, "--ceilings: cannot read {}", path);
-  Json j = Json::parse(in, nullptr, false);
-  if (j.is_discarded()) fail(ExitCode::usage, "--ceilings: {} is not valid JSON", path);
-  return ceilings_from_links(j, path);
-}
 
 // ----------------------------------------------------------------------------- the command
 
@@ -309,14 +108,14 @@ void print_report(const std::vector<LinkResult>& results, const std::vector<Link
   }
   for (const LinkResult& r : results) {
     if (r.dst < 0 && r.bytes == sizes.back())
-      fmt::print("# {} {} {}: {:.2f} GB/s\n", r.transport, endpoint(r.src, r.src_host), r.mode,
+      fmt::print("# {} {} {}: {:.2f} GB/s\n", r.transport, link_endpoint(r.src, r.src_host), r.mode,
                  r.oneway_gbps ? *r.oneway_gbps : r.bidir_gbps.value_or(0));
     if (r.mode == "all" && r.bytes == sizes.back())
-      fmt::print("# {} all pairs at once: {} -> {}: {:.2f} GB/s\n", r.transport, endpoint(r.src, r.src_host),
-                 endpoint(r.dst, r.dst_host), r.oneway_gbps.value_or(0));
+      fmt::print("# {} all pairs at once: {} -> {}: {:.2f} GB/s\n", r.transport, link_endpoint(r.src, r.src_host),
+                 link_endpoint(r.dst, r.dst_host), r.oneway_gbps.value_or(0));
     if (!r.reason.empty() && r.bytes == sizes.back())
-      fmt::print("# {} {} -> {}: not measured: {}\n", r.transport, endpoint(r.src, r.src_host),
-                 endpoint(r.dst, r.dst_host), r.reason);
+      fmt::print("# {} {} -> {}: not measured: {}\n", r.transport, link_endpoint(r.src, r.src_host),
+                 link_endpoint(r.dst, r.dst_host), r.reason);
   }
   if (outliers.empty()) {
     fmt::print("# outliers at {} (below {:.0f}% of the median): none\n", human_size(sizes.back()), threshold * 100);
@@ -324,14 +123,14 @@ void print_report(const std::vector<LinkResult>& results, const std::vector<Link
   }
   for (const LinkOutlier& o : outliers)
     fmt::print("# OUTLIER {} {} {} -> {} at {}: {:.2f} GB/s {}, {:.0f}% of the median {:.2f}\n", o.result->transport,
-               o.result->mode, endpoint(o.result->src, o.result->src_host),
-               endpoint(o.result->dst, o.result->dst_host), human_size(o.result->bytes), o.value, o.metric,
+               o.result->mode, link_endpoint(o.result->src, o.result->src_host),
+               link_endpoint(o.result->dst, o.result->dst_host), human_size(o.result->bytes), o.value, o.metric,
                100 * o.value / o.median, o.median);
 }
 
 // measure_tcp_streams() kTcpCeilingRepeats times; every cell keeps its best figures (the cells
 // come back in the same order each time, on rank 0).
-std::vector<LinkResult> best_tcp_streams(const LinksOptions& o, const TcpStreams& streams, const std::string& label,
+std::vector<LinkResult> best_tcp_streams(const LinksOptions& o, const gpu::NetStreams& streams, const std::string& label,
                                          const RankLayout& layout, MPI_Comm comm, std::uint64_t bytes) {
   std::vector<LinkResult> best = measure_tcp_streams(o, streams, label, layout, comm, bytes);
   auto keep_max = [](std::optional<double>& a, const std::optional<double>& b) {
@@ -364,7 +163,7 @@ std::vector<LinkCeiling> measure_link_ceilings(bool gpu, const std::string& tran
     results.insert(results.end(), part.begin(), part.end());
   }
   if (gpu && layout.nodes > 1) {  // between nodes GPU rows go over net: its tcp streams
-    TcpStreams streams = gpu_net_streams();
+    gpu::NetStreams streams = gpu::net_streams();
     auto part = best_tcp_streams(o, streams, kNetTcpCeiling, layout, comm, bytes);
     results.insert(results.end(), part.begin(), part.end());
     if (streams.tree_count != streams.count) {
@@ -377,7 +176,7 @@ std::vector<LinkCeiling> measure_link_ceilings(bool gpu, const std::string& tran
   Json context = links_context(o, layout, gpu ? "gpu" : "cpu");
   context["measured_for"] = "the efficiency column of a ccbench run (--measure-ceilings)";
   const Json j = links_to_json(results, find_link_outliers(results, o.outlier_threshold), context);
-  if (!links_json.empty()) write_file(links_json, j.dump(2) + "\n");
+  if (!links_json.empty()) write_text_file(links_json, j.dump(2) + "\n");
   return ceilings_from_links(j, "the ceilings measured in this run");
 }
 
@@ -432,8 +231,8 @@ int run_links(const LinksOptions& o, int* argc, char*** argv) {
       const auto outliers = find_link_outliers(results, o.outlier_threshold, sizes.back());
       print_report(results, outliers, sizes, layout.nranks, o.outlier_threshold);
       if (!o.no_files) {
-        write_file(out_dir + "/links.csv", links_to_csv(results));
-        write_file(out_dir + "/links.json",
+        write_text_file(out_dir + "/links.csv", links_to_csv(results));
+        write_text_file(out_dir + "/links.json",
                    links_to_json(results, outliers, links_context(o, layout, std::string(name(device)))).dump(2) + "\n");
         fmt::print("# results: {}/ (links.csv, links.json)\n", out_dir);
       }

@@ -1,4 +1,4 @@
-#include "harness/links_cli.h"
+#include "harness/app/links_cli.h"
 
 #include <algorithm>
 #include <charconv>

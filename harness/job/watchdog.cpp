@@ -1,4 +1,4 @@
-#include "harness/watchdog.h"
+#include "harness/job/watchdog.h"
 
 namespace ccbench {
 

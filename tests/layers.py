@@ -1,0 +1,123 @@
+#!/usr/bin/env python3
+"""The layer rule, checked: every #include "folder/..." of a source file must name a folder its
+own folder may include (LAYERS below; docs/design.md explains the layers). A file in a folder not
+listed is an error too, so a new folder has to take its place in the table.
+
+Usage: tests/layers.py [SOURCE_ROOT]     exit 0 when every include keeps the rule, 1 otherwise
+       tests/layers.py --table           prints the table (docs/design.md quotes it)
+       tests/layers.py --self-test       plants upward includes in a scratch tree: each must be caught
+"""
+import os
+import re
+import sys
+import tempfile
+
+# Each folder and what it may include besides itself, lowest layer first. The generated headers
+# of the build (core/build_config.h, core/git_hash.h) are core's.
+BASE = ["core", "results"]
+LAYERS = {
+    "core": [],
+    "results": ["core"],
+    "topologies": BASE,
+    "telemetry": BASE,
+    "transports": BASE + ["topologies"],
+    "collectives": BASE + ["topologies", "transports"],
+    "harness/model": BASE + ["topologies", "collectives"],
+    "harness/job": BASE + ["topologies"],
+    "harness": BASE + ["topologies", "telemetry", "transports", "collectives", "harness/job", "harness/links",
+                       "harness/model"],
+    "harness/links": BASE + ["topologies", "telemetry", "transports", "collectives", "harness/job", "harness/model",
+                             "harness"],
+    "harness/app": BASE + ["topologies", "telemetry", "transports", "collectives", "harness/job", "harness/links",
+                           "harness/model", "harness"],
+}
+SOURCE_SUFFIXES = (".h", ".cpp", ".cu", ".cuh", ".h.in")
+INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
+
+
+def folder_of(path):
+    """The table's folder a repository path belongs to: the longest listed prefix."""
+    parts = path.split("/")
+    for n in (2, 1):
+        candidate = "/".join(parts[:n])
+        if len(parts) > n and candidate in LAYERS:
+            return candidate
+    return None
+
+
+def check(root):
+    problems = []
+    checked = 0
+    for top in sorted({k.split("/")[0] for k in LAYERS}):
+        for dirpath, _, files in os.walk(os.path.join(root, top)):
+            for name in sorted(files):
+                if not name.endswith(SOURCE_SUFFIXES):
+                    continue
+                full = os.path.join(dirpath, name)
+                rel = os.path.relpath(full, root)
+                mine = folder_of(rel)
+                if mine is None:
+                    problems.append(f"{rel}: folder not in the layer table (tests/layers.py)")
+                    continue
+                checked += 1
+                allowed = set(LAYERS[mine]) | {mine}
+                with open(full, encoding="utf-8") as f:
+                    for lineno, line in enumerate(f, 1):
+                        m = INCLUDE.match(line)
+                        if not m or "/" not in m.group(1):
+                            continue
+                        target = folder_of(m.group(1))
+                        if target is None:
+                            problems.append(f"{rel}:{lineno}: includes \"{m.group(1)}\", outside every layer")
+                        elif target not in allowed:
+                            problems.append(f"{rel}:{lineno}: {mine} includes {target} (\"{m.group(1)}\"); "
+                                            f"{mine} may include {', '.join(sorted(allowed))}")
+    return checked, problems
+
+
+def self_test():
+    """Upward and unknown includes planted in a scratch tree must each be reported; a clean tree not."""
+    planted = {
+        "core/a.h": '#include "results/record.h"\n',                      # core is the bottom layer
+        "topologies/b.cpp": '#include "collectives/types.h"\n',           # the model's old mistake
+        "transports/c.cpp": '#include "harness/app/cli.h"\n',
+        "harness/model/d.cpp": '#include "harness/links/links.h"\n',
+        "collectives/e.cpp": '#include "nowhere/x.h"\n',                  # outside every layer
+        "results/f.cpp": '#include "core/error.h"\n#include "results/record.h"\n',  # allowed
+    }
+    with tempfile.TemporaryDirectory() as root:
+        for rel, text in planted.items():
+            os.makedirs(os.path.join(root, os.path.dirname(rel)), exist_ok=True)
+            with open(os.path.join(root, rel), "w", encoding="utf-8") as f:
+                f.write(text)
+        checked, problems = check(root)
+    caught = [rel for rel in planted if any(p.startswith(rel + ":") for p in problems)]
+    expected = [rel for rel in planted if not rel.startswith("results/")]
+    ok = checked == len(planted) and caught == expected and len(problems) == len(expected)
+    print(f"layers self-test: {len(caught)} of {len(expected)} planted violations caught, "
+          f"{len(problems) - len(caught)} false alarms: {'ok' if ok else 'FAILED'}")
+    for p in problems:
+        print(f"  {p}")
+    return 0 if ok else 1
+
+
+def main():
+    if sys.argv[1:] == ["--self-test"]:
+        return self_test()
+    if sys.argv[1:] == ["--table"]:
+        for folder, allowed in LAYERS.items():
+            print(f"| `{folder}/` | {', '.join(f'`{a}/`' for a in allowed) or 'nothing else'} |")
+        return 0
+    root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+    checked, problems = check(root)
+    for p in problems:
+        print(f"layers: {p}")
+    if checked == 0:
+        print(f"layers: no source file found under {root}")
+        return 1
+    print(f"layers: {checked} files checked, {len(problems)} upward or unknown includes")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
