@@ -566,6 +566,10 @@ int run_benchmark(const RunOptions& opts_in, int* argc, char*** argv) {
     base.ring_order = opts.ring_order;
     base.tree = opts.tree;
     base.cuda_device = device == Device::gpu ? layout.host_local_rank() % std::max(gpus, 1) : -1;
+    if (device == Device::gpu) {  // GPUs by bus id: which ranks share one, which can map each other
+      layout.gpu_of = gather_gpu_ids(world, base.cuda_device);
+      layout.gpu_peer_access = gather_gpu_peer_access(world, layout, base.cuda_device);
+    }
     layout.numa_of = gather_numa_nodes(world, base.cuda_device);  // for --ring-order topo
     if (device == Device::gpu && opts.ring_order.kind == RingOrderKind::topo)  // NVLink neighbours
       layout.gpu_links = gather_gpu_links(world, layout, base.cuda_device);
