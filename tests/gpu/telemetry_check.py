@@ -3,7 +3,8 @@
 measured row has a temperature, a power figure, an SM clock and throttle reasons, run.json says
 which GPUs and links were sampled, telemetry.jsonl holds samples of both GPUs, the error counters
 were read at the run's start and end, and the measuring thread did not wait for them between sizes.
-Usage: telemetry_check.py RESULTS.csv"""
+Usage: telemetry_check.py RESULTS.csv
+CCBENCH_EXPECT_GPUS (environment): the GPUs that must be sampled [2]."""
 import csv
 import json
 import os
@@ -33,13 +34,14 @@ def main(path):
             problems.append(f"{where}: implausible: {t} C, {p} W, {c} MHz, throttle {r['gpu_throttle']!r}")
     tel = json.load(open(os.path.join(folder, "run.json")))["context"]["telemetry"]
     gpus = tel["nodes"][0]["gpus"]
-    if not gpus.get("available") or len(gpus.get("devices", [])) < 2:
+    want = int(os.environ.get("CCBENCH_EXPECT_GPUS", "2"))
+    if not gpus.get("available") or len(gpus.get("devices", [])) < want:
         problems.append(f"context.telemetry: GPUs not sampled: {gpus}")
     else:
         print("sampled:", [(d["index"], d["name"], len(d["nvlinks"]), sorted(d["not_available"])[:6]) for d in gpus["devices"]])
     samples = [json.loads(l) for l in open(os.path.join(folder, tel["series_file"]))]
     seen = {s["gpu"] for s in samples if s["type"] == "sample" and s["temp_c"] is not None}
-    if len(seen) < 2:
+    if len(seen) < want:
         problems.append(f"telemetry.jsonl: samples of GPUs {sorted(seen)} only")
     figures = tel.get("run_summary", {}).get("figures", {})
     print("run summary:", json.dumps(figures))
