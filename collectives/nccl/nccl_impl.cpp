@@ -139,10 +139,11 @@ class NcclImpl final : public Implementation {
             Collective::gather,    Collective::scatter};
   }
 
+  std::optional<std::string> refuses(const ImplContext& ctx) const override { return shared_gpu_reason(ctx); }
+
   std::optional<std::string> unsupported(const CaseSpec& s, const ImplContext& ctx) const override {
     if (auto why = undeclared_collective(*this, variant_name(), s.coll)) return why;
     if (ctx.device != Device::gpu) return "NCCL runs on GPU ranks";
-    if (auto why = shared_gpu_reason(ctx)) return why;
     if (variant_ == Variant::symm) {
 #if NCCL_VERSION_CODE >= NCCL_VERSION(2, 27, 0)
       if (runtime_version_code() < NCCL_VERSION(2, 27, 0))

@@ -56,7 +56,7 @@ ccbench_gpu1_test(gpu1_three_ranks 3
 # Host staging (pinned shared host memory, SMs on both halves): every collective of the ring and
 # tree, 16-bit and 8-bit types, several slots per channel at 3 MiB; oneshot refused with the reason.
 ccbench_gpu1_test(gpu1_host_2 2 "ring:allreduce,allgather,reducescatter,reduce tree:allreduce"
-                  "ring=host tree=host" "oneshot:runs over p2p only"
+                  "ring=host tree=host" "oneshot/allreduce,oneshot/reduce:runs over p2p only"
                   --transport host --collective allreduce,allgather,reducescatter,reduce --impl ring,tree,oneshot
                   -d half,bfloat16,int8 -o sum,avg -b 4 -e 3M -f 9 -n 2 -w 1 --timeout 90)
 # net/tcp between two emulated nodes: our ring and tree through the CPU proxies, NCCL pinned to

@@ -45,8 +45,12 @@ def main(path):
         problems.append(f"telemetry.jsonl: samples of GPUs {sorted(seen)} only")
     figures = tel.get("run_summary", {}).get("figures", {})
     print("run summary:", json.dumps(figures))
-    if figures.get("nvlink_errors") is None:
-        problems.append("run_summary: no NVLink error growth figure (the counters were not read at start and end)")
+    # The error counters were read at the run's start and end: NVLink's where the GPUs have links,
+    # PCIe replays on every GPU.
+    has_nvlink = any(d.get("nvlinks") for d in gpus.get("devices", []))
+    for figure in (["nvlink_errors"] if has_nvlink else []) + ["pcie_replays"]:
+        if figures.get(figure) is None:
+            problems.append(f"run_summary: no {figure} growth figure (the counters were not read at start and end)")
     # Between sizes the measuring thread reads no counter (NVML takes milliseconds per link): the
     # time from one row's end to the next row's start stays small.
     spans = [s["t_s"] for s in samples if s["type"] == "row"]
