@@ -16,10 +16,23 @@ class Error : public std::runtime_error {
   Error(ExitCode code, const std::string& message) : std::runtime_error(message), code_(code) {}
   ExitCode code() const { return code_; }
   // A copy of this error with "context: " put in front of the message.
-  Error with_context(const std::string& context) const { return Error(code_, context + ": " + what()); }
+  Error with_context(const std::string& context) const {
+    Error e(code_, context + ": " + what());
+    e.agreed_ = agreed_;
+    return e;
+  }
+  // An error every rank of the job throws with the same message (an agreement over the ranks
+  // found it): one rank prints it, not all.
+  static Error agreed(ExitCode code, const std::string& message) {
+    Error e(code, message);
+    e.agreed_ = true;
+    return e;
+  }
+  bool is_agreed() const { return agreed_; }
 
  private:
   ExitCode code_;
+  bool agreed_ = false;
 };
 
 template <typename... Args>

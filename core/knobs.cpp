@@ -9,6 +9,8 @@
 #include "core/error.h"
 #include "core/size.h"
 
+extern char** environ;  // POSIX: the process environment
+
 namespace ccbench {
 
 namespace {
@@ -22,6 +24,18 @@ std::string size_range_text(const KnobRange& r) {
 }
 
 }  // namespace
+
+std::vector<std::string> tuning_settings() {
+  static constexpr std::string_view kPrefixes[] = {"CCBENCH_GPU_", "CCBENCH_CPU_", "CCBENCH_ONESHOT_", "CCBENCH_BEST_"};
+  std::vector<std::string> out;
+  for (char** e = environ; e && *e; ++e) {
+    const std::string_view kv(*e);
+    for (std::string_view p : kPrefixes)
+      if (kv.substr(0, p.size()) == p && kv.find('=') != std::string_view::npos) out.emplace_back(kv);
+  }
+  std::sort(out.begin(), out.end());
+  return out;
+}
 
 std::optional<std::string> env_text(const char* name) {
   const char* v = std::getenv(name);

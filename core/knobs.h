@@ -30,6 +30,13 @@ std::int64_t env_int(const char* name, std::int64_t fallback, std::int64_t lo, s
 // One of the words in `valid` (exactly as spelled), or `fallback` when unset; the index of the word.
 std::size_t env_choice(const char* name, std::size_t fallback, const std::vector<std::string_view>& valid);
 
+// The tuning variables set in this process, "NAME=VALUE" sorted by name: every CCBENCH_GPU_*,
+// CCBENCH_CPU_*, CCBENCH_ONESHOT_* and CCBENCH_BEST_* variable. They size buffers, channels and
+// blocks that two ranks must lay out alike, so every rank of a run must have the same
+// (harness/job/bootstrap.h: check_same_tuning). Per-rank variables (CCBENCH_HOSTID, CCBENCH_FAULT,
+// CCBENCH_TCP_IF, ...) are not among them.
+std::vector<std::string> tuning_settings();
+
 // The same checks on a value already read (the knob functions above use them; tests call them
 // without touching the environment).
 std::uint64_t knob_size(std::string_view name, std::string_view text, KnobRange valid);

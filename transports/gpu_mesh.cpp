@@ -42,31 +42,71 @@ void agreed(MPI_Comm comm, std::string_view transport, const char* what, Step&& 
     fail(ExitCode::precondition, "{}: rank {} could not {} (its message says why)", transport, first, what);
 }
 
-// Sets up `t` on every rank that uses it and connects the pairs that do (collective).
-std::unique_ptr<GpuRegion> connect_transport(MPI_Comm comm, const GpuPaths& paths, const GpuTransport& t,
-                                             std::size_t bytes) {
-  int rank = 0, n = 1;
-  CCB_MPI(MPI_Comm_rank(comm, &rank));
-  CCB_MPI(MPI_Comm_size(comm, &n));
-  const auto& mine = paths.of[static_cast<std::size_t>(rank)];
+}  // namespace
+
+// Sets up `t`'s region on every rank that uses it and exchanges the connection blobs
+// (collective). Peers are mapped later, only those a schedule talks to (map()).
+GpuFifoMesh::Linked GpuFifoMesh::open_transport(const GpuPaths& paths, const GpuTransport& t, std::size_t bytes) {
+  int n = 1;
+  CCB_MPI(MPI_Comm_size(comm_, &n));
+  const auto& mine = paths.of[idx(rank_)];
   bool used = false;
   for (const std::string& p : mine) used |= p == t.name;
+  Linked l;
+  l.transport = &t;
   ConnectBlob blob{};
-  std::unique_ptr<GpuRegion> region;
-  agreed(comm, t.name, "set up its FIFO memory", [&] {
-    if (used) region = t.setup(rank, n, bytes, &blob);
+  agreed(comm_, t.name, "set up its FIFO memory", [&] {
+    if (used) l.region = t.setup(rank_, n, bytes, &blob);
   });
-  std::vector<ConnectBlob> all(static_cast<std::size_t>(n));
-  check_mpi(MPI_Allgather(&blob, sizeof blob, MPI_BYTE, all.data(), sizeof blob, MPI_BYTE, comm),
+  l.blobs.resize(static_cast<std::size_t>(n));
+  check_mpi(MPI_Allgather(&blob, sizeof blob, MPI_BYTE, l.blobs.data(), sizeof blob, MPI_BYTE, comm_),
             "MPI_Allgather of GPU connection data");
-  agreed(comm, t.name, "map its peers' FIFO memory", [&] {
-    for (int r = 0; r < n; ++r)
-      if (mine[static_cast<std::size_t>(r)] == t.name) t.connect(*region, r, all[static_cast<std::size_t>(r)]);
-  });
-  // The agreement above is the barrier: every peer mapped our region, so its name may go.
-  if (region) t.connected(*region);
-  return region;
+  l.mapped.assign(static_cast<std::size_t>(n), false);
+  return l;
 }
+
+// Maps `peer`'s region of `l` the first time a connection needs it. A failure is kept for
+// finish(), which agrees on it over every rank: throwing here would leave the peers waiting.
+GpuRegion& GpuFifoMesh::map(Linked& l, int peer) {
+  if (!l.region) fail(ExitCode::runtime, "no {} region on rank {} for rank {}", l.transport->name, rank_, peer);
+  if (!l.mapped[idx(peer)] && !l.error) {
+    try {
+      l.transport->connect(*l.region, peer, l.blobs[idx(peer)]);
+      l.mapped[idx(peer)] = true;
+    } catch (...) {
+      l.error = std::current_exception();
+    }
+  }
+  return *l.region;
+}
+
+// Every rank must lay its FIFOs out alike: a peer addresses our tails and slots with its own
+// figures. The harness agrees the knobs and the GPUs' sizes before any set-up; this is the last
+// line, so that no mismatch can ever reach a kernel.
+void GpuFifoMesh::check_same_layout() const {
+  int n = 1;
+  CCB_MPI(MPI_Comm_size(comm_, &n));
+  const std::uint64_t mine[2] = {fifos_, slot_};
+  std::vector<std::uint64_t> all(2 * static_cast<std::size_t>(n));
+  check_mpi(MPI_Allgather(mine, 2, MPI_UINT64_T, all.data(), 2, MPI_UINT64_T, comm_), "MPI_Allgather of FIFO layouts");
+  for (int r = 1; r < n; ++r)
+    if (all[2 * idx(r)] != all[0] || all[2 * idx(r) + 1] != all[1])
+      throw Error::agreed(ExitCode::precondition,
+                          fmt::format("GPU FIFOs: rank 0 has {} FIFOs of {} x {} B slots and rank {} has {} of {} x {} B; "
+                                      "every rank must lay them out alike (the same CCBENCH_GPU_* settings and GPUs)",
+                                      all[0], gpu::kFifoSlots, all[1], r, all[2 * idx(r)], gpu::kFifoSlots,
+                                      all[2 * idx(r) + 1]));
+}
+
+// Collective: every rank's mapping outcome agreed; then (a barrier passed) the names go.
+void GpuFifoMesh::finish_mapping(Linked& l) {
+  agreed(comm_, l.transport->name, "map its peers' FIFO memory", [&] {
+    if (l.error) std::rethrow_exception(l.error);
+  });
+  if (l.region) l.transport->connected(*l.region);
+}
+
+namespace {
 
 // Whether net FIFO slots over `backend` go in the GPU memory of `device` (ib with GPUDirect RDMA
 // where the options allow it and the GPU exports dma-bufs).
@@ -112,17 +152,18 @@ GpuFifoMesh::GpuFifoMesh(MPI_Comm comm, const GpuPaths& paths, int fifos, std::s
                          std::optional<HostCopyModes> host_copy)
     : fifos_(static_cast<std::size_t>(fifos)), slot_(slot_bytes), steps_(steps), comm_(comm) {
   CCB_MPI(MPI_Comm_rank(comm, &rank_));
+  check_same_layout();
   path_of_ = paths.of[static_cast<std::size_t>(rank_)];
   const std::size_t bytes = fifos_ * (gpu::kFifoSlots * slot_bytes + 2 * kLine);
-  p2p_ = connect_transport(comm, paths, gpu_p2p_transport(), bytes);
+  p2p_ = open_transport(paths, gpu_p2p_transport(), bytes);
   if (host_copy) host_copy_ = *host_copy;  // the caller's choice, the same on every rank
   else if (paths.label.find("host") != std::string::npos) host_copy_ = agreed_host_copy(comm).value_or(HostCopyModes{});
   // A ce receiver copies only each step's bytes: the sender writes them beside the tail.
   const std::size_t sizes_bytes = host_copy_.recv == HostCopy::ce ? fifos_ * kLine : 0;
-  host_ = connect_transport(comm, paths, gpu_host_transport(), bytes + sizes_bytes);
+  host_ = open_transport(paths, gpu_host_transport(), bytes + sizes_bytes);
   if (host_copy_.any_ce())  // the same on every rank: agreed() is collective
     agreed(comm, "host", "allocate its copy-engine FIFOs", [&] {
-      if (!host_) return;
+      if (!host_.region) return;
       CCB_CUDA(cudaGetDevice(&device_));
       if (host_copy_.recv == HostCopy::ce) ce_recv_fifos_ = std::make_unique<DeviceFifos>(fifos_, slot_);
       if (host_copy_.send == HostCopy::ce) ce_send_fifos_ = std::make_unique<DeviceFifos>(fifos_, slot_);
@@ -161,12 +202,6 @@ GpuFifoMesh::~GpuFifoMesh() {
   if (net_gpu_slots_) (void)cudaFree(net_gpu_slots_);
 }
 
-const GpuRegion& GpuFifoMesh::region_with(int peer) const {
-  const std::string& p = path_of_[idx(peer)];
-  const GpuRegion* r = p == "p2p" ? p2p_.get() : p == "host" ? host_.get() : nullptr;
-  if (!r) fail(ExitCode::runtime, "no GPU connection from rank {} to rank {}", rank_, peer);
-  return *r;
-}
 
 gpu::SendConn GpuFifoMesh::send(int peer, int peer_fifo, int my_out) {
   if (path_of_[idx(peer)] == "net") {
@@ -180,7 +215,7 @@ gpu::SendConn GpuFifoMesh::send(int peer, int peer_fifo, int my_out) {
             peer, reinterpret_cast<volatile std::uint64_t*>(net_device_ + s + sizes(my_out))};
   }
   if (path_of_[idx(peer)] == "host") return host_send(peer, peer_fifo, my_out);
-  const GpuRegion& g = region_with(peer);
+  const GpuRegion& g = map(p2p_, peer);
   char* p = g.of(peer);
   return {p + data(peer_fifo), reinterpret_cast<volatile std::uint64_t*>(p + tail(peer_fifo)),
           reinterpret_cast<const volatile std::uint64_t*>(g.local() + head(my_out)), steps_ + 2 * idx(my_out), peer};
@@ -197,7 +232,7 @@ gpu::RecvConn GpuFifoMesh::recv(int peer, int my_fifo, int peer_out) {
             peer};
   }
   if (path_of_[idx(peer)] == "host") return host_recv(peer, my_fifo, peer_out);
-  const GpuRegion& g = region_with(peer);
+  const GpuRegion& g = map(p2p_, peer);
   char* p = g.of(peer);
   return {g.local() + data(my_fifo), reinterpret_cast<const volatile std::uint64_t*>(g.local() + tail(my_fifo)),
           reinterpret_cast<volatile std::uint64_t*>(p + head(peer_out)), steps_ + 2 * idx(my_fifo) + 1, peer};
@@ -207,13 +242,14 @@ gpu::RecvConn GpuFifoMesh::recv(int peer, int my_fifo, int peer_out) {
 // is ce). ce: the kernel writes our GPU FIFO `my_out`; the proxy copies each step into the
 // peer's host FIFO, where the peer frees it in our head `my_out`.
 gpu::SendConn GpuFifoMesh::host_send(int peer, int peer_fifo, int my_out) {
-  char* p = host_->of(peer);
+  const GpuRegion& host = map(host_, peer);
+  char* p = host.of(peer);
   std::uint64_t* step = steps_ + 2 * idx(my_out);
   volatile std::uint64_t* peer_sizes = host_copy_.recv == HostCopy::ce ? counter(p, sizes(peer_fifo)) : nullptr;
   if (host_copy_.send == HostCopy::sm)
-    return {p + data(peer_fifo), counter(p, tail(peer_fifo)), counter(host_->local(), head(my_out)), step, peer,
+    return {p + data(peer_fifo), counter(p, tail(peer_fifo)), counter(host.local(), head(my_out)), step, peer,
             peer_sizes};
-  char* ph = host_->host_of(peer);
+  char* ph = host.host_of(peer);
   const FifoPointers k = ce_send_fifos_->kernel(my_out), x = ce_send_fifos_->proxy(my_out);
   StageEnds e;
   e.peer = peer;
@@ -224,7 +260,7 @@ gpu::SendConn GpuFifoMesh::host_send(int peer, int peer_fifo, int my_out) {
   e.dst_slots = ph + data(peer_fifo);
   e.dst_tail = counter(ph, tail(peer_fifo));
   e.dst_sizes = peer_sizes ? counter(ph, sizes(peer_fifo)) : nullptr;
-  e.dst_head = counter(host_->host_of(rank_), head(my_out));
+  e.dst_head = counter(host.host_of(rank_), head(my_out));
   ce_sends_.push_back(e);
   return {k.slots, k.tail, k.head, step, peer, k.sizes};
 }
@@ -232,18 +268,19 @@ gpu::SendConn GpuFifoMesh::host_send(int peer, int peer_fifo, int my_out) {
 // sm: the kernel reads our host FIFO `my_fifo`. ce: the proxy copies each step of it into our
 // GPU FIFO `my_fifo`, which the kernel reads; the proxy frees host slots in the peer's head.
 gpu::RecvConn GpuFifoMesh::host_recv(int peer, int my_fifo, int peer_out) {
+  const GpuRegion& host = map(host_, peer);
   std::uint64_t* step = steps_ + 2 * idx(my_fifo) + 1;
   if (host_copy_.recv == HostCopy::sm)
-    return {host_->local() + data(my_fifo), counter(host_->local(), tail(my_fifo)),
-            counter(host_->of(peer), head(peer_out)), step, peer};
-  char* mine = host_->host_of(rank_);
+    return {host.local() + data(my_fifo), counter(host.local(), tail(my_fifo)), counter(host.of(peer), head(peer_out)),
+            step, peer};
+  char* mine = host.host_of(rank_);
   const FifoPointers k = ce_recv_fifos_->kernel(my_fifo), x = ce_recv_fifos_->proxy(my_fifo);
   StageEnds e;
   e.peer = peer;
   e.src_slots = mine + data(my_fifo);
   e.src_tail = counter(mine, tail(my_fifo));
   e.src_sizes = counter(mine, sizes(my_fifo));
-  e.src_head = counter(host_->host_of(peer), head(peer_out));
+  e.src_head = counter(host.host_of(peer), head(peer_out));
   e.dst_slots = x.slots;
   e.dst_tail = x.tail;
   e.dst_head = x.head;
@@ -252,6 +289,8 @@ gpu::RecvConn GpuFifoMesh::host_recv(int peer, int my_fifo, int peer_out) {
 }
 
 void GpuFifoMesh::finish(const RankLayout& layout, std::chrono::milliseconds timeout) {
+  finish_mapping(p2p_);
+  finish_mapping(host_);
   if (host_copy_.any_ce())  // the same on every rank: agreed() is collective
     agreed(comm_, "host", "start its copy-engine proxy", [&] {
       if (!ce_recvs_.empty() || !ce_sends_.empty())

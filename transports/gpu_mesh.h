@@ -7,6 +7,7 @@
 #include <mpi.h>
 
 #include <cstdint>
+#include <exception>
 #include <memory>
 #include <optional>
 #include <vector>
@@ -27,9 +28,10 @@ std::optional<HostCopyModes> agreed_host_copy(MPI_Comm comm);
 
 class GpuFifoMesh {
  public:
-  // Collective over `comm` (described by `paths`): sets up a region per transport in use,
-  // exchanges the connection blobs with MPI_Allgather, connects every pair that uses it, then
-  // holds a barrier so that no rank uses (or frees) memory a peer has not mapped yet.
+  // Collective over `comm` (described by `paths`): sets up a region per transport in use and
+  // exchanges the connection blobs with MPI_Allgather. A peer's memory is mapped only when
+  // send() or recv() first names it, so a ring maps its two neighbours and a tree its parents
+  // and children, never every rank of the node (CUDA's peer limit; pinned host memory).
   // `steps` is device memory of 2 * fifos zeroed counters owned by the caller. Host connections
   // use `host_copy` where given (the same on every rank); otherwise, where a pair uses host,
   // agreed_host_copy's forced modes, or sm for both halves.
@@ -44,8 +46,9 @@ class GpuFifoMesh {
   // Over net, and over host with a ce receive half: the proxy fills it and reads our head.
   // Call it once per FIFO.
   gpu::RecvConn recv(int peer, int my_fifo, int peer_out);
-  // Collective, after every send() and recv(): starts the host copy-engine proxy where this
-  // rank has ce halves, connects the net FIFOs (over the plan's net backend, tcp or ib) and starts
+  // Collective, after every send() and recv(): agrees that every rank mapped its peers (the
+  // barrier after which no rank uses or frees memory a peer has not mapped, and the regions'
+  // names go), starts the host copy-engine proxy where this rank has ce halves, connects the net FIFOs (over the plan's net backend, tcp or ib) and starts
   // their proxy where a pair uses net.
   void finish(const RankLayout& layout, std::chrono::milliseconds timeout);
   // Rethrows the proxies' error, if any.
@@ -61,7 +64,18 @@ class GpuFifoMesh {
  private:
   static constexpr std::size_t kLine = 128;  // flags of different writers never share a line
   static std::size_t idx(int i) { return static_cast<std::size_t>(i); }
-  const GpuRegion& region_with(int peer) const;
+  // One transport's region and what mapping peers into it needs.
+  struct Linked {
+    const GpuTransport* transport = nullptr;
+    std::unique_ptr<GpuRegion> region;  // null where this rank does not use the transport
+    std::vector<ConnectBlob> blobs;     // every rank's, for mapping on first use
+    std::vector<bool> mapped;
+    std::exception_ptr error;           // the first mapping that failed, agreed in finish()
+  };
+  Linked open_transport(const GpuPaths& paths, const GpuTransport& t, std::size_t bytes);
+  GpuRegion& map(Linked& l, int peer);
+  void check_same_layout() const;
+  void finish_mapping(Linked& l);
   gpu::SendConn host_send(int peer, int peer_fifo, int my_out);
   gpu::RecvConn host_recv(int peer, int my_fifo, int peer_out);
   std::size_t data(int f) const { return idx(f) * gpu::kFifoSlots * slot_; }
@@ -73,7 +87,7 @@ class GpuFifoMesh {
   std::size_t fifos_, slot_;
   std::uint64_t* steps_;
   std::vector<std::string> path_of_;                  // transport of each peer
-  std::unique_ptr<GpuRegion> p2p_, host_;             // this rank's regions (null when unused)
+  Linked p2p_, host_;                                 // this rank's regions (null when unused)
   // host's ce halves: the kernels' FIFOs in GPU memory (null for sm halves), the stages the
   // proxy moves, the proxy.
   HostCopyModes host_copy_;

@@ -137,56 +137,11 @@ __device__ __forceinline__ void store_pack(void* p, Pack v) {
 
 // ---- the block-wide data loop -------------------------------------------------------------
 
-// dst[d][i] = finalize(src[0][i] op src[1][i] op ...) for i < n, for every destination d.
-// NSRC sources are reduced in order; `final` applies avg's division. All threads of the block
-// take part. 16-byte vectors when every pointer is 16-byte aligned, element by element otherwise.
+// Elements [lo, hi) of reduce_copy, one at a time (volatile loads: see load_elem).
 template <typename T, int NSRC, int NDST>
-__device__ __forceinline__ void reduce_copy(ReduceOp op, bool final, int nranks, const void* const (&src)[NSRC],
-                                            void* const (&dst)[NDST], std::size_t n) {
-  const int tid = static_cast<int>(threadIdx.x), nt = static_cast<int>(blockDim.x);
-  std::uintptr_t align_bits = 0;
-#pragma unroll
-  for (int s = 0; s < NSRC; ++s) align_bits |= reinterpret_cast<std::uintptr_t>(src[s]);
-#pragma unroll
-  for (int d = 0; d < NDST; ++d) align_bits |= reinterpret_cast<std::uintptr_t>(dst[d]);
-  std::size_t done = 0;
-  if ((align_bits & (kPackBytes - 1)) == 0) {
-    constexpr int kUnroll = 4;
-    constexpr std::size_t per_pack = kPackBytes / sizeof(T);
-    const std::size_t packs = n / per_pack;
-    const std::size_t step = static_cast<std::size_t>(nt) * kUnroll;
-    std::size_t p = static_cast<std::size_t>(tid);
-    // Unrolled: kUnroll independent loads per source in flight before the first use.
-    for (; p + (kUnroll - 1) * nt < packs; p += step) {
-      Pack acc[kUnroll];
-#pragma unroll
-      for (int u = 0; u < kUnroll; ++u) acc[u] = load_pack(static_cast<const Pack*>(src[0]) + p + u * nt);
-#pragma unroll
-      for (int s = 1; s < NSRC; ++s) {
-        Pack v[kUnroll];
-#pragma unroll
-        for (int u = 0; u < kUnroll; ++u) v[u] = load_pack(static_cast<const Pack*>(src[s]) + p + u * nt);
-#pragma unroll
-        for (int u = 0; u < kUnroll; ++u) acc[u] = reduce_pack<T>(op, acc[u], v[u]);
-      }
-#pragma unroll
-      for (int u = 0; u < kUnroll; ++u) {
-        if (final) acc[u] = finalize_pack<T>(op, acc[u], nranks);
-#pragma unroll
-        for (int d = 0; d < NDST; ++d) store_pack(static_cast<Pack*>(dst[d]) + p + u * nt, acc[u]);
-      }
-    }
-    for (; p < packs; p += nt) {
-      Pack acc = load_pack(static_cast<const Pack*>(src[0]) + p);
-#pragma unroll
-      for (int s = 1; s < NSRC; ++s) acc = reduce_pack<T>(op, acc, load_pack(static_cast<const Pack*>(src[s]) + p));
-      if (final) acc = finalize_pack<T>(op, acc, nranks);
-#pragma unroll
-      for (int d = 0; d < NDST; ++d) store_pack(static_cast<Pack*>(dst[d]) + p, acc);
-    }
-    done = packs * per_pack;
-  }
-  for (std::size_t i = done + static_cast<std::size_t>(tid); i < n; i += static_cast<std::size_t>(nt)) {
+__device__ __forceinline__ void reduce_copy_elems(ReduceOp op, bool final, int nranks, const void* const (&src)[NSRC],
+                                                  void* const (&dst)[NDST], std::size_t lo, std::size_t hi) {
+  for (std::size_t i = lo + threadIdx.x; i < hi; i += blockDim.x) {
     T acc = load_elem<T>(static_cast<const T*>(src[0]) + i);
 #pragma unroll
     for (int s = 1; s < NSRC; ++s) acc = reduce_pair<T>(op, acc, load_elem<T>(static_cast<const T*>(src[s]) + i));
@@ -194,6 +149,70 @@ __device__ __forceinline__ void reduce_copy(ReduceOp op, bool final, int nranks,
 #pragma unroll
     for (int d = 0; d < NDST; ++d) static_cast<T*>(dst[d])[i] = acc;
   }
+}
+
+// `packs` 16-byte packs of reduce_copy from element `first` on, where every pointer is aligned.
+template <typename T, int NSRC, int NDST>
+__device__ __forceinline__ void reduce_copy_packs(ReduceOp op, bool final, int nranks, const void* const (&src)[NSRC],
+                                                  void* const (&dst)[NDST], std::size_t first, std::size_t packs) {
+  const int tid = static_cast<int>(threadIdx.x), nt = static_cast<int>(blockDim.x);
+  auto in = [&](int s) { return reinterpret_cast<const Pack*>(static_cast<const T*>(src[s]) + first); };
+  auto out = [&](int d) { return reinterpret_cast<Pack*>(static_cast<T*>(dst[d]) + first); };
+  constexpr int kUnroll = 4;
+  const std::size_t step = static_cast<std::size_t>(nt) * kUnroll;
+  std::size_t p = static_cast<std::size_t>(tid);
+  // Unrolled: kUnroll independent loads per source in flight before the first use.
+  for (; p + (kUnroll - 1) * nt < packs; p += step) {
+    Pack acc[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) acc[u] = load_pack(in(0) + p + u * nt);
+#pragma unroll
+    for (int s = 1; s < NSRC; ++s) {
+      Pack v[kUnroll];
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) v[u] = load_pack(in(s) + p + u * nt);
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) acc[u] = reduce_pack<T>(op, acc[u], v[u]);
+    }
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      if (final) acc[u] = finalize_pack<T>(op, acc[u], nranks);
+#pragma unroll
+      for (int d = 0; d < NDST; ++d) store_pack(out(d) + p + u * nt, acc[u]);
+    }
+  }
+  for (; p < packs; p += nt) {
+    Pack acc = load_pack(in(0) + p);
+#pragma unroll
+    for (int s = 1; s < NSRC; ++s) acc = reduce_pack<T>(op, acc, load_pack(in(s) + p));
+    if (final) acc = finalize_pack<T>(op, acc, nranks);
+#pragma unroll
+    for (int d = 0; d < NDST; ++d) store_pack(out(d) + p, acc);
+  }
+}
+
+// dst[d][i] = finalize(src[0][i] op src[1][i] op ...) for i < n, for every destination d.
+// NSRC sources are reduced in order; `final` applies avg's division. All threads of the block
+// take part. 16-byte vectors wherever every pointer can use them: when all pointers are equally
+// misaligned (buffers offset by -u; pieces at the same odd offset on both sides) the head up to
+// the first 16-byte boundary goes element by element, then vectors, then the tail; pointers
+// misaligned differently go element by element throughout.
+template <typename T, int NSRC, int NDST>
+__device__ __forceinline__ void reduce_copy(ReduceOp op, bool final, int nranks, const void* const (&src)[NSRC],
+                                            void* const (&dst)[NDST], std::size_t n) {
+  const std::uintptr_t skew = reinterpret_cast<std::uintptr_t>(src[0]) & (kPackBytes - 1);
+  bool same = skew % sizeof(T) == 0;
+#pragma unroll
+  for (int s = 1; s < NSRC; ++s) same &= (reinterpret_cast<std::uintptr_t>(src[s]) & (kPackBytes - 1)) == skew;
+#pragma unroll
+  for (int d = 0; d < NDST; ++d) same &= (reinterpret_cast<std::uintptr_t>(dst[d]) & (kPackBytes - 1)) == skew;
+  if (!same) return reduce_copy_elems<T>(op, final, nranks, src, dst, 0, n);
+  constexpr std::size_t per_pack = kPackBytes / sizeof(T);
+  const std::size_t head = skew ? min(n, (kPackBytes - skew) / sizeof(T)) : 0;
+  const std::size_t packs = (n - head) / per_pack;
+  reduce_copy_elems<T>(op, final, nranks, src, dst, 0, head);
+  reduce_copy_packs<T>(op, final, nranks, src, dst, head, packs);
+  reduce_copy_elems<T>(op, final, nranks, src, dst, head + packs * per_pack, n);
 }
 
 }  // namespace ccbench::gpu

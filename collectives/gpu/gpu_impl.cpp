@@ -2,16 +2,11 @@
 
 #include <fmt/format.h>
 
+#include "core/checks.h"
 #include "core/error.h"
 #include "transports/host_copy.h"
 
 namespace ccbench::gpu {
-
-int resident_limit(int device, int blocks_per_channel) {
-  int sms = 0;
-  CCB_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-  return std::max(1, sms / blocks_per_channel);
-}
 
 int blocks_for(std::size_t bytes, std::size_t bytes_per_block, int max_blocks) {
   std::size_t b = (bytes + bytes_per_block - 1) / bytes_per_block;
@@ -88,6 +83,10 @@ std::optional<std::string> GpuImpl::unsupported(const CaseSpec& s, const ImplCon
   return std::nullopt;
 }
 
+int GpuImpl::resident_limit(int blocks_per_channel) const {
+  return std::max(1, agreed_sms_ / std::max(1, gpu_sharers_) / blocks_per_channel);
+}
+
 void GpuImpl::setup(const ImplContext& ctx) {
   ctx_ = ctx;
   MPI_Comm_rank(ctx.comm, &rank_);
@@ -96,6 +95,14 @@ void GpuImpl::setup(const ImplContext& ctx) {
   CCB_CUDA(cudaSetDevice(ctx.cuda_device));
   errors_ = std::make_unique<DeviceErrors>();
   own_layout_ = RankLayout::from_hosts(rank_, std::vector<std::string>(static_cast<std::size_t>(n_), "."));
+  // What the grids are sized by, agreed: the fewest SMs and the most ranks sharing a GPU.
+  int sms = 0;
+  CCB_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, ctx.cuda_device));
+  int sharers = 0;
+  const RankLayout& l = layout();
+  for (int r = 0; r < l.nranks; ++r) sharers += l.same_node(rank_, r) && l.same_gpu(rank_, r, visible_gpus());
+  check_mpi(MPI_Allreduce(&sms, &agreed_sms_, 1, MPI_INT, MPI_MIN, ctx.comm), "MPI_Allreduce of SM counts");
+  check_mpi(MPI_Allreduce(&sharers, &gpu_sharers_, 1, MPI_INT, MPI_MAX, ctx.comm), "MPI_Allreduce of GPU sharers");
   paths_ = plan_paths(ctx);
   if (!paths_.refused.empty()) fail(ExitCode::precondition, "{}: {}", name_, paths_.refused);
   setup_kernels();

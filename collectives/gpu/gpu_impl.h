@@ -13,8 +13,6 @@
 
 namespace ccbench::gpu {
 
-// Blocks that wait on each other must all be resident at once: at most one block per SM.
-int resident_limit(int device, int blocks_per_channel);
 // One block per `bytes_per_block` (at least 1, at most `max_blocks`).
 int blocks_for(std::size_t bytes, std::size_t bytes_per_block, int max_blocks);
 // The GPU transport of every pair under ctx.transport: peer access as the harness agreed it
@@ -43,6 +41,12 @@ class GpuImpl : public Implementation {
   virtual bool direct_access(const CaseSpec& s) const = 0;
   virtual void setup_kernels() = 0;
   WaitLimits limits() const { return errors_->limits(ctx_.timeout); }
+  // Channels of `blocks_per_channel` blocks that fit resident at once on every rank's GPU: the
+  // blocks of one launch wait on each other (and on the same blocks of the peers), so a grid must
+  // never need more than is resident. One block per SM, over the fewest SMs of any rank's GPU
+  // (agreed in setup(): mixed GPU models lay out alike), divided among the ranks of a node
+  // sharing one GPU (under MPS they run at once); at least 1. The same on every rank.
+  int resident_limit(int blocks_per_channel) const;
   cudaStream_t stream() const { return static_cast<cudaStream_t>(stream_); }
   void launched(int rc) const { CCB_CUDA(static_cast<cudaError_t>(rc)); }
   // The proxy's errors (net), checked before the kernels' own.
@@ -55,6 +59,8 @@ class GpuImpl : public Implementation {
   const char* name_;
   ImplContext ctx_;
   int rank_ = 0, n_ = 1;
+  int agreed_sms_ = 1;     // the fewest SMs of any rank's GPU
+  int gpu_sharers_ = 1;    // the most ranks of a node on one GPU
   void* stream_ = nullptr;
   std::unique_ptr<DeviceErrors> errors_;
   GpuPaths paths_;

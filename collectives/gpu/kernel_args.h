@@ -90,7 +90,8 @@ struct PeerParams {
   int nranks;
   int rank;
   int root;  // reduce: the rank that receives the result
-  int blocks;
+  int blocks;  // blocks that take part in the call
+  int grid;    // blocks launched (one-shot: its most blocks at every size, so that every block counts every call)
   const void* send;
   void* recv;
   std::size_t count;

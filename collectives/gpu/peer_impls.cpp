@@ -24,6 +24,8 @@ class OneshotGpu final : public GpuImpl {
   }
   bool direct_access(const CaseSpec&) const override { return true; }
   void setup_kernels() override {
+    ll_blocks_ = std::min(kOneshotMaxBlocks, resident_limit(1));
+    read_blocks_ = std::min(kDirectReduceMaxBlocks, resident_limit(1));
     ll_per_rank_ = oneshot_max_bytes() * 2;  // a 16-byte line carries 8 bytes
     peers_ = std::make_unique<PeerState>(ctx_.comm, kLowLatencyOffset + 2 * static_cast<std::size_t>(n_) * ll_per_rank_);
     read_epochs_ = std::make_unique<DeviceCounters>(kMaxChannels);
@@ -39,6 +41,7 @@ class OneshotGpu final : public GpuImpl {
       return launched(launch_direct_reduce(p, stream_));
     }
     p.ll_bytes_per_rank = ll_per_rank_;
+    p.grid = ll_blocks_;  // every block counts every call (peer_kernels.cu)
     launched(launch_oneshot(p, stream_));
   }
   std::string describe(const CallArgs& a) override {
@@ -47,11 +50,12 @@ class OneshotGpu final : public GpuImpl {
   }
 
  private:
-  static int blocks(const CallArgs& a) {
+  int blocks(const CallArgs& a) const {
     const std::size_t bytes = a.count * element_size(a.spec.dtype);
-    if (a.spec.coll == Collective::reduce) return blocks_for(bytes, kDirectReduceBytesPerBlock, kDirectReduceMaxBlocks);
-    return blocks_for(bytes, kOneshotBytesPerBlock, kOneshotMaxBlocks);
+    if (a.spec.coll == Collective::reduce) return blocks_for(bytes, kDirectReduceBytesPerBlock, read_blocks_);
+    return blocks_for(bytes, kOneshotBytesPerBlock, ll_blocks_);
   }
+  int ll_blocks_ = kOneshotMaxBlocks, read_blocks_ = kDirectReduceMaxBlocks;  // capped by resident_limit()
   std::size_t ll_per_rank_ = 0;
   std::unique_ptr<PeerState> peers_;
   // The reduce's own call counts: its barriers' flag values. The all-reduce's LL flags are its
@@ -67,7 +71,7 @@ class TwoshotGpu final : public GpuImpl {
   CollectiveSet collectives() const override { return {Collective::allreduce}; }
   bool direct_access(const CaseSpec&) const override { return true; }
   void setup_kernels() override {
-    max_blocks_ = twoshot_blocks();
+    max_blocks_ = std::min(twoshot_blocks(), resident_limit(1));
     peers_ = std::make_unique<PeerState>(ctx_.comm, kLowLatencyOffset);
   }
   void attach(const BufferSet& b) override { peers_->attach(b, true, true); }

@@ -52,8 +52,13 @@ __device__ __forceinline__ bool block_barrier(const PeerParams& p, std::uint64_t
 
 // ---- one-shot all-reduce with the low-latency (LL) protocol -------------------------------------
 // Every rank pushes its input to every peer as 16-byte lines {data, flag, data, flag}; the flag
-// is the call's epoch, so a reader knows a line is fresh without any other synchronisation.
+// is the call's number, so a reader knows a line is fresh without any other synchronisation.
 // Buffers alternate between two parities: a rank can be at most one call ahead of a peer.
+// Which words a block covers depends on the blocks a size uses, so a line can be read by another
+// block than the one that read it last: every block of the grid (the most blocks any size uses)
+// counts every call, so all blocks share one call number, and the reader clears each line it has
+// read (flag 0, which no call uses), so a line left from an earlier call never looks fresh,
+// whatever the sequence of sizes and however many calls pass (no 32-bit wrap can alias).
 
 struct LLLine {
   unsigned d0, f0, d1, f1;
@@ -63,6 +68,13 @@ __device__ __forceinline__ void store_ll(void* p, unsigned long long data, unsig
   asm volatile("st.volatile.global.v4.u32 [%0], {%1,%2,%3,%4};" ::"l"(p), "r"(static_cast<unsigned>(data)),
                "r"(flag), "r"(static_cast<unsigned>(data >> 32)), "r"(flag)
                : "memory");
+}
+
+// The flag of call `epoch` (1, 2, ...): never 0, the cleared line's.
+__device__ __forceinline__ unsigned ll_flag(std::uint64_t epoch) { return static_cast<unsigned>(epoch % 0xffffffffull) + 1; }
+
+__device__ __forceinline__ void clear_ll(void* p) {
+  asm volatile("st.volatile.global.v4.u32 [%0], {%1,%1,%1,%1};" ::"l"(p), "r"(0u) : "memory");
 }
 
 __device__ __forceinline__ bool load_ll(const void* p, unsigned flag, unsigned long long* data, const WaitLimits& w,
@@ -132,7 +144,11 @@ template <typename T>
 __global__ void __launch_bounds__(kThreads) oneshot_kernel(PeerParams p) {
   const int b = static_cast<int>(blockIdx.x);
   const std::uint64_t epoch = p.epochs[b] + 1;
-  const unsigned flag = static_cast<unsigned>(epoch);
+  if (b >= p.blocks) {  // no words at this size: the block only counts the call
+    if (threadIdx.x == 0) p.epochs[b] = epoch;
+    return;
+  }
+  const unsigned flag = ll_flag(epoch);
   const std::size_t parity = epoch & 1;
   const std::size_t bytes = p.count * sizeof(T);
   const std::size_t words = schedule::div_up(bytes, 8);
@@ -155,8 +171,11 @@ __global__ void __launch_bounds__(kThreads) oneshot_kernel(PeerParams p) {
     unsigned long long acc = 0;
     for (int r = 0; r < p.nranks; ++r) {
       unsigned long long v;
-      if (r == p.rank) v = load_word(in, w * 8, bytes);
-      else if (!load_ll(line(p.rank, r, w), flag, &v, p.limits, r)) {
+      if (r == p.rank) {
+        v = load_word(in, w * 8, bytes);
+      } else if (load_ll(line(p.rank, r, w), flag, &v, p.limits, r)) {
+        clear_ll(line(p.rank, r, w));
+      } else {
         ok = false;
         break;
       }
@@ -300,7 +319,7 @@ cudaStream_t st(void* s) { return static_cast<cudaStream_t>(s); }
 int launch_oneshot(const PeerParams& p, void* stream) {
   dispatch_type(p.dtype, [&](auto v) {
     using T = decltype(v);
-    oneshot_kernel<T><<<p.blocks, kThreads, 0, st(stream)>>>(p);
+    oneshot_kernel<T><<<p.grid, kThreads, 0, st(stream)>>>(p);
   });
   return cudaGetLastError();
 }

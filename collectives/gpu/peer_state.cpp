@@ -37,6 +37,7 @@ PeerParams PeerState::barrier_params(int rank, int nranks, const WaitLimits& lim
   p.nranks = nranks;
   p.rank = rank;
   p.blocks = 1;
+  p.grid = 1;
   p.table = device_.get();
   p.epochs = epochs_.at(0);
   p.limits = limits;
@@ -63,6 +64,7 @@ PeerParams PeerState::params(const CallArgs& a, int rank, int nranks, int blocks
   p.op = a.spec.op;
   p.root = a.spec.root;
   p.blocks = blocks;
+  p.grid = blocks;
   p.send = a.send;
   p.recv = a.recv;
   p.count = a.count;

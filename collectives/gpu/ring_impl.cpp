@@ -22,7 +22,7 @@ class RingGpu final : public GpuImpl {
   }
   bool direct_access(const CaseSpec&) const override { return false; }
   void setup_kernels() override {
-    channels_ = std::min(ring_channels(), resident_limit(ctx_.cuda_device, 1));
+    channels_ = std::min(ring_channels(), resident_limit(1));
     if (paths_.label != "p2p") channels_ = std::min(channels_, host_channels());
     if (over_net()) channels_ = std::min(channels_, net_channels());
     slot_ = over_net() ? net_slot_bytes() : slot_bytes();

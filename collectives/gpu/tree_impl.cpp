@@ -34,7 +34,7 @@ class TreeGpu final : public GpuImpl {
     return GpuImpl::unsupported(s, ctx);
   }
   void setup_kernels() override {
-    channels_ = std::min(tree_channels(), resident_limit(ctx_.cuda_device, 4));
+    channels_ = std::min(tree_channels(), resident_limit(4));
     // Over host memory: 6 FIFOs per channel, so a quarter of the ring's host channels.
     if (paths_.label != "p2p") channels_ = std::min(channels_, std::max(1, host_channels() / 4));
     if (over_net()) channels_ = std::min(channels_, net_tree_channels_of(net_channels()));
@@ -93,8 +93,9 @@ class TreeGpu final : public GpuImpl {
   }
 
  private:
-  static int bruck_blocks(const CallArgs& a) {
-    return blocks_for(a.count * element_size(a.spec.dtype), kBruckBytesPerBlock, kBruckMaxBlocks);
+  int bruck_blocks(const CallArgs& a) const {
+    return blocks_for(a.count * element_size(a.spec.dtype), kBruckBytesPerBlock,
+                      std::min(kBruckMaxBlocks, resident_limit(1)));
   }
   // FIFO ids: each (tree, channel) has 3 incoming FIFOs (2 from children, 1 from the parent) and
   // 3 outgoing heads (1 to the parent, 2 to children). Same numbering on every rank.

@@ -247,7 +247,7 @@ std::string arguments_of(const std::string& command_line) {
 template <typename F>
 void agreed_step(MPI_Comm comm, const char* what, F&& step) {
   const Outcome agreed = agree_outcome(comm, run_catching(std::forward<F>(step)));
-  if (agreed.code != ExitCode::ok) throw Error(agreed.code, fmt::format("{}: {}", what, agreed.message));
+  if (agreed.code != ExitCode::ok) throw Error::agreed(agreed.code, fmt::format("{}: {}", what, agreed.message));
 }
 
 // GPU ranks (collective): why ib cannot carry their data between every pair, or nullopt when it
@@ -488,6 +488,7 @@ int run_benchmark(const RunOptions& opts_in, int* argc, char*** argv) {
     watchdog.enter("start-up: comparing builds and arguments");
     check_same_run(world, layout,
                    fmt::format("ccbench {} git {} args '{}'", CCBENCH_VERSION, CCBENCH_GIT_HASH, arguments_of(opts.command_line)));
+    check_same_tuning(world, layout);
     if (opts.fault && opts.fault->rank >= layout.nranks)  // a fault that could never fire
       fail(ExitCode::usage, "CCBENCH_FAULT: rank={} does not exist in this run of {} ranks (valid: 0 to {})",
            opts.fault->rank, layout.nranks, layout.nranks - 1);
@@ -659,7 +660,8 @@ int run_benchmark(const RunOptions& opts_in, int* argc, char*** argv) {
   } catch (const Error& e) {
     watchdog.leave();
     code = e.code();
-    if (rank == 0 || e.code() != ExitCode::precondition) fmt::print(stderr, "ccbench: error: {}\n", e.what());
+    if (rank == 0 || !(e.is_agreed() || e.code() == ExitCode::precondition))
+      fmt::print(stderr, "ccbench: error: {}\n", e.what());
     if (sink) sink->finish({false, e.what(), static_cast<int>(code), fmt::format("FAILED: {}", exit_code_name(code))});
   }
   watchdog.enter("MPI finalisation");

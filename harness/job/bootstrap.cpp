@@ -8,9 +8,11 @@
 #include <string>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "core/checks.h"
 #include "core/error.h"
+#include "core/knobs.h"
 
 namespace ccbench {
 
@@ -79,8 +81,9 @@ RankLayout discover_layout(MPI_Comm comm) {
   return RankLayout::from_hosts(rank, std::move(hosts), ids);
 }
 
-void check_same_run(MPI_Comm comm, const RankLayout& layout, const std::string& fingerprint) {
-  auto all = gather_strings(comm, fingerprint);
+void check_same_on_every_rank(MPI_Comm comm, const RankLayout& layout, const std::string& value, ExitCode code,
+                              const std::string& rule) {
+  auto all = gather_strings(comm, value);
   std::string verdict;
   if (layout.rank == 0) {
     for (size_t r = 1; r < all.size(); ++r)
@@ -92,8 +95,21 @@ void check_same_run(MPI_Comm comm, const RankLayout& layout, const std::string& 
   check_mpi(MPI_Bcast(&len, 1, MPI_INT, 0, comm), "MPI_Bcast");
   verdict.resize(static_cast<size_t>(len));
   check_mpi(MPI_Bcast(verdict.data(), len, MPI_CHAR, 0, comm), "MPI_Bcast");
-  if (!verdict.empty())
-    fail(ExitCode::precondition, "every rank must run the same ccbench build with the same arguments; {}", verdict);
+  if (!verdict.empty()) throw Error::agreed(code, fmt::format("{}; {}", rule, verdict));
+}
+
+void check_same_run(MPI_Comm comm, const RankLayout& layout, const std::string& fingerprint) {
+  check_same_on_every_rank(comm, layout, fingerprint, ExitCode::precondition,
+                           "every rank must run the same ccbench build with the same arguments");
+}
+
+void check_same_tuning(MPI_Comm comm, const RankLayout& layout) {
+  const std::vector<std::string> mine = tuning_settings();
+  check_same_on_every_rank(comm, layout, mine.empty() ? "no tuning variable set" : fmt::format("{}", fmt::join(mine, " ")),
+                           ExitCode::usage,
+                           "every rank must have the same tuning variables (CCBENCH_GPU_*, CCBENCH_CPU_*, "
+                           "CCBENCH_ONESHOT_*, CCBENCH_BEST_*): they size what peers address in each other's memory; "
+                           "pass them to every rank (mpirun -x NAME)");
 }
 
 Outcome agree_outcome(MPI_Comm comm, const Outcome& mine) {

@@ -53,9 +53,16 @@ Outcome agree_outcome(MPI_Comm comm, const Outcome& mine);
 // Every rank's `text` on rank 0 (other ranks get an empty vector).
 std::vector<std::string> gather_strings(MPI_Comm comm, const std::string& text);
 
-// Every rank must run the same ccbench build with the same arguments: compares `fingerprint`
-// (version, git hash, arguments) with rank 0's and throws Error(precondition) on every rank,
-// naming the ranks and hosts that differ.
+// Collective: `value` must be the same on every rank. Otherwise every rank throws Error(code):
+// "`rule`; ranks differ from rank 0 (host H: V0): rank R (host HR): VR ...".
+void check_same_on_every_rank(MPI_Comm comm, const RankLayout& layout, const std::string& value, ExitCode code,
+                              const std::string& rule);
+// Every rank must run the same ccbench build with the same arguments: `fingerprint` (version,
+// git hash, arguments) compared, Error(precondition) naming the ranks and hosts that differ.
 void check_same_run(MPI_Comm comm, const RankLayout& layout, const std::string& fingerprint);
+// Every rank must have the same tuning variables (core/knobs.h tuning_settings()): they size the
+// channels, slots and blocks peers address in each other's memory, so a rank that differs would
+// hang or corrupt its peers. Error(usage) naming the ranks and what each has, within seconds.
+void check_same_tuning(MPI_Comm comm, const RankLayout& layout);
 
 }  // namespace ccbench

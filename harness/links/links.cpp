@@ -190,6 +190,7 @@ int run_links(const LinksOptions& o, int* argc, char*** argv) {
   ExitCode code = ExitCode::ok;
   RankLayout layout = discover_layout(world);
   try {
+    check_same_tuning(world, layout);
     std::string why_no_gpu;
     const int gpus = gpu_count(&why_no_gpu);
     std::uint64_t mine = static_cast<std::uint64_t>(gpus), min_gpus = 0;
@@ -240,7 +241,8 @@ int run_links(const LinksOptions& o, int* argc, char*** argv) {
     }
   } catch (const Error& e) {
     code = e.code();
-    if (layout.rank == 0 || e.code() != ExitCode::precondition) fmt::print(stderr, "ccbench: error: {}\n", e.what());
+    if (layout.rank == 0 || !(e.is_agreed() || e.code() == ExitCode::precondition))
+      fmt::print(stderr, "ccbench: error: {}\n", e.what());
   }
   code = agree_exit_code(world, code);
   mpi_stop();

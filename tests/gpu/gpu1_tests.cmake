@@ -53,6 +53,11 @@ ccbench_gpu1_test(gpu1_three_ranks 3
                   --collective allreduce,allgather,reducescatter,reduce,alltoall --root 2
                   --impl ring,tree,oneshot,twoshot,ce -d float,int8 -o sum,min -b 4 -e 1M -f 16 -n 2 -w 1
                   --timeout 60)
+# Four ranks on one GPU, the tree at 64 MiB (8 MiB per channel and tree at the default 32
+# channels): every rank's grid must fit resident beside the others', so the channels are sized
+# by the SMs shared among the ranks of the GPU (GpuImpl::resident_limit), never more.
+ccbench_gpu1_test(gpu1_tree_four_ranks 4 "tree:allreduce ring:allreduce" "tree=p2p ring=p2p" ""
+                  --collective allreduce --impl tree,ring -d float -o sum -b 64M -e 64M -n 1 -w 1 --timeout 120)
 # Host staging (pinned shared host memory, SMs on both halves): every collective of the ring and
 # tree, 16-bit and 8-bit types, several slots per channel at 3 MiB; oneshot refused with the reason.
 ccbench_gpu1_test(gpu1_host_2 2 "ring:allreduce,allgather,reducescatter,reduce tree:allreduce"
@@ -116,3 +121,15 @@ add_test(NAME gpu1_telemetry_2 COMMAND ${_gpu1_runner} $<TARGET_FILE:ccbench> 2 
          -b 8 -e 1M -f 32 -n 5 -w 1 --telemetry on --telemetry-interval 20 --timeout 60)
 set_tests_properties(gpu1_telemetry_2 PROPERTIES LABELS "gpu;gpu1" SKIP_RETURN_CODE 77 TIMEOUT 120 RUN_SERIAL TRUE
                      ENVIRONMENT "CCBENCH_ONE_GPU=1;CCBENCH_EXPECT_GPUS=1;CCBENCH_RESULT_CHECK=${CMAKE_CURRENT_SOURCE_DIR}/gpu/telemetry_check.py")
+
+# One-shot driven directly with sizes that shrink and grow again, eagerly and in one CUDA graph
+# over mixed sizes (tests/gpu/oneshot_sequence.cpp): no word is ever taken from a stale line.
+if(CCBENCH_HAVE_CUDA)
+  add_executable(ccbench_oneshot_sequence ${CMAKE_CURRENT_SOURCE_DIR}/gpu/oneshot_sequence.cpp)
+  target_link_libraries(ccbench_oneshot_sequence PRIVATE ccbench_harness_lib)
+  add_test(NAME gpu1_oneshot_sequence
+           COMMAND ${MPIEXEC_EXECUTABLE} --allow-run-as-root --oversubscribe --bind-to none -np 2
+                   -x CUDA_VISIBLE_DEVICES=0 $<TARGET_FILE:ccbench_oneshot_sequence>)
+  set_tests_properties(gpu1_oneshot_sequence PROPERTIES LABELS "gpu;gpu1" SKIP_RETURN_CODE 77 TIMEOUT 120
+                       RUN_SERIAL TRUE)
+endif()

@@ -11,3 +11,17 @@ foreach(scenario stop_ring stop_tree stop_mpi kill corrupt_ring corrupt_tree cor
   # Alone on the machine: the stop and delay scenarios check how long the job took.
   set_tests_properties(mpi.fault.${scenario} PROPERTIES LABELS "mpi;reliability" TIMEOUT 180 PROCESSORS 2)
 endforeach()
+
+# A tuning variable on one rank only: exit 2 at start-up, naming the ranks (agreement_test.py);
+# on ranks sharing a GPU (labels gpu, gpu1) with the GPU kernels' channel and slot knobs.
+add_test(NAME mpi.agreement.cpu_slot_bytes
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/agreement_test.py --ccbench $<TARGET_FILE:ccbench>
+                 --mpiexec ${MPIEXEC_EXECUTABLE} CCBENCH_CPU_SLOT_BYTES=256K)
+set_tests_properties(mpi.agreement.cpu_slot_bytes PROPERTIES LABELS "mpi;reliability" TIMEOUT 120 PROCESSORS 2)
+foreach(setting CCBENCH_GPU_CHANNELS=2 CCBENCH_GPU_SLOT_BYTES=256K)
+  string(REGEX REPLACE "=.*" "" name ${setting})
+  add_test(NAME gpu1_agreement_${name}
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/agreement_test.py --ccbench $<TARGET_FILE:ccbench>
+                   --mpiexec ${MPIEXEC_EXECUTABLE} --gpu ${setting})
+  set_tests_properties(gpu1_agreement_${name} PROPERTIES LABELS "gpu;gpu1" SKIP_RETURN_CODE 77 TIMEOUT 120 RUN_SERIAL TRUE)
+endforeach()
