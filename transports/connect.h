@@ -40,7 +40,7 @@ struct ChannelRequest {
 struct ChannelOptions {
   size_t slot_bytes = 256 * 1024;  // > 0, a multiple of 64; equal on every rank
   int depth = 4;                   // slots per channel, >= 1; equal on every rank
-  std::string transport = "auto";  // "auto" | "shm" | "mpi" | "tcp"
+  std::string transport = "auto";  // "auto" | "shm" | "mpi" | "tcp" | "ib" | "ofi"
   std::chrono::milliseconds timeout{std::chrono::minutes(1)};  // bound of every set-up wait
 };
 
@@ -58,6 +58,9 @@ struct ChannelSetup {
 class TransportJob {
  public:
   virtual ~TransportJob() = default;
+  // What ChannelSet::label() says for this transport, the same on every rank ("ofi:shm:rma"), or
+  // "" for the transport's name.
+  virtual std::string label() const { return {}; }
 };
 
 // What every set-up call of a transport is given.
@@ -109,8 +112,9 @@ class ChannelSet {
   // direction.
   SendChannel& send(size_t i) const;
   RecvChannel& recv(size_t i) const;
-  // The transports used by any rank of the communicator: "shm", "mpi", "shm+mpi", "tcp", or "none"
-  // when no rank has a channel. The same on every rank.
+  // The transports used by any rank of the communicator: "shm", "mpi", "shm+mpi", "tcp",
+  // "ofi:tcp;ofi_rxm:rma" (TransportJob::label), or "none" when no rank has a channel. The same on
+  // every rank.
   const std::string& label() const { return label_; }
 
  private:

@@ -23,6 +23,7 @@
 #include "transports/gpu_paths.h"
 #include "transports/ib/ib_transport.h"
 #include "transports/nccl_path.h"
+#include "transports/ofi/ofi_transport.h"
 #include "harness/context.h"
 #include "harness/results_dir.h"
 #include "harness/min_bandwidth.h"
@@ -508,6 +509,9 @@ int run_benchmark(const RunOptions& opts_in, int* argc, char*** argv) {
     int min_gpus = static_cast<int>(min_over_ranks(world, static_cast<std::uint64_t>(gpus)));
     Device device = Device::cpu;
     set_ib_options(opts.ib);  // validated by the command line
+    set_ofi_options(opts.ofi);
+    if (opts.transport == "ofi")  // provider and domain names checked where libfabric runs, before any work
+      agreed_step(world, "--transport ofi", [&] { (void)select_ofi(layout, 0); });
     std::optional<std::string> ib_unavailable = std::string("not probed on CPU ranks");
     if (opts.device == DeviceChoice::gpu || (opts.device == DeviceChoice::auto_detect && min_gpus > 0)) {
       agreed_step(world, "--device gpu", [&] {

@@ -13,6 +13,7 @@
 #include <fmt/format.h>
 
 #include "harness/app/links_cli.h"
+#include "harness/app/ofi_cli.h"
 #include "core/error.h"
 #include "harness/model/model.h"
 
@@ -170,7 +171,7 @@ std::chrono::milliseconds timeout_of(double seconds, const std::string& text) {
   return std::chrono::milliseconds(static_cast<long long>(seconds * 1000));
 }
 
-const std::vector<std::string> kTransports = {"auto", "shm", "mpi", "tcp", "p2p", "host", "net", "ib", "cuda_ipc", "nccl"};
+const std::vector<std::string> kTransports = {"auto", "shm", "mpi", "tcp", "p2p", "host", "net", "ib", "ofi", "cuda_ipc", "nccl"};
 const std::vector<std::string> kFormats = {"table", "csv", "json", "md"};
 
 // One --transport value: NCCL caches its path settings per process, so several side by side are
@@ -239,8 +240,8 @@ void add_sweep_options(CLI::App& app, RunOptions& o, RawRun& r) {
   app.add_option("--device", r.device, "auto, cpu or gpu [auto: GPUs when present]")
       ->check(one_of("--device", {"auto", "cpu", "gpu"}))->type_name("NAME");
   app.add_option("--transport", o.transport,
-                 "CPU ranks: auto, shm, mpi, tcp (CCBENCH_TCP_IF picks the interface), ib; GPU ranks: auto, p2p, "
-                 "host, net|tcp, ib (nccl pinned to the same path); one per launch (scripts/paths.sh runs several) "
+                 "CPU ranks: auto, shm, mpi, tcp (CCBENCH_TCP_IF picks the interface), ib, ofi; GPU ranks: auto, "
+                 "p2p, host, net|tcp, ib, ofi (nccl pinned to the same path); one per launch (scripts/paths.sh runs several) "
                  "[auto]")
       ->check(transport_value())->type_name("NAME");
   app.add_option("--emulate-nodes", o.emulate_nodes,
@@ -725,6 +726,8 @@ Command parse_command_line(int argc, const char* const* argv) {
   add_run_control_options(*run, o, raw);
   IbFlags ib;  // shared with `links` (harness/app/links_cli.h)
   ib.add(*run, true);
+  OfiFlags ofi;  // shared with `links` (harness/app/ofi_cli.h)
+  ofi.add(*run);
   add_nccl_tests_options(*run, o, raw);
   add_nccl_tests_refusals(*run, o);
 
@@ -791,6 +794,7 @@ Command parse_command_line(int argc, const char* const* argv) {
   if (*compare) return finish_compare(cmp, rawcmp);
   finish_run_options(*run, raw, o);
   o.ib = ib.finish(*run);
+  o.ofi = ofi.finish(o.ib.gpudirect);
   o.command_line = full_command_line(argc, argv);
   return o;
 }

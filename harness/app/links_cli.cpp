@@ -12,7 +12,7 @@ namespace ccbench {
 
 namespace {
 
-const std::vector<std::string> kLinkTransports = {"auto", "shm", "mpi", "tcp", "ib", "ce", "sm", "pcie"};
+const std::vector<std::string> kLinkTransports = {"auto", "shm", "mpi", "tcp", "ib", "ofi", "ce", "sm", "pcie"};
 
 long long whole_number(const std::string& text, const char* flag, long long lo, long long hi, const char* meaning) {
   long long v = 0;
@@ -36,11 +36,11 @@ std::vector<std::string> transports_from(const std::string& text) {
   std::istringstream in(text);
   for (std::string item; std::getline(in, item, ',');) {
     if (std::find(kLinkTransports.begin(), kLinkTransports.end(), item) == kLinkTransports.end())
-      fail(ExitCode::usage, "--transport: unknown value '{}' (valid: auto, shm, mpi, tcp, ib on CPU ranks; auto, ce, "
+      fail(ExitCode::usage, "--transport: unknown value '{}' (valid: auto, shm, mpi, tcp, ib, ofi on CPU ranks; auto, ce, "
            "sm, pcie on GPU ranks; comma-separated)", item);
     if (std::find(out.begin(), out.end(), item) == out.end()) out.push_back(item);
   }
-  if (out.empty()) fail(ExitCode::usage, "--transport: empty list (valid: auto, shm, mpi, tcp, ib, ce, sm, pcie)");
+  if (out.empty()) fail(ExitCode::usage, "--transport: empty list (valid: auto, shm, mpi, tcp, ib, ofi, ce, sm, pcie)");
   return out;
 }
 
@@ -49,7 +49,7 @@ std::vector<std::string> transports_from(const std::string& text) {
 LinksCommand::LinksCommand(CLI::App& app) {
   sub_ = app.add_subcommand("links", "measure every pair of ranks: bandwidth one way and both ways, latency");
   sub_->add_option("--transport", transport_,
-                   "CPU ranks: auto (shm within a node, mpi across), shm, mpi, tcp, ib; GPU ranks: auto (= ce,sm,pcie), "
+                   "CPU ranks: auto (shm within a node, mpi across), shm, mpi, tcp, ib, ofi; GPU ranks: auto (= ce,sm,pcie), "
                    "ce (copy engines), sm (SM stores), pcie (pinned host D2H/H2D); comma-separated [auto]");
   sub_->add_option("-b,--minbytes", minbytes_, "smallest size; the latency size [8]");
   sub_->add_option("-e,--maxbytes", maxbytes_, "largest size [CPU 64M, GPU 256M]");
@@ -62,6 +62,7 @@ LinksCommand::LinksCommand(CLI::App& app) {
   sub_->add_option("--out", out_, "results folder, or none [./ccbench-results/<UTC time>-<host>]");
   sub_->add_option("--timeout", timeout_, "seconds a set-up step or a wait for a peer may last before the run ends with exit code 5 [120]");
   ib_.add(*sub_, false);
+  ofi_.add(*sub_);
 }
 
 LinksOptions LinksCommand::finish(const std::string& command_line) const {
@@ -88,6 +89,7 @@ LinksOptions LinksCommand::finish(const std::string& command_line) const {
   o.timeout = std::chrono::milliseconds(static_cast<long long>(timeout * 1000));
 
   o.ib = ib_.finish(*sub_);
+  o.ofi = ofi_.finish(false);
   return o;
 }
 

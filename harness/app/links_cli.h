@@ -7,6 +7,7 @@
 #include <CLI/CLI.hpp>
 
 #include "harness/links/links.h"
+#include "harness/app/ofi_cli.h"
 #include "transports/ib/ib_logic.h"
 
 namespace ccbench {
@@ -36,6 +37,7 @@ class LinksCommand {
   std::string transport_ = "auto", minbytes_ = "8", maxbytes_, factor_ = "8", iters_ = "20", warmup_ = "3";
   std::string threshold_ = "0.9", device_ = "auto", out_, timeout_ = "120";
   IbFlags ib_;
+  OfiFlags ofi_;
   bool all_at_once_ = false;
 };
 

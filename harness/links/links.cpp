@@ -21,6 +21,7 @@
 #include "core/error.h"
 #include "core/text_file.h"
 #include "transports/ib/ib_transport.h"
+#include "transports/ofi/ofi_transport.h"
 
 namespace ccbench {
 
@@ -65,7 +66,7 @@ Json links_context(const LinksOptions& o, const RankLayout& layout, const std::s
 // `ib_reason`: why ib cannot run on some rank (agreed), or empty.
 std::vector<std::string> plan_transports(const LinksOptions& o, Device device, const std::string& ib_reason,
                                          std::vector<std::string>* notes) {
-  const std::vector<std::string> cpu_only = {"shm", "mpi", "tcp", "ib"}, gpu_only = {"ce", "sm", "pcie"};
+  const std::vector<std::string> cpu_only = {"shm", "mpi", "tcp", "ib", "ofi"}, gpu_only = {"ce", "sm", "pcie"};
   std::vector<std::string> out;
   if (o.all_at_once && device == Device::gpu)
     fail(ExitCode::usage, "--all-at-once is measured on CPU ranks only; on GPU ranks leave it out (pairs are measured "
@@ -74,7 +75,7 @@ std::vector<std::string> plan_transports(const LinksOptions& o, Device device, c
     const auto& wrong = device == Device::gpu ? cpu_only : gpu_only;
     if (std::find(wrong.begin(), wrong.end(), t) != wrong.end())
       fail(ExitCode::usage, "--transport {} measures {} ranks and these are {} ranks (valid here: auto, {}; --device)",
-           t, device == Device::gpu ? "CPU" : "GPU", name(device), device == Device::gpu ? "ce, sm, pcie" : "shm, mpi, tcp, ib");
+           t, device == Device::gpu ? "CPU" : "GPU", name(device), device == Device::gpu ? "ce, sm, pcie" : "shm, mpi, tcp, ib, ofi");
     if (t == "auto" && device == Device::gpu) {
       out.insert(out.end(), gpu_only.begin(), gpu_only.end());
     } else if (t == "auto") {
@@ -185,6 +186,7 @@ int run_links(const LinksOptions& o, int* argc, char*** argv) {
   std::string out_dir;
   if (lrank == 0 && !o.no_files) out_dir = prepare_output_dir(o.out_dir);
   set_ib_options(o.ib);
+  set_ofi_options(o.ofi);
   mpi_start(argc, argv);
   MPI_Comm world = MPI_COMM_WORLD;
   ExitCode code = ExitCode::ok;

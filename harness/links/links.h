@@ -39,6 +39,7 @@ struct LinksOptions {
   bool all_at_once = false;
   DeviceChoice device = DeviceChoice::auto_detect;
   IbOptions ib;
+  OfiOptions ofi;
   std::string out_dir;                          // empty: ./ccbench-results/<UTC time>-<host>
   bool no_files = false;
   std::chrono::milliseconds timeout{std::chrono::seconds(120)};
