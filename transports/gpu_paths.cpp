@@ -16,7 +16,7 @@ std::string pick(const RankLayout& l, std::string_view choice, int a, int b, con
                  std::string* why) {
   if (choice == "p2p" || choice == "cuda_ipc") return p2p_can_connect(l, a, b, access, why) ? "p2p" : "";
   if (choice == "host") return host_can_connect(l, a, b, why) ? "host" : "";
-  if (choice == "net" || choice == "tcp" || choice == "ib") return "net";  // any pair, within a node too
+  if (choice == "net" || choice == "tcp" || choice == "ib" || choice == "ofi") return "net";  // any pair, a node too
   if (choice == "auto") {
     std::string ignored;
     if (p2p_can_connect(l, a, b, access, &ignored)) return "p2p";
@@ -48,7 +48,7 @@ bool host_can_connect(const RankLayout& l, int a, int b, std::string* why) {
   return false;
 }
 
-std::string valid_gpu_transports() { return "auto, p2p, host, net, tcp, ib"; }
+std::string valid_gpu_transports() { return "auto, p2p, host, net, tcp, ib, ofi"; }
 
 GpuPaths plan_gpu_paths(const RankLayout& l, std::string_view choice, const PeerAccess& access,
                         const std::optional<std::string>& ib_unavailable) {
@@ -60,6 +60,7 @@ GpuPaths plan_gpu_paths(const RankLayout& l, std::string_view choice, const Peer
     return g;
   }
   if (choice == "ib" || (choice == "auto" && !ib_unavailable)) g.net_backend = "ib";
+  if (choice == "ofi") g.net_backend = "ofi";
   const auto n = static_cast<std::size_t>(l.nranks);
   g.of.assign(n, std::vector<std::string>(n));
   bool used[3] = {false, false, false};  // p2p, host, net

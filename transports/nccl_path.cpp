@@ -1,5 +1,6 @@
 #include "transports/nccl_path.h"
 
+#include <dlfcn.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -29,6 +30,39 @@ void apply(NcclPinning& p, const char* name, const std::string& value) {
 
 const char* nccl_gdr_level(bool gpudirect) { return gpudirect ? "SYS" : "LOC"; }
 
+std::optional<OfiNcclPlugin> find_ofi_nccl_plugin(std::string* why) {
+  std::vector<std::string> candidates;
+  if (const char* named = std::getenv("NCCL_NET_PLUGIN"); named && *named) {
+    candidates.push_back(named);
+    candidates.push_back(fmt::format("libnccl-net-{}.so", named));  // NCCL's own expansion of a short name
+  } else {
+    candidates = {"libnccl-net-ofi.so", "libnccl-net-aws-ofi.so", "libnccl-net.so"};
+  }
+  // The plugin structure NCCL loads starts with its name (ncclNet_v6 .. v10 alike).
+  const char* symbols[] = {"ncclNetPlugin_v10", "ncclNetPlugin_v9", "ncclNetPlugin_v8", "ncclNetPlugin_v7",
+                           "ncclNetPlugin_v6"};
+  std::string tried;
+  for (const std::string& lib : candidates) {
+    void* h = dlopen(lib.c_str(), RTLD_NOW | RTLD_LOCAL);
+    tried += fmt::format("{}{} ({})", tried.empty() ? "" : ", ", lib, h ? "not a libfabric plugin" : "not found");
+    if (!h) continue;
+    for (const char* s : symbols) {
+      const auto* name = static_cast<const char* const*>(dlsym(h, s));
+      if (name && *name && std::string(*name).find("Libfabric") != std::string::npos)
+        return OfiNcclPlugin{lib, *name};  // the library stays loaded: NCCL loads it again
+    }
+    dlclose(h);
+  }
+  if (why) *why = fmt::format("no aws-ofi-nccl net plugin for NCCL (tried {}; install aws-ofi-nccl or set "
+                              "NCCL_NET_PLUGIN)", tried);
+  return std::nullopt;
+}
+
+std::optional<std::string> nccl_path_refusal() {
+  if (g_pinning.refused.empty()) return std::nullopt;
+  return g_pinning.refused;
+}
+
 NcclPinning pin_nccl_path(const std::string& transport, const RankLayout& layout) {
   NcclPinning p;
   if (transport == "host") {
@@ -48,6 +82,17 @@ NcclPinning pin_nccl_path(const std::string& transport, const RankLayout& layout
     // GPUDirect as ours: wherever the GPU and NIC allow it (SYS), or never (LOC, --gpudirect off).
     if (!std::getenv("NCCL_NET_GDR_LEVEL")) apply(p, "NCCL_NET_GDR_LEVEL", nccl_gdr_level(ib_options().gpudirect));
     p.pinned = "net/ib";
+  } else if (transport == "ofi") {
+    std::string why;
+    if (auto plugin = find_ofi_nccl_plugin(&why)) {
+      apply(p, "NCCL_P2P_DISABLE", "1");
+      apply(p, "NCCL_SHM_DISABLE", "1");
+      apply(p, "NCCL_NET_PLUGIN", plugin->library);
+      apply(p, "NCCL_NET", plugin->net);
+      p.pinned = "net/ofi";
+    } else {
+      p.refused = "--transport ofi: " + why;
+    }
   }
   if (layout.emulated) {
     const std::string id = std::getenv("CCBENCH_HOSTID") && *std::getenv("CCBENCH_HOSTID")

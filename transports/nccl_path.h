@@ -9,10 +9,17 @@
 //               when every rank is on one host and none was given)
 //   ib          NCCL_NET=IB, NCCL_NET_GDR_LEVEL as our --gpudirect (unless set); Error(precondition)
 //               when the host has no RDMA device
+//   ofi         NCCL over libfabric through the aws-ofi-nccl net plugin where one is installed
+//               (find_ofi_nccl_plugin): NCCL_P2P_DISABLE=1 NCCL_SHM_DISABLE=1 NCCL_NET_PLUGIN,
+//               NCCL_NET=<the plugin's name>; without the plugin nothing is set and NCCL's rows
+//               are skipped with that reason (nccl_path_refusal). The plugin shares this
+//               process's libfabric, which reads FI_PROVIDER once: set it in the environment to
+//               pin NCCL's provider and ours alike.
 // Emulated nodes: NCCL_HOSTID = the rank's node ("ccbench-node-N", or CCBENCH_HOSTID), so NCCL
 // splits the ranks as we do and connects the nodes over its network transport.
 // To learn what NCCL really used, NCCL_DEBUG=INFO goes to a private file (unless the user set
 // NCCL_DEBUG); nccl_path_label() reads its "via ..." lines after a communicator is set up.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -21,9 +28,22 @@
 namespace ccbench {
 
 struct NcclPinning {
-  std::string pinned;  // "", "shm", "net/socket", "net/ib", with "+hostid" for emulated nodes
+  std::string pinned;  // "", "shm", "net/socket", "net/ib", "net/ofi", with "+hostid" for emulated nodes
   std::vector<std::string> settings;  // "NAME=value" as applied
+  std::string refused;  // why NCCL cannot run on the path asked for (its rows are skipped), or ""
 };
+
+// The aws-ofi-nccl net plugin NCCL would load: the library (NCCL_NET_PLUGIN's, else
+// libnccl-net-ofi.so, libnccl-net-aws-ofi.so, libnccl-net.so) that exports ncclNetPlugin_v* with a
+// name containing "Libfabric". `why` says what was looked for when there is none.
+struct OfiNcclPlugin {
+  std::string library;  // as dlopen found it
+  std::string net;      // the plugin's net name ("Libfabric", "AWS Libfabric")
+};
+std::optional<OfiNcclPlugin> find_ofi_nccl_plugin(std::string* why);
+
+// Why NCCL's rows are skipped on the path pinned (ofi without the plugin), or nullopt.
+std::optional<std::string> nccl_path_refusal();
 
 // Applies the settings for GPU ranks' --transport (before NCCL initialises). Throws
 // Error(precondition) for ib without an RDMA device, naming the host.

@@ -139,7 +139,10 @@ class NcclImpl final : public Implementation {
             Collective::gather,    Collective::scatter};
   }
 
-  std::optional<std::string> refuses(const ImplContext& ctx) const override { return shared_gpu_reason(ctx); }
+  std::optional<std::string> refuses(const ImplContext& ctx) const override {
+    if (auto why = nccl_path_refusal()) return why;  // the path asked for has no NCCL (ofi without its plugin)
+    return shared_gpu_reason(ctx);
+  }
 
   std::optional<std::string> unsupported(const CaseSpec& s, const ImplContext& ctx) const override {
     if (auto why = undeclared_collective(*this, variant_name(), s.coll)) return why;

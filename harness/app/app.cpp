@@ -523,6 +523,8 @@ int run_benchmark(const RunOptions& opts_in, int* argc, char*** argv) {
       });
       device = Device::gpu;
       agreed_step(world, "--transport for GPU ranks", [&] { pin_nccl_path(opts.transport, layout); });
+      if (opts.transport == "ofi")  // where the net FIFO slots live: GPU memory where the provider takes it
+        agreed_step(world, "--transport ofi", [&] { prepare_ofi_gpu(layout, layout.host_local_rank() % std::max(gpus, 1)); });
       ib_unavailable = probe_gpu_ib(world, layout, opts.transport);
     }
 

@@ -611,7 +611,7 @@ void interface_choice(const RankLayout& layout) {
   ChannelOptions o;
   auto set = connect_channels(MPI_COMM_WORLD, layout, ring, o);
   check(set->label().find("tcp") == std::string::npos, "auto chose " + set->label());
-  check(valid_cpu_transports() == "auto, shm, mpi, tcp, ib", "valid transports: " + valid_cpu_transports());
+  check(valid_cpu_transports() == "auto, shm, mpi, tcp, ib, ofi", "valid transports: " + valid_cpu_transports());
 }
 
 }  // namespace

@@ -32,6 +32,7 @@ OfiOptions& options_storage() {
 }
 
 int g_hmem_device = -1;
+std::string g_gpu_provider = "?";  // prepare_ofi_gpu()'s choice
 
 }  // namespace
 
@@ -42,7 +43,14 @@ void set_ofi_options(const OfiOptions& options) {
 
 const OfiOptions& ofi_options() { return options_storage(); }
 
-void set_ofi_hmem_device(int cuda_device) { g_hmem_device = cuda_device; }
+int ofi_hmem_device() { return g_hmem_device; }
+
+std::string ofi_gpu_label(bool hmem) { return fmt::format("ofi:{}:{}", g_gpu_provider, hmem ? "hmem" : "host"); }
+
+void prepare_ofi_gpu(const RankLayout& layout, int cuda_device) {
+  g_gpu_provider = select_ofi(layout, 0).info.provider;
+  g_hmem_device = ofi_hmem_unavailable_reason(layout, cuda_device) ? -1 : cuda_device;
+}
 
 #if !CCBENCH_HAVE_LIBFABRIC
 

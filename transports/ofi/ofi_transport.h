@@ -63,12 +63,18 @@ struct OfiSelection {
 OfiSelection select_ofi(const RankLayout& layout, std::size_t slot_bytes, bool hmem = false);
 
 // GPU ranks: why this rank's net FIFO slots cannot live in the GPU memory of `cuda_device` with the
-// chosen provider (no CUDA in the build, --gpudirect off, no FI_HMEM endpoint of that provider),
-// or nullopt when they can. Pinned host memory then holds them (":host").
+// chosen provider (no CUDA in the build, --gpudirect off, a GPU without GPUDirect RDMA flushes, no
+// FI_HMEM endpoint of that provider), or nullopt when they can. Pinned host memory then holds them.
 std::optional<std::string> ofi_hmem_unavailable_reason(const RankLayout& layout, int cuda_device);
-// GPU ranks: the CUDA device whose memory this process's ofi channels register (the next jobs
-// open FI_HMEM endpoints), or -1 for host memory only. Set before connect_channels().
-void set_ofi_hmem_device(int cuda_device);
+// GPU ranks over ofi, at start-up (after select_ofi() succeeded on every rank): decides where this
+// rank's net FIFO slots live (GPU memory of `cuda_device` where ofi_hmem_unavailable_reason() has
+// none; the jobs then open FI_HMEM endpoints) and remembers the provider for the label.
+void prepare_ofi_gpu(const RankLayout& layout, int cuda_device);
+// The CUDA device whose memory this process's ofi channels register, or -1 (host memory only).
+int ofi_hmem_device();
+// The GPU rows' transport: "ofi:tcp;ofi_rxm:host" (slots staged in pinned host memory) or
+// "ofi:efa:hmem" (in GPU memory); "ofi:?" before prepare_ofi_gpu().
+std::string ofi_gpu_label(bool hmem);
 
 // `ccbench topo`: the libfabric library and every provider and domain offering reliable-datagram
 // endpoints on this host, with their protocol (rma or tagged) and the mode and memory-registration
