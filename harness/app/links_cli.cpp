@@ -103,8 +103,9 @@ void IbFlags::add(CLI::App& app, bool with_gpudirect) {
   app.add_option("--ib-sl", sl_, "ib: service level (InfiniBand) [0]");
   if (with_gpudirect)
     app.add_option("--gpudirect", gpudirect_,
-                   "ib on GPU ranks: on (FIFO slots in GPU memory, registered through dma-buf, where the GPU "
-                   "exports them) or off (staged through pinned host memory) [on]");
+                   "ib and ofi on GPU ranks: on (FIFO slots in GPU memory, registered through dma-buf, or "
+                   "FI_HMEM for ofi, where the GPU and provider take it) or off (staged through pinned host memory) "
+                   "[on]");
 }
 
 IbOptions IbFlags::finish(const CLI::App& app) const {

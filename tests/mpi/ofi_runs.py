@@ -15,7 +15,7 @@ CASE:
   links                               `ccbench links --transport ofi`: every pair measured
   topo                                `ccbench topo` lists the providers and domains
 PROVIDER is as --ofi-provider takes it (tcp, shm, or `default` for ccbench's own choice);
-CCBENCH_OFI_TEST_PROVIDERS=efa replaces tcp in every case (a cluster with that NIC).
+CCBENCH_OFI_TEST_PROVIDER=efa replaces tcp in every case (a cluster with that NIC).
 Prints what it checked; exits 1 when a check fails, 77 when this ccbench has no libfabric.
 """
 import argparse
@@ -79,9 +79,9 @@ def run_json(folder):
 
 
 def provider_arg(opts, provider):
-    forced = os.environ.get("CCBENCH_OFI_TEST_PROVIDERS")
+    forced = os.environ.get("CCBENCH_OFI_TEST_PROVIDER")
     if forced and provider == "tcp":
-        provider = forced.split(",")[0]
+        provider = forced
     return [] if provider == "default" else ["--ofi-provider", provider]
 
 
@@ -103,7 +103,7 @@ def check_run(opts, provider, protocol, np, nodes):
     label = next(iter(labels))
     if provider == "shm":
         need(label == "ofi:shm:" + protocol, f"transport {label}")
-    elif provider in ("tcp", "default") and not os.environ.get("CCBENCH_OFI_TEST_PROVIDERS"):
+    elif provider in ("tcp", "default") and not os.environ.get("CCBENCH_OFI_TEST_PROVIDER"):
         # One node takes shm by default; emulated nodes cannot, and take tcp;ofi_rxm.
         want = "shm" if provider == "default" and nodes == 1 else "tcp;ofi_rxm"
         need(label == f"ofi:{want}:{protocol}", f"transport {label}, expected ofi:{want}:{protocol}")
