@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -93,6 +94,18 @@ struct TransportOps {
   // May wait, bounded by args.deadline, for what the senders did in attach_send.
   void (*connected)(const SetupArgs& args, RecvChannel& channel);
 };
+// The entry of a transport this build left out (ib without ibverbs, ofi without libfabric): it
+// connects no pair, and `why()` (never nullopt) says why.
+template <std::optional<std::string> (*why)()>
+TransportOps left_out_transport(std::string_view name) {
+  return {name, false,
+          [](const RankLayout&, int, int, std::string* reason) {
+            if (reason) *reason = *why();
+            return false;
+          },
+          nullptr, nullptr, nullptr, nullptr};
+}
+
 // Every CPU transport in probe order.
 const std::vector<TransportOps>& cpu_transports();
 // "auto, shm, mpi, tcp".

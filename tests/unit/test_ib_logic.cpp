@@ -7,23 +7,11 @@
 #include <gtest/gtest.h>
 
 #include "core/error.h"
+#include "tests/unit/expect_error.h"
 #include "transports/ib/ib_logic.h"
 
 namespace ccbench {
 namespace {
-
-// Runs `f`, expecting Error with `code` whose message contains every one of `parts`.
-template <typename F>
-void expect_error(F&& f, ExitCode code, std::initializer_list<const char*> parts) {
-  try {
-    f();
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), code) << e.what();
-    for (const char* p : parts) EXPECT_NE(std::string(e.what()).find(p), std::string::npos) << e.what() << " / " << p;
-    return;
-  }
-  ADD_FAILURE() << "no error thrown";
-}
 
 TEST(IbOptions, DeviceAndPortParse) {
   IbOptions o;

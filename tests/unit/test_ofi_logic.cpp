@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include "core/error.h"
+#include "tests/unit/expect_error.h"
 #include "transports/ofi/ofi_logic.h"
 #include "transports/slot_flow.h"
 
@@ -16,18 +17,6 @@ namespace ccbench {
 namespace {
 
 using namespace ofi_bits;
-
-template <typename F>
-void expect_error(F&& f, ExitCode code, std::initializer_list<const char*> parts) {
-  try {
-    f();
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), code) << e.what();
-    for (const char* p : parts) EXPECT_NE(std::string(e.what()).find(p), std::string::npos) << e.what() << " / " << p;
-    return;
-  }
-  ADD_FAILURE() << "no error thrown";
-}
 
 constexpr std::uint64_t kRmaCaps = kMsg | kRma | kTagged | kRead | kWrite | kRecv | kSend | kRemoteWrite;
 constexpr std::uint64_t kTagCaps = kMsg | kTagged | kRecv | kSend;

@@ -47,14 +47,7 @@ std::optional<std::string> ib_unavailable_reason() {
                      "-DCCBENCH_WITH_IBVERBS=ON)");
 }
 
-TransportOps ib_transport_ops() {
-  return {"ib", false,
-          [](const RankLayout&, int, int, std::string* why) {
-            if (why) *why = *ib_unavailable_reason();
-            return false;
-          },
-          nullptr, nullptr, nullptr, nullptr};
-}
+TransportOps ib_transport_ops() { return left_out_transport<ib_unavailable_reason>("ib"); }
 
 #else
 

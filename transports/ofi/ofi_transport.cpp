@@ -19,6 +19,8 @@
 #include "transports/ofi/fabric.h"
 #endif
 #if CCBENCH_HAVE_LIBFABRIC && CCBENCH_HAVE_CUDA
+#include <cuda_runtime.h>
+
 #include "transports/ib/gpu_memory.h"
 #endif
 
@@ -59,14 +61,7 @@ std::optional<std::string> ofi_unavailable_reason() {
                      "-DCCBENCH_WITH_LIBFABRIC=ON)");
 }
 
-TransportOps ofi_transport_ops() {
-  return {"ofi", false,
-          [](const RankLayout&, int, int, std::string* why) {
-            if (why) *why = *ofi_unavailable_reason();
-            return false;
-          },
-          nullptr, nullptr, nullptr, nullptr};
-}
+TransportOps ofi_transport_ops() { return left_out_transport<ofi_unavailable_reason>("ofi"); }
 
 OfiSelection select_ofi(const RankLayout&, std::size_t, bool) {
   fail(ExitCode::precondition, "--transport ofi: {}", *ofi_unavailable_reason());
@@ -113,6 +108,33 @@ OfiSelection select_ofi(const RankLayout& layout, std::size_t slot_bytes, bool h
   return s;
 }
 
+namespace {
+
+#if CCBENCH_HAVE_CUDA
+// Why registering GPU memory of `cuda_device` with the provider of `s` fails (a libfabric built
+// without CUDA support offers FI_HMEM endpoints and refuses the region), or nullopt when a trial
+// region of kHmemProbeBytes registers.
+std::optional<std::string> hmem_registration_fails(const OfiSelection& s, int cuda_device) {
+  constexpr std::size_t kHmemProbeBytes = 1 << 16;
+  void* p = nullptr;
+  if (cudaSetDevice(cuda_device) != cudaSuccess || cudaMalloc(&p, kHmemProbeBytes) != cudaSuccess)
+    return fmt::format("GPU {} memory could not be allocated for a trial registration: GPU buffers are staged "
+                       "through host memory", cuda_device);
+  std::optional<std::string> why;
+  try {
+    auto ep = catalog(true).open(s.entry, s.plan);
+    (void)ep->register_memory(p, kHmemProbeBytes, true, cuda_device, 1);
+  } catch (const Error& e) {
+    why = fmt::format("{} does not register GPU memory here ({}): GPU buffers are staged through host memory",
+                      s.info.provider, e.what());
+  }
+  (void)cudaFree(p);
+  return why;
+}
+#endif
+
+}  // namespace
+
 std::optional<std::string> ofi_hmem_unavailable_reason(const RankLayout& layout, int cuda_device) {
 #if !CCBENCH_HAVE_CUDA
   (void)layout;
@@ -127,7 +149,7 @@ std::optional<std::string> ofi_hmem_unavailable_reason(const RankLayout& layout,
     if (s.info.provider != host_provider)
       return fmt::format("provider {} carries no GPU memory here (FI_HMEM): GPU buffers are staged through host "
                          "memory", host_provider);
-    return std::nullopt;
+    return hmem_registration_fails(s, cuda_device);
   } catch (const Error& e) {
     return fmt::format("no FI_HMEM endpoint ({}): GPU buffers are staged through host memory", e.what());
   }
