@@ -111,8 +111,8 @@ elif CASE == "efficiency":
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=240)
     need(p.returncode == 0, f"{' '.join(cmd)} exited {p.returncode}", p.stdout + p.stderr)
     run = json.load(open(os.path.join(d, "run.json")))
-    ceilings = {c["transport"]: c for c in run["link_ceilings"]["ceilings"]}
-    need("shm" in ceilings and ceilings["shm"]["bidir_GBps"] > 0, f"no shm ceiling: {run['link_ceilings']}")
+    ceilings = {c["transport"]: c for c in run["context"]["link_ceilings"]["ceilings"]}
+    need("shm" in ceilings and ceilings["shm"]["bidir_GBps"] > 0, f"no shm ceiling: {run['context']['link_ceilings']}")
     for row in run["rows"]:
         want = row["busbw_gbps"] / (ceilings["shm"]["bidir_GBps"] / 2)
         need(row["transport"] == "shm" and abs(row["efficiency"] - want) < 1e-9 * max(1, want), f"efficiency of {row}")
@@ -139,8 +139,9 @@ elif CASE == "model":
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=240)
     need(p.returncode == 0, f"{' '.join(cmd)} exited {p.returncode}", p.stdout + p.stderr)
     run = json.load(open(os.path.join(d, "run.json")))
-    need(run["model"]["topology"] == "cpu-node" and run["model"]["calibrated"], f"model block: {run.get('model')}")
-    shm = [c for c in run["link_ceilings"]["ceilings"] if c["transport"] == "shm"][0]["bidir_GBps"] / 2
+    model = run["context"]["model"]
+    need(model["topology"] == "cpu-node" and model["calibrated"], f"model block: {model}")
+    shm = [c for c in run["context"]["link_ceilings"]["ceilings"] if c["transport"] == "shm"][0]["bidir_GBps"] / 2
     rings = [r for r in run["rows"] if r["impl"] == "ring"]
     need(len(rings) == 6, f"{len(rings)} ring rows")
     for r in rings:
@@ -162,7 +163,7 @@ elif CASE == "model":
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=240)
     need(p.returncode == 0, f"{' '.join(cmd)} exited {p.returncode}", p.stdout + p.stderr)
     run = json.load(open(os.path.join(d, "run.json")))
-    tcp = [c for c in run["link_ceilings"]["ceilings"] if c["transport"] == "tcp"][0]["bidir_GBps"] / 2
+    tcp = [c for c in run["context"]["link_ceilings"]["ceilings"] if c["transport"] == "tcp"][0]["bidir_GBps"] / 2
     need(len(run["rows"]) == 8, f"{len(run['rows'])} rows across nodes")
     for r in run["rows"]:
         need(r["nodes"] == 2 and r["transport"] == "tcp", f"not a tcp row across 2 nodes: {r}")
