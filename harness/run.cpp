@@ -191,7 +191,8 @@ void Run::set_up() {
 void Run::agree_on_the_run() {
   guard_.watchdog().enter("start-up: comparing builds and arguments");
   check_same_run(world_, layout_,
-                 fmt::format("ccbench {} git {} args '{}'", CCBENCH_VERSION, CCBENCH_GIT_HASH, arguments_of(opts_.command_line)));
+                 fmt::format("ccbench {} git {} args '{}'", CCBENCH_VERSION, CCBENCH_GIT_HASH,
+                             arguments_of(opts_.command_line)));
   if (opts_.fault && opts_.fault->rank >= layout_.nranks)  // a fault that could never fire
     ccbench::fail(ExitCode::usage, "CCBENCH_FAULT: rank={} does not exist in this run of {} ranks (valid: 0 to {})",
                   opts_.fault->rank, layout_.nranks, layout_.nranks - 1);
@@ -371,7 +372,8 @@ void Run::judge() {
   }
   if (!measured_any_ && code_ == ExitCode::ok) {
     code_ = ExitCode::precondition;
-    if (rank_ == 0) fmt::print(stderr, "ccbench: nothing could be measured: every case was skipped (see the reasons above)\n");
+    if (rank_ == 0)
+      fmt::print(stderr, "ccbench: nothing could be measured: every case was skipped (see the reasons above)\n");
   }
   code_ = agree_exit_code(world_, code_);
   in_step_ = true;

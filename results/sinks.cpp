@@ -557,8 +557,9 @@ class MarkdownSink : public ResultSink {
 
   // One table per case; the ceiling and model columns only where a row of the case has them.
   static std::string render_case(const Case& c) {
-    const bool ceiling = std::any_of(c.rows.begin(), c.rows.end(), [](const RunRecord& r) { return r.link_ceiling_gbps.has_value(); });
-    const bool model = std::any_of(c.rows.begin(), c.rows.end(), [](const RunRecord& r) { return r.predicted_busbw_gbps.has_value(); });
+    auto any = [&c](auto has) { return std::any_of(c.rows.begin(), c.rows.end(), has); };
+    const bool ceiling = any([](const RunRecord& r) { return r.link_ceiling_gbps.has_value(); });
+    const bool model = any([](const RunRecord& r) { return r.predicted_busbw_gbps.has_value(); });
     std::string s = fmt::format("\n### {}\n\n", c.title);
     s += "| size | count | placement | algorithm | time (us) | p50 (us) | p95 (us) | cv | algbw (GB/s) "
          "| busbw (GB/s) | busbw p50 (GB/s) | #wrong |";

@@ -94,7 +94,9 @@ JobGuard::JobGuard(std::chrono::milliseconds timeout, int rank)
     : timeout_(timeout),
       rank_(rank),
       signals_([this](int sig) { on_signal(sig); }),
-      watchdog_(timeout, [this](const std::string& phase, std::chrono::milliseconds waited) { on_deadline(phase, waited); }) {}
+      watchdog_(timeout, [this](const std::string& phase, std::chrono::milliseconds waited) {
+        on_deadline(phase, waited);
+      }) {}
 
 // The signal handler reads the watchdog, which goes first: the signal thread ends before it.
 JobGuard::~JobGuard() { signals_.stop(); }
