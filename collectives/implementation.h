@@ -5,6 +5,9 @@
 // Life cycle, every call collective over ctx.comm unless said otherwise:
 //   collectives()  the collectives it implements: a fixed set, declared; every other collective is
 //                  skipped with that list as the reason (case_unsupported()), never run.
+//   refuses()      local and pure, the same answer on every rank, asked before setup(): why it
+//                  cannot run in this context at all (NCCL: two ranks of a node on one GPU). Then
+//                  setup() is never called and every case is skipped with that reason.
 //   unsupported()  local and pure: the same answer on every rank; nullopt means "can run".
 //   setup()        connections, communicators. Throws Error(precondition) when it cannot run here.
 //   attach()       once per buffer set, before the first run() on it (IPC handles, registration).
@@ -90,6 +93,7 @@ class Implementation {
  public:
   virtual ~Implementation() = default;
   virtual CollectiveSet collectives() const = 0;
+  virtual std::optional<std::string> refuses(const ImplContext&) const { return std::nullopt; }
   virtual std::optional<std::string> unsupported(const CaseSpec& spec, const ImplContext& ctx) const = 0;
   // Like unsupported(), for one size (`count` as in CallArgs): e.g. a one-shot kernel's limit.
   virtual std::optional<std::string> unsupported_count(const CaseSpec&, size_t /*count*/) const { return std::nullopt; }

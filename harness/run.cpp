@@ -271,6 +271,10 @@ void Run::fill_base_context() {
   base_.transport = opts_.transport;
   base_.ring_order = opts_.ring_order;
   base_.tree = opts_.tree;
+  if (plan_.device == Device::gpu) {  // GPUs by bus id: which ranks share one, which can map each other
+    layout_.gpu_of = gather_gpu_ids(world_, base_.cuda_device);
+    layout_.gpu_peer_access = gather_gpu_peer_access(world_, layout_, base_.cuda_device);
+  }
   layout_.numa_of = gather_numa_nodes(world_, base_.cuda_device);  // for --ring-order topo
   if (plan_.device == Device::gpu && opts_.ring_order.kind == RingOrderKind::topo)  // NVLink neighbours
     layout_.gpu_links = gather_gpu_links(world_, layout_, base_.cuda_device);

@@ -198,6 +198,7 @@ struct Runner::ImplState {
   ImplContext ctx;
   bool usable = false;
   std::string failure;  // why set-up failed
+  std::string refusal;  // why it cannot run here at all (Implementation::refuses): never set up
 };
 
 // The buffers of one (collective, implementation) series: send S, receive R (from the
@@ -307,10 +308,11 @@ Runner::ImplState* Runner::ready(const ImplInfo& info) {
   watchdog_.enter(fmt::format("set-up of {}", info.name));
   const Outcome agreed = agree_outcome(base_.comm, run_catching([&] {
     st->impl = info.make();
-    st->impl->setup(st->ctx);
+    if (auto why = st->impl->refuses(st->ctx)) st->refusal = *why;
+    else st->impl->setup(st->ctx);
   }));
-  st->usable = agreed.code == ExitCode::ok;
-  if (!st->usable) {
+  st->usable = agreed.code == ExitCode::ok && st->refusal.empty();
+  if (agreed.code != ExitCode::ok) {
     st->failure = agreed.message;
     code_ = more_severe(code_, agreed.code);
   }
@@ -365,6 +367,10 @@ void Runner::run_collective(Collective coll) {
   }
   for (const ImplInfo* info : plan_.impls) {
     ImplState* st = ready(*info);
+    if (!st->refusal.empty()) {
+      runnable_cases(*st, coll);  // every case skipped with the refusal
+      continue;
+    }
     if (!st->usable) {
       CaseSpec spec{coll, opts_.dtypes.front(), opts_.ops.front(), opts_.root};
       RunRecord r = base_record(*st, spec);
@@ -397,6 +403,8 @@ std::vector<CaseSpec> Runner::runnable_cases(ImplState& st, Collective coll) {
       std::optional<std::string> why;
       if (has_root(coll) && opts_.root >= nranks_)
         why = fmt::format("root {} does not exist with {} ranks (valid: 0 to {})", opts_.root, nranks_, nranks_ - 1);
+      else if (!st.refusal.empty() && !undeclared_collective(*st.impl, st.info->name, coll))
+        why = st.refusal;
       else
         why = case_unsupported(*st.impl, st.info->name, spec, st.ctx);
       if (!why) {

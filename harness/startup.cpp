@@ -78,6 +78,24 @@ std::string gpu_pci_id(int cuda_device) {
   return "";
 }
 
+// Whether this process's GPU `cuda_device` can map the memory of the GPU with PCI id `peer`; false
+// where that GPU is not visible here (CUDA_VISIBLE_DEVICES) or without CUDA.
+bool can_map_peer(int cuda_device, const std::string& peer) {
+#if CCBENCH_HAVE_CUDA
+  int dev = -1, ok = 0;
+  if (cuda_device < 0 || peer.empty() || cudaDeviceGetByPCIBusId(&dev, peer.c_str()) != cudaSuccess) {
+    cudaGetLastError();
+    return false;
+  }
+  if (dev == cuda_device) return true;
+  if (cudaDeviceCanAccessPeer(&ok, cuda_device, dev) != cudaSuccess) cudaGetLastError();
+  return ok != 0;
+#else
+  (void)cuda_device, (void)peer;
+  return false;
+#endif
+}
+
 // The NUMA node of GPU `cuda_device` (-1 where unknown or without CUDA).
 int numa_of_gpu(int cuda_device) {
 #if CCBENCH_HAVE_CUDA
@@ -147,17 +165,41 @@ std::vector<int> gather_numa_nodes(MPI_Comm comm, int cuda_device) {
   return all;
 }
 
-std::vector<std::vector<int>> gather_gpu_links(MPI_Comm comm, const RankLayout& layout, int cuda_device) {
-  const size_t n = static_cast<size_t>(layout.nranks);
+std::vector<std::string> gather_gpu_ids(MPI_Comm comm, int cuda_device) {
+  int size = 1;
+  CCB_MPI(MPI_Comm_size(comm, &size));
+  const size_t n = static_cast<size_t>(size);
   std::array<char, kPciIdChars> mine{};
   const std::string id = gpu_pci_id(cuda_device);
   std::copy_n(id.begin(), std::min(id.size(), mine.size() - 1), mine.begin());
   std::vector<char> ids(n * kPciIdChars);
   check_mpi(MPI_Allgather(mine.data(), kPciIdChars, MPI_CHAR, ids.data(), kPciIdChars, MPI_CHAR, comm),
             "MPI_Allgather of GPU PCI ids");
+  std::vector<std::string> all(n);
+  for (size_t r = 0; r < n; ++r) all[r] = std::string(ids.data() + r * kPciIdChars);
+  return all;
+}
+
+std::vector<std::vector<bool>> gather_gpu_peer_access(MPI_Comm comm, const RankLayout& layout, int cuda_device) {
+  const size_t n = static_cast<size_t>(layout.nranks);
+  std::vector<char> row(n, 0);  // what this rank's GPU can map
+  for (size_t r = 0; r < n; ++r)
+    row[r] = layout.host_of[r] == layout.host() && r < layout.gpu_of.size() && can_map_peer(cuda_device, layout.gpu_of[r]);
+  std::vector<char> all(n * n);
+  check_mpi(MPI_Allgather(row.data(), static_cast<int>(n), MPI_CHAR, all.data(), static_cast<int>(n), MPI_CHAR, comm),
+            "MPI_Allgather of GPU peer access");
+  std::vector<std::vector<bool>> access(n, std::vector<bool>(n));
+  for (size_t a = 0; a < n; ++a)
+    for (size_t b = 0; b < n; ++b) access[a][b] = all[a * n + b] && all[b * n + a];
+  return access;
+}
+
+std::vector<std::vector<int>> gather_gpu_links(MPI_Comm comm, const RankLayout& layout, int cuda_device) {
+  const size_t n = static_cast<size_t>(layout.nranks);
+  const std::string id = gpu_pci_id(cuda_device);
   std::vector<std::string> peers(n);  // the GPUs of this host's ranks; "" elsewhere
   for (size_t r = 0; r < n; ++r)
-    if (layout.host_of[r] == layout.host()) peers[r] = std::string(ids.data() + r * kPciIdChars);
+    if (layout.host_of[r] == layout.host() && r < layout.gpu_of.size()) peers[r] = layout.gpu_of[r];
   std::vector<int> row(n, kUnknownLinks);
   if (!id.empty()) row = nvlink_row(discover_gpus(), id, peers);
   std::vector<int> all(n * n);

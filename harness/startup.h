@@ -25,8 +25,15 @@ std::string cpu_binding();
 // GPU's (cuda_device >= 0), else that of the cores it is bound to; -1 where unknown or where the
 // cores span several NUMA nodes.
 std::vector<int> gather_numa_nodes(MPI_Comm comm, int cuda_device);
+// Collective over `comm`: RankLayout::gpu_of, every rank's GPU (cuda_device) by its PCI bus id as
+// CUDA names it ("00000000:19:00.0"); "" for a rank without one.
+std::vector<std::string> gather_gpu_ids(MPI_Comm comm, int cuda_device);
+// Collective over `comm`: RankLayout::gpu_peer_access for `layout` (gpu_of gathered): [a][b] when
+// the GPUs of ranks a and b can map each other's memory, each rank answering for its own GPU from
+// what CUDA shows it; false across hosts and where a peer's GPU is not visible to a rank.
+std::vector<std::vector<bool>> gather_gpu_peer_access(MPI_Comm comm, const RankLayout& layout, int cuda_device);
 // Collective over `comm`: RankLayout::gpu_links for `layout`'s ranks, each rank answering for its
-// own GPU (cuda_device) from NVML about the GPUs of the ranks on its host; kUnknownLinks across
+// own GPU (cuda_device) from NVML about the GPUs of the ranks on its host (layout.gpu_of); kUnknownLinks across
 // hosts, without a GPU or where NVML does not say.
 std::vector<std::vector<int>> gather_gpu_links(MPI_Comm comm, const RankLayout& layout, int cuda_device);
 // Collective: every rank's placement gathered on rank 0, which gets the whole block (others "").

@@ -34,8 +34,8 @@ ngpu=$(nvidia-smi -L | grep -c '^GPU')
 mpi=(mpirun --bind-to none -np "$ngpu" -x NCCL_NVLS_ENABLE -x LD_LIBRARY_PATH)
 
 if [ "$what" = tests ] || [ "$what" = all ]; then
-  (cd "$build" && ctest -L gpu --output-on-failure) >"$out/gpu-tests.log" 2>&1
-  echo "gpu tests: exit $?"; grep -E "tests passed|Test +#|Failed|\*\*\*" "$out/gpu-tests.log" | head -20
+  CCBENCH_BUILD_DIR="$build" scripts/gpu-test.sh gpu >"$out/gpu-tests.log" 2>&1
+  echo "gpu tests: exit $?"; grep -E "^gpu tests|^  skipped|\*\*\*Failed|\*\*\*Timeout" "$out/gpu-tests.log" | head -40
 fi
 if [ "$what" = bench ] || [ "$what" = all ]; then
   "${mpi[@]}" "$build/ccbench" --device gpu --out "$out/bench" "$@" >"$out/bench.log" 2>&1

@@ -48,6 +48,21 @@ int RankLayout::host_ranks() const {
   return static_cast<int>(std::count(host_of.begin(), host_of.end(), host_of[rank]));
 }
 
+bool RankLayout::same_gpu(int a, int b, int visible_gpus) const {
+  const size_t ua = static_cast<size_t>(a), ub = static_cast<size_t>(b);
+  if (host_of[ua] != host_of[ub]) return false;
+  if (!gpu_of.empty()) return !gpu_of[ua].empty() && gpu_of[ua] == gpu_of[ub];
+  const int gpus = std::max(visible_gpus, 1);
+  return host_local_rank(a) % gpus == host_local_rank(b) % gpus;
+}
+
+int RankLayout::first_rank_sharing_a_gpu(int visible_gpus) const {
+  for (int b = 0; b < nranks; ++b)
+    for (int a = 0; a < b; ++a)
+      if (same_node(a, b) && same_gpu(a, b, visible_gpus)) return b;
+  return -1;
+}
+
 RankLayout RankLayout::subset(const std::vector<int>& members) const {
   RankLayout l;
   l.nranks = static_cast<int>(members.size());
@@ -57,8 +72,15 @@ RankLayout RankLayout::subset(const std::vector<int>& members) const {
     l.host_of.push_back(host_of[static_cast<size_t>(m)]);
     keys.push_back(std::to_string(node_of[static_cast<size_t>(m)]));
     if (!numa_of.empty()) l.numa_of.push_back(numa_of[static_cast<size_t>(m)]);
+    if (!gpu_of.empty()) l.gpu_of.push_back(gpu_of[static_cast<size_t>(m)]);
     l.host_local_of.push_back(host_local_rank(m));
   }
+  if (!gpu_peer_access.empty())
+    for (int a : members) {
+      l.gpu_peer_access.emplace_back();
+      for (int b : members)
+        l.gpu_peer_access.back().push_back(gpu_peer_access[static_cast<size_t>(a)][static_cast<size_t>(b)]);
+    }
   if (!gpu_links.empty())
     for (int a : members) {
       l.gpu_links.emplace_back();

@@ -32,6 +32,14 @@ struct RankLayout {
   // not known (ranks of different hosts, no GPU, no NVML). Empty: not gathered (CPU ranks, and
   // GPU ranks unless --ring-order topo asks for it).
   std::vector<std::vector<int>> gpu_links;
+  // GPU ranks: the PCI bus id of every rank's GPU ("00000000:19:00.0"), gathered by the harness
+  // once devices are chosen, so that "the same GPU" is asked of the hardware, not inferred from
+  // device ordinals (which differ between processes under CUDA_VISIBLE_DEVICES). Empty: CPU
+  // ranks, or not gathered (then same_gpu() falls back to the ordinal the harness assigns).
+  std::vector<std::string> gpu_of;
+  // GPU ranks: [a][b] when the GPUs of ranks a and b can map each other's memory (true for one
+  // GPU), as every rank answered for its own GPU and agreed by all; empty: not gathered.
+  std::vector<std::vector<bool>> gpu_peer_access;
   std::vector<int> host_local_of;    // a subset's ranks' host_local_rank in the full run; empty: counted from host_of
   int nodes = 1;
   int hosts = 1;                     // distinct real hosts
@@ -43,6 +51,12 @@ struct RankLayout {
   int max_ranks_per_node() const;
   bool same_node(int a, int b) const { return node_of[a] == node_of[b]; }
   const std::string& host() const { return host_of[rank]; }
+  // Whether ranks a and b drive the same GPU: one host and one bus id (gpu_of), or where bus ids
+  // were not gathered, the same ordinal host_local_rank % visible_gpus.
+  bool same_gpu(int a, int b, int visible_gpus) const;
+  // The lowest rank that shares its GPU with a lower rank of its node, or -1 when every rank of a
+  // node has a GPU of its own (what NCCL requires of the ranks of one node).
+  int first_rank_sharing_a_gpu(int visible_gpus) const;
 
   // A layout from host names alone (ranks on one host form a node, in rank order). A non-empty
   // host_ids[r] replaces rank r's host name as its node key (CCBENCH_HOSTID).

@@ -26,18 +26,12 @@ int visible_gpus() {
   return gpus;
 }
 
-int first_shared_rank(const RankLayout& l, int gpus) {
-  for (int r = 0; r < l.nranks; ++r)
-    if (l.host_local_rank(r) >= gpus) return r;
-  return -1;
-}
-
 // Copy-engine staging over host needs a GPU per rank: a copy into a GPU whose SMs another
 // process's spinning kernel holds waits for that GPU's time slice (3 ranks on 2 x H200: 4.7 ms
 // per all-reduce call at any size, and the tree's kernels timed out at 324 B).
 std::optional<std::string> shared_gpus_with_ce(const GpuPaths& paths, const RankLayout& l, int gpus) {
   if (paths.label.find("host") == std::string::npos || !host_copy_modes().any_ce()) return std::nullopt;
-  const int r = first_shared_rank(l, gpus);
+  const int r = l.first_rank_sharing_a_gpu(gpus);
   if (r < 0) return std::nullopt;
   return fmt::format("copy-engine staging over host (CCBENCH_GPU_HOST_RECV/SEND=ce) needs a GPU per rank, and ranks "
                      "share the {} GPU(s) of host {}: unset them, or run one rank per GPU",
@@ -54,15 +48,21 @@ RankLayout run_layout(const ImplContext& ctx) {
   return RankLayout::from_hosts(rank, std::vector<std::string>(static_cast<std::size_t>(n), "."));
 }
 
-bool gpus_shared(const ImplContext& ctx) { return first_shared_rank(run_layout(ctx), visible_gpus()) >= 0; }
+bool gpus_shared(const ImplContext& ctx) { return run_layout(ctx).first_rank_sharing_a_gpu(visible_gpus()) >= 0; }
 
 GpuPaths plan_paths(const ImplContext& ctx) {
   const RankLayout l = run_layout(ctx);
   const int gpus = visible_gpus();
+  if (!l.gpu_peer_access.empty()) {  // agreed by the harness from every rank's own GPU
+    const PeerAccess agreed = [&](int a, int b) {
+      return static_cast<bool>(l.gpu_peer_access[static_cast<std::size_t>(a)][static_cast<std::size_t>(b)]);
+    };
+    return plan_gpu_paths(l, ctx.transport, agreed, ctx.ib_unavailable);
+  }
   auto device = [&](int r) { return l.host_local_rank(r) % gpus; };
   const PeerAccess access = [&](int a, int b) {
+    if (l.same_gpu(a, b, gpus)) return true;  // ranks sharing a GPU (--share-gpus) map each other's memory
     const int da = device(a), db = device(b);
-    if (da == db) return true;  // ranks sharing a GPU (--share-gpus) map each other's memory
     int ab = 0, ba = 0;
     if (cudaDeviceCanAccessPeer(&ab, da, db) != cudaSuccess || cudaDeviceCanAccessPeer(&ba, db, da) != cudaSuccess) {
       cudaGetLastError();

@@ -17,12 +17,13 @@ namespace ccbench::gpu {
 int resident_limit(int device, int blocks_per_channel);
 // One block per `bytes_per_block` (at least 1, at most `max_blocks`).
 int blocks_for(std::size_t bytes, std::size_t bytes_per_block, int max_blocks);
-// The GPU transport of every pair under ctx.transport (a rank's GPU: its rank among the ranks
-// of its host, modulo the GPUs there, as the harness assigns them).
+// The GPU transport of every pair under ctx.transport: peer access as the harness agreed it
+// (RankLayout::gpu_peer_access, GPUs known by PCI bus id), or where it was not gathered (tests),
+// asked of CUDA here with a rank's GPU as its rank among its host's ranks modulo the GPUs.
 GpuPaths plan_paths(const ImplContext& ctx);
 // The run's layout as the harness gave it, or all ranks on one host where it gave none.
 RankLayout run_layout(const ImplContext& ctx);
-// Whether ranks of a host share a GPU (more ranks than the GPUs the host shows; --share-gpus).
+// Whether two ranks of a node share a GPU (--share-gpus; RankLayout::same_gpu).
 bool gpus_shared(const ImplContext& ctx);
 
 class GpuImpl : public Implementation {

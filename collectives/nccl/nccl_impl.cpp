@@ -104,6 +104,21 @@ class SymmetricAllocator final : public Allocator {
   std::map<void*, size_t> sizes_;
 };
 
+// NCCL refuses two ranks of one node on one GPU at communicator set-up ("invalid usage"): known
+// before NCCL is called, from the GPUs the harness identified by bus id (RankLayout::gpu_of).
+std::optional<std::string> shared_gpu_reason(const ImplContext& ctx) {
+  if (!ctx.layout || ctx.layout->gpu_of.empty()) return std::nullopt;
+  const RankLayout& l = *ctx.layout;
+  const int b = l.first_rank_sharing_a_gpu(0);
+  if (b < 0) return std::nullopt;
+  int a = 0;
+  while (!(l.same_node(a, b) && l.same_gpu(a, b, 0))) ++a;
+  return fmt::format("ranks {} and {} of node {} share GPU {} (--share-gpus), and NCCL refuses two ranks of one node "
+                     "on one GPU: run one rank per GPU, or put them on different emulated nodes (--emulate-nodes N; "
+                     "NCCL then connects them over NET/Socket)",
+                     a, b, l.host_of[static_cast<std::size_t>(b)], l.gpu_of[static_cast<std::size_t>(b)]);
+}
+
 class NcclImpl final : public Implementation {
  public:
   explicit NcclImpl(Variant v) : variant_(v) {}
@@ -123,6 +138,8 @@ class NcclImpl final : public Implementation {
             Collective::sendrecv,  Collective::alltoall,  Collective::alltoallv,     Collective::reduce,
             Collective::gather,    Collective::scatter};
   }
+
+  std::optional<std::string> refuses(const ImplContext& ctx) const override { return shared_gpu_reason(ctx); }
 
   std::optional<std::string> unsupported(const CaseSpec& s, const ImplContext& ctx) const override {
     if (auto why = undeclared_collective(*this, variant_name(), s.coll)) return why;

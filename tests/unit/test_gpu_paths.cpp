@@ -5,7 +5,9 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include "collectives/implementation.h"
 #include "collectives/schedules/ring.h"
+#include "core/build_config.h"
 #include "core/error.h"
 #include "topologies/layout.h"
 #include "transports/gpu_paths.h"
@@ -97,6 +99,59 @@ TEST(EmulatedNodes, HostIdsSplitOneHost) {
   const RankLayout plain = RankLayout::from_hosts(0, {"h", "h"}, {"", ""});
   EXPECT_EQ(plain.nodes, 1);
   EXPECT_FALSE(plain.emulated);
+}
+
+// GPUs are known by bus id: one visible GPU per rank (Slurm's binding: every rank's ordinal is 0)
+// is no sharing when the bus ids differ; ranks of one bus id share, on one host only.
+TEST(SameGpu, BusIdsDecideNotOrdinals) {
+  RankLayout l = one_host(0, 4);
+  l.gpu_of = {"0000:19:00.0", "0000:3b:00.0", "0000:19:00.0", "0000:5d:00.0"};
+  EXPECT_FALSE(l.same_gpu(0, 1, 1));  // one visible GPU each, different GPUs
+  EXPECT_TRUE(l.same_gpu(0, 2, 1));
+  EXPECT_EQ(l.first_rank_sharing_a_gpu(1), 2);
+  l.gpu_of = {"0000:19:00.0", "0000:3b:00.0", "0000:5d:00.0", "0000:7f:00.0"};
+  EXPECT_EQ(l.first_rank_sharing_a_gpu(1), -1);
+  RankLayout two = RankLayout::from_hosts(0, {"a", "b"});
+  two.gpu_of = {"0000:19:00.0", "0000:19:00.0"};  // the same bus id on two hosts: two GPUs
+  EXPECT_FALSE(two.same_gpu(0, 1, 1));
+  // Without bus ids (not gathered): the ordinal the harness assigns, host rank modulo GPUs.
+  const RankLayout plain = one_host(0, 3);
+  EXPECT_TRUE(plain.same_gpu(0, 2, 2));
+  EXPECT_FALSE(plain.same_gpu(0, 1, 2));
+  EXPECT_EQ(plain.first_rank_sharing_a_gpu(2), 2);
+  // Ranks sharing a GPU on different emulated nodes do not share it within a node (NCCL's rule).
+  RankLayout emulated = one_host(0, 2);
+  emulated.gpu_of = {"0000:19:00.0", "0000:19:00.0"};
+  EXPECT_EQ(emulated.first_rank_sharing_a_gpu(1), 1);
+  emulated.emulate_nodes(2);
+  EXPECT_EQ(emulated.first_rank_sharing_a_gpu(1), -1);
+  // A sub-group keeps its members' GPUs.
+  EXPECT_EQ(l.subset({1, 3}).gpu_of, (std::vector<std::string>{"0000:3b:00.0", "0000:7f:00.0"}));
+}
+
+// NCCL refuses two ranks of one node on one GPU at communicator set-up; ccbench says so before
+// NCCL is called (Implementation::refuses), naming the way out, and lets it run across emulated
+// nodes. Without NCCL in the build there is nothing to refuse.
+TEST(SameGpu, NcclRefusesRanksOfANodeOnOneGpuBeforeSetUp) {
+  const ImplInfo* nccl = find_implementation("nccl", Device::gpu);
+  ASSERT_NE(nccl, nullptr);
+  if (!CCBENCH_HAVE_NCCL) GTEST_SKIP() << "NCCL is not built in";
+  auto impl = nccl->make();
+  RankLayout l = one_host(0, 2);
+  l.gpu_of = {"0000:19:00.0", "0000:19:00.0"};
+  ImplContext ctx;
+  ctx.layout = &l;
+  ctx.device = Device::gpu;
+  const auto why = impl->refuses(ctx);
+  ASSERT_TRUE(why.has_value());
+  EXPECT_NE(why->find("ranks 0 and 1 of node"), std::string::npos) << *why;
+  EXPECT_NE(why->find("--emulate-nodes"), std::string::npos) << *why;
+  l.emulate_nodes(2);
+  EXPECT_FALSE(impl->refuses(ctx).has_value());
+  RankLayout own = one_host(0, 2);
+  own.gpu_of = {"0000:19:00.0", "0000:3b:00.0"};
+  ctx.layout = &own;
+  EXPECT_FALSE(impl->refuses(ctx).has_value());
 }
 
 TEST(GpuPaths, AutoPrefersP2pThenHost) {

@@ -1,0 +1,118 @@
+# The one-GPU tier (labels gpu1 and gpu): every GPU implementation, collective, path and fault
+# checked on a machine with one GPU. Every rank runs on the first GPU (CUDA_VISIBLE_DEVICES), so
+# the tier runs the same way on a one-GPU box and on a node with eight; skipped (exit 77) with the
+# reason where there is no GPU or no CUDA in the build.
+#
+# Two processes on one GPU time-slice it: every step of a spinning kernel costs ~2.3 ms (so does
+# NCCL's: 4.5 ms for 8 B over NET/Socket between two such ranks), so sizes stop at a few MiB and
+# iterations are few. What the tier cannot show: performance of any kind, NVLink (or PCIe)
+# peer-to-peer between two GPUs, copy engines moving data between GPUs, and NCCL between two ranks
+# of one node (NCCL refuses two ranks of a node on one GPU: those rows are skipped with that
+# reason, and NCCL runs across emulated nodes over NET/Socket, and alone on one rank).
+#
+# Each test is decided from its results folder, as the 2-GPU tests are: tests/check_results.py
+# (exit code, rows, run.json, footer), then measured_check.py (the named implementations measured
+# every case of the named collectives with 0 wrong elements) and transport_check.py (the path each
+# implementation took, and the rows that must be skipped with their reason).
+set(_gpu1_runner ${CMAKE_CURRENT_SOURCE_DIR}/gpu/run_gpu_test.sh)
+set(_gpu1_measured ${CMAKE_CURRENT_SOURCE_DIR}/gpu/measured_check.py)
+set(_gpu1_transport ${CMAKE_CURRENT_SOURCE_DIR}/gpu/transport_check.py)
+set(_gpu1_nccl nccl,nccl-ring,nccl-tree,nccl-symm)
+
+# ccbench_gpu1_test(NAME RANKS MEASURED EXPECT SKIPPED ccbench-args...)
+#   MEASURED  measured_check.py's "impl,impl:coll,coll ..." (every case measured, 0 wrong)
+#   EXPECT    transport_check.py's "impl=transport ..." ("" for none)
+#   SKIPPED   transport_check.py's "impl,impl/coll:TEXT" ("" for none)
+function(ccbench_gpu1_test name ranks measured expect skipped)
+  add_test(NAME ${name} COMMAND ${_gpu1_runner} $<TARGET_FILE:ccbench> ${ranks} ${ARGN})
+  set(env "CCBENCH_ONE_GPU=1" "CCBENCH_RESULT_CHECK=${_gpu1_measured} ${_gpu1_transport}"
+          "CCBENCH_EXPECT_MEASURED=${measured}" "CCBENCH_EXPECT=${expect}" "CCBENCH_EXPECT_SKIPPED=${skipped}")
+  set_tests_properties(${name} PROPERTIES LABELS "gpu;gpu1" SKIP_RETURN_CODE 77 TIMEOUT 300 RUN_SERIAL TRUE
+                       ENVIRONMENT "${env}")
+endfunction()
+
+# p2p between two processes on the same GPU (CUDA IPC maps the other process's memory): every
+# implementation of ours and every collective it implements; NCCL's four skipped before NCCL is
+# called, naming the way out.
+ccbench_gpu1_test(gpu1_p2p_every_impl_2 2
+                  "ring:allreduce,allgather,reducescatter,reduce tree:allreduce,allgather oneshot:allreduce,reduce twoshot:allreduce ce:allgather,alltoall,alltoallv,gather,scatter best:allreduce,allgather,reducescatter,alltoall,alltoallv,gather,scatter,reduce hier:allreduce,allgather"
+                  "ring=p2p tree=p2p oneshot=p2p twoshot=p2p ce=p2p best=p2p hier=p2p"
+                  "nccl,nccl-ring,nccl-symm,nccl-tree/allreduce:--emulate-nodes"
+                  --collective all --impl ring,tree,oneshot,twoshot,ce,best,hier,${_gpu1_nccl} -d float -o sum
+                  -b 4 -e 256K -f 8 -n 2 -w 1 --timeout 60)
+# Every data type and operation through our ring (and the tree's all-reduce), both placements.
+ccbench_gpu1_test(gpu1_dtypes_ops_2 2 "ring:allreduce tree:allreduce" "ring=p2p tree=p2p" ""
+                  --collective allreduce --impl ring,tree -d all -o all -b 4 -e 16K -f 16 -n 2 -w 1 --timeout 60)
+ccbench_gpu1_test(gpu1_dtypes_reduce_2 2 "ring:reducescatter,reduce oneshot:reduce" "" ""
+                  --collective reducescatter,reduce --impl ring,oneshot --root 1 -d half,bfloat16,int8,uint64,double
+                  -o sum,prod,min,max,avg -b 4 -e 16K -f 16 -n 2 -w 1 --timeout 60)
+# Three ranks: odd rank counts, a tree with two children, counts not divisible by the ranks.
+ccbench_gpu1_test(gpu1_three_ranks 3
+                  "ring:allreduce,allgather,reducescatter,reduce tree:allreduce,allgather oneshot:allreduce twoshot:allreduce ce:allgather,alltoall"
+                  "ring=p2p tree=p2p" ""
+                  --collective allreduce,allgather,reducescatter,reduce,alltoall --root 2
+                  --impl ring,tree,oneshot,twoshot,ce -d float,int8 -o sum,min -b 4 -e 1M -f 16 -n 2 -w 1
+                  --timeout 60)
+# Host staging (pinned shared host memory, SMs on both halves): every collective of the ring and
+# tree, 16-bit and 8-bit types, several slots per channel at 3 MiB; oneshot refused with the reason.
+ccbench_gpu1_test(gpu1_host_2 2 "ring:allreduce,allgather,reducescatter,reduce tree:allreduce"
+                  "ring=host tree=host" "oneshot/allreduce,oneshot/reduce:runs over p2p only"
+                  --transport host --collective allreduce,allgather,reducescatter,reduce --impl ring,tree,oneshot
+                  -d half,bfloat16,int8 -o sum,avg -b 4 -e 3M -f 9 -n 2 -w 1 --timeout 90)
+# net/tcp between two emulated nodes: our ring and tree through the CPU proxies, NCCL pinned to
+# NET/Socket (NCCL_HOSTID per emulated node), so NCCL runs on one GPU too.
+ccbench_gpu1_test(gpu1_net_emulated_2 2
+                  "ring:allreduce,allgather,reducescatter tree:allreduce nccl:allreduce,allgather,reducescatter nccl-ring:allreduce nccl-tree:allreduce"
+                  "ring=net/tcp tree=net/tcp nccl=~NET/Socket" ""
+                  --emulate-nodes 2 --collective allreduce,allgather,reducescatter
+                  --impl ring,tree,nccl,nccl-ring,nccl-tree -d float,bfloat16 -o sum,max -b 4 -e 1M -f 16 -n 2 -w 1
+                  --timeout 90)
+# hier on 4 ranks as 2 emulated nodes of 2: p2p in a node, net/tcp between them.
+ccbench_gpu1_test(gpu1_hier_emulated_4 4 "hier:allreduce,allgather" "hier=p2p+net/tcp" ""
+                  --emulate-nodes 2 --collective allreduce,allgather --impl hier -d float,half,int8 -o sum,avg
+                  -b 4 -e 1M -f 16 -n 2 -w 1 --timeout 90)
+# CUDA graphs: capture and replay of every implementation (ops whose in-place replays check).
+ccbench_gpu1_test(gpu1_graphs_2 2
+                  "ring:allreduce,allgather,reducescatter tree:allreduce,allgather oneshot:allreduce twoshot:allreduce ce:allgather best:allreduce,allgather,reducescatter"
+                  "" ""
+                  --collective allreduce,allgather,reducescatter --impl ring,tree,oneshot,twoshot,ce,best -d float
+                  -o max -b 8 -e 256K -f 8 -n 2 -w 1 -G 2 --timeout 60)
+# -m 3 (collectives back to back per iteration) with buffers three elements late (-u 3): the
+# kernels' unaligned paths and the guard regions around offset buffers.
+ccbench_gpu1_test(gpu1_agg_misaligned_2 2 "ring:allreduce,reduce oneshot:allreduce,reduce ce:alltoall best:allreduce,alltoall"
+                  "" ""
+                  --collective allreduce,reduce,alltoall --impl ring,oneshot,ce,best -d float,half,int8 -o sum,max
+                  -m 3 -u 3 -b 4 -e 256K -f 8 -n 2 -w 1 --timeout 60)
+# NCCL on one rank: a real communicator on the GPU, every collective NCCL has.
+ccbench_gpu1_test(gpu1_nccl_one_rank 1
+                  "nccl:allreduce,allgather,reducescatter,broadcast,sendrecv,alltoall,reduce,gather,scatter nccl-symm:allreduce"
+                  "" ""
+                  --collective all --impl nccl,nccl-symm -d float,half -o sum,max -b 4 -e 1M -f 16 -n 2 -w 1 --timeout 60)
+
+# Injected faults on ranks sharing the GPU: a stopped rank ends the job with exit code 5 within
+# the deadline, naming the peer waited for; a corrupted element is found and named (exit code 1);
+# bytes written past a buffer's end are caught by its guard region (exit code 1). NCCL stopped
+# across emulated nodes: the watchdog aborts the communicator (exit 5).
+set(_gpu1_fault_runner ${CMAKE_CURRENT_SOURCE_DIR}/gpu/run_gpu_fault_test.sh)
+# A stuck job ends within 2 x --timeout + 4 s (docs/reliability.md); the shared GPU adds start-up.
+set(_gpu1_fault_bound 40)
+function(ccbench_gpu1_fault_test name ranks fault rc text)
+  add_test(NAME ${name} COMMAND ${_gpu1_fault_runner} $<TARGET_FILE:ccbench> ${ranks} ${fault} ${rc} ${text} ${ARGN})
+  set_tests_properties(${name} PROPERTIES LABELS "gpu;gpu1" SKIP_RETURN_CODE 77 TIMEOUT 120 RUN_SERIAL TRUE
+                       ENVIRONMENT "CCBENCH_ONE_GPU=1;CCBENCH_MAX_SECONDS=${_gpu1_fault_bound}")
+endfunction()
+ccbench_gpu1_fault_test(gpu1_fault_stop_ring 2 "stop:rank=1,size=64K,iteration=1" 5 "from rank 1"
+                        --impl ring --collective allreduce -b 16K -e 256K -f 4 -n 2 -w 1 --timeout 5)
+ccbench_gpu1_fault_test(gpu1_fault_corrupt_ring 2 "corrupt:rank=1,size=64K,index=7" 1 "rank 1 (host"
+                        --impl ring --collective allreduce -b 16K -e 256K -f 4 -n 2 -w 1)
+ccbench_gpu1_fault_test(gpu1_fault_overrun_oneshot 2 "overrun:rank=1,size=64K,bytes=16" 1 "guard bytes"
+                        --impl oneshot --collective allreduce -b 16K -e 256K -f 4 -n 2 -w 1)
+ccbench_gpu1_fault_test(gpu1_fault_stop_nccl_emulated 2 "stop:rank=1,size=64K,iteration=1" 5
+                        "aborted (ncclCommAbort)" --emulate-nodes 2 --impl nccl --collective allreduce
+                        -b 16K -e 256K -f 4 -n 2 -w 1 --timeout 5)
+
+# Health telemetry on the real GPU: NVML's answers in every row, run.json and the series.
+add_test(NAME gpu1_telemetry_2 COMMAND ${_gpu1_runner} $<TARGET_FILE:ccbench> 2 --collective allreduce --impl ring
+         -b 8 -e 1M -f 32 -n 5 -w 1 --telemetry on --telemetry-interval 20 --timeout 60)
+set_tests_properties(gpu1_telemetry_2 PROPERTIES LABELS "gpu;gpu1" SKIP_RETURN_CODE 77 TIMEOUT 120 RUN_SERIAL TRUE
+                     ENVIRONMENT "CCBENCH_ONE_GPU=1;CCBENCH_EXPECT_GPUS=1;CCBENCH_RESULT_CHECK=${CMAKE_CURRENT_SOURCE_DIR}/gpu/telemetry_check.py")
