@@ -414,6 +414,10 @@ void Run::finish() {
   guard_.watchdog().enter("MPI finalisation");
   // Collective only where every rank got here the ordinary way; otherwise MPI_Finalize takes it.
   guard_.close_board(in_step_);
+  // What came to exist after MPI and holds the device goes before it, last first: the sampler's
+  // threads, then the backend (its stream and buffers, which a CUDA-aware MPI may have registered).
+  sampler_.reset();
+  backend_.reset();
   mpi_stop();
   guard_.watchdog().leave();
 }

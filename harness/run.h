@@ -14,7 +14,7 @@
 //              agrees on; then rank 0's acceptance rules
 //   record()   rank 0: the result files closed with the outcome, the model's report, the
 //              history, the summary after the table
-//   finish()   MPI finalisation
+//   finish()   MPI finalisation; the sampler and the device's backend go just before it
 // The JobGuard (harness/job/job_guard.h) is the first member: in any stage a timeout or a
 // termination signal ends the job through it, and rank 0's files say why.
 //
