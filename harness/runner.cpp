@@ -12,7 +12,6 @@
 #include "core/checks.h"
 #include "harness/job/bootstrap.h"
 #include "harness/sizes.h"
-#include "harness/job/termination.h"
 #include "core/error.h"
 #include "results/stats.h"
 #include "results/stragglers.h"
@@ -238,8 +237,9 @@ struct Runner::Series {
 };
 
 Runner::Runner(const RunOptions& opts, SweepPlan plan, const ImplContext& base, Backend& backend, ResultSink* sink,
-               Watchdog& watchdog)
-    : opts_(opts), plan_(std::move(plan)), base_(base), backend_(backend), sink_(sink), watchdog_(watchdog) {
+               JobGuard& guard)
+    : opts_(opts), plan_(std::move(plan)), base_(base), backend_(backend), sink_(sink), guard_(guard),
+      watchdog_(guard.watchdog()) {
   MPI_Comm_rank(base_.comm, &rank_);
   MPI_Comm_size(base_.comm, &nranks_);
   MPI_Comm_rank(MPI_COMM_WORLD, &world_rank_);
@@ -331,6 +331,7 @@ std::vector<std::string> Runner::abort_implementations() {
 }
 
 ExitCode Runner::run() {
+  const JobGuard::Attachment attached = guard_.attach([this] { return abort_implementations(); });
   for (int cycle = 0; !stop_ && (opts_.cycles == 0 || cycle < opts_.cycles); ++cycle) {
     const size_t first_row = rows_.size();
     for (Collective coll : opts_.collectives) {
@@ -453,12 +454,12 @@ void Runner::abort_on_timeout(RunRecord row, const std::string& message) {
     row.reason = message + note;
     sink_->add_last(row);
   }
-  end_job({.exit_code = static_cast<int>(ExitCode::timeout),
-           .reason = "timeout: " + message,
-           .verdict = "FAILED: timeout",
-           .message = "",  // printed above
-           .abort_mpi = true,  // the main thread: MPI_Abort is allowed here
-           .rank0_grace = rank0_grace_for_timeout(opts_.timeout)});
+  guard_.end_job({.exit_code = static_cast<int>(ExitCode::timeout),
+                  .reason = "timeout: " + message,
+                  .verdict = "FAILED: timeout",
+                  .message = "",  // printed above
+                  .abort_mpi = true,  // the main thread: MPI_Abort is allowed here
+                  .rank0_grace = rank0_grace_for_timeout(opts_.timeout)});
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -247,10 +247,10 @@ std::optional<double> error_growth(const RowHealth& h) {
   return sum;
 }
 
-std::optional<double> ratio_to(const RowRef& r, const char* column) {
-  auto d = r.extra(column);
-  if (!d || *d <= 0) return std::nullopt;
-  return r.row().busbw_gbps / *d;
+// busbw over a reference figure of the row (its link ceiling, its prediction).
+std::optional<double> ratio_to(const RowRef& r, std::optional<double> reference) {
+  if (!reference || *reference <= 0) return std::nullopt;
+  return r.row().busbw_gbps / *reference;
 }
 
 const std::vector<CheckKind>& check_kinds() {
@@ -258,9 +258,9 @@ const std::vector<CheckKind>& check_kinds() {
       {"min_busbw", &Requirement::min_busbw_gbps, true, " GB/s", nullptr,
        [](const RowRef& r) { return std::optional(r.row().busbw_gbps); }},
       {"min_busbw_fraction_of_ceiling", &Requirement::min_fraction_of_ceiling, true, "", kCeilingColumn,
-       [](const RowRef& r) { return ratio_to(r, kCeilingColumn); }},
+       [](const RowRef& r) { return ratio_to(r, r.row().link_ceiling_gbps); }},
       {"min_busbw_fraction_of_prediction", &Requirement::min_fraction_of_prediction, true, "", kPredictionColumn,
-       [](const RowRef& r) { return ratio_to(r, kPredictionColumn); }},
+       [](const RowRef& r) { return ratio_to(r, r.row().predicted_busbw_gbps); }},
       {"max_latency_us", &Requirement::max_latency_us, false, " us", nullptr,
        [](const RowRef& r) { return std::optional(r.row().time_median_us); }},
       {"max_time_cv", &Requirement::max_time_cv, false, "", nullptr,

@@ -12,10 +12,10 @@
 
 namespace ccbench {
 
-// Columns other parts of ccbench may add to results.csv; a check that needs one is "not
-// available" on rows without it.
-inline constexpr const char* kCeilingColumn = "link_ceiling[GB/s]";       // measured link ceiling
-inline constexpr const char* kPredictionColumn = "predicted_busbw[GB/s]";  // simulator's prediction
+// The columns a check reads; one that needs a column is "not available" on rows without it.
+// ccbench writes the first two where a run has link ceilings or a model (results/record.h).
+inline constexpr const char* kCeilingColumn = kLinkCeilingHeader;         // measured link ceiling
+inline constexpr const char* kPredictionColumn = kPredictedBusbwHeader;   // the model's prediction
 inline constexpr const char* kStragglerColumn = "straggler_ratio";          // slowest rank / median rank time
 inline constexpr const char* kGroupOutlierColumn = "group_outlier_ratio";  // slowest group / median group
 inline constexpr const char* kTemperatureColumn = "gpu_temp_max[C]";

@@ -1,7 +1,8 @@
 #pragma once
 // Where run records go. One record, several reporters (table on stdout, results.csv, run.json,
 // results.md); only rank 0 writes. A sink persists each row as it arrives, so a later failure
-// loses nothing already measured.
+// loses nothing already measured. Rows reach the sinks complete (every column of
+// results/record.h that the run can fill), and nothing writes into a file after finish().
 #include <memory>
 #include <ostream>
 #include <string>
@@ -54,7 +55,8 @@ std::unique_ptr<ResultSink> make_table_sink(std::ostream& out);
 std::unique_ptr<ResultSink> make_footer_sink(std::ostream& out);
 // results.csv: header row of record_columns() CSV headers, then one row per record, quoted as
 // RFC 4180 requires, flushed after every row. Lines starting with '#' before the header carry
-// the context (schema version, command line) for humans; readers skip them.
+// the context for humans (schema version, command line, and where the ceiling and model columns
+// come from: the context's "link_ceilings" source and "model" topology); readers skip them.
 std::unique_ptr<ResultSink> make_csv_sink(const std::string& path);
 // run.json: {"schema_version", "complete", "incomplete_reason", "exit_code", "verdict", "context",
 // "rows"}; rewritten through a temporary file and rename() after every row, so it always parses.
@@ -66,7 +68,8 @@ std::unique_ptr<ResultSink> make_json_sink(const std::string& path);
 inline constexpr const char* kRunningReason =
     "running, or ended without closing this file (a crash or SIGKILL of rank 0)";
 // results.md: the outcome, a context summary and one Markdown table per case (as the table
-// sink's cases), rewritten atomically after every row.
+// sink's cases; the ceiling and model columns where a row of the case has them), rewritten
+// atomically after every row.
 //
 // The file sinks throw Error(usage) naming the path from the constructor when it cannot be
 // written, and from any later call that fails to write.

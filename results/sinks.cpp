@@ -296,6 +296,18 @@ std::string command_line_of(const Json& context) {
   return c.dump();
 }
 
+// Where the ceiling and model columns come from (the context's link_ceilings and model), as '#'
+// lines; "" for a run without them.
+std::string references_of(const Json& context) {
+  std::string s;
+  if (!context.is_object()) return s;
+  if (const auto c = context.find("link_ceilings"); c != context.end() && c->is_object())
+    s += fmt::format("# link ceilings: {}\n", single_line(c->value("source", "")));
+  if (const auto m = context.find("model"); m != context.end() && m->is_object())
+    s += fmt::format("# model: {} ({})\n", single_line(m->value("topology", "")), single_line(m->value("file", "")));
+  return s;
+}
+
 class CsvSink : public ResultSink {
  public:
   explicit CsvSink(std::string path) : path_(std::move(path)) {
@@ -307,6 +319,7 @@ class CsvSink : public ResultSink {
     preamble_ = fmt::format("# ccbench results, schema_version {}\n", kSchemaVersion);
     const std::string cmd = command_line_of(context);
     if (!cmd.empty()) preamble_ += fmt::format("# command: {}\n", single_line(cmd));
+    preamble_ += references_of(context);
     write(preamble_);
     write_header();
   }
@@ -538,29 +551,42 @@ class MarkdownSink : public ResultSink {
     s += "\n## Context\n\n" + render_context(context_);
     s += "\n## Results\n";
     if (cases_.empty()) s += "\nNo measurements yet.\n";
-    for (const Case& c : cases_) {
-      s += fmt::format("\n### {}\n\n", c.title);
-      s += "| size | count | placement | algorithm | time (us) | p50 (us) | p95 (us) | cv | algbw (GB/s) "
-           "| busbw (GB/s) | busbw p50 (GB/s) | #wrong | status |\n";
-      s += "|---:|---:|:---|:---|---:|---:|---:|---:|---:|---:|---:|---:|:---|\n";
-      for (const RunRecord& r : c.rows) {
-        const std::string place = r.in_place ? "in-place" : "out-of-place";
-        const std::string algorithm = r.algorithm.empty() ? "-" : cell(r.algorithm);
-        const std::string status =
-            r.reason.empty() ? std::string(row_status_name(r.status))
-                             : fmt::format("{}: {}", row_status_name(r.status), cell(r.reason));
-        if (measured(r)) {
-          s += fmt::format("| {} | {} | {} | {} | {:.2f} | {:.2f} | {:.2f} | {:.1f}% | {:.2f} | {:.2f} | {:.2f} | {} | {} |\n",
-                           human_size(r.bytes), r.count, place, algorithm, r.time_avg_us, r.time_median_us, r.time_p95_us,
-                           100.0 * r.time_cv, r.algbw_gbps, r.busbw_gbps, r.busbw_median_gbps, wrong_text(r), status);
-        } else {
-          s += fmt::format("| {} | {} | {} | {} | - | - | - | - | - | - | - | - | {} |\n", human_size(r.bytes),
-                           r.count, place, algorithm, status);
-        }
-      }
+    for (const Case& c : cases_) s += render_case(c);
+    return s;
+  }
+
+  // One table per case; the ceiling and model columns only where a row of the case has them.
+  static std::string render_case(const Case& c) {
+    auto any = [&c](auto has) { return std::any_of(c.rows.begin(), c.rows.end(), has); };
+    const bool ceiling = any([](const RunRecord& r) { return r.link_ceiling_gbps.has_value(); });
+    const bool model = any([](const RunRecord& r) { return r.predicted_busbw_gbps.has_value(); });
+    std::string s = fmt::format("\n### {}\n\n", c.title);
+    s += "| size | count | placement | algorithm | time (us) | p50 (us) | p95 (us) | cv | algbw (GB/s) "
+         "| busbw (GB/s) | busbw p50 (GB/s) | #wrong |";
+    std::string align = "|---:|---:|:---|:---|---:|---:|---:|---:|---:|---:|---:|---:|";
+    if (ceiling) s += " ceiling (GB/s) | efficiency |", align += "---:|---:|";
+    if (model) s += " predicted busbw (GB/s) | measured / predicted |", align += "---:|---:|";
+    s += " status |\n" + align + ":---|\n";
+    for (const RunRecord& r : c.rows) {
+      const std::string place = r.in_place ? "in-place" : "out-of-place";
+      const std::string algorithm = r.algorithm.empty() ? "-" : cell(r.algorithm);
+      const std::string status = r.reason.empty() ? std::string(row_status_name(r.status))
+                                                  : fmt::format("{}: {}", row_status_name(r.status), cell(r.reason));
+      s += fmt::format("| {} | {} | {} | {} | ", human_size(r.bytes), r.count, place, algorithm);
+      if (measured(r))
+        s += fmt::format("{:.2f} | {:.2f} | {:.2f} | {:.1f}% | {:.2f} | {:.2f} | {:.2f} | {} |", r.time_avg_us,
+                         r.time_median_us, r.time_p95_us, 100.0 * r.time_cv, r.algbw_gbps, r.busbw_gbps,
+                         r.busbw_median_gbps, wrong_text(r));
+      else
+        s += "- | - | - | - | - | - | - | - |";
+      if (ceiling) s += fmt::format(" {} | {} |", figure(r.link_ceiling_gbps), figure(r.efficiency));
+      if (model) s += fmt::format(" {} | {} |", figure(r.predicted_busbw_gbps), figure(r.model_efficiency));
+      s += fmt::format(" {} |\n", status);
     }
     return s;
   }
+
+  static std::string figure(const std::optional<double>& v) { return v ? fmt::format("{:.2f}", *v) : "-"; }
 
   void write() {
     pacer_.write([&] { write_file_atomically(path_, render()); });

@@ -40,7 +40,7 @@ TEST(ModelAccuracy, OurRingAndTreeOn2xH200AreWithin15PercentFrom64MiB) {
     for (const Json& row : doc["rows"]) {
       const std::string impl = row.value("impl", "");
       if ((impl != "ring" && impl != "tree") || row.value("bytes", std::uint64_t{0}) < kFrom) continue;
-      const RowPrediction p = predict_row(model, row, ceilings);
+      const RowPrediction p = predict_row(model, record_from_json(row), ceilings);
       ASSERT_TRUE(p.busbw_gbps) << p.reason;
       const double busbw = row.value("busbw_gbps", 0.0), eff = busbw / *p.busbw_gbps;
       std::cout << fmt::format("{} {} {} {} {}M {}: measured {:.1f} predicted {:.1f} efficiency {:.3f} (recorded {:.3f})\n",
