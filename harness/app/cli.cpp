@@ -635,7 +635,8 @@ struct RawAccept {
 CLI::App* add_accept_command(CLI::App& app, AcceptRequest& acc, RawAccept& r) {
   CLI::App* acceptcmd = app.add_subcommand("accept", "check results against acceptance rules; exit 4 when one fails");
   acceptcmd->add_option("runs", acc.runs, "results.csv files or results folders")->required()->type_name("PATH");
-  acceptcmd->add_option("--rules", r.rules_file, "rules file (YAML; see results/rules/)")->type_name("PATH");
+  acceptcmd->add_option("--rules", r.rules_file, "rules file (YAML; examples: docs/examples/rules/)")
+      ->type_name("PATH");
   acceptcmd->add_option("--min-busbw", r.min_busbw, "busbw every size from 1 MiB must reach, GB/s")->type_name("GBPS");
   acceptcmd->add_option("--junit", acc.junit, "also write the verdicts as JUnit XML to this file")->type_name("PATH");
   return acceptcmd;
@@ -772,10 +773,10 @@ Command parse_command_line(int argc, const char* const* argv) {
     for (const std::string& x : extra) {
       if (x.rfind("--sweep-env", 0) == 0)
         fail(ExitCode::usage, "--sweep-env: every setting needs fresh processes; run scripts/sweep.py --sweep-env "
-             "NAME=v1,v2,... -- <ccbench options> (see README, Tuning sweeps)");
+             "NAME=v1,v2,... -- <ccbench options> (see docs/guides/tuning.md)");
       if (x == "tune")
         fail(ExitCode::usage, "tune: run scripts/tune.py --space FILE.yaml --budget MINUTES -- <ccbench options> "
-             "(see README, Tuning sweeps)");
+             "(see docs/guides/tuning.md)");
     }
     fail(ExitCode::usage, "unknown argument(s): {} (see ccbench --help)", fmt::join(extra, " "));
   } catch (const CLI::ParseError& e) {

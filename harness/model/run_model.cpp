@@ -100,7 +100,7 @@ void calibrate_nics(SystemTopology& s, double gbps) {
 
 // Two ranks of the run on one GPU (--share-gpus), from run.json's context ("ranks 0 and 2 share
 // vm GPU 0: ..."); "" when every rank has its own. Their processes' kernels time-slice the GPU
-// (4 ranks on 2 H200 as 2 emulated nodes ran at 0.11-0.27 of the prediction, transports/r18),
+// (4 ranks on 2 H200 as 2 emulated nodes ran at 0.11-0.27 of the prediction, h200x2-20261201-r18),
 // which the model does not describe.
 std::string shared_gpu(const Json& context) {
   std::map<std::pair<std::string, std::string>, int> first;
