@@ -32,7 +32,8 @@ constexpr std::size_t kDefaultOneshotMaxBytes = std::size_t(512) << 10;
 constexpr std::size_t kOneshotBytesPerBlock = std::size_t(8) << 10;
 constexpr int kOneshotMaxBlocks = 32;
 // oneshot's reduce (the root reads every input): one block per 64 KiB of input, at most 128, as
-// two-shot's reading half (whose numbers are above). Not measured for reduce yet.
+// two-shot's reading half (whose numbers are above); not tuned for reduce (its batch times with
+// these blocks: h200x2-20261130-r6).
 constexpr std::size_t kDirectReduceBytesPerBlock = kTwoshotBytesPerBlock;
 constexpr int kDirectReduceMaxBlocks = kDefaultTwoshotBlocks;
 // Bruck all-gather: one block per 64 KiB of a piece, at most 32.
@@ -59,8 +60,8 @@ constexpr int kDefaultHostChannels = 32;
 // (transports/host_copy.h, from the four combinations measured in h200x2-20261130-r8).
 
 // Over net: 8 ring channels = 8 TCP streams per peer and direction (TCP over loopback on the
-// 2 x H200 machine: 21.3 GB/s with 4 streams, 34.2 with 8, h200x2-20261130-ceilings), and 512 KiB slots
-// (only a step's bytes travel; a connection has kFifoSlots slots in flight, 2 MiB). Chosen by a
+// 2 x H200 machine: 21.3 GB/s with 4 streams, 34.2 with 8, h200x2-20261130-ceilings), and 512 KiB
+// slots (only a step's bytes travel; a connection has kFifoSlots slots in flight, 2 MiB). Chosen by a
 // sweep of slots {256K, 512K, 1M} x channels {4, 8, 16} x proxy threads {4, 8} between two
 // emulated nodes on 2 x H200 (ring all-reduce busbw at 16 / 128 MiB): 512K x 8 x 8 threads 16.7 /
 // 17.1 GB/s, 256K x 8 x 8 14.5 / 14.7, 1M x 8 x 8 14.9 / 14.2, 16 channels no better (14.6 /

@@ -473,7 +473,8 @@ void add_nccl_tests_refusals(CLI::App& app, RunOptions& o) {
 }
 
 // nccl-tests' environment: NCCL_TESTS_MIN_BW is the threshold of the average bus bandwidth;
-// NCCL_TESTS_SPLIT(_MASK) would split the ranks into groups, which ccbench does not do yet.
+// NCCL_TESTS_SPLIT(_MASK) split the ranks into groups by a bit mask: refused (sub-groups run with
+// --groups instead).
 void read_nccl_tests_environment(RunOptions& o) {
   for (const char* var : {"NCCL_TESTS_SPLIT_MASK", "NCCL_TESTS_SPLIT"})
     if (const char* v = std::getenv(var))
