@@ -166,7 +166,8 @@ std::vector<Rule> parse_rules(const std::string& text, const std::string& file) 
     fail(ExitCode::usage, "{}:{}:{}: not valid YAML: {}", file, e.mark.line + 1, e.mark.column + 1, e.msg);
   }
   if (!doc.IsMap() || !doc["rules"])
-    fail(ExitCode::usage, "{}: expected a mapping with the key 'rules' holding a list of rules (see results/rules/)", file);
+    fail(ExitCode::usage,
+         "{}: expected a mapping with the key 'rules' holding a list of rules (see docs/examples/rules/)", file);
   check_keys(file, doc, kTopKeys, "the rules file");
   const YAML::Node list = doc["rules"];
   if (!list.IsSequence() || list.size() == 0) bad(file, list, "'rules' must be a non-empty list of rules");

@@ -94,7 +94,8 @@ inline constexpr const char* kNetTcpCeiling = "net/tcp";
 // The same tcp streams measured over `streams` connections per direction, where a kernel drives
 // another number of them than the ring's (the tree all-reduce: 2 trees x a quarter of the ring's
 // channels): "net/tcp:4". A block's share of the 8-stream figure underestimates what 4 streams get
-// (2 x H200: 8.5 GB/s busbw of the tree against 7.6 predicted from 8 streams' share, r15).
+// (2 x H200: 8.5 GB/s busbw of the tree against 7.6 predicted from 8 streams' share,
+// h200x2-20261201-r15).
 std::string net_tcp_streams_label(int streams);
 
 }  // namespace ccbench

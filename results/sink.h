@@ -24,7 +24,7 @@ struct RunOutcome {
 class ResultSink {
  public:
   virtual ~ResultSink() = default;
-  // Called once, before any row. `context` is the context block (DESIGN.md).
+  // Called once, before any row. `context` is the context block (docs/design.md, "Run records").
   virtual void begin(const Json& context) = 0;
   // One measurement; written (and flushed / atomically replaced) before returning.
   virtual void add(const RunRecord& row) = 0;

@@ -44,7 +44,8 @@ void add_options(CLI::App& run, RawOptions& raw) {
 Options finish_options(const RawOptions& raw) {
   Options o;
   // On unless turned off: measured on 2 x H200, sampling kept busbw within 0.2 % at >= 64 MiB and
-  // the 8 B time within 0.6 % (results/baselines/h200x2-2026-11-30/telemetry-overhead).
+  // the 8 B time within 0.6 % (telemetry-overhead-*.log of h200x2-20261130-r6 for nccl and
+  // h200x2-20261130-r7 for ring).
   if (raw.telemetry == "on" || raw.telemetry.empty()) o.enabled = true;
   else if (raw.telemetry == "off") o.enabled = false;
   else fail(ExitCode::usage, "--telemetry: unknown value '{}' (valid: on, off)", raw.telemetry);

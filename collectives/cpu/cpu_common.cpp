@@ -14,8 +14,9 @@ namespace ccbench::cpu {
 namespace {
 
 // Bounds of the CPU channel knobs: a slot holds at least one cache line and whole cache lines
-// (the executors copy and reduce by lines); 64 MiB slots and 64-deep rings are far past where
-// bandwidth stops rising (256K x 4, cpu-2ranks baseline) and bound the memory a typo can take.
+// (the executors copy and reduce by lines); 64 MiB slots and 64-deep rings are far past the
+// settings measured (64K-1M x 2-8 deep, none better than 256K x 4 beyond the noise:
+// cpu2core-20261130-np2) and bound the memory a typo can take.
 constexpr std::uint64_t kCacheLineBytes = 64;
 constexpr std::uint64_t kMaxSlotBytes = 64ull << 20;
 constexpr int kMinDepth = 2;  // one slot filling while the peer drains the other

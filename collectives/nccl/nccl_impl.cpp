@@ -169,8 +169,8 @@ class NcclImpl final : public Implementation {
     ScopedEnv algo("NCCL_ALGO", variant_ == Variant::ring ? "Ring" : variant_ == Variant::tree ? "Tree" : nullptr);
     CCB_CUDA(cudaSetDevice(ctx.cuda_device));
     // A blocking communicator, as nccl-tests uses: a non-blocking one (config.blocking = 0)
-    // was measured adding 40-100 us to every small collective. A hang in initialisation is
-    // bounded by the harness's watchdog instead.
+    // made every small collective take 50-120 us (h200x2-20261130-sweep-32f952a). A hang in
+    // initialisation is bounded by the harness's watchdog instead.
     ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
     config.blocking = 1;
     ncclComm_t comm = nullptr;

@@ -473,7 +473,8 @@ void add_nccl_tests_refusals(CLI::App& app, RunOptions& o) {
 }
 
 // nccl-tests' environment: NCCL_TESTS_MIN_BW is the threshold of the average bus bandwidth;
-// NCCL_TESTS_SPLIT(_MASK) would split the ranks into groups, which ccbench does not do yet.
+// NCCL_TESTS_SPLIT(_MASK) split the ranks into groups by a bit mask: refused (sub-groups run with
+// --groups instead).
 void read_nccl_tests_environment(RunOptions& o) {
   for (const char* var : {"NCCL_TESTS_SPLIT_MASK", "NCCL_TESTS_SPLIT"})
     if (const char* v = std::getenv(var))
@@ -635,7 +636,8 @@ struct RawAccept {
 CLI::App* add_accept_command(CLI::App& app, AcceptRequest& acc, RawAccept& r) {
   CLI::App* acceptcmd = app.add_subcommand("accept", "check results against acceptance rules; exit 4 when one fails");
   acceptcmd->add_option("runs", acc.runs, "results.csv files or results folders")->required()->type_name("PATH");
-  acceptcmd->add_option("--rules", r.rules_file, "rules file (YAML; see results/rules/)")->type_name("PATH");
+  acceptcmd->add_option("--rules", r.rules_file, "rules file (YAML; examples: docs/examples/rules/)")
+      ->type_name("PATH");
   acceptcmd->add_option("--min-busbw", r.min_busbw, "busbw every size from 1 MiB must reach, GB/s")->type_name("GBPS");
   acceptcmd->add_option("--junit", acc.junit, "also write the verdicts as JUnit XML to this file")->type_name("PATH");
   return acceptcmd;
@@ -772,10 +774,10 @@ Command parse_command_line(int argc, const char* const* argv) {
     for (const std::string& x : extra) {
       if (x.rfind("--sweep-env", 0) == 0)
         fail(ExitCode::usage, "--sweep-env: every setting needs fresh processes; run scripts/sweep.py --sweep-env "
-             "NAME=v1,v2,... -- <ccbench options> (see README, Tuning sweeps)");
+             "NAME=v1,v2,... -- <ccbench options> (see docs/guides/tuning.md)");
       if (x == "tune")
         fail(ExitCode::usage, "tune: run scripts/tune.py --space FILE.yaml --budget MINUTES -- <ccbench options> "
-             "(see README, Tuning sweeps)");
+             "(see docs/guides/tuning.md)");
     }
     fail(ExitCode::usage, "unknown argument(s): {} (see ccbench --help)", fmt::join(extra, " "));
   } catch (const CLI::ParseError& e) {

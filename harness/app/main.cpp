@@ -1,5 +1,5 @@
 // ccbench: the MPI-launched entry point. Parses the command line before any MPI or GPU work,
-// then measures, reports and agrees on one exit code over all ranks (DESIGN.md).
+// then measures, reports and agrees on one exit code over all ranks (docs/design.md).
 #include <unistd.h>
 
 #include <cstdio>

@@ -28,9 +28,10 @@ using Json = nlohmann::ordered_json;
 
 // Messages per pair when a run measures its own ceilings: a few large copies settle the rate.
 constexpr int kCeilingIterations = 5;
-// tcp streams over loopback do not: the same 256 MiB measurement of 8 streams gave 24 and 31 GB/s
-// both ways in two launches on 2 x H200, and a ring then moved 15 GB/s per direction above a
-// ceiling of 12 (transports/r16). A ceiling is what the path can do: the best of a few repeats.
+// tcp streams over loopback do not: the same 256 MiB measurement of 8 streams gave 31 and 24 GB/s
+// both ways in two launches on 2 x H200 (h200x2-20261201-r14, h200x2-20261201-r16), and a ring then
+// moved 15 GB/s per direction above a ceiling of 12 (h200x2-20261201-r16). A ceiling is what the path
+// can do: the best of a few repeats.
 constexpr int kTcpCeilingRepeats = 3;
 
 // ----------------------------------------------------------------------------- the command

@@ -241,7 +241,7 @@ PairFigures gpu_pair(GpuEndpoint& g, MPI_Comm comm, bool in_pair, bool is_src, i
 
 // Pinned host copies, largest size: each GPU alone (D2H, H2D, both ways), then every GPU both ways
 // at once ("d2h+h2d all": what host staging gets when all GPUs of a node stage together; on
-// 2 x H200 37 GB/s per direction each, against 50 for one GPU alone).
+// 2 x H200 37 GB/s per direction each, against 48-51 for one GPU alone: h200x2-20261130-r11).
 std::vector<LinkResult> gpu_host_copies(GpuEndpoint& g, const LinksOptions& o, const RankLayout& layout, MPI_Comm comm,
                                         std::uint64_t bytes) {
   std::vector<LinkResult> out;

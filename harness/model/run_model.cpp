@@ -148,7 +148,7 @@ RowPrediction predict_row(const RunModel& model, const RunRecord& row, const std
 
 // Two ranks of the run on one GPU, from the context's ranks_detail ("ranks 0 and 2 share vm GPU
 // 0: ..."). Their processes' kernels time-slice the GPU (4 ranks on 2 H200 as 2 emulated nodes
-// ran at 0.11-0.27 of the prediction, transports/r18).
+// ran at 0.11-0.27 of the prediction, h200x2-20261201-r18).
 std::string shared_gpu_reason(const Json& context) {
   std::map<std::pair<std::string, std::string>, int> first;
   if (!context.contains("ranks_detail") || !context["ranks_detail"].is_array()) return "";

@@ -17,7 +17,7 @@ ccbench_gpu_test(gpu_gather_scatter_2 2 --collective allgather,reducescatter,bro
                  --impl ${_gpu_impls_but_symm} -d all -o sum,max -b 4 -e 3M -f 3 -n 3 -w 1 --timeout 20)
 # NCCL's symmetric-window kernels: all-reduce, broadcast, sendrecv. Its all-gather and
 # reduce-scatter gave wrong elements after back-to-back calls on NCCL 2.28.3 at piece sizes that
-# are not multiples of 16 bytes (results/baselines/h200x2-2026-11-30/README.md).
+# are not multiples of 16 bytes (evidence h200x2-20261130-nccl-symm-repro).
 ccbench_gpu_test(gpu_nccl_symm_2 2 --collective allreduce,broadcast,sendrecv
                  --impl nccl-symm -d all -o sum,max -b 4 -e 3M -f 3 -n 3 -w 1 --timeout 20)
 # CUDA-graph capture and replay of every implementation.

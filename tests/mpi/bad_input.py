@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
 """Bad-input matrix: every flag, size string, environment variable, CSV input and output path of
 ccbench in invalid forms, each run as a real launch (mpirun -np 2, or plain for some) and checked
-against DESIGN.md: the exit code (2 usage, 3 precondition), a message on stderr that names the bad
-thing and says what is valid, and, for input that can be judged before MPI start-up, that nothing
-ran: no results folder, nothing on stdout, the error said once (by rank 0).
+against docs/design.md ("Exit codes"): the exit code (2 usage, 3 precondition), a message on
+stderr that names the bad thing and says what is valid, and, for input that can be judged before
+MPI start-up, that nothing ran: no results folder, nothing on stdout, the error said once (by
+rank 0).
 
 Usage: bad_input.py --ccbench PATH --mpiexec PATH --golden tests/golden/results.csv [--jobs N]
 Prints one line per case and "bad inputs tried: N"; exits 1 if any case misbehaved.

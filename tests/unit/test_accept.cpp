@@ -230,7 +230,7 @@ TEST(Accept, BadRuleFilesNameFileLineAndWhatIsExpected) {
             "1024)");
   EXPECT_EQ(usage_error("rules:\n  - name: no limits\n"), "bad.yaml:2:5: rule 'no limits' has no 'require'");
   EXPECT_EQ(usage_error("rule:\n  - require: {max_wrong: 0}\n"),
-            "bad.yaml: expected a mapping with the key 'rules' holding a list of rules (see results/rules/)");
+            "bad.yaml: expected a mapping with the key 'rules' holding a list of rules (see docs/examples/rules/)");
   EXPECT_EQ(usage_error("rules: []\n"), "bad.yaml:1:8: 'rules' must be a non-empty list of rules");
   EXPECT_EQ(usage_error("rules:\n  - {require: {max_wrong: 0}}\nextra: 1\n"),
             "bad.yaml:3:1: unknown key 'extra' in the rules file (valid: rules)");
@@ -243,24 +243,24 @@ TEST(Accept, BadRuleFilesNameFileLineAndWhatIsExpected) {
 }
 
 TEST(Accept, ExampleRulesPassOnTheBaselinesTheyWereWrittenFrom) {
-  const std::vector<Rule> h200 = load_rules(kSource + "/results/rules/h200x2.yaml");
+  const std::vector<Rule> h200 = load_rules(kSource + "/docs/examples/rules/h200x2.yaml");
   const AcceptReport r =
-      evaluate_rules(h200, {read_result_set(kSource + "/results/baselines/h200x2-2026-11-30/run-cc01c2c4492a")});
+      evaluate_rules(h200, {read_result_set(kSource + "/tests/fixtures/h200x2-20261130-sweep-cc01c2c")});
   EXPECT_TRUE(r.passed) << r.text();
   EXPECT_NE(r.text().find("(not available: no selected row carries the column 'link_ceiling[GB/s]')"), std::string::npos);
   EXPECT_NE(r.text().find("#   PASS "), std::string::npos);
   // The 8-GPU rules load, and the 2-GPU figures fail them: 2 GPUs are not an NVSwitch node.
-  const std::vector<Rule> nvs = load_rules(kSource + "/results/rules/nvswitch8.yaml");
+  const std::vector<Rule> nvs = load_rules(kSource + "/docs/examples/rules/nvswitch8.yaml");
   const AcceptReport n =
-      evaluate_rules(nvs, {read_result_set(kSource + "/results/baselines/h200x2-2026-11-30/run-cc01c2c4492a")});
+      evaluate_rules(nvs, {read_result_set(kSource + "/tests/fixtures/h200x2-20261130-sweep-cc01c2c")});
   EXPECT_FALSE(n.passed) << n.text();
   EXPECT_NE(n.text().find("nccl all-reduce bandwidth, 1 GiB and up' (" + kSource +
-                          "/results/rules/nvswitch8.yaml:11): FAIL"),
+                          "/docs/examples/rules/nvswitch8.yaml:11): FAIL"),
             std::string::npos) << n.text();
 }
 
 TEST(Accept, RunAndAcceptCommandLinesReadTheRulesBeforeMeasuring) {
-  const std::string rules = kSource + "/results/rules/h200x2.yaml";
+  const std::string rules = kSource + "/docs/examples/rules/h200x2.yaml";
   std::vector<const char*> argv = {"ccbench", "--accept", rules.c_str(), "--min-busbw", "300"};
   const auto run = std::get<RunOptions>(parse_command_line(static_cast<int>(argv.size()), argv.data()));
   ASSERT_EQ(run.accept_rules.size(), 9u);  // 8 from the file, then --min-busbw
