@@ -4,7 +4,8 @@
 # reason where there is no GPU or no CUDA in the build.
 #
 # Two processes on one GPU time-slice it: every step of a spinning kernel costs ~2.3 ms (so does
-# NCCL's: 4.5 ms for 8 B over NET/Socket between two such ranks), so sizes stop at a few MiB and
+# NCCL's: 4.5 ms for 8 B over NET/Socket between two such ranks; h200x1-20261201-reference), so
+# sizes stop at a few MiB and
 # iterations are few. What the tier cannot show: performance of any kind, NVLink (or PCIe)
 # peer-to-peer between two GPUs, copy engines moving data between GPUs, and NCCL between two ranks
 # of one node (NCCL refuses two ranks of a node on one GPU: those rows are skipped with that
