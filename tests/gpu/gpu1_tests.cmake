@@ -94,6 +94,11 @@ ccbench_gpu1_test(gpu1_nccl_one_rank 1
                   "nccl:allreduce,allgather,reducescatter,broadcast,sendrecv,alltoall,reduce,gather,scatter nccl-symm:allreduce"
                   "" ""
                   --collective all --impl nccl,nccl-symm -d float,half -o sum,max -b 4 -e 1M -f 16 -n 2 -w 1 --timeout 60)
+# NCCL that cannot be loaded (a wrong CCBENCH_NCCL_LIBRARY): every NCCL row skipped with the
+# reason, our kernels measured as ever.
+ccbench_gpu1_test(gpu1_nccl_missing 1 "ring:allreduce" "" "nccl,nccl-ring,nccl-symm,nccl-tree/allreduce:NCCL could not be loaded"
+                  --collective allreduce --impl ring,nccl,nccl-ring,nccl-tree,nccl-symm -b 4 -e 64K -f 16 -n 2 -w 1)
+set_property(TEST gpu1_nccl_missing APPEND PROPERTY ENVIRONMENT CCBENCH_NCCL_LIBRARY=/nonexistent/libnccl.so.2)
 
 # Injected faults on ranks sharing the GPU: a stopped rank ends the job with exit code 5 within
 # the deadline, naming the peer waited for; a corrupted element is found and named (exit code 1);

@@ -37,9 +37,10 @@ fi
 out=$(mktemp -d)
 trap 'rm -rf "$out"' EXIT
 export NCCL_NVLS_ENABLE=0
+# The kernels' tuning knobs and the other settings a test sets, passed on to every rank.
 forward=(-x NCCL_NVLS_ENABLE)
-[ -n "${CUDA_VISIBLE_DEVICES:-}" ] && forward+=(-x CUDA_VISIBLE_DEVICES)  # the kernels' tuning knobs a test sets, passed on to every rank
-for v in CCBENCH_GPU_SLOT_BYTES CCBENCH_GPU_CHANNELS CCBENCH_GPU_TREE_CHANNELS CCBENCH_GPU_HOST_RECV CCBENCH_GPU_HOST_SEND CCBENCH_GPU_HOST_CE_MIN_BYTES; do
+[ -n "${CUDA_VISIBLE_DEVICES:-}" ] && forward+=(-x CUDA_VISIBLE_DEVICES)
+for v in CCBENCH_NCCL_LIBRARY CCBENCH_GPU_SLOT_BYTES CCBENCH_GPU_CHANNELS CCBENCH_GPU_TREE_CHANNELS CCBENCH_GPU_HOST_RECV CCBENCH_GPU_HOST_SEND CCBENCH_GPU_HOST_CE_MIN_BYTES; do
   if [ -n "${!v:-}" ]; then forward+=(-x "$v"); fi
 done
 # CHECK_ARGS is split on spaces on purpose: it holds options such as "--unchecked all".
