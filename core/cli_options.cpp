@@ -183,7 +183,9 @@ CLI::Option* OptionSet::number(const Spec& spec, double& target, const Range& ra
                  auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
                  if (v.empty() || ec != std::errc() || end != v.data() + v.size() || !std::isfinite(x))
                    fail(ExitCode::usage, "{}: '{}' is not a number; expected {}", label, v, range.text());
-                 if (!range.contains(x)) fail(ExitCode::usage, "{}: '{}' is not valid; expected {}", label, v, range.text());
+                 if (!range.contains(x))
+                   fail(ExitCode::usage, "{}: '{}' is not valid; expected {}{}", label, v, range.text(),
+                        range.why.empty() ? "" : " (" + range.why + ")");
                  target = x;
                });
 }

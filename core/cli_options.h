@@ -33,8 +33,8 @@ namespace ccbench::cli {
 struct Spec {
   std::string names;         // CLI11's form: "-n,--iters"; a positional argument has no dash
   std::string help;          // what it does, without its type, valid values or default
-  std::string default_text;  // the default in words, instead of the bound value's ("" = the value)
-  std::string nccl_tests;    // an nccl-tests flag: what ccbench does with it ("" = not one)
+  std::string default_text = {};  // the default in words, instead of the bound value's ("" = the value)
+  std::string nccl_tests = {};    // an nccl-tests flag: what ccbench does with it ("" = not one)
 };
 
 // What --help and the reference show of one option.
@@ -54,9 +54,10 @@ struct Declared {
 struct Range {
   double lo = -std::numeric_limits<double>::infinity();
   double hi = std::numeric_limits<double>::infinity();
-  std::string what;
+  std::string what = {};
   bool lo_open = false;  // lo < x rather than lo <= x
   bool hi_open = false;
+  std::string why = {};  // what a value outside does, for messages ("1 or less never advances the sweep")
   bool contains(double x) const;
   std::string text() const;  // "seconds from 0.01 to 3600", "a fraction from 0 to below 1", "a factor above 1"
 };

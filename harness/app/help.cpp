@@ -3,6 +3,7 @@
 #include <map>
 #include <memory>
 #include <sstream>
+#include <vector>
 
 #include <fmt/format.h>
 
@@ -15,16 +16,16 @@ namespace {
 
 // How each subcommand is started, and a few examples; the top level's usage says all of them.
 struct Usage {
-  std::string lines;     // "mpirun -np N ccbench links [OPTIONS]"
+  std::vector<std::string> lines;  // "mpirun -np N ccbench links [OPTIONS]"
   std::string examples;  // "  COMMAND   what it does\n" ...
 };
 
 const std::map<std::string, Usage>& usages() {
   static const std::map<std::string, Usage> u = {
       {"ccbench",
-       {"mpirun -np N ccbench [run] [OPTIONS]      measure (run is the default subcommand; one rank per GPU)\n"
-        "       mpirun -np N ccbench links|topo [OPTIONS]\n"
-        "       ccbench compare|accept|history|model|list|help ...   (no mpirun needed)",
+       {{"mpirun -np N ccbench [run] [OPTIONS]      measure (run is the default subcommand; one rank per GPU)",
+         "mpirun -np N ccbench links|topo [OPTIONS]",
+         "ccbench compare|accept|history|model|list|help ...   (no mpirun needed)"},
         "  mpirun -np 8 ccbench                             all-reduce and all-gather on 8 GPUs, every implementation\n"
         "                                                   built in, 8 B up to a memory-safe maximum, checked; results\n"
         "                                                   in ./ccbench-results/<UTC time>-<host>/\n"
@@ -36,23 +37,27 @@ const std::map<std::string, Usage>& usages() {
         "  ccbench model --topology h200-8gpu-nvswitch      predictions for a described system\n"
         "Without mpirun ccbench runs one rank, and a collective of one rank moves nothing between ranks."}},
       {"run",
-       {"mpirun -np N ccbench [run] [OPTIONS]",
+       {{"mpirun -np N ccbench [run] [OPTIONS]"},
         "  mpirun -np 8 ccbench -b 8 -e 8G -f 2 -g 1\n"
         "  mpirun -np 8 ccbench --collective allreduce --impl nccl,ring --transport p2p\n"
         "  mpirun -np 4 ccbench --device cpu --impl mpi,ring,tree -e 64M --out none"}},
-      {"links", {"mpirun -np N ccbench links [OPTIONS]", "  mpirun -np 8 ccbench links -e 256M --out links-run"}},
+      {"links",
+       {{"mpirun -np N ccbench links [OPTIONS]"}, "  mpirun -np 8 ccbench links -e 256M --out links-run"}},
       {"topo",
-       {"mpirun -np N ccbench topo [OPTIONS]", "  mpirun -np 2 --npernode 1 ccbench topo --expect expected.yaml"}},
+       {{"mpirun -np N ccbench topo [OPTIONS]"}, "  mpirun -np 2 --npernode 1 ccbench topo --expect expected.yaml"}},
       {"compare",
-       {"ccbench compare [OPTIONS] BEFORE [AFTER]",
+       {{"ccbench compare [OPTIONS] BEFORE [AFTER]"},
         "  ccbench compare before/ after/\n  ccbench compare run/ --pair impl=nccl:ring"}},
       {"accept",
-       {"ccbench accept [OPTIONS] RUNS...", "  ccbench accept run/ --rules results/rules/nvswitch8.yaml --junit out.xml"}},
-      {"history", {"ccbench history --db FILE [OPTIONS]", "  ccbench history --db runs.db --collective allreduce"}},
+       {{"ccbench accept [OPTIONS] RUNS..."}, "  ccbench accept run/ --rules results/rules/nvswitch8.yaml --junit out.xml"}},
+      {"history",
+       {{"ccbench history --db FILE [OPTIONS]"}, "  ccbench history --db runs.db --collective allreduce"}},
       {"model",
-       {"ccbench model --topology FILE|PRESET [OPTIONS]", "  ccbench model --topology multinode-8gpu-8ndr --nodes 64"}},
-      {"list", {"ccbench list", ""}},
-      {"help", {"ccbench help [SUBCOMMAND] [--markdown] [--flags]", "  ccbench help links"}},
+       {{"ccbench model --topology FILE|PRESET [OPTIONS]"}, "  ccbench model --topology multinode-8gpu-8ndr --nodes 64"}},
+      {"list",
+       {{"ccbench list"}, ""}},
+      {"help",
+       {{"ccbench help [SUBCOMMAND] [--markdown] [--flags]"}, "  ccbench help links"}},
   };
   return u;
 }
@@ -63,7 +68,8 @@ class UsageFormatter : public CLI::Formatter {
   std::string make_usage(const CLI::App* app, std::string) const override {
     const auto it = usages().find(app->get_name());
     if (it == usages().end()) return "";
-    std::string s = "Usage: " + it->second.lines + "\n";
+    std::string s;
+    for (const std::string& line : it->second.lines) s += (s.empty() ? "Usage: " : "       ") + line + "\n";
     if (!it->second.examples.empty()) s += "\nExamples:\n" + it->second.examples + "\n";
     return s;
   }
@@ -71,7 +77,9 @@ class UsageFormatter : public CLI::Formatter {
 
 std::string markdown_usage(const std::string& name) {
   const Usage& u = usages().at(name);
-  std::string s = "```\n" + u.lines + "\n```\n";
+  std::string s = "```\n";
+  for (const std::string& line : u.lines) s += line + "\n";
+  s += "```\n";
   if (!u.examples.empty()) s += "\nExamples:\n\n```\n" + u.examples + "\n```\n";
   return s;
 }

@@ -109,7 +109,7 @@ void RunCommand::add_what_options() {
             data_type_names());
   set_.list({"-o,--op", "reduction operations, comma-separated", "", "same; several may be given"}, o_.ops,
             reduce_op_names());
-  set_.text({"--impl", "implementations, comma-separated (ccbench list)",
+  set_.text({"--impl", "implementations, comma-separated; ccbench list says what each does",
              "default: nccl,ring,tree,best on GPUs; mpi,ring,tree on CPUs"},
             impl_, "LIST", valid_implementations() + ", all or default");
   add_device(set_, o_.device);
@@ -117,17 +117,17 @@ void RunCommand::add_what_options() {
   set_.integer({"--emulate-nodes", "split each node's ranks into N emulated nodes in rank order (inter-node paths on "
                                    "one host)"},
                o_.emulate_nodes, 1, 1 << 20, "the number of emulated nodes per node");
-  set_.text({"--ring-order", "the ring of our ring implementations: rank order, topo (nodes contiguous, NUMA "
-                             "neighbours), a list such as 0,2,1,3, or a file holding one"},
+  set_.text({"--ring-order", "the ring of our ring implementations; topo: nodes contiguous, NUMA neighbours "
+                             "adjacent; a list of ranks such as 0,2,1,3, or a file holding one"},
             ring_order_, "ORDER", "rank, topo, a list or a file");
-  set_.choice({"--tree", "all-reduce trees of `tree`: NCCL's double binary tree, or one binary tree"}, o_.tree,
+  set_.choice({"--tree", "all-reduce trees of `tree`: double = NCCL's double binary tree, binary = one tree"}, o_.tree,
               cli::Names<schedule::TreeShape>{
                   {{"double", schedule::TreeShape::double_binary}, {"binary", schedule::TreeShape::binary}}, nullptr});
-  set_.choice({"--in-place", "out-of-place, in-place or both"}, o_.in_place,
+  set_.choice({"--in-place", "measure in place (yes), out of place (no) or both"}, o_.in_place,
               cli::Names<InPlaceChoice>{
                   {{"yes", InPlaceChoice::yes}, {"no", InPlaceChoice::no}, {"both", InPlaceChoice::both}}, nullptr});
   set_.integer({"--seed", "seed of the input patterns"}, o_.seed, 0, UINT64_MAX, "a seed");
-  set_.text({"--groups", "run in sub-groups: world, node, pairs, rails, or a file with one group per line"}, o_.groups,
+  set_.text({"--groups", "run in sub-groups of ranks; a file holds one group per line"}, o_.groups,
             "KIND|FILE", "world, node, pairs, rails or a file");
   set_.flag({"--serial", "with --groups: one group at a time (pairs always are)"}, o_.serial);
   set_.number({"--group-outlier-threshold", "with --groups: flag a group below this fraction of the median busbw of "

@@ -16,7 +16,7 @@ namespace {
 constexpr int kMaxIterations = 1000000;
 
 std::string timeout_text() {
-  return fmt::format("seconds from {:g} to {:g} (a week), or 0 for a week", kMinTimeoutSeconds, kMaxTimeoutSeconds);
+  return fmt::format("seconds from {:g} to {:g} = a week; 0 = a week", kMinTimeoutSeconds, kMaxTimeoutSeconds);
 }
 
 // "auto, shm, mpi, tcp, ib on CPU ranks; auto, p2p, ... on GPU ranks": the table, as help says it.
@@ -35,7 +35,7 @@ cli::Names<T> names_of(const T* all, std::size_t n, std::optional<T> (*parse)(st
 }  // namespace
 
 void add_min_bytes(cli::OptionSet& set, std::uint64_t& target) {
-  set.size({"-b,--minbytes", "smallest size (links: also the size of the latency ping-pong)", "",
+  set.size({"-b,--minbytes", "smallest size; in links also the size of the latency ping-pong", "",
             "same: the first size of the sweep"},
            target);
 }
@@ -47,14 +47,15 @@ void add_max_bytes(cli::OptionSet& set, std::uint64_t& target, const std::string
 void add_step_factor(cli::OptionSet& set, double& target) {
   set.number({"-f,--stepfactor", "multiply the size by this factor each step", "",
               "same: the size multiplier between steps"},
-             target, {.lo = 1, .what = "a factor", .lo_open = true}, "FACTOR");
+             target, {.lo = 1, .what = "a factor", .lo_open = true, .why = "1 or less never advances the sweep"},
+             "FACTOR");
 }
 
 void add_iterations(cli::OptionSet& set, int& iters, int& warmup) {
-  set.integer({"-n,--iters", "timed iterations per size (links: messages per size and pair)", "",
+  set.integer({"-n,--iters", "timed iterations per size; in links, messages per size and pair", "",
                "same: timed iterations per size"},
               iters, 1, kMaxIterations, "the number of timed iterations");
-  set.integer({"-w,--warmup_iters", "warm-up iterations per size, not timed (links: messages per size and pair)", "",
+  set.integer({"-w,--warmup_iters", "warm-up iterations per size, not timed; in links, messages per size and pair", "",
                "same: warm-up iterations per size"},
               warmup, 0, kMaxIterations, "the number of warm-up iterations");
 }
@@ -94,7 +95,7 @@ void add_out(cli::OptionSet& set, std::string& target) {
 
 void add_run_transport(cli::OptionSet& set, std::string& target) {
   set.value({"--transport",
-             "the one path every pair uses (NCCL pinned to the same); one per launch: scripts/paths.sh runs several. "
+             "the one path every pair uses, NCCL pinned to the same; one per launch (scripts/paths.sh runs several); "
              "tcp: CCBENCH_TCP_IF picks the interface",
              "auto"},
             "NAME", per_rank_kind(kCpuRanks, kGpuRanks), "", [&target](const std::string& v) {

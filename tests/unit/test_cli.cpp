@@ -7,19 +7,13 @@
 #include <string>
 #include <vector>
 
+#include "core/error.h"
 #include "harness/app/cli.h"
 #include "harness/sizes.h"
-#include "core/error.h"
+#include "tests/unit/cli_parse.h"
 
 namespace ccbench {
 namespace {
-
-Command parse(std::vector<std::string> args) {
-  args.insert(args.begin(), "ccbench");
-  std::vector<const char*> argv;
-  for (auto& a : args) argv.push_back(a.c_str());
-  return parse_command_line(static_cast<int>(argv.size()), argv.data());
-}
 
 // The exit code and message of a command line that must be rejected.
 void expect_usage_error(std::vector<std::string> args, const std::string& text) {

@@ -16,46 +16,24 @@
 #include "harness/app/cli.h"
 #include "harness/app/command_line.h"
 #include "harness/sizes.h"
+#include "tests/unit/cli_parse.h"
+#include "tests/unit/usage_error.h"
 #include "transports/names.h"
 
 namespace ccbench {
 namespace {
 
-Command parse(std::vector<std::string> args) {
-  args.insert(args.begin(), "ccbench");
-  std::vector<const char*> argv;
-  for (auto& a : args) argv.push_back(a.c_str());
-  return parse_command_line(static_cast<int>(argv.size()), argv.data());
-}
-
-std::string usage_error(std::vector<std::string> args) {
-  try {
-    parse(args);
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ExitCode::usage) << e.what();
-    return e.what();
-  }
-  ADD_FAILURE() << "accepted: " << testing::PrintToString(args);
-  return "";
+std::string usage_error(const std::vector<std::string>& args) {
+  return ccbench::usage_error([&] { parse(args); });
 }
 
 // One option set on a scratch app, parsed from `args`.
 struct Scratch {
   CLI::App app{"scratch", "scratch"};
   cli::OptionSet set{app};
-  void parse(std::vector<std::string> args) {
-    std::vector<std::string> reversed(args.rbegin(), args.rend());
-    app.parse(reversed);
-  }
-  std::string error(std::vector<std::string> args) {
-    try {
-      parse(args);
-    } catch (const Error& e) {
-      EXPECT_EQ(e.code(), ExitCode::usage);
-      return e.what();
-    }
-    ADD_FAILURE() << "accepted";
-    return "";
+  void parse(const std::vector<std::string>& args) { parse_app(app, args); }
+  std::string error(const std::vector<std::string>& args) {
+    return ccbench::usage_error([&] { parse(args); });
   }
 };
 
@@ -160,14 +138,8 @@ TEST(TransportNames, EveryNameRoundTripsAndAliasesPrintAsTheirName) {
 }
 
 TEST(TransportNames, RefusedWhereNotValidNamingWhereTheyAre) {
-  auto error = [](std::string_view v, unsigned scopes) -> std::string {
-    try {
-      parse_transport_for(v, scopes, "--transport");
-    } catch (const Error& e) {
-      EXPECT_EQ(e.code(), ExitCode::usage);
-      return e.what();
-    }
-    return "accepted";
+  auto error = [](std::string_view v, unsigned scopes) {
+    return ccbench::usage_error([&] { parse_transport_for(v, scopes, "--transport"); });
   };
   EXPECT_EQ(parse_transport_for("cuda_ipc", kRunScopes, "--transport"), Transport::p2p);
   EXPECT_EQ(error("ce", kRunScopes),
@@ -197,10 +169,12 @@ TEST(CommandLine, EverySubcommandsHelpListsTheTypeOfEachOption) {
       if (d.type.empty()) continue;
       const std::string shown = d.names + " " + d.type;
       EXPECT_NE(help.find(shown), std::string::npos) << sub->get_name() << ": '" << shown << "' not in\n" << help;
-      if (!d.valid.empty())
+      if (!d.valid.empty()) {
         EXPECT_NE(help.find("(" + d.valid + ")"), std::string::npos) << sub->get_name() << " " << d.names;
-      if (!d.default_text.empty())
+      }
+      if (!d.default_text.empty()) {
         EXPECT_NE(help.find("[" + d.default_text + "]"), std::string::npos) << sub->get_name() << " " << d.names;
+      }
     }
   }
 }

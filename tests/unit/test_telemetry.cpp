@@ -22,6 +22,8 @@
 #include "telemetry/options.h"
 #include "telemetry/recorded_source.h"
 #include "telemetry/sampler.h"
+#include "tests/unit/cli_parse.h"
+#include "tests/unit/usage_error.h"
 
 namespace ccbench::telemetry {
 namespace {
@@ -583,27 +585,19 @@ TEST(Sampler, OnlyTheFirstRankOfEachHostSamples) {
 
 // The telemetry options of `args` as `run` declares them: parsed through the option layer, then
 // checked together.
-Options parse(std::vector<std::string> args) {
+Options parse(const std::vector<std::string>& args) {
   CLI::App app("test", "test");
   cli::OptionSet set(app);
   Options o;
   add_options(set, o);
-  std::vector<std::string> reversed(args.rbegin(), args.rend());
-  app.parse(reversed);
+  parse_app(app, args);
   check_options(o);
   return o;
 }
 
 // The usage error `args` give.
-std::string usage_error(std::vector<std::string> args) {
-  try {
-    parse(args);
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ExitCode::usage);
-    return e.what();
-  }
-  ADD_FAILURE() << "accepted";
-  return "";
+std::string usage_error(const std::vector<std::string>& args) {
+  return ccbench::usage_error([&] { parse(args); });
 }
 
 TEST(TelemetryOptions, ValidatedWithClearMessages) {
