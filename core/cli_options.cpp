@@ -136,7 +136,6 @@ CLI::Option* OptionSet::finish(CLI::Option* opt, Declared d) {
   opt->description(description);
   if (!d.type.empty()) opt->type_name(d.type);
   if (!d.group.empty()) opt->group(d.group);
-  d.option = opt;
   declared_.push_back(std::move(d));
   return opt;
 }

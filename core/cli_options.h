@@ -33,7 +33,7 @@ namespace ccbench::cli {
 struct Spec {
   std::string names;         // CLI11's form: "-n,--iters"; a positional argument has no dash
   std::string help;          // what it does, without its type, valid values or default
-  std::string default_text = {};  // the default in words, instead of the bound value's ("" = the value)
+  std::string default_text = {};  // the default in words instead of the bound value's
   std::string nccl_tests = {};    // an nccl-tests flag: what ccbench does with it ("" = not one)
 };
 
@@ -47,7 +47,6 @@ struct Declared {
   std::string help;
   std::string nccl_tests;
   std::string group;         // the heading it is listed under ("" = the command's options)
-  const CLI::Option* option = nullptr;
 };
 
 // A range of real numbers, and what they are in words ("seconds", "a fraction").
@@ -139,7 +138,7 @@ long long parse_whole_number(const std::string& text, const std::string& label, 
 // Error(usage): "LABEL: empty list (valid: ...)".
 [[noreturn]] void fail_empty_list(const std::string& label, const std::string& valid);
 
-// The option's line of a Markdown table: | option | type | valid | default | meaning |.
+// The options of `set` as Markdown tables (one per group): | option | type | valid | default | meaning |.
 std::string reference_table(const OptionSet& set);
 // nccl-tests' flags declared in `sets`: | nccl-tests | ccbench | here |.
 std::string nccl_tests_table(const std::vector<const OptionSet*>& sets);

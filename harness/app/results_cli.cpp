@@ -128,7 +128,8 @@ HistoryCommand::HistoryCommand(CLI::App& app)
              req_.filter.transport, known.keys.at("transport"));
   add_filter(set_, {"--dtype", "trend of this data type"}, req_.filter.dtype, known.keys.at("dtype"));
   set_.size({"--size", "trend at this size"}, req_.filter.bytes, 1);
-  set_.texts({"--add", "store these results folders or files (runs made without --db; repeatable)"}, req_.add, "PATH", 1, -1);
+  set_.texts({"--add", "store these results folders or files (runs made without --db; repeatable)"}, req_.add, "PATH",
+             1, -1);
 }
 
 HistoryRequest HistoryCommand::finish() {

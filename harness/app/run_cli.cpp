@@ -170,10 +170,12 @@ void RunCommand::add_control_options() {
 void RunCommand::nccl_flag(const cli::Spec& spec, long long lo, long long hi, const std::string& shown_default,
                            std::function<std::string(const std::string& label, long long value)> use) {
   const std::string label = cli::flag_label(spec.names);
-  set_.value(spec, "INT", fmt::format("{} to {}", lo, hi), shown_default, [this, label, lo, hi, spec, use](const std::string& v) {
-    const long long n = cli::parse_whole_number(v, label, lo, hi, spec.help);
-    if (std::string note = use(label, n); !note.empty()) o_.notes.push_back(note);
-  });
+  const std::string meaning = spec.help;
+  set_.value(spec, "INT", fmt::format("{} to {}", lo, hi), shown_default,
+             [this, label, lo, hi, meaning, use](const std::string& v) {
+               const long long n = cli::parse_whole_number(v, label, lo, hi, meaning);
+               if (std::string note = use(label, n); !note.empty()) o_.notes.push_back(note);
+             });
 }
 
 // The nccl-tests flags with a meaning here.

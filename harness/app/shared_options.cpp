@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
-#include <cstdlib>
 
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/knobs.h"
 
 namespace ccbench {
 
@@ -128,8 +128,7 @@ void add_db(cli::OptionSet& set, std::string& target, const std::string& help) {
 
 std::string history_path(const std::string& given) {
   if (!given.empty()) return given;
-  const char* env = std::getenv("CCBENCH_DB");
-  return env ? env : "";
+  return env_text("CCBENCH_DB").value_or("");
 }
 
 cli::Names<Collective> collective_names() {

@@ -144,7 +144,8 @@ TEST(TransportNames, RefusedWhereNotValidNamingWhereTheyAre) {
   EXPECT_EQ(parse_transport_for("cuda_ipc", kRunScopes, "--transport"), Transport::p2p);
   EXPECT_EQ(error("ce", kRunScopes),
             "--transport: 'ce' is valid for links on GPU ranks only (valid here: auto, shm, mpi, p2p, host, net, tcp, ib)");
-  EXPECT_EQ(error("shmm", kCpuRanks), "--transport: unknown value 'shmm' (valid: auto, shm, mpi, tcp, ib) (did you mean 'shm'?)");
+  EXPECT_EQ(error("shmm", kCpuRanks),
+            "--transport: unknown value 'shmm' (valid: auto, shm, mpi, tcp, ib) (did you mean 'shm'?)");
   EXPECT_NE(error("nccl", kRunScopes).find("'nccl' is an implementation, not a transport: give --impl nccl"),
             std::string::npos);
 }
