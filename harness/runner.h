@@ -75,6 +75,7 @@ class Runner {
   void graph_replays(Implementation& impl, Series& bufs, Measurement& m);
   void check_output(Series& bufs, Measurement& m, const std::string& when, std::int64_t& counter);
   void check_send_buffer(Measurement& m);
+  void damage_send_buffer(const std::string& impl, const Measurement& m);  // CCBENCH_FAULT corrupt_send
   void check_guards(Series& bufs, Measurement& m);
   // Agreement over all ranks, then the eager row and (with -G) the graph row.
   bool agree(Measurement& m, RunRecord row, const Outcome& local);
