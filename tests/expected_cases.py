@@ -132,6 +132,7 @@ CONTEXT_SKIPS = [
     Skip(r": (p2p maps peer GPU memory|host shares pinned memory) within one node|have no peer access", _GPU_KERNELS),
     Skip(r"^hier('s ring| needs| all-gather needs| cannot run)", {("gpu", "hier")}),
     Skip(r"and NCCL refuses two ranks of one node on one GPU", _NCCL),
+    Skip(r"^NCCL could not be loaded: ", _NCCL),
     Skip(r"^symmetric windows need NCCL >= 2\.27", {("gpu", "nccl-symm")}),
     Skip(r"^oneshot handles up to \d+ bytes per rank", {("gpu", "oneshot")}, {"allreduce"}, level="size"),
     Skip(r"^hier's all-gather reorders with strided copies", {("gpu", "hier")}, {"allgather"}, level="size"),
@@ -230,7 +231,7 @@ _VALUE_OPTIONS = {"-n", "--iters", "-w", "--warmup_iters", "-m", "--agg_iters", 
                   "--accept", "--min-busbw", "--db", "--ceilings", "--model", "--straggler-threshold",
                   "--group-outlier-threshold", "--tree", "--telemetry", "--telemetry-interval", "--temp-limit",
                   "--telemetry-record", "--ib-dev", "--ib-port", "--ib-gid-index", "--ib-sl", "--ib-tc",
-                  "--ib-mtu", "--gpudirect", "-J", "--output_file", "-t", "-g", "-p", "-z", "-R", "-I", "-y", "-s"}
+                  "--ib-mtu", "--gpudirect", "--nccl-library", "-J", "--output_file", "-t", "-g", "-p", "-z", "-R", "-I", "-y", "-s"}
 _FLAGS = {"--share-gpus", "--quiet", "--measure-ceilings", "--serial", "--fail-on-health"}
 
 
