@@ -312,6 +312,7 @@ Runner::ImplState* Runner::ready(const ImplInfo& info) {
     else st->impl->setup(st->ctx);
   }));
   st->usable = agreed.code == ExitCode::ok && st->refusal.empty();
+  if (st->usable) record_ring(*st);
   if (agreed.code != ExitCode::ok) {
     st->failure = agreed.message;
     code_ = more_severe(code_, agreed.code);
@@ -319,6 +320,20 @@ Runner::ImplState* Runner::ready(const ImplInfo& info) {
   std::lock_guard lock(impls_mutex_);
   impls_.push_back(std::move(st));
   return impls_.back().get();
+}
+
+void Runner::record_ring(const ImplState& st) {
+  const std::optional<RingNeighbours> mine = st.impl->ring_neighbours();
+  const std::array<int, 3> v{mine ? 1 : 0, mine ? mine->prev : -1, mine ? mine->next : -1};
+  std::vector<int> all(rank_ == 0 ? 3 * static_cast<size_t>(nranks_) : 0);
+  check_mpi(MPI_Gather(v.data(), 3, MPI_INT, all.data(), 3, MPI_INT, 0, base_.comm), "MPI_Gather of ring neighbours");
+  if (rank_ != 0 || !world_ranks_.empty()) return;  // a group's ring is its own (group ranks)
+  Json ranks = Json::array();
+  for (size_t r = 0; r < all.size(); r += 3) {
+    if (!all[r]) return;  // not a ring here
+    ranks.push_back({{"rank", r / 3}, {"prev", all[r + 1]}, {"next", all[r + 2]}});
+  }
+  ring_neighbours_[st.info->name] = ranks;
 }
 
 std::vector<std::string> Runner::abort_implementations() {

@@ -62,6 +62,12 @@ ccbench_checked_run(mpi.ccbench_unchecked 2 "--unchecked;all"
 ccbench_checked_run(mpi.ccbench_misaligned.np3 3 "--unchecked;none"
                     --device cpu --collective all --impl mpi,ring,tree -d float,int8,double -o sum -b 4 -e 1M -f 13
                     -u 3 -n 2 -w 1 --timeout 60)
+# --groups rails over 2 emulated nodes of 2: rail0 (ranks 0, 2) and rail1 (1, 3) measured at the
+# same time, each a full case set of 2-rank rows whose busbw uses the bus factor of 2 ranks.
+ccbench_checked_run(mpi.ccbench_groups_rails 4 "--unchecked;none"
+                    --device cpu --collective allreduce,allgather,reducescatter,broadcast --impl ring,mpi
+                    -d float,int32 -o sum -b 4 -e 64K -f 16 -n 2 -w 1 --root 1 --groups rails --emulate-nodes 2
+                    --timeout 60)
 # -a 0, 1 and 2 (rank 0's, the mean or the fastest rank's time instead of the slowest's).
 foreach(a 0 1 2)
   ccbench_checked_run(mpi.ccbench_rank_time_a${a} 2 "--unchecked;none"

@@ -5,7 +5,8 @@
 find_package(Python3 COMPONENTS Interpreter REQUIRED)
 foreach(scenario stop_ring stop_tree stop_mpi kill corrupt_ring corrupt_tree corrupt_mpi corrupt_send_ring
                  corrupt_send_mpi overrun overrun_unchecked alloc delay delay_rank_time soak_clean soak_corrupt mismatch
-                 terminate straggler group_pairs group_node group_stop_serial group_stop_together group_long_round)
+                 terminate straggler straggler_threshold group_pairs group_node group_outlier_threshold
+                 group_stop_serial group_stop_together group_long_round)
   add_test(NAME mpi.fault.${scenario}
            COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/fault_tests.py --ccbench $<TARGET_FILE:ccbench>
                    --mpiexec ${MPIEXEC_EXECUTABLE} ${scenario})

@@ -320,6 +320,65 @@ def straggler(opts):
     print(lines[0])
 
 
+# Rank 2 finishing every call 3 ms late, at sizes whose collective takes 30 us to 15 ms (64 KiB
+# and 256 KiB on CPU ranks, idle or loaded): its lead over the median rank lies between the
+# default thresholds and the far ones below, where only the threshold decides.
+LATE_SWEEP = ["--impl", "ring", "--device", "cpu", "--collective", "allreduce", "-b", "64K", "-e", "256K", "-f", "4",
+              "-n", "3", "-w", "1", "--timeout", "60"]
+
+
+def counted(rows, column, beyond):
+    """{rank or group: rows} whose `column` passes `beyond`, keyed as the report names them."""
+    out = {}
+    for x in rows:
+        if x[column] and beyond(float(x[column])):
+            name = x["slowest_rank"] if column == "straggler_ratio" else x["group"]
+            out[name] = out.get(name, 0) + 1
+    return out
+
+
+def straggler_threshold(opts):
+    """--straggler-threshold decides the straggler lines: at the default (0.2) and at 100, each
+    line names exactly the ranks slowest by more than the threshold in its rows, with their count;
+    the rows between the two thresholds are counted under one and not the other."""
+    between = 0
+    for threshold in (0.2, 100.0):
+        extra = [] if threshold == 0.2 else ["--straggler-threshold", f"{threshold:g}"]
+        r = launch(opts, "slow:rank=2,ms=3", LATE_SWEEP + extra, ranks=4)
+        check(r.rc == 0, f"exit code {r.rc}, expected 0")
+        rows = r.rows()
+        lines = {m[0]: int(m[2]) for m in re.findall(r"^# straggler: rank (\d+) .* \(slowest by more than (\d+) % "
+                                                      r"in (\d+) of \d+ rows\)$", r.out, re.M)
+                 if int(m[1]) == round(threshold * 100)}
+        want = counted(rows, "straggler_ratio", lambda v: v > 1 + threshold)
+        check(lines == want, f"threshold {threshold:g}: the lines count {lines}, the rows {want}")
+        between += sum(1 for x in rows if 1.2 < float(x["straggler_ratio"]) <= 101)
+        if threshold == 0.2:
+            check("2" in lines, f"the default threshold does not name rank 2: {lines}")
+    check(between > 0, "no row's ratio lay between the thresholds: the run cannot tell them apart")
+
+
+def group_outlier_threshold(opts):
+    """--group-outlier-threshold decides the outlier lines: at the default (0.9) and at 0.01,
+    each line names exactly the groups below that fraction of the median busbw in its rows, with
+    their count; node1 (rank 2 late) is named at the default."""
+    between = 0
+    for threshold in (0.9, 0.01):
+        extra = [] if threshold == 0.9 else ["--group-outlier-threshold", f"{threshold:g}"]
+        r = launch(opts, "slow:rank=2,ms=3", LATE_SWEEP + ["--groups", "node", "--emulate-nodes", "2"] + extra,
+                   ranks=4)
+        check(r.rc == 0, f"exit code {r.rc}, expected 0")
+        rows = r.rows()
+        lines = {m[0]: int(m[1]) for m in re.findall(r"^# group outlier: (\S+) at .* \(below \d+ % in (\d+) of \d+ "
+                                                      r"rows\)$", r.out, re.M)}
+        want = counted(rows, "group_outlier_ratio", lambda v: v * threshold > 1)
+        check(lines == want, f"threshold {threshold:g}: the lines count {lines}, the rows {want}")
+        between += sum(1 for x in rows if 1 / 0.9 < float(x["group_outlier_ratio"]) <= 100)
+        if threshold == 0.9:
+            check("node1" in lines, f"the default threshold does not name node1: {lines}")
+    check(between > 0, "no row's ratio lay between the thresholds: the run cannot tell them apart")
+
+
 def outlier_lines(out):
     return re.findall(r"^# group outlier: (.+?) at ([0-9.]+(?:e[-+][0-9]+)?) of the median busbw of (\d+) like groups", out, re.M)
 
@@ -491,6 +550,8 @@ SCENARIOS = {
     "delay": delay,
     "delay_rank_time": delay_rank_time,
     "straggler": straggler,
+    "straggler_threshold": straggler_threshold,
+    "group_outlier_threshold": group_outlier_threshold,
     "group_pairs": group_pairs,
     "group_node": group_node,
     "group_stop_serial": lambda o: group_stop(o, True),
