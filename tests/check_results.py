@@ -225,7 +225,8 @@ def check_no_results(folder, stdout):
     c = Checks()
     present = [f for f in RESULT_FILES if os.path.exists(os.path.join(folder, f))]
     c.expect(not present, f"{folder} holds {present} although the run was to end before writing results")
-    c.expect(not re.search(r"^# results:", stdout or "", re.M), "a '# results:' line although no file was to be written")
+    c.expect(not re.search(r"^# results:", stdout or "", re.M),
+             "a '# results:' line although no file was to be written")
     return c.failures
 
 

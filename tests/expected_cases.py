@@ -19,6 +19,7 @@ every size and placement one row (skipped when the size holds less than one elem
 each measured eager row followed by its CUDA-graph row under -G. Anything missing, extra, out of
 order or skipped for a reason not allowed for that implementation and collective is a failure.
 """
+import csv
 import math
 import re
 
@@ -87,7 +88,8 @@ IMPLEMENTS = {
     ("gpu", "oneshot"): {"allreduce", "reduce"},
     ("gpu", "twoshot"): {"allreduce"},
     ("gpu", "ce"): {"allgather", "alltoall", "alltoallv", "gather", "scatter"},
-    ("gpu", "best"): {"allreduce", "allgather", "reducescatter", "alltoall", "alltoallv", "reduce", "gather", "scatter"},
+    ("gpu", "best"): {"allreduce", "allgather", "reducescatter", "alltoall", "alltoallv", "reduce", "gather",
+                      "scatter"},
     ("gpu", "hier"): {"allreduce", "allgather"},
 }
 # The order implementations are listed in (`--impl all`), per device; `default` picks the first ones.
@@ -231,7 +233,8 @@ _VALUE_OPTIONS = {"-n", "--iters", "-w", "--warmup_iters", "-m", "--agg_iters", 
                   "--accept", "--min-busbw", "--db", "--ceilings", "--model", "--straggler-threshold",
                   "--group-outlier-threshold", "--tree", "--telemetry", "--telemetry-interval", "--temp-limit",
                   "--telemetry-record", "--ib-dev", "--ib-port", "--ib-gid-index", "--ib-sl", "--ib-tc",
-                  "--ib-mtu", "--gpudirect", "--nccl-library", "-J", "--output_file", "-t", "-g", "-p", "-z", "-R", "-I", "-y", "-s"}
+                  "--ib-mtu", "--gpudirect", "--nccl-library", "-J", "--output_file", "-t", "-g", "-p", "-z", "-R",
+                  "-I", "-y", "-s"}
 _FLAGS = {"--share-gpus", "--quiet", "--measure-ceilings", "--serial", "--fail-on-health"}
 
 
@@ -314,7 +317,8 @@ class Want:
     it was measured)."""
 
     def __init__(self, kind, in_place=False, size=0, count=0, reason=None, graph=False):
-        self.kind, self.in_place, self.size, self.count, self.reason, self.graph = kind, in_place, size, count, reason, graph
+        self.kind, self.in_place, self.size, self.count = kind, in_place, size, count
+        self.reason, self.graph = reason, graph
 
     def describe(self):
         where = f"{self.size} B {'in-place' if self.in_place else 'out-of-place'}"
@@ -361,7 +365,8 @@ def expected_cases(plan):
                     continue
                 for dtype in plan.dtypes:
                     for op in plan.ops if coll in REDUCING else ["none"]:
-                        out[(group, coll, impl, dtype, op)] = (n, case_rows(plan, impl, coll, dtype, op, n) * plan.cycles)
+                        wants = case_rows(plan, impl, coll, dtype, op, n)
+                        out[(group, coll, impl, dtype, op)] = (n, wants * plan.cycles)
     return out
 
 
@@ -459,6 +464,10 @@ def _check_case(plan, key, n, wants, rows, measured_statuses):
     bad_ranks = [r["ranks"] for r in rows if int(r["ranks"]) != n]
     if bad_ranks:
         c.fail(f"{len(bad_ranks)} row(s) say {bad_ranks[0]} ranks; this group has {n}")
+    root = str(plan.root) if key[1] in ROOTED else "-1"
+    bad_roots = [r["root"] for r in rows if r["root"] != root]
+    if bad_roots:
+        c.fail(f"{len(bad_roots)} row(s) name root {bad_roots[0]}; the run's is {root}")
     if _skipped_whole(plan, rows, wants):  # for a reason of the machine or the options
         for r in rows:
             if not _allowed(plan, key, r["reason"], "case"):
@@ -506,6 +515,19 @@ def check_case_set(rows, plan, measured_statuses=("ok",)):
 
 
 # ---- Bandwidth ----------------------------------------------------------------------------------
+
+def read_rows(path):
+    """results.csv's rows as dicts (csv module, the '#' lines before the header skipped), every
+    measured row's bandwidth checked (check_bandwidth); ValueError naming the first rows that
+    disagree."""
+    with open(path, newline="", encoding="utf-8") as f:
+        rows = list(csv.DictReader([line for line in f if not line.startswith("#")], strict=True))
+    bad = check_bandwidth(rows)
+    if bad:
+        raise ValueError(f"{path}: {len(bad)} bandwidth figure(s) disagree with bytes / time x bus factor: "
+                         + "; ".join(bad[:3]))
+    return rows
+
 
 # results.csv prints times and bandwidths with 6 significant digits: each figure computed from
 # printed ones agrees to a few parts in a million.

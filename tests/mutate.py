@@ -3,8 +3,9 @@
 
     tests/mutate.py [--work DIR] [--only NAME,NAME] [--list]
 
-The copy (the files git tracks or would track, as they are now) is built once in DIR/build
-(CPU parts: -DCCBENCH_WITH_CUDA=OFF; ccache as CCACHE_DIR says), and the tests named for each
+The copy (the files git tracks or would track, as they are now) is built once in DIR/src/build
+(CPU parts: -DCCBENCH_WITH_CUDA=OFF; with ccache, whose CCACHE_BASEDIR makes a tree's objects
+serve its copy, the build folder sitting where it does in the tree), and the tests named for each
 mutation must pass on it untouched. Then each mutation replaces one exact text in one file (it
 must occur exactly once), rebuilds, runs its tests with ctest and expects every one of them to
 fail; the file is put back before the next. A mutation none of its tests fails is a test that
@@ -30,7 +31,8 @@ MUTATIONS = [
      "const double factor = 1.0;", ["mpi.ccbench_rank_time_a0"],
      "busbw written as algbw (a bus factor of 1)"),
     ("bus-factor-world", "harness/runner.cpp", "const double factor = bus_factor(m.spec.coll, nranks_);",
-     "int world_n = 1;\n  MPI_Comm_size(MPI_COMM_WORLD, &world_n);\n  const double factor = bus_factor(m.spec.coll, world_n);",
+     "int world_n = 1;\n  MPI_Comm_size(MPI_COMM_WORLD, &world_n);\n"
+     "  const double factor = bus_factor(m.spec.coll, world_n);",
      ["mpi.ccbench_groups_rails"], "busbw of a --groups run with the world's rank count, not the group's"),
     ("noise-rule-loose", "results/compare.cpp", "e.threshold = std::max(tolerance, spread(b) + spread(a));",
      "e.threshold = std::max(tolerance, 4 * (spread(b) + spread(a)));", ["reports.compare_detection"],
@@ -109,13 +111,15 @@ def main():
         for m in MUTATIONS:
             print(f"{m[0]:26} {m[1]:30} {m[5]}; caught by {', '.join(m[4])}")
         return 0 if chosen else 2
-    src, bld = os.path.join(a.work, "src"), os.path.join(a.work, "build")
+    src = os.path.join(a.work, "src")
+    bld = os.path.join(src, "build")
     log = os.path.join(a.work, "mutate.log")
     os.makedirs(a.work, exist_ok=True)
     copy_tree(ROOT, src)
     open(log, "w").close()
     start = time.monotonic()
-    launcher = ["-DCMAKE_CXX_COMPILER_LAUNCHER=ccache", "-DCMAKE_C_COMPILER_LAUNCHER=ccache"] if shutil.which("ccache") else []
+    launcher = (["-DCMAKE_CXX_COMPILER_LAUNCHER=ccache", "-DCMAKE_C_COMPILER_LAUNCHER=ccache"]
+                if shutil.which("ccache") else [])
     if sh(["cmake", "-S", src, "-B", bld, "-G", "Ninja", "-DCMAKE_BUILD_TYPE=Release", "-DCCBENCH_WITH_CUDA=OFF"]
           + launcher, src, log) or build(src, bld, log) or sh(["cmake", "--build", bld, "-j2"], src, log):
         print(f"mutate: the copy does not build; see {log}")

@@ -13,7 +13,6 @@ Usage: fault_tests.py --ccbench PATH --mpiexec PATH SCENARIO
 Prints "fault SCENARIO: exit code N after T s" and exits 1 when a check fails.
 """
 import argparse
-import csv
 import json
 import os
 import re
@@ -24,6 +23,9 @@ import subprocess
 import sys
 import tempfile
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import expected_cases  # noqa: E402
 
 # A sanitizer report: ASan/LSan/UBSan summaries, or UBSan's "file:line:col: runtime error:".
 SANITIZER_REPORT = re.compile(r"(Address|Leak|UndefinedBehavior)Sanitizer|:[0-9]+:[0-9]+: runtime error:")
@@ -65,9 +67,10 @@ class Run:
         """results.csv as dicts, read with the csv module (comment lines before the header skipped)."""
         path = os.path.join(self.folder, "results.csv")
         check(os.path.exists(path), "results.csv was not written")
-        with open(path, newline="", encoding="utf-8") as f:
-            lines = [l for l in f if not l.startswith("#")]
-        rows = list(csv.DictReader(lines, strict=True))
+        try:
+            rows = expected_cases.read_rows(path)
+        except ValueError as e:
+            raise Failed(str(e))
         for r in rows:
             check(None not in r and None not in r.values(), f"results.csv row with a wrong field count: {r}")
             for col in ("size[B]", "time_max[us]", "time_p95[us]"):

@@ -10,7 +10,6 @@ absent, "not available" with the reason; with --telemetry off, nothing.
 Usage: telemetry_run.py --ccbench PATH --mpiexec PATH --fixture nvml-h200x2-healthy.json
 """
 import argparse
-import csv
 import json
 import os
 import re
@@ -19,6 +18,9 @@ import subprocess
 import sys
 import tempfile
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import expected_cases  # noqa: E402
 
 FAILURES = []
 
@@ -56,8 +58,8 @@ def run(args, out, env, sizes=SMALL):
 
 
 def rows(out):
-    with open(os.path.join(out, "results.csv"), newline="") as f:
-        return list(csv.DictReader(line for line in f if not line.startswith("#")))
+    """results.csv's rows, each measured row's busbw checked against its bus factor."""
+    return expected_cases.read_rows(os.path.join(out, "results.csv"))
 
 
 def series(out):
