@@ -209,7 +209,7 @@ def cases(files, scratch, have_gpu, cuda_built):
     # Environment: fault injection (test-only) and tuning variables.
     faults = [
         ("no colon", "stop", ["CCBENCH_FAULT='stop' is not valid", FAULT_HELP]),
-        ("unknown kind", "explode:rank=1", ["CCBENCH_FAULT: unknown kind 'explode'", "stop, kill, delay, corrupt, overrun, alloc"]),
+        ("unknown kind", "explode:rank=1", ["CCBENCH_FAULT: unknown kind 'explode'", "stop, kill, delay, corrupt, corrupt_send, overrun, alloc"]),
         ("empty kind", ":rank=1", ["CCBENCH_FAULT: unknown kind ''", FAULT_HELP]),
         ("no rank", "stop:size=4K", ["names no rank", FAULT_HELP]),
         ("rank not a number", "stop:rank=x", ["CCBENCH_FAULT: rank='x' is not a non-negative whole number"]),
