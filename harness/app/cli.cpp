@@ -272,6 +272,7 @@ void add_run_control_options(CLI::App& app, RunOptions& o, RawRun& r) {
   app.add_option("-N,--cycles,--run_cycles", o.cycles, "repeat the sweep N times, 0 = until stopped (burn-in) [1]")
       ->transform(whole_number("--cycles", 0, 1 << 30, "the number of sweeps (0 = until stopped)"))->type_name("INT");
   app.add_option("--out", r.out, "results folder, or none [./ccbench-results/<UTC time>-<host>]")->type_name("PATH");
+  app.add_flag("--overwrite", o.overwrite, "replace the results of an earlier run in --out (refused without it)");
   app.add_option("--format", r.format, "outputs, comma-separated: table, csv, json, md [all]")->type_name("LIST");
   app.add_option("--baseline", r.baseline, "implementation the summary compares with [nccl on GPUs, mpi on CPUs]")
       ->type_name("NAME");

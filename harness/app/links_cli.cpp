@@ -60,6 +60,7 @@ LinksCommand::LinksCommand(CLI::App& app) {
   sub_->add_flag("--all-at-once", all_at_once_, "also measure every pair at the same time");
   sub_->add_option("--device", device_, "auto, cpu or gpu [auto: GPUs when present]");
   sub_->add_option("--out", out_, "results folder, or none [./ccbench-results/<UTC time>-<host>]");
+  sub_->add_flag("--overwrite", overwrite_, "replace the links results of an earlier run in --out (refused without it)");
   sub_->add_option("--timeout", timeout_, "seconds a set-up step or a wait for a peer may last before the run ends with exit code 5 [120]");
   ib_.add(*sub_, false);
 }
@@ -84,6 +85,7 @@ LinksOptions LinksCommand::finish(const std::string& command_line) const {
   if (sub_->count("--out") && out_.empty()) fail(ExitCode::usage, "--out: empty path; give a results folder, or none");
   o.no_files = out_ == "none";
   if (!o.no_files) o.out_dir = out_;
+  o.overwrite = overwrite_;
   const double timeout = real_number(timeout_, "--timeout", 0.001, 7 * 24 * 3600.0, "seconds");
   o.timeout = std::chrono::milliseconds(static_cast<long long>(timeout * 1000));
 

@@ -36,7 +36,7 @@ class LinksCommand {
   std::string transport_ = "auto", minbytes_ = "8", maxbytes_, factor_ = "8", iters_ = "20", warmup_ = "3";
   std::string threshold_ = "0.9", device_ = "auto", out_, timeout_ = "120";
   IbFlags ib_;
-  bool all_at_once_ = false;
+  bool all_at_once_ = false, overwrite_ = false;
 };
 
 }  // namespace ccbench
