@@ -24,8 +24,8 @@ int launcher_rank();
 // it even when it is the last to get there. A rank still running after the grace has an error of
 // its own and says it, naming itself.
 int report_error_before_mpi(const Error& e, int launcher_rank);
-// Longer than ranks of one launch take to start apart from each other (well under 1 s on the
-// 2-core build machine with 5 ranks under ASan), short enough for an error only one rank has.
+// Far longer than ranks of one launch start apart (5 ranks within 0.07 s of each other on the
+// 2-core build machine at a load average of 18), short enough for an error only one rank has.
 inline constexpr std::chrono::seconds kPeerErrorGrace{3};
 
 // MPI_Init_thread (funneled); MPI errors return codes instead of aborting.
