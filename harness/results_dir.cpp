@@ -122,8 +122,7 @@ ResultsFolder::~ResultsFolder() {
   if (lock_fd_ >= 0) close(lock_fd_);
 }
 
-// A launch that stopped before it wrote anything leaves no folder behind, only where it made one:
-// the lock file goes while still held, then the folder if nothing else is in it.
+// A launch that stopped before it wrote anything leaves no folder behind, only where it made one.
 void ResultsFolder::remove_if_unused() {
   if (!created_ || used_ || path_.empty()) return;
   std::error_code ec;

@@ -39,10 +39,12 @@ class ResultsFolder {
   const std::string& path() const { return path_; }
   // Result files were opened in it: it stays whatever happens next.
   void mark_used() { used_ = true; }
+  // Removes the folder now when this launch created it and never used it (the lock file goes
+  // while still held, then the folder if nothing else is in it); the destructor does the same.
+  void remove_if_unused();
 
  private:
   friend ResultsFolder prepare_output_dir(const FolderRequest& request);
-  void remove_if_unused();
   std::string path_;
   int lock_fd_ = -1;
   bool created_ = false;  // this launch created the folder

@@ -458,6 +458,7 @@ void Run::note_ignored_root() const {
 void Run::end_with_error(const Error& e) {
   guard_.watchdog().leave();
   code_ = e.code();
+  in_step_ = in_step_ || e.is_agreed();  // every rank threw it at the same point
   const std::string verdict = fmt::format("FAILED: {}", exit_code_name(code_));
   if (!in_step_ && !e.is_agreed()) {  // only this rank knows, and the others may be in a collective call
     const std::string who = rank_ == 0 ? "" : fmt::format("rank {} (host {}): ", rank_, layout_.host());
@@ -480,7 +481,8 @@ void Run::end_with_error(const Error& e) {
 }
 
 void Run::finish() {
-  if (in_step_) {  // every rank ends with rank 0's final code, once rank 0 has recorded the run
+  folder_.remove_if_unused();  // before the other ranks may exit: the launcher then ends rank 0
+  if (in_step_) {  // every rank ends with rank 0's final code, once rank 0 has said and recorded it
     guard_.watchdog().enter("agreeing on the final exit code");
     int code = static_cast<int>(code_);
     if (MPI_Bcast(&code, 1, MPI_INT, 0, world_) == MPI_SUCCESS) code_ = static_cast<ExitCode>(code);

@@ -24,8 +24,9 @@
 // this rank has, while the others may be inside a collective call (a full disk while rows are
 // written), ends the whole job at once: this rank says it, rank 0 closes its files with it, and
 // MPI_Abort makes the launcher end every other rank, quietly, with that code. Once every rank
-// agreed on the exit code, the ranks end together: rank 0's final code (acceptance rules, the
-// history) is every rank's.
+// agreed on the exit code, or threw one agreed error, the ranks end together once rank 0 has
+// said and recorded it: rank 0's final code (acceptance rules, the history) is every rank's, and
+// no rank exits (making the launcher end rank 0) before that.
 //
 // Rank 0 holds its results folder (harness/results_dir.h) from prepare() to the process's end:
 // one writer per folder; a run that stops before it opens its files leaves no folder it made.
@@ -128,7 +129,7 @@ class Run {
   ExitCode code_ = ExitCode::ok;
   bool measured_any_ = false;
   std::string stop_reason_;
-  bool in_step_ = false;  // every rank agreed on the exit code: collective clean-up is safe
+  bool in_step_ = false;  // every rank agreed on the exit code (or threw one agreed error): collective clean-up is safe
 };
 
 }  // namespace ccbench
