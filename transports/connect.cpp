@@ -120,8 +120,9 @@ void agree(MPI_Comm comm, int rank, const Pending& mine, Clock::time_point deadl
   }
   check_mpi(MPI_Ibcast(&msg, sizeof msg, MPI_BYTE, first, comm, &req[0]), "MPI_Ibcast during channel set-up");
   wait_bounded(req, deadline, timeout, rank, [&] { return fmt::format("rank {}'s set-up error", first); });
-  if (first == rank) throw *mine.error;
-  throw Error(static_cast<ExitCode>(msg.code), fmt::format("rank {}: {}", first, msg.text));
+  // Every rank throws: an agreed error, which one rank says for all.
+  if (first == rank) throw Error::agreed(mine.error->code(), mine.error->what());
+  throw Error::agreed(static_cast<ExitCode>(msg.code), fmt::format("rank {}: {}", first, msg.text));
 }
 
 // The transport for data from `from` to `to` under `wanted`; throws on an impossible choice.

@@ -140,6 +140,7 @@ void RunCommand::add_control_options() {
   set_.integer({"-N,--cycles,--run_cycles", "repeat the sweep N times, 0 = until stopped (burn-in)", "", "same"},
                o_.cycles, 0, 1 << 30, "the number of sweeps (0 = until stopped)");
   add_out(set_, out_);
+  add_overwrite(set_, o_.overwrite);
   set_.list({"--format", "outputs, comma-separated", "all"}, formats_,
             cli::Names<std::string>{{{"table", "table"}, {"csv", "csv"}, {"json", "json"}, {"md", "md"}}, nullptr},
             false);

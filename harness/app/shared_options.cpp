@@ -93,6 +93,10 @@ void add_out(cli::OptionSet& set, std::string& target) {
             });
 }
 
+void add_overwrite(cli::OptionSet& set, bool& target) {
+  set.flag({"--overwrite", "replace the results of an earlier run in --out (refused without it)"}, target);
+}
+
 void add_run_transport(cli::OptionSet& set, std::string& target) {
   set.value({"--transport",
              "the one path every pair uses, NCCL pinned to the same; one per launch (scripts/paths.sh runs several); "

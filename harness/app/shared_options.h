@@ -34,6 +34,8 @@ void add_device(cli::OptionSet& set, DeviceChoice& target);
 void add_timeout(cli::OptionSet& set, std::chrono::milliseconds& target);
 // --out FOLDER|none: the results folder (created; "" in `target` = a new timestamped one).
 void add_out(cli::OptionSet& set, std::string& target);
+// --overwrite: results of an earlier run in --out are replaced rather than refused.
+void add_overwrite(cli::OptionSet& set, bool& target);
 // --transport: run's one transport (a name of transports/names.h, stored by its canonical name).
 void add_run_transport(cli::OptionSet& set, std::string& target);
 // --transport: the link modes of `ccbench links`, comma-separated.

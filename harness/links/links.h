@@ -43,6 +43,7 @@ struct LinksOptions {
   IbOptions ib;
   std::string out_dir;                          // empty: ./ccbench-results/<UTC time>-<host>
   bool no_files = false;
+  bool overwrite = false;                       // --overwrite: replace an earlier run's links files
   std::chrono::milliseconds timeout{std::chrono::seconds(120)};
   std::string command_line;
 };
