@@ -1,7 +1,7 @@
 #pragma once
-// Where ccbench finds the data it ships (topology presets, expected topologies, example rules,
-// the Python tools): relative to the running binary, never through the path it was built from,
-// so an installed copy works with the source tree gone.
+// Where ccbench finds the data it ships (topology presets and expected topologies): relative to
+// the running binary, never through the path it was built from, so an installed copy works with
+// the source tree gone.
 //   installed:   <prefix>/bin/ccbench  ->  <prefix>/share/ccbench/
 //   build tree:  <build>/ccbench       ->  <build>/share/ccbench/ (links into the source tree that
 //                                          CMake makes at configure time)

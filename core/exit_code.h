@@ -1,6 +1,6 @@
 #pragma once
-// Exit codes of ccbench (DESIGN.md). Every rank computes its own code; the job's code is the
-// most severe one over all ranks (agree_exit_code in harness/job/bootstrap.h agrees on it).
+// Exit codes of ccbench (docs/design.md, "Exit codes"). Every rank computes its own code; the job's
+// code is the most severe one over all ranks (agree_exit_code in harness/job/bootstrap.h agrees on it).
 #include <string_view>
 
 namespace ccbench {

@@ -1,6 +1,6 @@
 #pragma once
-// The context block at the top of every output (DESIGN.md): what ran, where, with which
-// software and settings.
+// The context block at the top of every output (docs/design.md, "Run records"): what ran, where,
+// with which software and settings.
 #include <mpi.h>
 
 #include "harness/backend.h"

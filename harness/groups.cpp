@@ -14,7 +14,6 @@
 
 #include "core/checks.h"
 #include "core/error.h"
-#include "harness/job/termination.h"
 #include "results/stragglers.h"
 
 namespace ccbench {
@@ -250,8 +249,8 @@ class ForwardingSink final : public ResultSink {
 // (a row, a beat, a phase of its own) goes on to every other rank, at most once per interval.
 class RowCollector final : public ResultSink {
  public:
-  RowCollector(MPI_Comm rows, const ProgressPace& pace, ResultSink* sink, std::vector<RunRecord>& out)
-      : comm_(rows), polls_(pace.interval), relays_(pace.interval), sink_(sink), out_(out) {
+  RowCollector(MPI_Comm rows, const ProgressPace& pace, ResultSink* sink, std::vector<RunRecord>& out, JobGuard& guard)
+      : comm_(rows), polls_(pace.interval), relays_(pace.interval), sink_(sink), out_(out), guard_(guard) {
     MPI_Comm_size(rows, &nranks_);
   }
   void begin(const Json&) override {}
@@ -304,14 +303,14 @@ class RowCollector final : public ResultSink {
   }
   // A group's leader timed out and waits for rank 0 to end the run, which closes the result files
   // with its reason.
-  [[noreturn]] static void end_run_for(const RunRecord& row, int leader) {
+  [[noreturn]] void end_run_for(const RunRecord& row, int leader) {
     const std::string reason = fmt::format("timeout in group {}: {}", row.group, row.reason);
-    end_job({.exit_code = static_cast<int>(ExitCode::timeout),
-             .reason = reason,
-             .verdict = "FAILED: timeout",
-             .message = fmt::format("rank 0: {} (reported by world rank {}, the group's first); ending the run with "
-                                    "exit code 5", reason, leader),
-             .abort_mpi = true});
+    guard_.end_job({.exit_code = static_cast<int>(ExitCode::timeout),
+                    .reason = reason,
+                    .verdict = "FAILED: timeout",
+                    .message = fmt::format("rank 0: {} (reported by world rank {}, the group's first); ending the run "
+                                           "with exit code 5", reason, leader),
+                    .abort_mpi = true});
   }
   void take(const RunRecord& row) {
     if (sink_) sink_->add(row);
@@ -329,6 +328,7 @@ class RowCollector final : public ResultSink {
   bool news_ = false;
   ResultSink* sink_;
   std::vector<RunRecord>& out_;
+  JobGuard& guard_;
   int ended_ = 0;
 };
 
@@ -366,10 +366,10 @@ struct OnEnter {
 class GroupRun {
  public:
   GroupRun(const RunOptions& opts, const SweepPlan& plan, const ImplContext& world, Backend& backend, ResultSink* sink,
-           Watchdog& watchdog, std::atomic<Runner*>& active)
-      : opts_(opts), plan_(plan), world_(world), backend_(backend), watchdog_(watchdog), active_(active),
+           JobGuard& guard)
+      : opts_(opts), plan_(plan), world_(world), backend_(backend), guard_(guard), watchdog_(guard.watchdog()),
         rank_(world.layout->rank), pace_(opts.timeout), rows_comm_(dup(world.comm)),
-        collector_(rows_comm_, pace_, sink, out_.rows) {}
+        collector_(rows_comm_, pace_, sink, out_.rows, guard) {}
   ~GroupRun() { MPI_Comm_free(&rows_comm_); }
   GroupRun(const GroupRun&) = delete;
   GroupRun& operator=(const GroupRun&) = delete;
@@ -411,11 +411,9 @@ class GroupRun {
       OnEnter news(watchdog_, rank_ == 0 ? std::function<void()>([this] { collector_.poll(); })
                               : leads  ? std::function<void()>([&forward] { forward.beat(); })
                                        : std::function<void()>());
-      Runner runner(opts_, plan_, ctx, backend_, rows_to, watchdog_);
+      Runner runner(opts_, plan_, ctx, backend_, rows_to, guard_);
       runner.set_group(group.name, group.ranks);
-      active_ = &runner;
       out_.code = more_severe(out_.code, runner.run());
-      active_ = nullptr;
       out_.measured_any = out_.measured_any || runner.measured_any();
       if (out_.stop_reason.empty() && !runner.stop_reason().empty())
         out_.stop_reason = fmt::format("group {}: {}", group.name, runner.stop_reason());
@@ -447,8 +445,8 @@ class GroupRun {
   const SweepPlan& plan_;
   const ImplContext& world_;
   Backend& backend_;
+  JobGuard& guard_;
   Watchdog& watchdog_;
-  std::atomic<Runner*>& active_;
   const int rank_;
   const ProgressPace pace_;
   GroupRunOutcome out_;
@@ -460,8 +458,8 @@ class GroupRun {
 
 GroupRunOutcome run_in_groups(const std::vector<RankGroup>& groups, const std::vector<std::vector<size_t>>& rounds,
                               const RunOptions& opts, const SweepPlan& plan, const ImplContext& world,
-                              Backend& backend, ResultSink* sink, Watchdog& watchdog, std::atomic<Runner*>& active) {
-  GroupRunOutcome out = GroupRun(opts, plan, world, backend, sink, watchdog, active).run(groups, rounds);
+                              Backend& backend, ResultSink* sink, JobGuard& guard) {
+  GroupRunOutcome out = GroupRun(opts, plan, world, backend, sink, guard).run(groups, rounds);
   int any = out.measured_any ? 1 : 0;
   check_mpi(MPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_LOR, world.comm), "MPI_Allreduce of measured rows");
   out.measured_any = any != 0;

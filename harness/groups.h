@@ -9,7 +9,6 @@
 //   FILE   one group per non-empty line: "[NAME:] RANK RANK ..." ('#' starts a comment)
 // Disjoint groups run concurrently unless --serial; groups that share a rank need --serial.
 // Every group sets its implementations up on its own communicator.
-#include <atomic>
 #include <string>
 #include <vector>
 
@@ -44,16 +43,16 @@ struct GroupRunOutcome {
 };
 
 // Runs the sweep in every group, round after round, with one Runner per group over its own
-// communicator (`active` names it for the watchdog). Every group's rank 0 sends each row to world
+// communicator (attached to `guard` while it runs). Every group's rank 0 sends each row to world
 // rank 0 as it is measured (on a duplicate of `world`'s communicator); rank 0 hands them to `sink`
 // whenever a row of its own group comes and at the end of each round, so a later failure keeps
 // them. At the end the sink is revised with every row's group_outlier_ratio, which needs all
 // groups. A rank done with its part of a round waits for the others from the last news of their
 // progress (beats from each group's rank 0, passed on by world rank 0), not from the round's
 // start; a group's rank 0 that times out hands its row to world rank 0, which ends the run with
-// it (ResultSink::add_last). Collective over `world`.
+// it (ResultSink::add_last, JobGuard::end_job). Collective over `world`.
 GroupRunOutcome run_in_groups(const std::vector<RankGroup>& groups, const std::vector<std::vector<size_t>>& rounds,
                               const RunOptions& opts, const SweepPlan& plan, const ImplContext& world,
-                              Backend& backend, ResultSink* sink, Watchdog& watchdog, std::atomic<Runner*>& active);
+                              Backend& backend, ResultSink* sink, JobGuard& guard);
 
 }  // namespace ccbench

@@ -12,7 +12,7 @@
 #include "harness/backend.h"
 #include "harness/job/bootstrap.h"
 #include "harness/options.h"
-#include "harness/job/watchdog.h"
+#include "harness/job/job_guard.h"
 #include "core/exit_code.h"
 #include "results/sink.h"
 #include "telemetry/sampler.h"
@@ -30,8 +30,10 @@ struct SweepPlan {
 class Runner {
  public:
   // `sink` is non-null on rank 0 only. `base` carries comm, layout, device, stream, timeout.
+  // `guard`: the phases of every measurement go to its watchdog; a timeout this rank meets ends
+  // the job through it; while run() runs, it aborts the implementations set up so far.
   Runner(const RunOptions& opts, SweepPlan plan, const ImplContext& base, Backend& backend, ResultSink* sink,
-         Watchdog& watchdog);
+         JobGuard& guard);
   ~Runner();
   // Runs every cycle of the sweep; returns this rank's exit code (not yet agreed).
   ExitCode run();
@@ -41,9 +43,9 @@ class Runner {
   bool measured_any() const { return measured_any_; }
   // Why the sweep stopped early (empty if it did not).
   const std::string& stop_reason() const { return stop_reason_; }
-  // From the watchdog thread, as the process is about to end: Implementation::abort_from_watchdog()
-  // of every implementation set up so far; returns what each did.
-  std::vector<std::string> abort_implementations();
+  // Rank 0 of a world run: {impl: [{rank, prev, next} per rank]} of the ring implementations set
+  // up so far, as each rank's implementation connected them (Implementation::ring_neighbours).
+  const Json& ring_neighbours() const { return ring_neighbours_; }
   // Health telemetry: begin_row()/end_row() around every measured size (null: none).
   void set_telemetry(telemetry::Sampler* sampler) { telemetry_ = sampler; }
   // Sub-group runs (harness/groups.h): rows name `group`, and their slowest rank is given as a
@@ -76,6 +78,7 @@ class Runner {
   void graph_replays(Implementation& impl, Series& bufs, Measurement& m);
   void check_output(Series& bufs, Measurement& m, const std::string& when, std::int64_t& counter);
   void check_send_buffer(Measurement& m);
+  void damage_send_buffer(const std::string& impl, const Measurement& m);  // CCBENCH_FAULT corrupt_send
   void check_guards(Series& bufs, Measurement& m);
   // Agreement over all ranks, then the eager row and (with -G) the graph row.
   bool agree(Measurement& m, RunRecord row, const Outcome& local);
@@ -96,17 +99,23 @@ class Runner {
   std::string group_ranks_note() const;
   RunRecord base_record(const ImplState& impl, const CaseSpec& spec) const;
   ImplState* ready(const ImplInfo& info);
+  void record_ring(const ImplState& st);  // collective: every rank's ring neighbours to rank 0
+  // From the thread ending the job (JobGuard::end_job): Implementation::abort_from_watchdog() of
+  // every implementation set up so far; returns what each did.
+  std::vector<std::string> abort_implementations();
 
   const RunOptions& opts_;
   SweepPlan plan_;
   ImplContext base_;
   Backend& backend_;
   ResultSink* sink_;
+  JobGuard& guard_;
   Watchdog& watchdog_;
   int rank_ = 0, nranks_ = 1;
   std::vector<std::unique_ptr<ImplState>> impls_;  // appended under impls_mutex_
   std::mutex impls_mutex_;
   std::vector<RunRecord> rows_;
+  Json ring_neighbours_ = Json::object();
   ExitCode code_ = ExitCode::ok;
   bool measured_any_ = false;
   bool stop_ = false;

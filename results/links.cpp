@@ -1,8 +1,8 @@
 #include "results/links.h"
 
 #include <algorithm>
-#include <fstream>
 #include <map>
+#include <sstream>
 
 #include <fmt/format.h>
 
@@ -182,25 +182,19 @@ std::optional<double> row_efficiency(const std::string& transport, const std::st
   return busbw_gbps / *ceiling;
 }
 
-void add_efficiency_to_run_json(const std::string& path, const std::vector<LinkCeiling>& ceilings,
-                                const std::string& source) {
-  std::ifstream in(path);
-  Json doc = in ? Json::parse(in, nullptr, false) : Json();
-  if (!doc.is_object() || !doc.contains("rows"))
-    fail(ExitCode::runtime, "efficiency: cannot read the rows of {}", path);
+void set_ceiling_columns(RunRecord& row, const std::vector<LinkCeiling>& ceilings) {
+  row.link_ceiling_gbps.reset();
+  row.efficiency.reset();
+  if (row.status != RowStatus::ok) return;
+  row.link_ceiling_gbps = path_ceiling_gbps(row.transport, row.device, ceilings);
+  if (row.link_ceiling_gbps) row.efficiency = row.busbw_gbps / *row.link_ceiling_gbps;
+}
+
+Json link_ceilings_context(const std::vector<LinkCeiling>& ceilings, const std::string& source) {
   Json used = Json::array();
   for (const LinkCeiling& c : ceilings)
     used.push_back({{"transport", c.transport}, {"oneway_GBps", c.oneway_gbps}, {"bidir_GBps", c.bidir_gbps}});
-  doc["link_ceilings"] = {{"source", source},
-                          {"efficiency", "busbw / (bidirectional ceiling of the row's path / 2)"},
-                          {"ceilings", used}};
-  for (Json& row : doc["rows"]) {
-    std::optional<double> e;
-    if (row.value("status", "") == "ok")
-      e = row_efficiency(row.value("transport", ""), row.value("device", ""), row.value("busbw_gbps", 0.0), ceilings);
-    row["efficiency"] = e ? Json(*e) : Json(nullptr);
-  }
-  write_text_file(path, doc.dump(2) + "\n");
+  return {{"source", source}, {"efficiency", "busbw / (bidirectional ceiling of the row's path / 2)"}, {"ceilings", used}};
 }
 
 std::vector<LinkCeiling> read_link_ceilings(const std::string& path) {

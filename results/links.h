@@ -10,6 +10,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "results/record.h"
+
 namespace ccbench {
 
 // The pcie mode of every GPU copying both ways at once.
@@ -78,11 +80,12 @@ std::optional<double> row_efficiency(const std::string& transport, const std::st
 std::optional<double> path_ceiling_gbps(const std::string& transport, const std::string& device,
                                         const std::vector<LinkCeiling>& ceilings);
 
-// Rewrites run.json (rank 0, after the run) with "efficiency" in every row that has a ceiling
-// (null otherwise) and the ceilings used under "link_ceilings". Throws Error(runtime) when the
-// file cannot be read or written.
-void add_efficiency_to_run_json(const std::string& path, const std::vector<LinkCeiling>& ceilings,
-                                const std::string& source);
+// A row's ceiling columns (results/record.h): its path's ceiling and busbw / that ceiling, for
+// a measured row (status ok) whose path has a ceiling; both empty otherwise.
+void set_ceiling_columns(RunRecord& row, const std::vector<LinkCeiling>& ceilings);
+// What the ceiling columns were computed from, for the run's context ("link_ceilings"):
+// {"source", "efficiency" (the formula), "ceilings": [{"transport", "oneway_GBps", "bidir_GBps"}]}.
+nlohmann::ordered_json link_ceilings_context(const std::vector<LinkCeiling>& ceilings, const std::string& source);
 
 // The ceiling of the GPU net transport's path between nodes: its tcp streams (CCBENCH_GPU_NET_CHANNELS
 // of them per direction, a thread each), measured by --measure-ceilings on GPU ranks across nodes;
@@ -91,7 +94,8 @@ inline constexpr const char* kNetTcpCeiling = "net/tcp";
 // The same tcp streams measured over `streams` connections per direction, where a kernel drives
 // another number of them than the ring's (the tree all-reduce: 2 trees x a quarter of the ring's
 // channels): "net/tcp:4". A block's share of the 8-stream figure underestimates what 4 streams get
-// (2 x H200: 8.5 GB/s busbw of the tree against 7.6 predicted from 8 streams' share, r15).
+// (2 x H200: 8.5 GB/s busbw of the tree against 7.6 predicted from 8 streams' share,
+// h200x2-20261201-r15).
 std::string net_tcp_streams_label(int streams);
 
 }  // namespace ccbench

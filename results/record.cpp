@@ -175,6 +175,14 @@ const std::vector<Field>& fields() {
       optional_number("group_outlier_ratio", "group_outlier_ratio", &RunRecord::group_outlier_ratio),
       number_list("rank_times_us", "rank_times[us]", &RunRecord::rank_times_us),
       number_list("rank_median_us", "rank_median[us]", &RunRecord::rank_median_us),
+      optional_number("link_ceiling_gbps", kLinkCeilingHeader, &RunRecord::link_ceiling_gbps),
+      optional_number("efficiency", "efficiency", &RunRecord::efficiency),
+      optional_number("predicted_time_us", "predicted_time[us]", &RunRecord::predicted_time_us),
+      optional_number("predicted_busbw_gbps", kPredictedBusbwHeader, &RunRecord::predicted_busbw_gbps),
+      optional_number("model_efficiency", "model_efficiency", &RunRecord::model_efficiency),
+      optional_number("model_link_gbps", "model_link[GB/s]", &RunRecord::model_link_gbps),
+      optional(CCB_FIELD(model_link, "model_link", Kind::text)),
+      optional(CCB_FIELD(model_reason, "model_reason", Kind::text)),
   });
   return f;
 }

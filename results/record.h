@@ -20,8 +20,14 @@ using Json = nlohmann::ordered_json;
 // older files is still read as not checked) and adds the health columns (results/health.h),
 // optional and empty where not read, and later the per-rank and group columns (host,
 // slowest_rank, slowest_host, rank_spread, straggler_ratio, group_outlier_ratio, rank_times,
-// rank_median), optional too.
+// rank_median), optional too, and the columns of what a row is judged against (link_ceiling,
+// efficiency, predicted_time, predicted_busbw, model_efficiency, model_link, model_reason),
+// optional and empty where the run had no ceilings or no model.
 inline constexpr int kSchemaVersion = 3;
+
+// The CSV headers of the judged-against columns that acceptance rules read (results/accept.h).
+inline constexpr const char* kLinkCeilingHeader = "link_ceiling[GB/s]";
+inline constexpr const char* kPredictedBusbwHeader = "predicted_busbw[GB/s]";
 
 enum class RowStatus { ok, wrong, skipped, failed };
 std::string_view row_status_name(RowStatus s);
@@ -79,6 +85,24 @@ struct RunRecord {
   // Sub-group runs: this group's busbw below the median of like groups, as median / this group's
   // busbw (1 for the median group); empty for world rows.
   std::optional<double> group_outlier_ratio;
+
+  // What the row is judged against, filled before it reaches a writer; empty (null) where the
+  // run had nothing to judge it by or the row measured nothing (status other than ok).
+  // The measured ceiling of the row's path (--ceilings, --measure-ceilings; results/links.h):
+  // GB/s per direction with both directions busy, and busbw / that ceiling.
+  std::optional<double> link_ceiling_gbps;
+  std::optional<double> efficiency;
+  // The performance model's prediction for the row (--model; harness/model/run_model.h): its
+  // time and busbw, measured busbw / predicted busbw, the ranks' link it was predicted with
+  // (across nodes: the NIC) and where that figure came from ("measured ceiling", "topology
+  // file"; "" without a prediction), and why there is no prediction ("" when there is one, or
+  // when the run has no model).
+  std::optional<double> predicted_time_us;
+  std::optional<double> predicted_busbw_gbps;
+  std::optional<double> model_efficiency;
+  std::optional<double> model_link_gbps;
+  std::string model_link;
+  std::string model_reason;
 
   // Hardware health while this size was measured (telemetry/); empty figures where not read.
   RowHealth health;

@@ -1,8 +1,11 @@
 #include "results/sink.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
-#include <chrono>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -11,24 +14,56 @@
 
 #include <fmt/format.h>
 
-#include "results/csv_reader.h"
 #include "core/error.h"
+#include "results/csv_reader.h"
 #include "results/format.h"
 
 namespace ccbench {
 
+ExitCode write_error_code(int err) {
+  switch (err) {
+    case ENOSPC:
+    case EDQUOT:
+    case EIO:
+    case EFBIG:
+      return ExitCode::runtime;
+    default:
+      return ExitCode::usage;
+  }
+}
+
+namespace {
+
+// Writes all of `text` through a new descriptor of `path` opened with `flags` (and truncated to
+// the text's length); 0 or the errno of what failed.
+int write_whole(const std::string& path, const std::string& text, int flags) {
+  const int fd = open(path.c_str(), flags | O_WRONLY | O_CLOEXEC, 0666);
+  if (fd < 0) return errno;
+  int err = 0;
+  for (size_t done = 0; done < text.size() && err == 0;) {
+    const ssize_t n = pwrite(fd, text.data() + done, text.size() - done, static_cast<off_t>(done));
+    if (n > 0) done += static_cast<size_t>(n);
+    else if (n == 0) err = EIO;
+    else if (errno != EINTR) err = errno;
+  }
+  if (err == 0 && ftruncate(fd, static_cast<off_t>(text.size())) != 0) err = errno;
+  if (close(fd) != 0 && err == 0) err = errno;
+  return err;
+}
+
+[[noreturn]] void fail_write(const std::string& path, int err) {
+  fail(write_error_code(err), "cannot write {}: {}", path, std::strerror(err));
+}
+
+}  // namespace
+
 void write_file_atomically(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  std::FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (!f) fail(ExitCode::usage, "cannot write {}: {}", path, std::strerror(errno));
-  const bool written = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-  int err = written ? 0 : errno;
-  if (std::fclose(f) != 0 && err == 0) err = errno ? errno : EIO;
-  if (!written && err == 0) err = EIO;
+  const std::string tmp = fmt::format("{}.tmp.{}", path, getpid());
+  int err = write_whole(tmp, text, O_CREAT | O_TRUNC);
   if (err == 0 && std::rename(tmp.c_str(), path.c_str()) != 0) err = errno;
   if (err != 0) {
-    std::remove(tmp.c_str());
-    fail(ExitCode::usage, "cannot write {}: {}", path, std::strerror(err));
+    unlink(tmp.c_str());  // never rmdir: a folder of that name is someone else's
+    fail_write(path, err);
   }
 }
 
@@ -296,17 +331,30 @@ std::string command_line_of(const Json& context) {
   return c.dump();
 }
 
+// Where the ceiling and model columns come from (the context's link_ceilings and model), as '#'
+// lines; "" for a run without them.
+std::string references_of(const Json& context) {
+  std::string s;
+  if (!context.is_object()) return s;
+  if (const auto c = context.find("link_ceilings"); c != context.end() && c->is_object())
+    s += fmt::format("# link ceilings: {}\n", single_line(c->value("source", "")));
+  if (const auto m = context.find("model"); m != context.end() && m->is_object())
+    s += fmt::format("# model: {} ({})\n", single_line(m->value("topology", "")), single_line(m->value("file", "")));
+  return s;
+}
+
 class CsvSink : public ResultSink {
  public:
   explicit CsvSink(std::string path) : path_(std::move(path)) {
     out_.open(path_, std::ios::out | std::ios::trunc | std::ios::binary);
-    if (!out_) fail(ExitCode::usage, "cannot write {}: {}", path_, std::strerror(errno));
+    if (!out_) fail_write(path_, errno);
   }
 
   void begin(const Json& context) override {
     preamble_ = fmt::format("# ccbench results, schema_version {}\n", kSchemaVersion);
     const std::string cmd = command_line_of(context);
     if (!cmd.empty()) preamble_ += fmt::format("# command: {}\n", single_line(cmd));
+    preamble_ += references_of(context);
     write(preamble_);
     write_header();
   }
@@ -325,8 +373,9 @@ class CsvSink : public ResultSink {
     for (const RunRecord& r : rows) text += csv_line(to_csv_fields(r));
     out_.close();
     write_file_atomically(path_, text);
+    written_ = text.size();
     out_.open(path_, std::ios::out | std::ios::app | std::ios::binary);
-    if (!out_) fail(ExitCode::usage, "cannot write {}: {}", path_, std::strerror(errno));
+    if (!out_) fail_write(path_, errno);
     header_written_ = true;
   }
 
@@ -342,14 +391,23 @@ class CsvSink : public ResultSink {
     header_written_ = true;
   }
 
+  // One row (or the preamble) at a time: what a failed write left of it is cut off again, so
+  // that readers find whole rows only.
   void write(const std::string& text) {
     out_ << text;
     out_.flush();
-    if (!out_) fail(ExitCode::usage, "cannot write {}: {}", path_, std::strerror(errno));
+    if (!out_) {
+      const int err = errno ? errno : EIO;
+      out_.close();
+      truncate(path_.c_str(), static_cast<off_t>(written_));
+      fail_write(path_, err);
+    }
+    written_ += text.size();
   }
 
   std::string path_;
   std::ofstream out_;
+  size_t written_ = 0;  // bytes of whole rows in the file
   std::string preamble_;  // the '#' context lines
   bool header_written_ = false;
 };
@@ -421,7 +479,17 @@ class JsonSink : public ResultSink {
     doc_["exit_code"] = o.exit_code;
     doc_["verdict"] = verdict_of(o);
     if (!o.health.is_null()) doc_["context"]["telemetry"]["run_summary"] = o.health;
-    write();
+    if (o.context_added.is_object())
+      for (const auto& [key, value] : o.context_added.items()) doc_["context"][key] = value;
+    try {
+      write();
+    } catch (const Error& e) {
+      // A full disk has no room for a second copy, but the file's own blocks can take the
+      // outcome: rewritten in place without indentation, it is smaller than the running file.
+      if (e.code() != ExitCode::runtime ||
+          write_whole(path_, doc_.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n", 0) != 0)
+        throw;
+    }
   }
 
  private:
@@ -538,29 +606,42 @@ class MarkdownSink : public ResultSink {
     s += "\n## Context\n\n" + render_context(context_);
     s += "\n## Results\n";
     if (cases_.empty()) s += "\nNo measurements yet.\n";
-    for (const Case& c : cases_) {
-      s += fmt::format("\n### {}\n\n", c.title);
-      s += "| size | count | placement | algorithm | time (us) | p50 (us) | p95 (us) | cv | algbw (GB/s) "
-           "| busbw (GB/s) | busbw p50 (GB/s) | #wrong | status |\n";
-      s += "|---:|---:|:---|:---|---:|---:|---:|---:|---:|---:|---:|---:|:---|\n";
-      for (const RunRecord& r : c.rows) {
-        const std::string place = r.in_place ? "in-place" : "out-of-place";
-        const std::string algorithm = r.algorithm.empty() ? "-" : cell(r.algorithm);
-        const std::string status =
-            r.reason.empty() ? std::string(row_status_name(r.status))
-                             : fmt::format("{}: {}", row_status_name(r.status), cell(r.reason));
-        if (measured(r)) {
-          s += fmt::format("| {} | {} | {} | {} | {:.2f} | {:.2f} | {:.2f} | {:.1f}% | {:.2f} | {:.2f} | {:.2f} | {} | {} |\n",
-                           human_size(r.bytes), r.count, place, algorithm, r.time_avg_us, r.time_median_us, r.time_p95_us,
-                           100.0 * r.time_cv, r.algbw_gbps, r.busbw_gbps, r.busbw_median_gbps, wrong_text(r), status);
-        } else {
-          s += fmt::format("| {} | {} | {} | {} | - | - | - | - | - | - | - | - | {} |\n", human_size(r.bytes),
-                           r.count, place, algorithm, status);
-        }
-      }
+    for (const Case& c : cases_) s += render_case(c);
+    return s;
+  }
+
+  // One table per case; the ceiling and model columns only where a row of the case has them.
+  static std::string render_case(const Case& c) {
+    auto any = [&c](auto has) { return std::any_of(c.rows.begin(), c.rows.end(), has); };
+    const bool ceiling = any([](const RunRecord& r) { return r.link_ceiling_gbps.has_value(); });
+    const bool model = any([](const RunRecord& r) { return r.predicted_busbw_gbps.has_value(); });
+    std::string s = fmt::format("\n### {}\n\n", c.title);
+    s += "| size | count | placement | algorithm | time (us) | p50 (us) | p95 (us) | cv | algbw (GB/s) "
+         "| busbw (GB/s) | busbw p50 (GB/s) | #wrong |";
+    std::string align = "|---:|---:|:---|:---|---:|---:|---:|---:|---:|---:|---:|---:|";
+    if (ceiling) s += " ceiling (GB/s) | efficiency |", align += "---:|---:|";
+    if (model) s += " predicted busbw (GB/s) | measured / predicted |", align += "---:|---:|";
+    s += " status |\n" + align + ":---|\n";
+    for (const RunRecord& r : c.rows) {
+      const std::string place = r.in_place ? "in-place" : "out-of-place";
+      const std::string algorithm = r.algorithm.empty() ? "-" : cell(r.algorithm);
+      const std::string status = r.reason.empty() ? std::string(row_status_name(r.status))
+                                                  : fmt::format("{}: {}", row_status_name(r.status), cell(r.reason));
+      s += fmt::format("| {} | {} | {} | {} | ", human_size(r.bytes), r.count, place, algorithm);
+      if (measured(r))
+        s += fmt::format("{:.2f} | {:.2f} | {:.2f} | {:.1f}% | {:.2f} | {:.2f} | {:.2f} | {} |", r.time_avg_us,
+                         r.time_median_us, r.time_p95_us, 100.0 * r.time_cv, r.algbw_gbps, r.busbw_gbps,
+                         r.busbw_median_gbps, wrong_text(r));
+      else
+        s += "- | - | - | - | - | - | - | - |";
+      if (ceiling) s += fmt::format(" {} | {} |", figure(r.link_ceiling_gbps), figure(r.efficiency));
+      if (model) s += fmt::format(" {} | {} |", figure(r.predicted_busbw_gbps), figure(r.model_efficiency));
+      s += fmt::format(" {} |\n", status);
     }
     return s;
   }
+
+  static std::string figure(const std::optional<double>& v) { return v ? fmt::format("{:.2f}", *v) : "-"; }
 
   void write() {
     pacer_.write([&] { write_file_atomically(path_, render()); });

@@ -38,7 +38,7 @@ bool host_copy_forced();
 
 // The copy engines win over host from here (ring all-reduce busbw on 2 x H200: sm 31.4 against ce
 // 22.7 GB/s at 16 MiB, 30.9 against 37.4 at 64 MiB; all-gather 24.5 / 13.2 at 16 MiB, 26.7 / 33.8
-// at 64 MiB: results/baselines/h200x2-2026-11-30/transports/r8-4716ba0). The bytes are the
+// at 64 MiB: h200x2-20261130-r8). The bytes are the
 // ring's measure of a call: a rank's input (all-reduce, reduce) or the whole output (all-gather,
 // reduce-scatter).
 constexpr std::size_t kDefaultHostCeMinBytes = std::size_t(32) << 20;

@@ -8,14 +8,16 @@
 #include "collectives/cpu/reduce_kernels.h"
 #include "core/error.h"
 #include "core/knobs.h"
+#include "transports/names.h"
 
 namespace ccbench::cpu {
 
 namespace {
 
 // Bounds of the CPU channel knobs: a slot holds at least one cache line and whole cache lines
-// (the executors copy and reduce by lines); 64 MiB slots and 64-deep rings are far past where
-// bandwidth stops rising (256K x 4, cpu-2ranks baseline) and bound the memory a typo can take.
+// (the executors copy and reduce by lines); 64 MiB slots and 64-deep rings are far past the
+// settings measured (64K-1M x 2-8 deep, none better than 256K x 4 beyond the noise:
+// cpu2core-20261130-np2) and bound the memory a typo can take.
 constexpr std::uint64_t kCacheLineBytes = 64;
 constexpr std::uint64_t kMaxSlotBytes = 64ull << 20;
 constexpr int kMinDepth = 2;  // one slot filling while the peer drains the other
@@ -34,12 +36,11 @@ SlotConfig slot_config_from_env() {
 std::optional<std::string> unsupported_context(const ImplContext& ctx, std::string_view impl) {
   if (ctx.device != Device::cpu)
     return fmt::format("{} here is the CPU implementation: it needs CPU ranks with host buffers", impl);
-  bool known = ctx.transport == "auto";
-  for (const TransportOps& t : cpu_transports()) known = known || t.name == ctx.transport;
-  if (!known)
+  const std::optional<Transport> t = parse_transport(ctx.transport);
+  if (!t || !valid_in(*t, kCpuRanks))
     return fmt::format("{} on CPU ranks moves data over a CPU transport, not {} (valid: {})", impl, ctx.transport,
                        valid_cpu_transports());
-  if (ctx.transport == "shm" && ctx.layout && ctx.layout->nodes > 1)
+  if (t == Transport::shm && ctx.layout && ctx.layout->nodes > 1)
     return fmt::format("transport shm connects ranks of one node only and this run spans {} nodes (valid here: "
                        "auto, mpi)", ctx.layout->nodes);
   return std::nullopt;

@@ -1,8 +1,8 @@
 // best: the fastest of our kernels for each collective and size (thresholds in knobs.h); ce is the
 // only one for all-to-all, alltoallv, gather and scatter. Reduce is the ring's chain at every size:
 // on 2 x H200 its batch time is at or below oneshot's from 8 B (5.6 against 7.9 us) to 32 MiB
-// (96.9 against 100.3 us) and within 0.5 % above (results/baselines/h200x2-2026-11-30/transports,
-// r6): the root's direct reads finish no sooner, and the non-root waits for them.
+// (96.9 against 100.3 us) and within 0.5 % above at 128 and 512 MiB (h200x2-20261130-r6): the
+// root's direct reads finish no sooner, and the non-root waits for them.
 #include "collectives/gpu/gpu_impls.h"
 #include "collectives/gpu/knobs.h"
 

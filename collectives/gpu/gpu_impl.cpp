@@ -22,8 +22,8 @@ int visible_gpus() {
 }
 
 // Copy-engine staging over host needs a GPU per rank: a copy into a GPU whose SMs another
-// process's spinning kernel holds waits for that GPU's time slice (3 ranks on 2 x H200: 4.7 ms
-// per all-reduce call at any size, and the tree's kernels timed out at 324 B).
+// process's spinning kernel holds waits for that GPU's time slice (3 ranks on 2 x H200: 4.7-7 ms
+// per all-reduce call at any size, and the tree's kernels timed out at 324 B; h200x2-20261130-r8).
 std::optional<std::string> shared_gpus_with_ce(const GpuPaths& paths, const RankLayout& l, int gpus) {
   if (paths.label.find("host") == std::string::npos || !host_copy_modes().any_ce()) return std::nullopt;
   const int r = l.first_rank_sharing_a_gpu(gpus);

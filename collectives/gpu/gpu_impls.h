@@ -11,7 +11,7 @@
 //            the result into every output; two barriers
 //   ce       all-gather, all-to-all, alltoallv, gather and scatter with the copy engines: each
 //            piece copied straight into (scatter: out of) a peer's buffer, peers concurrently
-//   best     the fastest of the above for each collective and size (thresholds in README)
+//   best     the fastest of the above for each collective and size (thresholds in knobs.h)
 //   hier     two-level all-reduce and all-gather over the nodes (hier_plan.h): ring in the node,
 //            ring across the nodes per local rank, ring in the node; best never picks it
 #include <memory>

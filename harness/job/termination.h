@@ -1,24 +1,19 @@
 #pragma once
-// How a job ends before its sweep is over.
-//
-// end_job() is the one way out for a timeout, a termination signal or a fatal error that other
-// ranks cannot be waited for: it closes the result files with the outcome (run.json says why the
-// run stopped), aborts the communicators that could keep the GPU or the network busy, prints
-// what it did and ends the process with the exit code. What it closes and aborts is registered
-// by run_benchmark as each thing comes to exist (JobEndHooks).
+// How a job ends before its sweep is over: what an early end says and returns (JobEnd), the
+// bounds of its steps, and the thread that turns termination signals into an early end.
+// JobGuard (harness/job/job_guard.h) carries an early end out.
 //
 // TerminationSignals turns SIGTERM, SIGINT and SIGHUP (mpirun ends the other ranks with SIGTERM
-// when one fails; Slurm on scancel or at the time limit; Ctrl-C) into a call of its handler in
-// normal thread context, which ends the job through end_job().
+// when one fails or when it is itself signalled; Slurm on scancel or at the time limit; Ctrl-C)
+// into a call of its handler in normal thread context, which ends the job. The handler learns
+// whether the signal came from the launcher (the process's parent: mpirun or its daemon,
+// slurmstepd), which ends every rank when the job ends elsewhere.
 #include <chrono>
 #include <csignal>
 #include <functional>
 #include <mutex>
 #include <string>
 #include <thread>
-#include <vector>
-
-#include "results/sink.h"
 
 namespace ccbench {
 
@@ -41,27 +36,7 @@ struct JobEnd {
   std::chrono::milliseconds rank0_grace{0};
 };
 
-// What end_job() closes and aborts. Each is optional and may be set, replaced or cleared
-// (nullptr) from the main thread while the job runs; end_job() takes a copy under a lock.
-struct JobEndHooks {
-  // Closes the result files with the outcome; false if it could not within the wait (the main
-  // thread holds them). Rank 0 only.
-  std::function<bool(const RunOutcome&, std::chrono::milliseconds wait)> close_results;
-  // Aborts every communicator set up so far (ncclCommAbort, ...); returns what each did.
-  std::function<std::vector<std::string>()> abort_communicators;
-};
-void set_job_end_hooks(JobEndHooks hooks);
-void set_job_end_rank(int rank);  // names the rank in end_job()'s messages
-
-// Prints end.message, closes the results with {complete=false, end.reason, end.exit_code,
-// end.verdict} (waiting at most kCloseResultsWait), on ranks other than 0 waits end.rank0_grace,
-// aborts the communicators (at most kAbortWait: ncclCommAbort may wait for a hung device),
-// MPI_Abort if asked, and ends the process with end.exit_code. Safe from any thread; a second
-// caller while one is ending waits for the process to end, and cuts the first one's grace short
-// unless it has a grace of its own.
-[[noreturn]] void end_job(const JobEnd& end);
-
-// The bounds of end_job()'s steps: long enough for a sink to write a few rows and for NCCL to
+// The bounds of an early end's steps: long enough for a sink to write a few rows and for NCCL to
 // tear down a healthy communicator (well under 1 s on the H200 node), short enough that a stuck
 // job ends within seconds of its timeout.
 inline constexpr std::chrono::seconds kCloseResultsWait{2};
@@ -74,25 +49,29 @@ inline std::chrono::milliseconds rank0_grace_for_timeout(std::chrono::millisecon
 
 class TerminationSignals {
  public:
-  // The handler gets the signal number and must end the process (normally through end_job());
-  // without one the process ends with exit code 128 + signal, as a shell reports it.
-  using Handler = std::function<void(int signal)>;
-  // Create before any other thread (MPI, CUDA and the watchdog start threads): threads inherit
-  // the blocked signals from their creator.
-  TerminationSignals();
+  // Gets the signal number and whether the parent process sent it, and must end the process;
+  // when it is empty the process ends with exit code 128 + signal, as a shell reports it.
+  using Handler = std::function<void(int signal, bool from_launcher)>;
+  // Blocks the signals in the calling thread, and so in every thread it starts afterwards, then
+  // starts the thread that waits for them and runs `handler`. Create it before any other thread
+  // (MPI, CUDA and the watchdog start threads): threads inherit the blocked signals from their
+  // creator.
+  explicit TerminationSignals(Handler handler);
+  // stop(), then the signal mask as it was.
   ~TerminationSignals();
   TerminationSignals(const TerminationSignals&) = delete;
   TerminationSignals& operator=(const TerminationSignals&) = delete;
 
-  // Replaces the handler; while a handler runs (it ends the process) this waits, so clearing it
-  // ({}) before the locals it refers to go away keeps it from reading them after they are gone.
-  void set_handler(Handler h);
+  // Ends the waiting thread; when the handler is running (it ends the process) this waits for
+  // the process to end. A signal that arrives afterwards stays pending until the destructor
+  // restores the mask. Idempotent; from the thread that created it.
+  void stop();
 
  private:
   void wait_loop();
   sigset_t set_{}, previous_{};
-  std::mutex mu_;
   Handler handler_;
+  std::mutex mu_;  // held while the handler runs
   bool stopping_ = false;
   std::thread thread_;
 };

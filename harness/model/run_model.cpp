@@ -1,6 +1,5 @@
 #include "harness/model/run_model.h"
 
-#include <fstream>
 #include <map>
 #include <regex>
 #include <tuple>
@@ -10,7 +9,6 @@
 #include "collectives/gpu/knobs.h"
 #include "core/error.h"
 #include "topologies/system.h"
-#include "results/sink.h"
 #include "results/stats.h"
 #include "harness/model/model.h"
 
@@ -26,16 +24,16 @@ namespace {
 // as many connections as the row drives (net_tcp_streams_label(); the ring's count is
 // kNetTcpCeiling itself), else of the ring's. No kernel (the schedule alone) for other rows, or
 // where the file describes no kernels.
-KernelPipeline kernel_of(const Json& row, const GpuKernelSpec& gpu, const std::vector<LinkCeiling>& ceilings) {
+KernelPipeline kernel_of(const RunRecord& row, const GpuKernelSpec& gpu, const std::vector<LinkCeiling>& ceilings) {
   KernelPipeline k;
-  const std::string impl = row.value("impl", ""), algorithm = row.value("algorithm", "");
-  if (row.value("device", "") != "gpu" || (impl != "ring" && impl != "tree") || !gpu.described()) return k;
+  const std::string& impl = row.impl;
+  if (row.device != "gpu" || (impl != "ring" && impl != "tree") || !gpu.described()) return k;
   static const std::regex blocks(R"((?:^ring |^double (tree) 2x)(\d+)ch|^bruck (\d+)blk)");
   std::smatch m;
-  if (!std::regex_search(algorithm, m, blocks)) return k;
+  if (!std::regex_search(row.algorithm, m, blocks)) return k;
   const bool bruck = m[3].matched, tree = m[1].matched;
   k.channels = std::stoi(bruck ? m[3].str() : m[2].str());
-  const bool net = row.value("transport", "").rfind("net", 0) == 0;
+  const bool net = row.transport.rfind("net", 0) == 0;
   k.slot_bytes = bruck ? 0 : static_cast<double>(net ? gpu::kNetSlotBytes : gpu::kDefaultSlotBytes);
   k.block_gbps = gpu.block_gbps;
   if (net) {
@@ -46,7 +44,7 @@ KernelPipeline kernel_of(const Json& row, const GpuKernelSpec& gpu, const std::v
     else if (ring) k.block_gbps = std::min(k.block_gbps, *ring / ring_streams);
   }
   k.local_copy_gbps = gpu.local_copy_gbps;
-  k.in_place = row.value("in_place", false);
+  k.in_place = row.in_place;
   return k;
 }
 
@@ -98,11 +96,60 @@ void calibrate_nics(SystemTopology& s, double gbps) {
   s.node.nic.bandwidth_gbps = gbps;
 }
 
-// Two ranks of the run on one GPU (--share-gpus), from run.json's context ("ranks 0 and 2 share
-// vm GPU 0: ..."); "" when every rank has its own. Their processes' kernels time-slice the GPU
-// (4 ranks on 2 H200 as 2 emulated nodes ran at 0.11-0.27 of the prediction, transports/r18),
-// which the model does not describe.
-std::string shared_gpu(const Json& context) {
+}  // namespace
+
+RunModel load_run_model(const std::string& name_or_path) {
+  RunModel m;
+  m.source = resolve_topology_path(name_or_path, "--model");
+  m.system = load_topology(m.source);
+  return m;
+}
+
+RowPrediction predict_row(const RunModel& model, const RunRecord& row, const std::vector<LinkCeiling>& ceilings) {
+  RowPrediction p;
+  const std::vector<std::string> algos = algorithms_of(row.impl, row.device);
+  const auto coll = parse_collective(row.collective);
+  if (algos.empty()) {
+    p.reason = fmt::format("the model has no algorithm for impl {}", row.impl);
+    return p;
+  }
+  if (!coll) {
+    p.reason = "unknown collective";
+    return p;
+  }
+  if (row.nodes * row.ranks_per_node != row.ranks) {
+    p.reason = fmt::format("{} ranks on {} nodes: the model needs the same ranks on every node", row.ranks, row.nodes);
+    return p;
+  }
+  const auto ceiling = path_ceiling_gbps(row.transport, row.device, ceilings);
+  std::optional<SystemTopology> system = scaled(model.system, row.nodes, row.ranks_per_node, ceiling, &p.reason);
+  if (!system) return p;
+  if (ceiling) {
+    if (row.nodes == 1) calibrate(*system, *ceiling);
+    else calibrate_nics(*system, *ceiling);
+    p.calibrated = true;
+  }
+  p.link_gbps = row.nodes == 1 ? system->node.gpu_link.bandwidth_gbps : system->node.nic.bandwidth_gbps;
+  const KernelPipeline kernel = kernel_of(row, model.system.node.kernels, ceilings);
+  for (const std::string& a : algos) {
+    const Prediction pr = CollectiveModel(*system, *coll, a, kernel).predict(row.bytes);
+    if (!pr.unsupported.empty()) {
+      if (!p.time_us) p.reason = pr.unsupported;
+      continue;
+    }
+    if (!p.time_us || pr.time_us < *p.time_us) {
+      p.time_us = pr.time_us;
+      p.busbw_gbps = pr.busbw_gbps;
+      p.reason.clear();
+    }
+  }
+  return p;
+}
+
+// Two ranks of the run on one GPU, from the context's ranks_detail ("ranks 0 and 2 share vm GPU
+// 0: ..."). Their processes' kernels time-slice the GPU (4 ranks on 2 H200 as 2 emulated nodes
+// ran at 0.11-0.27 of the prediction, h200x2-20261201-r18).
+std::string shared_gpu_reason(const Json& context) {
   std::map<std::pair<std::string, std::string>, int> first;
   if (!context.contains("ranks_detail") || !context["ranks_detail"].is_array()) return "";
   for (const Json& r : context["ranks_detail"]) {
@@ -117,96 +164,44 @@ std::string shared_gpu(const Json& context) {
   return "";
 }
 
-}  // namespace
-
-RunModel load_run_model(const std::string& name_or_path) {
-  RunModel m;
-  m.source = resolve_topology_path(name_or_path, "--model");
-  m.system = load_topology(m.source);
-  return m;
-}
-
-RowPrediction predict_row(const RunModel& model, const Json& row, const std::vector<LinkCeiling>& ceilings) {
+void set_model_columns(RunRecord& row, const RunModel& model, const std::vector<LinkCeiling>& ceilings,
+                       const std::string& shared_gpu) {
   RowPrediction p;
-  const std::string impl = row.value("impl", "");
-  const std::vector<std::string> algos = algorithms_of(impl, row.value("device", ""));
-  const auto coll = parse_collective(row.value("collective", ""));
-  const int nodes = row.value("nodes", 1), per_node = row.value("ranks_per_node", 1), ranks = row.value("ranks", 1);
-  if (algos.empty()) {
-    p.reason = fmt::format("the model has no algorithm for impl {}", impl);
-    return p;
-  }
-  if (!coll) {
-    p.reason = "unknown collective";
-    return p;
-  }
-  if (nodes * per_node != ranks) {
-    p.reason = fmt::format("{} ranks on {} nodes: the model needs the same ranks on every node", ranks, nodes);
-    return p;
-  }
-  const auto ceiling = path_ceiling_gbps(row.value("transport", ""), row.value("device", ""), ceilings);
-  std::optional<SystemTopology> system = scaled(model.system, nodes, per_node, ceiling, &p.reason);
-  if (!system) return p;
-  if (ceiling) {
-    if (nodes == 1) calibrate(*system, *ceiling);
-    else calibrate_nics(*system, *ceiling);
-    p.calibrated = true;
-  }
-  p.link_gbps = nodes == 1 ? system->node.gpu_link.bandwidth_gbps : system->node.nic.bandwidth_gbps;
-  const KernelPipeline kernel = kernel_of(row, model.system.node.kernels, ceilings);
-  for (const std::string& a : algos) {
-    const Prediction pr = CollectiveModel(*system, *coll, a, kernel).predict(row.value("bytes", std::uint64_t{0}));
-    if (!pr.unsupported.empty()) {
-      if (!p.time_us) p.reason = pr.unsupported;
-      continue;
-    }
-    if (!p.time_us || pr.time_us < *p.time_us) {
-      p.time_us = pr.time_us;
-      p.busbw_gbps = pr.busbw_gbps;
-      p.reason.clear();
-    }
-  }
-  return p;
+  if (row.status != RowStatus::ok) p.reason = "not measured";
+  else if (!shared_gpu.empty() && row.device == "gpu") p.reason = shared_gpu;
+  else p = predict_row(model, row, ceilings);
+  row.predicted_time_us = p.time_us;
+  row.predicted_busbw_gbps = p.busbw_gbps;
+  const bool has = p.busbw_gbps && *p.busbw_gbps > 0 && row.busbw_gbps > 0;
+  row.model_efficiency = has ? std::optional(row.busbw_gbps / *p.busbw_gbps) : std::nullopt;
+  row.model_link_gbps = p.link_gbps;
+  row.model_link = !p.link_gbps ? "" : p.calibrated ? "measured ceiling" : "topology file";
+  row.model_reason = p.reason;
 }
 
-std::string add_model_to_run_json(const std::string& path, const RunModel& model,
-                                  const std::vector<LinkCeiling>& ceilings) {
-  std::ifstream in(path);
-  Json doc = in ? Json::parse(in, nullptr, false) : Json();
-  if (!doc.is_object() || !doc.contains("rows")) fail(ExitCode::runtime, "--model: cannot read the rows of {}", path);
-  doc["model"] = {{"topology", model.system.name},
-                  {"file", model.source},
-                  {"scaled", "the file's node kind, with each row's nodes and ranks per node"},
-                  {"calibrated", !ceilings.empty()},
-                  {"kernels", model.system.node.kernels.described()
-                                  ? "GPU ring and tree rows as the kernels run them (node.kernels of the file)"
-                                  : "none in the file: GPU ring and tree rows by their schedules alone"},
-                  {"model_efficiency", "measured busbw / predicted busbw"}};
-  // (collective, impl) -> efficiencies, in first-seen order for the report.
+Json model_context(const RunModel& model, bool calibrated) {
+  return {{"topology", model.system.name},
+          {"file", model.source},
+          {"scaled", "the file's node kind, with each row's nodes and ranks per node"},
+          {"calibrated", calibrated},
+          {"kernels", model.system.node.kernels.described()
+                          ? "GPU ring and tree rows as the kernels run them (node.kernels of the file)"
+                          : "none in the file: GPU ring and tree rows by their schedules alone"},
+          {"model_efficiency", "measured busbw / predicted busbw"}};
+}
+
+std::string model_report(const RunModel& model, const std::vector<RunRecord>& rows) {
+  // (collective, impl) -> efficiencies, in first-seen order.
   std::vector<std::pair<std::string, std::string>> order;
   std::map<std::pair<std::string, std::string>, std::vector<double>> eff;
   std::map<std::pair<std::string, std::string>, std::string> reasons;
-  const std::string shared = shared_gpu(doc.value("context", Json::object()));
-  for (Json& row : doc["rows"]) {
-    const auto key = std::make_pair(row.value("collective", ""), row.value("impl", ""));
+  for (const RunRecord& row : rows) {
+    const auto key = std::make_pair(row.collective, row.impl);
     if (!eff.count(key)) order.push_back(key);
     auto& list = eff[key];
-    RowPrediction p;
-    if (row.value("status", "") != "ok") p.reason = "not measured";
-    else if (!shared.empty() && row.value("device", "") == "gpu") p.reason = shared;
-    else p = predict_row(model, row, ceilings);
-    row["predicted_time_us"] = p.time_us ? Json(*p.time_us) : Json(nullptr);
-    row["predicted_busbw_gbps"] = p.busbw_gbps ? Json(*p.busbw_gbps) : Json(nullptr);
-    const double busbw = row.value("busbw_gbps", 0.0);
-    const bool has = p.busbw_gbps && *p.busbw_gbps > 0 && busbw > 0;
-    row["model_efficiency"] = has ? Json(busbw / *p.busbw_gbps) : Json(nullptr);
-    row["model_link_gbps"] = p.link_gbps ? Json(*p.link_gbps) : Json(nullptr);
-    row["model_link"] = !p.link_gbps ? "" : p.calibrated ? "measured ceiling" : "topology file";
-    row["model_reason"] = p.reason;
-    if (has) list.push_back(busbw / *p.busbw_gbps);
-    else if (!p.reason.empty()) reasons[key] = p.reason;
+    if (row.model_efficiency) list.push_back(*row.model_efficiency);
+    else if (!row.model_reason.empty()) reasons[key] = row.model_reason;
   }
-  write_file_atomically(path, doc.dump(2) + "\n");
   std::string report = fmt::format("# model {} ({}): measured busbw / predicted, per collective and implementation\n",
                                    model.system.name, model.source);
   for (const auto& key : order) {

@@ -4,12 +4,13 @@
 // node and its links; every row is predicted on that node kind scaled to the row's own shape
 // (its nodes x ranks per node, so sub-group rows and emulated nodes are predicted as they ran).
 //
-// Per row, in run.json: predicted_time_us, predicted_busbw_gbps and model_efficiency (measured
-// busbw / predicted busbw), null with model_reason where the row has no prediction (an
-// implementation or collective the model does not know, uneven nodes, nodes without NICs).
-// Implementations map to the model's algorithms by name (ring, tree, hier, oneshot, twoshot): GPU
-// hier is the model's two-level hier, CPU hier, whose scheme is the leader one, maps to hier-leader;
-// nccl is predicted as the faster of nccl-ring and nccl-tree, as NCCL's own tuner picks.
+// The row's model columns (results/record.h): predicted_time_us, predicted_busbw_gbps and
+// model_efficiency (measured busbw / predicted busbw), empty with model_reason where the row has
+// no prediction (an implementation or collective the model does not know, uneven nodes, nodes
+// without NICs). Implementations map to the model's algorithms by name (ring, tree, hier,
+// oneshot, twoshot): GPU hier is the model's two-level hier, CPU hier, whose scheme is the leader
+// one, maps to hier-leader; nccl is predicted as the faster of nccl-ring and nccl-tree, as NCCL's
+// own tuner picks.
 //
 // Calibration: with link ceilings (--ceilings links.json or --measure-ceilings), a row inside one
 // node is predicted with its own path's measured ceiling (harness/links/links.h) as the ranks' link
@@ -40,15 +41,26 @@ struct RowPrediction {
   bool calibrated = false;          // that figure is a measured ceiling
   std::string reason;               // why there is none
 };
-// The prediction for one run.json row (collective, impl, transport, device, bytes, nodes,
-// ranks_per_node, ranks).
-RowPrediction predict_row(const RunModel& model, const Json& row, const std::vector<LinkCeiling>& ceilings);
+// The prediction for one row (its collective, impl, transport, algorithm, device, bytes,
+// in_place, nodes, ranks_per_node, ranks), whatever its status.
+RowPrediction predict_row(const RunModel& model, const RunRecord& row, const std::vector<LinkCeiling>& ceilings);
 
-// Rank 0, after the run: adds the prediction columns to every row of run.json and a "model"
-// block naming the topology; returns the report printed after the table (one line per
-// collective and implementation: median efficiency and its range over the rows). GPU rows of a
-// run where two ranks share a GPU (its context's ranks_detail) get no prediction, with that reason.
-std::string add_model_to_run_json(const std::string& path, const RunModel& model,
-                                  const std::vector<LinkCeiling>& ceilings);
+// Why no GPU row of a run can be predicted, from its context's ranks_detail: two ranks share a
+// GPU (--share-gpus), their kernels time-slice it, which the model does not describe; "" when
+// every rank has its own.
+std::string shared_gpu_reason(const Json& context);
+
+// A row's model columns: the prediction of a measured row (status ok), else empty with the
+// reason ("not measured"; `shared_gpu` for GPU rows when not "").
+void set_model_columns(RunRecord& row, const RunModel& model, const std::vector<LinkCeiling>& ceilings,
+                       const std::string& shared_gpu);
+
+// What the model columns were computed with, for the run's context ("model"): the topology, its
+// file, how rows were scaled, whether the links were calibrated by measured ceilings, the kernels.
+Json model_context(const RunModel& model, bool calibrated);
+
+// The report printed after the table: per collective and implementation (in the rows' order),
+// the median of model_efficiency and its range over the rows, or why there is no prediction.
+std::string model_report(const RunModel& model, const std::vector<RunRecord>& rows);
 
 }  // namespace ccbench

@@ -1,10 +1,11 @@
 // Link micro-benchmarks (Google Benchmark): the ceilings `ccbench links` and the transports are
-// measured against (../README.md, "Link micro-benchmarks"). Host paths here; GPU paths in
+// measured against (docs/guides/links.md, "Link micro-benchmarks"). Host paths here; GPU paths in
 // link_bench_gpu.cpp (skipped with the reason where there is no GPU, or no CUDA in the build).
 //   BM_ShmMemcpy/<bytes>          memcpy from private memory into a MAP_SHARED mapping (the copy
 //                                 the shm channel makes on each side)
 //   BM_TcpLoopback/<streams>      TCP over 127.0.0.1: one sender and one receiver thread per
-//                                 stream, 1 MiB writes (as ../shared anchors' loopback figure)
+//                                 stream, 1 MiB writes (as the loopback figure of evidence
+//                                 h200x2-20261130-ceilings)
 // bytes_per_second counts the bytes moved once; the console prints it in binary units (G/s =
 // GiB/s), the JSON in bytes/s: tests/benchmarks/link_ceilings.py compares it in GB/s (1e9) with
 // the anchors.

@@ -4,8 +4,8 @@
 //   BM_GpuPeerBidir_ce|_sm/<bytes>  both directions at once, bytes of both counted
 //   BM_PinnedCopy_d2h|_h2d/<bytes>  GPU 0 <-> pinned host memory
 // Each skips with the reason (state.SkipWithError) where the build has no CUDA, there is no GPU,
-// fewer than two GPUs, or no peer access. Anchors (2 x H200, NV18): copy engine 397 GB/s one way,
-// SM ~370, both directions 784 / 726, pinned PCIe 55 each way.
+// fewer than two GPUs, or no peer access. Anchors (2 x H200, NV18; h200x2-20261130-ceilings): copy
+// engine 397 GB/s one way, SM 369, both directions 784 / 726, pinned PCIe 55 each way.
 #include <algorithm>
 #include <string>
 

@@ -11,7 +11,8 @@ benchmarks with Google Benchmark's own tools/compare.py BEFORE.json AFTER.json.
 import json
 import sys
 
-# Anchors (2 x H200 NV18, driver 580, CUDA 13.0; 1 GiB copies, CUDA events; 2026-11-30).
+# Anchors (2 x H200 NV18, driver 580, CUDA 13.0; 1 GiB copies, CUDA events): evidence
+# h200x2-20261130-ceilings (docs/evidence/INDEX.md).
 ANCHORS_GBPS = {
     "BM_GpuPeerCopy_ce/1073741824": 397,   # copy engine GPU0 -> GPU1, one way
     "BM_GpuPeerCopy_sm/1073741824": 369,   # SM kernel writing peer memory

@@ -9,8 +9,8 @@ Environment:
                           a prediction, no reason, and efficiency = measured / predicted
   CCBENCH_EXPECT_ALSO     more ceilings that must be measured (space-separated), e.g. net/tcp:4,
                           the tcp streams of the tree all-reduce over net
-The model's header must say the rows were predicted as the kernels run them (node.kernels of the
-file).
+The model's entry in run.json's context must say the rows were predicted as the kernels run them
+(node.kernels of the file).
 Usage: check_model.py results.csv
 """
 import json
@@ -20,18 +20,19 @@ import sys
 
 def main(path):
     run = json.load(open(os.path.join(os.path.dirname(path), "run.json")))
+    context = run["context"]
     want = os.environ["CCBENCH_EXPECT_CEILING"]
     problems = []
-    ceilings = [c for c in run.get("link_ceilings", {}).get("ceilings", []) if c["transport"] == want]
+    ceilings = [c for c in context.get("link_ceilings", {}).get("ceilings", []) if c["transport"] == want]
     if not ceilings:
-        return [f"no {want} ceiling in run.json: {run.get('link_ceilings')}"]
+        return [f"no {want} ceiling in run.json: {context.get('link_ceilings')}"]
     link = ceilings[0]["bidir_GBps"] / 2
-    measured = {c["transport"]: c["bidir_GBps"] for c in run["link_ceilings"]["ceilings"]}
+    measured = {c["transport"]: c["bidir_GBps"] for c in context["link_ceilings"]["ceilings"]}
     for also in os.environ.get("CCBENCH_EXPECT_ALSO", "").split():
         if not measured.get(also, 0) > 0:
             problems.append(f"no {also} ceiling in run.json: {sorted(measured)}")
-    if "as the kernels run them" not in run.get("model", {}).get("kernels", ""):
-        problems.append(f"the model did not use the file's kernel figures: {run.get('model')}")
+    if "as the kernels run them" not in context.get("model", {}).get("kernels", ""):
+        problems.append(f"the model did not use the file's kernel figures: {context.get('model')}")
     rows = [r for r in run["rows"] if r["impl"] in ("ring", "tree") and r["status"] == "ok"]
     if not rows:
         problems.append("no measured ring or tree row")

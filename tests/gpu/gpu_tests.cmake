@@ -17,7 +17,7 @@ ccbench_gpu_test(gpu_gather_scatter_2 2 --collective allgather,reducescatter,bro
                  --impl ${_gpu_impls_but_symm} -d all -o sum,max -b 4 -e 3M -f 3 -n 3 -w 1 --timeout 20)
 # NCCL's symmetric-window kernels: all-reduce, broadcast, sendrecv. Its all-gather and
 # reduce-scatter gave wrong elements after back-to-back calls on NCCL 2.28.3 at piece sizes that
-# are not multiples of 16 bytes (results/baselines/h200x2-2026-11-30/README.md).
+# are not multiples of 16 bytes (evidence h200x2-20261130-nccl-symm-repro).
 ccbench_gpu_test(gpu_nccl_symm_2 2 --collective allreduce,broadcast,sendrecv
                  --impl nccl-symm -d all -o sum,max -b 4 -e 3M -f 3 -n 3 -w 1 --timeout 20)
 # CUDA-graph capture and replay of every implementation.
@@ -222,11 +222,12 @@ set_tests_properties(gpu_model_net_2 PROPERTIES ENVIRONMENT
 ccbench_gpu_path_test(gpu_emulated_nodes_4 4 "ring=p2p+net/tcp nccl=~NET/Socket" ""
                       --emulate-nodes 2 --collective allreduce --impl ring,nccl -d float,half -b 4 -e 4M -f 9 -n 2
                       -w 1 --timeout 30)
-# ib on GPU ranks without an RDMA device: exit 3 with the reason.
+# ib on GPU ranks without an RDMA device: exit 3 at start-up, before any result file, with the
+# reason (check_results.py: the exit code, no results, the message).
 ccbench_gpu_test(gpu_transport_ib_no_device 2 --transport ib --impl nccl --collective allreduce -b 8 -e 8 -n 1
                  -w 0 --timeout 20)
-set_tests_properties(gpu_transport_ib_no_device PROPERTIES
-                     PASS_REGULAR_EXPRESSION "--transport ib: host [^:]*: (no RDMA device|this ccbench was built without ibverbs)|SKIPPED")
+set_tests_properties(gpu_transport_ib_no_device PROPERTIES ENVIRONMENT
+                     "CHECK_ARGS=--exit-code 3 --no-results;CCBENCH_EXPECT_OUTPUT=--transport ib: host [^:]*: (no RDMA device|this ccbench was built without ibverbs)")
 # net over ib (labels gpu and rdma; skipped with the reason where there is no RDMA device): two
 # emulated nodes, one GPU each; our ring and tree through the net proxy's RDMA WRITEs, every row
 # exact, NCCL pinned to NET/IB. GPUDirect as available (FIFO slots in GPU memory where the GPU
@@ -239,6 +240,20 @@ function(ccbench_gpu_ib_test name expect)
 endfunction()
 ccbench_gpu_ib_test(gpu_transport_ib_2 "ring=~net/ib tree=~net/ib nccl=~NET/IB")
 ccbench_gpu_ib_test(gpu_transport_ib_staged_2 "ring=net/ib:host tree=net/ib:host nccl=~NET/IB" --gpudirect off)
+# net over ofi (labels gpu and ofi; skipped where ccbench has no libfabric): two emulated nodes,
+# one GPU each; our ring and tree through the net proxy's channels over libfabric's tcp;ofi_rxm,
+# which every machine has, every row exact. The FIFO slots in GPU memory where the provider
+# registers it (FI_HMEM; the column then ends in :hmem), else and with --gpudirect off staged
+# through pinned host memory (:host). NCCL over ofi needs the aws-ofi-nccl plugin and is left out.
+function(ccbench_gpu_ofi_test name expect)
+  ccbench_gpu_path_test(${name} 2 "${expect}" "" --emulate-nodes 2 --transport ofi --ofi-provider tcp
+                        --collective allreduce --impl ring,tree -d float,int8 -o sum,max -b 4 -e 16M -f 8 -n 3 -w 1
+                        --timeout 30 ${ARGN})
+  set_property(TEST ${name} APPEND PROPERTY ENVIRONMENT CCBENCH_NEEDS_LIBFABRIC=1)
+  set_property(TEST ${name} PROPERTY LABELS gpu ofi)
+endfunction()
+ccbench_gpu_ofi_test(gpu_transport_ofi_2 "ring=~net/ofi:tcp tree=~net/ofi:tcp")
+ccbench_gpu_ofi_test(gpu_transport_ofi_staged_2 "ring=~ofi_rxm:host tree=~ofi_rxm:host" --gpudirect off)
 # Ring order as data: 4 ranks on 2 GPUs with the ring reversed (each rank sends to rank - 1), and
 # as 2 emulated nodes of 2 with a ring that crosses between the nodes at every step; exact results.
 ccbench_gpu_test(gpu_ring_order_reversed_4 4 --collective allreduce,allgather,reducescatter --impl ring

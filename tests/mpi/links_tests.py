@@ -2,7 +2,8 @@
 """`ccbench links` under mpirun on CPU ranks: the matrix, links.csv, links.json, bad input, and ib.
 
 Usage: links_tests.py MPIEXEC CCBENCH WORKDIR CASE
-CASE: matrix | transports | bad_input | ib_missing | efficiency | model | model_hier | rdma (the hardware case: exit 77 = skipped,
+CASE: matrix | transports | bad_input | ib_missing | efficiency | model | model_hier | accept_references |
+rdma (the hardware case: exit 77 = skipped,
 with the reason printed, where this host has no RDMA device).
 """
 import csv
@@ -54,6 +55,7 @@ def check_pairs(rows, transport, nranks, sizes):
 
 
 if CASE == "matrix":
+    # -e 256K with the default factor 8: 8 .. 32K, and the sweep ends at -e itself (256K).
     d = fresh("links-matrix")
     out = run(3, ["-e", "256K", "-n", "3", "-w", "1", "--out", d], 0)
     sizes = [8, 64, 512, 4096, 32768, 262144]
@@ -74,10 +76,13 @@ if CASE == "matrix":
 
 elif CASE == "transports":
     d = fresh("links-transports")
-    out = run(2, ["--transport", "tcp,mpi", "-b", "1K", "-e", "64K", "-n", "3", "--all-at-once", "--out", d], 0)
+    # -e 100K is no power of 8 above -b: the factor steps 1K, 8K, 64K, then -e itself (it was left out);
+    # -T 0 is a week, as in run (it was refused).
+    out = run(2, ["--transport", "tcp,mpi", "-b", "1K", "-e", "100K", "-n", "3", "--all-at-once", "-T", "0",
+                  "--out", d], 0)
     rows = read_rows(d)
-    check_pairs(rows, "tcp", 2, [1024, 8192, 65536])
-    check_pairs(rows, "mpi", 2, [1024, 8192, 65536])
+    check_pairs(rows, "tcp", 2, [1024, 8192, 65536, 102400])
+    check_pairs(rows, "mpi", 2, [1024, 8192, 65536, 102400])
     allrows = [r for r in rows if r["mode"] == "all"]
     need(len(allrows) == 4 and all(float(r["oneway_GBps"]) > 0 for r in allrows), "all-at-once rows missing", out)
     need("tcp all pairs at once: rank 0" in out, "all-at-once not printed", out)
@@ -89,6 +94,9 @@ elif CASE == "bad_input":
                         (["--ib-dev", ":1"], "--ib-dev: ':1' names no device"),
                         (["--ib-mtu", "1500"], "--ib-mtu: 1500 is not valid"),
                         (["--transport", "nvlink"], "--transport: unknown value 'nvlink'"),
+                        (["--transport", "tpc"], "(did you mean 'tcp'?)"),
+                        (["--transport", "p2p"], "--transport: 'p2p' is valid for run on GPU ranks only"),
+                        (["--timeout", "-1"], "-T/--timeout: '-1' is not valid"),
                         (["--transport", "ce", "--device", "cpu"], "--transport ce measures GPU ranks")]:
         out = run(2, args + ["--out", "none"], 2)
         need(words in out, f"{args}: message '{words}' missing", out)
@@ -111,8 +119,8 @@ elif CASE == "efficiency":
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=240)
     need(p.returncode == 0, f"{' '.join(cmd)} exited {p.returncode}", p.stdout + p.stderr)
     run = json.load(open(os.path.join(d, "run.json")))
-    ceilings = {c["transport"]: c for c in run["link_ceilings"]["ceilings"]}
-    need("shm" in ceilings and ceilings["shm"]["bidir_GBps"] > 0, f"no shm ceiling: {run['link_ceilings']}")
+    ceilings = {c["transport"]: c for c in run["context"]["link_ceilings"]["ceilings"]}
+    need("shm" in ceilings and ceilings["shm"]["bidir_GBps"] > 0, f"no shm ceiling: {run['context']['link_ceilings']}")
     for row in run["rows"]:
         want = row["busbw_gbps"] / (ceilings["shm"]["bidir_GBps"] / 2)
         need(row["transport"] == "shm" and abs(row["efficiency"] - want) < 1e-9 * max(1, want), f"efficiency of {row}")
@@ -139,8 +147,9 @@ elif CASE == "model":
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=240)
     need(p.returncode == 0, f"{' '.join(cmd)} exited {p.returncode}", p.stdout + p.stderr)
     run = json.load(open(os.path.join(d, "run.json")))
-    need(run["model"]["topology"] == "cpu-node" and run["model"]["calibrated"], f"model block: {run.get('model')}")
-    shm = [c for c in run["link_ceilings"]["ceilings"] if c["transport"] == "shm"][0]["bidir_GBps"] / 2
+    model = run["context"]["model"]
+    need(model["topology"] == "cpu-node" and model["calibrated"], f"model block: {model}")
+    shm = [c for c in run["context"]["link_ceilings"]["ceilings"] if c["transport"] == "shm"][0]["bidir_GBps"] / 2
     rings = [r for r in run["rows"] if r["impl"] == "ring"]
     need(len(rings) == 6, f"{len(rings)} ring rows")
     for r in rings:
@@ -162,7 +171,7 @@ elif CASE == "model":
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=240)
     need(p.returncode == 0, f"{' '.join(cmd)} exited {p.returncode}", p.stdout + p.stderr)
     run = json.load(open(os.path.join(d, "run.json")))
-    tcp = [c for c in run["link_ceilings"]["ceilings"] if c["transport"] == "tcp"][0]["bidir_GBps"] / 2
+    tcp = [c for c in run["context"]["link_ceilings"]["ceilings"] if c["transport"] == "tcp"][0]["bidir_GBps"] / 2
     need(len(run["rows"]) == 8, f"{len(run['rows'])} rows across nodes")
     for r in run["rows"]:
         need(r["nodes"] == 2 and r["transport"] == "tcp", f"not a tcp row across 2 nodes: {r}")
@@ -212,6 +221,63 @@ elif CASE == "model_hier":
     need("allreduce hier: efficiency" in p.stdout, "no model report line for hier", p.stdout)
     print("ok: hier rows predicted by hier-leader: " + ", ".join(
         f"{r['bytes']} B {r['predicted_busbw_gbps']:.3f} GB/s" for r in run["rows"] if r["impl"] == "hier" and not r["in_place"]))
+
+elif CASE == "accept_references":
+    # Rows are complete when written: a run with --measure-ceilings and --model has the ceiling and
+    # model columns in results.csv, run.json, its -J copy and results.md; acceptance rules that need
+    # a ceiling or a prediction judge them there (PASS or FAIL, never "not available"), after the
+    # run (--accept) as from the files (ccbench accept).
+    d = fresh("accept-references")
+    copy = os.path.join(WORKDIR, "accept-references-J.json")
+    rules = {}
+    for name, fraction in (("pass", "0.000001"), ("fail", "1000")):
+        rules[name] = os.path.join(WORKDIR, f"references-{name}.yaml")
+        with open(rules[name], "w") as f:
+            f.write("rules:\n  - name: ring against its references\n    select: {impl: ring, min_size: 64K}\n"
+                    f"    require: {{min_busbw_fraction_of_ceiling: {fraction}, "
+                    f"min_busbw_fraction_of_prediction: {fraction}}}\n")
+    cmd = [MPIEXEC, "--oversubscribe", "--allow-run-as-root", "-np", "2", CCBENCH, "--device", "cpu",
+           "--collective", "allreduce", "--impl", "ring,mpi", "-b", "64K", "-e", "1M", "-f", "4", "-n", "3", "-w", "1",
+           "--measure-ceilings", "--model", "cpu-node", "--out", d, "-J", copy, "--accept", rules["pass"]]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=240)
+    need(p.returncode == 0, f"{' '.join(cmd)} exited {p.returncode}", p.stdout + p.stderr)
+    for check in ("ceiling", "prediction"):
+        need(f"PASS min_busbw_fraction_of_{check} 1e-06" in p.stdout, f"run --accept: {check} not judged", p.stdout)
+
+    with open(os.path.join(d, "results.csv"), newline="") as f:
+        lines = [l for l in f if not l.startswith("#")]
+    rows = list(csv.DictReader(lines))
+    rings = [r for r in rows if r["impl"] == "ring"]
+    need(len(rings) == 6, f"{len(rings)} ring rows in results.csv")
+    for r in rings:
+        busbw, ceiling = float(r["busbw[GB/s]"]), float(r["link_ceiling[GB/s]"])
+        predicted = float(r["predicted_busbw[GB/s]"])
+        need(ceiling > 0 and abs(float(r["efficiency"]) - busbw / ceiling) <= 1e-5 * busbw / ceiling, f"ceiling of {r}")
+        need(predicted > 0 and abs(float(r["model_efficiency"]) - busbw / predicted) <= 1e-5 * busbw / predicted,
+             f"prediction of {r}")
+        need(float(r["predicted_time[us]"]) > 0 and r["model_link"] == "measured ceiling" and r["model_reason"] == "",
+             f"model columns of {r}")
+    for r in [r for r in rows if r["impl"] == "mpi"]:
+        need(r["predicted_busbw[GB/s]"] == "" and "no algorithm for impl mpi" in r["model_reason"], f"mpi row {r}")
+    run = json.load(open(os.path.join(d, "run.json")))
+    need(json.load(open(copy)) == run, "the -J copy differs from run.json")
+    need(run["context"]["model"]["topology"] == "cpu-node" and run["context"]["link_ceilings"]["ceilings"],
+         f"context: {run['context'].get('model')} {run['context'].get('link_ceilings')}")
+    need([r["efficiency"] for r in run["rows"] if r["impl"] == "ring"] == [float(r["efficiency"]) for r in rings] or
+         all(abs(a - float(b["efficiency"])) <= 1e-5 * a
+             for a, b in zip([r["efficiency"] for r in run["rows"] if r["impl"] == "ring"], rings)),
+         "run.json and results.csv disagree on efficiency")
+    md = open(os.path.join(d, "results.md")).read()
+    need("| ceiling (GB/s) | efficiency | predicted busbw (GB/s) | measured / predicted |" in md, "results.md", md)
+
+    for name, rc, word in (("pass", 0, "PASS"), ("fail", 4, "FAIL")):
+        a = subprocess.run([CCBENCH, "accept", "--rules", rules[name], d], capture_output=True, text=True, timeout=60)
+        need(a.returncode == rc, f"accept {name}: exit {a.returncode}, expected {rc}", a.stdout + a.stderr)
+        for check in ("ceiling", "prediction"):
+            need(f"{word} min_busbw_fraction_of_{check}" in a.stdout, f"accept {name}: {check} not judged", a.stdout)
+        need("no selected row carries the column" not in a.stdout, f"accept {name}: a check was not available",
+             a.stdout)
+    print(f"ok: {len(rings)} ring rows judged against their ceiling and prediction")
 
 elif CASE == "rdma":
     if not os.path.isdir("/sys/class/infiniband") or not os.listdir("/sys/class/infiniband"):

@@ -1,7 +1,7 @@
 # The libfabric (ofi) transport (labels ofi and mpi), over the providers every machine has:
 # tcp;ofi_rxm, and shm between ranks of one host. EFA, cxi (Slingshot), verbs and PSM3 need their
 # NICs and never ran in CI; on a machine that has one, CCBENCH_OFI_TEST_PROVIDER=efa (or cxi, verbs,
-# psm3) points the same tests at it instead of tcp;ofi_rxm (docs/transports-ofi.md).
+# psm3) points the same tests at it instead of tcp;ofi_rxm (docs/guides/ofi.md).
 add_executable(ccbench_ofi_test ${CMAKE_CURRENT_LIST_DIR}/ofi_test.cpp)
 target_link_libraries(ccbench_ofi_test PRIVATE ccbench_transports)
 add_test(NAME mpi.ofi.channels_np3

@@ -203,12 +203,10 @@ def check_links(opts):
 
 def check_topo(opts):
     d = fresh(opts, "ofi-topo")
-    os.makedirs(d)
-    out = os.path.join(d, "topology.json")
-    p, _ = launch(opts, 1, ["topo", "--out", out])
+    p, _ = launch(opts, 1, ["topo", "--out", d])
     need(p.returncode == 0, f"exit code {p.returncode}\n{p.stderr}")
     need("ofi: libfabric " in p.stdout, f"topo does not list libfabric:\n{p.stdout}")
-    with open(out) as f:
+    with open(os.path.join(d, "topology.json")) as f:
         node = json.load(f)["hosts"][0]["node"]
     ofi = node["ofi"]
     need(ofi["available"] is True, f"ofi not available: {ofi}")

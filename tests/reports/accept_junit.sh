@@ -22,8 +22,8 @@ grep -q "N/A  max_temperature_c 80 C" "$work/fail.txt" || fail "telemetry not re
 xmllint --noout --schema "$src/tests/data/junit.xsd" "$work/fail.xml" || fail "JUnit does not validate"
 grep -q '<failure message="1 row broke it" type="threshold">' "$work/fail.xml" || fail "JUnit failure element"
 
-"$ccbench" accept --rules "$src/results/rules/h200x2.yaml" \
-  "$src/results/baselines/h200x2-2026-11-30/run-cc01c2c4492a" --junit "$work/pass.xml" >"$work/pass.txt" 2>&1
+"$ccbench" accept --rules "$src/docs/examples/rules/h200x2.yaml" \
+  "$src/tests/fixtures/h200x2-20261130-sweep-cc01c2c" --junit "$work/pass.xml" >"$work/pass.txt" 2>&1
 rc=$?
 tail -12 "$work/pass.txt"
 [ $rc = 0 ] || fail "the H200 rules fail on their own baseline (exit $rc)"

@@ -14,12 +14,12 @@ browser=$(command -v chromium || command -v chromium-browser || true)
 [ -n "$browser" ] || { echo "SKIPPED: chromium is not installed (Debian package chromium)"; exit 77; }
 "$py" -c "import matplotlib" 2>/dev/null || { echo "SKIPPED: python3-matplotlib is not installed"; exit 77; }
 
-base="$src/results/baselines/h200x2-2026-11-30/run-cc01c2c4492a"
-"$ccbench" accept --rules "$src/results/rules/h200x2.yaml" "$base" --junit "$work/accept.xml" >/dev/null
+base="$src/tests/fixtures/h200x2-20261130-sweep-cc01c2c"
+"$ccbench" accept --rules "$src/docs/examples/rules/h200x2.yaml" "$base" --junit "$work/accept.xml" >/dev/null
 [ $? = 0 ] || fail "accept on the baseline"
 # A CPU run with one row turned wrong: it must be marked.
 mkdir -p "$work/cpu"
-sed '0,/,ok,$/s//,wrong,first wrong element at 3/' "$src/results/baselines/cpu-2ranks-2026-11-30/results.csv" \
+sed '0,/,ok,$/s//,wrong,first wrong element at 3/' "$src/tests/fixtures/cpu2core-20261130-np2/results.csv" \
   >"$work/cpu/results.csv"
 printf '{"labels": ["gpu0", "gpu1"], "gbps": [[null, 397], [392, null]]}\n' >"$work/links.json"
 "$py" "$src/scripts/report.py" "$base" --verdicts "$work/accept.xml" --out "$work/gpu" || fail "report.py (GPU)"

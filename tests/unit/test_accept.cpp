@@ -155,8 +155,9 @@ rules:
         << c << "\n" << t;
 
   ResultSet run = one_node_run();
-  run.extra[2] = {{kCeilingColumn, "397"}, {kPredictionColumn, "340"}, {kTemperatureColumn, "91"},
-                  {kThrottleColumn, "0"}, {kErrorGrowthColumn, "2"}};
+  run.extra[2] = {{kTemperatureColumn, "91"}, {kThrottleColumn, "0"}, {kErrorGrowthColumn, "2"}};
+  run.rows[2].link_ceiling_gbps = 397;  // record columns since runs write them (results/record.h)
+  run.rows[2].predicted_busbw_gbps = 340;
   run.rows[2].straggler_ratio = 1.5;  // record columns since the per-rank times (results/stragglers.h)
   run.rows[2].group_outlier_ratio = 1.0;
   const AcceptReport some = check(rules, {run});
@@ -221,7 +222,7 @@ TEST(Accept, BadRuleFilesNameFileLineAndWhatIsExpected) {
   EXPECT_EQ(unknown.rfind("bad.yaml:3:7: unknown key 'min_bw' in 'require' (valid: min_busbw, ", 0), 0u) << unknown;
   EXPECT_EQ(usage_error("rules:\n  - select: {colective: allreduce}\n    require: {max_wrong: 0}\n"),
             "bad.yaml:2:14: unknown key 'colective' in 'select' (valid: collective, impl, transport, dtype, op, mode, "
-            "group, min_size, max_size)");
+            "group, min_size, max_size) (did you mean 'collective'?)");
   EXPECT_EQ(usage_error("rules:\n  - require: {min_busbw: fast}\n"),
             "bad.yaml:2:26: 'min_busbw': 'fast' is not valid; expected a number >= 0 (GB/s)");
   EXPECT_EQ(usage_error("rules:\n  - select: {min_size: 1X}\n    require: {max_wrong: 0}\n"),
@@ -229,7 +230,7 @@ TEST(Accept, BadRuleFilesNameFileLineAndWhatIsExpected) {
             "1024)");
   EXPECT_EQ(usage_error("rules:\n  - name: no limits\n"), "bad.yaml:2:5: rule 'no limits' has no 'require'");
   EXPECT_EQ(usage_error("rule:\n  - require: {max_wrong: 0}\n"),
-            "bad.yaml: expected a mapping with the key 'rules' holding a list of rules (see results/rules/)");
+            "bad.yaml: expected a mapping with the key 'rules' holding a list of rules (see docs/examples/rules/)");
   EXPECT_EQ(usage_error("rules: []\n"), "bad.yaml:1:8: 'rules' must be a non-empty list of rules");
   EXPECT_EQ(usage_error("rules:\n  - {require: {max_wrong: 0}}\nextra: 1\n"),
             "bad.yaml:3:1: unknown key 'extra' in the rules file (valid: rules)");
@@ -241,25 +242,67 @@ TEST(Accept, BadRuleFilesNameFileLineAndWhatIsExpected) {
   }
 }
 
+// A `select` value that names nothing ccbench writes is a usage error (exit 2) naming the file, the
+// line, what is valid and the closest name; before, `collective: allreduc` selected no row and the
+// rule FAILED (exit 4) as if the cluster had.
+TEST(Accept, SelectValuesAreCheckedAgainstCcbenchsVocabularies) {
+  const SelectVocabulary known = rule_vocabulary();
+  auto error_of = [&](const std::string& yaml) -> std::string {
+    try {
+      parse_rules(yaml, "r.yaml", known);
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ExitCode::usage);
+      return e.what();
+    }
+    ADD_FAILURE() << "accepted:\n" << yaml;
+    return "";
+  };
+  const std::string typo = error_of("rules:\n  - select: {collective: allreduc}\n    require: {min_busbw: 1}\n");
+  EXPECT_EQ(typo.rfind("r.yaml:2:26: 'collective': unknown value 'allreduc': it would select no row (valid: "
+                       "allreduce, allgather, ",
+                       0),
+            0u) << typo;
+  EXPECT_NE(typo.find("(did you mean 'allreduce'?)"), std::string::npos) << typo;
+  EXPECT_NE(error_of("rules:\n  - select: {transport: [shm, shmm]}\n    require: {min_busbw: 1}\n")
+                .find("'transport': unknown value 'shmm'"),
+            std::string::npos);
+  EXPECT_NE(error_of("rules:\n  - select: {impl: rign}\n    require: {min_busbw: 1}\n").find("did you mean 'ring'"),
+            std::string::npos);
+  EXPECT_NE(error_of("rules:\n  - select: {mode: graf}\n    require: {min_busbw: 1}\n").find("valid: eager, graph"),
+            std::string::npos);
+  // Every label the transport column carries is valid; aliases take the rows' spelling.
+  const auto rules = parse_rules("rules:\n  - select: {transport: [shm+mpi, p2p+net/tcp, 'nccl:NET/Socket', cuda_ipc, "
+                                 "net/ib, '-'], dtype: fp16, collective: all_reduce, op: none}\n"
+                                 "    require: {min_busbw: 1}\n",
+                                 "r.yaml", known);
+  EXPECT_EQ(rules[0].select.transport,
+            (std::vector<std::string>{"shm+mpi", "p2p+net/tcp", "nccl:NET/Socket", "cuda_ipc", "net/ib", "-"}));
+  EXPECT_EQ(rules[0].select.dtype, std::vector<std::string>{"half"});
+  EXPECT_EQ(rules[0].select.collective, std::vector<std::string>{"allreduce"});
+  // The example rules use only known values.
+  for (const char* file : {"/docs/examples/rules/h200x2.yaml", "/docs/examples/rules/nvswitch8.yaml"})
+    EXPECT_NO_THROW(load_rules(kSource + file, "--rules", known)) << file;
+}
+
 TEST(Accept, ExampleRulesPassOnTheBaselinesTheyWereWrittenFrom) {
-  const std::vector<Rule> h200 = load_rules(kSource + "/results/rules/h200x2.yaml");
+  const std::vector<Rule> h200 = load_rules(kSource + "/docs/examples/rules/h200x2.yaml");
   const AcceptReport r =
-      evaluate_rules(h200, {read_result_set(kSource + "/results/baselines/h200x2-2026-11-30/run-cc01c2c4492a")});
+      evaluate_rules(h200, {read_result_set(kSource + "/tests/fixtures/h200x2-20261130-sweep-cc01c2c")});
   EXPECT_TRUE(r.passed) << r.text();
   EXPECT_NE(r.text().find("(not available: no selected row carries the column 'link_ceiling[GB/s]')"), std::string::npos);
   EXPECT_NE(r.text().find("#   PASS "), std::string::npos);
   // The 8-GPU rules load, and the 2-GPU figures fail them: 2 GPUs are not an NVSwitch node.
-  const std::vector<Rule> nvs = load_rules(kSource + "/results/rules/nvswitch8.yaml");
+  const std::vector<Rule> nvs = load_rules(kSource + "/docs/examples/rules/nvswitch8.yaml");
   const AcceptReport n =
-      evaluate_rules(nvs, {read_result_set(kSource + "/results/baselines/h200x2-2026-11-30/run-cc01c2c4492a")});
+      evaluate_rules(nvs, {read_result_set(kSource + "/tests/fixtures/h200x2-20261130-sweep-cc01c2c")});
   EXPECT_FALSE(n.passed) << n.text();
   EXPECT_NE(n.text().find("nccl all-reduce bandwidth, 1 GiB and up' (" + kSource +
-                          "/results/rules/nvswitch8.yaml:11): FAIL"),
+                          "/docs/examples/rules/nvswitch8.yaml:11): FAIL"),
             std::string::npos) << n.text();
 }
 
 TEST(Accept, RunAndAcceptCommandLinesReadTheRulesBeforeMeasuring) {
-  const std::string rules = kSource + "/results/rules/h200x2.yaml";
+  const std::string rules = kSource + "/docs/examples/rules/h200x2.yaml";
   std::vector<const char*> argv = {"ccbench", "--accept", rules.c_str(), "--min-busbw", "300"};
   const auto run = std::get<RunOptions>(parse_command_line(static_cast<int>(argv.size()), argv.data()));
   ASSERT_EQ(run.accept_rules.size(), 9u);  // 8 from the file, then --min-busbw
@@ -270,7 +313,7 @@ TEST(Accept, RunAndAcceptCommandLinesReadTheRulesBeforeMeasuring) {
   EXPECT_EQ(acc.junit, "j.xml");
   for (const auto& [args, message] : std::vector<std::pair<std::vector<const char*>, std::string>>{
            {{"ccbench", "--accept", "/nonexistent.yaml"}, "--accept: cannot read /nonexistent.yaml"},
-           {{"ccbench", "--min-busbw", "-3"}, "--min-busbw: -3 is not valid; expected GB/s > 0"},
+           {{"ccbench", "--min-busbw", "-3"}, "--min-busbw: '-3' is not valid; expected GB/s above 0"},
            {{"ccbench", "accept", "results"}, "accept: give --rules FILE.yaml, --min-busbw GBPS or both"}}) {
     try {
       parse_command_line(static_cast<int>(args.size()), args.data());

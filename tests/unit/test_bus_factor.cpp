@@ -29,9 +29,9 @@ const std::map<std::string, std::function<double(double)>>& documented_factors()
       {"broadcast", [](double) { return 1.0; }},
       {"reduce", [](double) { return 1.0; }},
       {"sendrecv", [](double) { return 1.0; }},
-      // Not in nccl-tests: ccbench's skewed all-to-all (README, "Reading algbw and busbw"): rank r
-      // sends 1 + (p - r) mod n units to peer p, n(n+1)/2 units in all, of which the n units a
-      // rank keeps for itself never cross a link.
+      // Not in nccl-tests: ccbench's skewed all-to-all (docs/design.md, "Reading algbw and
+      // busbw"): rank r sends 1 + (p - r) mod n units to peer p, n(n+1)/2 units in all, of which
+      // the n units a rank keeps for itself never cross a link.
       {"alltoallv", [](double n) { return 1.0 - 2.0 / (n * (n + 1)); }},
   };
   return f;

@@ -15,7 +15,7 @@ namespace ccbench {
 namespace {
 
 const std::string kData = CCBENCH_TEST_DATA_DIR;
-const std::string kBaselines = CCBENCH_SOURCE_DIR "/results/baselines";
+const std::string kFixtures = CCBENCH_SOURCE_DIR "/tests/fixtures";
 
 // A CPU row: time `us` at `bytes`, spread `cv` (p95 as far above the median).
 RunRecord row(const std::string& impl, std::uint64_t bytes, double us, double cv = 0.01) {
@@ -60,8 +60,8 @@ int count_lines_with(const std::string& text, const std::string& what) {
 TEST(Compare, TwoRealRunsOfTheSameCommandOnABusyMachineDoNotFail) {
   // Two back-to-back runs of one command on a loaded 2-core machine (4 ranks): the tolerance
   // alone would flag rows that are only noise.
-  const ResultSet a = read_result_set(kBaselines + "/cpu-4-8ranks-2026-11-30/np4-run1-results.csv");
-  const ResultSet b = read_result_set(kBaselines + "/cpu-4-8ranks-2026-11-30/np4-run2-results.csv");
+  const ResultSet a = read_result_set(kFixtures + "/cpu2core-20261130-np4-np8/np4-run1-results.csv");
+  const ResultSet b = read_result_set(kFixtures + "/cpu2core-20261130-np4-np8/np4-run2-results.csv");
   int beyond_tolerance = 0;
   for (size_t i = 0; i < a.rows.size(); ++i)
     beyond_tolerance += b.rows[i].busbw_median_gbps < a.rows[i].busbw_median_gbps * 0.95;
@@ -125,7 +125,7 @@ TEST(Compare, EightByteRowsWithZeroBusbwNeverFlagOnBusbw) {
 }
 
 TEST(Compare, AnAbortedRunWithFewRowsFails) {
-  const ResultSet full = read_result_set(kBaselines + "/cpu-4-8ranks-2026-11-30/np4-run1-results.csv");
+  const ResultSet full = read_result_set(kFixtures + "/cpu2core-20261130-np4-np8/np4-run1-results.csv");
   const std::vector<RunRecord> aborted(full.rows.begin(), full.rows.begin() + 5);
   const CompareResult c = cmp(full.rows, aborted);
   EXPECT_EQ(c.failures, 127) << c.text;

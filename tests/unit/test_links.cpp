@@ -98,6 +98,28 @@ TEST(LinksEfficiency, BusbwOverHalfTheBidirectionalCeilingOfThePath) {
   EXPECT_FALSE(row_efficiency("nccl", "cpu", 1, c));                    // CPU rows never map to ce
 }
 
+TEST(LinksEfficiency, AMeasuredRowGetsItsPathsCeilingAndEfficiencyOthersNeither) {
+  const std::vector<LinkCeiling> c = {{"shm", 10, 20}};
+  RunRecord r;
+  r.transport = "shm";
+  r.device = "cpu";
+  r.busbw_gbps = 8;
+  set_ceiling_columns(r, c);
+  EXPECT_DOUBLE_EQ(*r.link_ceiling_gbps, 10);  // per direction with both busy: 20 / 2
+  EXPECT_DOUBLE_EQ(*r.efficiency, 0.8);
+  RunRecord wrong = r;
+  wrong.status = RowStatus::wrong;  // measured, but its figure is not trusted
+  set_ceiling_columns(wrong, c);
+  EXPECT_FALSE(wrong.link_ceiling_gbps || wrong.efficiency);
+  RunRecord tcp = r;
+  tcp.transport = "tcp";  // no ceiling measured for its path: empty, not 0
+  set_ceiling_columns(tcp, c);
+  EXPECT_FALSE(tcp.link_ceiling_gbps || tcp.efficiency);
+  const auto context = link_ceilings_context(c, "links.json");
+  EXPECT_EQ(context["source"], "links.json");
+  EXPECT_EQ(context["ceilings"][0]["bidir_GBps"], 20);
+}
+
 TEST(LinksEfficiency, CeilingsAreTheMedianAtTheLargestSize) {
   std::vector<LinkResult> r = {pair(0, 1, 1, 2, 1024), pair(0, 1, 9, 18), pair(1, 0, 7, 14), pair(0, 2, 8, 16)};
   const auto c = ceilings_from_links(links_to_json(r, {}, {}), "test");

@@ -211,8 +211,9 @@ TEST(Model, HierLeaderIsSlowerThanTwoLevelHierAtLargeSizes) {
 }
 
 TEST(Model, PresetsAgreeWithPublishedNcclRingFigures) {
-  // ANCHORS.md: 8-GPU NVSwitch ring all-reduce 365-370 GB/s; multi-node ring with 8 NDR NICs per
-  // node about min(370, 8 x 46-48) GB/s.
+  // Published figures (evidence published-20261130-figures): 8-GPU NVSwitch ring all-reduce
+  // 365-370 GB/s; multi-node ring with 8 NDR NICs per node about min(370, 8 x 46-48) GB/s; 8
+  // PCIe-only GPUs about 28 GB/s.
   EXPECT_NEAR(busbw(preset("h200-8gpu-nvswitch"), Collective::allreduce, "nccl-ring", 4ull << 30), 367.5, 367.5 * 0.15);
   SystemTopology cluster = preset("multinode-8gpu-8ndr");
   for (int nodes : {2, 4}) {
@@ -223,9 +224,9 @@ TEST(Model, PresetsAgreeWithPublishedNcclRingFigures) {
 }
 
 TEST(Model, RingAllReduceWithinFifteenPercentOfTheMeasuredTwoGpuMachine) {
-  // Our ring kernel on 2 x H200 (results/baselines/h200x2-2026-11-30/run-cc01c2c4492a).
+  // Our ring kernel on 2 x H200 (evidence h200x2-20261130-sweep-cc01c2c, copied to tests/fixtures).
   const auto rows = read_results_csv(std::string(CCBENCH_SOURCE_DIR) +
-                                     "/results/baselines/h200x2-2026-11-30/run-cc01c2c4492a/results.csv");
+                                     "/tests/fixtures/h200x2-20261130-sweep-cc01c2c/results.csv");
   const SystemTopology t = preset("h200x2-nv18");
   const CollectiveModel model(t, Collective::allreduce, "ring");
   int compared = 0;

@@ -1,4 +1,5 @@
-// The model against the rows measured on 2 x H200 (results/baselines/h200x2-2026-11-30/transports):
+// The model against the rows measured on 2 x H200 (evidence h200x2-20261130-r7 and -r9, copied to
+// tests/fixtures):
 // every row of our ring and tree at >= 64 MiB, predicted offline as `run --model` predicts it (the
 // run's preset, its links.json ceilings, the row as recorded), is within 15 % of its busbw.
 #include <fstream>
@@ -16,12 +17,12 @@ constexpr std::uint64_t kFrom = 64ull << 20;  // the accuracy target's smallest 
 constexpr double kWithin = 0.15;
 
 struct Recorded {
-  const char* folder;  // under the transports baseline, with run.json and links.json
+  const char* folder;  // under tests/fixtures, with run.json and links.json
   const char* preset;  // the --model of that run
 };
 
-std::string baseline(const std::string& rel) {
-  return std::string(CCBENCH_SOURCE_DIR) + "/results/baselines/h200x2-2026-11-30/transports/" + rel;
+std::string fixture(const std::string& rel) {
+  return std::string(CCBENCH_SOURCE_DIR) + "/tests/fixtures/" + rel;
 }
 
 Json read_json(const std::string& path) {
@@ -30,17 +31,18 @@ Json read_json(const std::string& path) {
 }
 
 TEST(ModelAccuracy, OurRingAndTreeOn2xH200AreWithin15PercentFrom64MiB) {
-  const Recorded runs[] = {{"r7-4ab42d2/model-p2p", "h200x2-nv18"}, {"r9-388144b/host", "h200x2-host"}};
+  const Recorded runs[] = {{"h200x2-20261130-r7/model-p2p", "h200x2-nv18"},
+                           {"h200x2-20261130-r9/host", "h200x2-host"}};
   int checked = 0;
   for (const Recorded& run : runs) {
-    const Json doc = read_json(baseline(std::string(run.folder) + "/run.json"));
+    const Json doc = read_json(fixture(std::string(run.folder) + "/run.json"));
     ASSERT_TRUE(doc.is_object() && doc.contains("rows")) << run.folder;
     const RunModel model = load_run_model(run.preset);
-    const auto ceilings = read_link_ceilings(baseline(std::string(run.folder) + "/links.json"));
+    const auto ceilings = read_link_ceilings(fixture(std::string(run.folder) + "/links.json"));
     for (const Json& row : doc["rows"]) {
       const std::string impl = row.value("impl", "");
       if ((impl != "ring" && impl != "tree") || row.value("bytes", std::uint64_t{0}) < kFrom) continue;
-      const RowPrediction p = predict_row(model, row, ceilings);
+      const RowPrediction p = predict_row(model, record_from_json(row), ceilings);
       ASSERT_TRUE(p.busbw_gbps) << p.reason;
       const double busbw = row.value("busbw_gbps", 0.0), eff = busbw / *p.busbw_gbps;
       std::cout << fmt::format("{} {} {} {} {}M {}: measured {:.1f} predicted {:.1f} efficiency {:.3f} (recorded {:.3f})\n",

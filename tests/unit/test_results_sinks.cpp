@@ -2,11 +2,14 @@
 // tests/golden/ (tests/unit/golden.h; scripts/update-golden.sh updates them).
 #include <unistd.h>
 
+#include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <functional>
 #include <iostream>
+#include <iterator>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -466,6 +469,86 @@ TEST_F(SinkTest, MarkdownGolden) {
   expect_golden("results.md", golden::read(p));
 }
 
+// A row judged against a link ceiling and the model, another without a prediction, a skipped one.
+std::vector<RunRecord> judged_rows() {
+  RunRecord a = timed(row("ring", "shm", 1 << 20, false), 100, 100, 8, 8);
+  a.link_ceiling_gbps = 10;
+  a.efficiency = 0.8;
+  a.predicted_time_us = 90;
+  a.predicted_busbw_gbps = 10;
+  a.model_efficiency = 0.8;
+  a.model_link_gbps = 10;
+  a.model_link = "measured ceiling";
+  RunRecord b = timed(row("mpi", "mpi", 1 << 20, false), 100, 100, 6, 6);
+  b.model_reason = "the model has no algorithm for impl mpi";
+  RunRecord c = row("ring", "shm", 4, false);
+  c.status = RowStatus::skipped;
+  c.model_reason = "not measured";
+  return {a, b, c};
+}
+
+Json judged_context() {
+  Json c = golden_context();
+  c["link_ceilings"] = {{"source", "links.json"}, {"ceilings", Json::array()}};
+  c["model"] = {{"topology", "cpu-node"}, {"file", "presets/cpu-node.yaml"}};
+  return c;
+}
+
+// Every writer of rows writes what a row is judged against: results.csv (read back the same),
+// run.json (as the -J copy, which is the same writer), results.md.
+TEST_F(SinkTest, CeilingAndModelColumnsInEveryFileWriter) {
+  auto csv = make_csv_sink(path("results.csv"));
+  auto json = make_json_sink(path("run.json"));
+  auto md = make_markdown_sink(path("results.md"));
+  for (ResultSink* s : {csv.get(), json.get(), md.get()}) {
+    s->begin(judged_context());
+    for (const RunRecord& r : judged_rows()) s->add(r);
+    s->finish(RunOutcome{});
+  }
+  const std::vector<RunRecord> back = read_results_csv(path("results.csv"));
+  ASSERT_EQ(back.size(), 3u);
+  const std::vector<RunRecord> wanted = judged_rows();
+  for (size_t i = 0; i < back.size(); ++i) {
+    const RunRecord& want = wanted[i];
+    EXPECT_EQ(back[i].link_ceiling_gbps, want.link_ceiling_gbps) << i;
+    EXPECT_EQ(back[i].efficiency, want.efficiency) << i;
+    EXPECT_EQ(back[i].predicted_time_us, want.predicted_time_us) << i;
+    EXPECT_EQ(back[i].predicted_busbw_gbps, want.predicted_busbw_gbps) << i;
+    EXPECT_EQ(back[i].model_efficiency, want.model_efficiency) << i;
+    EXPECT_EQ(back[i].model_link_gbps, want.model_link_gbps) << i;
+    EXPECT_EQ(back[i].model_link, want.model_link) << i;
+    EXPECT_EQ(back[i].model_reason, want.model_reason) << i;
+  }
+  const CsvTable t = read_csv_file(path("results.csv"));
+  for (const char* h : {"link_ceiling[GB/s]", "efficiency", "predicted_time[us]", "predicted_busbw[GB/s]",
+                        "model_efficiency", "model_link[GB/s]", "model_link", "model_reason"})
+    EXPECT_NE(std::find(t.header.begin(), t.header.end(), h), t.header.end()) << h;
+  std::ifstream csv_text(path("results.csv"));
+  const std::string text((std::istreambuf_iterator<char>(csv_text)), std::istreambuf_iterator<char>());
+  EXPECT_NE(text.find("# link ceilings: links.json\n# model: cpu-node (presets/cpu-node.yaml)\n"), std::string::npos)
+      << text;
+
+  std::ifstream in(path("run.json"));
+  const Json doc = Json::parse(in);
+  const Json& r0 = doc["rows"][0];
+  EXPECT_EQ(r0["link_ceiling_gbps"], 10);
+  EXPECT_EQ(r0["efficiency"], 0.8);
+  EXPECT_EQ(r0["predicted_busbw_gbps"], 10);
+  EXPECT_EQ(r0["model_link"], "measured ceiling");
+  EXPECT_TRUE(doc["rows"][1]["predicted_busbw_gbps"].is_null());
+  EXPECT_EQ(doc["rows"][1]["model_reason"], "the model has no algorithm for impl mpi");
+  EXPECT_EQ(doc["context"]["model"]["topology"], "cpu-node");
+  EXPECT_EQ(doc["context"]["link_ceilings"]["source"], "links.json");
+
+  std::ifstream md_in(path("results.md"));
+  const std::string m((std::istreambuf_iterator<char>(md_in)), std::istreambuf_iterator<char>());
+  EXPECT_NE(m.find("| #wrong | ceiling (GB/s) | efficiency | predicted busbw (GB/s) | measured / predicted | status |"),
+            std::string::npos) << m;
+  EXPECT_NE(m.find("| 0 | 10.00 | 0.80 | 10.00 | 0.80 | ok |"), std::string::npos) << m;
+  EXPECT_NE(m.find("| - | - | - | - | - | - | - | - | - | - | - | - | skipped |"), std::string::npos) << m;
+  EXPECT_NE(m.find("| #wrong | status |\n"), std::string::npos) << m;  // the mpi case: neither, so no such columns
+}
+
 TEST_F(SinkTest, MarkdownEscapesTableCells) {
   const std::string p = path("results.md");
   auto s = make_markdown_sink(p);
@@ -506,10 +589,30 @@ TEST_F(SinkTest, UnwritablePathsFailAtConstruction) {
 
 TEST_F(SinkTest, WriteFileAtomicallyReplacesTheFile) {
   const std::string p = path("f.txt");
+  std::filesystem::create_directories(p + ".tmp/inside");  // the name every process once shared
   write_file_atomically(p, "first");
   write_file_atomically(p, "second");
   EXPECT_EQ(golden::read(p), "second");
-  EXPECT_FALSE(std::filesystem::exists(p + ".tmp"));
+  EXPECT_FALSE(std::filesystem::exists(p + ".tmp." + std::to_string(getpid())));
+  EXPECT_TRUE(std::filesystem::exists(p + ".tmp/inside"));
+}
+
+TEST(WriteErrorCode, AFailedStorageIsAnIoErrorAPathThatCannotBeWrittenAUsageError) {
+  for (int err : {ENOSPC, EDQUOT, EIO, EFBIG}) EXPECT_EQ(write_error_code(err), ExitCode::runtime) << err;
+  for (int err : {EACCES, EPERM, EROFS, EISDIR, ENOTDIR, ENOENT}) EXPECT_EQ(write_error_code(err), ExitCode::usage) << err;
+}
+
+TEST_F(SinkTest, AFullDiskIsAnIoErrorNamingTheFile) {
+  if (!std::filesystem::exists("/dev/full")) GTEST_SKIP() << "no /dev/full here";
+  auto csv = make_csv_sink("/dev/full");  // opens; every write fails with ENOSPC
+  try {
+    csv->begin(Json::object());
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::runtime);
+    EXPECT_NE(std::string(e.what()).find("cannot write /dev/full: No space left on device"), std::string::npos)
+        << e.what();
+  }
 }
 
 struct Recording : ResultSink {

@@ -1,21 +1,27 @@
 // `ccbench run --model`: which rows get a prediction, with which link figure, and why not.
-#include <fstream>
-
 #include <gtest/gtest.h>
 
 #include "core/error.h"
 #include "harness/links/links.h"
 #include "harness/model/run_model.h"
-#include "results/sink.h"
 #include "harness/model/model.h"
 
 namespace ccbench {
 namespace {
 
-Json row(const std::string& impl, int nodes, int per_node, std::uint64_t bytes = 64ull << 20) {
-  return Json{{"collective", "allreduce"}, {"impl", impl},           {"transport", "shm"}, {"device", "cpu"},
-              {"bytes", bytes},           {"nodes", nodes},         {"ranks_per_node", per_node},
-              {"ranks", nodes * per_node}, {"busbw_gbps", 1.0},      {"status", "ok"}};
+RunRecord row(const std::string& impl, int nodes, int per_node, std::uint64_t bytes = 64ull << 20) {
+  RunRecord r;
+  r.collective = "allreduce";
+  r.impl = impl;
+  r.transport = "shm";
+  r.device = "cpu";
+  r.bytes = bytes;
+  r.nodes = nodes;
+  r.ranks_per_node = per_node;
+  r.ranks = nodes * per_node;
+  r.busbw_gbps = 1.0;
+  r.status = RowStatus::ok;
+  return r;
 }
 
 TEST(RunModel, RingRowsArePredictedOnTheFilesNodeScaledToTheRow) {
@@ -44,8 +50,8 @@ TEST(RunModel, AMeasuredCeilingReplacesTheFilesLinkInsideOneNode) {
 
 TEST(RunModel, NcclIsItsFasterAlgorithm) {
   const RunModel m = load_run_model("h200x2-nv18");
-  Json r = row("nccl", 1, 2, 8);
-  r["device"] = "gpu";
+  RunRecord r = row("nccl", 1, 2, 8);
+  r.device = "gpu";
   const RowPrediction p = predict_row(m, r, {});
   ASSERT_TRUE(p.time_us) << p.reason;
   SystemTopology t = m.system;
@@ -64,8 +70,8 @@ TEST(RunModel, CpuHierIsPredictedByTheLeaderSchemeAndGpuHierByTheTwoLevelOne) {
   ASSERT_TRUE(cpu.busbw_gbps) << cpu.reason;
   EXPECT_EQ(cpu.reason, "");
   EXPECT_DOUBLE_EQ(*cpu.time_us, CollectiveModel(t, Collective::allreduce, "hier-leader").predict(64ull << 20).time_us);
-  Json gpu_row = row("hier", 2, 2);
-  gpu_row["device"] = "gpu";
+  RunRecord gpu_row = row("hier", 2, 2);
+  gpu_row.device = "gpu";
   const RowPrediction gpu = predict_row(m, gpu_row, {});
   ASSERT_TRUE(gpu.time_us) << gpu.reason;
   EXPECT_DOUBLE_EQ(*gpu.time_us, CollectiveModel(t, Collective::allreduce, "hier").predict(64ull << 20).time_us);
@@ -74,8 +80,8 @@ TEST(RunModel, CpuHierIsPredictedByTheLeaderSchemeAndGpuHierByTheTwoLevelOne) {
 
 TEST(RunModel, GpuHierIsTheModelsHier) {
   const RunModel m = load_run_model("multinode-8gpu-8ndr");
-  Json r = row("hier", 2, 8);
-  r["device"] = "gpu";
+  RunRecord r = row("hier", 2, 8);
+  r.device = "gpu";
   const RowPrediction p = predict_row(m, r, {});
   ASSERT_TRUE(p.time_us) << p.reason;
   SystemTopology t = m.system;
@@ -85,8 +91,8 @@ TEST(RunModel, GpuHierIsTheModelsHier) {
 
 TEST(RunModel, AcrossEmulatedNodesTheMeasuredTcpCeilingIsEachNodesNic) {
   const RunModel m = load_run_model("cpu-node");  // no NICs in the file
-  Json r = row("ring", 2, 1);
-  r["transport"] = "tcp";
+  RunRecord r = row("ring", 2, 1);
+  r.transport = "tcp";
   const std::vector<LinkCeiling> ceilings = {{"tcp", 3.0, 4.0}};  // 2 GB/s per direction, both busy
   const RowPrediction p = predict_row(m, r, ceilings);
   ASSERT_TRUE(p.busbw_gbps) << p.reason;
@@ -104,17 +110,17 @@ TEST(RunModel, AcrossEmulatedNodesTheMeasuredTcpCeilingIsEachNodesNic) {
                                      "  nic: {bandwidth_gbps: 50, latency_us: 3}\n",
                                      "c"),
                       "c.yaml"};
-  Json four = row("ring", 2, 2);
-  four["transport"] = "tcp";
+  RunRecord four = row("ring", 2, 2);
+  four.transport = "tcp";
   t = nics.system;
   t.nodes = 2;
   t.node.nic.bandwidth_gbps = 2.0;
   EXPECT_DOUBLE_EQ(*predict_row(nics, four, ceilings).busbw_gbps,
                    CollectiveModel(t, Collective::allreduce, "ring").predict(64ull << 20).busbw_gbps);
   // The GPU net transport's rows take the net/tcp ceiling.
-  Json gpu = r;
-  gpu["device"] = "gpu";
-  gpu["transport"] = "net/tcp";
+  RunRecord gpu = r;
+  gpu.device = "gpu";
+  gpu.transport = "net/tcp";
   EXPECT_FALSE(predict_row(m, gpu, ceilings).busbw_gbps);
   const RowPrediction g = predict_row(m, gpu, {{"net/tcp", 30.0, 36.0}});
   ASSERT_TRUE(g.busbw_gbps) << g.reason;
@@ -124,10 +130,10 @@ TEST(RunModel, AcrossEmulatedNodesTheMeasuredTcpCeilingIsEachNodesNic) {
   const RunModel h200 = load_run_model("h200x2-nv18");
   RunModel kernels = m;
   kernels.system.node.kernels = h200.system.node.kernels;
-  gpu["algorithm"] = "ring 8ch";
+  gpu.algorithm = "ring 8ch";
   const double ring = *predict_row(kernels, gpu, {{"net/tcp", 30.0, 36.0}}).busbw_gbps;
-  gpu["impl"] = "tree";
-  gpu["algorithm"] = "double tree 2x2ch";  // each way: one tree's 2 up and the other's 2 down
+  gpu.impl = "tree";
+  gpu.algorithm = "double tree 2x2ch";  // each way: one tree's 2 up and the other's 2 down
   const double tree = *predict_row(kernels, gpu, {{"net/tcp", 30.0, 36.0}}).busbw_gbps;
   EXPECT_LT(ring, 18.0);
   EXPECT_GT(ring, 18.0 * 0.8);
@@ -139,16 +145,16 @@ TEST(RunModel, AcrossEmulatedNodesTheMeasuredTcpCeilingIsEachNodesNic) {
   const double tree4 = *predict_row(kernels, gpu, both).busbw_gbps;
   EXPECT_LT(tree4, 12.0);
   EXPECT_GT(tree4, 12.0 * 0.8);
-  gpu["impl"] = "ring";
-  gpu["algorithm"] = "ring 8ch";
+  gpu.impl = "ring";
+  gpu.algorithm = "ring 8ch";
   EXPECT_DOUBLE_EQ(*predict_row(kernels, gpu, both).busbw_gbps, ring);
 }
 
 TEST(RunModel, KernelTermsComeFromTheTopologyFile) {
-  Json r = row("ring", 1, 2);
-  r["device"] = "gpu";
-  r["transport"] = "p2p";
-  r["algorithm"] = "ring 4ch";  // 4 blocks: 40.8 GB/s at most with the H200 figures
+  RunRecord r = row("ring", 1, 2);
+  r.device = "gpu";
+  r.transport = "p2p";
+  r.algorithm = "ring 4ch";  // 4 blocks: 40.8 GB/s at most with the H200 figures
   RunModel m = load_run_model("h200x2-nv18");
   EXPECT_LT(*predict_row(m, r, {}).busbw_gbps, 4 * 10.2);
   m.system.node.kernels.block_gbps = 20;  // another GPU's figures move the prediction with them
@@ -162,14 +168,14 @@ TEST(RunModel, KernelTermsComeFromTheTopologyFile) {
 
 TEST(RunModel, GpuRingAndTreeRowsArePredictedWithTheChannelsTheyRan) {
   const RunModel m = load_run_model("h200x2-nv18");
-  Json r = row("tree", 1, 2);
-  r["device"] = "gpu";
-  r["transport"] = "p2p";
-  r["algorithm"] = "double tree 2x32ch";
+  RunRecord r = row("tree", 1, 2);
+  r.device = "gpu";
+  r.transport = "p2p";
+  r.algorithm = "double tree 2x32ch";
   const double with32 = *predict_row(m, r, {}).busbw_gbps;
-  r["algorithm"] = "double tree 2x2ch";  // 2 blocks per flow of 10.2 GB/s, each way 2 trees' flows
+  r.algorithm = "double tree 2x2ch";  // 2 blocks per flow of 10.2 GB/s, each way 2 trees' flows
   EXPECT_LT(*predict_row(m, r, {}).busbw_gbps, 2 * 2 * 326.0 / 32);
-  r["algorithm"] = "something else";  // not our kernel's words: the schedule alone
+  r.algorithm = "something else";  // not our kernel's words: the schedule alone
   const double alone = *predict_row(m, r, {}).busbw_gbps;
   SystemTopology t = m.system;
   EXPECT_DOUBLE_EQ(alone, CollectiveModel(t, Collective::allreduce, "tree").predict(64ull << 20).busbw_gbps);
@@ -178,20 +184,16 @@ TEST(RunModel, GpuRingAndTreeRowsArePredictedWithTheChannelsTheyRan) {
 
 TEST(RunModel, GpuRowsOfRanksSharingAGpuGetNoPredictionAndSayWhy) {
   const RunModel m = load_run_model("h200x2-nv18");
-  Json r = row("ring", 1, 2);
-  r["device"] = "gpu";
-  r["transport"] = "p2p";
+  RunRecord r = row("ring", 1, 2);
+  r.device = "gpu";
+  r.transport = "p2p";
   auto run_with = [&](const char* second_gpu) {
-    Json doc = {{"context",
-                 {{"ranks_detail",
-                   {{{"rank", 0}, {"host", "vm"}, {"device", "GPU 0: NVIDIA H200 (0000:00:06.0, 150 GB, 132 SMs)"}},
-                    {{"rank", 1}, {"host", "vm"}, {"device", second_gpu}}}}}},
-                {"rows", {r}}};
-    const std::string path = ::testing::TempDir() + "run_model_shared.json";
-    write_file_atomically(path, doc.dump());
-    add_model_to_run_json(path, m, {});
-    std::ifstream in(path);
-    return Json::parse(in)["rows"][0];
+    const Json context = {{"ranks_detail",
+                           {{{"rank", 0}, {"host", "vm"}, {"device", "GPU 0: NVIDIA H200 (0000:00:06.0, 150 GB, 132 SMs)"}},
+                            {{"rank", 1}, {"host", "vm"}, {"device", second_gpu}}}}};
+    RunRecord out = r;
+    set_model_columns(out, m, {}, shared_gpu_reason(context));
+    return to_json(out);
   };
   const Json own = run_with("GPU 1: NVIDIA H200 (0000:00:07.0, 150 GB, 132 SMs)");
   EXPECT_TRUE(own["predicted_busbw_gbps"].is_number()) << own.dump();
@@ -205,11 +207,11 @@ TEST(RunModel, RowsWithoutAPredictionSayWhy) {
   const RunModel m = load_run_model("cpu-node");
   EXPECT_NE(predict_row(m, row("mpi", 1, 2), {}).reason.find("no algorithm for impl mpi"), std::string::npos);
   EXPECT_NE(predict_row(m, row("ring", 2, 2), {}).reason.find("describes no NICs"), std::string::npos);
-  Json uneven = row("ring", 2, 2);
-  uneven["ranks"] = 3;
+  RunRecord uneven = row("ring", 2, 2);
+  uneven.ranks = 3;
   EXPECT_NE(predict_row(m, uneven, {}).reason.find("same ranks on every node"), std::string::npos);
-  Json broadcast = row("ring", 1, 2);
-  broadcast["collective"] = "broadcast";
+  RunRecord broadcast = row("ring", 1, 2);
+  broadcast.collective = "broadcast";
   const RowPrediction b = predict_row(m, broadcast, {});
   EXPECT_FALSE(b.busbw_gbps);
   EXPECT_FALSE(b.reason.empty());

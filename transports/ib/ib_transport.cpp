@@ -7,6 +7,7 @@
 #include "core/build_config.h"
 #include "core/error.h"
 #include "transports/mpi_channel.h"
+#include "transports/names.h"
 #include "transports/wait.h"
 #if CCBENCH_HAVE_IBVERBS
 #include "transports/ib/gpu_memory.h"
@@ -47,7 +48,7 @@ std::optional<std::string> ib_unavailable_reason() {
                      "-DCCBENCH_WITH_IBVERBS=ON)");
 }
 
-TransportOps ib_transport_ops() { return left_out_transport<ib_unavailable_reason>("ib"); }
+TransportOps ib_transport_ops() { return left_out_transport<ib_unavailable_reason>(name(Transport::ib)); }
 
 #else
 
@@ -211,7 +212,8 @@ void IbJob::progress() {
 
 class IbRecvChannel final : public RecvChannel, public DirectRecv, public IbChannelEnd {
  public:
-  IbRecvChannel(const SetupArgs& a) : IbChannelEnd(a, true), ring_("ib", static_cast<std::uint32_t>(depth_)) {
+  IbRecvChannel(const SetupArgs& a)
+      : IbChannelEnd(a, true), ring_(name(Transport::ib), static_cast<std::uint32_t>(depth_)) {
     for (auto& qp : qps_)
       for (int i = 0; i < depth_; ++i) qp->post_recv(wr_id(WrKind::recv));
     next_on_qp_.resize(qps_.size());
@@ -278,8 +280,8 @@ class IbRecvChannel final : public RecvChannel, public DirectRecv, public IbChan
 class IbSendChannel final : public SendChannel, public DirectSend, public IbChannelEnd {
  public:
   IbSendChannel(const SetupArgs& a)
-      : IbChannelEnd(a, false), window_("ib", static_cast<std::uint32_t>(depth_)),
-        writes_("ib", static_cast<std::uint32_t>(depth_)) {
+      : IbChannelEnd(a, false), window_(name(Transport::ib), static_cast<std::uint32_t>(depth_)),
+        writes_(name(Transport::ib), static_cast<std::uint32_t>(depth_)) {
     for (int i = 0; i < depth_; ++i) qps_[0]->post_recv(wr_id(WrKind::recv));  // credits arrive on QP 0
     post_receive(a.comm, kReceiverDataTag + a.tag);
     const IbConnData remote = receive_data(a);
@@ -348,7 +350,7 @@ class IbSendChannel final : public SendChannel, public DirectSend, public IbChan
 }  // namespace
 
 TransportOps ib_transport_ops() {
-  return {"ib", false,
+  return {name(Transport::ib), false,
           [](const RankLayout&, int, int, std::string* why) {
             static const std::optional<std::string> reason = ib_unavailable_reason();  // probe once
             if (reason && why) *why = *reason;

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "transports/names.h"
 
 namespace ccbench {
 
@@ -22,24 +23,23 @@ std::string_view name(OfiProtocol p) {
 }
 
 OfiProtocol parse_ofi_protocol(std::string_view text, std::string_view flag) {
-  for (OfiProtocol p : {OfiProtocol::automatic, OfiProtocol::rma, OfiProtocol::tagged})
+  for (OfiProtocol p : kOfiProtocols)
     if (text == name(p)) return p;
   fail(ExitCode::usage, "{}: unknown value '{}' (valid: auto, rma, tagged)", flag, text);
 }
 
-namespace {
-
-void check_name(const std::string& value, const char* flag, const char* what) {
-  if (value.find_first_of(" \t\n,") != std::string::npos)
+void check_ofi_name(std::string_view value, std::string_view flag, std::string_view what) {
+  if (value.empty())
+    fail(ExitCode::usage, "{}: empty {} name; leave the flag out to let ccbench choose (`ccbench topo` lists the "
+         "providers and domains of each host)", flag, what);
+  if (value.find_first_of(" \t\n,") != std::string_view::npos)
     fail(ExitCode::usage, "{}: '{}' is not a libfabric {} name (no spaces or commas; `ccbench topo` lists the "
          "providers and domains of each host)", flag, value, what);
 }
 
-}  // namespace
-
 void validate_ofi_options(const OfiOptions& o) {
-  check_name(o.provider, "--ofi-provider", "provider");
-  check_name(o.domain, "--ofi-domain", "domain");
+  if (!o.provider.empty()) check_ofi_name(o.provider, "--ofi-provider", "provider");
+  if (!o.domain.empty()) check_ofi_name(o.domain, "--ofi-domain", "domain");
 }
 
 bool ofi_provider_is_local(std::string_view provider) { return provider == "shm" || provider.rfind("shm;", 0) == 0; }
@@ -413,8 +413,30 @@ std::vector<std::uint8_t> decode_ofi_address(const OfiAddrBlock& block, int rank
 
 // ---------------------------------------------------------------------------- labels, errors
 
+namespace {
+
+constexpr std::string_view kHmemSlots = "hmem", kHostSlots = "host";  // where GPU ranks' FIFO slots are
+
+}  // namespace
+
 std::string ofi_label(std::string_view provider, OfiProtocol protocol) {
-  return fmt::format("ofi:{}:{}", provider, name(protocol));
+  return fmt::format("{}:{}:{}", name(Transport::ofi), provider, name(protocol));
+}
+
+std::string ofi_net_label(std::string_view provider, bool hmem) {
+  return fmt::format("{}:{}:{}", name(Transport::ofi), provider, hmem ? kHmemSlots : kHostSlots);
+}
+
+bool is_ofi_label(std::string_view label, bool net) {
+  const std::string prefix = fmt::format("{}:", name(Transport::ofi));
+  if (label.substr(0, prefix.size()) != prefix) return false;
+  label.remove_prefix(prefix.size());
+  const auto colon = label.rfind(':');
+  if (colon == std::string_view::npos || colon == 0) return false;
+  const std::string_view provider = label.substr(0, colon), what = label.substr(colon + 1);
+  if (provider.find_first_of(" \t\n,:+") != std::string_view::npos) return false;
+  if (net) return what == kHmemSlots || what == kHostSlots;
+  return what == name(OfiProtocol::rma) || what == name(OfiProtocol::tagged);
 }
 
 OfiErrorClass classify_ofi_error(int err) {

@@ -24,6 +24,8 @@ namespace ccbench {
 // --gpudirect). A bad value is Error(usage) naming the flag and what is valid.
 // ---------------------------------------------------------------------------------------------
 enum class OfiProtocol { automatic, rma, tagged };
+inline constexpr std::array<OfiProtocol, 3> kOfiProtocols = {OfiProtocol::automatic, OfiProtocol::rma,
+                                                             OfiProtocol::tagged};
 std::string_view name(OfiProtocol p);  // "auto", "rma", "tagged"
 // "auto", "rma" or "tagged"; Error(usage) naming `flag` otherwise.
 OfiProtocol parse_ofi_protocol(std::string_view text, std::string_view flag);
@@ -34,9 +36,12 @@ struct OfiOptions {
   OfiProtocol protocol = OfiProtocol::automatic;
   bool hmem = true;  // GPU ranks: FIFO slots in GPU memory where the provider takes it (FI_HMEM)
 };
-// Names are free text as libfabric spells them ("tcp;ofi_rxm", "cxi0"); whitespace, commas and
-// empty names given explicitly are Error(usage).
+// Names are free text as libfabric spells them ("tcp;ofi_rxm", "cxi0"); whitespace and commas
+// are Error(usage) naming the flag; empty names stand for ccbench's choice.
 void validate_ofi_options(const OfiOptions& o);
+// One name given to `flag` (`what`: "provider" or "domain"): as validate_ofi_options, and empty
+// is Error(usage) too (leaving the flag out is how ccbench is left to choose).
+void check_ofi_name(std::string_view value, std::string_view flag, std::string_view what);
 
 // The default order of providers, best first, and why: NICs that bypass the kernel first (they are
 // the fabric a job on such a cluster must measure): cxi (HPE Slingshot), efa (AWS), opx (Cornelis
@@ -251,6 +256,12 @@ std::vector<std::uint8_t> decode_ofi_address(const OfiAddrBlock& block, int rank
 // ---------------------------------------------------------------------------------------------
 // The transport column: "ofi:tcp;ofi_rxm:rma" (CPU channels), "ofi:shm:tagged".
 std::string ofi_label(std::string_view provider, OfiProtocol protocol);
+// GPU ranks' net backend, after "net/": "ofi:efa:hmem" (FIFO slots in GPU memory, FI_HMEM) or
+// "ofi:tcp;ofi_rxm:host" (staged through pinned host memory).
+std::string ofi_net_label(std::string_view provider, bool hmem);
+// Whether `label` is one ofi_label() (`net` false) or ofi_net_label() (`net` true) writes: the
+// provider any name without blanks, commas, colons or '+'. Compare, accept and history read them.
+bool is_ofi_label(std::string_view label, bool net);
 
 // What a failed completion's error (a positive errno value, as libfabric's FI_E* are) usually
 // means, and its exit code (runtime for all: the fabric failed, not the input).

@@ -13,6 +13,7 @@
 #include "core/checks.h"
 #include "core/error.h"
 #include "core/slot_memory.h"
+#include "transports/names.h"
 #include "transports/slot_flow.h"
 #include "transports/wait.h"
 #if CCBENCH_HAVE_LIBFABRIC
@@ -47,7 +48,7 @@ const OfiOptions& ofi_options() { return options_storage(); }
 
 int ofi_hmem_device() { return g_hmem_device; }
 
-std::string ofi_gpu_label(bool hmem) { return fmt::format("ofi:{}:{}", g_gpu_provider, hmem ? "hmem" : "host"); }
+std::string ofi_gpu_label(bool hmem) { return ofi_net_label(g_gpu_provider, hmem); }
 
 void prepare_ofi_gpu(const RankLayout& layout, int cuda_device) {
   g_gpu_provider = select_ofi(layout, 0).info.provider;
@@ -61,7 +62,9 @@ std::optional<std::string> ofi_unavailable_reason() {
                      "-DCCBENCH_WITH_LIBFABRIC=ON)");
 }
 
-TransportOps ofi_transport_ops() { return left_out_transport<ofi_unavailable_reason>("ofi"); }
+TransportOps ofi_transport_ops() {
+  return left_out_transport<ofi_unavailable_reason>(name(Transport::ofi));
+}
 
 OfiSelection select_ofi(const RankLayout&, std::size_t, bool) {
   fail(ExitCode::precondition, "--transport ofi: {}", *ofi_unavailable_reason());
@@ -404,7 +407,8 @@ void OfiJob::progress() {
 class OfiRecvChannel final : public RecvChannel, public DirectRecv, public OfiChannelEnd {
  public:
   explicit OfiRecvChannel(const SetupArgs& a)
-      : OfiChannelEnd(a, protocol_of(a) == OfiProtocol::rma), ring_("ofi", static_cast<std::uint32_t>(depth_)) {
+      : OfiChannelEnd(a, protocol_of(a) == OfiProtocol::rma),
+        ring_(name(Transport::ofi), static_cast<std::uint32_t>(depth_)) {
     for (std::uint32_t k = 0; k < static_cast<std::uint32_t>(depth_); ++k) {
       free_credits_.push_back(k);
       if (protocol() == OfiProtocol::tagged) post_slot_receive(k);
@@ -521,8 +525,8 @@ class OfiRecvChannel final : public RecvChannel, public DirectRecv, public OfiCh
 class OfiSendChannel final : public SendChannel, public DirectSend, public OfiChannelEnd {
  public:
   explicit OfiSendChannel(const SetupArgs& a)
-      : OfiChannelEnd(a, false), window_("ofi", static_cast<std::uint32_t>(depth_)),
-        writes_("ofi", static_cast<std::uint32_t>(depth_)) {
+      : OfiChannelEnd(a, false), window_(name(Transport::ofi), static_cast<std::uint32_t>(depth_)),
+        writes_(name(Transport::ofi), static_cast<std::uint32_t>(depth_)) {
     for (std::uint64_t i = 0; i < static_cast<std::uint64_t>(depth_); ++i) post_credit_receive(i);
     OfiConnBlob blob{};
     MPI_Request req = MPI_REQUEST_NULL;
@@ -616,7 +620,7 @@ class OfiSendChannel final : public SendChannel, public DirectSend, public OfiCh
 }  // namespace
 
 TransportOps ofi_transport_ops() {
-  return {"ofi", false, [](const RankLayout&, int, int, std::string*) { return true; },
+  return {name(Transport::ofi), false, [](const RankLayout&, int, int, std::string*) { return true; },
           [](const SetupArgs& a) -> std::unique_ptr<TransportJob> { return std::make_unique<OfiJob>(a); },
           [](const SetupArgs& a, ChannelSetup*) -> std::unique_ptr<RecvChannel> {
             return std::make_unique<OfiRecvChannel>(a);

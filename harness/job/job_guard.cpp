@@ -1,0 +1,232 @@
+#include "harness/job/job_guard.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <future>
+#include <thread>
+
+#include <fmt/format.h>
+
+#include "core/exit_code.h"
+
+namespace ccbench {
+
+GuardedSink::GuardedSink(std::unique_ptr<ResultSink> inner, Json context)
+    : inner_(std::move(inner)), context_(std::move(context)) {}
+
+void GuardedSink::begin(const Json& context) {
+  std::lock_guard l(mu_);
+  if (begun_ || finished_) return;
+  begun_ = true;
+  inner_->begin(context);
+}
+
+void GuardedSink::add(const RunRecord& row) {
+  std::lock_guard l(mu_);
+  if (!finished_) inner_->add(row);
+}
+
+void GuardedSink::finish(const RunOutcome& outcome) {
+  std::lock_guard l(mu_);
+  finish_locked(outcome);
+}
+
+void GuardedSink::revise(const std::vector<RunRecord>& rows) {
+  std::lock_guard l(mu_);
+  if (!finished_) inner_->revise(rows);
+}
+
+bool GuardedSink::try_finish(const RunOutcome& outcome, std::chrono::milliseconds wait) {
+  if (!mu_.try_lock_for(wait)) return false;
+  std::lock_guard l(mu_, std::adopt_lock);
+  finish_locked(outcome);
+  return true;
+}
+
+void GuardedSink::finish_locked(const RunOutcome& outcome) {
+  if (finished_) return;
+  finished_ = true;
+  if (!begun_) inner_->begin(context_);
+  begun_ = true;
+  inner_->finish(outcome);
+}
+
+namespace {
+
+// Runs every abort in a thread of its own and prints what each did, or that it took too long.
+void abort_bounded(std::vector<JobGuard::Abort> aborts, int rank) {
+  std::packaged_task<std::vector<std::string>()> task([aborts = std::move(aborts)] {
+    std::vector<std::string> done;
+    for (const JobGuard::Abort& abort : aborts)
+      for (std::string& what : abort()) done.push_back(std::move(what));
+    return done;
+  });
+  auto done = task.get_future();
+  std::thread(std::move(task)).detach();
+  if (done.wait_for(kAbortWait) != std::future_status::ready) {
+    fmt::print(stderr, "ccbench: rank {}: aborting the communicators took over {} s; ending without\n", rank,
+               kAbortWait.count());
+    return;
+  }
+  try {
+    for (const std::string& what : done.get()) fmt::print(stderr, "ccbench: rank {}: {}\n", rank, what);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "ccbench: rank {}: aborting the communicators failed: {}\n", rank, e.what());
+  }
+}
+
+bool mpi_running() {
+  int initialized = 0, finalized = 0;
+  return MPI_Initialized(&initialized) == MPI_SUCCESS && initialized && MPI_Finalized(&finalized) == MPI_SUCCESS &&
+         !finalized;
+}
+
+std::string signal_name(int sig) {
+  const char* abbrev = sigabbrev_np(sig);
+  return abbrev ? fmt::format("SIG{}", abbrev) : "a signal";
+}
+
+}  // namespace
+
+JobGuard::JobGuard(std::chrono::milliseconds timeout, int rank)
+    : timeout_(timeout),
+      rank_(rank),
+      signals_([this](int sig, bool from_launcher) { on_signal(sig, from_launcher); }),
+      watchdog_(timeout, [this](const std::string& phase, std::chrono::milliseconds waited) {
+        on_deadline(phase, waited);
+      }) {}
+
+// The signal handler reads the watchdog, which goes first: the signal thread ends before it.
+JobGuard::~JobGuard() { signals_.stop(); }
+
+void JobGuard::identify(int rank, std::string host, std::vector<std::string> host_of) {
+  std::lock_guard lock(end_mu_);
+  rank_ = rank;
+  host_ = std::move(host);
+  host_of_ = std::move(host_of);
+}
+
+void JobGuard::open_board(MPI_Comm world) {
+  auto board = std::make_unique<ProgressBoard>(world);
+  std::lock_guard lock(end_mu_);
+  board_ = std::move(board);
+  watchdog_.set_board(board_.get());
+}
+
+void JobGuard::close_board(bool in_step) {
+  watchdog_.set_board(nullptr);
+  std::lock_guard lock(end_mu_);
+  if (board_ && in_step) board_->free();
+  board_.reset();
+}
+
+GuardedSink& JobGuard::open_results(std::unique_ptr<ResultSink> sinks, Json context) {
+  auto results = std::make_unique<GuardedSink>(std::move(sinks), std::move(context));
+  std::lock_guard lock(end_mu_);
+  results_ = std::move(results);
+  return *results_;
+}
+
+JobGuard::Attachment JobGuard::attach(Abort abort) {
+  std::lock_guard lock(end_mu_);
+  aborts_.emplace(next_id_, std::move(abort));
+  return Attachment(this, next_id_++);
+}
+
+JobGuard::Attachment::~Attachment() {
+  if (guard_) guard_->detach(id_);
+}
+
+void JobGuard::detach(std::uint64_t id) {
+  std::lock_guard lock(end_mu_);
+  aborts_.erase(id);
+}
+
+void JobGuard::settle(int exit_code) {
+  settled_code_ = exit_code;
+  settled_ = true;
+}
+
+void JobGuard::end_job(const JobEnd& end) {
+  begin_ending(end.rank0_grace);
+  carry_out(end);
+}
+
+void JobGuard::begin_ending(std::chrono::milliseconds own_grace) {
+  if (ending_.exchange(true)) {
+    // Another thread is ending the job: let it finish and exit; a caller that would not wait
+    // (a termination signal; not the watchdog after the main thread's own timeout) cuts its grace.
+    if (own_grace.count() == 0) {
+      {
+        std::lock_guard lock(grace_mu_);
+        grace_cut_ = true;
+      }
+      grace_cv_.notify_all();
+    }
+    for (;;) pause();
+  }
+  end_mu_.lock();  // never unlocked: the process ends
+}
+
+void JobGuard::carry_out(const JobEnd& end) {
+  if (!end.message.empty()) fmt::print(stderr, "ccbench: {}\n", end.message);
+  try {
+    if (results_ && !results_->try_finish({false, end.reason, end.exit_code, end.verdict}, kCloseResultsWait))
+      fmt::print(stderr, "ccbench: rank {}: the result files stayed busy for {} s: left as they are\n", rank_,
+                 kCloseResultsWait.count());
+  } catch (const std::exception& e) {  // the files' own error (a full disk): the job ends all the same
+    fmt::print(stderr, "ccbench: rank {}: the result files could not be closed: {}\n", rank_, e.what());
+  }
+  if (rank_ != 0 && end.rank0_grace.count() > 0) {
+    std::unique_lock lock(grace_mu_);
+    grace_cv_.wait_for(lock, end.rank0_grace, [this] { return grace_cut_; });
+  }
+  if (!aborts_.empty()) {
+    std::vector<Abort> aborts;
+    for (const auto& [id, abort] : aborts_) aborts.push_back(abort);
+    abort_bounded(std::move(aborts), rank_);
+  }
+  std::fflush(nullptr);
+  if (end.abort_mpi && mpi_running()) (void)MPI_Abort(MPI_COMM_WORLD, end.exit_code);
+  _exit(end.exit_code);
+}
+
+void JobGuard::on_deadline(const std::string& phase, std::chrono::milliseconds waited) {
+  begin_ending(rank0_grace_for_timeout(timeout_));
+  const std::string late = board_ ? board_->describe_behind(host_of_) : "";
+  JobEnd end;
+  end.exit_code = static_cast<int>(ExitCode::timeout);
+  end.message = fmt::format(
+      "rank {} (host {}): timeout: '{}' has taken {:.1f} s (--timeout {:.0f} s); a rank or link is stuck; {}; "
+      "ending the run with exit code 5",
+      rank_, host_, phase, waited.count() / 1000.0, timeout_.count() / 1000.0,
+      late.empty() ? "no rank of this node is behind" : "behind it on this node: " + late);
+  end.reason = fmt::format("timeout in '{}' on rank {}{}", phase, rank_, late.empty() ? "" : "; behind it: " + late);
+  end.verdict = "FAILED: timeout";
+  end.rank0_grace = rank0_grace_for_timeout(timeout_);
+  carry_out(end);
+}
+
+void JobGuard::on_signal(int sig, bool from_launcher) {
+  begin_ending(std::chrono::milliseconds(0));
+  JobEnd quiet;  // no message: the run is over, or the launcher ends this rank (see the header)
+  if (settled_) {
+    quiet.exit_code = settled_code_;
+    carry_out(quiet);
+  }
+  if (from_launcher && !(rank_ == 0 && results_)) {
+    quiet.exit_code = 128 + sig;
+    carry_out(quiet);
+  }
+  const std::string phase = watchdog_.phase();
+  const std::string reason = fmt::format("rank {} (host {}) was terminated by {} during '{}'", rank_, host_,
+                                         signal_name(sig), phase.empty() ? "-" : phase);
+  carry_out({.exit_code = 128 + sig,
+             .reason = reason,
+             .verdict = "FAILED: terminated",
+             .message = fmt::format("{}; ending the run with exit code {}", reason, 128 + sig)});
+}
+
+}  // namespace ccbench
