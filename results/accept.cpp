@@ -357,6 +357,7 @@ std::optional<std::string> host_of(const RowRef& r) {
 }
 
 std::optional<std::string> link_of(const RowRef& r) {
+  if (!r.row().link.empty()) return r.row().link;
   if (r.index >= r.run->extra.size()) return std::nullopt;
   auto it = r.run->extra[r.index].find(kLinkColumn);
   if (it == r.run->extra[r.index].end() || it->second.empty()) return std::nullopt;
@@ -368,6 +369,8 @@ std::vector<PlaceVerdict> place_verdicts(const std::vector<RowRef>& all,
                                          const std::function<std::optional<std::string>(const RowRef&)>& place_of,
                                          const std::string& missing_note) {
   std::map<std::string, PlaceVerdict> by_name;
+  std::map<std::string, std::string> skip_reason;  // a place's first skipped row's reason
+  std::set<std::string> measured;                  // places with a row not skipped
   int unplaced = 0;
   for (const RowRef& r : all) {
     auto place = place_of(r);
@@ -378,13 +381,21 @@ std::vector<PlaceVerdict> place_verdicts(const std::vector<RowRef>& all,
     PlaceVerdict& p = by_name[*place];
     p.name = *place;
     ++p.rows;
+    if (r.row().status != RowStatus::skipped) measured.insert(*place);
+    else skip_reason.emplace(*place, single_line(r.row().reason));
     if (broken.count({r.run, r.index})) {
       ++p.failed_rows;
       p.state = CheckState::fail;
     }
   }
   std::vector<PlaceVerdict> out;
-  for (auto& [n, p] : by_name) out.push_back(p);
+  for (auto& [n, p] : by_name) {
+    if (!measured.count(n)) {  // a link that could not be measured has not passed
+      p.state = CheckState::not_available;
+      p.note = fmt::format("every one of its {} rows was skipped ({})", p.rows, skip_reason[n]);
+    }
+    out.push_back(p);
+  }
   if (unplaced > 0) {
     PlaceVerdict na;
     na.name = out.empty() ? "(all)" : "(the others)";

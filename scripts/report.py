@@ -10,8 +10,8 @@ x) per collective, placement and mode, a line per implementation/transport with 
 band (from the fastest and the 95th-percentile iteration), wrong/failed rows marked; latency
 against size up to 64 KiB; for a merged sweep (scripts/sweep.py), a line per setting and its
 sweep.md summary (best setting per size band); the acceptance verdicts of `ccbench accept --junit` (a results
-folder's accept.xml is found by itself); the link matrix as a heatmap when --links names a JSON
-file {"labels": [...], "gbps": [[...], ...]} (else the section says why it is absent).
+folder's accept.xml is found by itself); the link matrices as heatmaps from the links.json of `ccbench links`
+(--links, or one in a results folder; else the section says why it is absent).
 Needs matplotlib (Debian: python3-matplotlib). Exit codes: 0 written, 2 bad input, 3 no matplotlib.
 """
 import argparse
@@ -172,13 +172,36 @@ def read_verdicts(path):
     return out
 
 
-def link_heatmap(plt, path):
+def link_matrices(path):
+    """The one-way matrices of a `ccbench links` links.json (schema ccbench-links/1): per transport,
+    the pairs measured one at a time at the largest size, as (title, labels, gbps rows)."""
     try:
         doc = json.load(open(path))
-        labels, gbps = doc["labels"], doc["gbps"]
-        assert len(gbps) == len(labels) and all(len(r) == len(labels) for r in gbps)
-    except (OSError, ValueError, KeyError, TypeError, AssertionError) as e:
-        die(2, f"{path}: expected {{\"labels\": [...], \"gbps\": [[...], ...]}} (a square matrix): {e!r}")
+        if doc.get("schema") != "ccbench-links/1":
+            raise ValueError(f"schema {doc.get('schema')!r}")
+        cells = [r for r in doc["results"] if r["mode"] == "pair" and r["dst"] >= 0]
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
+        die(2, f"{path}: not a links.json of `ccbench links` (schema ccbench-links/1): {e!r}")
+    out = []
+    for transport in sorted({c["transport"] for c in cells}):
+        mine = [c for c in cells if c["transport"] == transport]
+        size = max(c["bytes"] for c in mine)
+        hosts = {}
+        for c in mine:
+            hosts[c["src"]], hosts[c["dst"]] = c["src_host"], c["dst_host"]
+        ranks = sorted(hosts)
+        gbps = [[None] * len(ranks) for _ in ranks]
+        for c in mine:
+            if c["bytes"] == size and c.get("oneway_GBps") is not None:
+                gbps[ranks.index(c["src"])][ranks.index(c["dst"])] = c["oneway_GBps"]
+        labels = [f"{hosts[r]}:{r}" for r in ranks]
+        out.append((f"{transport}, one way, {size} B", labels, gbps))
+    if not out:
+        die(2, f"{path}: no pair measured one at a time between two ranks: nothing to draw")
+    return out
+
+
+def link_heatmap(plt, title, labels, gbps):
     fig, ax = plt.subplots(figsize=(1.2 * len(labels) + 3, 1.0 * len(labels) + 2), dpi=100)
     im = ax.imshow([[v if v is not None else float("nan") for v in r] for r in gbps], cmap="viridis")
     ax.set_xticks(range(len(labels)), labels, rotation=45, ha="right")
@@ -186,9 +209,9 @@ def link_heatmap(plt, path):
     for i, r in enumerate(gbps):
         for j, v in enumerate(r):
             if v is not None:
-                ax.text(j, i, f"{v:.0f}", ha="center", va="center", color="w")
+                ax.text(j, i, f"{v:.3g}", ha="center", va="center", color="w")
     fig.colorbar(im, ax=ax, label="GB/s")
-    ax.set_title("link bandwidth, from (row) to (column)")
+    ax.set_title(f"link bandwidth from (row) to (column): {title}")
     fig.tight_layout()
     return fig
 
@@ -198,7 +221,7 @@ def main():
     ap.add_argument("results", nargs="+")
     ap.add_argument("--out", required=True, help="folder for report.md, report.html and the PNG files")
     ap.add_argument("--verdicts", help="JUnit XML of `ccbench accept --junit` [accept.xml of a results folder]")
-    ap.add_argument("--links", help="link matrix JSON: {\"labels\": [...], \"gbps\": [[...], ...]}")
+    ap.add_argument("--links", help="links.json of `ccbench links` [links.json of a results folder]")
     args = ap.parse_args()
     try:
         import matplotlib
@@ -289,10 +312,14 @@ def main():
         para("No verdicts: none given (--verdicts accept.xml from `ccbench accept --junit`), none in the results folders.")
 
     section("Link matrix")
-    if args.links:
-        figure(link_heatmap(plt, args.links), "link bandwidth matrix")
+    links = args.links or next((os.path.join(r.folder, "links.json") for r in runs
+                                if os.path.isfile(os.path.join(r.folder, "links.json"))), None)
+    if links:
+        para(f"From {links}.")
+        for title, labels, gbps in link_matrices(links):
+            figure(link_heatmap(plt, title, labels, gbps), f"link bandwidth, {title}")
     else:
-        para("Omitted: no link matrix given (--links FILE.json).")
+        para("Omitted: no link matrix given (--links links.json of `ccbench links`), none in the results folders.")
 
     title = "ccbench report: " + ", ".join(r.name for r in runs)
     with open(os.path.join(args.out, "report.md"), "w") as f:

@@ -12,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/knobs.h"
 #include "transports/ib/ib_transport.h"
 #include "transports/names.h"
 
@@ -117,9 +118,7 @@ NcclPinning pin_nccl_path(const std::string& transport, const RankLayout& layout
     }
   }
   if (layout.emulated) {
-    const std::string id = std::getenv("CCBENCH_HOSTID") && *std::getenv("CCBENCH_HOSTID")
-                               ? std::string(std::getenv("CCBENCH_HOSTID"))
-                               : fmt::format("ccbench-node-{}", layout.node());
+    const std::string id = env_text("CCBENCH_HOSTID").value_or(fmt::format("ccbench-node-{}", layout.node()));
     apply(p, "NCCL_HOSTID", id);
     p.pinned += p.pinned.empty() ? "hostid" : "+hostid";
   }

@@ -4,15 +4,20 @@
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 
 #include <fmt/format.h>
 
 #include "collectives/implementation.h"
+#include "core/build_config.h"
 #include "core/error.h"
 #include "core/suggest.h"
 #include "harness/app/results_cli.h"
 #include "harness/app/shared_options.h"
 #include "harness/sizes.h"
+#if CCBENCH_HAVE_NCCL
+#include "collectives/nccl/nccl_library.h"
+#endif
 
 namespace ccbench {
 
@@ -151,6 +156,19 @@ void RunCommand::add_control_options() {
                o_.baseline = v;
              });
   set_.flag({"--share-gpus", "allow several ranks on one GPU"}, o_.share_gpus);
+  set_.value({"--nccl-library", "the NCCL library to load (as CCBENCH_NCCL_LIBRARY); run.json names its file and "
+                                "version",
+              "libnccl.so.2 on the library path"},
+             "FILE", "a file name or path of an NCCL library", "", [](const std::string& v) {
+#if CCBENCH_HAVE_NCCL
+               if (v.empty() || (v.find('/') != std::string::npos && !std::filesystem::is_regular_file(v)))
+                 fail(ExitCode::usage, "--nccl-library: '{}' is no file; give the path of an NCCL library "
+                                       "(libnccl.so.2) or a name the dynamic linker finds", v);
+               set_nccl_library_path(v);
+#else
+               fail(ExitCode::usage, "--nccl-library {}: this ccbench was built without NCCL", v);
+#endif
+             });
   set_.flag({"--quiet", "no progress line on stderr"}, o_.quiet);
   set_.number({"--progress-interval", "seconds between progress lines when stderr is not a terminal"},
               o_.progress_interval_s, {.lo = 0.01, .hi = 3600, .what = "seconds"}, "SECONDS");

@@ -96,9 +96,12 @@ int check_and_report(const TopoRequest& req, const Json& cluster, const std::str
 
 int run_topology(const TopoRequest& req, int* argc, char*** argv) {
   if (!req.expect.empty()) load_expectation(req.expect);  // a bad file is a usage error before MPI
-  ResultsFolder folder;  // rank 0's, locked until the process ends; an earlier topology.json is refused
-  if (launcher_rank() == 0 && req.out != "none") folder = prepare_output_dir({req.out, {"topology.json"}});
+  // One writer per folder; an earlier topology.json is replaced only with --overwrite.
+  ResultsFolder folder;
+  if (launcher_rank() == 0 && req.out != "none")
+    folder = prepare_output_dir({req.out, {"topology.json"}, req.overwrite, req.command_line});
   const std::string out_dir = folder.path();
+  if (!out_dir.empty()) folder.mark_used();
   mpi_start(argc, argv);
   const RankLayout layout = discover_layout(MPI_COMM_WORLD);
   const Json cluster = gather_cluster(layout);

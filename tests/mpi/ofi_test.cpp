@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "core/knobs.h"
 #include "tests/mpi/mpi_checks.h"
 #include "transports/connect.h"
 #include "transports/ofi/ofi_transport.h"
@@ -252,8 +253,7 @@ std::string full_name(const std::string& provider) { return provider == "tcp" ? 
 
 // tcp;ofi_rxm (or CCBENCH_OFI_TEST_PROVIDER), and shm where the ranks share a host.
 std::vector<std::string> providers_to_test(const RankLayout& layout) {
-  const char* forced = std::getenv("CCBENCH_OFI_TEST_PROVIDER");
-  std::vector<std::string> out = {forced && *forced ? forced : "tcp"};
+  std::vector<std::string> out = {env_text("CCBENCH_OFI_TEST_PROVIDER").value_or("tcp")};
   if (layout.hosts == 1) out.push_back("shm");
   return out;
 }

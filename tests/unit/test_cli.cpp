@@ -2,6 +2,8 @@
 // users expect; invalid ones throw Error(usage) with a message naming the flag.
 #include <gtest/gtest.h>
 
+#include "core/build_config.h"
+
 #include <cstdlib>
 #include <sstream>
 #include <string>
@@ -119,6 +121,14 @@ TEST(CommandLine, RunTakesTheIbKnobsAndGpudirect) {
   EXPECT_EQ(o.ib.traffic_class, 106);
   EXPECT_EQ(o.ib.service_level, 5);
   expect_usage_error({"--gpudirect", "maybe"}, "--gpudirect: unknown value 'maybe' (valid: on, off)");
+#if CCBENCH_HAVE_NCCL
+  // --nccl-library: a path that is no file is refused before anything starts (a name alone is
+  // left to the dynamic linker; a library that cannot be loaded skips the NCCL rows with why).
+  expect_usage_error({"--nccl-library", "/nonexistent/libnccl.so.2"},
+                     "--nccl-library: '/nonexistent/libnccl.so.2' is no file");
+#else
+  expect_usage_error({"--nccl-library", "libnccl.so.2"}, "this ccbench was built without NCCL");
+#endif
   expect_usage_error({"--ib-qps", "17"}, "--ib-qps: '17' is not valid");
   expect_usage_error({"--ib-chunk", "1K"}, "--ib-chunk");
   expect_usage_error({"links", "--gpudirect", "off"}, "--gpudirect");  // links measures CPU ranks over ib only
