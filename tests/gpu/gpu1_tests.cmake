@@ -145,3 +145,12 @@ if(CCBENCH_HAVE_CUDA)
   set_tests_properties(gpu1_oneshot_sequence PROPERTIES LABELS "gpu;gpu1" SKIP_RETURN_CODE 77 TIMEOUT 120
                        RUN_SERIAL TRUE)
 endif()
+
+# The kernels' data loop on one GPU, one process (tests/gpu/reduce_copy_bench.cu): int8 and half
+# buffers aligned, equally misaligned and misaligned differently, reduce_copy against the
+# element-by-element loop on the same buffers; every result checked. A measurement, so its own
+# target run by hand or by a GPU call: build/tests/ccbench_reduce_copy_bench.
+if(CCBENCH_HAVE_CUDA)
+  add_executable(ccbench_reduce_copy_bench ${CMAKE_CURRENT_SOURCE_DIR}/gpu/reduce_copy_bench.cu)
+  target_include_directories(ccbench_reduce_copy_bench PRIVATE ${PROJECT_SOURCE_DIR})
+endif()
