@@ -13,6 +13,7 @@
 #include "results/accept.h"
 #include "telemetry/options.h"
 #include "transports/ib/ib_logic.h"
+#include "transports/ofi/ofi_logic.h"
 
 namespace ccbench {
 
@@ -46,6 +47,7 @@ struct RunOptions {
   DeviceChoice device = DeviceChoice::auto_detect;
   std::string transport = "auto";
   IbOptions ib;                    // --ib-*, --gpudirect: the ib transport of CPU and GPU ranks
+  OfiOptions ofi;                  // --ofi-*: the ofi transport of CPU and GPU ranks
   InPlaceChoice in_place = InPlaceChoice::both;
   bool share_gpus = false;         // allow several ranks on one GPU
   RingOrderChoice ring_order;      // --ring-order (topologies/ring_order.h)

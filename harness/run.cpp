@@ -24,7 +24,9 @@
 #include "topologies/ring_order.h"
 #include "transports/gpu_paths.h"
 #include "transports/ib/ib_transport.h"
+#include "transports/names.h"
 #include "transports/nccl_path.h"
+#include "transports/ofi/ofi_transport.h"
 
 namespace ccbench {
 
@@ -242,6 +244,10 @@ void Run::choose_device() {
   const int min_gpus = static_cast<int>(min_over_ranks(world_, static_cast<std::uint64_t>(gpus_)));
   Device device = Device::cpu;
   set_ib_options(opts_.ib);  // validated by the command line
+  set_ofi_options(opts_.ofi);
+  const bool ofi = parse_transport(opts_.transport) == Transport::ofi;
+  if (ofi)  // provider and domain names checked where libfabric runs, before any work
+    agreed_step(world_, "--transport ofi", [&] { (void)select_ofi(layout_, 0); });
   base_.ib_unavailable = std::string("not probed on CPU ranks");
   if (opts_.device == DeviceChoice::gpu || (opts_.device == DeviceChoice::auto_detect && min_gpus > 0)) {
     agreed_step(world_, "--device gpu", [&] {
@@ -253,6 +259,8 @@ void Run::choose_device() {
     });
     device = Device::gpu;
     agreed_step(world_, "--transport for GPU ranks", [&] { pin_nccl_path(opts_.transport, layout_); });
+    if (ofi)  // where the net FIFO slots live: GPU memory where the provider takes it
+      agreed_step(world_, "--transport ofi", [&] { prepare_ofi_gpu(layout_, layout_.host_local_rank() % std::max(gpus_, 1)); });
     base_.ib_unavailable = probe_gpu_ib(world_, layout_, opts_.transport);
   }
   base_.device = device;

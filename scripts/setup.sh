@@ -13,6 +13,7 @@ packages=(
   libfmt-dev nlohmann-json3-dev libcli11-dev libyaml-cpp-dev libcsv-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libhwloc-dev libibverbs-dev librdmacm-dev ibverbs-providers
+  libfabric-dev libfabric-bin    # the ofi transport (libfabric; fi_info, fi_pingpong)
   python3 python3-matplotlib
   python3-yaml                   # scripts/tune.py reads its settings space (YAML)
   libsqlite3-dev                 # results history (--db)

@@ -138,6 +138,7 @@ class NcclImpl final : public Implementation {
   std::optional<std::string> refuses(const ImplContext& ctx) const override {
     std::string why;
     if (!nccl_api(&why)) return why;
+    if (auto no_path = nccl_path_refusal()) return no_path;  // the path asked for has no NCCL (ofi without its plugin)
     return shared_gpu_reason(ctx);
   }
 

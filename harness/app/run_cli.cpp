@@ -84,6 +84,7 @@ RunCommand::RunCommand(CLI::App& app)
   add_control_options();
   telemetry::add_options(set_, o_.telemetry);
   add_ib_options(set_, o_.ib, true);
+  add_ofi_options(set_, o_.ofi);
   set_.group(kNcclTestsGroup);
   add_nccl_tests_options();
   add_nccl_tests_refusals();
@@ -368,6 +369,7 @@ RunOptions RunCommand::finish(const std::string& command_line) {
   o_.history_db = history_path(o_.history_db);
   telemetry::check_options(o_.telemetry);
   validate_ib_options(o_.ib);
+  o_.ofi.hmem = o_.ib.gpudirect;  // one flag for both: where GPU ranks' FIFO slots live
   read_nccl_tests_environment(o_);
   o_.command_line = command_line;
   return o_;

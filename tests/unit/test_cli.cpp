@@ -134,6 +134,32 @@ TEST(CommandLine, RunTakesTheIbKnobsAndGpudirect) {
   expect_usage_error({"links", "--gpudirect", "off"}, "--gpudirect");  // links measures CPU ranks over ib only
 }
 
+// The ofi knobs, shared by `run` and `links`; where GPU ranks' FIFO slots live follows --gpudirect.
+TEST(CommandLine, RunAndLinksTakeTheOfiKnobs) {
+  auto o = std::get<RunOptions>(parse({}));
+  EXPECT_EQ(o.ofi.provider, "");
+  EXPECT_EQ(o.ofi.domain, "");
+  EXPECT_EQ(o.ofi.protocol, OfiProtocol::automatic);
+  EXPECT_TRUE(o.ofi.hmem);
+  o = std::get<RunOptions>(parse({"--transport", "ofi", "--ofi-provider", "tcp;ofi_rxm", "--ofi-domain", "lo",
+                                  "--ofi-protocol", "tagged", "--gpudirect", "off"}));
+  EXPECT_EQ(o.transport, "ofi");
+  EXPECT_EQ(o.ofi.provider, "tcp;ofi_rxm");
+  EXPECT_EQ(o.ofi.domain, "lo");
+  EXPECT_EQ(o.ofi.protocol, OfiProtocol::tagged);
+  EXPECT_FALSE(o.ofi.hmem);
+  const auto l = std::get<LinksOptions>(parse({"links", "--transport", "ofi,tcp", "--ofi-provider", "shm",
+                                               "--ofi-protocol", "rma"}));
+  EXPECT_EQ(l.transports, (std::vector<Transport>{Transport::ofi, Transport::tcp}));
+  EXPECT_EQ(l.ofi.provider, "shm");
+  EXPECT_EQ(l.ofi.protocol, OfiProtocol::rma);
+  expect_usage_error({"--ofi-protocol", "rdma"}, "--ofi-protocol: unknown value 'rdma' (valid: auto, rma, tagged)");
+  expect_usage_error({"--ofi-provider", ""}, "--ofi-provider: empty provider name");
+  expect_usage_error({"--ofi-provider", "tcp, shm"}, "--ofi-provider: 'tcp, shm' is not a libfabric provider name");
+  expect_usage_error({"links", "--ofi-domain", "lo eth0"}, "--ofi-domain: 'lo eth0' is not a libfabric domain name");
+  expect_usage_error({"--transport", "ofi,tcp"}, "one transport per launch");
+}
+
 TEST(CommandLine, SubcommandsAndRunIsDefault) {
   EXPECT_TRUE(std::holds_alternative<RunOptions>(parse({"run", "-n", "3"})));
   EXPECT_TRUE(std::holds_alternative<RunOptions>(parse({"-n", "3"})));
