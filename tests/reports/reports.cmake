@@ -16,3 +16,11 @@ add_test(NAME mpi.history_two_jobs
          COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/history_e2e.sh ${MPIEXEC_EXECUTABLE} $<TARGET_FILE:ccbench>
                  ${CMAKE_CURRENT_BINARY_DIR}/history_e2e)
 set_tests_properties(mpi.history_two_jobs PROPERTIES LABELS mpi TIMEOUT 300 RUN_SERIAL TRUE)
+add_test(NAME reports.damaged_values
+         COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/damaged_values.sh $<TARGET_FILE:ccbench> ${PROJECT_SOURCE_DIR}
+                 ${CMAKE_CURRENT_BINARY_DIR}/damaged_values)
+set_tests_properties(reports.damaged_values PROPERTIES LABELS unit TIMEOUT 120)
+add_test(NAME reports.history_cli
+         COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/history_cli.sh $<TARGET_FILE:ccbench> ${PROJECT_SOURCE_DIR}
+                 ${CMAKE_CURRENT_BINARY_DIR}/history_cli)
+set_tests_properties(reports.history_cli PROPERTIES LABELS unit TIMEOUT 120)
