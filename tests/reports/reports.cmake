@@ -24,3 +24,9 @@ add_test(NAME reports.history_cli
          COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/history_cli.sh $<TARGET_FILE:ccbench> ${PROJECT_SOURCE_DIR}
                  ${CMAKE_CURRENT_BINARY_DIR}/history_cli)
 set_tests_properties(reports.history_cli PROPERTIES LABELS unit TIMEOUT 120)
+# scripts/report.py and plot.py on damaged and foreign input, and escaping (matplotlib for that
+# part: skipped, exit 77, where no interpreter has it).
+add_test(NAME reports.report_inputs
+         COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/report_inputs.sh ${PROJECT_SOURCE_DIR}
+                 ${CMAKE_CURRENT_BINARY_DIR}/report_inputs)
+set_tests_properties(reports.report_inputs PROPERTIES LABELS unit TIMEOUT 180 SKIP_RETURN_CODE 77)
