@@ -14,6 +14,7 @@
 #include "topologies/discovery.h"
 #if CCBENCH_HAVE_NCCL
 #include "collectives/nccl/nccl_impls.h"
+#include "collectives/nccl/nccl_library.h"
 #endif
 
 extern char** environ;
@@ -78,7 +79,10 @@ Json library_versions() {
   const Json gpu = gpu_runtime_versions();
   for (auto& [k, val] : gpu.items()) v[k] = val;
 #if CCBENCH_HAVE_NCCL
+  // The NCCL this process loads (CCBENCH_NCCL_LIBRARY / --nccl-library), so two launches with two
+  // NCCL versions say which ran.
   v["nccl"] = nccl_library_version();
+  if (const NcclApi* api = nccl_api()) v["nccl_library"] = api->path;
 #endif
   return v;
 }

@@ -53,6 +53,7 @@ struct RunOptions {
   int emulate_nodes = 1;           // --emulate-nodes: emulated nodes per node (topologies/layout.h)
   std::string out_dir;             // empty: ./ccbench-results/<UTC time>-<host>
   bool no_files = false;           // --out none: table only
+  bool overwrite = false;          // --overwrite: replace an earlier run's files in --out
   std::vector<std::string> formats{"table", "csv", "json", "md"};
   std::uint64_t seed = 0x5eed;
   std::chrono::milliseconds timeout{std::chrono::seconds(120)};

@@ -1,13 +1,10 @@
 #pragma once
-// What the command line sets for health telemetry (`ccbench run --telemetry ...`), and the
-// registration of those options with the CLI, so that the parser only has to call two
-// functions.
+// What the command line sets for health telemetry (`ccbench run --telemetry ...`): the options,
+// declared on the option layer (core/cli_options.h), and the checks between them.
 #include <chrono>
 #include <string>
 
-namespace CLI {
-class App;
-}
+#include "core/cli_options.h"
 
 namespace ccbench::telemetry {
 
@@ -20,14 +17,9 @@ struct Options {
   std::string record_path;                     // --telemetry-record FILE: save NVML's answers
 };
 
-// The options as typed, validated by finish_options.
-struct RawOptions {
-  std::string telemetry, interval = "100", counter_interval = "1000", temp_limit = "85", record;
-  bool fail_on_health = false;
-};
-
-void add_options(CLI::App& run, RawOptions& raw);
-// Throws Error(usage) saying what is wrong and what is valid.
-Options finish_options(const RawOptions& raw);
+// Declares the telemetry options of `run`, bound to `o` (its values are the defaults shown).
+void add_options(cli::OptionSet& run, Options& o);
+// The checks between them, after parsing: Error(usage) saying what is wrong and what is valid.
+void check_options(const Options& o);
 
 }  // namespace ccbench::telemetry

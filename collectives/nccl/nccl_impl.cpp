@@ -10,9 +10,9 @@
 
 #include <cuda_runtime.h>
 #include <fmt/format.h>
-#include <nccl.h>
 
 #include "collectives/nccl/nccl_impls.h"
+#include "collectives/nccl/nccl_library.h"
 #include "collectives/nccl/nccl_profiler.h"
 #include "core/checks_cuda.h"
 #include "core/error.h"
@@ -50,12 +50,6 @@ ncclRedOp_t nccl_op(ReduceOp op) {
   }
 }
 
-int runtime_version_code() {
-  int v = 0;
-  ncclGetVersion(&v);
-  return v;
-}
-
 // Sets an environment variable for the lifetime of the object, restoring the old value after.
 class ScopedEnv {
  public:
@@ -83,15 +77,15 @@ class SymmetricAllocator final : public Allocator {
  public:
   void* allocate(size_t bytes) override {
     void* p = nullptr;
-    ncclResult_t rc = ncclMemAlloc(&p, bytes);
+    ncclResult_t rc = nccl().MemAlloc(&p, bytes);
     if (rc != ncclSuccess)
-      fail(ExitCode::precondition, "ncclMemAlloc of {} bytes failed: {}", bytes, ncclGetErrorString(rc));
+      fail(ExitCode::precondition, "ncclMemAlloc of {} bytes failed: {}", bytes, nccl().GetErrorString(rc));
     sizes_[p] = bytes;
     return p;
   }
   void release(void* p) override {
     sizes_.erase(p);
-    ncclMemFree(p);
+    nccl().MemFree(p);
   }
   // The allocation holding `p`: its start and size.
   std::pair<void*, size_t> allocation_of(const void* p) const {
@@ -125,9 +119,9 @@ class NcclImpl final : public Implementation {
   ~NcclImpl() override {
     detach();
     if (comm_) {
-      ncclCommFinalize(comm_);
+      api_->CommFinalize(comm_);
       wait_async("ncclCommFinalize", std::chrono::seconds(30), /*throw_on_timeout=*/false);
-      ncclCommDestroy(comm_);
+      api_->CommDestroy(comm_);
     }
   }
 
@@ -139,15 +133,23 @@ class NcclImpl final : public Implementation {
             Collective::gather,    Collective::scatter};
   }
 
-  std::optional<std::string> refuses(const ImplContext& ctx) const override { return shared_gpu_reason(ctx); }
+  // Without a loadable NCCL (a CPU-only node, a wrong --nccl-library) every NCCL row is skipped
+  // with the reason; so are ranks sharing a GPU within a node.
+  std::optional<std::string> refuses(const ImplContext& ctx) const override {
+    std::string why;
+    if (!nccl_api(&why)) return why;
+    return shared_gpu_reason(ctx);
+  }
 
   std::optional<std::string> unsupported(const CaseSpec& s, const ImplContext& ctx) const override {
     if (auto why = undeclared_collective(*this, variant_name(), s.coll)) return why;
     if (ctx.device != Device::gpu) return "NCCL runs on GPU ranks";
     if (variant_ == Variant::symm) {
 #if NCCL_VERSION_CODE >= NCCL_VERSION(2, 27, 0)
-      if (runtime_version_code() < NCCL_VERSION(2, 27, 0))
-        return fmt::format("symmetric windows need NCCL >= 2.27, the library here is {}", nccl_library_version());
+      const NcclApi* api = nccl_api();
+      if (api && (!api->CommWindowRegister || !api->MemAlloc || api->version < NCCL_VERSION(2, 27, 0)))
+        return fmt::format("symmetric windows need NCCL >= 2.27, the library loaded is {} ({})", api->version_text(),
+                           api->path);
 #else
       return "symmetric windows need NCCL >= 2.27 at build time";
 #endif
@@ -156,12 +158,13 @@ class NcclImpl final : public Implementation {
   }
 
   void setup(const ImplContext& ctx) override {
+    api_ = &nccl();
     ctx_ = ctx;
     stream_ = static_cast<cudaStream_t>(ctx.stream);
     MPI_Comm_rank(ctx.comm, &rank_);
     MPI_Comm_size(ctx.comm, &nranks_);
     ncclUniqueId id{};
-    if (rank_ == 0) CCB_NCCL(ncclGetUniqueId(&id));
+    if (rank_ == 0) CCB_NCCL(api_->GetUniqueId(&id));
     if (MPI_Bcast(&id, sizeof id, MPI_BYTE, 0, ctx.comm) != MPI_SUCCESS)
       fail(ExitCode::runtime, "MPI_Bcast of the NCCL unique id failed");
     setenv("NCCL_NVLS_ENABLE", "0", 0);  // never NVLink SHARP unless the user asked for it
@@ -174,7 +177,7 @@ class NcclImpl final : public Implementation {
     ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
     config.blocking = 1;
     ncclComm_t comm = nullptr;
-    CCB_NCCL(ncclCommInitRankConfig(&comm, nranks_, id, rank_, &config));
+    CCB_NCCL(api_->CommInitRankConfig(&comm, nranks_, id, rank_, &config));
     comm_ = comm;
     wait_async("ncclCommInitRankConfig", ctx.timeout, true);
   }
@@ -189,7 +192,7 @@ class NcclImpl final : public Implementation {
       // starts at the same offset of its allocation.
       auto [base, bytes] = symm_alloc_.allocation_of(buffer);
       ncclWindow_t w{};
-      CCB_NCCL(ncclCommWindowRegister(comm_, base, bytes, &w, NCCL_WIN_COLL_SYMMETRIC));
+      CCB_NCCL(api_->CommWindowRegister(comm_, base, bytes, &w, NCCL_WIN_COLL_SYMMETRIC));
       wait_async("ncclCommWindowRegister", ctx_.timeout, true);
       windows_.push_back(w);
     }
@@ -201,7 +204,7 @@ class NcclImpl final : public Implementation {
   void detach() override {
 #if NCCL_VERSION_CODE >= NCCL_VERSION(2, 27, 0)
     for (ncclWindow_t w : windows_) {
-      ncclCommWindowDeregister(comm_, w);
+      api_->CommWindowDeregister(comm_, w);
       wait_async("ncclCommWindowDeregister", std::chrono::seconds(30), false);
     }
 #endif
@@ -214,17 +217,17 @@ class NcclImpl final : public Implementation {
     ncclResult_t rc = ncclSuccess;
     switch (a.spec.coll) {
       case Collective::allreduce:
-        rc = CCB_NCCL(ncclAllReduce(a.send, a.recv, a.count, t, nccl_op(a.spec.op), comm_, stream_));
+        rc = CCB_NCCL(api_->AllReduce(a.send, a.recv, a.count, t, nccl_op(a.spec.op), comm_, stream_));
         break;
-      case Collective::allgather: rc = CCB_NCCL(ncclAllGather(a.send, a.recv, a.count, t, comm_, stream_)); break;
+      case Collective::allgather: rc = CCB_NCCL(api_->AllGather(a.send, a.recv, a.count, t, comm_, stream_)); break;
       case Collective::reducescatter:
-        rc = CCB_NCCL(ncclReduceScatter(a.send, a.recv, a.count, t, nccl_op(a.spec.op), comm_, stream_));
+        rc = CCB_NCCL(api_->ReduceScatter(a.send, a.recv, a.count, t, nccl_op(a.spec.op), comm_, stream_));
         break;
       case Collective::broadcast:
-        rc = CCB_NCCL(ncclBroadcast(a.send, a.recv, a.count, t, a.spec.root, comm_, stream_));
+        rc = CCB_NCCL(api_->Broadcast(a.send, a.recv, a.count, t, a.spec.root, comm_, stream_));
         break;
       case Collective::reduce:
-        rc = CCB_NCCL(ncclReduce(a.send, a.recv, a.count, t, nccl_op(a.spec.op), a.spec.root, comm_, stream_));
+        rc = CCB_NCCL(api_->Reduce(a.send, a.recv, a.count, t, nccl_op(a.spec.op), a.spec.root, comm_, stream_));
         break;
       case Collective::sendrecv:
       case Collective::alltoall:
@@ -238,9 +241,9 @@ class NcclImpl final : public Implementation {
   // One NCCL group of n collectives: NCCL launches them together (nccl-tests' -m).
   void run_aggregated(const CallArgs& a, int n) override {
     if (n == 1) return run(a);
-    CCB_NCCL(ncclGroupStart());
+    CCB_NCCL(api_->GroupStart());
     for (int i = 0; i < n; ++i) run(a);
-    const ncclResult_t rc = CCB_NCCL(ncclGroupEnd());
+    const ncclResult_t rc = CCB_NCCL(api_->GroupEnd());
     if (rc == ncclInProgress) wait_async("NCCL group", ctx_.timeout, true);
   }
 
@@ -251,16 +254,16 @@ class NcclImpl final : public Implementation {
   std::string abort_from_watchdog() override {
     ncclComm_t c = comm_.exchange(nullptr);
     if (!c) return {};
-    ncclCommAbort(c);
+    api_->CommAbort(c);
     return fmt::format("NCCL communicator of rank {} aborted (ncclCommAbort)", rank_);
   }
   void probe_begin() override { arm_nccl_choice_probe(); }
   std::string describe(const CallArgs&) override { return take_nccl_choice(); }
   void check_async_errors() override {
     ncclResult_t state = ncclSuccess;
-    if (comm_ && ncclCommGetAsyncError(comm_, &state) == ncclSuccess && state != ncclSuccess && state != ncclInProgress)
+    if (comm_ && api_->CommGetAsyncError(comm_, &state) == ncclSuccess && state != ncclSuccess && state != ncclInProgress)
       fail(ExitCode::runtime, "NCCL reported an asynchronous error on rank {}: {} ({})", rank_,
-           ncclGetErrorString(state), ncclGetLastError(comm_));
+           api_->GetErrorString(state), api_->GetLastError(comm_));
   }
 
  private:
@@ -272,16 +275,16 @@ class NcclImpl final : public Implementation {
     const char* send = static_cast<const char*>(a.send);
     char* recv = static_cast<char*>(a.recv);
     const int root = a.spec.root;
-    CCB_NCCL(ncclGroupStart());
+    CCB_NCCL(api_->GroupStart());
     auto exchange = [&](int peer, const char* from, size_t send_count, char* into, size_t recv_count) {
       if (peer == rank_ && from == into) return;  // in place: my block is where it belongs
-      if (from && send_count) CCB_NCCL(ncclSend(from, send_count, t, peer, comm_, stream_));
-      if (into && recv_count) CCB_NCCL(ncclRecv(into, recv_count, t, peer, comm_, stream_));
+      if (from && send_count) CCB_NCCL(api_->Send(from, send_count, t, peer, comm_, stream_));
+      if (into && recv_count) CCB_NCCL(api_->Recv(into, recv_count, t, peer, comm_, stream_));
     };
     switch (a.spec.coll) {
       case Collective::sendrecv:
-        CCB_NCCL(ncclSend(send, c, t, (rank_ + 1) % nranks_, comm_, stream_));
-        CCB_NCCL(ncclRecv(recv, c, t, (rank_ + nranks_ - 1) % nranks_, comm_, stream_));
+        CCB_NCCL(api_->Send(send, c, t, (rank_ + 1) % nranks_, comm_, stream_));
+        CCB_NCCL(api_->Recv(recv, c, t, (rank_ + nranks_ - 1) % nranks_, comm_, stream_));
         break;
       case Collective::alltoall:
         for (int p = 0; p < nranks_; ++p) exchange(p, send + p * c * esz, c, recv + p * c * esz, c);
@@ -307,7 +310,7 @@ class NcclImpl final : public Implementation {
       case Collective::broadcast:
       case Collective::reduce: fail(ExitCode::runtime, "{} is not a point-to-point group", name(a.spec.coll));
     }
-    return CCB_NCCL(ncclGroupEnd());
+    return CCB_NCCL(api_->GroupEnd());
   }
 
   const char* variant_name() const {
@@ -326,22 +329,23 @@ class NcclImpl final : public Implementation {
     auto start = std::chrono::steady_clock::now();
     ncclResult_t state = ncclInProgress;
     while (true) {
-      ncclCommGetAsyncError(comm_, &state);
+      api_->CommGetAsyncError(comm_, &state);
       if (state != ncclInProgress) break;
       if (std::chrono::steady_clock::now() - start > limit) {
         if (!throw_on_timeout) return;
-        if (ncclComm_t c = comm_.exchange(nullptr)) ncclCommAbort(c);
+        if (ncclComm_t c = comm_.exchange(nullptr)) api_->CommAbort(c);
         fail(ExitCode::timeout, "{} did not complete within {} s on rank {}; NCCL communicator aborted", what,
              limit.count() / 1000.0, rank_);
       }
       std::this_thread::yield();
     }
     if (state != ncclSuccess)
-      fail(ExitCode::runtime, "NCCL error in {} on rank {}: {} ({})", what, rank_, ncclGetErrorString(state),
-           ncclGetLastError(comm_));
+      fail(ExitCode::runtime, "NCCL error in {} on rank {}: {} ({})", what, rank_, api_->GetErrorString(state),
+           api_->GetLastError(comm_));
   }
 
   Variant variant_;
+  const NcclApi* api_ = nullptr;  // set by setup(), which refuses() lets run only with NCCL loaded
   ImplContext ctx_;
   std::atomic<ncclComm_t> comm_{nullptr};  // the watchdog thread may abort it
   cudaStream_t stream_ = nullptr;
@@ -362,9 +366,9 @@ std::unique_ptr<Implementation> make_nccl_tree() { return std::make_unique<NcclI
 std::unique_ptr<Implementation> make_nccl_symm() { return std::make_unique<NcclImpl>(Variant::symm); }
 
 std::string nccl_library_version() {
-  int v = runtime_version_code();
-  // NCCL >= 2.9 encodes major*10000 + minor*100 + patch.
-  return fmt::format("{}.{}.{}", v / 10000, (v % 10000) / 100, v % 100);
+  std::string why;
+  const NcclApi* api = nccl_api(&why);
+  return api ? api->version_text() : "none (" + why + ")";
 }
 
 }  // namespace ccbench

@@ -18,7 +18,7 @@ std::unique_ptr<Implementation> make_nccl_ring();
 std::unique_ptr<Implementation> make_nccl_tree();
 std::unique_ptr<Implementation> make_nccl_symm();
 
-// "2.28.3" (the library loaded at run time).
+// "2.28.3", the library loaded at run time (collectives/nccl/nccl_library.h); "none (why)".
 std::string nccl_library_version();
 
 }  // namespace ccbench

@@ -96,10 +96,12 @@ if(CCBENCH_HAVE_CUDA AND NOT CCBENCH_WITH_NCCL STREQUAL "OFF")
 endif()
 set(option_name CCBENCH_WITH_NCCL)
 ccbench_optional(CCBENCH_WITH_NCCL _nccl_found "NCCL" "install libnccl-dev (and CUDA)" CCBENCH_HAVE_NCCL)
+# NCCL's header at build time only: the library is loaded at run time (collectives/nccl/
+# nccl_library.h), so the binary starts where no libnccl exists and can load another NCCL.
 if(CCBENCH_HAVE_NCCL)
   add_library(ccbench_nccl INTERFACE)
   target_include_directories(ccbench_nccl INTERFACE ${NCCL_INCLUDE_DIR})
-  target_link_libraries(ccbench_nccl INTERFACE ${NCCL_LIBRARY})
+  target_link_libraries(ccbench_nccl INTERFACE ${CMAKE_DL_LIBS})
 endif()
 
 # ibverbs: RDMA device discovery (topologies/discovery.cpp: devices, ports, link layer). There is

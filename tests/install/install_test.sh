@@ -19,6 +19,16 @@ done
 cd "$work"
 "$prefix/bin/ccbench" --version | tee version.txt
 grep -q "^ccbench [0-9]" version.txt || fail "the installed ccbench --version says no version"
+# One binary for CPU-only and GPU nodes: no CUDA or NCCL library among its dynamic dependencies
+# (the CUDA runtime is linked in, NCCL loaded at run time), and without NCCL it says why.
+if ldd "$prefix/bin/ccbench" | grep -E "libcudart|libnccl|libcuda\.|libcublas"; then
+  fail "the installed ccbench needs a CUDA or NCCL library to start (ldd above)"
+fi
+if grep -q "NCCL     built in" version.txt; then
+  CCBENCH_NCCL_LIBRARY=/nonexistent/libnccl.so.2 "$prefix/bin/ccbench" --version >no-nccl.txt
+  grep -q "nccl .*none (NCCL could not be loaded: /nonexistent/libnccl.so.2" no-nccl.txt ||
+    { cat no-nccl.txt; fail "without its NCCL, ccbench --version does not say so"; }
+fi
 
 "$mpiexec" --oversubscribe --allow-run-as-root -np 2 "$prefix/bin/ccbench" --device cpu --collective allreduce \
   --impl mpi,ring -b 8 -e 4K -f 8 -n 3 -w 1 --out run --quiet >run.txt || { cat run.txt; fail "the 2-rank run"; }

@@ -1,13 +1,18 @@
 #!/usr/bin/env python3
 """Fault tests: ccbench on 2 CPU ranks under mpirun with a fault injected by CCBENCH_FAULT (a
-stopped rank, a killed rank, a wrong element, a write past the buffer, a failed allocation, a
-slow rank), checked for the exit code, the time the job took, the message and the result files.
+stopped rank, a killed rank, a wrong element, a written send buffer, a write past the buffer, a
+failed allocation, a slow rank), checked for the exit code, the time the job took, the message
+and the result files.
+
+Every job's time is held to the bound docs/reliability.md states: a stuck job ends within
+2 x deadline + 4 s (3 x deadline + 4 s in a --groups run whose rank 0 is not stuck), plus
+STARTUP_S for mpirun; a job whose fault is not a hang ends before its deadline (--timeout): no
+phase waited the deadline out.
 
 Usage: fault_tests.py --ccbench PATH --mpiexec PATH SCENARIO
 Prints "fault SCENARIO: exit code N after T s" and exits 1 when a check fails.
 """
 import argparse
-import csv
 import json
 import os
 import re
@@ -19,9 +24,27 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import expected_cases  # noqa: E402
+
 # A sanitizer report: ASan/LSan/UBSan summaries, or UBSan's "file:line:col: runtime error:".
 SANITIZER_REPORT = re.compile(r"(Address|Leak|UndefinedBehavior)Sanitizer|:[0-9]+:[0-9]+: runtime error:")
 STARTUP_S = 10  # mpirun start-up and tear-down on a loaded 2-core machine
+
+
+def hang_bound(timeout):
+    """A stuck job: 2 x deadline + 4 s (docs/reliability.md), plus mpirun's start-up."""
+    return 2 * timeout + 4 + STARTUP_S
+
+
+def group_hang_bound(timeout):
+    """A stuck group while rank 0 waits: 3 x deadline + 4 s (docs/reliability.md), plus start-up."""
+    return 3 * timeout + 4 + STARTUP_S
+
+
+def deadline_of(args):
+    """The --timeout a launch gives (120 s by default): a job whose fault is no hang ends before it."""
+    return float(args[args.index("--timeout") + 1]) if "--timeout" in args else 120.0
 SWEEP = ["--device", "cpu", "--collective", "allreduce", "-b", "1K", "-e", "16K", "-n", "3", "-w", "1"]
 HOST = socket.gethostname()
 LAST = {}  # the last job's output, printed when a check fails
@@ -44,9 +67,10 @@ class Run:
         """results.csv as dicts, read with the csv module (comment lines before the header skipped)."""
         path = os.path.join(self.folder, "results.csv")
         check(os.path.exists(path), "results.csv was not written")
-        with open(path, newline="", encoding="utf-8") as f:
-            lines = [l for l in f if not l.startswith("#")]
-        rows = list(csv.DictReader(lines, strict=True))
+        try:
+            rows = expected_cases.read_rows(path)
+        except ValueError as e:
+            raise Failed(str(e))
         for r in rows:
             check(None not in r and None not in r.values(), f"results.csv row with a wrong field count: {r}")
             for col in ("size[B]", "time_max[us]", "time_p95[us]"):
@@ -62,7 +86,8 @@ class Run:
             return json.load(f)
 
 
-def launch(opts, fault, args, ranks=2, timeout=120):
+def launch(opts, fault, args, ranks=2, timeout=120, bound=None):
+    """Runs the job; it must end within `bound` seconds (default: before its deadline)."""
     folder = tempfile.mkdtemp(prefix="ccbench-fault-")
     env = dict(os.environ)
     cmd = [opts.mpiexec, "--oversubscribe", "--allow-run-as-root", "-np", str(ranks)]
@@ -79,8 +104,10 @@ def launch(opts, fault, args, ranks=2, timeout=120):
         raise Failed(f"the job did not end within {timeout} s")
     run = Run(rc, out, err, time.monotonic() - start, folder)
     LAST.update(out=out, err=err, folder=folder)
-    print(f"fault {opts.scenario}: exit code {rc} after {run.elapsed:.1f} s")
+    bound = deadline_of(args) if bound is None else bound
+    print(f"fault {opts.scenario}: exit code {rc} after {run.elapsed:.1f} s (bound {bound:.0f} s)")
     check(not SANITIZER_REPORT.search(err), "a sanitizer reported an error")
+    check(run.elapsed < bound, f"the job took {run.elapsed:.1f} s, more than its bound of {bound:.0f} s")
     return run
 
 
@@ -95,9 +122,10 @@ def stop(opts, impl):
     """A stopped rank (SIGSTOP) at 4K, iteration 1: the job ends with exit code 5 within about twice
     the deadline, names what it waited for and leaves readable, incomplete results."""
     timeout = 3
-    r = launch(opts, "stop:rank=1,size=4K,iteration=1", ["--impl", impl] + SWEEP + ["--timeout", str(timeout)])
+    r = launch(opts, "stop:rank=1,size=4K,iteration=1", ["--impl", impl] + SWEEP + ["--timeout", str(timeout)],
+               bound=hang_bound(timeout))
     check(r.rc == 5, f"exit code {r.rc}, expected 5 (timeout)")
-    check(r.elapsed < 2 * timeout + STARTUP_S, f"took {r.elapsed:.1f} s, more than 2 x --timeout + {STARTUP_S} s")
+    check(r.elapsed > timeout, f"ended after {r.elapsed:.1f} s, before the {timeout} s deadline could expire")
     check("timeout" in r.err and "4K" in r.err, "stderr does not report the timeout at 4K")
     if impl in ("ring", "tree"):  # our own waits know whom they wait for
         check(re.search(rf"rank 0 waited [0-9.]+ s for data from rank 1 \(", r.err), "stderr does not name rank 1")
@@ -122,7 +150,6 @@ def kill(opts):
     """A killed rank (SIGKILL) at 16K: the job ends non-zero; rows measured before stay readable."""
     r = launch(opts, "kill:rank=1,size=16K", ["--impl", "ring"] + SWEEP + ["--timeout", "10"])
     check(r.rc != 0, "exit code 0 after a rank was killed")
-    check(r.elapsed < 10 + STARTUP_S, f"took {r.elapsed:.1f} s")
     rows = r.rows()
     for size in (1024, 2048, 4096, 8192):
         for ip in (False, True):
@@ -190,6 +217,25 @@ def corrupt(opts, impl):
     check(re.search(pattern, bad["reason"]), "the 4K row's reason does not name the element")
     others = [x for x in rows if x is not bad]
     check(all(x["status"] == "ok" for x in others), "rows other than 4K out-of-place are not ok")
+    j = r.run_json()
+    check(j["complete"] is True and j["exit_code"] == 1, f"run.json: complete={j['complete']} exit_code={j['exit_code']}")
+
+
+def corrupt_send(opts, impl):
+    """Element 3 of rank 1's send buffer flipped after the 4K out-of-place measurement's last call
+    (a collective that wrote into its input): every output is right, so only the send buffer's
+    check can tell: exit 1, the row names the rank, the send buffer, the element and both values."""
+    r = launch(opts, "corrupt_send:rank=1,size=4K,index=3", ["--impl", impl] + SWEEP + ["--timeout", "30"])
+    check(r.rc == 1, f"exit code {r.rc}, expected 1 (wrong results)")
+    pattern = rf"rank 1 \(host {re.escape(HOST)}\): the send buffer was modified: element 3 expected (\S+) got (\S+)"
+    m = re.search(pattern, r.out)
+    check(m and m.group(1) != m.group(2), f"stdout lacks a line matching {pattern!r} with two different values")
+    rows = r.rows()
+    bad = row(rows, 4096)
+    check(bad["status"] == "wrong" and bad["wrong[elements]"] == "1", f"4K row: {bad['status']} {bad['wrong[elements]']}")
+    check(re.search(pattern, bad["reason"]), f"the 4K row's reason is {bad['reason']!r}")
+    check(all(x["status"] == "ok" and x["wrong[elements]"] == "0" for x in rows if x is not bad),
+          "rows other than 4K out-of-place are not ok with 0 wrong elements")
     j = r.run_json()
     check(j["complete"] is True and j["exit_code"] == 1, f"run.json: complete={j['complete']} exit_code={j['exit_code']}")
 
@@ -277,6 +323,65 @@ def straggler(opts):
     print(lines[0])
 
 
+# Rank 2 finishing every call 3 ms late, at sizes whose collective takes 30 us to 15 ms (64 KiB
+# and 256 KiB on CPU ranks, idle or loaded): its lead over the median rank lies between the
+# default thresholds and the far ones below, where only the threshold decides.
+LATE_SWEEP = ["--impl", "ring", "--device", "cpu", "--collective", "allreduce", "-b", "64K", "-e", "256K", "-f", "4",
+              "-n", "3", "-w", "1", "--timeout", "60"]
+
+
+def counted(rows, column, beyond):
+    """{rank or group: rows} whose `column` passes `beyond`, keyed as the report names them."""
+    out = {}
+    for x in rows:
+        if x[column] and beyond(float(x[column])):
+            name = x["slowest_rank"] if column == "straggler_ratio" else x["group"]
+            out[name] = out.get(name, 0) + 1
+    return out
+
+
+def straggler_threshold(opts):
+    """--straggler-threshold decides the straggler lines: at the default (0.2) and at 100, each
+    line names exactly the ranks slowest by more than the threshold in its rows, with their count;
+    the rows between the two thresholds are counted under one and not the other."""
+    between = 0
+    for threshold in (0.2, 100.0):
+        extra = [] if threshold == 0.2 else ["--straggler-threshold", f"{threshold:g}"]
+        r = launch(opts, "slow:rank=2,ms=3", LATE_SWEEP + extra, ranks=4)
+        check(r.rc == 0, f"exit code {r.rc}, expected 0")
+        rows = r.rows()
+        lines = {m[0]: int(m[2]) for m in re.findall(r"^# straggler: rank (\d+) .* \(slowest by more than (\d+) % "
+                                                      r"in (\d+) of \d+ rows\)$", r.out, re.M)
+                 if int(m[1]) == round(threshold * 100)}
+        want = counted(rows, "straggler_ratio", lambda v: v > 1 + threshold)
+        check(lines == want, f"threshold {threshold:g}: the lines count {lines}, the rows {want}")
+        between += sum(1 for x in rows if 1.2 < float(x["straggler_ratio"]) <= 101)
+        if threshold == 0.2:
+            check("2" in lines, f"the default threshold does not name rank 2: {lines}")
+    check(between > 0, "no row's ratio lay between the thresholds: the run cannot tell them apart")
+
+
+def group_outlier_threshold(opts):
+    """--group-outlier-threshold decides the outlier lines: at the default (0.9) and at 0.01,
+    each line names exactly the groups below that fraction of the median busbw in its rows, with
+    their count; node1 (rank 2 late) is named at the default."""
+    between = 0
+    for threshold in (0.9, 0.01):
+        extra = [] if threshold == 0.9 else ["--group-outlier-threshold", f"{threshold:g}"]
+        r = launch(opts, "slow:rank=2,ms=3", LATE_SWEEP + ["--groups", "node", "--emulate-nodes", "2"] + extra,
+                   ranks=4)
+        check(r.rc == 0, f"exit code {r.rc}, expected 0")
+        rows = r.rows()
+        lines = {m[0]: int(m[1]) for m in re.findall(r"^# group outlier: (\S+) at .* \(below \d+ % in (\d+) of \d+ "
+                                                      r"rows\)$", r.out, re.M)}
+        want = counted(rows, "group_outlier_ratio", lambda v: v * threshold > 1)
+        check(lines == want, f"threshold {threshold:g}: the lines count {lines}, the rows {want}")
+        between += sum(1 for x in rows if 1 / 0.9 < float(x["group_outlier_ratio"]) <= 100)
+        if threshold == 0.9:
+            check("node1" in lines, f"the default threshold does not name node1: {lines}")
+    check(between > 0, "no row's ratio lay between the thresholds: the run cannot tell them apart")
+
+
 def outlier_lines(out):
     return re.findall(r"^# group outlier: (.+?) at ([0-9.]+(?:e[-+][0-9]+)?) of the median busbw of (\d+) like groups", out, re.M)
 
@@ -333,7 +438,7 @@ def group_stop(opts, serial):
         f.write("near: 0 1\nfar: 1 2 3\n" if serial else "near: 0 1\nfar: 2 3 4\n")
     r = launch(opts, f"stop:rank={stopped},size=4K,iteration=1",
                ["--impl", "ring"] + SWEEP + ["--groups", spec, "--timeout", str(timeout)] + (["--serial"] if serial else []),
-               ranks=4 if serial else 5)
+               ranks=4 if serial else 5, bound=group_hang_bound(timeout))
     shutil.rmtree(folder, ignore_errors=True)
     check(r.rc == 5, f"exit code {r.rc}, expected 5 (timeout)")
     rows = r.rows()
@@ -369,7 +474,6 @@ def group_stop(opts, serial):
         # after far's other ranks, closes run.json with its own timeout naming the stopped rank.
         check(j["complete"] is False and by_rank0, f"run.json: {reason!r}")
     print("run.json's reason from " + ("rank 0's own deadline" if by_rank0 else "far's first rank"))
-    check(r.elapsed < 3 * timeout + 5, f"the run ended {r.elapsed:.1f} s after its start (deadline {timeout} s)")
     check(len(j["rows"]) == len(rows), "run.json and results.csv hold different rows")
     print(f"results.csv after the timeout: {len(near)} rows of near, {len(far)} of far")
 
@@ -386,7 +490,7 @@ def group_long_round(opts):
         f.write("a: 0 1\nb: 2 3\n")
     r = launch(opts, "slow:rank=2,ms=40", ["--impl", "ring", "--device", "cpu", "--collective", "allreduce", "-b", "1K",
                                            "-e", "4K", "-n", "3", "-w", "1", "--groups", spec, "--serial",
-                                           "--timeout", "1"], ranks=4)
+                                           "--timeout", "1"], ranks=4, bound=group_hang_bound(1))
     shutil.rmtree(folder, ignore_errors=True)
     check(r.rc == 0, f"exit code {r.rc}, expected 0: {r.err[-600:]}")
     rows = r.rows()
@@ -422,12 +526,296 @@ def mismatch(opts):
     start = time.monotonic()
     p = subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=120)
     LAST.update(out=p.stdout, err=p.stderr, folder=folder)
-    print(f"fault {opts.scenario}: exit code {p.returncode} after {time.monotonic() - start:.1f} s")
+    elapsed = time.monotonic() - start
+    print(f"fault {opts.scenario}: exit code {p.returncode} after {elapsed:.1f} s (bound {STARTUP_S} s)")
     check(not SANITIZER_REPORT.search(p.stderr), "a sanitizer reported an error")
+    check(elapsed < STARTUP_S, f"refused after {elapsed:.1f} s: a start-up refusal ends within start-up ({STARTUP_S} s)")
     check(p.returncode == 3, f"exit code {p.returncode}, expected 3")
     check("every rank must run the same ccbench build with the same arguments" in p.stderr, "no message on stderr")
     check(re.search(rf"rank 1 \(host {re.escape(HOST)}\): ccbench .* args '-n 6 ", p.stderr), "rank 1 is not named")
     check(not os.path.exists(os.path.join(folder, "results.csv")), "results were written")
+
+
+# ---- the results folder, output errors and how a job ends ----
+
+SMALL = ["--device", "cpu", "--collective", "allreduce", "--impl", "ring", "-b", "1K", "-e", "16K", "-n", "2", "-w", "1"]
+SKIP = 77  # ctest's SKIP_RETURN_CODE for these scenarios
+
+
+def job(opts, args, ranks=3, env=None, prefix=None, timeout=120):
+    """One mpirun job of `ranks` ranks with ccbench `args` as given (--out included), or with
+    `prefix` in front of ccbench; returns a Run whose folder is the --out in `args`."""
+    env = dict(os.environ, **(env or {}))
+    cmd = [opts.mpiexec, "--oversubscribe", "--allow-run-as-root", "-np", str(ranks)]
+    for k in sorted(env):
+        if k.startswith("CCBENCH_"):
+            cmd += ["-x", k]
+    cmd += (prefix or []) + [opts.ccbench] + args
+    print("$ " + " ".join(cmd))
+    start = time.monotonic()
+    try:
+        p = subprocess.run(cmd, env=env, capture_output=True, text=True, errors="replace", timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise Failed(f"the job did not end within {timeout} s")
+    folder = args[args.index("--out") + 1] if "--out" in args else ""
+    r = Run(p.returncode, p.stdout, p.stderr, time.monotonic() - start, folder)
+    LAST.update(out=r.out, err=r.err, folder=folder)
+    print(f"fault {opts.scenario}: exit code {r.rc} after {r.elapsed:.1f} s")
+    check(not SANITIZER_REPORT.search(r.err), "a sanitizer reported an error")
+    return r
+
+
+def errors(r):
+    """ccbench's own error lines on stderr."""
+    return re.findall(r"^ccbench: error: .*$", r.err, re.M)
+
+
+def said_once(r, text):
+    """`text` is in exactly one of ccbench's stderr lines, and no rank says it was terminated."""
+    lines = [l for l in r.err.splitlines() if l.startswith("ccbench:") and text in l]
+    check(len(lines) == 1, f"{len(lines)} stderr lines say {text!r}, expected exactly 1")
+    check("was terminated by" not in r.err, "a rank says it was terminated: the ranks ended by another rank's "
+          "verdict or error must stay quiet")
+
+
+def results_folder_taken(opts):
+    """Two launches into one --out: the second fails at once (exit 2) naming the first's pid, host
+    and command, and the first's results come out whole. After it, the folder holds an earlier run:
+    a third launch is refused (exit 2, nothing changed) and the lock the first left behind (its
+    process gone) holds nobody up; --overwrite replaces the run."""
+    folder = tempfile.mkdtemp(prefix="ccbench-taken-")
+    first_args = SMALL + ["--timeout", "60", "--out", folder]
+    env = dict(os.environ, CCBENCH_FAULT="delay:rank=1,ms=3000,size=2K")
+    cmd = [opts.mpiexec, "--oversubscribe", "--allow-run-as-root", "-np", "3", "-x", "CCBENCH_FAULT", opts.ccbench]
+    first = subprocess.Popen(cmd + first_args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             errors="replace")
+    lock = os.path.join(folder, ".ccbench.lock")
+    start = time.monotonic()
+    holder = {}
+    while time.monotonic() - start < 30 and "pid" not in holder:
+        time.sleep(0.1)
+        try:
+            holder = json.load(open(lock, encoding="utf-8"))
+        except (OSError, ValueError):
+            pass
+    check("pid" in holder, "the first launch wrote no holder into .ccbench.lock")
+    second = job(opts, SMALL + ["--timeout", "60", "--out", folder])
+    out, err = first.communicate(timeout=120)
+    LAST.update(out=out, err=err, folder=folder)
+    check(second.rc == 2, f"the second launch exited {second.rc}, expected 2")
+    check(second.elapsed < STARTUP_S, f"the second launch took {second.elapsed:.1f} s to be refused")
+    said_once(second, f"is in use by another ccbench launch (pid {holder['pid']} on host {HOST}, started ")
+    check(holder["host"] == HOST and "--out " + folder in holder["command"], f"lock file: {holder}")
+    check(first.returncode == 0, f"the first launch exited {first.returncode}: {err[-500:]}")
+    run = Run(0, out, err, 0, folder)
+    rows = run.rows()  # every field count checked: no line of another launch spliced in
+    check(len(rows) == 10 and run.run_json()["complete"] is True, f"{len(rows)} rows; run.json complete")
+    before = {f: open(os.path.join(folder, f), "rb").read() for f in ("results.csv", "run.json")}
+    third = job(opts, SMALL + ["--out", folder])
+    check(third.rc == 2 and third.elapsed < STARTUP_S, f"a third launch exited {third.rc} after {third.elapsed:.1f} s")
+    said_once(third, f"'{folder}' already holds the results of an earlier run (results.csv, run.json, results.md)")
+    check("--overwrite" in third.err, "the refusal does not name --overwrite")
+    check(all(open(os.path.join(folder, f), "rb").read() == b for f, b in before.items()), "the earlier run changed")
+    fourth = job(opts, SMALL + ["--out", folder, "--overwrite"])
+    check(fourth.rc == 0 and fourth.run_json()["complete"] is True, f"--overwrite exited {fourth.rc}")
+    check(open(os.path.join(folder, "run.json"), "rb").read() != before["run.json"], "--overwrite left the old run.json")
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def make_unwritable(path, text="an earlier run\n"):
+    """A file holding `text` that no process may write: immutable (chattr +i) where the file system
+    allows it (root writes read-only files), else a non-empty folder of that name."""
+    open(path, "w").write(text)
+    os.chmod(path, 0o444)
+    if subprocess.run(["chattr", "+i", path], capture_output=True).returncode == 0:
+        return lambda: subprocess.run(["chattr", "-i", path], capture_output=True)
+    os.remove(path)
+    os.makedirs(os.path.join(path, "inside"))
+    return lambda: None
+
+
+def results_csv_unwritable(opts):
+    """A results.csv that cannot be written, left in a writable --out: refused before MPI (exit 2)
+    naming the way out, and with --overwrite, naming why it cannot go; either way within seconds,
+    not at the deadline (--timeout 60), the message said once."""
+    folder = tempfile.mkdtemp(prefix="ccbench-unwritable-")
+    undo = make_unwritable(os.path.join(folder, "results.csv"))
+    try:
+        r = job(opts, SMALL + ["--timeout", "60", "--out", folder])
+        check(r.rc == 2 and r.elapsed < STARTUP_S, f"exit code {r.rc} after {r.elapsed:.1f} s, expected 2 at once")
+        said_once(r, "already holds the results of an earlier run (results.csv)")
+        r = job(opts, SMALL + ["--timeout", "60", "--out", folder, "--overwrite"])
+        check(r.rc == 2 and r.elapsed < STARTUP_S, f"--overwrite: exit code {r.rc} after {r.elapsed:.1f} s")
+        said_once(r, f"--overwrite: cannot remove {folder}/results.csv of the earlier run")
+        check(not os.path.exists(os.path.join(folder, "run.json")), "a run.json was written")
+    finally:
+        undo()
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def tmp_name_taken(opts):
+    """A folder named run.json.tmp in --out (the temporary name every launch shared) is not in the
+    way: temporary files are the process's own. The run completes (exit 0)."""
+    folder = tempfile.mkdtemp(prefix="ccbench-tmpname-")
+    os.makedirs(os.path.join(folder, "run.json.tmp", "inside"))
+    r = job(opts, SMALL + ["--timeout", "60", "--out", folder])
+    check(r.rc == 0 and r.elapsed < STARTUP_S, f"exit code {r.rc} after {r.elapsed:.1f} s, expected 0")
+    j = r.run_json()
+    check(j["complete"] is True and len(j["rows"]) == len(r.rows()) == 10, "run.json incomplete or rows missing")
+    check(os.path.isdir(os.path.join(folder, "run.json.tmp", "inside")), "the folder run.json.tmp was touched")
+    check(not [f for f in os.listdir(folder) if ".tmp." in f], f"temporary files left: {os.listdir(folder)}")
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def full_disk(opts):
+    """The disk fills while rows are written (--out on a 64 KiB tmpfs): an I/O error, exit 6, within
+    seconds; the message once; run.json closed (incomplete, exit code 6, the reason); results.csv
+    holds whole rows only, each also in run.json."""
+    # Each process under its own mount namespace would see another tmpfs: one namespace for the
+    # whole job instead, mpirun inside it.
+    base = tempfile.mkdtemp(prefix="ccbench-disk-")
+    inner = os.path.join(base, "disk")
+    os.makedirs(inner)
+    folder = os.path.join(inner, "r")
+    probe = subprocess.run(["unshare", "-m", "sh", "-c", f"mount -t tmpfs -o size=64k tmpfs {inner}"],
+                           capture_output=True, text=True)
+    if probe.returncode != 0:
+        print(f"SKIPPED: no tmpfs can be mounted here (unshare -m, mount: {probe.stderr.strip()})")
+        sys.exit(SKIP)
+    results = {}
+    for size, where in (("64k", "while rows are written"), ("4k", "when the files are opened")):
+        args = ["--device", "cpu", "--collective", "allreduce", "--impl", "ring,mpi", "-b", "1K", "-e", "64K", "-n", "2",
+                "-w", "1", "--timeout", "60", "--out", folder]
+        cmd = [opts.mpiexec, "--oversubscribe", "--allow-run-as-root", "-np", "3", opts.ccbench] + args
+        saved = os.path.join(base, f"saved-{size}")  # the folder as the job left it, outside the namespace
+        script = f"mount -t tmpfs -o size={size} tmpfs {inner} && {{ \"$@\"; rc=$?; cp -a {folder} {saved}; exit $rc; }}"
+        print("$ " + " ".join(cmd) + f"   (--out on a {size} tmpfs)")
+        start = time.monotonic()
+        p = subprocess.run(["unshare", "-m", "sh", "-c", script, "sh"] + cmd, capture_output=True, text=True,
+                           errors="replace", timeout=120)
+        r = Run(p.returncode, p.stdout, p.stderr, time.monotonic() - start, saved)
+        LAST.update(out=r.out, err=r.err, folder=saved)
+        print(f"fault {opts.scenario} ({where}): exit code {r.rc} after {r.elapsed:.1f} s")
+        check(not SANITIZER_REPORT.search(r.err), "a sanitizer reported an error")
+        check(r.rc == 6, f"{where}: exit code {r.rc}, expected 6 (an I/O error)")
+        check(r.elapsed < STARTUP_S, f"{where}: took {r.elapsed:.1f} s")
+        said_once(r, "No space left on device")
+        results[where] = r
+    r = results["while rows are written"]
+    j = r.run_json()
+    check(j["complete"] is False and j["exit_code"] == 6 and "No space left on device" in j["incomplete_reason"],
+          f"run.json: complete={j['complete']} exit_code={j['exit_code']} reason={j['incomplete_reason']!r}")
+    rows = r.rows()
+    kept = [(x["impl"], x["bytes"], x["in_place"]) for x in j["rows"]]
+    check(rows and all((x["impl"], int(x["size[B]"]), x["in_place"] == "true") in kept for x in rows),
+          f"results.csv holds {len(rows)} rows, not all in run.json's {len(kept)}")
+    print(f"full disk: {len(rows)} whole rows in results.csv, {len(kept)} in run.json")
+    check("MPI_ABORT" not in results["when the files are opened"].err,
+          "an error every rank learns of at once needs no MPI_Abort")
+    shutil.rmtree(base, ignore_errors=True)
+
+
+def usage_error_any_rank(opts):
+    """A usage error reaches stderr once whichever rank exits first: rank 0 is started a second
+    late (MPMD), so that the others, with the same error, would exit first; then an error that
+    only rank 1 has (it alone gets -n 0) is said by rank 1."""
+    late = ["sh", "-c", 'sleep 1; exec "$0" "$@"']
+    for args, env, text in ((["-n", "0"], {}, "-n/--iters: '0' is not valid"),
+                            (["-m", "0"], {}, "-m/--agg_iters: '0' is not valid"),
+                            ([], {"CCBENCH_FAULT": "stop:"}, "CCBENCH_FAULT")):
+        env = dict(os.environ, **env)
+        xs = [x for k in env if k.startswith("CCBENCH_") for x in ("-x", k)]
+        cmd = [opts.mpiexec, "--oversubscribe", "--allow-run-as-root"] + xs + ["-np", "1"] + late + \
+              [opts.ccbench] + SMALL + args + ["--out", "none", ":", "-np", "3", opts.ccbench] + SMALL + args + \
+              ["--out", "none"]
+        print("$ " + " ".join(cmd))
+        start = time.monotonic()
+        p = subprocess.run(cmd, env=env, capture_output=True, text=True, errors="replace", timeout=120)
+        r = Run(p.returncode, p.stdout, p.stderr, time.monotonic() - start, "")
+        LAST.update(out=r.out, err=r.err, folder=None)
+        print(f"fault {opts.scenario} {' '.join(args) or 'CCBENCH_FAULT=stop:'}: exit code {r.rc} after {r.elapsed:.1f} s")
+        check(r.rc == 2, f"exit code {r.rc}, expected 2")
+        check(r.elapsed < STARTUP_S, f"took {r.elapsed:.1f} s")
+        said_once(r, text)
+        check(len(errors(r)) == 1, f"{len(errors(r))} error lines, expected 1")
+    cmd = [opts.mpiexec, "--oversubscribe", "--allow-run-as-root", "-np", "1", opts.ccbench] + SMALL + \
+          ["--out", "none", ":", "-np", "1", opts.ccbench] + SMALL + ["-n", "0", "--out", "none"]
+    print("$ " + " ".join(cmd))
+    start = time.monotonic()
+    p = subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=120)
+    r = Run(p.returncode, p.stdout, p.stderr, time.monotonic() - start, "")
+    LAST.update(out=r.out, err=r.err, folder=None)
+    print(f"fault {opts.scenario} (rank 1 alone): exit code {r.rc} after {r.elapsed:.1f} s")
+    check(r.rc == 2 and r.elapsed < STARTUP_S, f"rank 1 alone: exit code {r.rc} after {r.elapsed:.1f} s")
+    said_once(r, "ccbench: error: rank 1: -n/--iters: '0' is not valid")
+
+
+def fault_rank_out_of_range(opts):
+    """CCBENCH_FAULT naming rank 99 of 3: exit 2, the message once, no results folder left."""
+    folder = os.path.join(tempfile.mkdtemp(prefix="ccbench-rank99-"), "out")
+    r = job(opts, SMALL + ["--out", folder], env={"CCBENCH_FAULT": "stop:rank=99"})
+    check(r.rc == 2 and r.elapsed < STARTUP_S, f"exit code {r.rc} after {r.elapsed:.1f} s, expected 2")
+    said_once(r, "CCBENCH_FAULT: rank=99 does not exist in this run of 3 ranks (valid: 0 to 2)")
+    check(not os.path.exists(folder), f"a results folder was left: {os.listdir(folder) if os.path.isdir(folder) else ''}")
+
+
+def root_out_of_range(opts):
+    """-r 99 with collectives that take no root: the run says that it changes nothing (exit 0)."""
+    r = job(opts, SMALL + ["-r", "99", "--out", "none"])
+    check(r.rc == 0, f"exit code {r.rc}, expected 0")
+    notes = re.findall(r"^# note: -r 99 .*$", r.out, re.M)
+    check(len(notes) == 1 and "names no rank of this run (valid: 0 to 2)" in notes[0] and "allreduce" in notes[0],
+          f"notes: {notes}")
+
+
+def terminate_quiet(opts):
+    """SIGTERM to mpirun (scancel, a time limit) with 3 ranks: rank 0 says once why the run ended
+    and run.json records 143; the other ranks, ended by mpirun, say nothing; the shell sees
+    mpirun's own code, 1 (Open MPI's mpirun returns 1 when it is itself signalled)."""
+    folder = tempfile.mkdtemp(prefix="ccbench-fault-")
+    env = dict(os.environ, CCBENCH_FAULT="delay:rank=1,ms=60000,size=4K")
+    cmd = [opts.mpiexec, "--oversubscribe", "--allow-run-as-root", "-np", "3", "-x", "CCBENCH_FAULT", opts.ccbench] + \
+          SMALL + ["--timeout", "120", "--out", folder]
+    print("$ " + " ".join(cmd))
+    p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, errors="replace")
+    csv_path = os.path.join(folder, "results.csv")
+    start = time.monotonic()
+    while time.monotonic() - start < 60 and not (os.path.exists(csv_path) and ",2048," in open(csv_path).read()):
+        time.sleep(0.2)
+    time.sleep(1.0)
+    sent = time.monotonic()
+    p.send_signal(signal.SIGTERM)
+    out, err = p.communicate(timeout=60)
+    LAST.update(out=out, err=err, folder=folder)
+    print(f"fault {opts.scenario}: mpirun exit code {p.returncode} {time.monotonic() - sent:.1f} s after SIGTERM")
+    check(time.monotonic() - sent < 10, "the job took over 10 s to end after SIGTERM")
+    check(p.returncode == 1, f"mpirun exit code {p.returncode}; docs/reliability.md says 1")
+    lines = re.findall(r"^ccbench: .*was terminated by.*$", err, re.M)
+    check(len(lines) == 1 and lines[0].startswith("ccbench: rank 0 "), f"termination lines: {lines}")
+    j = Run(p.returncode, out, err, 0, folder).run_json()
+    check(j["exit_code"] == 143 and j["verdict"] == "FAILED: terminated", f"run.json: {j['exit_code']} {j['verdict']}")
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def verdicts_quiet(opts):
+    """Runs that end with a verdict (--min-busbw, --accept, a --db that cannot be written) on 4
+    ranks: the verdict's exit code, and no rank says it was terminated."""
+    folder = tempfile.mkdtemp(prefix="ccbench-verdict-")
+    rules = os.path.join(folder, "rules.yaml")
+    with open(rules, "w", encoding="utf-8") as f:
+        f.write("rules:\n  - name: impossible\n    select: {collective: allreduce}\n    require:\n      min_busbw: 1000\n")
+    db = os.path.join(folder, "history.db")
+    undo = make_unwritable(db, "")  # empty: a store not yet made, which rank 0 alone makes (and cannot)
+    try:
+        for args, code in ((["--min-busbw", "1000"], 4), (["--accept", rules], 4), (["--db", db], 3)):
+            for _ in range(2):  # the ranks end at nearly the same time: a race, tried twice
+                r = job(opts, SMALL + args + ["--out", "none"], ranks=4)
+                check(r.rc == code, f"{' '.join(args)}: exit code {r.rc}, expected {code}")
+                check("was terminated by" not in r.err, f"{' '.join(args)}: a rank says it was terminated")
+                check(r.elapsed < STARTUP_S, f"{' '.join(args)}: took {r.elapsed:.1f} s")
+    finally:
+        undo()
+    shutil.rmtree(folder, ignore_errors=True)
 
 
 SCENARIOS = {
@@ -439,12 +827,16 @@ SCENARIOS = {
     "corrupt_ring": lambda o: corrupt(o, "ring"),
     "corrupt_tree": lambda o: corrupt(o, "tree"),
     "corrupt_mpi": lambda o: corrupt(o, "mpi"),
+    "corrupt_send_ring": lambda o: corrupt_send(o, "ring"),
+    "corrupt_send_mpi": lambda o: corrupt_send(o, "mpi"),
     "overrun": overrun,
     "overrun_unchecked": lambda o: overrun(o, "0"),
     "alloc": alloc,
     "delay": delay,
     "delay_rank_time": delay_rank_time,
     "straggler": straggler,
+    "straggler_threshold": straggler_threshold,
+    "group_outlier_threshold": group_outlier_threshold,
     "group_pairs": group_pairs,
     "group_node": group_node,
     "group_stop_serial": lambda o: group_stop(o, True),
@@ -453,6 +845,15 @@ SCENARIOS = {
     "soak_clean": lambda o: soak(o, None),
     "soak_corrupt": lambda o: soak(o, "corrupt:rank=1,size=4K,index=3"),
     "mismatch": mismatch,
+    "results_folder_taken": results_folder_taken,
+    "results_csv_unwritable": results_csv_unwritable,
+    "tmp_name_taken": tmp_name_taken,
+    "full_disk": full_disk,
+    "usage_error_any_rank": usage_error_any_rank,
+    "fault_rank_out_of_range": fault_rank_out_of_range,
+    "root_out_of_range": root_out_of_range,
+    "terminate_quiet": terminate_quiet,
+    "verdicts_quiet": verdicts_quiet,
 }
 
 
