@@ -87,8 +87,12 @@ int check_and_report(const TopoRequest& req, const Json& cluster, const std::str
 
 int run_topology(const TopoRequest& req, int* argc, char*** argv) {
   if (!req.expect.empty()) load_expectation(req.expect);  // a bad file is a usage error before MPI
-  std::string out_dir;  // a new folder each time: an earlier topology.json is never overwritten
-  if (launcher_rank() == 0 && req.out != "none") out_dir = prepare_output_dir(req.out);
+  // A new folder each time, or --out held by this launch alone: an earlier topology.json is never
+  // overwritten.
+  ResultsFolder folder;
+  if (launcher_rank() == 0 && req.out != "none") folder = prepare_output_dir({req.out, {"topology.json"}, false, ""});
+  const std::string out_dir = folder.path();
+  if (!out_dir.empty()) folder.mark_used();
   mpi_start(argc, argv);
   const RankLayout layout = discover_layout(MPI_COMM_WORLD);
   const Json cluster = gather_cluster(layout);
