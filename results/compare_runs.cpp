@@ -57,7 +57,7 @@ struct Side {
 };
 
 enum class Verdict {
-  same, faster, slower, isolated, disturbed, damaged, now_bad, now_skipped, now_ok, not_ok, missing, extra
+  same, faster, slower, isolated, disturbed, scheduled, damaged, now_bad, now_skipped, now_ok, not_ok, missing, extra
 };
 
 struct Entry {
@@ -72,7 +72,8 @@ struct Entry {
   bool failure = false;
   bool compared() const { return verdict == Verdict::same || verdict == Verdict::faster || slower_kind(); }
   bool slower_kind() const {
-    return verdict == Verdict::slower || verdict == Verdict::isolated || verdict == Verdict::disturbed;
+    return verdict == Verdict::slower || verdict == Verdict::isolated || verdict == Verdict::disturbed ||
+           verdict == Verdict::scheduled;
   }
 };
 
@@ -102,6 +103,7 @@ std::string verdict_text(const Entry& e) {
     case Verdict::disturbed:
       return fmt::format("slower (beyond {:.0f}%), but disturbed: its iterations spread over {:.1f}x; run again",
                          beyond, std::exp(std::max(own_spread(*e.before), own_spread(*e.after))));
+    case Verdict::scheduled: return fmt::format("slower (beyond {:.0f}%), but oversubscribed: not counted", beyond);
     case Verdict::damaged: return "DAMAGED";
     case Verdict::now_bad: return fmt::format("NOW {}", row_status_name(e.after->status));
     case Verdict::now_skipped: return e.failure ? "NOW skipped" : "now skipped (allowed)";
@@ -195,11 +197,10 @@ void judge_slowdown(Entry& e, const PairNoise& n, double tolerance) {
   }
 }
 
-// A slowdown at one size whose adjacent sizes of the same case are measured and not slower, nor
-// the same size in the other placement, is a disturbance of that one measurement (another
-// process, a page fault storm), not a regression: a slower link or algorithm shows at
-// neighbouring sizes too, or in the other placement's separate measurement of that size.
-// Returns how many it unflagged.
+// A slowdown at one size whose adjacent sizes of the same case are measured and not slower is a
+// disturbance of that one measurement (another process, a page fault storm), not a regression: a
+// slower link or algorithm shows at neighbouring sizes too. A case of one size has the same size
+// in the other placement for its neighbour. Returns how many it unflagged.
 int mark_isolated(std::vector<Entry>& entries) {
   std::map<std::string, std::vector<Entry*>> by_case;  // measured on both sides, by size
   std::map<std::string, bool> sizes;                   // case without placement, size, placement -> slower
@@ -219,8 +220,8 @@ int mark_isolated(std::vector<Entry>& entries) {
     for (size_t i = 0; i < v.size(); ++i) {
       const auto twin = sizes.find(size_key(*v[i]->before, !v[i]->before->in_place));
       const bool has_neighbour = v.size() > 1 || twin != sizes.end();
-      const bool neighbour_slower =
-          (i > 0 && slower[i - 1]) || (i + 1 < v.size() && slower[i + 1]) || (twin != sizes.end() && twin->second);
+      const bool neighbour_slower = v.size() > 1 ? (i > 0 && slower[i - 1]) || (i + 1 < v.size() && slower[i + 1])
+                                                 : twin != sizes.end() && twin->second;
       if (!slower[i] || !has_neighbour || neighbour_slower) continue;
       v[i]->verdict = Verdict::isolated;
       v[i]->failure = false;
@@ -395,6 +396,15 @@ std::string shift_line(const Summary& s) {
   return l;
 }
 
+// What an oversubscribed run's figures can and cannot say, or "".
+std::string oversubscribed_line(const Summary& s) {
+  if (s.noise.oversubscribed.empty()) return "";
+  return fmt::format("oversubscribed ({}): the times follow the scheduler, not the hardware, so slowdowns are shown "
+                     "and not counted; wrong, failed, skipped, missing and damaged rows are. For a performance "
+                     "verdict, compare runs with a rank per hardware thread at most",
+                     s.noise.oversubscribed);
+}
+
 std::string failure_lines(const Summary& s, const char* prefix) {
   std::string out;
   if (s.shift_counted)
@@ -425,6 +435,7 @@ std::string render_table(const Summary& s) {
   if (!s.settings.empty()) out += "# settings that differ:\n";
   for (const auto& [k, v] : s.settings) out += fmt::format("#   {}: {} -> {}\n", k, v[0], v[1]);
   if (s.nothing_matched.empty()) out += "# " + shift_line(s) + "\n";
+  if (const std::string l = oversubscribed_line(s); !l.empty()) out += "# " + l + "\n";
   std::vector<std::string> order;
   std::map<std::string, std::vector<std::vector<std::string>>> blocks;
   for (const Entry& e : s.entries) {
@@ -452,6 +463,7 @@ std::string md_cell(const std::string& s) {
 std::string render_markdown(const Summary& s) {
   std::string out = "# ccbench compare\n\n" + md_cell(verdict_line(s)) + "\n\n";
   if (s.nothing_matched.empty()) out += md_cell(shift_line(s)) + "\n\n";
+  if (const std::string l = oversubscribed_line(s); !l.empty()) out += md_cell(l) + "\n\n";
   if (!s.o.pairs.empty()) out += "Pairing: " + md_cell(pairs_text(s.o)) + "\n\n";
   if (!s.settings.empty()) {
     out += "| setting | before | after |\n|---|---|---|\n";
@@ -597,6 +609,12 @@ CompareResult compare_runs(const ResultSet& before_set, const ResultSet& after_s
     if (comparable(e)) judge_slowdown(e, noise, o.tolerance);
   CompareResult res;
   if (!o.count_isolated) mark_isolated(entries);
+  if (!noise.oversubscribed.empty())  // figures that follow the scheduler: shown, never counted
+    for (Entry& e : entries)
+      if (e.verdict == Verdict::slower) {
+        e.verdict = Verdict::scheduled;
+        e.failure = false;
+      }
   for (const Entry& e : entries) {
     res.failures += e.failure;
     res.matched += e.before && e.after;
