@@ -316,11 +316,16 @@ CheckVerdict run_check(const CheckKind& k, double limit, const std::vector<RowRe
   for (const RowRef& r : rows) {
     const RunRecord& x = r.row();
     std::string why;
-    if (x.status == RowStatus::failed) {
+    if (const std::string damage = r.run->damage(r.index); !damage.empty()) {
+      why = fmt::format("DAMAGED, not judged ({}: {})", r.run->where(r.index), damage);
+    } else if (x.status == RowStatus::failed) {
       why = fmt::format("not measured: failed{}", x.reason.empty() ? "" : " (" + single_line(x.reason) + ")");
     } else if (auto value = k.value(r)) {
       ++carried;
-      if (k.minimum ? *value < limit : *value > limit)
+      if (!std::isfinite(*value) || *value < 0)  // a foreign file's column: no figure of a check is below 0
+        why = fmt::format("DAMAGED, not judged ({}: {} is {})", r.run->where(r.index), k.column ? k.column : k.name,
+                          *value);
+      else if (k.minimum ? *value < limit : *value > limit)
         why = fmt::format("{:.4g}{} {} {:g}", *value, k.unit, k.minimum ? "<" : ">", limit);
       else if (wrong_check && x.status == RowStatus::wrong)
         why = "status wrong (guard damage or a failed check)";
