@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include "core/error.h"
+#include "telemetry/energy.h"
 
 namespace ccbench::telemetry {
 
@@ -28,6 +29,20 @@ std::chrono::milliseconds parse_ms(const std::string& text, const char* option, 
          min, max);
   return std::chrono::milliseconds(ms);
 }
+
+// --energy: off, on (the shortest window) or the window in seconds, from the shortest to ten minutes.
+std::chrono::milliseconds parse_energy(const std::string& text) {
+  if (text == "off") return std::chrono::milliseconds(0);
+  if (text == "on") return kMinEnergyWindow;
+  double s = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), s);
+  const double min_s = kMinEnergyWindow.count() / 1000.0;
+  if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(s) || s < min_s || s > 600)
+    fail(ExitCode::usage, "--energy: '{}' is not valid (valid: off, on (a {:g} s window), or the window in seconds "
+         "from {:g} to 600: NVML's energy counter moves in ~{} ms steps, so shorter windows read mostly the step)",
+         text, min_s, min_s, kEnergyCounterStep.count());
+  return std::chrono::milliseconds(static_cast<long>(s * 1000));
+}
 }  // namespace
 
 void add_options(CLI::App& run, RawOptions& raw) {
@@ -39,6 +54,9 @@ void add_options(CLI::App& run, RawOptions& raw) {
   run.add_flag("--fail-on-health", raw.fail_on_health,
                "exit code 4 when a GPU throttled (thermal or power), reached --temp-limit or an error counter grew");
   run.add_option("--telemetry-record", raw.record, "save every NVML answer to this JSON file (for playback in tests)");
+  run.add_option("--energy", raw.energy,
+                 "GPU energy per row (J per collective, GB per J) over repeated batches of at least this window: "
+                 "off, on (1 s) or seconds [off]");
 }
 
 Options finish_options(const RawOptions& raw) {
@@ -64,6 +82,7 @@ Options finish_options(const RawOptions& raw) {
   if (!raw.record.empty() && !o.enabled)
     fail(ExitCode::usage, "--telemetry-record needs telemetry on (it was given with --telemetry off)");
   o.record_path = raw.record;
+  o.energy_window = parse_energy(raw.energy);
   if (o.fail_on_health && !o.enabled)
     fail(ExitCode::usage, "--fail-on-health needs telemetry on (it was given with --telemetry off)");
   return o;

@@ -18,11 +18,14 @@ struct Options {
   double temp_limit_c = 85;                    // --temp-limit C
   bool fail_on_health = false;                 // --fail-on-health: exit code 4 when a check fails
   std::string record_path;                     // --telemetry-record FILE: save NVML's answers
+  // --energy on|off|SECONDS: GPU energy per row over windows at least this long (telemetry/energy.h);
+  // 0 = off.
+  std::chrono::milliseconds energy_window{0};
 };
 
 // The options as typed, validated by finish_options.
 struct RawOptions {
-  std::string telemetry, interval = "100", counter_interval = "1000", temp_limit = "85", record;
+  std::string telemetry, interval = "100", counter_interval = "1000", temp_limit = "85", record, energy = "off";
   bool fail_on_health = false;
 };
 

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "collectives/cpu/narrow_convert.h"
 #include "collectives/numeric.h"
 #include "core/error.h"
 
@@ -40,13 +41,60 @@ void reduce_loop(void* const* dstv, const void* const* srcv, size_t n, int nrank
   }
 }
 
+// a (op) b in float, as reduce_pair computes for narrow floats before rounding.
+template <ReduceOp OP>
+inline float float_op(float a, float b) {
+  if constexpr (OP == ReduceOp::prod) return a * b;
+  else if constexpr (OP == ReduceOp::min) return a < b ? a : b;
+  else if constexpr (OP == ReduceOp::max) return a > b ? a : b;
+  else return a + b;
+}
+
+template <typename T>
+DataType narrow_type() {
+  if constexpr (std::is_same_v<T, half_t>) return DataType::float16;
+  else if constexpr (std::is_same_v<T, bfloat16_t>) return DataType::bfloat16;
+  else if constexpr (std::is_same_v<T, fp8_e4m3_t>) return DataType::f8e4m3;
+  else return DataType::f8e5m2;
+}
+
+// Narrow floats: each block of every input is widened to float (narrow_convert.h), reduced there,
+// divided for avg, and narrowed once: one rounding per pass, however many inputs. The blocks stay
+// in L1 between the steps; the float loops vectorise.
+template <typename T, ReduceOp OP, int NS, int ND, bool FIN>
+void narrow_loop(void* const* dstv, const void* const* srcv, size_t n, int nranks) {
+  static const NarrowConverters cv = narrow_converters(narrow_type<T>());
+  constexpr size_t kBlock = 1024;
+  alignas(64) float acc[kBlock], in[kBlock];
+  alignas(64) T out[kBlock];
+  const float divisor = static_cast<float>(nranks);
+  for (size_t i0 = 0; i0 < n; i0 += kBlock) {
+    const size_t m = std::min(kBlock, n - i0);
+    cv.widen(acc, static_cast<const T*>(srcv[0]) + i0, m);
+    for (int k = 1; k < NS; ++k) {
+      cv.widen(in, static_cast<const T*>(srcv[k]) + i0, m);
+      for (size_t i = 0; i < m; ++i) acc[i] = float_op<OP>(acc[i], in[i]);
+    }
+    if constexpr (FIN)
+      for (size_t i = 0; i < m; ++i) acc[i] = acc[i] / divisor;
+    cv.narrow(out, acc, m);
+    for (int k = 0; k < ND; ++k) std::memcpy(static_cast<T*>(dstv[k]) + i0, out, m * sizeof(T));
+  }
+}
+
+template <typename T, ReduceOp OP, int NS, int ND, bool FIN>
+constexpr ReduceKernels::Loop loop_of() {
+  if constexpr (is_narrow_float<T>) return &narrow_loop<T, OP, NS, ND, FIN>;
+  else return &reduce_loop<T, OP, NS, ND, FIN>;
+}
+
 using Table = ReduceKernels::Loop[kMaxReduceSrc][kMaxReduceDst][2];
 
 template <typename T, ReduceOp OP, bool FIN, int NS>
 void fill_ns(Table& t, int fin_index) {
-  t[NS - 1][0][fin_index] = &reduce_loop<T, OP, NS, 1, FIN>;
-  t[NS - 1][1][fin_index] = &reduce_loop<T, OP, NS, 2, FIN>;
-  t[NS - 1][2][fin_index] = &reduce_loop<T, OP, NS, 3, FIN>;
+  t[NS - 1][0][fin_index] = loop_of<T, OP, NS, 1, FIN>();
+  t[NS - 1][1][fin_index] = loop_of<T, OP, NS, 2, FIN>();
+  t[NS - 1][2][fin_index] = loop_of<T, OP, NS, 3, FIN>();
 }
 
 template <typename T, ReduceOp OP, bool FIN>

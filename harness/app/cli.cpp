@@ -27,6 +27,7 @@ namespace {
 constexpr double kMaxTimeoutSeconds = 7 * 24 * 3600.0;  // a week: "no limit" for -T 0 / --timeout 0
 constexpr double kMinTimeoutSeconds = 0.001;            // below 1 ms would become 0 ms
 constexpr long long kMaxMisalignElements = 1 << 20;
+constexpr const char* kTrainingGroup = "Training workloads";
 constexpr const char* kNcclTestsGroup = "nccl-tests flags (same meaning; a value ccbench cannot honour is refused)";
 
 std::vector<std::string> split_list(const std::string& text) {
@@ -198,6 +199,8 @@ struct RawRun {
   std::string ring_order = "rank";    // --ring-order
   std::string tree = "double";        // --tree
   telemetry::RawOptions telemetry;    // registered and checked by telemetry/options.h
+  std::string overlap;                 // --overlap
+  std::vector<std::string> nccl_config;  // --nccl-config, repeatable
   int check = 1;          // -c
   int per_iter_skip = 0;  // -K
   int local_register = 0;  // -R
@@ -306,6 +309,11 @@ void add_run_control_options(CLI::App& app, RunOptions& o, RawRun& r) {
       ->check(real_range("--group-outlier-threshold", 0.01, 1, false, "a fraction from 0.01 to 1"))
       ->type_name("FRACTION");
   telemetry::add_options(app, r.telemetry);
+  app.add_option("--overlap", r.overlap, "a compute load on every GPU beside the collectives: gemm[:N] (cuBLAS bf16, "
+                 "N^3) or membw[:SIZE] [none]")->group(kTrainingGroup)->type_name("KIND");
+  app.add_option("--nccl-config", r.nccl_config, "one NCCL communicator per value, rows labelled (repeatable: every "
+                 "combination): KEY=V1,V2 with KEY minCTAs, maxCTAs, cgaClusterSize, CTAPolicy, netName, trafficClass, "
+                 "NCCL_ALGO or NCCL_PROTO")->group(kTrainingGroup)->type_name("KEY=VALUES");
 }
 
 // --db FILE, else CCBENCH_DB, else "" (no history).
@@ -563,6 +571,11 @@ void finish_run_options(const CLI::App& run, const RawRun& r, RunOptions& o) {
   o.accept_rules = acceptance_rules(r.accept, r.min_busbw, "--accept");
   o.history_db = history_path(r.db);
   o.telemetry = telemetry::finish_options(r.telemetry);
+  o.overlap = parse_overlap(r.overlap);
+  o.nccl_configs = nccl_config_combinations(r.nccl_config);
+  if (o.overlap.kind != LoadKind::none && (o.device == DeviceChoice::cpu || o.groups != "world"))
+    fail(ExitCode::usage, "--overlap {} runs on GPU ranks over the whole job: not with {}", r.overlap,
+         o.device == DeviceChoice::cpu ? "--device cpu" : "--groups " + o.groups);
   read_nccl_tests_environment(o);
 }
 
