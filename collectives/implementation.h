@@ -81,6 +81,11 @@ struct BufferSet {
   Collective coll = Collective::allreduce;  // the series' collective: every call until detach() runs it
 };
 
+// A rank's neighbours on a ring: the rank it receives from and the rank it sends to.
+struct RingNeighbours {
+  int prev = -1, next = -1;
+};
+
 // Memory with special needs (ncclMemAlloc for symmetric windows); the harness uses its own
 // allocator when an implementation has none.
 class Allocator {
@@ -120,6 +125,10 @@ class Implementation {
   // host synchronised with those calls, on every rank; "" when not known.
   virtual void probe_begin() {}
   virtual std::string describe(const CallArgs&) { return {}; }
+  // The neighbours of this rank on the ring that setup() connected (ring implementations; nullopt
+  // for the others, or when setup() connected none): what the ring really is, for run.json's
+  // context ("ring_neighbours"), whatever --ring-order asked for.
+  virtual std::optional<RingNeighbours> ring_neighbours() const { return std::nullopt; }
   // Called from the watchdog thread when a deadline expired, possibly while the main thread is
   // blocked inside this implementation: releases what it waits on (NCCL: ncclCommAbort). The
   // process ends right after. Returns what was done, "" for nothing.

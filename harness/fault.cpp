@@ -13,7 +13,7 @@ namespace {
 
 constexpr const char* kFaultHelp =
     "expected KIND:rank=R[,size=S][,iteration=I][,impl=NAME][,ms=M][,index=X][,bytes=B] with KIND one of "
-    "stop, kill, delay, corrupt, overrun, alloc, slow";
+    "stop, kill, delay, corrupt, corrupt_send, overrun, alloc, slow";
 
 template <typename T>
 T number(const std::string& key, const std::string& v) {
@@ -35,6 +35,7 @@ FaultSpec parse_fault(const std::string& text) {
   else if (kind == "kill") f.kind = FaultSpec::Kind::kill;
   else if (kind == "delay") f.kind = FaultSpec::Kind::delay;
   else if (kind == "corrupt") f.kind = FaultSpec::Kind::corrupt;
+  else if (kind == "corrupt_send") f.kind = FaultSpec::Kind::corrupt_send;
   else if (kind == "overrun") f.kind = FaultSpec::Kind::overrun;
   else if (kind == "alloc") f.kind = FaultSpec::Kind::alloc;
   else if (kind == "slow") f.kind = FaultSpec::Kind::slow;

@@ -5,6 +5,8 @@
 //       kill     the rank kills itself (SIGKILL) before the collective
 //       delay    the rank sleeps M ms before the collective
 //       corrupt  after the collective, element X of the rank's output is flipped
+//       corrupt_send  after the last collective of an out-of-place measurement, element X of
+//                the rank's send buffer is flipped: a collective that wrote into its input
 //       overrun  after the collective, B bytes past the end of the rank's output are written
 //       alloc    the rank's buffer allocation fails (out of memory)
 //       slow     the rank sleeps M ms at the end of EVERY collective call (warm-up, batch, single
@@ -12,7 +14,9 @@
 //                absent): a rank whose part of each call finishes late (a slow GPU, host or link).
 // R is the rank in MPI_COMM_WORLD, also in sub-group runs (--groups).
 // The other faults fire once, in the single-iteration pass at iteration I (default 0) of the
-// first measurement whose size is S (any if absent) and implementation NAME (any if absent).
+// first measurement whose size is S (any if absent) and implementation NAME (any if absent);
+// corrupt_send at the end of that measurement, out of place (in place, the send buffer is the
+// output).
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -20,7 +24,7 @@
 namespace ccbench {
 
 struct FaultSpec {
-  enum class Kind { stop, kill, delay, corrupt, overrun, alloc, slow } kind = Kind::stop;
+  enum class Kind { stop, kill, delay, corrupt, corrupt_send, overrun, alloc, slow } kind = Kind::stop;
   int rank = 0;
   std::optional<std::uint64_t> size;  // requested bytes of the measurement
   int iteration = 0;

@@ -17,6 +17,12 @@ constexpr std::uint64_t kMinMembw = 1ull << 20, kMaxMembw = 64ull << 30, kMembwM
 
 }  // namespace
 
+std::string overlap_valid() {
+  return fmt::format("gemm[:N] (N from {} to {}, a multiple of {}; default {}), membw[:SIZE] (from {} to {}, a "
+                     "multiple of {}; default {}), none", kMinGemmN, kMaxGemmN, kGemmMultiple, kDefaultGemmN, format_size(kMinMembw),
+                     format_size(kMaxMembw), kMembwMultiple, format_size(kDefaultMembwBytes));
+}
+
 OverlapSpec parse_overlap(const std::string& text) {
   if (text.empty() || text == "none") return {};
   const std::size_t colon = text.find(':');
@@ -53,7 +59,7 @@ OverlapSpec parse_overlap(const std::string& text) {
       s.size = b;
     }
   } else {
-    fail(ExitCode::usage, "--overlap: unknown load '{}' (valid: gemm[:N], membw[:SIZE], none)", text);
+    fail(ExitCode::usage, "--overlap: unknown load '{}' (valid: {})", text, overlap_valid());
   }
   return s;
 }

@@ -33,7 +33,9 @@ inline constexpr std::uint64_t kDefaultMembwBytes = 1ull << 30;
 // "gemm", "gemm:16384", "membw", "membw:2G", "" (none). Throws Error(usage) saying what is valid:
 // gemm N from 256 to 65536, a multiple of 64; membw from 1 MiB to 64 GiB, a multiple of 16.
 OverlapSpec parse_overlap(const std::string& text);
-// "gemm bf16 8192x8192x8192", "membw 1 GiB"; "" for none.
+// What --overlap takes, for its help, the reference and parse_overlap's messages.
+std::string overlap_valid();
+// "gemm bf16 8192x8192x8192", "membw 1G"; "" for none.
 std::string load_label(const OverlapSpec& s);
 // "TFLOPS" or "GB/s".
 const char* load_unit(const OverlapSpec& s);

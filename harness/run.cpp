@@ -357,6 +357,7 @@ void Run::sweep() {
     runner.set_energy(energy_.get());
     runner.set_load(&load_);
     code_ = runner.run();
+    if (!runner.ring_neighbours().empty()) context_["ring_neighbours"] = runner.ring_neighbours();
     measured_any_ = runner.measured_any();
     stop_reason_ = runner.stop_reason();
     return;
@@ -404,6 +405,7 @@ void Run::record() {
   outcome.exit_code = static_cast<int>(code_);
   outcome.verdict = code_ == ExitCode::ok ? "OK" : fmt::format("FAILED: {}", exit_code_name(code_));
   outcome.health = sampler_->summary();
+  if (context_.contains("ring_neighbours")) outcome.context_added = {{"ring_neighbours", context_["ring_neighbours"]}};
   stream_->finish(outcome);
   if (model_) fmt::print("{}", model_report(*model_, stream_->rows()));
   if (!opts_.history_db.empty())

@@ -336,6 +336,7 @@ Runner::ImplState* Runner::ready(const ImplInfo& info) {
     else st->impl->setup(st->ctx);
   }));
   st->usable = agreed.code == ExitCode::ok && st->refusal.empty();
+  if (st->usable) record_ring(*st);
   if (agreed.code != ExitCode::ok) {
     st->failure = agreed.message;
     code_ = more_severe(code_, agreed.code);
@@ -343,6 +344,20 @@ Runner::ImplState* Runner::ready(const ImplInfo& info) {
   std::lock_guard lock(impls_mutex_);
   impls_.push_back(std::move(st));
   return impls_.back().get();
+}
+
+void Runner::record_ring(const ImplState& st) {
+  const std::optional<RingNeighbours> mine = st.impl->ring_neighbours();
+  const std::array<int, 3> v{mine ? 1 : 0, mine ? mine->prev : -1, mine ? mine->next : -1};
+  std::vector<int> all(rank_ == 0 ? 3 * static_cast<size_t>(nranks_) : 0);
+  check_mpi(MPI_Gather(v.data(), 3, MPI_INT, all.data(), 3, MPI_INT, 0, base_.comm), "MPI_Gather of ring neighbours");
+  if (rank_ != 0 || !world_ranks_.empty()) return;  // a group's ring is its own (group ranks)
+  Json ranks = Json::array();
+  for (size_t r = 0; r < all.size(); r += 3) {
+    if (!all[r]) return;  // not a ring here
+    ranks.push_back({{"rank", r / 3}, {"prev", all[r + 1]}, {"next", all[r + 2]}});
+  }
+  ring_neighbours_[st.info->name] = ranks;
 }
 
 std::vector<std::string> Runner::abort_implementations() {
@@ -565,6 +580,9 @@ bool Runner::measure(ImplState& st, Series& bufs, Measurement& m) {
     timed_phases(st, bufs, m);
     if (energy_ && energy_->active()) energy_window(impl, bufs, m);
     if (m.graphs) graph_replays(impl, bufs, m);
+    damage_send_buffer(st.info->name, m);
+    // Out of place the input is never restored: one look after the last call covers them all.
+    if (opts_.check && !m.in_place) check_send_buffer(m);
     check_guards(bufs, m);
   });
   backend_.drop_capture();
@@ -660,7 +678,6 @@ void Runner::timed_batch(Implementation& impl, Series& bufs, Measurement& m) {
   m.batch_us = backend_.elapsed_us(0, 1) / (opts_.iterations * opts_.agg_iters);
   if (!opts_.check) return;
   if (!m.in_place || repeats_in_place(m.spec.coll, m.spec.op)) check_output(bufs, m, "after the timed batch", m.wrong);
-  if (!m.in_place) check_send_buffer(m);
 }
 
 // Single iterations, each started together and checked: the distribution. An iteration of -m N
@@ -673,7 +690,8 @@ void Runner::single_iterations(ImplState& st, Series& bufs, Measurement& m) {
     reset(bufs, m);
     backend_.synchronize();
     barrier();
-    const bool fault = fault_here(st.info->name, m.size, i);
+    const bool fault =
+        opts_.fault && opts_.fault->kind != FaultSpec::Kind::corrupt_send && fault_here(st.info->name, m.size, i);
     if (fault) inject_before(*opts_.fault);
     // GPU: the collective is queued behind a short spin, so its time holds no launch latency.
     backend_.head_start(kHeadStartUs);
@@ -754,6 +772,18 @@ void Runner::check_output(Series& bufs, Measurement& m, const std::string& when,
     m.first_wrong = fmt::format("{}, {}: element {} expected {} got {} ({} wrong)", who(), when, w.first_index,
                                 w.expected, w.actual, w.wrong);
   counter += static_cast<std::int64_t>(w.wrong);
+}
+
+// CCBENCH_FAULT corrupt_send: out of place, a collective that wrote into its input after reading
+// it for the last time. Every output stays right; only the send buffer's check can tell.
+void Runner::damage_send_buffer(const std::string& impl, const Measurement& m) {
+  const auto& f = opts_.fault;
+  if (m.in_place || !f || f->kind != FaultSpec::Kind::corrupt_send || !fault_here(impl, m.size, f->iteration)) return;
+  fault_fired_ = true;
+  if (m.shape.send_elements == 0) return;
+  std::byte* e = m.S + std::min<std::uint64_t>(f->index, m.shape.send_elements - 1) * m.esz;
+  backend_.complement(e, e, m.esz);
+  backend_.synchronize();
 }
 
 void Runner::check_send_buffer(Measurement& m) {

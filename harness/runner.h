@@ -51,6 +51,9 @@ class Runner {
   bool measured_any() const { return measured_any_; }
   // Why the sweep stopped early (empty if it did not).
   const std::string& stop_reason() const { return stop_reason_; }
+  // Rank 0 of a world run: {impl: [{rank, prev, next} per rank]} of the ring implementations set
+  // up so far, as each rank's implementation connected them (Implementation::ring_neighbours).
+  const Json& ring_neighbours() const { return ring_neighbours_; }
   // Health telemetry: begin_row()/end_row() around every measured size (null: none).
   void set_telemetry(telemetry::Sampler* sampler) { telemetry_ = sampler; }
   // Energy per row (--energy): a window of the row's collective after its timed phases, the
@@ -92,6 +95,7 @@ class Runner {
   void energy_window(Implementation& impl, Series& bufs, Measurement& m);
   void check_output(Series& bufs, Measurement& m, const std::string& when, std::int64_t& counter);
   void check_send_buffer(Measurement& m);
+  void damage_send_buffer(const std::string& impl, const Measurement& m);  // CCBENCH_FAULT corrupt_send
   void check_guards(Series& bufs, Measurement& m);
   // Agreement over all ranks, then the eager row and (with -G) the graph row.
   bool agree(Measurement& m, RunRecord row, const Outcome& local);
@@ -112,6 +116,7 @@ class Runner {
   std::string group_ranks_note() const;
   RunRecord base_record(const ImplState& impl, const CaseSpec& spec) const;
   ImplState* ready(const ImplInfo& info);
+  void record_ring(const ImplState& st);  // collective: every rank's ring neighbours to rank 0
   // From the thread ending the job (JobGuard::end_job): Implementation::abort_from_watchdog() of
   // every implementation set up so far; returns what each did.
   std::vector<std::string> abort_implementations();
@@ -127,6 +132,7 @@ class Runner {
   std::vector<std::unique_ptr<ImplState>> impls_;  // appended under impls_mutex_
   std::mutex impls_mutex_;
   std::vector<RunRecord> rows_;
+  Json ring_neighbours_ = Json::object();
   ExitCode code_ = ExitCode::ok;
   bool measured_any_ = false;
   bool stop_ = false;

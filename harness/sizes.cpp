@@ -44,6 +44,7 @@ std::vector<std::uint64_t> sweep_sizes(const SweepSpec& s) {
     if (next > s.max_bytes) break;
     size = next;
   }
+  if (s.end_included && sizes.back() < s.max_bytes) sizes.push_back(s.max_bytes);
   return sizes;
 }
 

@@ -18,6 +18,9 @@ struct SweepSpec {
   std::uint64_t max_bytes = 8;
   double factor = 2.0;        // used when increment == 0
   std::uint64_t increment = 0;
+  // The last size is max_bytes itself even where a step goes past it (`links -e 4M -f 8`: 8 .. 2M
+  // and 4M). Off for `run`, whose sweep is nccl-tests' (-e 100 -f 4: 8, 32).
+  bool end_included = false;
 };
 
 // Checks a sweep (min > 0, min <= max, a factor > 1 or an increment > 0) and throws

@@ -233,6 +233,9 @@ std::string startup_block(MPI_Comm comm, const RankLayout& layout, const Backend
   std::string s = fmt::format("# ccbench: {} ranks on {} host{}, {} ranks\n# Using devices\n", layout.nranks,
                               layout.nodes, layout.nodes == 1 ? "" : "s", name(backend.device()));
   for (size_t r = 0; r < lines.size(); ++r) s += fmt::format("#  Rank {:3} {}\n", r, lines[r]);
+  if (layout.nranks == 1)  // most often a launch without mpirun
+    s += "# note: 1 rank: a collective of one rank moves no data between ranks. Start N ranks with mpirun -np N "
+         "ccbench ... (one per GPU; with --device cpu, one per core)\n";
   s += fmt::format("# Ring order ({}): {}\n", opts.ring_order.kind_name(),
                    describe_ring_order(ring_order(opts.ring_order, layout)));
   s += fmt::format("# Tree: {}\n", name(opts.tree));

@@ -1,8 +1,9 @@
 #pragma once
 // The start-up block rank 0 prints before measuring, as nccl-tests' "# Using devices": every
 // rank's host, process id, device (GPU name, PCI id and NUMA node; or the CPU cores it is bound
-// to) and transport; then the number of measurements, where the results go, and what the
-// nccl-tests flags given mean here, and the ring order of our ring implementations.
+// to) and transport (with a note saying how to start several when there is one rank); then the
+// number of measurements, where the results go, what the nccl-tests flags given mean here, and the
+// ring order of our ring implementations.
 #include <string>
 #include <vector>
 

@@ -15,8 +15,9 @@
 #include <fmt/format.h>
 #include <yaml-cpp/yaml.h>
 
-#include "results/compare.h"
 #include "core/error.h"
+#include "core/suggest.h"
+#include "results/compare.h"
 #include "results/format.h"
 
 namespace ccbench {
@@ -74,17 +75,33 @@ void check_keys(const std::string& file, const YAML::Node& map, const std::vecto
   for (const auto& kv : map) {
     const std::string key = kv.first.as<std::string>();
     if (std::find(valid.begin(), valid.end(), key) == valid.end())
-      bad(file, kv.first, "unknown key '{}' in {} (valid: {})", key, what, joined(valid));
+      bad(file, kv.first, "unknown key '{}' in {} (valid: {}){}", key, what, joined(valid), did_you_mean(key, valid));
   }
 }
 
-std::vector<std::string> names(const std::string& file, const YAML::Node& n, const std::string& key) {
+// A `select` value as rows spell it; a usage error when `known` knows the key and not the value.
+std::string known_value(const std::string& file, const YAML::Node& n, const std::string& key,
+                        const SelectVocabulary& known) {
+  const std::string v = n.as<std::string>();
+  const auto k = known.keys.find(key);
+  if (k == known.keys.end()) return v;
+  const auto& names = k->second.names;
+  std::optional<std::string> row = k->second.canonical ? k->second.canonical(v) : std::nullopt;
+  if (!k->second.canonical && std::find(names.begin(), names.end(), v) != names.end()) row = v;
+  if (!row)
+    bad(file, n, "'{}': unknown value '{}': it would select no row (valid: {}){}", key, v, joined(names),
+        did_you_mean(v, names));
+  return *row;
+}
+
+std::vector<std::string> names(const std::string& file, const YAML::Node& n, const std::string& key,
+                               const SelectVocabulary& known) {
   std::vector<std::string> out;
-  if (n.IsScalar()) out.push_back(n.as<std::string>());
+  if (n.IsScalar()) out.push_back(known_value(file, n, key, known));
   else if (n.IsSequence())
     for (const auto& x : n) {
       if (!x.IsScalar()) bad(file, x, "'{}': expected a name", key);
-      out.push_back(x.as<std::string>());
+      out.push_back(known_value(file, x, key, known));
     }
   else bad(file, n, "'{}': expected a name or a list of names", key);
   return out;
@@ -111,7 +128,7 @@ double number_value(const std::string& file, const YAML::Node& n, const LimitKey
   return v;
 }
 
-RowSelector parse_select(const std::string& file, const YAML::Node& n) {
+RowSelector parse_select(const std::string& file, const YAML::Node& n, const SelectVocabulary& known) {
   check_keys(file, n, kSelectKeys, "'select'");
   RowSelector s;
   const std::vector<std::pair<const char*, std::vector<std::string> RowSelector::*>> lists = {
@@ -119,7 +136,7 @@ RowSelector parse_select(const std::string& file, const YAML::Node& n) {
       {"dtype", &RowSelector::dtype},           {"op", &RowSelector::op},     {"mode", &RowSelector::mode},
       {"group", &RowSelector::group}};
   for (const auto& [key, member] : lists)
-    if (n[key]) s.*member = names(file, n[key], key);
+    if (n[key]) s.*member = names(file, n[key], key, known);
   if (n["min_size"]) s.min_bytes = size_value(file, n["min_size"], "min_size");
   if (n["max_size"]) s.max_bytes = size_value(file, n["max_size"], "max_size");
   if (s.min_bytes > s.max_bytes) bad(file, n, "'select': min_size is above max_size");
@@ -137,12 +154,12 @@ Requirement parse_require(const std::string& file, const YAML::Node& n) {
   return r;
 }
 
-Rule parse_rule(const std::string& file, const YAML::Node& n, size_t index) {
+Rule parse_rule(const std::string& file, const YAML::Node& n, size_t index, const SelectVocabulary& known) {
   check_keys(file, n, kRuleKeys, "a rule");
   Rule r;
   r.where = fmt::format("{}:{}", file, n.Mark().line + 1);
   r.name = n["name"] && n["name"].IsScalar() ? n["name"].as<std::string>() : fmt::format("rule {}", index + 1);
-  r.select = n["select"] ? parse_select(file, n["select"]) : RowSelector{};
+  r.select = n["select"] ? parse_select(file, n["select"], known) : RowSelector{};
   if (!n["require"]) bad(file, n, "rule '{}' has no 'require'", r.name);
   r.require = parse_require(file, n["require"]);
   return r;
@@ -160,7 +177,7 @@ bool RowSelector::matches(const RunRecord& r) const {
          r.bytes >= min_bytes && r.bytes <= max_bytes;
 }
 
-std::vector<Rule> parse_rules(const std::string& text, const std::string& file) {
+std::vector<Rule> parse_rules(const std::string& text, const std::string& file, const SelectVocabulary& known) {
   YAML::Node doc;
   try {
     doc = YAML::Load(text);
@@ -175,19 +192,19 @@ std::vector<Rule> parse_rules(const std::string& text, const std::string& file) 
   if (!list.IsSequence() || list.size() == 0) bad(file, list, "'rules' must be a non-empty list of rules");
   std::vector<Rule> rules;
   try {
-    for (size_t i = 0; i < list.size(); ++i) rules.push_back(parse_rule(file, list[i], i));
+    for (size_t i = 0; i < list.size(); ++i) rules.push_back(parse_rule(file, list[i], i, known));
   } catch (const YAML::Exception& e) {
     fail(ExitCode::usage, "{}:{}:{}: {}", file, e.mark.line + 1, e.mark.column + 1, e.msg);
   }
   return rules;
 }
 
-std::vector<Rule> load_rules(const std::string& path, const std::string& flag) {
+std::vector<Rule> load_rules(const std::string& path, const std::string& flag, const SelectVocabulary& known) {
   std::ifstream in(path);
   if (!in) fail(ExitCode::usage, "{}: cannot read {}: {}", flag, path, std::strerror(errno));
   std::ostringstream text;
   text << in.rdbuf();
-  return parse_rules(text.str(), path);
+  return parse_rules(text.str(), path, known);
 }
 
 Rule min_busbw_rule(double gbps) {

@@ -3,7 +3,9 @@
 // per rule and check with the rows that broke it, per node and per link where the rows identify
 // them, overall pass/fail, as text and as JUnit XML. No I/O but reading the rules file.
 #include <cstdint>
+#include <functional>
 #include <limits>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -47,10 +49,26 @@ struct Rule {
   Requirement require;
 };
 
+// The values `select` may name, per key ("collective", "impl", "transport", "dtype", "op",
+// "mode"). results/ does not know these vocabularies: the command line gives them. A key without
+// an entry takes any value (group names are made by each run).
+struct SelectVocabulary {
+  struct Known {
+    std::vector<std::string> names;  // the valid names, as messages list and suggest them
+    // The spelling rows carry for a value (an alias resolved), or nullopt for an unknown one;
+    // null: exactly `names`.
+    std::function<std::optional<std::string>(const std::string&)> canonical;
+  };
+  std::map<std::string, Known> keys;
+};
+
 // Reads a rules file. Throws Error(usage) naming the file, the line and what is expected: bad
-// YAML, unknown keys (named, with the valid ones), values of the wrong kind, an empty rule list.
-std::vector<Rule> load_rules(const std::string& path, const std::string& flag = "--rules");  // flag: for messages
-std::vector<Rule> parse_rules(const std::string& yaml_text, const std::string& file_name);
+// YAML, unknown keys (named, with the valid ones and the closest), values of the wrong kind, an
+// empty rule list, and a `select` value `known` does not know (it could only ever select nothing).
+std::vector<Rule> load_rules(const std::string& path, const std::string& flag = "--rules",  // flag: for messages
+                             const SelectVocabulary& known = {});
+std::vector<Rule> parse_rules(const std::string& yaml_text, const std::string& file_name,
+                              const SelectVocabulary& known = {});
 // --min-busbw GBPS: every ok row of at least kMinBusbwFromBytes must reach `gbps` (as
 // NCCL_TESTS_MIN_BW, which nccl-tests checks on the largest sizes).
 Rule min_busbw_rule(double gbps);

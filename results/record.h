@@ -109,7 +109,7 @@ struct RunRecord {
   // Training conditions, "" / empty where the run had none. nccl_config: the NCCL communicator's
   // settings (--nccl-config: "maxCTAs=4;NCCL_ALGO=Ring"), part of what the row measured. load:
   // the compute load that ran beside the collective on every GPU (--overlap: "gemm bf16
-  // 8192x8192x8192", "membw 1 GiB"), its throughput alone and while the collective's timed batch
+  // 8192x8192x8192", "membw 1G"), its throughput alone and while the collective's timed batch
   // ran, in load_unit (TFLOPS, GB/s), each the mean over the GPU ranks.
   std::string nccl_config;
   std::string load;

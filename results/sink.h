@@ -19,6 +19,9 @@ struct RunOutcome {
   int exit_code = 0;
   std::string verdict;      // "OK" or "FAILED: ..." as printed in the table footer
   Json health = nullptr;    // the run's health summary (telemetry/sampler.h); null when not sampled
+  // Facts of the context learnt while the run went on (the rings the implementations connected:
+  // "ring_neighbours"); run.json's context gets each key. Null when none.
+  Json context_added = nullptr;
 };
 
 class ResultSink {
@@ -62,7 +65,8 @@ std::unique_ptr<ResultSink> make_csv_sink(const std::string& path);
 // "rows"}; rewritten through a temporary file and rename() after every row, so it always parses.
 // Until finish() it says complete=false with reason kRunningReason and exit_code null; after
 // it, incomplete_reason is null for a complete run. The file is first written by the constructor.
-// finish() puts a non-null RunOutcome::health into context.telemetry.run_summary.
+// finish() puts a non-null RunOutcome::health into context.telemetry.run_summary, and each key of
+// RunOutcome::context_added into the context.
 std::unique_ptr<ResultSink> make_json_sink(const std::string& path);
 // What run.json says while the run goes on, and so also after a crash or a SIGKILL of rank 0.
 inline constexpr const char* kRunningReason =

@@ -434,6 +434,8 @@ class JsonSink : public ResultSink {
     doc_["exit_code"] = o.exit_code;
     doc_["verdict"] = verdict_of(o);
     if (!o.health.is_null()) doc_["context"]["telemetry"]["run_summary"] = o.health;
+    if (o.context_added.is_object())
+      for (const auto& [key, value] : o.context_added.items()) doc_["context"][key] = value;
     write();
   }
 

@@ -1,13 +1,10 @@
 #pragma once
-// What the command line sets for health telemetry (`ccbench run --telemetry ...`), and the
-// registration of those options with the CLI, so that the parser only has to call two
-// functions.
+// What the command line sets for health telemetry (`ccbench run --telemetry ...`): the options,
+// declared on the option layer (core/cli_options.h), and the checks between them.
 #include <chrono>
 #include <string>
 
-namespace CLI {
-class App;
-}
+#include "core/cli_options.h"
 
 namespace ccbench::telemetry {
 
@@ -18,19 +15,14 @@ struct Options {
   double temp_limit_c = 85;                    // --temp-limit C
   bool fail_on_health = false;                 // --fail-on-health: exit code 4 when a check fails
   std::string record_path;                     // --telemetry-record FILE: save NVML's answers
-  // --energy on|off|SECONDS: GPU energy per row over windows at least this long (telemetry/energy.h);
-  // 0 = off.
+  // --energy off|on|SECONDS: GPU energy per row over windows at least this long
+  // (telemetry/energy.h); 0 = off.
   std::chrono::milliseconds energy_window{0};
 };
 
-// The options as typed, validated by finish_options.
-struct RawOptions {
-  std::string telemetry, interval = "100", counter_interval = "1000", temp_limit = "85", record, energy = "off";
-  bool fail_on_health = false;
-};
-
-void add_options(CLI::App& run, RawOptions& raw);
-// Throws Error(usage) saying what is wrong and what is valid.
-Options finish_options(const RawOptions& raw);
+// Declares the telemetry options of `run`, bound to `o` (its values are the defaults shown).
+void add_options(cli::OptionSet& run, Options& o);
+// The checks between them, after parsing: Error(usage) saying what is wrong and what is valid.
+void check_options(const Options& o);
 
 }  // namespace ccbench::telemetry

@@ -1,11 +1,23 @@
 #!/usr/bin/env python3
 """Checks a ccbench run by what it wrote, not only by its exit code.
 
-    check_results.py --dir DIR [--exit-code N] [--allow ok,skipped] [--unchecked none|some|all] -- COMMAND...
+    check_results.py --dir DIR [--exit-code N] [--allow ok,skipped] [--unchecked none|some|all]
+                     [--allow-skip IMPL/COLL:TEXT ...] [--rows N] [--expect-output REGEX ...]
+                     [--no-results] -- COMMAND...
 
 Runs COMMAND (which must write its results to DIR; DIR is emptied first), echoes its output,
 then checks:
-  - the exit code is the expected one;
+  - the exit code is the expected one, and the output (stdout and stderr) matches every
+    --expect-output;
+  - the case set (tests/expected_cases.py): every row the ccbench arguments in COMMAND ask for is
+    there, in order, and nothing else: every collective x implementation x dtype x op x size x
+    placement x mode (x group, x cycle), each measured, or skipped for the reason its arguments
+    give (a collective the implementation does not declare, less than one element per rank, no
+    in-place form, a root outside the run) or for a reason allowed for that implementation and
+    collective on this machine (expected_cases.CONTEXT_SKIPS, and --allow-skip); a run the model
+    cannot describe must state its row count (--rows);
+  - every measured row's algbw and busbw: bytes / time_avg, times the bus factor of its
+    collective for the row's rank count (nccl-tests doc/PERFORMANCE.md);
   - results.csv (read with the csv module) and run.json (json) hold the same rows;
   - every row's status is allowed and agrees with its wrong count: ok rows have 0, or are empty
     with a "not checked" reason; wrong rows have a count > 0 and a reason; skipped and failed rows
@@ -16,7 +28,9 @@ then checks:
     "Avg bus bandwidth" is the mean busbw of one case's measured rows, "Result:" matches the exit
     code;
   - the "# results:" line lists exactly the files in DIR.
-Without COMMAND, DIR is checked as it is (the footer checks then need --stdout FILE).
+With --no-results, the run must end before writing any result file (a start-up refusal).
+Without COMMAND, DIR is checked as it is (the footer checks then need --stdout FILE; the case set
+needs --command "ccbench ARGS" or --rows).
 Exit status 0 when every check passes, 1 otherwise (each failure printed).
 """
 import argparse
@@ -25,8 +39,12 @@ import json
 import os
 import re
 import shutil
+import shlex
 import subprocess
 import sys
+import threading
+
+import expected_cases
 
 RESULT_FILES = ("results.csv", "run.json", "results.md", "telemetry.jsonl")
 # What makes two rows the same case in the table and its footer (results/format.cpp case_key).
@@ -143,36 +161,94 @@ def check_results_line(c, stdout, folder):
         c.expect(sorted(m.group(2).split(", ")) == present, f"'# results:' lists {m.group(2)}; {folder} holds {present}")
 
 
-def check_folder(folder, stdout, exit_code, allowed, unchecked):
+class Expectation:
+    """What the rows must be besides each being sound: the case set of a command, or a count."""
+
+    def __init__(self, command=None, rows=None, allow_skips=()):
+        self.command, self.rows, self.allow_skips = command, rows, list(allow_skips)
+
+    def check(self, c, rows, statuses, doc):
+        if self.rows is not None:
+            c.expect(len(rows) == self.rows, f"results.csv holds {len(rows)} rows, the test states {self.rows}")
+            return
+        if self.command is None:
+            c.expect(False, "no command and no --rows: the rows cannot be checked against what was asked for")
+            return
+        try:
+            plan = expected_cases.plan_from_command(self.command)
+        except ValueError as e:
+            c.expect(False, f"the expected case set cannot be computed ({e}); state the row count (--rows N)")
+            return
+        if plan is None:
+            c.expect(False, "the command runs no ccbench: state the row count (--rows N)")
+            return
+        if plan.device is None:  # --device auto: what the run found
+            plan.device = (doc or {}).get("context", {}).get("device", "cpu")
+        for item in self.allow_skips:
+            where, _, text = item.partition(":")
+            impl, _, coll = where.partition("/")
+            plan.extra_skips.append((impl, coll, text))
+        measured = tuple(s for s in statuses if s != "skipped")
+        for f in expected_cases.check_case_set(rows, plan, measured):
+            c.expect(False, f)
+        print(f"case set: {expected_cases.expected_row_count(plan)} rows when nothing is skipped for a reason of "
+              f"the machine; {len(rows)} written")
+
+
+def check_folder(folder, stdout, exit_code, allowed, unchecked, expectation=None):
+    """Failures of the results in `folder`; `expectation` (Expectation) says which rows must be
+    there (None: the rows are not checked against what was asked for)."""
     c = Checks()
     csv_path, json_path = os.path.join(folder, "results.csv"), os.path.join(folder, "run.json")
-    rows = []
+    rows, doc = [], None
     if c.expect(os.path.exists(csv_path), f"{csv_path} was not written"):
         rows = read_csv_rows(csv_path)
         c.expect(rows, "results.csv holds no row")
         for i, row in enumerate(rows):
             check_row(c, i, row, allowed, unchecked)
+        for f in expected_cases.check_bandwidth(rows):
+            c.expect(False, f)
     if c.expect(os.path.exists(json_path), f"{json_path} was not written"):
         with open(json_path, encoding="utf-8") as f:
-            check_json(c, json.load(f), rows, exit_code)
+            doc = json.load(f)
+        check_json(c, doc, rows, exit_code)
+    if expectation is not None and rows:
+        expectation.check(c, rows, allowed, doc)
     if stdout is not None:
         check_footer(c, stdout, rows, exit_code)
         check_results_line(c, stdout, folder)
     return c.failures
 
 
+def check_no_results(folder, stdout):
+    """A run refused before it began: no result file, no '# results:' line."""
+    c = Checks()
+    present = [f for f in RESULT_FILES if os.path.exists(os.path.join(folder, f))]
+    c.expect(not present, f"{folder} holds {present} although the run was to end before writing results")
+    c.expect(not re.search(r"^# results:", stdout or "", re.M),
+             "a '# results:' line although no file was to be written")
+    return c.failures
+
+
+def _echo(stream, sink, lines):
+    for line in stream:
+        sink.write(line)
+        sink.flush()
+        lines.append(line)
+
+
 def run(command, folder):
-    """Runs `command` with DIR emptied first; its stdout is echoed line by line (a test killed for
-    its time still shows how far it got) and returned with the exit code."""
+    """Runs `command` with DIR emptied first; its stdout and stderr are echoed line by line (a
+    test killed for its time still shows how far it got) and returned with the exit code."""
     shutil.rmtree(folder, ignore_errors=True)
     print("$ " + " ".join(command), flush=True)
-    lines = []
-    with subprocess.Popen(command, stdout=subprocess.PIPE, text=True, errors="replace") as p:
-        for line in p.stdout:
-            sys.stdout.write(line)
-            sys.stdout.flush()
-            lines.append(line)
-    return p.returncode, "".join(lines)
+    out, err = [], []
+    with subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, errors="replace") as p:
+        t = threading.Thread(target=_echo, args=(p.stderr, sys.stderr, err))
+        t.start()
+        _echo(p.stdout, sys.stdout, out)
+        t.join()
+    return p.returncode, "".join(out), "".join(err)
 
 
 def main():
@@ -182,27 +258,47 @@ def main():
     ap.add_argument("--allow", default="ok,skipped", help="row statuses allowed [ok,skipped]")
     ap.add_argument("--unchecked", choices=("none", "some", "all"), default="some",
                     help="measured rows without a wrong count: none, some (with a reason) or all [some]")
+    ap.add_argument("--allow-skip", action="append", default=[], metavar="IMPL/COLL:TEXT",
+                    help="a case of IMPL (and COLL; either may be empty) may be skipped with a reason holding TEXT")
+    ap.add_argument("--rows", type=int, help="the row count, for a run whose case set is not modelled")
+    ap.add_argument("--expect-output", action="append", default=[], metavar="REGEX",
+                    help="stdout or stderr must match REGEX (repeatable)")
+    ap.add_argument("--no-results", action="store_true", help="the run must end before writing any result file")
     ap.add_argument("--stdout", help="without COMMAND: a file holding the run's stdout")
-    ap.add_argument("command", nargs=argparse.REMAINDER, help="-- then the command to run")
+    ap.add_argument("--command", help="without COMMAND: the command line that made DIR, for its case set")
+    ap.add_argument("command_argv", nargs=argparse.REMAINDER, help="-- then the command to run")
     a = ap.parse_args()
-    command = a.command[1:] if a.command[:1] == ["--"] else a.command
-    stdout = None
+    command = a.command_argv[1:] if a.command_argv[:1] == ["--"] else a.command_argv
+    stdout, stderr = None, ""
     if command:
-        rc, stdout = run(command, a.dir)
+        rc, stdout, stderr = run(command, a.dir)
         if rc != a.exit_code:
             print(f"FAIL: exit code {rc}, expected {a.exit_code}")
             return 1
     elif a.stdout:
         with open(a.stdout, encoding="utf-8", errors="replace") as f:
             stdout = f.read()
-    failures = check_folder(a.dir, stdout, a.exit_code, set(a.allow.split(",")), a.unchecked)
-    return report(failures, "", f"exit code {a.exit_code}; rows, run.json and footer agree ({a.dir})")
+    failures = [f"the output does not match {p!r}" for p in a.expect_output
+                if not re.search(p, (stdout or "") + stderr, re.M)]
+    if a.no_results:
+        failures += check_no_results(a.dir, stdout)
+        return report(failures, "", f"exit code {a.exit_code} before any result file, output as expected")
+    expectation = Expectation(command or (shlex.split(a.command) if a.command else None), a.rows, a.allow_skip)
+    failures += check_folder(a.dir, stdout, a.exit_code, set(a.allow.split(",")), a.unchecked, expectation)
+    return report(failures, "", f"exit code {a.exit_code}; the case set, rows, bandwidths, run.json and footer agree "
+                                f"({a.dir})")
+
+
+# Failures printed one per line up to this many; the rest are counted.
+MAX_PRINTED = 60
 
 
 def report(failures, label, success):
     """Prints each failure, or the success line; returns the exit status (0 when none failed)."""
-    for f in failures:
+    for f in failures[:MAX_PRINTED]:
         print(f"FAIL{label}: {f}")
+    if len(failures) > MAX_PRINTED:
+        print(f"FAIL{label}: ... and {len(failures) - MAX_PRINTED} more")
     if not failures:
         print(f"PASS{label}: {success}")
     return 1 if failures else 0

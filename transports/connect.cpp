@@ -14,6 +14,7 @@
 #include "core/error.h"
 #include "transports/ib/ib_transport.h"
 #include "transports/mpi_channel.h"
+#include "transports/names.h"
 #include "transports/shm.h"
 #include "transports/tcp.h"
 #include "transports/wait.h"
@@ -127,7 +128,7 @@ void agree(MPI_Comm comm, int rank, const Pending& mine, Clock::time_point deadl
 int choose_transport(const RankLayout& l, int from, int to, const std::string& wanted) {
   const auto& ops = cpu_transports();
   for (size_t i = 0; i < ops.size(); ++i) {
-    if (wanted == "auto") {
+    if (parse_transport(wanted) == Transport::auto_select) {
       if (ops[i].automatic && ops[i].can_connect(l, from, to, nullptr)) return static_cast<int>(i);
       continue;
     }
@@ -206,19 +207,15 @@ class CommGuard {
 
 const std::vector<TransportOps>& cpu_transports() {
   static const std::vector<TransportOps> ops = {
-      {"shm", true, shm_can_connect, nullptr, shm_create_recv, shm_attach_send, shm_connected},
-      {"mpi", true, mpi_can_connect, nullptr, mpi_create_recv, mpi_attach_send, mpi_connected},
-      {"tcp", false, tcp_can_connect, tcp_prepare, tcp_create_recv, tcp_attach_send, tcp_connected},
+      {name(Transport::shm), true, shm_can_connect, nullptr, shm_create_recv, shm_attach_send, shm_connected},
+      {name(Transport::mpi), true, mpi_can_connect, nullptr, mpi_create_recv, mpi_attach_send, mpi_connected},
+      {name(Transport::tcp), false, tcp_can_connect, tcp_prepare, tcp_create_recv, tcp_attach_send, tcp_connected},
       ib_transport_ops(),  // RDMA (transports/ib/ib_transport.h)
   };
   return ops;
 }
 
-std::string valid_cpu_transports() {
-  std::string s = "auto";
-  for (const TransportOps& t : cpu_transports()) s += ", " + std::string(t.name);
-  return s;
-}
+std::string valid_cpu_transports() { return valid_transports(kCpuRanks); }
 
 ChannelSet::~ChannelSet() {
   sends_.clear();
@@ -435,12 +432,9 @@ class ChannelConnector {
 std::unique_ptr<ChannelSet> connect_channels(MPI_Comm comm, const RankLayout& layout,
                                              const std::vector<ChannelRequest>& requests,
                                              const ChannelOptions& options) {
-  if (options.transport != "auto") {
-    bool known = false;
-    for (const TransportOps& t : cpu_transports()) known = known || t.name == options.transport;
-    if (!known)
-      fail(ExitCode::usage, "unknown CPU transport '{}'; valid: {}", options.transport, valid_cpu_transports());
-  }
+  const auto t = parse_transport(options.transport);
+  if (!t || !valid_in(*t, kCpuRanks))
+    fail(ExitCode::usage, "unknown CPU transport '{}'; valid: {}", options.transport, valid_cpu_transports());
   return ChannelConnector(comm, layout, requests, options).run();
 }
 

@@ -40,7 +40,7 @@ struct ChannelRequest {
 struct ChannelOptions {
   size_t slot_bytes = 256 * 1024;  // > 0, a multiple of 64; equal on every rank
   int depth = 4;                   // slots per channel, >= 1; equal on every rank
-  std::string transport = "auto";  // "auto" | "shm" | "mpi" | "tcp"
+  std::string transport = "auto";  // auto, shm, mpi, tcp or ib (transports/names.h)
   std::chrono::milliseconds timeout{std::chrono::minutes(1)};  // bound of every set-up wait
 };
 
@@ -92,7 +92,7 @@ struct TransportOps {
 };
 // Every CPU transport in probe order.
 const std::vector<TransportOps>& cpu_transports();
-// "auto, shm, mpi, tcp".
+// "auto, shm, mpi, tcp, ib" (transports/names.h).
 std::string valid_cpu_transports();
 
 // The channels of one connect_channels() call. Owns them and the private communicator the

@@ -38,10 +38,11 @@ struct GpuPaths {
   std::string net_backend = "tcp";  // what the net pairs run over: "tcp" or "ib"
 };
 
-// The GPU --transport values: "auto, p2p, host, net, tcp, ib" (cuda_ipc is p2p's old name).
+// The GPU --transport values, from transports/names.h: "auto, p2p, host, net, tcp, ib" (cuda_ipc
+// is p2p's earlier name).
 std::string valid_gpu_transports();
 
-// Plans every pair of `l` for --transport `choice`: auto takes p2p where it can, host where it
+// Plans every pair of `l` for --transport `choice` (a name of transports/names.h): auto takes p2p where it can, host where it
 // can, net across nodes (over ib unless `ib_unavailable`, else over tcp: ib_skipped_note); p2p and host must connect every pair; net and tcp use net over tcp for every pair, ib
 // net over ib (refused with the reason when `ib_unavailable`). `ib_unavailable` is why ib cannot
 // connect every pair of ranks (agreed over the ranks), or nullopt when it can. Same result on

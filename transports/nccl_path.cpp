@@ -12,6 +12,7 @@
 
 #include "core/error.h"
 #include "transports/ib/ib_transport.h"
+#include "transports/names.h"
 
 namespace ccbench {
 
@@ -31,16 +32,17 @@ const char* nccl_gdr_level(bool gpudirect) { return gpudirect ? "SYS" : "LOC"; }
 
 NcclPinning pin_nccl_path(const std::string& transport, const RankLayout& layout) {
   NcclPinning p;
-  if (transport == "host") {
+  const std::optional<Transport> t = parse_transport(transport);
+  if (t == Transport::host) {
     apply(p, "NCCL_P2P_DISABLE", "1");
     p.pinned = "shm";
-  } else if (transport == "net" || transport == "tcp") {
+  } else if (t == Transport::net || t == Transport::tcp) {
     apply(p, "NCCL_P2P_DISABLE", "1");
     apply(p, "NCCL_SHM_DISABLE", "1");
     apply(p, "NCCL_NET", "Socket");
     if (layout.hosts == 1 && !std::getenv("NCCL_SOCKET_IFNAME")) apply(p, "NCCL_SOCKET_IFNAME", "lo");
     p.pinned = "net/socket";
-  } else if (transport == "ib") {
+  } else if (t == Transport::ib) {
     // Our kernels and NCCL need the same: a device with an active port matching --ib-dev.
     if (auto why = ib_unavailable_reason())
       fail(ExitCode::precondition, "--transport ib: host {}: {}; use net or tcp for sockets", layout.host(), *why);

@@ -8,6 +8,7 @@
 #include "collectives/cpu/reduce_kernels.h"
 #include "core/error.h"
 #include "core/knobs.h"
+#include "transports/names.h"
 
 namespace ccbench::cpu {
 
@@ -35,12 +36,11 @@ SlotConfig slot_config_from_env() {
 std::optional<std::string> unsupported_context(const ImplContext& ctx, std::string_view impl) {
   if (ctx.device != Device::cpu)
     return fmt::format("{} here is the CPU implementation: it needs CPU ranks with host buffers", impl);
-  bool known = ctx.transport == "auto";
-  for (const TransportOps& t : cpu_transports()) known = known || t.name == ctx.transport;
-  if (!known)
+  const std::optional<Transport> t = parse_transport(ctx.transport);
+  if (!t || !valid_in(*t, kCpuRanks))
     return fmt::format("{} on CPU ranks moves data over a CPU transport, not {} (valid: {})", impl, ctx.transport,
                        valid_cpu_transports());
-  if (ctx.transport == "shm" && ctx.layout && ctx.layout->nodes > 1)
+  if (t == Transport::shm && ctx.layout && ctx.layout->nodes > 1)
     return fmt::format("transport shm connects ranks of one node only and this run spans {} nodes (valid here: "
                        "auto, mpi)", ctx.layout->nodes);
   return std::nullopt;

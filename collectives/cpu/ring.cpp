@@ -54,6 +54,11 @@ class RingCpu final : public cpu::CpuImplementation {
     }
   }
 
+  std::optional<RingNeighbours> ring_neighbours() const override {
+    if (!channels_) return std::nullopt;
+    return RingNeighbours{peers_.prev, peers_.next};
+  }
+
   void run(const CallArgs& a) override {
     check_runnable(a);
     const Collective coll = a.spec.coll;

@@ -30,6 +30,8 @@ class RingGpu final : public GpuImpl {
     order_ = ring_order(ctx_.ring_order, layout());
     pos_ = ring_position(order_, rank_);
     ring_ranks_ = DeviceArray<int>(order_);
+    neighbours_ = RingNeighbours{order_[static_cast<std::size_t>((pos_ + n_ - 1) % n_)],
+                                 order_[static_cast<std::size_t>((pos_ + 1) % n_)]};
     // Over host with neither CCBENCH_GPU_HOST_RECV nor _SEND set: SM staging for small calls, the
     // copy engines for both halves from host_ce_min_bytes() (where every rank has its own GPU).
     // The conditions are the same on every rank, and agreed_host_copy is collective (agreed once
@@ -47,6 +49,10 @@ class RingGpu final : public GpuImpl {
   void check_connections() override {
     if (sm_.mesh) sm_.mesh->check();
     if (ce_.mesh) ce_.mesh->check();
+  }
+  std::optional<RingNeighbours> ring_neighbours() const override {
+    if (!sm_.mesh) return std::nullopt;
+    return neighbours_;
   }
   void run(const CallArgs& a) override {
     if (n_ == 1) return copy_alone(a);
@@ -97,13 +103,11 @@ class RingGpu final : public GpuImpl {
     Ring ring;
     ring.steps = std::make_unique<DeviceCounters>(2 * static_cast<std::size_t>(channels_));
     ring.mesh = std::make_unique<GpuFifoMesh>(ctx_.comm, paths_, channels_, slot_, ring.steps->at(0), host_copy);
-    const int next = order_[static_cast<std::size_t>((pos_ + 1) % n_)];
-    const int prev = order_[static_cast<std::size_t>((pos_ + n_ - 1) % n_)];
     std::vector<SendConn> s;
     std::vector<RecvConn> r;
     for (int c = 0; c < channels_; ++c) {
-      s.push_back(ring.mesh->send(next, c, c));
-      r.push_back(ring.mesh->recv(prev, c, c));
+      s.push_back(ring.mesh->send(neighbours_.next, c, c));
+      r.push_back(ring.mesh->recv(neighbours_.prev, c, c));
     }
     ring.mesh->finish(layout(), ctx_.timeout);
     ring.send = DeviceArray<SendConn>(s);
@@ -126,6 +130,7 @@ class RingGpu final : public GpuImpl {
   std::size_t ce_min_bytes_ = 0;
   std::vector<int> order_;      // the ring: the rank at every position
   int pos_ = 0;                 // this rank's position on the ring
+  RingNeighbours neighbours_;   // the ranks the channels connect: from prev, to next
   DeviceArray<int> ring_ranks_;  // the ring, for the kernels
 };
 

@@ -33,7 +33,8 @@ struct NcclSetting {
 // One combination: what one communicator is created with.
 struct NcclConfig {
   std::vector<NcclSetting> settings;  // in the order the keys were given
-  // "maxCTAs=4,NCCL_ALGO=Ring": the rows' nccl_config column.
+  // "maxCTAs=4;NCCL_ALGO=Ring" (';' between settings, so that the CSV cell needs no quotes): the
+  // rows' nccl_config column.
   std::string label() const;
 };
 
@@ -44,14 +45,19 @@ struct NcclConfigKey {
   bool environment;
   const char* meaning;        // for messages: what a value is
   const char* overridden_by;  // the variable NCCL lets override the field, or nullptr
+  // Whole-number keys: the values NCCL takes without clamping them (with a warning) or refusing
+  // the communicator; lo > hi for the others.
+  int lo = 1, hi = 0;
 };
 const std::vector<NcclConfigKey>& nccl_config_keys();
+// What --nccl-config takes, for its help and the reference: "KEY=V1,V2,... with KEY one of ...".
+std::string nccl_config_valid();
 
 // The combinations of `axes` (each "KEY=V1,V2,..."): the cartesian product, in the order given
 // (the last key varies fastest). Throws Error(usage) naming the axis for an unknown key (with
-// the valid ones), a key given twice, an empty or bad value (minCTAs, maxCTAs, cgaClusterSize,
-// trafficClass: whole numbers >= 0; CTAPolicy: default, efficiency, zero or 0-2; any key:
-// default), or more than kMaxNcclConfigs combinations.
+// the valid ones), a key given twice, an empty or bad value (the whole-number keys within their
+// range; CTAPolicy: default, efficiency, zero or 0-2; any key: default), or more than
+// kMaxNcclConfigs combinations.
 std::vector<NcclConfig> nccl_config_combinations(const std::vector<std::string>& axes);
 inline constexpr std::size_t kMaxNcclConfigs = 64;  // communicators in one launch: each holds GPU memory
 

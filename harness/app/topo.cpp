@@ -2,13 +2,13 @@
 
 #include <sched.h>
 
-#include <fstream>
-
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
-#include "harness/job/bootstrap.h"
 #include "core/error.h"
+#include "core/text_file.h"
+#include "harness/job/bootstrap.h"
+#include "harness/results_dir.h"
 #include "topologies/discovery.h"
 #include "topologies/expect.h"
 
@@ -65,13 +65,15 @@ std::string describe_cluster(const Json& cluster) {
   return s;
 }
 
-int check_and_report(const TopoRequest& req, const Json& cluster) {
+// `out_dir`: the results folder, or "" for no file.
+int check_and_report(const TopoRequest& req, const Json& cluster, const std::string& out_dir) {
   if (req.json) fmt::print("{}\n", cluster.dump(2));
   else fmt::print("{}", describe_cluster(cluster));
-  if (req.out != "none") {
-    std::ofstream out(req.out);
-    if (!out || !(out << cluster.dump(2) << "\n")) fail(ExitCode::usage, "topo --out {}: cannot write the file", req.out);
-    if (!req.json) fmt::print("# topology written to {}\n", req.out);
+  if (!out_dir.empty()) {
+    const std::string path = out_dir + "/topology.json";
+    write_text_file(path, cluster.dump(2) + "\n");
+    // With --json, stdout holds the JSON alone: where the file went is said on stderr.
+    fmt::print(req.json ? stderr : stdout, "# topology written to {}\n", path);
   }
   if (req.expect.empty()) return 0;
   const auto diffs = topology_differences(load_expectation(req.expect), cluster);
@@ -85,12 +87,14 @@ int check_and_report(const TopoRequest& req, const Json& cluster) {
 
 int run_topology(const TopoRequest& req, int* argc, char*** argv) {
   if (!req.expect.empty()) load_expectation(req.expect);  // a bad file is a usage error before MPI
+  std::string out_dir;  // a new folder each time: an earlier topology.json is never overwritten
+  if (launcher_rank() == 0 && req.out != "none") out_dir = prepare_output_dir(req.out);
   mpi_start(argc, argv);
   const RankLayout layout = discover_layout(MPI_COMM_WORLD);
   const Json cluster = gather_cluster(layout);
   Outcome mine = run_catching([&] {
     if (layout.rank == 0) {
-      const int rc = check_and_report(req, cluster);
+      const int rc = check_and_report(req, cluster, out_dir);
       if (rc) throw Error(static_cast<ExitCode>(rc), "the topology differs from the expected one");
     }
   });

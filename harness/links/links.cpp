@@ -61,34 +61,34 @@ Json links_context(const LinksOptions& o, const RankLayout& layout, const std::s
           {"libraries", library_versions()}};
 }
 
-// The transports to measure: GPU ranks expand auto to ce,sm,pcie; CPU ranks measure auto (shm
-// within a node, mpi across) and, under auto, ib too where it can run (else a note with the reason).
-// `ib_reason`: why ib cannot run on some rank (agreed), or empty.
-std::vector<std::string> plan_transports(const LinksOptions& o, Device device, const std::string& ib_reason,
-                                         std::vector<std::string>* notes) {
-  const std::vector<std::string> cpu_only = {"shm", "mpi", "tcp", "ib"}, gpu_only = {"ce", "sm", "pcie"};
-  std::vector<std::string> out;
+// The transports to measure: GPU ranks expand auto to their link modes (ce, sm, pcie); CPU ranks
+// measure auto (shm within a node, mpi across) and, under auto, ib too where it can run (else a
+// note with the reason). `ib_reason`: why ib cannot run on some rank (agreed), or empty.
+std::vector<Transport> plan_transports(const LinksOptions& o, Device device, const std::string& ib_reason,
+                                       std::vector<std::string>* notes) {
+  const unsigned here = device == Device::gpu ? kGpuLinks : kCpuLinks;
+  std::vector<Transport> out;
   if (o.all_at_once && device == Device::gpu)
     fail(ExitCode::usage, "--all-at-once is measured on CPU ranks only; on GPU ranks leave it out (pairs are measured "
          "one at a time)");
-  for (const std::string& t : o.transports) {
-    const auto& wrong = device == Device::gpu ? cpu_only : gpu_only;
-    if (std::find(wrong.begin(), wrong.end(), t) != wrong.end())
-      fail(ExitCode::usage, "--transport {} measures {} ranks and these are {} ranks (valid here: auto, {}; --device)",
-           t, device == Device::gpu ? "CPU" : "GPU", name(device), device == Device::gpu ? "ce, sm, pcie" : "shm, mpi, tcp, ib");
-    if (t == "auto" && device == Device::gpu) {
-      out.insert(out.end(), gpu_only.begin(), gpu_only.end());
-    } else if (t == "auto") {
-      out.push_back("auto");
+  for (Transport t : o.transports) {
+    if (!valid_in(t, here))
+      fail(ExitCode::usage, "--transport {} measures {} ranks and these are {} ranks (valid here: {}; --device)", name(t),
+           device == Device::gpu ? "CPU" : "GPU", name(device), valid_transports(here));
+    if (t == Transport::auto_select && device == Device::gpu) {
+      for (const TransportName& n : transport_table())
+        if (n.id != Transport::auto_select && (n.scopes & kGpuLinks)) out.push_back(n.id);
+    } else if (t == Transport::auto_select) {
+      out.push_back(t);
       if (!ib_reason.empty()) notes->push_back("ib skipped: " + ib_reason);
-      else out.push_back("ib");
+      else out.push_back(Transport::ib);
     } else {
-      if (t == "ib" && !ib_reason.empty()) fail(ExitCode::precondition, "--transport ib: {}", ib_reason);
+      if (t == Transport::ib && !ib_reason.empty()) fail(ExitCode::precondition, "--transport ib: {}", ib_reason);
       out.push_back(t);
     }
   }
-  std::vector<std::string> unique;
-  for (const std::string& t : out)
+  std::vector<Transport> unique;
+  for (Transport t : out)
     if (std::find(unique.begin(), unique.end(), t) == unique.end()) unique.push_back(t);
   return unique;
 }
@@ -159,7 +159,10 @@ std::vector<LinkCeiling> measure_link_ceilings(bool gpu, const std::string& tran
   o.timeout = timeout;
   const std::vector<std::uint64_t> sizes{bytes};
   std::vector<LinkResult> results;
-  for (const std::string& t : gpu ? std::vector<std::string>{"ce", "pcie"} : std::vector<std::string>{transport}) {
+  const std::vector<Transport> measured =
+      gpu ? std::vector<Transport>{Transport::ce, Transport::pcie}
+          : std::vector<Transport>{parse_transport_for(transport, kCpuLinks, "--transport")};
+  for (Transport t : measured) {
     auto part = gpu ? measure_gpu_links(o, t, layout, comm, cuda_device, sizes) : measure_cpu_links(o, t, layout, comm, sizes);
     results.insert(results.end(), part.begin(), part.end());
   }
@@ -202,11 +205,11 @@ int run_links(const LinksOptions& o, int* argc, char*** argv) {
       device = Device::gpu;
     }
     SweepSpec spec{o.min_bytes, o.max_bytes ? o.max_bytes : (device == Device::gpu ? 256ull << 20 : 64ull << 20),
-                   o.factor, 0};
+                   o.factor, 0, true};
     spec.max_bytes = std::max(spec.max_bytes, spec.min_bytes);
     const std::vector<std::uint64_t> sizes = sweep_sizes(spec);
     std::vector<std::string> notes;
-    const std::vector<std::string> transports = plan_transports(o, device, agreed_ib_unavailable_reason(world, layout).value_or(""), &notes);
+    const std::vector<Transport> transports = plan_transports(o, device, agreed_ib_unavailable_reason(world, layout).value_or(""), &notes);
     if (layout.rank == 0) {
       fmt::print("# ccbench links: {} ranks ({} ranks), sizes {} to {}, {} messages per size and pair, one pair at a "
                  "time{}\n", layout.nranks, name(device), format_size(sizes.front()), format_size(sizes.back()),
@@ -215,7 +218,7 @@ int run_links(const LinksOptions& o, int* argc, char*** argv) {
       for (const std::string& n : notes) fmt::print("# {}\n", n);
     }
     std::vector<LinkResult> results;
-    for (const std::string& t : transports) {
+    for (Transport t : transports) {
       const Outcome got = agree_outcome(world, run_catching([&] {
         auto part = device == Device::gpu
                         ? measure_gpu_links(o, t, layout, world, layout.local_rank() % std::max(gpus, 1), sizes)
@@ -225,7 +228,7 @@ int run_links(const LinksOptions& o, int* argc, char*** argv) {
       if (got.code != ExitCode::ok) {
         // Rows already measured survive: report them, then end with the failure's code.
         code = more_severe(code, got.code);
-        if (layout.rank == 0) fmt::print(stderr, "ccbench: error: links over {}: {}\n", t, got.message);
+        if (layout.rank == 0) fmt::print(stderr, "ccbench: error: links over {}: {}\n", name(t), got.message);
         break;
       }
     }

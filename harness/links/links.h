@@ -6,7 +6,8 @@
 //   latency                ping-pong of the smallest size, half the round trip (us);
 // and optionally every rank to every other at once (--all-at-once). CPU ranks measure over the
 // CPU channels (transports/connect.h: shm, mpi, tcp, ib); GPU ranks measure peer copies with copy
-// engines (`ce`) and SM stores (`sm`) and, per GPU, pinned host copies D2H/H2D (`pcie`).
+// engines (`ce`) and SM stores (`sm`) and, per GPU, pinned host copies D2H/H2D (`pcie`): the
+// names of transports/names.h. The sweep ends at -e itself, even where the factor steps over it.
 // Rank 0 prints the matrices, flags outliers (below --outlier-threshold of the median of their
 // transport) naming ranks and hosts, and writes links.csv and links.json to the results folder.
 // A pair that cannot be measured (no peer access, transport unavailable) is an empty cell with
@@ -25,11 +26,12 @@
 #include "topologies/layout.h"
 #include "results/links.h"
 #include "transports/ib/ib_logic.h"
+#include "transports/names.h"
 
 namespace ccbench {
 
 struct LinksOptions {
-  std::vector<std::string> transports{"auto"};  // CPU: auto, shm, mpi, tcp, ib; GPU: auto, ce, sm, pcie
+  std::vector<Transport> transports{Transport::auto_select};  // CPU: auto, shm, mpi, tcp, ib; GPU: auto, ce, sm, pcie
   std::uint64_t min_bytes = 8;                  // latency size, and the sweep's first size
   std::uint64_t max_bytes = 0;                  // 0: 64 MiB on CPU ranks, 256 MiB on GPU ranks
   double factor = 8;                            // sweep step

@@ -189,7 +189,7 @@ std::string auto_choice(const RankLayout& l, int from, int to) {
   return "none";
 }
 
-Endpoint connect_all(const LinksOptions& o, const std::string& transport, const RankLayout& layout, MPI_Comm comm,
+Endpoint connect_all(const LinksOptions& o, Transport transport, const RankLayout& layout, MPI_Comm comm,
                      std::uint64_t max_bytes, int tag = 0, ChannelOptions co = {}) {
   Endpoint e;
   e.rank = layout.rank;
@@ -204,7 +204,7 @@ Endpoint connect_all(const LinksOptions& o, const std::string& transport, const 
     e.recv_index[static_cast<size_t>(p)] = static_cast<int>(req.size());
     req.push_back({p, tag, false});
   }
-  co.transport = transport;
+  co.transport = name(transport);
   co.timeout = o.timeout;
   e.set = connect_channels(comm, layout, req, co);
   e.out.assign(max_bytes, 1);
@@ -279,7 +279,7 @@ std::vector<LinkResult> measure_tcp_streams(const LinksOptions& o, const gpu::Ne
   co.depth = streams.depth;
   std::vector<Endpoint> ends;
   for (int k = 0; k < streams.count; ++k) {
-    ends.push_back(connect_all(o, "tcp", layout, comm, per_stream, k, co));
+    ends.push_back(connect_all(o, Transport::tcp, layout, comm, per_stream, k, co));
     ends.back().zero_copy = true;
   }
   std::vector<LinkResult> out;
@@ -321,7 +321,7 @@ PairFigures gather_pair_figures(MPI_Comm comm, const PairFigures& mine) {
   return {out[0], out[1], out[2]};
 }
 
-std::vector<LinkResult> measure_cpu_links(const LinksOptions& o, const std::string& transport, const RankLayout& layout,
+std::vector<LinkResult> measure_cpu_links(const LinksOptions& o, Transport transport, const RankLayout& layout,
                                           MPI_Comm comm, const std::vector<std::uint64_t>& sizes) {
   // More ranks than cores (CI): waits yield at once rather than spin (collectives/cpu/executor.h).
   const unsigned cores = std::thread::hardware_concurrency();
@@ -339,7 +339,9 @@ std::vector<LinkResult> measure_cpu_links(const LinksOptions& o, const std::stri
           mine = measure_pair(e, layout.rank == s, layout.rank == s ? d : s, bytes, o, latency);
         const PairFigures f = gather_pair_figures(comm, mine);
         if (layout.rank != 0) continue;
-        LinkResult r = link_cell(transport == "auto" ? auto_choice(layout, s, d) : transport, "pair", layout, s, d, bytes);
+        const bool chosen = transport == Transport::auto_select;
+        LinkResult r = link_cell(chosen ? auto_choice(layout, s, d) : std::string(name(transport)), "pair", layout, s,
+                                 d, bytes);
         const double moved = static_cast<double>(bytes) * o.iterations;
         r.oneway_gbps = moved / f.oneway_s / 1e9;
         r.bidir_gbps = 2 * moved / f.bidir_s / 1e9;
@@ -348,7 +350,7 @@ std::vector<LinkResult> measure_cpu_links(const LinksOptions& o, const std::stri
       }
   }
   if (o.all_at_once && layout.nranks > 1) {
-    const std::string label = transport == "auto" ? e.set->label() : transport;
+    const std::string label = transport == Transport::auto_select ? e.set->label() : std::string(name(transport));
     measure_all_at_once(e, o, label, layout, comm, sizes.back(), out);
   }
   check_mpi(MPI_Barrier(comm), "MPI_Barrier after the pairs");

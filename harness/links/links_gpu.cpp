@@ -26,7 +26,7 @@ namespace ccbench {
 
 #if !CCBENCH_HAVE_CUDA
 
-std::vector<LinkResult> measure_gpu_links(const LinksOptions&, const std::string&, const RankLayout&, MPI_Comm, int,
+std::vector<LinkResult> measure_gpu_links(const LinksOptions&, Transport, const RankLayout&, MPI_Comm, int,
                                           const std::vector<std::uint64_t>&) {
   fail(ExitCode::precondition, "links on GPU ranks: this ccbench was built without CUDA");
 }
@@ -258,7 +258,7 @@ std::vector<LinkResult> gpu_host_copies(GpuEndpoint& g, const LinksOptions& o, c
     if (layout.rank != 0) continue;
     const char* modes[3] = {"d2h", "h2d", "d2h+h2d"};
     for (int m = 0; m < 3; ++m) {
-      LinkResult c = link_cell("pcie", modes[m], layout, r, -1, bytes);
+      LinkResult c = link_cell(std::string(name(Transport::pcie)), modes[m], layout, r, -1, bytes);
       (m < 2 ? c.oneway_gbps : c.bidir_gbps) = got[m];
       out.push_back(std::move(c));
     }
@@ -270,7 +270,7 @@ std::vector<LinkResult> gpu_host_copies(GpuEndpoint& g, const LinksOptions& o, c
   check_mpi(MPI_Gather(&mine, 1, MPI_DOUBLE, all.data(), 1, MPI_DOUBLE, 0, comm), "MPI_Gather");
   if (layout.rank != 0) return out;
   for (int r = 0; r < layout.nranks; ++r) {
-    LinkResult c = link_cell("pcie", kPcieAllAtOnce, layout, r, -1, bytes);
+    LinkResult c = link_cell(std::string(name(Transport::pcie)), kPcieAllAtOnce, layout, r, -1, bytes);
     c.bidir_gbps = all[static_cast<std::size_t>(r)];
     out.push_back(std::move(c));
   }
@@ -279,12 +279,12 @@ std::vector<LinkResult> gpu_host_copies(GpuEndpoint& g, const LinksOptions& o, c
 
 }  // namespace
 
-std::vector<LinkResult> measure_gpu_links(const LinksOptions& o, const std::string& transport, const RankLayout& layout,
+std::vector<LinkResult> measure_gpu_links(const LinksOptions& o, Transport transport, const RankLayout& layout,
                                           MPI_Comm comm, int cuda_device, const std::vector<std::uint64_t>& sizes) {
   GpuEndpoint g(cuda_device, sizes.back(), layout, comm);
   std::vector<LinkResult> out;
-  if (transport == "pcie") return gpu_host_copies(g, o, layout, comm, sizes.back());
-  const bool sm = transport == "sm";
+  if (transport == Transport::pcie) return gpu_host_copies(g, o, layout, comm, sizes.back());
+  const bool sm = transport == Transport::sm;
   for (std::uint64_t bytes : sizes) {
     const bool latency = bytes == sizes.front();
     for (int s = 0; s < layout.nranks; ++s)
@@ -299,7 +299,7 @@ std::vector<LinkResult> measure_gpu_links(const LinksOptions& o, const std::stri
         if (why.empty()) mine = gpu_pair(g, comm, in_pair, layout.rank == s, layout.rank == s ? d : s, bytes, o, sm, latency);
         const PairFigures f = gather_pair_figures(comm, mine);
         if (layout.rank != 0) continue;
-        LinkResult r = link_cell(transport, "pair", layout, s, d, bytes);
+        LinkResult r = link_cell(std::string(name(transport)), "pair", layout, s, d, bytes);
         if (!why.empty()) {
           r.reason = why;
         } else {

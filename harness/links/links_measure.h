@@ -9,12 +9,13 @@
 #include "collectives/gpu/knobs.h"
 #include "harness/links/links.h"
 #include "topologies/layout.h"
+#include "transports/names.h"
 
 namespace ccbench {
 
-// CPU ranks over one CPU channel transport ("auto", "shm", "mpi", "tcp", "ib"). Throws the
-// agreed Error of connect_channels() when the transport cannot connect the ranks.
-std::vector<LinkResult> measure_cpu_links(const LinksOptions& o, const std::string& transport, const RankLayout& layout,
+// CPU ranks over one CPU channel transport (auto, shm, mpi, tcp, ib: transports/names.h). Throws
+// the agreed Error of connect_channels() when the transport cannot connect the ranks.
+std::vector<LinkResult> measure_cpu_links(const LinksOptions& o, Transport transport, const RankLayout& layout,
                                           MPI_Comm comm, const std::vector<std::uint64_t>& sizes);
 
 // The net/tcp ceiling: tcp between the ranks of every ordered pair on different nodes, one pair
@@ -25,10 +26,10 @@ std::vector<LinkResult> measure_cpu_links(const LinksOptions& o, const std::stri
 std::vector<LinkResult> measure_tcp_streams(const LinksOptions& o, const gpu::NetStreams& streams, const std::string& label,
                                             const RankLayout& layout, MPI_Comm comm, std::uint64_t bytes);
 
-// GPU ranks ("ce", "sm", "pcie") on `cuda_device` (harness/links/links_gpu.cpp). Pairs on different
+// GPU ranks (ce, sm, pcie) on `cuda_device` (harness/links/links_gpu.cpp). Pairs on different
 // nodes, and pairs without peer access, come back as empty cells with the reason. Throws
 // Error(precondition) in a build without CUDA.
-std::vector<LinkResult> measure_gpu_links(const LinksOptions& o, const std::string& transport, const RankLayout& layout,
+std::vector<LinkResult> measure_gpu_links(const LinksOptions& o, Transport transport, const RankLayout& layout,
                                           MPI_Comm comm, int cuda_device, const std::vector<std::uint64_t>& sizes);
 
 // An empty cell of `transport`: the ranks and hosts of src and dst (dst -1: src's host memory).

@@ -1,6 +1,7 @@
-// libFuzzer target: the command-line parser (harness/app/cli.h). The input is the argument list, one
-// argument per line. Properties: bad input is Error(usage) (any other exception or a crash is a
-// finding); accepted run options are within the documented ranges.
+// libFuzzer target: the command-line parser (harness/app/cli.h) and the option layer under it
+// (core/cli_options.h). The input is the argument list, one argument per line. Properties: bad
+// input is Error(usage) (any other exception or a crash is a finding); accepted options are
+// within the documented ranges, and transports are names of transports/names.h valid where given.
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -8,6 +9,7 @@
 
 #include "harness/app/cli.h"
 #include "tests/fuzz/fuzz_check.h"
+#include "transports/names.h"
 
 using namespace ccbench;
 using fuzz::require;
@@ -41,8 +43,20 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                 !o->formats.empty(),
             "an empty list accepted");
     require(o->no_files || o->out_dir != "none", "--out none not recognised");
+    const auto t = parse_transport(o->transport);
+    require(t && valid_in(*t, kRunScopes) && name(*t) == o->transport, "a transport outside the table accepted");
   } else if (auto* c = std::get_if<CompareRequest>(&cmd)) {
     require(c->options.tolerance >= 0 && c->options.tolerance < 1, "a tolerance outside [0, 1) accepted");
+  } else if (auto* l = std::get_if<LinksOptions>(&cmd)) {
+    require(l->min_bytes >= 1 && (l->max_bytes == 0 || l->min_bytes <= l->max_bytes) && l->factor > 1,
+            "a links sweep that is empty or never advances accepted");
+    require(l->iterations >= 1 && l->warmup >= 0 && l->timeout.count() >= 1, "a links count or timeout out of range");
+    require(!l->transports.empty(), "an empty links transport list accepted");
+    for (Transport t : l->transports) require(valid_in(t, kLinksScopes), "a transport links cannot measure accepted");
+  } else if (auto* m = std::get_if<ModelRequest>(&cmd)) {
+    require(m->sweep.min_bytes >= 1 && m->sweep.min_bytes <= m->sweep.max_bytes, "an empty model sweep accepted");
+  } else if (auto* h = std::get_if<HelpRequest>(&cmd)) {
+    require(!h->text.empty(), "an empty help text");
   }
   return 0;
 }

@@ -222,11 +222,12 @@ set_tests_properties(gpu_model_net_2 PROPERTIES ENVIRONMENT
 ccbench_gpu_path_test(gpu_emulated_nodes_4 4 "ring=p2p+net/tcp nccl=~NET/Socket" ""
                       --emulate-nodes 2 --collective allreduce --impl ring,nccl -d float,half -b 4 -e 4M -f 9 -n 2
                       -w 1 --timeout 30)
-# ib on GPU ranks without an RDMA device: exit 3 with the reason.
+# ib on GPU ranks without an RDMA device: exit 3 at start-up, before any result file, with the
+# reason (check_results.py: the exit code, no results, the message).
 ccbench_gpu_test(gpu_transport_ib_no_device 2 --transport ib --impl nccl --collective allreduce -b 8 -e 8 -n 1
                  -w 0 --timeout 20)
-set_tests_properties(gpu_transport_ib_no_device PROPERTIES
-                     PASS_REGULAR_EXPRESSION "--transport ib: host [^:]*: (no RDMA device|this ccbench was built without ibverbs)|SKIPPED")
+set_tests_properties(gpu_transport_ib_no_device PROPERTIES ENVIRONMENT
+                     "CHECK_ARGS=--exit-code 3 --no-results;CCBENCH_EXPECT_OUTPUT=--transport ib: host [^:]*: (no RDMA device|this ccbench was built without ibverbs)")
 # net over ib (labels gpu and rdma; skipped with the reason where there is no RDMA device): two
 # emulated nodes, one GPU each; our ring and tree through the net proxy's RDMA WRITEs, every row
 # exact, NCCL pinned to NET/IB. GPUDirect as available (FIFO slots in GPU memory where the GPU

@@ -5,7 +5,9 @@
 # (CUDA_VISIBLE_DEVICES), sharing it (--share-gpus), whatever the machine has.
 # The results go to a temporary folder and tests/check_results.py decides the test: exit code 0,
 # every row ok (or skipped with a reason) with its wrong count, run.json and the footer agreeing
-# with the rows. CHECK_ARGS (environment) adds options of check_results.py. With
+# with the rows, the case set the arguments ask for, busbw against the bus factor. CHECK_ARGS
+# (environment) adds options of check_results.py (e.g. "--exit-code 3 --no-results": a run refused
+# at start-up); CCBENCH_EXPECT_OUTPUT, a regular expression the output must match. With
 # CCBENCH_RESULT_CHECK="SCRIPT [SCRIPT...]", `python3 SCRIPT results.csv` must then pass as well,
 # for each script.
 # Usage: run_gpu_test.sh CCBENCH RANKS [ccbench arguments...]
@@ -43,9 +45,11 @@ forward=(-x NCCL_NVLS_ENABLE)
 for v in CCBENCH_NCCL_LIBRARY CCBENCH_GPU_SLOT_BYTES CCBENCH_GPU_CHANNELS CCBENCH_GPU_TREE_CHANNELS CCBENCH_GPU_HOST_RECV CCBENCH_GPU_HOST_SEND CCBENCH_GPU_HOST_CE_MIN_BYTES; do
   if [ -n "${!v:-}" ]; then forward+=(-x "$v"); fi
 done
+expect=()
+[ -n "${CCBENCH_EXPECT_OUTPUT:-}" ] && expect=(--expect-output "$CCBENCH_EXPECT_OUTPUT")
 # CHECK_ARGS is split on spaces on purpose: it holds options such as "--unchecked all".
 # shellcheck disable=SC2086
-python3 "$(dirname "$0")/../check_results.py" --dir "$out" ${CHECK_ARGS:-} -- \
+python3 "$(dirname "$0")/../check_results.py" --dir "$out" ${CHECK_ARGS:-} ${expect[@]+"${expect[@]}"} -- \
   mpirun --allow-run-as-root --oversubscribe --bind-to none -np "$ranks" "${forward[@]}" "$ccbench" --device gpu --out "$out" "${extra[@]}" "$@" || exit 1
 for check in ${CCBENCH_RESULT_CHECK:-}; do
   python3 "$check" "$out/results.csv" || exit 1

@@ -61,6 +61,8 @@ def make_files(scratch, golden):
         "stray_quote.csv": head + 'allreduce,mpi,"mp"i,cpu\n',
         "open_quote.csv": head + 'allreduce,mpi,"mpi,cpu\n',
         "short_row.csv": head + "allreduce,mpi,mpi\n",
+        "select_typo.yaml": "rules:\n  - select: {collective: allreduc}\n    require: {min_busbw: 1}\n",
+        "key_typo.yaml": "rules:\n  - select: {colective: allreduce}\n    require: {min_busbw: 1}\n",
     }
     for name, text in files.items():
         with open(os.path.join(scratch, name), "w", encoding="latin-1") as f:
@@ -78,9 +80,10 @@ def cases(files, scratch, have_gpu, cuda_built):
     c += [
         Case("-b 0", ["-b", "0"], 2, ["-b/--minbytes", "at least 1 byte"]),
         Case("-b > -e", ["-b", "1M", "-e", "1K"], 2, ["-b/--minbytes 1M is larger than -e/--maxbytes 1K"]),
-        Case("-f 1 with -b < -e", ["-b", "8", "-e", "1K", "-f", "1"], 2, ["-f/--stepfactor 1 never advances", "factor > 1"]),
-        Case("-f 0.5", ["-f", "0.5"], 2, ["-f/--stepfactor 0.5 never advances", "factor > 1"]),
-        Case("-f abc", ["-f", "abc"], 2, ["-f/--stepfactor: 'abc' is not a number", "factor > 1"]),
+        Case("-f 1 with -b < -e", ["-b", "8", "-e", "1K", "-f", "1"], 2,
+             ["-f/--stepfactor: '1' is not valid; expected a factor above 1", "never advances the sweep"]),
+        Case("-f 0.5", ["-f", "0.5"], 2, ["-f/--stepfactor: '0.5' is not valid", "never advances the sweep"]),
+        Case("-f abc", ["-f", "abc"], 2, ["-f/--stepfactor: 'abc' is not a number", "a factor above 1"]),
         Case("-f inf", ["-f", "inf"], 2, ["-f/--stepfactor: 'inf' is not a number"]),
         Case("-f empty", ["-f", ""], 2, ["-f/--stepfactor: '' is not a number"]),
         Case("-i 0", ["-i", "0"], 2, ["-i/--stepbytes 0 never advances", "size > 0"]),
@@ -116,13 +119,13 @@ def cases(files, scratch, have_gpu, cuda_built):
         Case("--transport carrier-pigeon", ["--transport", "carrier-pigeon"], 2,
              ["--transport: unknown value 'carrier-pigeon'", "valid: auto, shm, mpi"]),
         Case("--in-place maybe", ["--in-place", "maybe"], 2, ["--in-place: unknown value 'maybe'", "valid: yes, no, both"]),
-        Case("--format xml", ["--format", "xml"], 2, ["--format: unknown format 'xml'", "valid: table, csv, json, md"]),
+        Case("--format xml", ["--format", "xml"], 2, ["--format: unknown value 'xml'", "valid: table, csv, json, md"]),
         Case("--format empty", ["--format", ""], 2, ["--format: empty list", "valid: table"]),
-        Case("-T x", ["-T", "x"], 2, ["--timeout: 'x' is not a number", "seconds > 0"]),
-        Case("--timeout -1", ["--timeout", "-1"], 2, ["--timeout: -1 is not valid", "seconds from 0.001"]),
-        Case("--timeout 0.0001", ["--timeout", "0.0001"], 2, ["--timeout: 0.0001 is not valid", "seconds from 0.001"]),
-        Case("--timeout nan", ["--timeout", "nan"], 2, ["--timeout: 'nan' is not a number"]),
-        Case("--timeout 8 days", ["--timeout", "691200"], 2, ["--timeout: 691200 is not valid", "a week"]),
+        Case("-T x", ["-T", "x"], 2, ["-T/--timeout: 'x' is not a number", "seconds from 0.001 to 604800 = a week; 0 = a week"]),
+        Case("--timeout -1", ["--timeout", "-1"], 2, ["-T/--timeout: '-1' is not valid", "seconds from 0.001"]),
+        Case("--timeout 0.0001", ["--timeout", "0.0001"], 2, ["-T/--timeout: '0.0001' is not valid", "seconds from 0.001"]),
+        Case("--timeout nan", ["--timeout", "nan"], 2, ["-T/--timeout: 'nan' is not a number"]),
+        Case("--timeout 8 days", ["--timeout", "691200"], 2, ["-T/--timeout: '691200' is not valid", "a week"]),
         Case("--cycles -1", ["--cycles", "-1"], 2, ["--cycles: '-1' is not valid", "0 = until stopped"]),
         Case("--seed x", ["--seed", "x"], 2, ["--seed: 'x' is not valid", "a whole number from 0 to 18446744073709551615"]),
         Case("--seed 2^64", ["--seed", "18446744073709551616"], 2, ["--seed: '18446744073709551616' is not valid"]),
@@ -130,11 +133,11 @@ def cases(files, scratch, have_gpu, cuda_built):
         Case("--baseline empty", ["--baseline", ""], 2, ["--baseline: unknown implementation ''", "valid: mpi"]),
         Case("unknown flag --foo", ["--foo"], 2, ["unknown argument(s): --foo", "see ccbench --help"]),
         Case("--progress-interval 0", ["--progress-interval", "0"], 2,
-             ["--progress-interval: 0 is not valid", "seconds from 0.01 to 3600"]),
+             ["--progress-interval: '0' is not valid", "seconds from 0.01 to 3600"]),
         Case("--straggler-threshold -1", ["--straggler-threshold", "-1"], 2,
-             ["--straggler-threshold: -1 is not valid", "a fraction from 0.001 to 100"]),
+             ["--straggler-threshold: '-1' is not valid", "a fraction from 0.001 to 100"]),
         Case("--group-outlier-threshold 2", ["--group-outlier-threshold", "2"], 2,
-             ["--group-outlier-threshold: 2 is not valid", "a fraction from 0.01 to 1"]),
+             ["--group-outlier-threshold: '2' is not valid", "a fraction from 0.01 to 1"]),
         Case("--ring-order 0,x", ["--ring-order", "0,x"], 2, ["--ring-order 0,x: 'x' is not a rank", "whole numbers"]),
         Case("--ring-order 1,1 (2 ranks)", ["--ring-order", "1,1"], 2,
              ["--ring-order 1,1: 2 rank(s) given for a run of 2: repeated 1; missing 0", "exactly once"], pre=False),
@@ -143,6 +146,24 @@ def cases(files, scratch, have_gpu, cuda_built):
         Case("flag without value -n", ["-n"], 2, ["--iters", "see ccbench --help"]),
         Case("flag given twice", ["-n", "3", "-n", "4"], 2, ["--iters", "see ccbench --help"]),
         Case("unknown subcommand argument", ["compare"], 2, ["before is required", "see ccbench --help"], launch="plain"),
+        # Mistyped names: what is valid and the closest ones.
+        Case("--iter (a typo)", ["--iter", "5"], 2, ["unknown argument(s): --iter 5 (did you mean '--iters'?)"]),
+        Case("--collective allreduc", ["--collective", "allreduc"], 2,
+             ["--collective: unknown value 'allreduc'", "(did you mean 'allreduce'?)"]),
+        Case("--transport shmm", ["--transport", "shmm"], 2, ["valid: auto, shm, mpi", "(did you mean 'shm'?)"]),
+        Case("--transport ce (a links mode)", ["--transport", "ce"], 2,
+             ["--transport: 'ce' is valid for links on GPU ranks only", "valid here: auto, shm, mpi"]),
+        Case("--tolerance outside compare", ["--tolerance", "0.1"], 2, ["--tolerance is an option of `ccbench compare`"]),
+        Case("a subcommand mistyped", ["comapre", "a.csv", "b.csv"], 2, ["(did you mean 'compare'?)"], launch="plain"),
+        Case("-V alone", ["-V"], 2, ["-V/--device_cta_count", "the version is ccbench --version"], launch="plain"),
+        Case("links --transport p2p", ["links", "--transport", "p2p"], 2, ["'p2p' is valid for run on GPU ranks only",
+                                                                          "valid here: auto, shm, mpi, tcp, ib, ce"]),
+        Case("links -T x", ["links", "-T", "x"], 2, ["-T/--timeout: 'x' is not a number"]),
+        Case("topo --out FILE.json", ["topo", "--out", "topology.json"], 2,
+             ["--out is a results folder (as in run and links)"], absent=["topology.json"]),
+        Case("history --transport shmm", ["history", "--db", "h.db", "--transport", "shmm"], 2,
+             ["--transport: unknown value 'shmm': it names no row ccbench writes", "(did you mean 'shm'?)"],
+             launch="plain"),
     ]
     # nccl-tests flags ccbench cannot honour: refused, naming what to use instead.
     c += [
@@ -150,8 +171,9 @@ def cases(files, scratch, have_gpu, cuda_built):
              ["-g/--ngpus 8: ccbench runs one thread and one GPU per process", "mpirun -np N"]),
         Case("-t 2", ["-t", "2"], 2, ["-t/--nthreads 2", "start more MPI ranks"]),
         Case("-m 2000", ["-m", "2000"], 2, ["-m/--agg_iters: '2000' is not valid", "from 1 to 1024"]),
-        Case("-z 1", ["-z", "1"], 2, ["-z/--blocking 1", "median, min, p95 and cv columns"]),
-        Case("-z 5", ["-z", "5"], 2, ["-z/--blocking: '5' is not valid", "from 0 to 3"]),
+        # -z 1 (blocking) is accepted now, with a note (tests/mpi/cli_runs.py); 0 and 1 are nccl-tests' values.
+        Case("-z 2", ["-z", "2"], 2, ["-z/--blocking: '2' is not valid", "from 0 to 1"]),
+        Case("-z 5", ["-z", "5"], 2, ["-z/--blocking: '5' is not valid", "from 0 to 1"]),
         Case("-a 7", ["-a", "7"], 2, ["-a/--average: '7' is not valid", "from 0 to 3"]),
         Case("-R 1", ["-R", "1"], 2, ["-R/--local_register 1", "--impl nccl-symm"]),
         Case("-R 2 with --impl ring", ["-R", "2", "--impl", "ring"], 2, ["-R 2 puts nccl-symm in place of nccl"]),
@@ -167,7 +189,7 @@ def cases(files, scratch, have_gpu, cuda_built):
         Case("-J out.txt", ["-J", "out.txt"], 2, ["-J/--output_file: 'out.txt' does not end in .json"]),
         Case("-J unwritable", ["-J", "/proc/ccbench.json"] + small, 2,
              ["-J/--output_file: cannot write '/proc/ccbench.json'"], absent=["/proc/ccbench.json"]),
-        Case("NCCL_TESTS_SPLIT", small, 2, ["NCCL_TESTS_SPLIT='AND 0x1': running the collective in sub-groups",
+        Case("NCCL_TESTS_SPLIT", small, 2, ["NCCL_TESTS_SPLIT='AND 0x1': nccl-tests' sub-groups", "--groups",
                                             "unset NCCL_TESTS_SPLIT"], env={"NCCL_TESTS_SPLIT": "AND 0x1"}),
         Case("NCCL_TESTS_SPLIT_MASK", small, 2, ["NCCL_TESTS_SPLIT_MASK='0x1'"], env={"NCCL_TESTS_SPLIT_MASK": "0x1"}),
         Case("NCCL_TESTS_MIN_BW=x", small, 2, ["NCCL_TESTS_MIN_BW='x' is not valid", "GB/s > 0"],
@@ -187,7 +209,7 @@ def cases(files, scratch, have_gpu, cuda_built):
     # Environment: fault injection (test-only) and tuning variables.
     faults = [
         ("no colon", "stop", ["CCBENCH_FAULT='stop' is not valid", FAULT_HELP]),
-        ("unknown kind", "explode:rank=1", ["CCBENCH_FAULT: unknown kind 'explode'", "stop, kill, delay, corrupt, overrun, alloc"]),
+        ("unknown kind", "explode:rank=1", ["CCBENCH_FAULT: unknown kind 'explode'", "stop, kill, delay, corrupt, corrupt_send, overrun, alloc"]),
         ("empty kind", ":rank=1", ["CCBENCH_FAULT: unknown kind ''", FAULT_HELP]),
         ("no rank", "stop:size=4K", ["names no rank", FAULT_HELP]),
         ("rank not a number", "stop:rank=x", ["CCBENCH_FAULT: rank='x' is not a non-negative whole number"]),
@@ -249,10 +271,13 @@ def cases(files, scratch, have_gpu, cuda_built):
              ["no requested implementation can run here", "nccl runs on gpu ranks"], pre=False),
         Case("--impl oneshot,ce --device cpu", ["--impl", "oneshot,ce", "--device", "cpu"] + small, 3,
              ["oneshot runs on gpu ranks", "ce runs on gpu ranks"], pre=False),
+        # cuda_ipc is p2p's earlier name: a GPU path, which CPU ranks cannot take.
         Case("--impl ring --transport cuda_ipc on CPU", ["--impl", "ring", "--transport", "cuda_ipc", "--device", "cpu"]
-             + small, 3, ["nothing could be measured", "not cuda_ipc (valid: auto"], pre=False, where="output"),
+             + small, 3, ["nothing could be measured", "not p2p (valid: auto, shm, mpi, tcp, ib)"], pre=False,
+             where="output"),
+        # nccl names an implementation, not a transport: refused before MPI start-up now.
         Case("--impl tree --transport nccl on CPU", ["--impl", "tree", "--transport", "nccl", "--device", "cpu"]
-             + small, 3, ["nothing could be measured", "not nccl (valid: auto"], pre=False, where="output"),
+             + small, 2, ["--transport: 'nccl' is an implementation, not a transport: give --impl nccl"]),
         Case("broadcast root outside the run", ["--collective", "broadcast", "-r", "5", "--device", "cpu"] + small, 3,
              ["nothing could be measured", "root 5 does not exist with 2 ranks (valid: 0 to 1)"], pre=False,
              where="output"),
@@ -283,10 +308,19 @@ def cases(files, scratch, have_gpu, cuda_built):
         c.append(Case(f"compare: {label} (before)", ["compare", path, good], 2, texts, launch="plain"))
     c.append(Case("compare: missing file (after)", ["compare", good, os.path.join(scratch, "gone.csv")], 2,
                   ["gone.csv: No such file or directory"], launch="plain"))
+    # Rules: a select value that names nothing ccbench writes is a usage error (it would select no
+    # row, and the rule would FAIL as if the cluster had), as is a mistyped key; both say the closest.
+    for flag, args in [("accept", ["accept", good, "--rules"]), ("run --accept", small + ["--accept"])]:
+        c.append(Case(f"{flag}: a select value mistyped", args + [files["select_typo.yaml"]], 2,
+                      ["select_typo.yaml:2:26: 'collective': unknown value 'allreduc': it would select no row",
+                       "(did you mean 'allreduce'?)"], launch="plain" if flag == "accept" else "mpi"))
+    c.append(Case("accept: a select key mistyped", ["accept", good, "--rules", files["key_typo.yaml"]], 2,
+                  ["key_typo.yaml:2:14: unknown key 'colective' in 'select'", "(did you mean 'collective'?)"],
+                  launch="plain"))
     c.append(Case("compare: malformed quote under mpirun", ["compare", files["stray_quote.csv"], good], 2,
                   ["malformed CSV"]))
-    for value, texts in [("2", ["--tolerance: 2 is not valid", "from 0 to below 1"]),
-                         ("-0.1", ["--tolerance: -0.1 is not valid", "from 0 to below 1"]),
+    for value, texts in [("2", ["--tolerance: '2' is not valid", "from 0 to below 1"]),
+                         ("-0.1", ["--tolerance: '-0.1' is not valid", "from 0 to below 1"]),
                          ("abc", ["--tolerance: 'abc' is not a number", "from 0 to below 1"]),
                          ("nan", ["--tolerance: 'nan' is not a number"])]:
         c.append(Case(f"compare --tolerance {value}", ["compare", good, good, "--tolerance", value], 2, texts,

@@ -1,5 +1,7 @@
 # The real binary under mpirun on CPU ranks, each run decided by tests/check_results.py: the exit
-# code, every row's status and wrong count in results.csv and run.json, and the footer on stdout.
+# code, the case set the arguments ask for (every row there, in order, nothing else, each skip for
+# an allowed reason), busbw against the bus factor, every row's status and wrong count in
+# results.csv and run.json, and the footer on stdout.
 find_package(Python3 COMPONENTS Interpreter REQUIRED)
 set(_check_results ${CMAKE_CURRENT_LIST_DIR}/../check_results.py)
 # ccbench_checked_run(NAME RANKS "CHECK OPTIONS" ccbench arguments...); results in the build tree.
@@ -23,10 +25,22 @@ foreach(np 2 3 4 5)
   if(np GREATER 2 OR CCBENCH_SANITIZE)
     set(largest 64K)
   endif()
-  ccbench_checked_run(mpi.ccbench_all_cases.np${np} ${np} "--unchecked;none"
-                      --device cpu --collective all --impl mpi,ring,tree,direct -d all -o all -b 4 -e ${largest} -f 24
-                      -n 2 -w 1 --root ${root} --timeout 60)
+  set(args --device cpu --collective all --impl mpi,ring,tree,direct -d all -o all -b 4 -e ${largest} -f 24
+           -n 2 -w 1 --root ${root} --timeout 60)
+  ccbench_checked_run(mpi.ccbench_all_cases.np${np} ${np} "--unchecked;none" ${args})
+  if(np EQUAL 2)
+    set(_all_cases_np2_args ${args})
+  endif()
 endforeach()
+# The np2 run's files, edited as a regression would leave them (tree rows gone, ring rows
+# skipped, half the rows cut, a row twice, busbw with the wrong bus factor ...): check_results.py
+# must reject every edit and pass the untouched copy (tests/mpi/edited_run.py).
+set_tests_properties(mpi.ccbench_all_cases.np2 PROPERTIES FIXTURES_SETUP all_cases_np2)
+add_test(NAME mpi.check_results_rejects_edits
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/edited_run.py --check-results ${_check_results}
+                 --dir ${CMAKE_CURRENT_BINARY_DIR}/mpi.ccbench_all_cases.np2 --
+                 ${MPIEXEC_EXECUTABLE} -np 2 $<TARGET_FILE:ccbench> ${_all_cases_np2_args})
+set_tests_properties(mpi.check_results_rejects_edits PROPERTIES LABELS mpi TIMEOUT 300 FIXTURES_REQUIRED all_cases_np2)
 # The real binary over the tcp transport: element sizes 1, 2, 4 and 8 (the reductions themselves
 # are transport-independent and run for every dtype and op above).
 ccbench_checked_run(mpi.tcp.ccbench_np3 3 "--unchecked;none"
@@ -48,6 +62,12 @@ ccbench_checked_run(mpi.ccbench_unchecked 2 "--unchecked;all"
 ccbench_checked_run(mpi.ccbench_misaligned.np3 3 "--unchecked;none"
                     --device cpu --collective all --impl mpi,ring,tree -d float,int8,double -o sum -b 4 -e 1M -f 13
                     -u 3 -n 2 -w 1 --timeout 60)
+# --groups rails over 2 emulated nodes of 2: rail0 (ranks 0, 2) and rail1 (1, 3) measured at the
+# same time, each a full case set of 2-rank rows whose busbw uses the bus factor of 2 ranks.
+ccbench_checked_run(mpi.ccbench_groups_rails 4 "--unchecked;none"
+                    --device cpu --collective allreduce,allgather,reducescatter,broadcast --impl ring,mpi
+                    -d float,int32 -o sum -b 4 -e 64K -f 16 -n 2 -w 1 --root 1 --groups rails --emulate-nodes 2
+                    --timeout 60)
 # -a 0, 1 and 2 (rank 0's, the mean or the fastest rank's time instead of the slowest's).
 foreach(a 0 1 2)
   ccbench_checked_run(mpi.ccbench_rank_time_a${a} 2 "--unchecked;none"

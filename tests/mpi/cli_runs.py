@@ -3,19 +3,22 @@
 each a real ccbench launch (mpirun -np 2 --oversubscribe, CPU ranks), checked in what the run
 printed and wrote: the "# Using devices" lines of both ranks, the measurement count, the progress
 lines on stderr (not a terminal here: one line per interval), the -J file, the rows and times of
--m runs, and the exit codes.
+-m runs, and the exit codes; -z 1 (nccl-tests' blocking mode) and a launch without mpirun (one
+rank), each with the note it must print.
 
 Usage: cli_runs.py --ccbench PATH --mpiexec PATH
 Prints one line per check; exits 1 if any failed.
 """
 import argparse
-import csv
 import json
 import os
 import re
 import subprocess
 import sys
 import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import expected_cases  # noqa: E402
 
 FAILED = []
 
@@ -88,6 +91,22 @@ def quiet_and_refusals(opts, cwd):
           "-g 8 refused before MPI start-up, saying how to get more GPUs", out + err)
 
 
+def first_run(opts, cwd):
+    """-z 1 runs (it was refused) and says where the blocking figures are; a start without mpirun
+    (one rank) says how to start several (it printed a table of zeros without a word)."""
+    small = "-b 8 -e 64 -n 2 -w 1 --collective allreduce --impl mpi,ring --out none --format table --quiet".split()
+    rc, out, err = launch(opts, ["-z", "1"] + small, cwd)
+    check(rc == 0 and "# note: -z/--blocking 1: the time column is always the back-to-back batch" in out
+          and "median, min, p95 and cv columns" in out, "-z 1: runs, with a note saying where the blocking figures are",
+          out + err)
+    p = subprocess.run([opts.ccbench] + small, cwd=cwd, capture_output=True, text=True, timeout=120)
+    check(p.returncode == 0 and "# note: 1 rank: a collective of one rank moves no data between ranks. Start N ranks "
+          "with mpirun -np N ccbench" in p.stdout, "one rank (no mpirun): the start-up block says how to start N ranks",
+          p.stdout + p.stderr)
+    rc, out, err = launch(opts, small, cwd)
+    check(rc == 0 and "# note: 1 rank" not in out, "two ranks: no one-rank note", out)
+
+
 def min_bandwidth(opts, cwd):
     base = "-b 1K -e 4K -g 1 --collective allreduce --impl ring --out none --format table --quiet".split()
     rc, out, _ = launch(opts, base, cwd, {"NCCL_TESTS_MIN_BW": "1000000"})
@@ -113,8 +132,8 @@ AGG_BYTES = str(1 << 20)
 
 
 def read_rows(path):
-    with open(path, newline="", encoding="utf-8") as f:
-        return list(csv.DictReader(line for line in f if not line.startswith("#")))
+    """results.csv's rows, each measured row's busbw checked against its bus factor."""
+    return expected_cases.read_rows(path)
 
 
 def agg_iters_rows(opts, cwd):
@@ -199,6 +218,7 @@ def main():
     with tempfile.TemporaryDirectory(prefix="ccbench-cli-runs-") as cwd:
         nccl_tests_line(opts, cwd)
         quiet_and_refusals(opts, cwd)
+        first_run(opts, cwd)
         min_bandwidth(opts, cwd)
         agg_iters_rows(opts, cwd)
         agg_iters_time(opts, cwd)

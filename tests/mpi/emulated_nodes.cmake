@@ -6,27 +6,32 @@ add_test(NAME mpi.emulated_nodes
 set_tests_properties(mpi.emulated_nodes PROPERTIES LABELS mpi TIMEOUT 600 PROCESSORS 2 RUN_SERIAL TRUE)
 # The net transport's proxy over real tcp, with this process playing the GPU's side of the FIFOs;
 # where no rank has a usable RDMA port, each run also checks that a proxy over ib refuses with exit
-# code 3 and the reason.
+# code 3 and the reason. Decided by tests/expect_run.py: exit code 0 and the "ok" line.
 add_executable(ccbench_net_proxy_test ${CMAKE_CURRENT_LIST_DIR}/net_proxy_test.cpp)
 target_link_libraries(ccbench_net_proxy_test PRIVATE ccbench_transports)
+set(_expect_run ${CMAKE_CURRENT_LIST_DIR}/../expect_run.py)
+set(_proxy_ok "net proxy over tcp: 3 FIFOs x 300 steps per rank pair, %THREADS% I/O thread\\(s\\) per rank: ok$")
 foreach(np 2 3)
+  string(REPLACE "%THREADS%" 8 ok "${_proxy_ok}")
   add_test(NAME mpi.net_proxy.np${np}
-           COMMAND ${MPIEXEC_EXECUTABLE} --oversubscribe --allow-run-as-root ${MPIEXEC_NUMPROC_FLAG} ${np}
+           COMMAND ${Python3_EXECUTABLE} ${_expect_run} --output ${ok} --
+                   ${MPIEXEC_EXECUTABLE} --oversubscribe --allow-run-as-root ${MPIEXEC_NUMPROC_FLAG} ${np}
                    $<TARGET_FILE:ccbench_net_proxy_test>)
-  set_tests_properties(mpi.net_proxy.np${np} PROPERTIES LABELS mpi TIMEOUT 120 PROCESSORS ${np}
-                       PASS_REGULAR_EXPRESSION "net proxy over tcp: 3 FIFOs x 300 steps per rank pair, 8 I/O thread\\(s\\) per rank: ok")
+  set_tests_properties(mpi.net_proxy.np${np} PROPERTIES LABELS mpi TIMEOUT 120 PROCESSORS ${np})
 endforeach()
 # Every FIFO of a rank on one proxy thread (CCBENCH_GPU_NET_THREADS).
+string(REPLACE "%THREADS%" 1 ok "${_proxy_ok}")
 add_test(NAME mpi.net_proxy.np2_one_thread
-         COMMAND ${MPIEXEC_EXECUTABLE} --oversubscribe --allow-run-as-root ${MPIEXEC_NUMPROC_FLAG} 2
+         COMMAND ${Python3_EXECUTABLE} ${_expect_run} --output ${ok} --
+                 ${MPIEXEC_EXECUTABLE} --oversubscribe --allow-run-as-root ${MPIEXEC_NUMPROC_FLAG} 2
                  $<TARGET_FILE:ccbench_net_proxy_test>)
 set_tests_properties(mpi.net_proxy.np2_one_thread PROPERTIES LABELS mpi TIMEOUT 120 PROCESSORS 2
-                     ENVIRONMENT CCBENCH_GPU_NET_THREADS=1
-                     PASS_REGULAR_EXPRESSION "net proxy over tcp: 3 FIFOs x 300 steps per rank pair, 1 I/O thread\\(s\\) per rank: ok")
+                     ENVIRONMENT CCBENCH_GPU_NET_THREADS=1)
 # The same steps over RDMA (the GPU net path's ib backend with host-memory slots): needs an RDMA
-# device, skipped with the reason elsewhere.
+# device; skipped (exit 77) where the program says "SKIPPED:" with the reason.
 add_test(NAME rdma.net_proxy_ib
-         COMMAND ${MPIEXEC_EXECUTABLE} --oversubscribe --allow-run-as-root ${MPIEXEC_NUMPROC_FLAG} 2
+         COMMAND ${Python3_EXECUTABLE} ${_expect_run} --skip-output "^SKIPPED: "
+                 --output "net proxy over ib: 3 FIFOs x 300 steps per rank pair, [0-9]+ I/O thread\\(s\\) per rank: ok$" --
+                 ${MPIEXEC_EXECUTABLE} --oversubscribe --allow-run-as-root ${MPIEXEC_NUMPROC_FLAG} 2
                  $<TARGET_FILE:ccbench_net_proxy_test> ib)
-set_tests_properties(rdma.net_proxy_ib PROPERTIES LABELS rdma TIMEOUT 120 PROCESSORS 2 SKIP_REGULAR_EXPRESSION "SKIPPED:"
-                     PASS_REGULAR_EXPRESSION "net proxy over ib: 3 FIFOs x 300 steps per rank pair, [0-9]+ I/O thread\\(s\\) per rank: ok")
+set_tests_properties(rdma.net_proxy_ib PROPERTIES LABELS rdma TIMEOUT 120 PROCESSORS 2 SKIP_RETURN_CODE 77)

@@ -15,11 +15,13 @@ Checks, from the results.csv rows and the messages (never from the exit code alo
 Usage: emulated_nodes.py --ccbench PATH --mpiexec PATH --paths scripts/paths.sh
 """
 import argparse
-import csv
 import os
 import subprocess
 import sys
 import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import expected_cases  # noqa: E402
 
 SMALL = ["--device", "cpu", "--collective", "allreduce", "--impl", "ring", "-b", "1K", "-e", "256K", "-f", "16",
          "-n", "2", "-w", "1", "--timeout", "60"]
@@ -37,9 +39,8 @@ def launch(args, np, ccbench, mpiexec, out=None, wrap_env=None):
 
 
 def rows(folder):
-    with open(os.path.join(folder, "results.csv"), encoding="utf-8") as f:
-        lines = [l for l in f if not l.startswith("#")]
-    return list(csv.DictReader(lines))
+    """results.csv's rows, each measured row's busbw checked against its bus factor."""
+    return expected_cases.read_rows(os.path.join(folder, "results.csv"))
 
 
 class Checker:

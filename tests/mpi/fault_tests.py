@@ -1,13 +1,18 @@
 #!/usr/bin/env python3
 """Fault tests: ccbench on 2 CPU ranks under mpirun with a fault injected by CCBENCH_FAULT (a
-stopped rank, a killed rank, a wrong element, a write past the buffer, a failed allocation, a
-slow rank), checked for the exit code, the time the job took, the message and the result files.
+stopped rank, a killed rank, a wrong element, a written send buffer, a write past the buffer, a
+failed allocation, a slow rank), checked for the exit code, the time the job took, the message
+and the result files.
+
+Every job's time is held to the bound docs/reliability.md states: a stuck job ends within
+2 x deadline + 4 s (3 x deadline + 4 s in a --groups run whose rank 0 is not stuck), plus
+STARTUP_S for mpirun; a job whose fault is not a hang ends before its deadline (--timeout): no
+phase waited the deadline out.
 
 Usage: fault_tests.py --ccbench PATH --mpiexec PATH SCENARIO
 Prints "fault SCENARIO: exit code N after T s" and exits 1 when a check fails.
 """
 import argparse
-import csv
 import json
 import os
 import re
@@ -19,9 +24,27 @@ import sys
 import tempfile
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import expected_cases  # noqa: E402
+
 # A sanitizer report: ASan/LSan/UBSan summaries, or UBSan's "file:line:col: runtime error:".
 SANITIZER_REPORT = re.compile(r"(Address|Leak|UndefinedBehavior)Sanitizer|:[0-9]+:[0-9]+: runtime error:")
 STARTUP_S = 10  # mpirun start-up and tear-down on a loaded 2-core machine
+
+
+def hang_bound(timeout):
+    """A stuck job: 2 x deadline + 4 s (docs/reliability.md), plus mpirun's start-up."""
+    return 2 * timeout + 4 + STARTUP_S
+
+
+def group_hang_bound(timeout):
+    """A stuck group while rank 0 waits: 3 x deadline + 4 s (docs/reliability.md), plus start-up."""
+    return 3 * timeout + 4 + STARTUP_S
+
+
+def deadline_of(args):
+    """The --timeout a launch gives (120 s by default): a job whose fault is no hang ends before it."""
+    return float(args[args.index("--timeout") + 1]) if "--timeout" in args else 120.0
 SWEEP = ["--device", "cpu", "--collective", "allreduce", "-b", "1K", "-e", "16K", "-n", "3", "-w", "1"]
 HOST = socket.gethostname()
 LAST = {}  # the last job's output, printed when a check fails
@@ -44,9 +67,10 @@ class Run:
         """results.csv as dicts, read with the csv module (comment lines before the header skipped)."""
         path = os.path.join(self.folder, "results.csv")
         check(os.path.exists(path), "results.csv was not written")
-        with open(path, newline="", encoding="utf-8") as f:
-            lines = [l for l in f if not l.startswith("#")]
-        rows = list(csv.DictReader(lines, strict=True))
+        try:
+            rows = expected_cases.read_rows(path)
+        except ValueError as e:
+            raise Failed(str(e))
         for r in rows:
             check(None not in r and None not in r.values(), f"results.csv row with a wrong field count: {r}")
             for col in ("size[B]", "time_max[us]", "time_p95[us]"):
@@ -62,7 +86,8 @@ class Run:
             return json.load(f)
 
 
-def launch(opts, fault, args, ranks=2, timeout=120):
+def launch(opts, fault, args, ranks=2, timeout=120, bound=None):
+    """Runs the job; it must end within `bound` seconds (default: before its deadline)."""
     folder = tempfile.mkdtemp(prefix="ccbench-fault-")
     env = dict(os.environ)
     cmd = [opts.mpiexec, "--oversubscribe", "--allow-run-as-root", "-np", str(ranks)]
@@ -79,8 +104,10 @@ def launch(opts, fault, args, ranks=2, timeout=120):
         raise Failed(f"the job did not end within {timeout} s")
     run = Run(rc, out, err, time.monotonic() - start, folder)
     LAST.update(out=out, err=err, folder=folder)
-    print(f"fault {opts.scenario}: exit code {rc} after {run.elapsed:.1f} s")
+    bound = deadline_of(args) if bound is None else bound
+    print(f"fault {opts.scenario}: exit code {rc} after {run.elapsed:.1f} s (bound {bound:.0f} s)")
     check(not SANITIZER_REPORT.search(err), "a sanitizer reported an error")
+    check(run.elapsed < bound, f"the job took {run.elapsed:.1f} s, more than its bound of {bound:.0f} s")
     return run
 
 
@@ -95,9 +122,10 @@ def stop(opts, impl):
     """A stopped rank (SIGSTOP) at 4K, iteration 1: the job ends with exit code 5 within about twice
     the deadline, names what it waited for and leaves readable, incomplete results."""
     timeout = 3
-    r = launch(opts, "stop:rank=1,size=4K,iteration=1", ["--impl", impl] + SWEEP + ["--timeout", str(timeout)])
+    r = launch(opts, "stop:rank=1,size=4K,iteration=1", ["--impl", impl] + SWEEP + ["--timeout", str(timeout)],
+               bound=hang_bound(timeout))
     check(r.rc == 5, f"exit code {r.rc}, expected 5 (timeout)")
-    check(r.elapsed < 2 * timeout + STARTUP_S, f"took {r.elapsed:.1f} s, more than 2 x --timeout + {STARTUP_S} s")
+    check(r.elapsed > timeout, f"ended after {r.elapsed:.1f} s, before the {timeout} s deadline could expire")
     check("timeout" in r.err and "4K" in r.err, "stderr does not report the timeout at 4K")
     if impl in ("ring", "tree"):  # our own waits know whom they wait for
         check(re.search(rf"rank 0 waited [0-9.]+ s for data from rank 1 \(", r.err), "stderr does not name rank 1")
@@ -122,7 +150,6 @@ def kill(opts):
     """A killed rank (SIGKILL) at 16K: the job ends non-zero; rows measured before stay readable."""
     r = launch(opts, "kill:rank=1,size=16K", ["--impl", "ring"] + SWEEP + ["--timeout", "10"])
     check(r.rc != 0, "exit code 0 after a rank was killed")
-    check(r.elapsed < 10 + STARTUP_S, f"took {r.elapsed:.1f} s")
     rows = r.rows()
     for size in (1024, 2048, 4096, 8192):
         for ip in (False, True):
@@ -190,6 +217,25 @@ def corrupt(opts, impl):
     check(re.search(pattern, bad["reason"]), "the 4K row's reason does not name the element")
     others = [x for x in rows if x is not bad]
     check(all(x["status"] == "ok" for x in others), "rows other than 4K out-of-place are not ok")
+    j = r.run_json()
+    check(j["complete"] is True and j["exit_code"] == 1, f"run.json: complete={j['complete']} exit_code={j['exit_code']}")
+
+
+def corrupt_send(opts, impl):
+    """Element 3 of rank 1's send buffer flipped after the 4K out-of-place measurement's last call
+    (a collective that wrote into its input): every output is right, so only the send buffer's
+    check can tell: exit 1, the row names the rank, the send buffer, the element and both values."""
+    r = launch(opts, "corrupt_send:rank=1,size=4K,index=3", ["--impl", impl] + SWEEP + ["--timeout", "30"])
+    check(r.rc == 1, f"exit code {r.rc}, expected 1 (wrong results)")
+    pattern = rf"rank 1 \(host {re.escape(HOST)}\): the send buffer was modified: element 3 expected (\S+) got (\S+)"
+    m = re.search(pattern, r.out)
+    check(m and m.group(1) != m.group(2), f"stdout lacks a line matching {pattern!r} with two different values")
+    rows = r.rows()
+    bad = row(rows, 4096)
+    check(bad["status"] == "wrong" and bad["wrong[elements]"] == "1", f"4K row: {bad['status']} {bad['wrong[elements]']}")
+    check(re.search(pattern, bad["reason"]), f"the 4K row's reason is {bad['reason']!r}")
+    check(all(x["status"] == "ok" and x["wrong[elements]"] == "0" for x in rows if x is not bad),
+          "rows other than 4K out-of-place are not ok with 0 wrong elements")
     j = r.run_json()
     check(j["complete"] is True and j["exit_code"] == 1, f"run.json: complete={j['complete']} exit_code={j['exit_code']}")
 
@@ -277,6 +323,65 @@ def straggler(opts):
     print(lines[0])
 
 
+# Rank 2 finishing every call 3 ms late, at sizes whose collective takes 30 us to 15 ms (64 KiB
+# and 256 KiB on CPU ranks, idle or loaded): its lead over the median rank lies between the
+# default thresholds and the far ones below, where only the threshold decides.
+LATE_SWEEP = ["--impl", "ring", "--device", "cpu", "--collective", "allreduce", "-b", "64K", "-e", "256K", "-f", "4",
+              "-n", "3", "-w", "1", "--timeout", "60"]
+
+
+def counted(rows, column, beyond):
+    """{rank or group: rows} whose `column` passes `beyond`, keyed as the report names them."""
+    out = {}
+    for x in rows:
+        if x[column] and beyond(float(x[column])):
+            name = x["slowest_rank"] if column == "straggler_ratio" else x["group"]
+            out[name] = out.get(name, 0) + 1
+    return out
+
+
+def straggler_threshold(opts):
+    """--straggler-threshold decides the straggler lines: at the default (0.2) and at 100, each
+    line names exactly the ranks slowest by more than the threshold in its rows, with their count;
+    the rows between the two thresholds are counted under one and not the other."""
+    between = 0
+    for threshold in (0.2, 100.0):
+        extra = [] if threshold == 0.2 else ["--straggler-threshold", f"{threshold:g}"]
+        r = launch(opts, "slow:rank=2,ms=3", LATE_SWEEP + extra, ranks=4)
+        check(r.rc == 0, f"exit code {r.rc}, expected 0")
+        rows = r.rows()
+        lines = {m[0]: int(m[2]) for m in re.findall(r"^# straggler: rank (\d+) .* \(slowest by more than (\d+) % "
+                                                      r"in (\d+) of \d+ rows\)$", r.out, re.M)
+                 if int(m[1]) == round(threshold * 100)}
+        want = counted(rows, "straggler_ratio", lambda v: v > 1 + threshold)
+        check(lines == want, f"threshold {threshold:g}: the lines count {lines}, the rows {want}")
+        between += sum(1 for x in rows if 1.2 < float(x["straggler_ratio"]) <= 101)
+        if threshold == 0.2:
+            check("2" in lines, f"the default threshold does not name rank 2: {lines}")
+    check(between > 0, "no row's ratio lay between the thresholds: the run cannot tell them apart")
+
+
+def group_outlier_threshold(opts):
+    """--group-outlier-threshold decides the outlier lines: at the default (0.9) and at 0.01,
+    each line names exactly the groups below that fraction of the median busbw in its rows, with
+    their count; node1 (rank 2 late) is named at the default."""
+    between = 0
+    for threshold in (0.9, 0.01):
+        extra = [] if threshold == 0.9 else ["--group-outlier-threshold", f"{threshold:g}"]
+        r = launch(opts, "slow:rank=2,ms=3", LATE_SWEEP + ["--groups", "node", "--emulate-nodes", "2"] + extra,
+                   ranks=4)
+        check(r.rc == 0, f"exit code {r.rc}, expected 0")
+        rows = r.rows()
+        lines = {m[0]: int(m[1]) for m in re.findall(r"^# group outlier: (\S+) at .* \(below \d+ % in (\d+) of \d+ "
+                                                      r"rows\)$", r.out, re.M)}
+        want = counted(rows, "group_outlier_ratio", lambda v: v * threshold > 1)
+        check(lines == want, f"threshold {threshold:g}: the lines count {lines}, the rows {want}")
+        between += sum(1 for x in rows if 1 / 0.9 < float(x["group_outlier_ratio"]) <= 100)
+        if threshold == 0.9:
+            check("node1" in lines, f"the default threshold does not name node1: {lines}")
+    check(between > 0, "no row's ratio lay between the thresholds: the run cannot tell them apart")
+
+
 def outlier_lines(out):
     return re.findall(r"^# group outlier: (.+?) at ([0-9.]+(?:e[-+][0-9]+)?) of the median busbw of (\d+) like groups", out, re.M)
 
@@ -333,7 +438,7 @@ def group_stop(opts, serial):
         f.write("near: 0 1\nfar: 1 2 3\n" if serial else "near: 0 1\nfar: 2 3 4\n")
     r = launch(opts, f"stop:rank={stopped},size=4K,iteration=1",
                ["--impl", "ring"] + SWEEP + ["--groups", spec, "--timeout", str(timeout)] + (["--serial"] if serial else []),
-               ranks=4 if serial else 5)
+               ranks=4 if serial else 5, bound=group_hang_bound(timeout))
     shutil.rmtree(folder, ignore_errors=True)
     check(r.rc == 5, f"exit code {r.rc}, expected 5 (timeout)")
     rows = r.rows()
@@ -369,7 +474,6 @@ def group_stop(opts, serial):
         # after far's other ranks, closes run.json with its own timeout naming the stopped rank.
         check(j["complete"] is False and by_rank0, f"run.json: {reason!r}")
     print("run.json's reason from " + ("rank 0's own deadline" if by_rank0 else "far's first rank"))
-    check(r.elapsed < 3 * timeout + 5, f"the run ended {r.elapsed:.1f} s after its start (deadline {timeout} s)")
     check(len(j["rows"]) == len(rows), "run.json and results.csv hold different rows")
     print(f"results.csv after the timeout: {len(near)} rows of near, {len(far)} of far")
 
@@ -386,7 +490,7 @@ def group_long_round(opts):
         f.write("a: 0 1\nb: 2 3\n")
     r = launch(opts, "slow:rank=2,ms=40", ["--impl", "ring", "--device", "cpu", "--collective", "allreduce", "-b", "1K",
                                            "-e", "4K", "-n", "3", "-w", "1", "--groups", spec, "--serial",
-                                           "--timeout", "1"], ranks=4)
+                                           "--timeout", "1"], ranks=4, bound=group_hang_bound(1))
     shutil.rmtree(folder, ignore_errors=True)
     check(r.rc == 0, f"exit code {r.rc}, expected 0: {r.err[-600:]}")
     rows = r.rows()
@@ -422,8 +526,10 @@ def mismatch(opts):
     start = time.monotonic()
     p = subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=120)
     LAST.update(out=p.stdout, err=p.stderr, folder=folder)
-    print(f"fault {opts.scenario}: exit code {p.returncode} after {time.monotonic() - start:.1f} s")
+    elapsed = time.monotonic() - start
+    print(f"fault {opts.scenario}: exit code {p.returncode} after {elapsed:.1f} s (bound {STARTUP_S} s)")
     check(not SANITIZER_REPORT.search(p.stderr), "a sanitizer reported an error")
+    check(elapsed < STARTUP_S, f"refused after {elapsed:.1f} s: a start-up refusal ends within start-up ({STARTUP_S} s)")
     check(p.returncode == 3, f"exit code {p.returncode}, expected 3")
     check("every rank must run the same ccbench build with the same arguments" in p.stderr, "no message on stderr")
     check(re.search(rf"rank 1 \(host {re.escape(HOST)}\): ccbench .* args '-n 6 ", p.stderr), "rank 1 is not named")
@@ -439,12 +545,16 @@ SCENARIOS = {
     "corrupt_ring": lambda o: corrupt(o, "ring"),
     "corrupt_tree": lambda o: corrupt(o, "tree"),
     "corrupt_mpi": lambda o: corrupt(o, "mpi"),
+    "corrupt_send_ring": lambda o: corrupt_send(o, "ring"),
+    "corrupt_send_mpi": lambda o: corrupt_send(o, "mpi"),
     "overrun": overrun,
     "overrun_unchecked": lambda o: overrun(o, "0"),
     "alloc": alloc,
     "delay": delay,
     "delay_rank_time": delay_rank_time,
     "straggler": straggler,
+    "straggler_threshold": straggler_threshold,
+    "group_outlier_threshold": group_outlier_threshold,
     "group_pairs": group_pairs,
     "group_node": group_node,
     "group_stop_serial": lambda o: group_stop(o, True),

@@ -55,6 +55,7 @@ def check_pairs(rows, transport, nranks, sizes):
 
 
 if CASE == "matrix":
+    # -e 256K with the default factor 8: 8 .. 32K, and the sweep ends at -e itself (256K).
     d = fresh("links-matrix")
     out = run(3, ["-e", "256K", "-n", "3", "-w", "1", "--out", d], 0)
     sizes = [8, 64, 512, 4096, 32768, 262144]
@@ -75,10 +76,13 @@ if CASE == "matrix":
 
 elif CASE == "transports":
     d = fresh("links-transports")
-    out = run(2, ["--transport", "tcp,mpi", "-b", "1K", "-e", "64K", "-n", "3", "--all-at-once", "--out", d], 0)
+    # -e 100K is no power of 8 above -b: the factor steps 1K, 8K, 64K, then -e itself (it was left out);
+    # -T 0 is a week, as in run (it was refused).
+    out = run(2, ["--transport", "tcp,mpi", "-b", "1K", "-e", "100K", "-n", "3", "--all-at-once", "-T", "0",
+                  "--out", d], 0)
     rows = read_rows(d)
-    check_pairs(rows, "tcp", 2, [1024, 8192, 65536])
-    check_pairs(rows, "mpi", 2, [1024, 8192, 65536])
+    check_pairs(rows, "tcp", 2, [1024, 8192, 65536, 102400])
+    check_pairs(rows, "mpi", 2, [1024, 8192, 65536, 102400])
     allrows = [r for r in rows if r["mode"] == "all"]
     need(len(allrows) == 4 and all(float(r["oneway_GBps"]) > 0 for r in allrows), "all-at-once rows missing", out)
     need("tcp all pairs at once: rank 0" in out, "all-at-once not printed", out)
@@ -90,6 +94,9 @@ elif CASE == "bad_input":
                         (["--ib-dev", ":1"], "--ib-dev: ':1' names no device"),
                         (["--ib-mtu", "1500"], "--ib-mtu: 1500 is not valid"),
                         (["--transport", "nvlink"], "--transport: unknown value 'nvlink'"),
+                        (["--transport", "tpc"], "(did you mean 'tcp'?)"),
+                        (["--transport", "p2p"], "--transport: 'p2p' is valid for run on GPU ranks only"),
+                        (["--timeout", "-1"], "-T/--timeout: '-1' is not valid"),
                         (["--transport", "ce", "--device", "cpu"], "--transport ce measures GPU ranks")]:
         out = run(2, args + ["--out", "none"], 2)
         need(words in out, f"{args}: message '{words}' missing", out)

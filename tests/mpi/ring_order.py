@@ -5,7 +5,9 @@ Checks, from what the runs wrote (never from the exit code alone):
   - ring all-reduce, all-gather, reduce-scatter, broadcast and reduce over a non-trivial order
     (4 ranks 0,2,1,3; 3 ranks 2,0,1) are exact: tests/check_results.py decides every row (status
     ok, 0 wrong elements, CSV and run.json agree); run.json's context records the order as a list
-    and rank 0 prints it; sendrecv is skipped with its reason (it is not a ring pattern);
+    and rank 0 prints it, and records every rank's neighbours as the ring implementation
+    connected them (context.ring_neighbours.ring: prev and next of each rank follow the order);
+    sendrecv is skipped with its reason (it is not a ring pattern);
   - --ring-order topo with emulated nodes: --emulate-nodes 2 keeps the halves (0 1 2 3), and
     CCBENCH_HOSTID alternating a,b,a,b gives 0 2 1 3, each node contiguous, results exact;
   - --tree binary: tree all-reduce on one binary tree (3 and 4 ranks) is exact, printed and recorded;
@@ -57,6 +59,13 @@ def checked_run(a, c, name, np, args, out, expected_order, wrap_env=None, tree="
     ctx = run["context"]
     c.expect(name + f": run.json records ring_order {expected_order}", ctx.get("ring_order") == expected_order,
              f"context ring_order={ctx.get('ring_order')}")
+    if "ring" in args[args.index("--impl") + 1].split(","):
+        n = len(expected_order)
+        built = ctx.get("ring_neighbours", {}).get("ring")
+        want = sorted(({"rank": r, "prev": expected_order[(p - 1) % n], "next": expected_order[(p + 1) % n]}
+                       for p, r in enumerate(expected_order)), key=lambda x: x["rank"])
+        c.expect(name + ": every rank's ring neighbours, as the ring connected them, follow the order",
+                 built == want, f"context ring_neighbours.ring={built}, expected {want}")
     line = "# Ring order ({}): {}".format(ctx["options"]["ring_order"] if ctx["options"]["ring_order"] in
                                           ("rank", "topo") else "list", " ".join(map(str, expected_order)))
     c.expect(name + ": rank 0 prints the order", text.count(line) == 1, f"wanted '{line}' once in\n{text}")

@@ -41,7 +41,8 @@ def expect(failures, cond, what):
 def per_case(opts, folder, failures):
     p = launch(opts, ["--impl", "ring,tree", "--collective", "allreduce,allgather", "--out", folder])
     expect(failures, p.returncode == 0, f"exit code {p.returncode}")
-    failures += check_results.check_folder(folder, p.stdout, 0, {"ok", "skipped"}, "none")
+    failures += check_results.check_folder(folder, p.stdout, 0, {"ok", "skipped"}, "none",
+                                           check_results.Expectation(p.args))
     lines = re.findall(r"^#   (allreduce|allgather)/(ring|tree) over .* : ([0-9.e+]+)$", p.stdout, re.M)
     expect(failures, len(lines) == 4, f"{len(lines)} per-case average lines, expected 4")
     expect(failures, "# Avg bus bandwidth    : per case" in p.stdout, "no 'Avg bus bandwidth : per case' line")

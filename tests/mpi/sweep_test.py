@@ -2,7 +2,8 @@
 """scripts/sweep.py under mpirun with CPU ranks: a 2 x 2 grid of CCBENCH_CPU_SLOT_* settings
 (merged columns, every combination's rows, a best setting per band), a misspelled variable caught
 by the effect check, and bad --sweep-env input (exit 2, no launch); scripts/tune.py's successive
-halving, its budget, its environment file and bad space files.
+halving, its budget, its environment file and bad space files; and on crafted rows with a known
+winner, the choice itself (sweep's best setting per band, tune's halving and verdict).
 Usage: sweep_test.py --ccbench PATH --mpiexec PATH --sweep scripts/sweep.py --tune scripts/tune.py"""
 import argparse
 import csv
@@ -140,6 +141,63 @@ def test_algorithm_check(args):
     check(sweep.algorithm_problems("NCCL_ALGO", "Tree", rows[2:]) == [], "no nccl rows: nothing to check")
 
 
+def crafted(times, spread=0.02, sizes=(32768, 1048576), **setting):
+    """ok rows of allreduce/ring at `sizes` with the given median times (us) and spread."""
+    rows = []
+    for size, t in zip(sizes, times):
+        rows.append({"collective": "allreduce", "impl": "ring", "transport": "shm", "device": "cpu", "dtype": "float",
+                     "op": "sum", "in_place": "false", "mode": "eager", "ranks": "2", "group": "world",
+                     "size[B]": str(size), "status": "ok", "time_median[us]": str(t), "time_p95[us]": str(t),
+                     "time_cv": str(spread), **setting})
+    return rows
+
+
+def test_choices(args):
+    """The choice itself, on crafted rows with a known winner: sweep's best setting per band and
+    tune's halving and verdict pick the fastest, and call a gain inside the noise none."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(args.tune)))
+    import sweep
+    import tune
+    settings = [("X", ["default", "a", "b"])]
+    # 32 KiB (latency band): a is 2x faster than the baseline, b slower; 1 MiB (medium): b 2.5x faster.
+    rows = crafted([100, 100], X="default") + crafted([50, 200], X="a") + crafted([150, 40], X="b")
+    md = "\n".join(sweep.summarize(settings, rows))
+    check("| latency | allreduce ring/shm cpu float sum out-of-place eager 2 ranks | X=a | +100.0% | 4.0% |" in md,
+          "sweep: the latency band's best setting is the fastest there (X=a, +100%)")
+    check("| medium | allreduce ring/shm cpu float sum out-of-place eager 2 ranks | X=b | +150.0% | 4.0% |" in md,
+          "sweep: the medium band's best setting is the fastest there (X=b, +150%)")
+    near = crafted([100, 100], 0.05, X="default") + crafted([99, 99], 0.05, X="a") + crafted([120, 120], 0.05, X="b")
+    md = "\n".join(sweep.summarize(settings, near))
+    check("| X=a | none (inside the noise) | 10.0% |" in md, "sweep: a 1% gain inside a 10% spread is reported as none")
+
+    last = {("default",): crafted([100, 100]), ("a",): crafted([50, 50]), ("b",): crafted([200, 200])}
+    combo, comment = tune.verdict(settings, last, ("default",))
+    check(combo == ("a",) and comment.startswith("winner X=a: +100.0%"), f"tune: the fastest candidate wins: {comment}")
+    combo, comment = tune.verdict(settings, {("default",): crafted([100, 100], 0.05), ("a",): crafted([99, 99], 0.05)},
+                                  ("default",))
+    check(combo == ("default",) and "inside the spread" in comment,
+          f"tune: a gain inside the noise keeps the baseline: {comment}")
+
+    # Halving: a, b and c measured against the baseline; c is fastest in every round and wins.
+    speed = {"default": 100, "a": 80, "b": 120, "c": 60}
+    launched = []
+
+    def measure(_args, _settings, combos, iters, _dir, _deadline):
+        launched.append((iters, sorted(c[0] for c in combos)))
+        return 0, {c: crafted([speed[c[0]] * 1.0] * 2) for c in combos}
+    real = tune.measure
+    tune.measure = measure
+    try:
+        opts = argparse.Namespace(iters=2, out="unused")
+        _, lines, last, base = tune.halve(opts, [("X", ["default", "a", "b", "c"])], float("inf"))
+    finally:
+        tune.measure = real
+    check(launched == [(2, ["a", "b", "c", "default"]), (4, ["c", "default"])],
+          f"tune: round 1 measures every candidate, round 2 the fastest half with twice the iterations: {launched}")
+    check(sorted(last) == [("c",), ("default",)] and "best relative time 0.600 (X=c)" in lines[0],
+          f"tune: the fastest candidate survives the halving: {lines}")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ccbench", required=True)
@@ -149,6 +207,7 @@ def main():
     args = ap.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         test_algorithm_check(args)
+        test_choices(args)
         test_bad_input(args, tmp)
         test_misspelled(args, tmp)
         test_grid(args, tmp)

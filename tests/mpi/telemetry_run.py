@@ -3,13 +3,13 @@
 answers played back (CCBENCH_TELEMETRY_NVML_REPLAY) and a fake NIC sysfs tree
 (CCBENCH_TELEMETRY_IB_DIR). Checks what the files say: the health columns of results.csv, the
 context and series file referenced from run.json, the warnings (once per run), --fail-on-health's
-exit code 4, counter reads that stay off the measuring thread when they are slow; with NVML
+exit code 4, --temp-limit turning a run's verdict, counter reads that stay off the measuring
+thread when they are slow; with NVML
 absent, "not available" with the reason; with --telemetry off, nothing.
 
 Usage: telemetry_run.py --ccbench PATH --mpiexec PATH --fixture nvml-h200x2-healthy.json
 """
 import argparse
-import csv
 import json
 import os
 import re
@@ -18,6 +18,9 @@ import subprocess
 import sys
 import tempfile
 import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import expected_cases  # noqa: E402
 
 FAILURES = []
 
@@ -55,8 +58,8 @@ def run(args, out, env, sizes=SMALL):
 
 
 def rows(out):
-    with open(os.path.join(out, "results.csv"), newline="") as f:
-        return list(csv.DictReader(line for line in f if not line.startswith("#")))
+    """results.csv's rows, each measured row's busbw checked against its bus factor."""
+    return expected_cases.read_rows(os.path.join(out, "results.csv"))
 
 
 def series(out):
@@ -232,12 +235,12 @@ def bad_input(args, tmp):
     out = os.path.join(tmp, "bad")
     p = subprocess.run([args.mpiexec, "--oversubscribe", "--allow-run-as-root", "-np", "2", args.ccbench,
                         "--telemetry-interval", "5", "--out", out], capture_output=True, text=True, timeout=120)
-    check(p.returncode == 2 and "--telemetry-interval: '5' is not valid; expected milliseconds, a whole number from 10 to 60000"
+    check(p.returncode == 2 and "--telemetry-interval: '5' is not valid; expected a whole number from 10 to 60000 (milliseconds)"
           in p.stderr and not os.path.exists(out), "--telemetry-interval 5: exit code 2 before MPI, says what is valid")
     p = subprocess.run([args.mpiexec, "--oversubscribe", "--allow-run-as-root", "-np", "2", args.ccbench,
                         "--telemetry-counter-interval", "50", "--out", out], capture_output=True, text=True, timeout=120)
-    check(p.returncode == 2 and "--telemetry-counter-interval: '50' is not valid; expected milliseconds, a whole number "
-          "from 100 to 600000" in p.stderr and not os.path.exists(out), "--telemetry-counter-interval 50: exit code 2")
+    check(p.returncode == 2 and "--telemetry-counter-interval: '50' is not valid; expected a whole number from 100 to 600000 "
+          "(milliseconds)" in p.stderr and not os.path.exists(out), "--telemetry-counter-interval 50: exit code 2")
     p = run(args, out, {"_extra": ["--telemetry", "off", "--fail-on-health"]})
     check(p.returncode == 2 and "--fail-on-health needs telemetry on" in p.stderr, "--fail-on-health with --telemetry off: exit 2")
     p = run(args, out, {"CCBENCH_TELEMETRY_NVML_REPLAY": os.path.join(tmp, "absent.json"), "_extra": []})
@@ -266,6 +269,25 @@ def recorded_on_gpus(args, tmp):
           f"recorded answers: every row carries a recorded temperature ({sorted(temps)}), power and clock")
 
 
+def temp_limit(args, tmp):
+    """--temp-limit changes the verdict: GPU 1 at a steady 70 C fails the health check under
+    --temp-limit 60 (exit 4, the warning naming both) and passes under 75 (exit 0, no warning)."""
+    answers = json.load(open(args.fixture))
+    answers["answers"]["1 temperature_c"] = [70]
+    path = os.path.join(tmp, "warm.json")
+    json.dump(answers, open(path, "w"))
+    host = socket.gethostname()
+    for limit, rc in (("60", 4), ("75", 0)):
+        out = os.path.join(tmp, f"warm{limit}")
+        p = run(args, out, {"CCBENCH_TELEMETRY_NVML_REPLAY": path, "_extra": ["--fail-on-health", "--temp-limit", limit]})
+        warning = f"warning: host {host} GPU 1 (NVIDIA H200): temperature 70 C reached the limit of {limit} C"
+        check(p.returncode == rc and (p.stderr.count(warning) == 1) == (rc == 4),
+              f"--temp-limit {limit} with GPU 1 at 70 C: exit {rc}, {'the' if rc else 'no'} warning (got exit "
+              f"{p.returncode}: {p.stderr[-300:]!r})")
+        check(all(x["gpu_temp_max[C]"] == "70" for x in rows(out) if x["status"] == "ok"),
+              f"--temp-limit {limit}: every row shows 70 C")
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ccbench", required=True)
@@ -277,6 +299,7 @@ def main():
         recorded_on_gpus(args, tmp)
         healthy(args, tmp)
         unhealthy(args, tmp)
+        temp_limit(args, tmp)
         slow_counters(args, tmp)
         without_hardware(args, tmp)
         bad_input(args, tmp)

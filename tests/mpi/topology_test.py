@@ -1,8 +1,12 @@
 #!/usr/bin/env python3
-"""ccbench topo under mpirun: the cluster gathered once on rank 0, topology.json written, and
---expect naming every difference with exit code 4 (or 0 when every host matches)."""
+"""ccbench topo under mpirun: the cluster gathered once on rank 0, topology.json written into the
+results folder (--out, else a new ccbench-results/<UTC time>-<host>/, never the current folder)
+with a line saying where, and --expect naming every difference with exit code 4 (or 0 when every
+host matches)."""
+import glob
 import json
 import os
+import re
 import subprocess
 import sys
 import tempfile
@@ -27,7 +31,17 @@ def main():
         check(rc == 0, "plain topo exits 0", out)
         check(out.count("== host ") == 1, "one block per host, printed once (not once per rank)", out)
         check("rank 0: CPUs" in out and "rank 1: CPUs" in out, "every rank's CPU binding", out)
-        with open(os.path.join(d, "topology.json")) as f:
+        # Before, topology.json went into the current folder, overwriting one there without a word.
+        check(not os.path.exists(os.path.join(d, "topology.json")), "nothing written into the current folder", out)
+        written = re.search(r"^# topology written to (ccbench-results/[^/]+/topology\.json)$", out, re.M)
+        check(written is not None and os.path.exists(os.path.join(d, written.group(1))),
+              "topology.json in a new results folder, and where said", out)
+        rc, out = run(ccbench, mpiexec, d)
+        check(rc == 0 and len(glob.glob(os.path.join(d, "ccbench-results", "*", "topology.json"))) == 2,
+              "a second topo writes a second folder, the first untouched", out)
+        rc, out = run(ccbench, mpiexec, d, "--json", "--out", "mine")
+        check(rc == 0 and "# topology written to mine/topology.json" in out, "--out FOLDER, said on stderr with --json", out)
+        with open(os.path.join(d, "mine", "topology.json")) as f:
             cluster = json.load(f)
         check(len(cluster["hosts"]) == 1 and len(cluster["hosts"][0]["ranks"]) == 2, "topology.json: 1 host, 2 ranks", out)
         cores = cluster["hosts"][0]["node"]["cpu"]["cores"]

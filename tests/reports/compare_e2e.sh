@@ -74,6 +74,21 @@ grep -q "FAILED: no row matched; impl is mpi,ring before and ring after; transpo
   "$work/other.txt" ||
   { cat "$work/other.txt"; fail "no-match message"; }
 "$ccbench" compare "$work/a" "$work/c" --pair transport=shm:mpi --allow-missing --format json >"$work/pair.json" 2>&1
-python3 -c "import json,sys; d=json.load(open(sys.argv[1])); assert d['matched'] > 0, d['verdict']; print(d['verdict'])" \
-  "$work/pair.json" || fail "pairing"
+rc=$?
+# The verdict of shm against mpi follows the machine: the exit code must say what the JSON says.
+python3 - "$work/pair.json" $rc <<'PY' || fail "pairing"
+import json, sys
+d, rc = json.load(open(sys.argv[1])), int(sys.argv[2])
+ring = [r for r in d["rows"] if r["before"] and r["after"]]
+assert d["matched"] == len(ring) > 0 and all(r["before"]["impl"] == "ring" for r in ring), d["verdict"]
+assert rc == (0 if d["ok"] else 4) and d["ok"] == (d["failures"] == 0), f"exit {rc} with verdict {d['verdict']}"
+print(f"--pair transport=shm:mpi: exit {rc}, {d['verdict']}")
+PY
+# One run paired with itself (impl=ring:ring): every ring row matched with itself, exit 0.
+"$ccbench" compare "$work/a" --pair impl=ring:ring >"$work/self_pair.txt" 2>&1
+rc=$?
+ring_rows=$(grep -c '^allreduce,ring,' "$work/a/results.csv")
+[ $rc = 0 ] || { cat "$work/self_pair.txt"; fail "--pair impl=ring:ring within one run: exit $rc, expected 0"; }
+grep -q "^# OK: 0 failures in $ring_rows matched rows" "$work/self_pair.txt" ||
+  { cat "$work/self_pair.txt"; fail "--pair impl=ring:ring: not every ring row matched"; }
 echo "compare_e2e: all checks passed"

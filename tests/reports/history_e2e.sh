@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The SQLite history from the command line: two real CPU jobs appending to one store at the same
-# time, `history` listing them and a case's trend, a run of another node imported and compared
-# with --against-fleet, and a damaged store refused before anything is measured (exit 3).
+# time, `history` listing them and a case's trend, runs of other nodes imported and compared with
+# --against-fleet (a node like its fleet: exit 0; one 10x slower: exit 4, every row), and a
+# damaged store refused before anything is measured (exit 3).
 # Usage: history_e2e.sh MPIEXEC CCBENCH WORK_DIR
 set -u
 mpiexec=$1 ccbench=$2 work=$3
@@ -26,23 +27,60 @@ CCBENCH_DB="$db" "$ccbench" history --collective allreduce --impl ring --size 1M
 cat "$work/trend.txt"
 [ "$(grep -c 'allreduce ring/shm float .* 1 MiB' "$work/trend.txt")" = 4 ] || fail "trend: 2 runs x 2 placements"
 
-# Another node of the same kind: run a's results under another host name.
-cp -r "$work/a" "$work/other"
-python3 - "$work/other/run.json" <<'PY'
-import json, sys
-doc = json.load(open(sys.argv[1]))
+# A fleet of the same kind, in a store of its own: run a's results under three host names, and
+# under a fourth with every time 10x longer. A node like its fleet: exit 0, every row matched and
+# none slower; the slow node: exit 4, every matched row a failure. The rows are made quiet
+# (time_cv 0.05, p95 = 1.1 x median) so that the verdict follows from the fleet alone: with the
+# spreads of a loaded 2-core machine (time_cv 2.7 at 1 MiB) compare's noise allowance can exceed
+# even 10x.
+fleet="$work/fleet.db"
+node() {  # NAME SLOWDOWN: run a's files under host NAME, times x SLOWDOWN, added to the fleet store
+  cp -r "$work/a" "$work/$1"
+  python3 - "$work/$1" "$1" "$2" <<'PY'
+import csv, json, os, sys
+folder, host, k = sys.argv[1], sys.argv[2], float(sys.argv[3])
+doc = json.load(open(os.path.join(folder, "run.json")))
 for r in doc["context"]["ranks_detail"]:
-    r["host"] = "node-b"
-json.dump(doc, open(sys.argv[1], "w"))
+    r["host"] = host
+def quiet(r, time, bw, fmt):
+    r[time("p95")] = fmt(float(r[time("median")]) * 1.1)
+    r[time("cv")] = fmt(0.05)
+    for c in ("avg", "median", "min", "p95", "max"):
+        r[time(c)] = fmt(float(r[time(c)]) * k)
+    for c in ("algbw", "busbw", "busbw_median"):
+        r[bw(c)] = fmt(float(r[bw(c)]) / k)
+for r in doc["rows"]:
+    quiet(r, lambda c: "time_cv" if c == "cv" else f"time_{c}_us", lambda c: f"{c}_gbps", float)
+json.dump(doc, open(os.path.join(folder, "run.json"), "w"))
+path = os.path.join(folder, "results.csv")
+lines = open(path).read().splitlines(keepends=True)
+rows = list(csv.DictReader([l for l in lines if not l.startswith("#")]))
+with open(path, "w", newline="") as f:
+    f.write("".join(l for l in lines if l.startswith("#")))
+    w = csv.DictWriter(f, fieldnames=list(rows[0]), lineterminator="\n")
+    w.writeheader()
+    for r in rows:
+        quiet(r, lambda c: "time_cv" if c == "cv" else f"time_{c}[us]", lambda c: f"{c}[GB/s]", lambda x: f"{x:.6g}")
+        w.writerow(r)
 PY
-"$ccbench" history --db "$db" --add "$work/other" | grep -q "added as run 3" || fail "--add"
-"$ccbench" compare --against-fleet --db "$db" "$work/other" >"$work/fleet.txt" 2>&1
+  "$ccbench" history --db "$fleet" --add "$work/$1" | grep -q "added as run" || fail "--add $1"
+}
+node node-a 1 && node node-b 1 && node node-c 1 && node node-slow 10
+rows=$(grep -vc '^#' "$work/a/results.csv")
+"$ccbench" compare --against-fleet --db "$fleet" "$work/node-c" >"$work/fleet.txt" 2>&1
 rc=$?
-cat "$work/fleet.txt" | head -3
-grep -q "# against the fleet: median of the latest runs of 1 other host of kind 'cpu x2'" "$work/fleet.txt" ||
+head -3 "$work/fleet.txt"
+grep -q "# against the fleet: median of the latest runs of 3 other hosts of kind 'cpu x2'" "$work/fleet.txt" ||
   fail "fleet header"
-grep -q "matched rows" "$work/fleet.txt" || fail "fleet comparison"
-[ $rc = 0 ] || [ $rc = 4 ] || fail "--against-fleet: exit $rc"
+[ $rc = 0 ] || { cat "$work/fleet.txt"; fail "a node like its fleet: exit $rc, expected 0"; }
+grep -q "^# OK: 0 failures in $((rows - 1)) matched rows" "$work/fleet.txt" || fail "a node like its fleet: verdict"
+[ "$(grep -cE '^ +[0-9]+ [KMG]?i?B .* 1\.00x ' "$work/fleet.txt")" = $((rows - 1)) ] || fail "a ratio other than 1.00x"
+"$ccbench" compare --against-fleet --db "$fleet" "$work/node-slow" >"$work/slow.txt" 2>&1
+rc=$?
+tail -2 "$work/slow.txt"
+[ $rc = 4 ] || { cat "$work/slow.txt"; fail "a node 10x slower than its fleet: exit $rc, expected 4"; }
+grep -q "^# FAILED: $((rows - 1)) failures in $((rows - 1)) matched rows" "$work/slow.txt" ||
+  fail "a node 10x slower than its fleet: not every row a failure"
 
 # A damaged store: refused on every rank before measuring; no results folder left behind.
 head -c 4096 /dev/urandom >"$work/damaged.db"

@@ -3,6 +3,28 @@ add_test(NAME reports.accept_junit
          COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/accept_junit.sh $<TARGET_FILE:ccbench> ${PROJECT_SOURCE_DIR}
                  ${CMAKE_CURRENT_BINARY_DIR}/accept_junit)
 set_tests_properties(reports.accept_junit PROPERTIES LABELS unit TIMEOUT 60)
+# accept at a limit (equal passes, just past fails) and a wrong row within max_wrong (fails).
+add_test(NAME reports.accept_boundaries
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/accept_boundaries.py $<TARGET_FILE:ccbench>
+                 ${CMAKE_CURRENT_BINARY_DIR}/accept_boundaries)
+set_tests_properties(reports.accept_boundaries PROPERTIES LABELS unit TIMEOUT 60)
+# compare's detection power on a real pair of runs: 2x and 1.5x slowdowns injected into rows of
+# normal and low noise are flagged, the pair itself is not (tests/reports/compare_detection.py).
+set(_np4_runs ${PROJECT_SOURCE_DIR}/tests/fixtures/cpu2core-20261130-np4-np8)
+add_test(NAME reports.compare_detection
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/compare_detection.py $<TARGET_FILE:ccbench>
+                 ${_np4_runs}/np4-run1-results.csv ${_np4_runs}/np4-run2-results.csv
+                 ${CMAKE_CURRENT_BINARY_DIR}/compare_detection)
+set_tests_properties(reports.compare_detection PROPERTIES LABELS unit TIMEOUT 60)
+# More: a 2x slowdown flagged on every row whose two runs agree on the median, however its spread
+# (a few slow iterations inflate time_cv and p95, not the median). The noise rule that adds both
+# rows' spreads misses 23 of those 92 rows, so this stays disabled until compare's noise estimate
+# no longer follows outlying iterations.
+add_test(NAME reports.compare_detection_stable_medians
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/compare_detection.py $<TARGET_FILE:ccbench>
+                 ${_np4_runs}/np4-run1-results.csv ${_np4_runs}/np4-run2-results.csv
+                 ${CMAKE_CURRENT_BINARY_DIR}/compare_detection_stable --stable-medians)
+set_tests_properties(reports.compare_detection_stable_medians PROPERTIES LABELS unit TIMEOUT 60 DISABLED TRUE)
 add_test(NAME mpi.compare_two_real_runs
          COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/compare_e2e.sh ${MPIEXEC_EXECUTABLE} $<TARGET_FILE:ccbench>
                  ${CMAKE_CURRENT_BINARY_DIR}/compare_e2e)

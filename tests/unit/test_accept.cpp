@@ -222,7 +222,7 @@ TEST(Accept, BadRuleFilesNameFileLineAndWhatIsExpected) {
   EXPECT_EQ(unknown.rfind("bad.yaml:3:7: unknown key 'min_bw' in 'require' (valid: min_busbw, ", 0), 0u) << unknown;
   EXPECT_EQ(usage_error("rules:\n  - select: {colective: allreduce}\n    require: {max_wrong: 0}\n"),
             "bad.yaml:2:14: unknown key 'colective' in 'select' (valid: collective, impl, transport, dtype, op, mode, "
-            "group, min_size, max_size)");
+            "group, min_size, max_size) (did you mean 'collective'?)");
   EXPECT_EQ(usage_error("rules:\n  - require: {min_busbw: fast}\n"),
             "bad.yaml:2:26: 'min_busbw': 'fast' is not valid; expected a number >= 0 (GB/s)");
   EXPECT_EQ(usage_error("rules:\n  - select: {min_size: 1X}\n    require: {max_wrong: 0}\n"),
@@ -240,6 +240,48 @@ TEST(Accept, BadRuleFilesNameFileLineAndWhatIsExpected) {
   } catch (const Error& e) {
     EXPECT_EQ(std::string(e.what()), "--rules: cannot read /nonexistent/rules.yaml: No such file or directory");
   }
+}
+
+// A `select` value that names nothing ccbench writes is a usage error (exit 2) naming the file, the
+// line, what is valid and the closest name; before, `collective: allreduc` selected no row and the
+// rule FAILED (exit 4) as if the cluster had.
+TEST(Accept, SelectValuesAreCheckedAgainstCcbenchsVocabularies) {
+  const SelectVocabulary known = rule_vocabulary();
+  auto error_of = [&](const std::string& yaml) -> std::string {
+    try {
+      parse_rules(yaml, "r.yaml", known);
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ExitCode::usage);
+      return e.what();
+    }
+    ADD_FAILURE() << "accepted:\n" << yaml;
+    return "";
+  };
+  const std::string typo = error_of("rules:\n  - select: {collective: allreduc}\n    require: {min_busbw: 1}\n");
+  EXPECT_EQ(typo.rfind("r.yaml:2:26: 'collective': unknown value 'allreduc': it would select no row (valid: "
+                       "allreduce, allgather, ",
+                       0),
+            0u) << typo;
+  EXPECT_NE(typo.find("(did you mean 'allreduce'?)"), std::string::npos) << typo;
+  EXPECT_NE(error_of("rules:\n  - select: {transport: [shm, shmm]}\n    require: {min_busbw: 1}\n")
+                .find("'transport': unknown value 'shmm'"),
+            std::string::npos);
+  EXPECT_NE(error_of("rules:\n  - select: {impl: rign}\n    require: {min_busbw: 1}\n").find("did you mean 'ring'"),
+            std::string::npos);
+  EXPECT_NE(error_of("rules:\n  - select: {mode: graf}\n    require: {min_busbw: 1}\n").find("valid: eager, graph"),
+            std::string::npos);
+  // Every label the transport column carries is valid; aliases take the rows' spelling.
+  const auto rules = parse_rules("rules:\n  - select: {transport: [shm+mpi, p2p+net/tcp, 'nccl:NET/Socket', cuda_ipc, "
+                                 "net/ib, '-'], dtype: fp16, collective: all_reduce, op: none}\n"
+                                 "    require: {min_busbw: 1}\n",
+                                 "r.yaml", known);
+  EXPECT_EQ(rules[0].select.transport,
+            (std::vector<std::string>{"shm+mpi", "p2p+net/tcp", "nccl:NET/Socket", "cuda_ipc", "net/ib", "-"}));
+  EXPECT_EQ(rules[0].select.dtype, std::vector<std::string>{"half"});
+  EXPECT_EQ(rules[0].select.collective, std::vector<std::string>{"allreduce"});
+  // The example rules use only known values.
+  for (const char* file : {"/docs/examples/rules/h200x2.yaml", "/docs/examples/rules/nvswitch8.yaml"})
+    EXPECT_NO_THROW(load_rules(kSource + file, "--rules", known)) << file;
 }
 
 TEST(Accept, ExampleRulesPassOnTheBaselinesTheyWereWrittenFrom) {
@@ -271,7 +313,7 @@ TEST(Accept, RunAndAcceptCommandLinesReadTheRulesBeforeMeasuring) {
   EXPECT_EQ(acc.junit, "j.xml");
   for (const auto& [args, message] : std::vector<std::pair<std::vector<const char*>, std::string>>{
            {{"ccbench", "--accept", "/nonexistent.yaml"}, "--accept: cannot read /nonexistent.yaml"},
-           {{"ccbench", "--min-busbw", "-3"}, "--min-busbw: -3 is not valid; expected GB/s > 0"},
+           {{"ccbench", "--min-busbw", "-3"}, "--min-busbw: '-3' is not valid; expected GB/s above 0"},
            {{"ccbench", "accept", "results"}, "accept: give --rules FILE.yaml, --min-busbw GBPS or both"}}) {
     try {
       parse_command_line(static_cast<int>(args.size()), args.data());

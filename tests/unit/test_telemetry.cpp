@@ -22,6 +22,8 @@
 #include "telemetry/options.h"
 #include "telemetry/recorded_source.h"
 #include "telemetry/sampler.h"
+#include "tests/unit/cli_parse.h"
+#include "tests/unit/usage_error.h"
 
 namespace ccbench::telemetry {
 namespace {
@@ -581,56 +583,53 @@ TEST(Sampler, OnlyTheFirstRankOfEachHostSamples) {
 
 // ---- options ----------------------------------------------------------------------------------
 
-// The usage error finish_options gives for `raw`.
-std::string usage_error(const RawOptions& raw) {
-  try {
-    finish_options(raw);
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), ExitCode::usage);
-    return e.what();
-  }
-  ADD_FAILURE() << "accepted";
-  return "";
+// The telemetry options of `args` as `run` declares them: parsed through the option layer, then
+// checked together.
+Options parse(const std::vector<std::string>& args) {
+  CLI::App app("test", "test");
+  cli::OptionSet set(app);
+  Options o;
+  add_options(set, o);
+  parse_app(app, args);
+  check_options(o);
+  return o;
+}
+
+// The usage error `args` give.
+std::string usage_error(const std::vector<std::string>& args) {
+  return ccbench::usage_error([&] { parse(args); });
 }
 
 TEST(TelemetryOptions, ValidatedWithClearMessages) {
-  RawOptions raw;
-  EXPECT_TRUE(finish_options(raw).enabled) << "telemetry is on by default";
-  EXPECT_EQ(finish_options(raw).interval, std::chrono::milliseconds(100));
-  EXPECT_EQ(finish_options(raw).counter_interval, std::chrono::milliseconds(1000));
-  raw.counter_interval = "50";
-  EXPECT_NE(usage_error(raw).find("--telemetry-counter-interval: '50' is not valid; expected milliseconds, a whole "
-                                  "number from 100 to 600000"), std::string::npos);
-  raw.counter_interval = "2000";
-  EXPECT_EQ(finish_options(raw).counter_interval, std::chrono::milliseconds(2000));
-  raw = RawOptions{};
-  raw.interval = "5";
-  EXPECT_NE(usage_error(raw).find("--telemetry-interval: '5' is not valid; expected milliseconds, a whole number from 10 "
-                                  "to 60000"), std::string::npos);
-  raw = RawOptions{};
-  raw.telemetry = "maybe";
-  EXPECT_THROW(finish_options(raw), Error);
-  raw = RawOptions{};
-  raw.temp_limit = "hot";
-  EXPECT_THROW(finish_options(raw), Error);
-  raw = RawOptions{};
-  raw.telemetry = "off";
-  raw.fail_on_health = true;
-  EXPECT_NE(usage_error(raw).find("--fail-on-health needs telemetry on"), std::string::npos);
+  EXPECT_TRUE(parse({}).enabled) << "telemetry is on by default";
+  EXPECT_EQ(parse({}).interval, std::chrono::milliseconds(100));
+  EXPECT_EQ(parse({}).counter_interval, std::chrono::milliseconds(1000));
+  EXPECT_NE(usage_error({"--telemetry-counter-interval", "50"})
+                .find("--telemetry-counter-interval: '50' is not valid; expected a whole number from 100 to 600000 "
+                      "(milliseconds)"),
+            std::string::npos);
+  EXPECT_EQ(parse({"--telemetry-counter-interval", "2000"}).counter_interval, std::chrono::milliseconds(2000));
+  EXPECT_NE(usage_error({"--telemetry-interval", "5"})
+                .find("--telemetry-interval: '5' is not valid; expected a whole number from 10 to 60000"),
+            std::string::npos);
+  EXPECT_NE(usage_error({"--telemetry", "maybe"}).find("--telemetry: unknown value 'maybe' (valid: on, off)"),
+            std::string::npos);
+  EXPECT_NE(usage_error({"--temp-limit", "hot"}).find("--temp-limit: 'hot' is not a number; expected degrees Celsius"),
+            std::string::npos);
+  EXPECT_NE(usage_error({"--temp-limit", "0"}).find("above 0 and at most 150"), std::string::npos);
+  EXPECT_EQ(parse({"--temp-limit", "90.5"}).temp_limit_c, 90.5);
+  EXPECT_NE(usage_error({"--telemetry", "off", "--fail-on-health"}).find("--fail-on-health needs telemetry on"),
+            std::string::npos);
 }
 
 TEST(TelemetryOptions, TheOptionsThatNeedItRefuseItTurnedOff) {
-  RawOptions raw;
-  raw.fail_on_health = true;
-  EXPECT_TRUE(finish_options(raw).enabled);
-  raw = RawOptions{};
-  raw.record = "answers.json";
-  EXPECT_TRUE(finish_options(raw).enabled);
-  raw.telemetry = "off";
-  EXPECT_NE(usage_error(raw).find("--telemetry-record needs telemetry on"), std::string::npos);
-  raw = RawOptions{};
-  raw.telemetry = "on";
-  EXPECT_TRUE(finish_options(raw).enabled);
+  EXPECT_TRUE(parse({"--fail-on-health"}).enabled);
+  EXPECT_TRUE(parse({"--telemetry-record", "answers.json"}).enabled);
+  EXPECT_NE(usage_error({"--telemetry", "off", "--telemetry-record", "answers.json"})
+                .find("--telemetry-record needs telemetry on"),
+            std::string::npos);
+  EXPECT_TRUE(parse({"--telemetry", "on"}).enabled);
+  EXPECT_FALSE(parse({"--telemetry", "off"}).enabled);
 }
 
 }  // namespace

@@ -57,9 +57,17 @@ TEST(NcclConfig, BadAxesAreUsageErrorsSayingWhatIsValid) {
   expect_usage([] { nccl_config_combinations({"maxCtas=4"}); }, "KEY one of minCTAs, maxCTAs");
   expect_usage([] { nccl_config_combinations({"maxCTAs"}); }, "expected KEY=V1,V2");
   expect_usage([] { nccl_config_combinations({"maxCTAs=4", "maxCTAs=8"}); }, "maxCTAs given twice");
-  expect_usage([] { nccl_config_combinations({"maxCTAs=four"}); }, "a whole number >= 0");
+  expect_usage([] { nccl_config_combinations({"maxCTA=4"}); }, "(did you mean 'maxCTAs'?)");
+  expect_usage([] { nccl_config_combinations({"maxCTAs=four"}); }, "a whole number from 1 to 64, or default");
   expect_usage([] { nccl_config_combinations({"maxCTAs=4,"}); }, "an empty value");
-  expect_usage([] { nccl_config_combinations({"CTAPolicy=fast"}); }, "default, efficiency, zero");
+  expect_usage([] { nccl_config_combinations({"CTAPolicy=fast"}); }, "efficiency, zero, or 0 to 2, or default");
+  expect_usage([] { nccl_config_combinations({"CTAPolicy=3"}); }, "'3' is not valid for CTAPolicy");
+  // The values NCCL would clamp (src/init.cc): CTAs 1 to 64, cluster sizes 0 to 8; an 8-bit class.
+  expect_usage([] { nccl_config_combinations({"minCTAs=0"}); }, "'0' is not valid for minCTAs");
+  expect_usage([] { nccl_config_combinations({"maxCTAs=65"}); }, "'65' is not valid for maxCTAs");
+  expect_usage([] { nccl_config_combinations({"cgaClusterSize=9"}); }, "from 0 to 8");
+  expect_usage([] { nccl_config_combinations({"trafficClass=256"}); }, "from 0 to 255");
+  EXPECT_EQ(nccl_config_combinations({"minCTAs=64", "cgaClusterSize=0", "trafficClass=255"}).size(), 1u);
   expect_usage([] { nccl_config_combinations({"minCTAs=1,2,3,4,5,6,7,8", "maxCTAs=1,2,3,4,5,6,7,8,9"}); },
                "more than 64 combinations");
 }
@@ -97,12 +105,12 @@ TEST(Overlap, SpecsLabelsUnitsAndWork) {
   EXPECT_EQ(parse_overlap("gemm:4096").size, 4096u);
   const OverlapSpec m = parse_overlap("membw:2G");
   EXPECT_EQ(m.size, 2ull << 30);
-  EXPECT_EQ(load_label(m), "membw 2 GiB");
+  EXPECT_EQ(load_label(m), "membw 2G");
   EXPECT_STREQ(load_unit(m), "GB/s");
   EXPECT_DOUBLE_EQ(load_work(m), 2.0 * (2ull << 30) / 1e9);
   expect_usage([] { parse_overlap("gemm:1000"); }, "multiple of 64");
   expect_usage([] { parse_overlap("membw:1K"); }, "from 1M to 64G");
-  expect_usage([] { parse_overlap("fft"); }, "valid: gemm[:N], membw[:SIZE], none");
+  expect_usage([] { parse_overlap("fft"); }, "unknown load 'fft' (valid: gemm[:N] (N from 256 to 65536");
 }
 
 // Launches count in proportion to the part of them inside the window.
@@ -141,8 +149,8 @@ TEST(Energy, CounterFromRecordedAnswers) {
   const nlohmann::json doc = {
       {"format", telemetry::kAnswersFormat},
       {"driver", "580.65.06"},
-      {"gpus", {{{"index", 0}, {"name", "NVIDIA H200"}, {"uuid", "GPU-aaaa"}},
-                {{"index", 1}, {"name", "NVIDIA T4"}, {"uuid", "GPU-bbbb"}}}},
+      {"gpus", {{{"index", 0u}, {"name", "NVIDIA H200"}, {"uuid", "GPU-aaaa"}},
+                {{"index", 1u}, {"name", "NVIDIA T4"}, {"uuid", "GPU-bbbb"}}}},
       {"answers", {{"0 energy_mj", {1000000, 1000000, 1700000}},
                    {"1 energy_mj", {{{"why_not", "nvmlDeviceGetTotalEnergyConsumption: not supported on this GPU"}}}}}}};
   auto src = telemetry::replay_answers(doc);
@@ -241,6 +249,12 @@ TEST(TrainingOptions, ParsedAndRefusedWithTheReason) {
   expect_usage([] { parse({"--energy", "0.5"}); }, "from 1 to 600");
   expect_usage([] { parse({"--energy", "yes"}); }, "valid: off, on");
   expect_usage([] { parse({"--nccl-config", "maxCTAs=x"}); }, "--nccl-config maxCTAs=x");
+  expect_usage([] { parse({"--nccl-config", "maxCTAs=4", "--impl", "ring,tree"}); },
+               "--impl ring,tree names no NCCL implementation");
+  EXPECT_EQ(std::get<RunOptions>(parse({"--nccl-config", "maxCTAs=4", "--impl", "ring,nccl-tree"})).nccl_configs.size(),
+            1u);
+  expect_usage([] { parse({"--overlap", "gemm:100"}); }, "a multiple of 64");
+  expect_usage([] { parse({"--overlap", "fast"}); }, "valid: gemm[:N] (N from 256 to 65536");
 }
 
 }  // namespace

@@ -7,6 +7,7 @@
 #include "core/build_config.h"
 #include "core/error.h"
 #include "transports/mpi_channel.h"
+#include "transports/names.h"
 #include "transports/wait.h"
 #if CCBENCH_HAVE_IBVERBS
 #include "transports/ib/gpu_memory.h"
@@ -48,7 +49,7 @@ std::optional<std::string> ib_unavailable_reason() {
 }
 
 TransportOps ib_transport_ops() {
-  return {"ib", false,
+  return {name(Transport::ib), false,
           [](const RankLayout&, int, int, std::string* why) {
             if (why) *why = *ib_unavailable_reason();
             return false;
@@ -355,7 +356,7 @@ class IbSendChannel final : public SendChannel, public DirectSend, public IbChan
 }  // namespace
 
 TransportOps ib_transport_ops() {
-  return {"ib", false,
+  return {name(Transport::ib), false,
           [](const RankLayout&, int, int, std::string* why) {
             static const std::optional<std::string> reason = ib_unavailable_reason();  // probe once
             if (reason && why) *why = *reason;

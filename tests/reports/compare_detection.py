@@ -1,0 +1,177 @@
+#!/usr/bin/env python3
+"""Detection power of `ccbench compare` on real runs: slowdowns injected into a real pair of runs
+are flagged, and the pair itself is not.
+
+    compare_detection.py CCBENCH BEFORE.csv AFTER.csv WORK_DIR [--stable-medians]
+
+BEFORE and AFTER are two runs of one command (tests/fixtures/cpu2core-20261130-np4-np8: 4 CPU
+ranks of a loaded 2-core machine, 132 rows). Every check goes through the command line only (exit
+code, and the per-row "failure" of --format json), so it holds whatever noise estimate compare
+uses. A row has *normal noise* when its spread (max(time_cv, time_p95 / time_median - 1)) is at
+most NORMAL_SPREAD in both runs and the two runs agree on its median time within RUN_TO_RUN;
+*low noise* with LOW_SPREAD instead. The guarantee checked (docs/guides/compare.md):
+  - the pair as it is: exit 0, no row a failure;
+  - every row 2x slower (times x 2, bandwidths / 2): exit 4, every row with normal noise a failure;
+  - every row 1.5x slower: exit 4, every row with low noise a failure;
+  - one case (allreduce/ring out-of-place, every size) 2x slower: exit 4 with every failure in
+    that case, and every row of it with normal noise a failure;
+  - one row alone 3x slower, its neighbours untouched: reported slower "at this size only" and not
+    counted (exit 0); with --count-isolated a failure (exit 4).
+--stable-medians asks more: every row whose two runs agree on the median within RUN_TO_RUN,
+whatever its spread (a few slow iterations inflate time_cv and time_p95 but not the median), is
+flagged when 2x slower. A noise estimate from the spreads as they are misses rows whose median is
+steady; a robust one does not.
+Per-row detection is asserted under --count-isolated (a slowdown whose neighbours happen to be
+too noisy to flag is otherwise shown but not counted); the exit code without it.
+Exit status 0 when every check passes; each failure printed.
+"""
+import csv
+import json
+import os
+import subprocess
+import sys
+
+NORMAL_SPREAD = 0.25  # the median row of these runs spreads ~24 % (compare's threshold there: 48 % for two rows)
+LOW_SPREAD = 0.10
+RUN_TO_RUN = 0.10
+TIME_COLUMNS = ("time_avg[us]", "time_median[us]", "time_min[us]", "time_p95[us]", "time_max[us]")
+BANDWIDTH_COLUMNS = ("algbw[GB/s]", "busbw[GB/s]", "busbw_median[GB/s]")
+
+
+class Results:
+    def __init__(self, path):
+        with open(path, encoding="utf-8", newline="") as f:
+            lines = f.read().splitlines(keepends=True)
+        self.preamble = [l for l in lines if l.startswith("#")]
+        reader = csv.DictReader([l for l in lines if not l.startswith("#")], strict=True)
+        self.columns, self.rows = reader.fieldnames, list(reader)
+
+    def write(self, path, rows):
+        with open(path, "w", encoding="utf-8", newline="") as f:
+            f.write("".join(self.preamble))
+            w = csv.DictWriter(f, fieldnames=self.columns, lineterminator="\n")
+            w.writeheader()
+            w.writerows(rows)
+
+
+def key(r):
+    """A results.csv row's case and size, as compare matches them."""
+    return (r["collective"], r["impl"], r["in_place"], r["size[B]"])
+
+
+def json_key(r):
+    """The same for a row as compare's --format json gives it."""
+    return (r["collective"], r["impl"], "true" if r["in_place"] else "false", str(r["bytes"]))
+
+
+def slower(r, k):
+    out = dict(r)
+    for c in TIME_COLUMNS:
+        out[c] = f"{float(r[c]) * k:.6g}"
+    for c in BANDWIDTH_COLUMNS:
+        out[c] = f"{float(r[c]) / k:.6g}"
+    return out
+
+
+def spread(r):
+    return max(float(r["time_cv"]), float(r["time_p95[us]"]) / float(r["time_median[us]"]) - 1)
+
+
+def quiet(before, after, limit):
+    """Rows (keys) whose spread is at most `limit` in both runs and whose runs agree."""
+    return {key(b) for b, a in zip(before, after) if spread(b) <= limit and spread(a) <= limit
+            and abs(float(a["time_median[us]"]) / float(b["time_median[us]"]) - 1) <= RUN_TO_RUN}
+
+
+class Test:
+    def __init__(self, ccbench, before, work):
+        self.ccbench, self.before, self.work, self.failures = ccbench, before, work, 0
+
+    def compare(self, after_path, *extra):
+        p = subprocess.run([self.ccbench, "compare", self.before, after_path, "--format", "json", *extra],
+                           capture_output=True, text=True)
+        try:
+            doc = json.loads(p.stdout)
+        except json.JSONDecodeError:
+            doc = {"rows": [], "verdict": p.stdout[-500:] + p.stderr[-500:]}
+        failed = {json_key(r["before"]) for r in doc["rows"] if r["failure"] and r["before"]}
+        shown = {json_key(r["before"]): r["verdict"] for r in doc["rows"] if r["before"]}
+        return p.returncode, failed, shown, doc.get("verdict", "")
+
+    def expect(self, name, ok, detail=""):
+        print(("ok    " if ok else "FAIL  ") + name + ("" if ok or not detail else "\n      " + detail))
+        self.failures += 0 if ok else 1
+        return ok
+
+
+def stable_medians(t, before, after, work):
+    """Every row whose runs agree on the median, 2x slower: each flagged."""
+    path = os.path.join(work, "all-2x.csv")
+    after.write(path, [slower(r, 2.0) for r in after.rows])
+    must = quiet(before.rows, after.rows, float("inf"))
+    rc, failed, _, _ = t.compare(path, "--count-isolated")
+    missed = sorted(must - failed)
+    t.expect(f"every row 2x slower: all {len(must)} rows whose runs agree on the median flagged ({len(failed)} of "
+             f"{len(before.rows)} flagged in all)", rc == 4 and must and not missed,
+             f"exit {rc}; {len(missed)} not flagged: {missed}")
+
+
+def main():
+    ccbench, before_path, after_path, work = sys.argv[1:5]
+    os.makedirs(work, exist_ok=True)
+    before, after = Results(before_path), Results(after_path)
+    t = Test(ccbench, before_path, work)
+    rows = len(before.rows)
+    if sys.argv[5:] == ["--stable-medians"]:
+        stable_medians(t, before, after, work)
+        print(f"{t.failures} failure(s)")
+        return 1 if t.failures else 0
+
+    rc, failed, _, verdict = t.compare(after_path)
+    t.expect(f"two runs of one command: exit 0, no row flagged ({verdict})", rc == 0 and not failed,
+             f"exit {rc}, flagged {sorted(failed)}")
+
+    for k, limit, label in ((2.0, NORMAL_SPREAD, "normal"), (1.5, LOW_SPREAD, "low")):
+        path = os.path.join(work, f"all-{k}x.csv")
+        after.write(path, [slower(r, k) for r in after.rows])
+        must = quiet(before.rows, after.rows, limit)
+        rc, _, _, verdict = t.compare(path)
+        t.expect(f"every row {k}x slower: exit 4 ({verdict})", rc == 4, f"exit {rc}")
+        rc, failed, _, _ = t.compare(path, "--count-isolated")
+        missed = sorted(must - failed)
+        t.expect(f"every row {k}x slower: all {len(must)} rows with {label} noise flagged ({len(failed)} of {rows} "
+                 f"flagged in all)", rc == 4 and must and not missed, f"exit {rc}; not flagged: {missed}")
+
+    case = ("allreduce", "ring", "false")
+    path = os.path.join(work, "one-case-2x.csv")
+    after.write(path, [slower(r, 2.0) if key(r)[:3] == case else r for r in after.rows])
+    must = {x for x in quiet(before.rows, after.rows, NORMAL_SPREAD) if x[:3] == case}
+    rc, failed, _, verdict = t.compare(path)
+    t.expect(f"allreduce/ring out-of-place 2x slower: exit 4, every failure in that case ({verdict})",
+             rc == 4 and all(x[:3] == case for x in failed),
+             f"exit {rc}; flagged elsewhere: {sorted(x for x in failed if x[:3] != case)}")
+    rc, failed, _, _ = t.compare(path, "--count-isolated")
+    t.expect(f"allreduce/ring out-of-place 2x slower: its {len(must)} rows with normal noise flagged",
+             must and must <= failed, f"not flagged: {sorted(must - failed)}")
+
+    # One row alone: the quiet row of that case whose neighbours are quiet too, 3x slower.
+    sizes = [key(r) for r in after.rows if key(r)[:3] == case]
+    calm = quiet(before.rows, after.rows, NORMAL_SPREAD)
+    candidates = [sizes[i] for i in range(1, len(sizes) - 1) if {sizes[i - 1], sizes[i], sizes[i + 1]} <= calm]
+    if t.expect("a quiet row with quiet neighbours exists for the isolated case", bool(candidates)):
+        one = candidates[0]
+        path = os.path.join(work, "one-row-3x.csv")
+        after.write(path, [slower(r, 3.0) if key(r) == one else r for r in after.rows])
+        rc, failed, shown, verdict = t.compare(path)
+        t.expect(f"{one} alone 3x slower: shown as slower at this size only, not counted (exit 0; {verdict})",
+                 rc == 0 and not failed and "at this size only" in shown.get(one, ""),
+                 f"exit {rc}; verdict of the row {shown.get(one)!r}; flagged {sorted(failed)}")
+        rc, failed, _, verdict = t.compare(path, "--count-isolated")
+        t.expect(f"{one} alone 3x slower with --count-isolated: flagged, exit 4 ({verdict})",
+                 rc == 4 and one in failed, f"exit {rc}; flagged {sorted(failed)}")
+    print(f"{t.failures} failure(s)")
+    return 1 if t.failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
