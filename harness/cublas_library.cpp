@@ -5,10 +5,10 @@
 
 #include <memory>
 #include <mutex>
-#include <vector>
 
 #include <fmt/format.h>
 
+#include "core/error.h"
 #include "core/knobs.h"
 
 namespace ccbench {
@@ -21,17 +21,21 @@ bool bind(void* lib, F& f, const char* name) {
   return f != nullptr;
 }
 
+// Opens `path` and looks up every entry point; the reason in `why` when it cannot.
 std::unique_ptr<CublasApi> load(const std::string& path, std::string* why) {
   void* lib = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!lib) {
-    *why = dlerror();
+    *why = fmt::format("{} (set CCBENCH_CUBLAS_LIBRARY to a cuBLAS library)", dlerror());
     return nullptr;
   }
   auto a = std::make_unique<CublasApi>();
-  if (!(bind(lib, a->Create, "cublasCreate_v2") && bind(lib, a->Destroy, "cublasDestroy_v2") &&
-        bind(lib, a->SetStream, "cublasSetStream_v2") && bind(lib, a->GemmEx, "cublasGemmEx") &&
-        bind(lib, a->GetStatusString, "cublasGetStatusString") && bind(lib, a->GetProperty, "cublasGetProperty"))) {
-    *why = fmt::format("{} is not a cuBLAS this ccbench can use: {}", path, dlerror());
+  const bool ok = bind(lib, a->Create, "cublasCreate_v2") && bind(lib, a->Destroy, "cublasDestroy_v2") &&
+                  bind(lib, a->SetStream, "cublasSetStream_v2") && bind(lib, a->GemmEx, "cublasGemmEx") &&
+                  bind(lib, a->GetStatusString, "cublasGetStatusString") &&
+                  bind(lib, a->GetProperty, "cublasGetProperty");
+  if (!ok) {
+    *why = fmt::format("{} is not a cuBLAS this ccbench can use: {} is missing (cuBLAS 11.4 or newer needed)", path,
+                       dlerror());
     dlclose(lib);
     return nullptr;
   }
@@ -47,27 +51,37 @@ std::unique_ptr<CublasApi> load(const std::string& path, std::string* why) {
 
 }  // namespace
 
+std::string CublasApi::version_text() const {
+  return fmt::format("{}.{}.{}", version / 10000, (version % 10000) / 100, version % 100);
+}
+
+std::string cublas_library_path() {
+  return env_text("CCBENCH_CUBLAS_LIBRARY").value_or(fmt::format("libcublas.so.{}", CUBLAS_VER_MAJOR));
+}
+
 const CublasApi* cublas_api(std::string* why) {
-  static std::mutex mu;
+  static std::once_flag once;
   static std::unique_ptr<CublasApi> api;
   static std::string failure;
-  std::lock_guard lock(mu);
-  if (!api && failure.empty()) {
-    std::vector<std::string> candidates;
-    if (auto given = env_text("CCBENCH_CUBLAS_LIBRARY")) candidates.push_back(*given);
-    else candidates = {"libcublas.so.13", "libcublas.so.12", "/usr/local/cuda/lib64/libcublas.so.13",
-                       "/usr/local/cuda/lib64/libcublas.so.12"};
-    for (const std::string& c : candidates) {
-      std::string reason;
-      api = load(c, &reason);
-      if (api) break;
-      failure += (failure.empty() ? "" : "; ") + reason;
-    }
-    if (api) failure.clear();
-    else failure += " (set CCBENCH_CUBLAS_LIBRARY to a libcublas.so)";
-  }
-  if (!api && why) *why = failure;
+  std::call_once(once, [] { api = load(cublas_library_path(), &failure); });
+  if (!api && why) *why = "cuBLAS could not be loaded: " + failure;
   return api.get();
+}
+
+const CublasApi& cublas() {
+  std::string why;
+  const CublasApi* a = cublas_api(&why);
+  if (!a) throw Error(ExitCode::precondition, why);
+  return *a;
+}
+
+cublasStatus_t check_cublas(cublasStatus_t rc, const char* call, const char* file, int line) {
+  if (rc != CUBLAS_STATUS_SUCCESS) {
+    const CublasApi& a = cublas();
+    fail(ExitCode::runtime, "cuBLAS error {} ({}) in {} at {}:{} (cuBLAS {} from {})", static_cast<int>(rc),
+         a.GetStatusString(rc), call, file, line, a.version_text(), a.path);
+  }
+  return rc;
 }
 
 }  // namespace ccbench

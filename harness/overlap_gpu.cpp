@@ -2,6 +2,7 @@
 // feeder thread that keeps kQueueDepth launches queued so the GPU never waits for the host.
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <exception>
 #include <mutex>
 #include <thread>
@@ -114,11 +115,10 @@ class GpuLoad final : public OverlapLoad {
     if (!cublas_) fail(ExitCode::precondition, "--overlap gemm needs cuBLAS, which could not be loaded: {}", why);
     const std::size_t n = spec_.size, bytes = n * n * 2;  // bf16
     for (int i = 0; i < 3; ++i) buffers_.push_back(allocate(bytes));
-    overlap::fill_bf16(buffers_[0], n * n, 1, stream_);
-    overlap::fill_bf16(buffers_[1], n * n, 2, stream_);
-    CCB_CUDA(cudaGetLastError());
-    check_cublas(cublas_->Create(&handle_), "cublasCreate");
-    check_cublas(cublas_->SetStream(handle_, stream_), "cublasSetStream");
+    for (std::uint32_t salt : {1u, 2u})
+      CCB_CUDA(static_cast<cudaError_t>(overlap::fill_bf16(buffers_[salt - 1], n * n, salt, stream_)));
+    CCB_CUBLAS(cublas_->Create(&handle_));
+    CCB_CUBLAS(cublas_->SetStream(handle_, stream_));
   }
 
   void open_membw() {
@@ -135,24 +135,16 @@ class GpuLoad final : public OverlapLoad {
     return p;
   }
 
-  void check_cublas(cublasStatus_t rc, const char* what) const {
-    if (rc != CUBLAS_STATUS_SUCCESS)
-      fail(ExitCode::runtime, "{} failed: {} (cuBLAS {} from {})", what, cublas_->GetStatusString(rc), cublas_->version,
-           cublas_->path);
-  }
-
   // One launch of the load on its stream.
   void launch() {
     if (spec_.kind == LoadKind::gemm) {
       const int n = static_cast<int>(spec_.size);
       const float alpha = 1.0f, beta = 0.0f;
-      check_cublas(cublas_->GemmEx(handle_, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &alpha, buffers_[0], CUDA_R_16BF, n,
-                                   buffers_[1], CUDA_R_16BF, n, &beta, buffers_[2], CUDA_R_16BF, n, CUBLAS_COMPUTE_32F,
-                                   CUBLAS_GEMM_DEFAULT),
-                   "cublasGemmEx");
+      CCB_CUBLAS(cublas_->GemmEx(handle_, CUBLAS_OP_N, CUBLAS_OP_N, n, n, n, &alpha, buffers_[0], CUDA_R_16BF, n,
+                                 buffers_[1], CUDA_R_16BF, n, &beta, buffers_[2], CUDA_R_16BF, n, CUBLAS_COMPUTE_32F,
+                                 CUBLAS_GEMM_DEFAULT));
     } else {
-      const int rc = overlap::launch_copy(buffers_[0], buffers_[1], spec_.size, blocks_, stream_);
-      if (rc != cudaSuccess) throw_cuda_error(static_cast<cudaError_t>(rc), "the membw copy kernel", __FILE__, __LINE__);
+      CCB_CUDA(static_cast<cudaError_t>(overlap::launch_copy(buffers_[0], buffers_[1], spec_.size, blocks_, stream_)));
     }
   }
 
