@@ -8,17 +8,6 @@
 
 namespace ccbench {
 
-namespace {
-
-// `step` on every rank; where it failed anywhere, every rank throws the agreed error.
-template <typename F>
-void agreed(MPI_Comm comm, const char* what, F&& step) {
-  const Outcome o = agree_outcome(comm, run_catching(std::forward<F>(step)));
-  if (o.code != ExitCode::ok) throw Error::agreed(o.code, fmt::format("{}: {}", what, o.message));
-}
-
-}  // namespace
-
 double mean_over_ranks(MPI_Comm comm, double mine) {
   double sum = 0;
   int ranks = 1;
@@ -31,7 +20,7 @@ JobLoad open_job_load(const OverlapSpec& spec, Device device, MPI_Comm comm, con
   JobLoad j;
   j.spec = spec;
   if (spec.kind == LoadKind::none) return j;
-  agreed(comm, "--overlap", [&] {
+  agreed_step(comm, "--overlap", [&] {
     if (device != Device::gpu)
       fail(ExitCode::precondition, "--overlap {} runs a load beside the collectives on GPU ranks, and these are CPU "
            "ranks: leave --overlap out, or run on GPU ranks", load_label(spec));
@@ -43,7 +32,7 @@ JobLoad open_job_load(const OverlapSpec& spec, Device device, MPI_Comm comm, con
   check_mpi(MPI_Allreduce(&turn, &turns, 1, MPI_INT, MPI_MAX, comm), "MPI_Allreduce of the load's turns");
   double alone = 0;
   for (int t = 0; t <= turns; ++t) {
-    agreed(comm, "--overlap: the load alone", [&] {
+    agreed_step(comm, "--overlap: the load alone", [&] {
       if (t == turn) alone = j.load->measure_alone();
     });
   }

@@ -45,13 +45,6 @@ std::string arguments_of(const std::string& command_line) {
   return space == std::string::npos ? "" : command_line.substr(space + 1);
 }
 
-// Runs `step` on every rank; if it failed anywhere, every rank throws the agreed error.
-template <typename F>
-void agreed_step(MPI_Comm comm, const char* what, F&& step) {
-  const Outcome agreed = agree_outcome(comm, run_catching(std::forward<F>(step)));
-  if (agreed.code != ExitCode::ok) throw Error::agreed(agreed.code, fmt::format("{}: {}", what, agreed.message));
-}
-
 // GPU ranks (collective): why ib cannot carry their data between every pair, or nullopt when it
 // can; rank 0 says so where auto therefore connects nodes over tcp.
 std::optional<std::string> probe_gpu_ib(MPI_Comm world, const RankLayout& layout, const std::string& transport) {
