@@ -748,10 +748,12 @@ void Runner::graph_replays(Implementation& impl, Series& bufs, Measurement& m) {
 }
 
 // --energy: the collective back to back for at least the energy window (agreed calls, fresh
-// input), the job's GPUs' energy over it (energy_meter.h). After the timed phases, so that their
-// figures are those of an ordinary run.
+// input), the job's GPUs' energy over it (energy_meter.h), its output checked as the batch's.
+// After the timed phases, so that their figures are those of an ordinary run.
 void Runner::energy_window(Implementation& impl, Series& bufs, Measurement& m) {
-  watchdog_.enter(m.where + ": energy window");  // before the collectives: enter() may do work
+  // Before the collectives (enter() may do work); the window may outlast the timeout by design,
+  // so the phase gets the timeout beyond twice the window.
+  watchdog_.enter(m.where + ": energy window", opts_.timeout + 2 * energy_->window());
   const std::int64_t calls = energy_->agree_calls(m.batch_us);
   const std::int64_t iterations = (calls + opts_.agg_iters - 1) / opts_.agg_iters;
   reset(bufs, m);
@@ -762,6 +764,8 @@ void Runner::energy_window(Implementation& impl, Series& bufs, Measurement& m) {
   sync(impl);
   m.energy_j = energy_->end();
   m.energy_calls = iterations * opts_.agg_iters;
+  if (opts_.check && (!m.in_place || repeats_in_place(m.spec.coll, m.spec.op)))
+    check_output(bufs, m, "after the energy window", m.wrong);
 }
 
 bool Runner::graph_checked(const Measurement& m) const { return opts_.check && (!m.in_place || repeats_in_place(m.spec.coll, m.spec.op)); }
