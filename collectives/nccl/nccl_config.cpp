@@ -43,6 +43,13 @@ void check_value(const NcclConfigKey& key, const std::string& value, const std::
          key.meaning);
 }
 
+// The value of `key` in `c` as a number, when given and not default.
+std::optional<int> number_of(const NcclConfig& c, const char* key) {
+  for (const NcclSetting& s : c.settings)
+    if (s.key == key && !s.is_default()) return whole(s.value);
+  return std::nullopt;
+}
+
 std::vector<std::string> key_list() {
   std::vector<std::string> names;
   for (const NcclConfigKey& x : nccl_config_keys()) names.push_back(x.name);
@@ -113,6 +120,14 @@ std::vector<NcclConfig> nccl_config_combinations(const std::vector<std::string>&
   }
   if (parsed.empty()) return {};
   return out;
+}
+
+std::optional<std::string> nccl_config_conflict(const NcclConfig& c) {
+  const auto lo = number_of(c, "minCTAs"), hi = number_of(c, "maxCTAs");
+  if (lo && hi && *lo > *hi)
+    return fmt::format("--nccl-config minCTAs={} is above maxCTAs={}: NCCL would change one of them, so this "
+                       "combination is not measured", *lo, *hi);
+  return std::nullopt;
 }
 
 int nccl_cta_policy(const std::string& value) {

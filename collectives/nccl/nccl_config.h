@@ -16,6 +16,7 @@
 // Settings NCCL reads once per process (NCCL_PARAM's static cache, src/include/param.h, such as
 // NCCL_SHM_DISABLE; NCCL_P2P_DISABLE / NCCL_P2P_LEVEL in src/graph/paths.cc; NCCL_NET in
 // src/init.cc; NCCL_HOSTID in src/misc/utils.cc) need a launch each: scripts/tune.py does that.
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -60,6 +61,11 @@ std::string nccl_config_valid();
 // kMaxNcclConfigs combinations.
 std::vector<NcclConfig> nccl_config_combinations(const std::vector<std::string>& axes);
 inline constexpr std::size_t kMaxNcclConfigs = 64;  // communicators in one launch: each holds GPU memory
+
+// Why NCCL would not run combination `c` as labelled (minCTAs above maxCTAs: NCCL changes one
+// of them), or nullopt. Such a combination's rows are skipped with this reason rather than the
+// whole sweep refused: a sweep of both keys holds such pairs naturally.
+std::optional<std::string> nccl_config_conflict(const NcclConfig& c);
 
 // CTAPolicy's number for a value nccl_config_combinations accepted.
 int nccl_cta_policy(const std::string& value);

@@ -102,15 +102,17 @@ class ScopedEnv {
 };
 
 // The NCCL a --nccl-config key needs (the release that added the ncclConfig_t field), checked
-// against the header at build time and the library loaded; "" for the environment keys.
-int config_key_version(const std::string& key) {
+// against the header at build time and the library loaded; 0 for the environment keys.
+int config_key_version(const NcclSetting& s) {
+  const std::string& key = s.key;
   if (key == "trafficClass") return NCCL_VERSION(2, 26, 0);
-  if (key == "CTAPolicy") return NCCL_VERSION(2, 27, 0);
+  if (key == "CTAPolicy") return nccl_cta_policy(s.value) == 2 ? NCCL_VERSION(2, 28, 0) : NCCL_VERSION(2, 27, 0);
   if (key == "minCTAs" || key == "maxCTAs" || key == "cgaClusterSize" || key == "netName") return NCCL_VERSION(2, 17, 0);
   return 0;
 }
 
 std::optional<std::string> config_unsupported(const NcclConfig& config, const char* variant) {
+  if (auto why = nccl_config_conflict(config)) return why;
   for (const NcclSetting& s : config.settings) {
     if (s.is_default()) continue;
     for (const NcclConfigKey& k : nccl_config_keys())
@@ -120,7 +122,7 @@ std::optional<std::string> config_unsupported(const NcclConfig& config, const ch
                              "config from it): unset it", k.overridden_by, env, s.key);
     if (s.key == "NCCL_ALGO" && (std::string_view(variant) == "nccl-ring" || std::string_view(variant) == "nccl-tree"))
       return fmt::format("{} sets NCCL_ALGO itself; --nccl-config NCCL_ALGO applies to nccl and nccl-symm", variant);
-    const int need = config_key_version(s.key);
+    const int need = config_key_version(s);
     if (need > NCCL_VERSION_CODE)
       return fmt::format("--nccl-config {} needs NCCL >= {}.{} at build time (nccl.h {}.{})", s.key, need / 10000,
                          need % 10000 / 100, NCCL_MAJOR, NCCL_MINOR);

@@ -72,6 +72,19 @@ TEST(NcclConfig, BadAxesAreUsageErrorsSayingWhatIsValid) {
                "more than 64 combinations");
 }
 
+// minCTAs above maxCTAs: that combination is not what its label says (NCCL would change one), so
+// it is skipped with the reason, the others of the sweep measured.
+TEST(NcclConfig, MinAboveMaxIsNamedPerCombination) {
+  const auto c = nccl_config_combinations({"minCTAs=default,8", "maxCTAs=4,16"});
+  ASSERT_EQ(c.size(), 4u);
+  std::vector<std::string> conflicts;
+  for (const NcclConfig& x : c)
+    if (auto why = nccl_config_conflict(x)) conflicts.push_back(x.label() + ": " + *why);
+  ASSERT_EQ(conflicts.size(), 1u);
+  EXPECT_EQ(conflicts[0], "minCTAs=8;maxCTAs=4: --nccl-config minCTAs=8 is above maxCTAs=4: NCCL would change one "
+                          "of them, so this combination is not measured");
+}
+
 // NCCL implementations become one per configuration, in order, named as before and labelled;
 // the others stay as they are. Without NCCL built in there is nothing to expand.
 TEST(NcclConfig, PlanHasOneCommunicatorPerCombination) {
