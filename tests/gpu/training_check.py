@@ -14,13 +14,24 @@ Environment:
   CCBENCH_EXPECT_ENERGY_GPUS the number of GPUs run.json's energy block sums over
   CCBENCH_EXPECT_CONFIGS     "impl:LABEL|LABEL ...": impl has measured rows with each nccl_config
                              label and none with another; a label NCCL_PROTO=X makes every such
-                             row's algorithm name protocol X (NCCL's report of what it ran)
+                             row's algorithm name exactly protocol X (NCCL's report of what it ran)
 Usage: training_check.py results.csv
 """
 import csv
 import json
 import os
+import re
 import sys
+
+
+# Both columns are written with 6 significant digits: their product is the size to about 1e-5.
+kPrinted = 1e-4
+
+
+def protocol(algorithm):
+    """NCCL's protocol in an algorithm column ("RING/LL 2ch" -> "LL"), or ""."""
+    m = re.search(r"/(\w+)", algorithm)
+    return m.group(1).upper() if m else ""
 
 
 def rows_of(path):
@@ -71,7 +82,7 @@ def check_energy(rows, context, want, gpus):
         j, gbj = float(r.get("energy[J/coll]") or 0), float(r.get("energy_efficiency[GB/J]") or 0)
         if not (j > 0 and gbj > 0):
             problems.append(f"{where}: energy {j} J/coll, {gbj} GB/J")
-        elif abs(gbj * j - int(r["size[B]"]) / 1e9) > 1e-6 * max(1.0, gbj * j):
+        elif abs(gbj * j - int(r["size[B]"]) / 1e9) > kPrinted * int(r["size[B]"]) / 1e9:
             problems.append(f"{where}: {gbj} GB/J x {j} J is not the row's {r['size[B]']} B")
     return problems
 
@@ -91,7 +102,7 @@ def check_configs(rows, spec):
         for r in mine:
             settings = dict(s.split("=", 1) for s in r.get("nccl_config", "").split(";") if "=" in s)
             proto = settings.get("NCCL_PROTO")
-            if proto and proto != "default" and r["status"] == "ok" and f"/{proto.upper()}" not in r["algorithm"].upper():
+            if proto and proto != "default" and r["status"] == "ok" and protocol(r["algorithm"]) != proto.upper():
                 problems.append(f"{impl} [{r['nccl_config']}] {r['size[B]']} B: algorithm '{r['algorithm']}' "
                                 f"is not protocol {proto}")
     return problems
