@@ -68,21 +68,36 @@ PER_COMMUNICATOR = {"NCCL_ALGO": "NCCL_ALGO", "NCCL_PROTO": "NCCL_PROTO", "NCCL_
                     "NCCL_MAX_CTAS": "maxCTAs", "NCCL_CGA_CLUSTER_SIZE": "cgaClusterSize"}
 
 
+# Communicators one ccbench launch builds at most (collectives/nccl/nccl_config.h kMaxNcclConfigs).
+MAX_CONFIGS = 64
+
+
+def _communicators(comm, members):
+    """How many communicators --nccl-config builds for `members`: the product of each key's values."""
+    return math.prod(len({c[i] for c in members}) for i in comm)
+
+
 def launches(names, combos):
     """The launches that measure `combos`: [(per-process pairs, --nccl-config arguments, [combos])],
-    one per distinct per-process part, in the order first seen (the baseline's first)."""
+    one per distinct per-process part, in the order first seen (the baseline's first); a part whose
+    --nccl-config would build more than MAX_CONFIGS communicators (every combination of the values
+    seen) is split over several launches."""
     comm = [i for i, n in enumerate(names) if n in PER_COMMUNICATOR]
     proc = [i for i in range(len(names)) if i not in comm]
     groups = collections.OrderedDict()
     for c in combos:
-        groups.setdefault(tuple(c[i] for i in proc), []).append(c)
+        chunks = groups.setdefault(tuple(c[i] for i in proc), [[]])
+        if _communicators(comm, chunks[-1] + [c]) > MAX_CONFIGS:
+            chunks.append([])
+        chunks[-1].append(c)
     out = []
-    for values, members in groups.items():
-        config = []
-        for i in comm:
-            seen = list(dict.fromkeys(c[i] for c in members))
-            config += ["--nccl-config", f"{PER_COMMUNICATOR[names[i]]}={','.join(seen)}"]
-        out.append(([(names[i], v) for i, v in zip(proc, values)], config, members))
+    for values, chunks in groups.items():
+        for members in chunks:
+            config = []
+            for i in comm:
+                seen = list(dict.fromkeys(c[i] for c in members))
+                config += ["--nccl-config", f"{PER_COMMUNICATOR[names[i]]}={','.join(seen)}"]
+            out.append(([(names[i], v) for i, v in zip(proc, values)], config, members))
     return out
 
 
@@ -121,8 +136,9 @@ def measure(args, settings, combos, iters, round_dir, deadline):
             for name, value in zip(names, combo):
                 if name in sweep.ALGORITHM_SETTINGS and value != sweep.DEFAULT:
                     problems += sweep.algorithm_problems(name, value, mine)
-            if config and not any(r["impl"].startswith("nccl") for r in mine):
-                problems.append(f"no nccl row with the nccl_config of {label(settings, combo)}")
+            if config and not any(r["impl"].startswith("nccl") and r["status"] == "ok" for r in mine):
+                why = next((r["reason"] for r in mine if r["impl"].startswith("nccl") and r["reason"]), "no row")
+                problems.append(f"no measured nccl row with the nccl_config of {label(settings, combo)} ({why})")
             for p in problems:
                 print(f"tune.py: FAILED {out_dir} ({label(settings, combo)}): {p}", file=sys.stderr)
             if problems:
@@ -151,11 +167,24 @@ def row_key(r):
     return tuple(r.get(c, "") for c in sweep.CASE_COLUMNS) + (r["size[B]"],)
 
 
+def ctas_conflict(settings, combo):
+    """Whether `combo` sets NCCL_MIN_CTAS above NCCL_MAX_CTAS (NCCL would change one of them)."""
+    given = {n: v for (n, _), v in zip(settings, combo) if v != sweep.DEFAULT}
+    try:
+        return int(given["NCCL_MIN_CTAS"]) > int(given["NCCL_MAX_CTAS"])
+    except (KeyError, ValueError):
+        return False
+
+
 def halve(args, settings, deadline):
     """Runs the rounds; returns (worst exit, [round lines], last round {combo: rows}, baseline)."""
     base = tuple(sweep.baseline(v) for _, v in settings)
     alive = [c for c in itertools.product(*[v for _, v in settings]) if c != base]
     iters, worst, lines, last, r = args.iters, 0, [], {}, 1
+    conflicting = [c for c in alive if ctas_conflict(settings, c)]
+    if conflicting:  # NCCL would change one of the two: the candidate is not what it says
+        alive = [c for c in alive if c not in conflicting]
+        lines.append(f"- {len(conflicting)} candidate(s) with NCCL_MIN_CTAS above NCCL_MAX_CTAS left out")
     per_launch = 0.0
     while True:
         batch = [base] + alive

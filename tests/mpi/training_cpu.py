@@ -126,6 +126,16 @@ def tune_launches():
             {"impl": "ring", "nccl_config": ""}]
     mine = tune.combo_rows(names, ("default", "LL", "4"), rows)
     check(mine == [rows[0], rows[2]], "tune.py: a candidate gets its communicator's nccl rows and the others'", str(mine))
+    # 9 x 9 CTA candidates: every combination of the values a launch gives is a communicator, so the
+    # launches split where one would build more than ccbench's 64.
+    ctas = [(str(a), str(b)) for a in range(1, 10) for b in range(1, 10)]
+    split = tune.launches(["NCCL_MIN_CTAS", "NCCL_MAX_CTAS"], ctas)
+    sizes = [len(a.split("=")[1].split(",")) * len(b.split("=")[1].split(",")) for _, (_, a, _, b), _ in split]
+    check(len(split) == 2 and max(sizes) <= 64 and [c for _, _, m in split for c in m] == ctas,
+          "tune.py: launches split to at most 64 communicators each, every candidate in one", str(sizes))
+    space = [("NCCL_MIN_CTAS", ["default", "8"]), ("NCCL_MAX_CTAS", ["default", "4", "16"])]
+    check([tune.ctas_conflict(space, c) for c in [("8", "4"), ("8", "16"), ("default", "4"), ("8", "default")]]
+          == [True, False, False, False], "tune.py: a candidate with NCCL_MIN_CTAS above NCCL_MAX_CTAS is left out")
     check(tune.launches(["CCBENCH_CPU_SLOT_DEPTH"], [("4",), ("2",)]) ==
           [([("CCBENCH_CPU_SLOT_DEPTH", "4")], [], [("4",)]), ([("CCBENCH_CPU_SLOT_DEPTH", "2")], [], [("2",)])],
           "tune.py: per-process settings only: a launch per candidate, as before")
