@@ -1,12 +1,11 @@
 #pragma once
-// Block conversions between float and the narrow floats (half, bfloat16, f8e4m3, f8e5m2) for the
-// CPU reduce loops (reduce_kernels.cpp), which widen every input to float, reduce there and narrow
-// the result once. Vectorised with AVX2 and F16C where the processor has them (asked once per
-// process), element by element otherwise; both give bit for bit what collectives/numeric.h gives
-// element by element: widen = to_arith(), narrow = result_of() (fp8 through half, as NCCL),
-// for every value, NaN included. Element by element, a half or bfloat16 reduction ran at 1.2 and
-// 7.7 GB/s against float's 21 to 41 GB/s (tests/benchmarks/microbench.cpp, BM_Reduce, 2 MiB to
-// 64 MiB, on the 2-core CI VM); docs/results.md has the vectorised figures.
+// Block conversions between float and the narrow floats (half, bfloat16, f8e4m3, f8e5m2): the
+// CPU reduce loops of processors without AVX2 and F16C widen every input block to float, reduce
+// there and narrow the result once (reduce_kernels.cpp; with AVX2 and F16C they do the same in
+// registers, collectives/cpu/narrow_lanes.h). Vectorised with AVX2 and F16C where the processor
+// has them (asked once per process), element by element otherwise; both give bit for bit what
+// collectives/numeric.h gives element by element: widen = to_arith(), narrow = result_of() (fp8
+// through half, as NCCL), for every value, NaN included.
 #include <cstddef>
 
 #include "collectives/types.h"
