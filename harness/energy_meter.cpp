@@ -3,7 +3,6 @@
 #include "core/build_config.h"
 
 #include <array>
-#include <cstdlib>
 
 #include <fmt/format.h>
 
@@ -11,8 +10,7 @@
 #include "core/error.h"
 #include "harness/job/bootstrap.h"
 #include "telemetry/energy.h"
-#include "telemetry/nvml_source.h"
-#include "telemetry/recorded_source.h"
+#include "telemetry/sampler.h"
 
 #if CCBENCH_HAVE_CUDA
 #include <cuda_runtime.h>
@@ -45,11 +43,6 @@ bool reads_its_gpu(const RankLayout& layout) {
   for (int r = 0; r < layout.rank; ++r)
     if (layout.same_gpu(r, layout.rank, 0)) return false;
   return true;
-}
-
-std::unique_ptr<telemetry::GpuSource> open_source() {
-  const char* replay = std::getenv("CCBENCH_TELEMETRY_NVML_REPLAY");
-  return replay && *replay ? telemetry::replay_answers_file(replay) : telemetry::open_nvml();
 }
 
 }  // namespace
@@ -85,7 +78,7 @@ EnergyMeter::EnergyMeter(std::chrono::milliseconds window, MPI_Comm comm, const 
 EnergyMeter::~EnergyMeter() = default;
 
 std::string EnergyMeter::open_counter(const std::string& uuid) {
-  source_ = open_source();
+  source_ = telemetry::open_gpu_source();
   if (!source_->unavailable().empty()) return source_->unavailable();
   const auto position = telemetry::gpu_position(*source_, uuid);
   if (!position) return fmt::format("NVML lists no GPU with the CUDA device's UUID '{}'", uuid);

@@ -14,6 +14,7 @@
 #include "results/accept.h"
 #include "telemetry/options.h"
 #include "transports/ib/ib_logic.h"
+#include "transports/ofi/ofi_logic.h"
 
 namespace ccbench {
 
@@ -47,6 +48,7 @@ struct RunOptions {
   DeviceChoice device = DeviceChoice::auto_detect;
   std::string transport = "auto";
   IbOptions ib;                    // --ib-*, --gpudirect: the ib transport of CPU and GPU ranks
+  OfiOptions ofi;                  // --ofi-*: the ofi transport of CPU and GPU ranks
   InPlaceChoice in_place = InPlaceChoice::both;
   bool share_gpus = false;         // allow several ranks on one GPU
   RingOrderChoice ring_order;      // --ring-order (topologies/ring_order.h)
@@ -54,6 +56,7 @@ struct RunOptions {
   int emulate_nodes = 1;           // --emulate-nodes: emulated nodes per node (topologies/layout.h)
   std::string out_dir;             // empty: ./ccbench-results/<UTC time>-<host>
   bool no_files = false;           // --out none: table only
+  bool overwrite = false;          // --overwrite: replace an earlier run's files in --out
   std::vector<std::string> formats{"table", "csv", "json", "md"};
   std::uint64_t seed = 0x5eed;
   std::chrono::milliseconds timeout{std::chrono::seconds(120)};

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "core/build_config.h"
 #include "core/checks.h"
@@ -23,7 +24,9 @@
 #include "topologies/ring_order.h"
 #include "transports/gpu_paths.h"
 #include "transports/ib/ib_transport.h"
+#include "transports/names.h"
 #include "transports/nccl_path.h"
+#include "transports/ofi/ofi_transport.h"
 
 namespace ccbench {
 
@@ -43,6 +46,26 @@ constexpr std::uint64_t kDefaultCpuMaxBytes = 64ull << 20;
 std::string arguments_of(const std::string& command_line) {
   auto space = command_line.find(' ');
   return space == std::string::npos ? "" : command_line.substr(space + 1);
+}
+
+// Runs `step`, whose outcome depends only on what every rank has agreed on: what it throws, every
+// rank throws alike, so it is an agreed error (said once, and no rank needs to be stopped).
+template <typename F>
+void alike_on_every_rank(F&& step) {
+  try {
+    step();
+  } catch (const Error& e) {
+    if (e.is_agreed()) throw;
+    throw Error::agreed(e.code(), e.what());
+  }
+}
+
+// What a run may write into its folder: an earlier run's files of these names are never
+// replaced silently (harness/results_dir.h).
+std::vector<std::string> run_files(const RunOptions& opts) {
+  std::vector<std::string> files{"results.csv", "run.json", "results.md", "telemetry.jsonl", "accept.xml"};
+  if (opts.measure_ceilings) files.push_back("links.json");
+  return files;
 }
 
 // GPU ranks (collective): why ib cannot carry their data between every pair, or nullopt when it
@@ -143,7 +166,10 @@ void Run::prepare() {
     if (launcher_rank_ == 0) History create(opts_.history_db);
   }
   if (launcher_rank_ == 0) prepare_json_file(opts_.json_file);
-  if (launcher_rank_ == 0 && writes_files(opts_)) out_dir_ = prepare_output_dir(opts_.out_dir);
+  if (launcher_rank_ == 0 && writes_files(opts_)) {
+    folder_ = prepare_output_dir({opts_.out_dir, run_files(opts_), opts_.overwrite, opts_.command_line});
+    out_dir_ = folder_.path();
+  }
   // The ceiling columns (results/links.h): from a links.json, read here on rank 0.
   ceilings_source_ = opts_.ceilings_file;
   if (launcher_rank_ == 0 && !opts_.ceilings_file.empty()) ceilings_ = read_link_ceilings(opts_.ceilings_file);
@@ -189,10 +215,14 @@ void Run::agree_on_the_run() {
                              arguments_of(opts_.command_line)));
   check_same_tuning(world_, layout_);
   if (opts_.fault && opts_.fault->rank >= layout_.nranks)  // a fault that could never fire
-    ccbench::fail(ExitCode::usage, "CCBENCH_FAULT: rank={} does not exist in this run of {} ranks (valid: 0 to {})",
-                  opts_.fault->rank, layout_.nranks, layout_.nranks - 1);
-  layout_.emulate_nodes(opts_.emulate_nodes);
-  ring_order(opts_.ring_order, layout_);  // validated before any work
+    throw Error::agreed(ExitCode::usage,
+                        fmt::format("CCBENCH_FAULT: rank={} does not exist in this run of {} ranks (valid: 0 to {})",
+                                    opts_.fault->rank, layout_.nranks, layout_.nranks - 1));
+  alike_on_every_rank([&] {
+    layout_.emulate_nodes(opts_.emulate_nodes);
+    ring_order(opts_.ring_order, layout_);  // validated before any work
+  });
+  note_ignored_root();
   if (opts_.groups != "world")
     agreed_step(world_, "--groups", [&] {
       groups_ = make_groups(opts_.groups, layout_);
@@ -208,6 +238,10 @@ void Run::choose_device() {
   const int min_gpus = static_cast<int>(min_over_ranks(world_, static_cast<std::uint64_t>(gpus_)));
   Device device = Device::cpu;
   set_ib_options(opts_.ib);  // validated by the command line
+  set_ofi_options(opts_.ofi);
+  const bool ofi = parse_transport(opts_.transport) == Transport::ofi;
+  if (ofi)  // provider and domain names checked where libfabric runs, before any work
+    agreed_step(world_, "--transport ofi", [&] { (void)select_ofi(layout_, 0); });
   base_.ib_unavailable = std::string("not probed on CPU ranks");
   if (opts_.device == DeviceChoice::gpu || (opts_.device == DeviceChoice::auto_detect && min_gpus > 0)) {
     agreed_step(world_, "--device gpu", [&] {
@@ -219,6 +253,8 @@ void Run::choose_device() {
     });
     device = Device::gpu;
     agreed_step(world_, "--transport for GPU ranks", [&] { pin_nccl_path(opts_.transport, layout_); });
+    if (ofi)  // where the net FIFO slots live: GPU memory where the provider takes it
+      agreed_step(world_, "--transport ofi", [&] { prepare_ofi_gpu(layout_, layout_.host_local_rank() % std::max(gpus_, 1)); });
     base_.ib_unavailable = probe_gpu_ib(world_, layout_, opts_.transport);
   }
   base_.device = device;
@@ -227,10 +263,10 @@ void Run::choose_device() {
     backend_ = device == Device::gpu ? make_gpu_backend(base_.cuda_device) : make_cpu_backend();
   });
   plan_ = with_nccl_configs(plan_implementations(opts_, device), opts_.nccl_configs);
-  if (plan_.impls.empty()) {
+  if (plan_.impls.empty()) {  // the same on every rank: the device is agreed
     std::string reasons;
     for (const auto& [n, why] : plan_.skipped) reasons += fmt::format("\n  {}: {}", n, why);
-    ccbench::fail(ExitCode::precondition, "no requested implementation can run here:{}", reasons);
+    throw Error::agreed(ExitCode::precondition, fmt::format("no requested implementation can run here:{}", reasons));
   }
 }
 
@@ -247,9 +283,10 @@ void Run::size_the_sweep() {
   if (sweep.max_bytes > fit) {
     std::uint64_t capped = 1;
     while (capped * 2 <= fit) capped *= 2;
-    if (capped < sweep.min_bytes)
-      ccbench::fail(ExitCode::precondition, "-b {} does not fit in memory: each rank has about {} bytes free for {} buffers",
-                    format_size(sweep.min_bytes), avail, kBuffersPerRank);
+    if (capped < sweep.min_bytes)  // the memory is agreed (the least of every rank's)
+      throw Error::agreed(ExitCode::precondition,
+                          fmt::format("-b {} does not fit in memory: each rank has about {} bytes free for {} buffers",
+                                      format_size(sweep.min_bytes), avail, kBuffersPerRank));
     if (rank_ == 0)
       fmt::print("# note: -e {} does not fit in memory (4 buffers of the largest size per rank, {:.1f} GB free): "
                  "capped at {}\n", format_size(sweep.max_bytes), avail / 1e9, format_size(capped));
@@ -307,10 +344,18 @@ void Run::open_results() {
   const std::string block = startup_block(world_, layout_, *backend_, base_.cuda_device, opts_,
                                           progress_plan(opts_, plan_).per_cycle() * std::max(1, opts_.cycles),
                                           results_written(opts_, out_dir_));
+  if (rank_ == 0) {
+    fmt::print("{}{}", block, energy_->startup_line());
+    std::fflush(stdout);
+  }
+  // Rank 0 alone opens the files; every rank learns whether it could (a file in the way).
+  std::unique_ptr<ResultSink> sinks;
+  agreed_step(world_, "the result files", [&] {
+    if (rank_ == 0) sinks = make_run_sinks(opts_, plan_, out_dir_, files_written_);
+  });
   if (rank_ != 0) return;
-  fmt::print("{}{}", block, energy_->startup_line());
-  std::fflush(stdout);
-  GuardedSink& writers = guard_.open_results(make_run_sinks(opts_, plan_, out_dir_, files_written_), context_);
+  GuardedSink& writers = guard_.open_results(std::move(sinks), context_);
+  folder_.mark_used();
   if (sampler_->writes_series()) files_written_.push_back("telemetry.jsonl");
   shared_gpu_ = shared_gpu_reason(context_);
   stream_ = std::make_unique<RecordStream>(writers, [this](RunRecord& row) { complete(row); });
@@ -328,11 +373,12 @@ void Run::measure() {
                                       opts_.no_files ? "" : out_dir_ + "/links.json");
     ceilings_source_ = "measured in this run (links.json)";
   }
-  if (stream_) {  // what the rows are judged against is known: the files begin
+  agreed_step(world_, "the result files", [&] {  // what the rows are judged against is known: the files begin
+    if (!stream_) return;
     if (!ceilings_.empty()) context_["link_ceilings"] = link_ceilings_context(ceilings_, ceilings_source_);
     if (model_) context_["model"] = model_context(*model_, !ceilings_.empty());
     stream_->begin(context_);
-  }
+  });
   sweep();
 }
 
@@ -406,15 +452,52 @@ void Run::record() {
   print_summary(stream_->rows(), opts_, out_dir_, files_written_);
 }
 
+// With -r naming no rank, the rows of rooted collectives are skipped with the reason; a run of
+// none of them says that -r changes nothing rather than nothing at all.
+void Run::note_ignored_root() const {
+  if (rank_ != 0 || opts_.root < layout_.nranks) return;
+  std::vector<std::string> measured;
+  for (Collective c : opts_.collectives) {
+    if (has_root(c)) return;
+    measured.emplace_back(name(c));
+  }
+  fmt::print("# note: -r {} names no rank of this run (valid: 0 to {}), and no collective measured here ({}) takes "
+             "a root: it changes nothing\n", opts_.root, layout_.nranks - 1, fmt::join(measured, ", "));
+}
+
 void Run::end_with_error(const Error& e) {
   guard_.watchdog().leave();
   code_ = e.code();
-  if (rank_ == 0 || !(e.is_agreed() || e.code() == ExitCode::precondition))
-    fmt::print(stderr, "ccbench: error: {}\n", e.what());
-  if (stream_) stream_->finish({false, e.what(), static_cast<int>(code_), fmt::format("FAILED: {}", exit_code_name(code_))});
+  in_step_ = in_step_ || e.is_agreed();  // every rank threw it at the same point
+  const std::string verdict = fmt::format("FAILED: {}", exit_code_name(code_));
+  if (!in_step_ && !e.is_agreed()) {  // only this rank knows, and the others may be in a collective call
+    const std::string who = rank_ == 0 ? "" : fmt::format("rank {} (host {}): ", rank_, layout_.host());
+    JobEnd end;
+    end.exit_code = static_cast<int>(code_);
+    end.reason = who + e.what();
+    end.verdict = verdict;
+    end.message = fmt::format("error: {}{}", who, e.what());
+    end.abort_mpi = true;
+    guard_.end_job(end);
+  }
+  if (rank_ == 0 || !e.is_agreed()) fmt::print(stderr, "ccbench: error: {}\n", e.what());
+  if (!stream_) return;
+  try {
+    stream_->finish({false, e.what(), static_cast<int>(code_), verdict});
+  } catch (const Error& closing) {  // the files' own error (a full disk), after the one that ended the run
+    fmt::print(stderr, "ccbench: error: {}\n", closing.what());
+    code_ = more_severe(code_, closing.code());
+  }
 }
 
 void Run::finish() {
+  folder_.remove_if_unused();  // before the other ranks may exit: the launcher then ends rank 0
+  if (in_step_) {  // every rank ends with rank 0's final code, once rank 0 has said and recorded it
+    guard_.watchdog().enter("agreeing on the final exit code");
+    int code = static_cast<int>(code_);
+    if (MPI_Bcast(&code, 1, MPI_INT, 0, world_) == MPI_SUCCESS) code_ = static_cast<ExitCode>(code);
+  }
+  guard_.settle(static_cast<int>(code_));
   guard_.watchdog().enter("MPI finalisation");
   // Collective only where every rank got here the ordinary way; otherwise MPI_Finalize takes it.
   guard_.close_board(in_step_);

@@ -18,6 +18,19 @@
 // The JobGuard (harness/job/job_guard.h) is the first member: in any stage a timeout or a
 // termination signal ends the job through it, and rank 0's files say why.
 //
+// An error reaches every rank at once. What every rank finds alike (a bad fault rank, nothing to
+// run) and what a step agrees on (agree_outcome: rank 0's result files opening, the devices) is an
+// agreed Error: rank 0 says it once and every rank ends in order with its code. An error that only
+// this rank has, while the others may be inside a collective call (a full disk while rows are
+// written), ends the whole job at once: this rank says it, rank 0 closes its files with it, and
+// MPI_Abort makes the launcher end every other rank, quietly, with that code. Once every rank
+// agreed on the exit code, or threw one agreed error, the ranks end together once rank 0 has
+// said and recorded it: rank 0's final code (acceptance rules, the history) is every rank's, and
+// no rank exits (making the launcher end rank 0) before that.
+//
+// Rank 0 holds its results folder (harness/results_dir.h) from prepare() to the process's end:
+// one writer per folder; a run that stops before it opens its files leaves no folder it made.
+//
 // Every row reaches rank 0's writers completed (harness/record_stream.h): its link ceiling and
 // efficiency (ceilings read in prepare() or measured in measure(), before the sweep) and the
 // model's prediction (the model loaded in prepare()).
@@ -37,6 +50,7 @@
 #include "harness/options.h"
 #include "harness/overlap_job.h"
 #include "harness/record_stream.h"
+#include "harness/results_dir.h"
 #include "harness/runner.h"
 #include "results/links.h"
 #include "telemetry/sampler.h"
@@ -82,6 +96,7 @@ class Run {
   void sweep();
   void judge();
   void record();
+  void note_ignored_root() const;
   void end_with_error(const Error& e);
   void finish();
   // A row's ceiling and model columns (the stream's completion).
@@ -91,6 +106,7 @@ class Run {
   RunOptions opts_;
   const int launcher_rank_;
   // prepare()
+  ResultsFolder folder_;  // rank 0's, locked while the process lives
   std::string out_dir_;
   std::vector<LinkCeiling> ceilings_;  // rank 0; measured in measure() with --measure-ceilings
   std::string ceilings_source_;
@@ -117,7 +133,7 @@ class Run {
   ExitCode code_ = ExitCode::ok;
   bool measured_any_ = false;
   std::string stop_reason_;
-  bool in_step_ = false;  // every rank agreed on the exit code: collective clean-up is safe
+  bool in_step_ = false;  // every rank agreed on the exit code (or threw one agreed error): collective clean-up is safe
 };
 
 }  // namespace ccbench

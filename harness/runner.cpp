@@ -13,6 +13,7 @@
 #include "harness/job/bootstrap.h"
 #include "harness/sizes.h"
 #include "core/error.h"
+#include "results/links.h"
 #include "results/stats.h"
 #include "results/stragglers.h"
 #include "telemetry/energy.h"
@@ -312,6 +313,10 @@ RunRecord Runner::base_record(const ImplState& st, const CaseSpec& spec) const {
   r.ranks_per_node = base_.layout->max_ranks_per_node();
   r.nodes = base_.layout->nodes;
   r.group = group_;
+  if (nranks_ == 2) {
+    const int a = world_ranks_.empty() ? 0 : world_ranks_[0], b = world_ranks_.empty() ? 1 : world_ranks_[1];
+    r.link = link_name(a, base_.layout->host_of[0], b, base_.layout->host_of[1]);
+  }
   r.warmup = opts_.warmup;
   r.iterations = opts_.iterations;
   r.nccl_config = st.info->setting;

@@ -322,11 +322,16 @@ CheckVerdict run_check(const CheckKind& k, double limit, const std::vector<RowRe
   for (const RowRef& r : rows) {
     const RunRecord& x = r.row();
     std::string why;
-    if (x.status == RowStatus::failed) {
+    if (const std::string damage = r.run->damage(r.index); !damage.empty()) {
+      why = fmt::format("DAMAGED, not judged ({}: {})", r.run->where(r.index), damage);
+    } else if (x.status == RowStatus::failed) {
       why = fmt::format("not measured: failed{}", x.reason.empty() ? "" : " (" + single_line(x.reason) + ")");
     } else if (auto value = k.value(r)) {
       ++carried;
-      if (k.minimum ? *value < limit : *value > limit)
+      if (!std::isfinite(*value) || *value < 0)  // a foreign file's column: no figure of a check is below 0
+        why = fmt::format("DAMAGED, not judged ({}: {} is {})", r.run->where(r.index), k.column ? k.column : k.name,
+                          *value);
+      else if (k.minimum ? *value < limit : *value > limit)
         why = fmt::format("{:.4g}{} {} {:g}", *value, k.unit, k.minimum ? "<" : ">", limit);
       else if (wrong_check && x.status == RowStatus::wrong)
         why = "status wrong (guard damage or a failed check)";
@@ -363,6 +368,7 @@ std::optional<std::string> host_of(const RowRef& r) {
 }
 
 std::optional<std::string> link_of(const RowRef& r) {
+  if (!r.row().link.empty()) return r.row().link;
   if (r.index >= r.run->extra.size()) return std::nullopt;
   auto it = r.run->extra[r.index].find(kLinkColumn);
   if (it == r.run->extra[r.index].end() || it->second.empty()) return std::nullopt;
@@ -374,6 +380,8 @@ std::vector<PlaceVerdict> place_verdicts(const std::vector<RowRef>& all,
                                          const std::function<std::optional<std::string>(const RowRef&)>& place_of,
                                          const std::string& missing_note) {
   std::map<std::string, PlaceVerdict> by_name;
+  std::map<std::string, std::string> skip_reason;  // a place's first skipped row's reason
+  std::set<std::string> measured;                  // places with a row not skipped
   int unplaced = 0;
   for (const RowRef& r : all) {
     auto place = place_of(r);
@@ -384,13 +392,21 @@ std::vector<PlaceVerdict> place_verdicts(const std::vector<RowRef>& all,
     PlaceVerdict& p = by_name[*place];
     p.name = *place;
     ++p.rows;
+    if (r.row().status != RowStatus::skipped) measured.insert(*place);
+    else skip_reason.emplace(*place, single_line(r.row().reason));
     if (broken.count({r.run, r.index})) {
       ++p.failed_rows;
       p.state = CheckState::fail;
     }
   }
   std::vector<PlaceVerdict> out;
-  for (auto& [n, p] : by_name) out.push_back(p);
+  for (auto& [n, p] : by_name) {
+    if (!measured.count(n)) {  // a link that could not be measured has not passed
+      p.state = CheckState::not_available;
+      p.note = fmt::format("every one of its {} rows was skipped ({})", p.rows, skip_reason[n]);
+    }
+    out.push_back(p);
+  }
   if (unplaced > 0) {
     PlaceVerdict na;
     na.name = out.empty() ? "(all)" : "(the others)";

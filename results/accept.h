@@ -105,7 +105,9 @@ struct AcceptReport {
   std::string junit_xml(const std::string& suite_name) const;  // JUnit XML for CI systems
 };
 
-// Checks every rule on the rows of every result set.
+// Checks every rule on the rows of every result set. A selected row with impossible values
+// (results/row_check.h), or a foreign column's figure that is not a finite number of zero or
+// more, breaks every check over it, "DAMAGED, not judged (FILE:LINE: what)": never a pass.
 AcceptReport evaluate_rules(const std::vector<Rule>& rules, const std::vector<ResultSet>& runs);
 
 }  // namespace ccbench

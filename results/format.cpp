@@ -1,5 +1,7 @@
 #include "results/format.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 namespace ccbench {
@@ -63,6 +65,32 @@ std::string case_title(const RunRecord& r) {
   if (!r.nccl_config.empty()) t += fmt::format("  nccl_config {}", r.nccl_config);
   if (!r.load.empty()) t += fmt::format("  load {}", r.load);
   return t;
+}
+
+std::string placement(const RunRecord& r) { return r.in_place ? "in-place" : "out-of-place"; }
+
+std::string aligned_columns(const std::vector<std::vector<std::string>>& header,
+                            const std::vector<std::vector<std::string>>& data, const char* data_prefix, bool left_last) {
+  std::vector<size_t> width;
+  for (const auto* part : {&header, &data})
+    for (const auto& row : *part)
+      for (size_t i = 0; i < row.size(); ++i) {
+        if (width.size() <= i) width.push_back(0);
+        width[i] = std::max(width[i], row[i].size());
+      }
+  std::string s;
+  auto emit = [&](const std::vector<std::string>& row, const char* prefix) {
+    std::string l = prefix;
+    for (size_t i = 0; i < row.size(); ++i) {
+      if (i) l += "  ";
+      l += left_last && i + 1 == width.size() ? row[i] : fmt::format("{:>{}}", row[i], width[i]);
+    }
+    while (!l.empty() && l.back() == ' ') l.pop_back();
+    s += l + "\n";
+  };
+  for (const auto& row : header) emit(row, "# ");
+  for (const auto& row : data) emit(row, data_prefix);
+  return s;
 }
 
 }  // namespace ccbench

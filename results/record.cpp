@@ -168,6 +168,7 @@ const std::vector<Field>& fields() {
             [](RunRecord& r, const Json& v) { r.status = parse_row_status(v.get<std::string>()); }},
       CCB_FIELD(reason, "reason", Kind::text),
       optional(CCB_FIELD(host, "host", Kind::text)),
+      optional(CCB_FIELD(link, "link", Kind::text)),
       optional_number("slowest_rank", "slowest_rank", &RunRecord::slowest_rank),
       optional(CCB_FIELD(slowest_host, "slowest_host", Kind::text)),
       optional_number("rank_spread", "rank_spread", &RunRecord::rank_spread),

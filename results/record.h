@@ -53,6 +53,9 @@ struct RunRecord {
   int ranks_per_node = 0;
   int nodes = 0;
   std::string group = "world";  // which ranks took part
+  // The link a row of two ranks measured (--groups pairs, a 2-rank run, a row of links.csv), named
+  // by results/links.h link_name(); "" for rows of more ranks.
+  std::string link;
   int warmup = 0;
   int iterations = 0;
 

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "core/exit_code.h"
 #include "results/record.h"
 
 namespace ccbench {
@@ -75,12 +76,22 @@ inline constexpr const char* kRunningReason =
 // sink's cases; the ceiling and model columns where a row of the case has them), rewritten
 // atomically after every row.
 //
-// The file sinks throw Error(usage) naming the path from the constructor when it cannot be
-// written, and from any later call that fails to write.
+//
+// The file sinks throw Error naming the path and the system's reason, from the constructor when
+// it cannot be written and from any later call that fails to write; its code is
+// write_error_code() of the reason. results.csv keeps whole rows: a row that could not be written
+// in full is cut off again. run.json's finish() on a full disk rewrites the file in place, without
+// indentation, so that it still says how the run ended.
 std::unique_ptr<ResultSink> make_markdown_sink(const std::string& path);
 
+// The exit code of a failed write: runtime (6, an I/O error) where the storage failed (no space,
+// quota, EIO, file too large), usage (2) where the path given cannot be written (permissions, not
+// a file, read-only file system, no such folder).
+ExitCode write_error_code(int err);
+
 // Sends every call to several sinks, in the order added. Every sink gets every call even when an
-// earlier one throws; the first error is rethrown after the last sink.
+// earlier one throws; the first error is rethrown after the last sink. Rows go out sealed
+// (results/row_check.h): no writer behind it writes a value that is not finite or is impossible.
 class FanoutSink : public ResultSink {
  public:
   void add_sink(std::unique_ptr<ResultSink> s) { sinks_.push_back(std::move(s)); }
@@ -93,8 +104,9 @@ class FanoutSink : public ResultSink {
   std::vector<std::unique_ptr<ResultSink>> sinks_;
 };
 
-// Writes `text` to `path` through `path`.tmp and rename(): readers never see a partial file.
-// Throws Error(usage) naming the path when it cannot be written.
+// Writes `text` to `path` through a temporary file of this process (`path`.tmp.PID) and
+// rename(): readers never see a partial file, and two processes never share a temporary file.
+// Throws Error(write_error_code()) naming the path when it cannot be written.
 void write_file_atomically(const std::string& path, const std::string& text);
 
 }  // namespace ccbench

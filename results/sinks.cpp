@@ -1,8 +1,11 @@
 #include "results/sink.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <algorithm>
-#include <chrono>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -11,24 +14,57 @@
 
 #include <fmt/format.h>
 
-#include "results/csv_reader.h"
 #include "core/error.h"
+#include "results/csv_reader.h"
 #include "results/format.h"
+#include "results/row_check.h"
 
 namespace ccbench {
 
+ExitCode write_error_code(int err) {
+  switch (err) {
+    case ENOSPC:
+    case EDQUOT:
+    case EIO:
+    case EFBIG:
+      return ExitCode::runtime;
+    default:
+      return ExitCode::usage;
+  }
+}
+
+namespace {
+
+// Writes all of `text` through a new descriptor of `path` opened with `flags` (and truncated to
+// the text's length); 0 or the errno of what failed.
+int write_whole(const std::string& path, const std::string& text, int flags) {
+  const int fd = open(path.c_str(), flags | O_WRONLY | O_CLOEXEC, 0666);
+  if (fd < 0) return errno;
+  int err = 0;
+  for (size_t done = 0; done < text.size() && err == 0;) {
+    const ssize_t n = pwrite(fd, text.data() + done, text.size() - done, static_cast<off_t>(done));
+    if (n > 0) done += static_cast<size_t>(n);
+    else if (n == 0) err = EIO;
+    else if (errno != EINTR) err = errno;
+  }
+  if (err == 0 && ftruncate(fd, static_cast<off_t>(text.size())) != 0) err = errno;
+  if (close(fd) != 0 && err == 0) err = errno;
+  return err;
+}
+
+[[noreturn]] void fail_write(const std::string& path, int err) {
+  fail(write_error_code(err), "cannot write {}: {}", path, std::strerror(err));
+}
+
+}  // namespace
+
 void write_file_atomically(const std::string& path, const std::string& text) {
-  const std::string tmp = path + ".tmp";
-  std::FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (!f) fail(ExitCode::usage, "cannot write {}: {}", path, std::strerror(errno));
-  const bool written = std::fwrite(text.data(), 1, text.size(), f) == text.size();
-  int err = written ? 0 : errno;
-  if (std::fclose(f) != 0 && err == 0) err = errno ? errno : EIO;
-  if (!written && err == 0) err = EIO;
+  const std::string tmp = fmt::format("{}.tmp.{}", path, getpid());
+  int err = write_whole(tmp, text, O_CREAT | O_TRUNC);
   if (err == 0 && std::rename(tmp.c_str(), path.c_str()) != 0) err = errno;
   if (err != 0) {
-    std::remove(tmp.c_str());
-    fail(ExitCode::usage, "cannot write {}: {}", path, std::strerror(err));
+    unlink(tmp.c_str());  // never rmdir: a folder of that name is someone else's
+    fail_write(path, err);
   }
 }
 
@@ -52,13 +88,18 @@ void FanoutSink::begin(const Json& context) {
   for_each_sink(sinks_, [&](ResultSink& s) { s.begin(context); });
 }
 void FanoutSink::add(const RunRecord& row) {
-  for_each_sink(sinks_, [&](ResultSink& s) { s.add(row); });
+  const RunRecord written = sealed(row);
+  for_each_sink(sinks_, [&](ResultSink& s) { s.add(written); });
 }
+
 void FanoutSink::finish(const RunOutcome& outcome) {
   for_each_sink(sinks_, [&](ResultSink& s) { s.finish(outcome); });
 }
 void FanoutSink::revise(const std::vector<RunRecord>& rows) {
-  for_each_sink(sinks_, [&](ResultSink& s) { s.revise(rows); });
+  std::vector<RunRecord> written;
+  written.reserve(rows.size());
+  for (const RunRecord& r : rows) written.push_back(sealed(r));
+  for_each_sink(sinks_, [&](ResultSink& s) { s.revise(written); });
 }
 
 namespace {
@@ -312,7 +353,7 @@ class CsvSink : public ResultSink {
  public:
   explicit CsvSink(std::string path) : path_(std::move(path)) {
     out_.open(path_, std::ios::out | std::ios::trunc | std::ios::binary);
-    if (!out_) fail(ExitCode::usage, "cannot write {}: {}", path_, std::strerror(errno));
+    if (!out_) fail_write(path_, errno);
   }
 
   void begin(const Json& context) override {
@@ -338,8 +379,9 @@ class CsvSink : public ResultSink {
     for (const RunRecord& r : rows) text += csv_line(to_csv_fields(r));
     out_.close();
     write_file_atomically(path_, text);
+    written_ = text.size();
     out_.open(path_, std::ios::out | std::ios::app | std::ios::binary);
-    if (!out_) fail(ExitCode::usage, "cannot write {}: {}", path_, std::strerror(errno));
+    if (!out_) fail_write(path_, errno);
     header_written_ = true;
   }
 
@@ -355,14 +397,23 @@ class CsvSink : public ResultSink {
     header_written_ = true;
   }
 
+  // One row (or the preamble) at a time: what a failed write left of it is cut off again, so
+  // that readers find whole rows only.
   void write(const std::string& text) {
     out_ << text;
     out_.flush();
-    if (!out_) fail(ExitCode::usage, "cannot write {}: {}", path_, std::strerror(errno));
+    if (!out_) {
+      const int err = errno ? errno : EIO;
+      out_.close();
+      truncate(path_.c_str(), static_cast<off_t>(written_));
+      fail_write(path_, err);
+    }
+    written_ += text.size();
   }
 
   std::string path_;
   std::ofstream out_;
+  size_t written_ = 0;  // bytes of whole rows in the file
   std::string preamble_;  // the '#' context lines
   bool header_written_ = false;
 };
@@ -436,7 +487,15 @@ class JsonSink : public ResultSink {
     if (!o.health.is_null()) doc_["context"]["telemetry"]["run_summary"] = o.health;
     if (o.context_added.is_object())
       for (const auto& [key, value] : o.context_added.items()) doc_["context"][key] = value;
-    write();
+    try {
+      write();
+    } catch (const Error& e) {
+      // A full disk has no room for a second copy, but the file's own blocks can take the
+      // outcome: rewritten in place without indentation, it is smaller than the running file.
+      if (e.code() != ExitCode::runtime ||
+          write_whole(path_, doc_.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n", 0) != 0)
+        throw;
+    }
   }
 
  private:

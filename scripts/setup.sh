@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs the Debian/Ubuntu packages ccbench needs (only those missing; quiet when all are
-# there), then configures and builds ccbench into build/ (Release, ninja when present).
+# there), makes the Python tools' virtual environment (.venv), then configures and builds
+# ccbench into build/ (Release, ninja when present).
 # Usage: scripts/setup.sh [extra cmake arguments]
-# Environment: CCBENCH_BUILD_DIR (default build), CCBENCH_NO_INSTALL=1 to skip apt,
+# Environment: CCBENCH_BUILD_DIR (default build), CCBENCH_VENV (default .venv), CCBENCH_NO_INSTALL=1 to skip apt,
 # CCBENCH_NO_BROWSER=1 to leave Chromium out (the HTML report's browser test is then skipped).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,7 +14,9 @@ packages=(
   libfmt-dev nlohmann-json3-dev libcli11-dev libyaml-cpp-dev libcsv-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   libhwloc-dev libibverbs-dev librdmacm-dev ibverbs-providers
+  libfabric-dev libfabric-bin    # the ofi transport (libfabric; fi_info, fi_pingpong)
   python3 python3-matplotlib
+  python3-venv                   # the Python tools' virtual environment (.venv, scripts/requirements.txt)
   python3-yaml                   # scripts/tune.py reads its settings space (YAML)
   libsqlite3-dev                 # results history (--db)
   libxml2-utils                  # tests: xmllint validates the JUnit XML of `ccbench accept`
@@ -49,6 +52,28 @@ if [ ${#missing[@]} -gt 0 ] && [ "${CCBENCH_NO_INSTALL:-0}" != 1 ]; then
   fi
 elif [ ${#missing[@]} -gt 0 ]; then
   echo "ccbench setup: CCBENCH_NO_INSTALL=1 and these packages are missing: ${missing[*]} (configuring anyway)"
+fi
+
+# The Python tools' packages (scripts/requirements.txt), for whichever python3 runs the tools: a
+# virtual environment over the system's python3 (the one apt installs python3-matplotlib and
+# python3-yaml for), reusing its packages; a tool started by a python3 that lacks a package
+# re-runs itself there (scripts/toolenv.py). pip fills in what the system lacks, where it can
+# reach an index. CCBENCH_VENV names another place for it.
+venv="${CCBENCH_VENV:-$PWD/.venv}"
+system_python=$(command -v /usr/bin/python3 || command -v python3)
+if ! "$venv/bin/python3" -c "" 2>/dev/null; then
+  rm -rf "$venv"
+  "$system_python" -m venv --system-site-packages --without-pip "$venv" ||
+    { echo "ccbench setup: $system_python -m venv could not make $venv (Debian: apt-get install python3-venv)" >&2; exit 3; }
+fi
+if ! "$venv/bin/python3" scripts/toolenv.py --check >/dev/null 2>&1; then
+  "$venv/bin/python3" -m pip install -q -r scripts/requirements.txt >/tmp/ccbench-pip.log 2>&1 ||
+    "$system_python" -m pip --python "$venv/bin/python3" install -q -r scripts/requirements.txt >>/tmp/ccbench-pip.log 2>&1 || true
+  if ! "$venv/bin/python3" scripts/toolenv.py --check >/dev/null; then
+    echo "ccbench setup: the Python tools' packages are missing (see above; pip: /tmp/ccbench-pip.log)" >&2
+    # Without apt the build still goes on: the tools say what they lack when they start.
+    [ "${CCBENCH_NO_INSTALL:-0}" = 1 ] || exit 3
+  fi
 fi
 
 build="${CCBENCH_BUILD_DIR:-build}"

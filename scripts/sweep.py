@@ -218,7 +218,7 @@ def summarize(settings, rows):
              "Settings: " + ", ".join(f"{n} = {','.join(v)} (baseline {baseline(v)})" for n, v in settings), "",
              "Bands: " + ", ".join(f"{n} {fmt_size(lo)}..{fmt_size(hi)}" for n, lo, hi in BANDS) + ".",
              "Gain = baseline / best median time - 1 (geometric mean over the band's sizes); "
-             "spread = the median, over the band's sizes, of the sum of both rows' spreads (as `ccbench compare`: "
+             "spread = the median, over the band's sizes, of the sum of both rows' spreads (each "
              "max(time_cv, p95/median - 1)); a gain inside the spread is reported as none.", "",
              "| band | case | best setting | gain | spread |", "|---|---|---|---|---|"]
     for (band, case), combos in sorted(table.items(), key=lambda kv: ([b for b, *_ in BANDS].index(kv[0][0]), kv[0][1])):
@@ -227,7 +227,7 @@ def summarize(settings, rows):
 
 
 def row_spread(r):
-    """A row's measured variation, as `ccbench compare` counts it: max(time_cv, p95/median - 1)."""
+    """A row's measured variation: max(time_cv, p95/median - 1)."""
     median, p95 = float(r["time_median[us]"]), float(r.get("time_p95[us]") or 0)
     return max(float(r["time_cv"] or 0), p95 / median - 1 if median > 0 else 0)
 

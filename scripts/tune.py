@@ -33,9 +33,12 @@ import statistics
 import sys
 import time
 
-import yaml
+import toolenv
 
-import sweep
+toolenv.require("yaml")
+import yaml  # noqa: E402 (found by toolenv first)
+
+import sweep  # noqa: E402
 
 
 def read_space(path):

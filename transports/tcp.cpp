@@ -2,8 +2,12 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <condition_variable>
 #include <cstring>
 #include <fstream>
+#include <map>
+#include <mutex>
+#include <thread>
 #include <utility>
 
 #include <arpa/inet.h>
@@ -14,6 +18,7 @@
 #include <netinet/in.h>
 #include <netinet/tcp.h>
 #include <poll.h>
+#include <sys/eventfd.h>
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -32,7 +37,6 @@ using Clock = std::chrono::steady_clock;
 constexpr std::uint32_t kData = 0, kCredit = 1;
 constexpr size_t kHeaderBytes = kTcpHeaderBytes;
 constexpr size_t kCreditBytes = kTcpCreditBytes;
-constexpr int kMaxPending = 64;  // unidentified connections held at once while accepting
 constexpr int kMaxIov = 32;
 using Hello = TcpHello;
 
@@ -272,6 +276,9 @@ std::string tcp_local_address(const RankLayout& layout) {
 TcpJob::TcpJob(const TcpToken& token, std::string local_address, int rank, std::chrono::milliseconds timeout)
     : token_(token), local_address_(std::move(local_address)), rank_(rank), timeout_(timeout) {}
 
+TcpJob::~TcpJob() = default;
+TcpJob::TcpJob(TcpJob&&) noexcept = default;
+
 void TcpJob::progress(const TcpEndpoint* moved) {
   for (TcpEndpoint* e : endpoints_)
     if (e != moved) e->progress_io();
@@ -294,6 +301,250 @@ void TcpSocket::reset() {
   fd_ = -1;
 }
 
+// ---- the accepting thread ----
+
+// Serves the listeners of one TcpJob from their creation until their peer is in: accepts every
+// connection at once (so that none waits in the kernel's backlog), reads each one's introduction,
+// and drops those that are not the peer (TcpRecvChannel::accept_peer says which). The listening
+// sockets and the unintroduced connections are the thread's alone; the channels' thread only
+// marks listeners forgotten and takes the connection of a listener that is done.
+class TcpAcceptor {
+ public:
+  explicit TcpAcceptor(const TcpToken& token) : token_(token) {
+    wake_ = TcpSocket(eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC));
+    if (wake_.get() < 0) fail(ExitCode::runtime, "tcp: eventfd() failed: {}", std::strerror(errno));
+    thread_ = std::thread([this] { loop(); });
+  }
+  ~TcpAcceptor() {
+    {
+      std::lock_guard lock(mu_);
+      stop_ = true;
+    }
+    wake();
+    thread_.join();
+  }
+  TcpAcceptor(const TcpAcceptor&) = delete;
+  TcpAcceptor& operator=(const TcpAcceptor&) = delete;
+
+  int add(TcpSocket listener, int peer, int tag, size_t slot_bytes, std::uint64_t depth) {
+    std::lock_guard lock(mu_);
+    const int id = next_id_++;
+    Listener& l = listeners_[id];
+    l.sock = std::move(listener);
+    l.peer = peer;
+    l.tag = tag;
+    l.slot_bytes = slot_bytes;
+    l.depth = depth;
+    wake();
+    return id;
+  }
+
+  // The peer's connection, or an empty socket at the deadline; throws the listener's Error.
+  TcpSocket claim(int id, TcpDeadline deadline, TcpRefusals* seen) {
+    std::unique_lock lock(mu_);
+    const auto it = listeners_.find(id);
+    if (it == listeners_.end()) fail(ExitCode::runtime, "tcp: no listener {} to accept on", id);
+    Listener& l = it->second;
+    cv_.wait_until(lock, deadline, [&] { return l.done; });
+    *seen = l.refusals;
+    if (!l.done) return {};
+    std::optional<Error> error = std::move(l.error);
+    TcpSocket conn = std::move(l.conn);
+    listeners_.erase(it);  // done: the thread holds nothing of it any more
+    if (error) throw *error;
+    return conn;
+  }
+
+  void forget(int id) {
+    std::lock_guard lock(mu_);
+    if (const auto it = listeners_.find(id); it != listeners_.end()) it->second.forgotten = true;
+    wake();
+  }
+
+ private:
+  struct Listener {
+    TcpSocket sock;  // the listening socket, closed by the thread once done or forgotten
+    int peer = -1, tag = 0;
+    size_t slot_bytes = 0;
+    std::uint64_t depth = 0;
+    bool done = false, forgotten = false;
+    TcpSocket conn;  // done: the peer's connection, unless `error`
+    std::optional<Error> error;
+    TcpRefusals refusals;
+  };
+  struct Candidate {
+    TcpSocket sock;
+    int listener;
+    Clock::time_point since;
+    Hello hello{};
+    size_t got = 0;
+  };
+
+  void wake() const {
+    const std::uint64_t one = 1;
+    (void)!write(wake_.get(), &one, sizeof one);
+  }
+
+  void loop() {
+    std::unique_lock lock(mu_);
+    while (!stop_) {
+      std::vector<pollfd> fds{{wake_.get(), POLLIN, 0}};
+      std::vector<int> ids;
+      for (auto it = listeners_.begin(); it != listeners_.end();) {
+        if (it->second.forgotten) {
+          close_listener(it->first, it->second);
+          it = listeners_.erase(it);
+          continue;
+        }
+        if (!it->second.done) {
+          fds.push_back({it->second.sock.get(), POLLIN, 0});
+          ids.push_back(it->first);
+        }
+        ++it;
+      }
+      int wait_ms = 1000;  // the next candidate's bound, at the latest
+      for (const Candidate& c : candidates_) wait_ms = std::min(wait_ms, ms_left(c.since + kTcpHelloWait) + 1);
+      for (const Candidate& c : candidates_) fds.push_back({c.sock.get(), POLLIN, 0});
+      lock.unlock();
+      const int ready = poll(fds.data(), fds.size(), wait_ms);
+      lock.lock();
+      if (ready < 0) continue;  // EINTR; nothing else can fail on descriptors we own
+      std::uint64_t count = 0;
+      if (fds[0].revents & POLLIN) (void)!read(wake_.get(), &count, sizeof count);
+      for (size_t i = 0; i < ids.size(); ++i)
+        if (fds[i + 1].revents) accept_all(ids[i]);
+      read_candidates();
+    }
+    for (auto& [id, l] : listeners_) close_listener(id, l);
+    candidates_.clear();
+  }
+
+  // Takes every connection waiting on listener `id`; the oldest unintroduced ones go first when
+  // it holds too many.
+  void accept_all(int id) {
+    Listener& l = listeners_.at(id);
+    for (;;) {
+      TcpSocket s(accept4(l.sock.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
+      if (s.get() < 0) return;  // none left (EAGAIN), or a connection gone before it was taken
+      int held = 0;
+      auto oldest = candidates_.end();
+      for (auto c = candidates_.begin(); c != candidates_.end(); ++c)
+        if (c->listener == id && held++ == 0) oldest = c;
+      if (held >= kTcpMaxPending) {
+        candidates_.erase(oldest);
+        ++l.refusals.silent;
+      }
+      candidates_.push_back({std::move(s), id, Clock::now()});
+    }
+  }
+
+  // Reads what each candidate has sent of its introduction; decides those that are complete, have
+  // ended, or have kept silent too long.
+  void read_candidates() {
+    const auto now = Clock::now();
+    for (size_t i = 0; i < candidates_.size();) {
+      Candidate& c = candidates_[i];
+      Listener& l = listeners_.at(c.listener);
+      const int listener = c.listener;
+      bool drop = false;
+      for (;;) {
+        const ssize_t r = recv(c.sock.get(), reinterpret_cast<char*>(&c.hello) + c.got, sizeof(Hello) - c.got, 0);
+        if (r > 0) {
+          c.got += static_cast<size_t>(r);
+          if (c.got < sizeof(Hello)) continue;
+        } else if (r < 0 && (would_block(errno) || errno == EINTR)) {
+          drop = now - c.since >= kTcpHelloWait;
+          l.refusals.silent += drop;
+        } else {
+          drop = true;  // ended before introducing itself
+          ++l.refusals.closed_early;
+        }
+        break;
+      }
+      if (!drop && c.got == sizeof(Hello)) {
+        if (le64toh(c.hello.magic) != kTcpHelloMagic || !same_token(c.hello.token, token_.data())) {
+          ++l.refusals.wrong_token;
+          drop = true;
+        } else {
+          take(listener, l, c);  // the listener is done: its candidates, this one too, are gone
+          cv_.notify_all();
+          i = 0;
+          continue;
+        }
+      }
+      if (drop) candidates_.erase(candidates_.begin() + static_cast<std::ptrdiff_t>(i));
+      else ++i;
+    }
+  }
+
+  // A connection with the job token: the peer, or a set-up error when it names another channel.
+  void take(int id, Listener& l, Candidate& c) {
+    const Hello& h = c.hello;
+    const int rank = static_cast<int>(le32toh(static_cast<std::uint32_t>(h.rank)));
+    const int tag = static_cast<int>(le32toh(static_cast<std::uint32_t>(h.tag)));
+    if (rank != l.peer || tag != l.tag || le64toh(h.slot_bytes) != l.slot_bytes || le32toh(h.depth) != l.depth)
+      l.error = Error(ExitCode::runtime,
+                      fmt::format("tcp: a connection with the job token to the channel meant for rank {} tag {} "
+                                  "introduced itself as rank {} tag {} with {} slots of {} bytes (expected {} of {})",
+                                  l.peer, l.tag, rank, tag, le32toh(h.depth), le64toh(h.slot_bytes), l.depth,
+                                  l.slot_bytes));
+    else
+      l.conn = std::move(c.sock);
+    l.done = true;
+    close_listener(id, l);  // nobody else may connect now; the other candidates close
+  }
+
+  void close_listener(int id, Listener& l) {
+    l.sock.reset();
+    candidates_.erase(std::remove_if(candidates_.begin(), candidates_.end(),
+                                     [id](const Candidate& c) { return c.listener == id; }),
+                      candidates_.end());
+  }
+
+  const TcpToken token_;
+  TcpSocket wake_;  // an eventfd: add(), forget() and the destructor wake the thread's poll()
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::map<int, Listener> listeners_;
+  std::vector<Candidate> candidates_;  // the thread's alone
+  int next_id_ = 0;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+int TcpJob::listen(TcpSocket listener, int peer, int tag, size_t slot_bytes, std::uint64_t depth) {
+  if (!acceptor_) acceptor_ = std::make_unique<TcpAcceptor>(token_);
+  ++unclaimed_;
+  return acceptor_->add(std::move(listener), peer, tag, slot_bytes, depth);
+}
+
+TcpSocket TcpJob::claim(int id, TcpDeadline deadline, TcpRefusals* seen) {
+  TcpSocket conn;
+  try {
+    conn = acceptor_->claim(id, deadline, seen);
+  } catch (const Error&) {
+    --unclaimed_;
+    stop_accepting_when_idle();
+    throw;
+  }
+  if (conn.get() >= 0) {
+    --unclaimed_;
+    stop_accepting_when_idle();
+  }
+  return conn;
+}
+
+void TcpJob::forget(int id) {
+  if (!acceptor_) return;
+  acceptor_->forget(id);
+  --unclaimed_;
+  stop_accepting_when_idle();
+}
+
+void TcpJob::stop_accepting_when_idle() {
+  if (unclaimed_ == 0) acceptor_.reset();
+}
+
 // ---- receiving end ----
 
 TcpRecvChannel::TcpRecvChannel(TcpJob& job, int peer, std::string peer_host, int tag, size_t slot_bytes, int depth)
@@ -307,100 +558,47 @@ TcpRecvChannel::TcpRecvChannel(TcpJob& job, int peer, std::string peer_host, int
 
   socklen_t len = 0;
   sockaddr_storage ss = resolve(job.local_address(), 0, &len);
-  listen_ = new_socket(ss.ss_family);
-  set_buffers(listen_.get(), slot_bytes, depth);  // inherited by the accepted connection
-  if (bind(listen_.get(), reinterpret_cast<sockaddr*>(&ss), len) != 0)
+  TcpSocket listener = new_socket(ss.ss_family);
+  set_buffers(listener.get(), slot_bytes, depth);  // inherited by the accepted connection
+  if (bind(listener.get(), reinterpret_cast<sockaddr*>(&ss), len) != 0)
     fail(ExitCode::runtime, "tcp: cannot listen on {} for rank {}'s channel: bind() failed: {}", job.local_address(),
          peer, std::strerror(errno));
-  if (listen(listen_.get(), kMaxPending) != 0)
+  if (listen(listener.get(), kTcpMaxPending) != 0)
     fail(ExitCode::runtime, "tcp: listen() on {} failed: {}", job.local_address(), std::strerror(errno));
   len = sizeof ss;
-  if (getsockname(listen_.get(), reinterpret_cast<sockaddr*>(&ss), &len) != 0)
+  if (getsockname(listener.get(), reinterpret_cast<sockaddr*>(&ss), &len) != 0)
     fail(ExitCode::runtime, "tcp: getsockname() failed: {}", std::strerror(errno));
   port_ = ntohs(ss.ss_family == AF_INET ? reinterpret_cast<sockaddr_in*>(&ss)->sin_port
                                         : reinterpret_cast<sockaddr_in6*>(&ss)->sin6_port);
   address_ = job.local_address();
+  listener_ = job_.listen(std::move(listener), peer, tag, slot_bytes, depth_);
   job_.add(this);
 }
 
-TcpRecvChannel::~TcpRecvChannel() { job_.remove(this); }
+TcpRecvChannel::~TcpRecvChannel() {
+  if (listener_ >= 0) job_.forget(listener_);
+  job_.remove(this);
+}
 
 void TcpRecvChannel::accept_peer(TcpDeadline deadline) {
-  struct Candidate {
-    TcpSocket sock;
-    Hello hello{};
-    size_t got = 0;
-  };
-  std::vector<Candidate> pending;
-  int closed_early = 0;
+  if (listener_ < 0) fail(ExitCode::runtime, "tcp: the channel from rank {} accepts its peer a second time", peer_);
   const auto start = Clock::now();
-  for (;;) {
-    std::vector<pollfd> fds(1 + pending.size());
-    fds[0] = {listen_.get(), POLLIN, 0};
-    for (size_t i = 0; i < pending.size(); ++i) fds[i + 1] = {pending[i].sock.get(), POLLIN, 0};
-    const int left = ms_left(deadline);
-    if (left == 0 && Clock::now() >= deadline)
-      fail(ExitCode::timeout, "tcp: rank {} waited {:.3g} s for rank {} (host {}) to connect to {} port {} for the "
-           "channel with tag {} ({} connection(s) with a wrong job token refused, {} closed before introducing "
-           "themselves)", job_.rank(), std::chrono::duration<double>(Clock::now() - start).count(), peer_, peer_host_,
-           address_, port_, tag_, refused_, closed_early);
-    if (poll(fds.data(), fds.size(), left) < 0 && errno != EINTR)
-      fail(ExitCode::runtime, "tcp: poll() while accepting rank {}'s connection failed: {}", peer_,
-           std::strerror(errno));
-
-    if (fds[0].revents & POLLIN) {
-      for (;;) {
-        TcpSocket s(accept4(listen_.get(), nullptr, nullptr, SOCK_NONBLOCK | SOCK_CLOEXEC));
-        if (s.get() < 0) {
-          if (would_block(errno) || errno == EINTR || errno == ECONNABORTED) break;
-          fail(ExitCode::runtime, "tcp: accept() on {} port {} failed: {}", address_, port_, std::strerror(errno));
-        }
-        if (static_cast<int>(pending.size()) >= kMaxPending) {
-          // A flood of connections that say nothing: the oldest goes, the real peer speaks at once.
-          pending.erase(pending.begin());
-          ++refused_;
-        }
-        pending.push_back({std::move(s), {}, 0});
-      }
-    }
-    // Read what each candidate has sent of its introduction; no candidate can hold up another.
-    for (size_t i = 0; i < pending.size();) {
-      Candidate& c = pending[i];
-      bool drop = false;
-      for (;;) {
-        const ssize_t r = recv(c.sock.get(), reinterpret_cast<char*>(&c.hello) + c.got, sizeof(Hello) - c.got, 0);
-        if (r > 0) {
-          c.got += static_cast<size_t>(r);
-          if (c.got == sizeof(Hello)) break;
-          continue;
-        }
-        if (r < 0 && (would_block(errno) || errno == EINTR)) break;
-        drop = true;  // closed or reset before introducing itself
-        ++closed_early;
-        break;
-      }
-      if (!drop && c.got == sizeof(Hello)) {
-        const Hello& h = c.hello;
-        if (le64toh(h.magic) != kTcpHelloMagic || !same_token(h.token, job_.token().data())) {
-          ++refused_;
-          drop = true;
-        } else {
-          const int rank = static_cast<int>(le32toh(static_cast<std::uint32_t>(h.rank)));
-          const int tag = static_cast<int>(le32toh(static_cast<std::uint32_t>(h.tag)));
-          if (rank != peer_ || tag != tag_ || le64toh(h.slot_bytes) != slot_bytes_ || le32toh(h.depth) != depth_)
-            fail(ExitCode::runtime, "tcp: a connection with the job token to the channel meant for rank {} tag {} "
-                 "introduced itself as rank {} tag {} with {} slots of {} bytes (expected {} of {})", peer_, tag_,
-                 rank, tag, le32toh(h.depth), le64toh(h.slot_bytes), depth_, slot_bytes_);
-          sock_ = std::move(c.sock);
-          set_nodelay(sock_.get(), job_.timeout());
-          listen_.reset();  // nobody else may connect now
-          return;           // the other candidates close with `pending`
-        }
-      }
-      if (drop) pending.erase(pending.begin() + static_cast<std::ptrdiff_t>(i));
-      else ++i;
-    }
+  const int id = std::exchange(listener_, -1);
+  TcpSocket conn = job_.claim(id, deadline, &refusals_);  // its Error leaves nothing to forget
+  if (conn.get() < 0) {
+    listener_ = id;  // still served: forgotten when the channel goes
+    std::string flood;
+    if (refusals_.silent > 0)
+      flood = fmt::format("; {} silent connection(s) dropped (none introduced itself within {} s, or more than {} "
+                          "waited at once): something else connects to this port, a port scan or a flood of "
+                          "connections", refusals_.silent, kTcpHelloWait.count(), kTcpMaxPending);
+    fail(ExitCode::timeout, "tcp: rank {} waited {:.3g} s for rank {} (host {}) to connect to {} port {} for the "
+         "channel with tag {} ({} connection(s) with a wrong job token refused, {} closed before introducing "
+         "themselves{})", job_.rank(), std::chrono::duration<double>(Clock::now() - start).count(), peer_, peer_host_,
+         address_, port_, tag_, refusals_.wrong_token, refusals_.closed_early, flood);
   }
+  sock_ = std::move(conn);
+  set_nodelay(sock_.get(), job_.timeout());
 }
 
 namespace {

@@ -38,12 +38,21 @@
 // Set-up (transports/connect.cpp): rank 0 draws the token and broadcasts it; each receiver listens
 // on an ephemeral port of the address from tcp_local_address() (never the wildcard address) and
 // sends (address, port, token) to its sender over MPI; the sender connects and introduces itself;
-// the receiver accepts connections until one presents the token and the expected rank and tag,
+// the receiver takes the first connection that presents the token and the expected rank and tag,
 // closing the others, bounded by the set-up deadline.
+//
+// Listeners keep accepting while this rank does anything else (attaching its own senders,
+// waiting for the other ranks): from its first listener until the last is claimed, a TcpJob runs
+// an accepting thread, so that connections filling a listener's backlog (a port scan, a flood of
+// idle connections) cannot keep the real sender out. A connection is dropped when it presents
+// another token, when it ends before introducing itself, when it has not introduced itself within
+// kTcpHelloWait, and, the oldest first, when a listener holds kTcpMaxPending unintroduced ones; a
+// set-up that still times out names the connections dropped as a flood.
 #include <array>
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -92,44 +101,23 @@ TcpHello tcp_hello(const TcpToken& token, int rank, int tag, size_t slot_bytes, 
 std::array<unsigned char, kTcpHeaderBytes> tcp_data_header(int tag, std::uint64_t seq, std::uint64_t length);
 std::array<unsigned char, kTcpCreditBytes> tcp_credit(int tag, std::uint64_t released);
 
-// Internal: an end of a channel that TcpJob::progress() moves.
-class TcpEndpoint {
- public:
-  virtual ~TcpEndpoint() = default;
-  // Moves what can move without blocking; throws Error as the channel calls do.
-  virtual void progress_io() = 0;
+// How long a connection to a listener may stay without introducing itself before it is dropped.
+// The sender writes its 48-byte hello in the call that connects; 5 s is beyond any scheduling
+// delay of a loaded host (8 ranks on the 2-core build machine under ASan), and well within the
+// default set-up deadline.
+inline constexpr std::chrono::seconds kTcpHelloWait{5};
+// Unintroduced connections a listener holds at once (also its listen() backlog).
+inline constexpr int kTcpMaxPending = 64;
+
+// What a listener saw of connections that were not its peer (messages, tests).
+struct TcpRefusals {
+  int wrong_token = 0;   // presented another job token
+  int closed_early = 0;  // ended before introducing themselves
+  int silent = 0;        // did not introduce themselves within kTcpHelloWait, or were pushed out
+                         // by newer ones past kTcpMaxPending
 };
 
-// What the TCP channels of one connect_channels() call on one rank share: the job token, the
-// local address and the list of channels to progress. Must outlive its channels (the ChannelSet
-// destroys its channels first). Single-threaded, as the channels.
-class TcpJob final : public TransportJob {
- public:
-  // `timeout` bounds unacknowledged data on the wire (TCP_USER_TIMEOUT) of every connection.
-  TcpJob(const TcpToken& token, std::string local_address, int rank, std::chrono::milliseconds timeout);
-  ~TcpJob() override = default;
-
-  const TcpToken& token() const { return token_; }
-  const std::string& local_address() const { return local_address_; }
-  int rank() const { return rank_; }
-  std::chrono::milliseconds timeout() const { return timeout_; }
-
-  // Moves bytes on every channel of this job (pending writes, arrived data, credits) but
-  // `moved`, a channel that has just moved its own. Throws Error(runtime) on protocol violations
-  // and on connections reset while needed.
-  void progress(const TcpEndpoint* moved = nullptr);
-
-  // Channels register themselves on construction and leave on destruction.
-  void add(TcpEndpoint* e) { endpoints_.push_back(e); }
-  void remove(TcpEndpoint* e);
-
- private:
-  TcpToken token_;
-  std::string local_address_;
-  int rank_;
-  std::chrono::milliseconds timeout_;
-  std::vector<TcpEndpoint*> endpoints_;
-};
+class TcpAcceptor;  // tcp.cpp: the accepting thread of a TcpJob
 
 // A socket descriptor, closed on destruction.
 class TcpSocket {
@@ -151,6 +139,61 @@ class TcpSocket {
   int fd_ = -1;
 };
 
+// Internal: an end of a channel that TcpJob::progress() moves.
+class TcpEndpoint {
+ public:
+  virtual ~TcpEndpoint() = default;
+  // Moves what can move without blocking; throws Error as the channel calls do.
+  virtual void progress_io() = 0;
+};
+
+// What the TCP channels of one connect_channels() call on one rank share: the job token, the
+// local address and the list of channels to progress. Must outlive its channels (the ChannelSet
+// destroys its channels first). Its calls come from one thread, as the channels'; while a
+// listener of its channels waits for its peer it runs an accepting thread of its own.
+class TcpJob final : public TransportJob {
+ public:
+  // `timeout` bounds unacknowledged data on the wire (TCP_USER_TIMEOUT) of every connection.
+  TcpJob(const TcpToken& token, std::string local_address, int rank, std::chrono::milliseconds timeout);
+  ~TcpJob() override;  // stops the accepting thread
+  TcpJob(TcpJob&&) noexcept;
+  TcpJob& operator=(TcpJob&&) = delete;
+
+  const TcpToken& token() const { return token_; }
+  const std::string& local_address() const { return local_address_; }
+  int rank() const { return rank_; }
+  std::chrono::milliseconds timeout() const { return timeout_; }
+
+  // Moves bytes on every channel of this job (pending writes, arrived data, credits) but
+  // `moved`, a channel that has just moved its own. Throws Error(runtime) on protocol violations
+  // and on connections reset while needed.
+  void progress(const TcpEndpoint* moved = nullptr);
+
+  // Channels register themselves on construction and leave on destruction.
+  void add(TcpEndpoint* e) { endpoints_.push_back(e); }
+  void remove(TcpEndpoint* e);
+
+  // Set-up, for TcpRecvChannel: the accepting thread takes `listener` and serves it until a
+  // connection presents the job token as rank `peer` on channel `tag` with this geometry; returns
+  // its id. claim() waits until `deadline` for that connection and hands it over (the listener is
+  // then closed); it throws Error(runtime) when a connection with the job token named another
+  // channel or geometry, and returns an empty socket at the deadline; `seen` gets what the
+  // listener dropped so far. forget() gives a listener up unclaimed. All from the channels' thread.
+  int listen(TcpSocket listener, int peer, int tag, size_t slot_bytes, std::uint64_t depth);
+  TcpSocket claim(int id, TcpDeadline deadline, TcpRefusals* seen);
+  void forget(int id);
+
+ private:
+  void stop_accepting_when_idle();
+  TcpToken token_;
+  std::string local_address_;
+  int rank_;
+  std::chrono::milliseconds timeout_;
+  std::vector<TcpEndpoint*> endpoints_;
+  std::unique_ptr<TcpAcceptor> acceptor_;  // while a listener is unclaimed
+  int unclaimed_ = 0;
+};
+
 // Receiving end. All calls from one thread.
 class TcpRecvChannel final : public RecvChannel, public DirectRecv, private TcpEndpoint {
  public:
@@ -164,12 +207,15 @@ class TcpRecvChannel final : public RecvChannel, public DirectRecv, private TcpE
   std::uint16_t port() const { return port_; }
 
   // Waits until `deadline` for the connection of rank `peer` presenting the job token, its rank
-  // and this channel's tag and geometry. Connections that present another token (or close before
-  // introducing themselves) are closed and ignored, and counted in refused(); the listening
-  // socket is closed once the peer is in. Throws Error(timeout) when the deadline passes first,
+  // and this channel's tag and geometry, which the job's accepting thread has been waiting for
+  // since construction. Connections that present another token (or close before introducing
+  // themselves, or stay silent) are closed and ignored; refused() counts those with another
+  // token. The listening socket is closed once the peer is in. Throws Error(timeout) when the
+  // deadline passes first, naming what was dropped (a flood of silent connections as such),
   // Error(runtime) for a connection with the job token that names another channel or geometry.
   void accept_peer(TcpDeadline deadline);
-  int refused() const { return refused_; }
+  int refused() const { return refusals_.wrong_token; }
+  const TcpRefusals& refusals() const { return refusals_; }
 
   const void* try_peek(size_t* bytes) override;  // Error(runtime) once try_receive_into() was used
   // Error(runtime) when no message is held.
@@ -193,8 +239,9 @@ class TcpRecvChannel final : public RecvChannel, public DirectRecv, private TcpE
   std::uint16_t port_ = 0;
   size_t slot_bytes_;
   std::uint64_t depth_;
-  TcpSocket listen_, sock_;
-  int refused_ = 0;
+  int listener_ = -1;  // the job's id of this channel's listener until the peer is in
+  TcpSocket sock_;
+  TcpRefusals refusals_;
   SlotMemory mem_;
   std::vector<size_t> lengths_;
   std::uint64_t received_ = 0;  // complete slots read

@@ -226,6 +226,7 @@ class NcclImpl final : public Implementation {
     std::string why;
     if (!nccl_api(&why)) return why;
     if (auto why_config = config_unsupported(config_, variant_name())) return why_config;
+    if (auto no_path = nccl_path_refusal()) return no_path;  // the path asked for has no NCCL (ofi without its plugin)
     return shared_gpu_reason(ctx);
   }
 

@@ -21,8 +21,10 @@ LinksCommand::LinksCommand(CLI::App& app)
   set_.flag({"--all-at-once", "also measure every pair at the same time (CPU ranks)"}, o_.all_at_once);
   add_device(set_, o_.device);
   add_out(set_, out_);
+  add_overwrite(set_, o_.overwrite);
   add_timeout(set_, o_.timeout);
   add_ib_options(set_, o_.ib, false);
+  add_ofi_options(set_, o_.ofi);
 }
 
 LinksOptions LinksCommand::finish(const std::string& command_line) {

@@ -19,8 +19,7 @@ int main(int argc, char** argv) {
   try {
     cmd = parse_command_line(argc, argv);
   } catch (const Error& e) {
-    if (lrank == 0) fmt::print(stderr, "ccbench: error: {}\n", e.what());
-    return static_cast<int>(e.code());
+    return report_error_before_mpi(e, lrank);
   }
   try {
     if (std::holds_alternative<HelpRequest>(cmd)) {
@@ -37,8 +36,7 @@ int main(int argc, char** argv) {
     if (auto* l = std::get_if<LinksOptions>(&cmd)) return run_links(*l, &argc, &argv);
     return run_benchmark(std::get<RunOptions>(cmd), &argc, &argv);
   } catch (const Error& e) {
-    // Usage errors are the same on every rank: rank 0 says it once.
-    if (lrank == 0 || e.code() != ExitCode::usage) fmt::print(stderr, "ccbench: error: {}\n", e.what());
-    return static_cast<int>(e.code());
+    // What reaches here was found before MPI started (the MPI stages end their errors themselves).
+    return report_error_before_mpi(e, lrank);
   }
 }

@@ -4,15 +4,20 @@
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
+#include <filesystem>
 
 #include <fmt/format.h>
 
 #include "collectives/implementation.h"
+#include "core/build_config.h"
 #include "core/error.h"
 #include "core/suggest.h"
 #include "harness/app/results_cli.h"
 #include "harness/app/shared_options.h"
 #include "harness/sizes.h"
+#if CCBENCH_HAVE_NCCL
+#include "collectives/nccl/nccl_library.h"
+#endif
 
 namespace ccbench {
 
@@ -81,6 +86,7 @@ RunCommand::RunCommand(CLI::App& app)
   telemetry::add_options(set_, o_.telemetry);
   add_training_options();
   add_ib_options(set_, o_.ib, true);
+  add_ofi_options(set_, o_.ofi);
   set_.group(kNcclTestsGroup);
   add_nccl_tests_options();
   add_nccl_tests_refusals();
@@ -142,6 +148,7 @@ void RunCommand::add_control_options() {
   set_.integer({"-N,--cycles,--run_cycles", "repeat the sweep N times, 0 = until stopped (burn-in)", "", "same"},
                o_.cycles, 0, 1 << 30, "the number of sweeps (0 = until stopped)");
   add_out(set_, out_);
+  add_overwrite(set_, o_.overwrite);
   set_.list({"--format", "outputs, comma-separated", "all"}, formats_,
             cli::Names<std::string>{{{"table", "table"}, {"csv", "csv"}, {"json", "json"}, {"md", "md"}}, nullptr},
             false);
@@ -151,6 +158,19 @@ void RunCommand::add_control_options() {
                o_.baseline = v;
              });
   set_.flag({"--share-gpus", "allow several ranks on one GPU"}, o_.share_gpus);
+  set_.value({"--nccl-library", "the NCCL library to load (as CCBENCH_NCCL_LIBRARY); run.json names its file and "
+                                "version",
+              "libnccl.so.2 on the library path"},
+             "FILE", "a file name or path of an NCCL library", "", [](const std::string& v) {
+#if CCBENCH_HAVE_NCCL
+               if (v.empty() || (v.find('/') != std::string::npos && !std::filesystem::is_regular_file(v)))
+                 fail(ExitCode::usage, "--nccl-library: '{}' is no file; give the path of an NCCL library "
+                                       "(libnccl.so.2) or a name the dynamic linker finds", v);
+               set_nccl_library_path(v);
+#else
+               fail(ExitCode::usage, "--nccl-library {}: this ccbench was built without NCCL", v);
+#endif
+             });
   set_.flag({"--quiet", "no progress line on stderr"}, o_.quiet);
   set_.number({"--progress-interval", "seconds between progress lines when stderr is not a terminal"},
               o_.progress_interval_s, {.lo = 0.01, .hi = 3600, .what = "seconds"}, "SECONDS");
@@ -376,6 +396,7 @@ RunOptions RunCommand::finish(const std::string& command_line) {
     fail(ExitCode::usage, "--overlap {} runs on GPU ranks over the whole job: not with {}", overlap_,
          o_.device == DeviceChoice::cpu ? "--device cpu" : "--groups " + o_.groups);
   validate_ib_options(o_.ib);
+  o_.ofi.hmem = o_.ib.gpudirect;  // one flag for both: where GPU ranks' FIFO slots live
   read_nccl_tests_environment(o_);
   o_.command_line = command_line;
   return o_;

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -21,6 +22,16 @@ int launcher_rank() {
     if (const char* v = std::getenv(var)) return std::atoi(v);
   }
   return 0;
+}
+
+int report_error_before_mpi(const Error& e, int launcher_rank) {
+  if (launcher_rank != 0) {
+    std::this_thread::sleep_for(kPeerErrorGrace);
+    fmt::print(stderr, "ccbench: error: rank {}: {}\n", launcher_rank, e.what());
+  } else {
+    fmt::print(stderr, "ccbench: error: {}\n", e.what());
+  }
+  return static_cast<int>(e.code());
 }
 
 void mpi_start(int* argc, char*** argv) {

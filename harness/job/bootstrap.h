@@ -1,5 +1,6 @@
 #pragma once
 // MPI start-up and the agreements every rank takes part in.
+#include <chrono>
 #include <string>
 #include <utility>
 #include <vector>
@@ -18,6 +19,17 @@ namespace ccbench {
 // This process's rank as the launcher announces it before MPI_Init (OpenMPI, PMI, PMIx, Slurm);
 // 0 when started alone. Used to let only rank 0 print usage errors.
 int launcher_rank();
+
+// An error found before MPI started (a bad flag, file or variable), said once for the whole job;
+// returns its exit code. Rank 0 says it at once. Any other rank first leaves the launcher
+// kPeerErrorGrace to end it: mpirun (and srun --kill-on-bad-exit) end every rank once one exits
+// non-zero, so rank 0, which has the same error where all ranks got the same command line, says
+// it even when it is the last to get there. A rank still running after the grace has an error of
+// its own and says it, naming itself.
+int report_error_before_mpi(const Error& e, int launcher_rank);
+// Far longer than ranks of one launch start apart (5 ranks within 0.07 s of each other on the
+// 2-core build machine at a load average of 18), short enough for an error only one rank has.
+inline constexpr std::chrono::seconds kPeerErrorGrace{3};
 
 // MPI_Init_thread (funneled); MPI errors return codes instead of aborting.
 void mpi_start(int* argc, char*** argv);

@@ -93,7 +93,7 @@ std::string signal_name(int sig) {
 JobGuard::JobGuard(std::chrono::milliseconds timeout, int rank)
     : timeout_(timeout),
       rank_(rank),
-      signals_([this](int sig) { on_signal(sig); }),
+      signals_([this](int sig, bool from_launcher) { on_signal(sig, from_launcher); }),
       watchdog_(timeout, [this](const std::string& phase, std::chrono::milliseconds waited) {
         on_deadline(phase, waited);
       }) {}
@@ -144,6 +144,11 @@ void JobGuard::detach(std::uint64_t id) {
   aborts_.erase(id);
 }
 
+void JobGuard::settle(int exit_code) {
+  settled_code_ = exit_code;
+  settled_ = true;
+}
+
 void JobGuard::end_job(const JobEnd& end) {
   begin_ending(end.rank0_grace);
   carry_out(end);
@@ -167,9 +172,13 @@ void JobGuard::begin_ending(std::chrono::milliseconds own_grace) {
 
 void JobGuard::carry_out(const JobEnd& end) {
   if (!end.message.empty()) fmt::print(stderr, "ccbench: {}\n", end.message);
-  if (results_ && !results_->try_finish({false, end.reason, end.exit_code, end.verdict}, kCloseResultsWait))
-    fmt::print(stderr, "ccbench: rank {}: the result files stayed busy for {} s: left as they are\n", rank_,
-               kCloseResultsWait.count());
+  try {
+    if (results_ && !results_->try_finish({false, end.reason, end.exit_code, end.verdict}, kCloseResultsWait))
+      fmt::print(stderr, "ccbench: rank {}: the result files stayed busy for {} s: left as they are\n", rank_,
+                 kCloseResultsWait.count());
+  } catch (const std::exception& e) {  // the files' own error (a full disk): the job ends all the same
+    fmt::print(stderr, "ccbench: rank {}: the result files could not be closed: {}\n", rank_, e.what());
+  }
   if (rank_ != 0 && end.rank0_grace.count() > 0) {
     std::unique_lock lock(grace_mu_);
     grace_cv_.wait_for(lock, end.rank0_grace, [this] { return grace_cut_; });
@@ -200,8 +209,17 @@ void JobGuard::on_deadline(const std::string& phase, std::chrono::milliseconds w
   carry_out(end);
 }
 
-void JobGuard::on_signal(int sig) {
+void JobGuard::on_signal(int sig, bool from_launcher) {
   begin_ending(std::chrono::milliseconds(0));
+  JobEnd quiet;  // no message: the run is over, or the launcher ends this rank (see the header)
+  if (settled_) {
+    quiet.exit_code = settled_code_;
+    carry_out(quiet);
+  }
+  if (from_launcher && !(rank_ == 0 && results_)) {
+    quiet.exit_code = 128 + sig;
+    carry_out(quiet);
+  }
   const std::string phase = watchdog_.phase();
   const std::string reason = fmt::format("rank {} (host {}) was terminated by {} during '{}'", rank_, host_,
                                          signal_name(sig), phase.empty() ? "-" : phase);

@@ -20,6 +20,13 @@
 //
 // Lifetime: the destructor stops both threads before any member goes, so the guard can be the
 // first member of its owner: constructed before anything else, destroyed after everything else.
+//
+// Who speaks when the launcher ends a rank (a termination signal from its parent: mpirun ends
+// every rank when one exits non-zero or calls MPI_Abort, and when it is itself signalled): rank 0
+// once it holds the result files, which it closes with the reason; no other rank, since the rank
+// that ended the job or the launcher says why. A signal from anyone else is said by every rank
+// that gets it. Once the run's exit code is settled (settle()) a termination signal ends the
+// process quietly with that code: the run is over, only MPI finalisation was left.
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -108,6 +115,10 @@ class JobGuard {
   };
   [[nodiscard]] Attachment attach(Abort abort);
 
+  // The run's outcome is decided and written, on every rank: from now on a termination signal
+  // ends the process quietly with `exit_code`. Main thread, before MPI finalisation.
+  void settle(int exit_code);
+
   // Prints end.message, closes the results with {complete=false, end.reason, end.exit_code,
   // end.verdict} (waiting at most kCloseResultsWait), on ranks other than 0 waits end.rank0_grace,
   // runs every attached abort (at most kAbortWait in all: ncclCommAbort may wait for a hung
@@ -121,7 +132,7 @@ class JobGuard {
   void begin_ending(std::chrono::milliseconds own_grace);
   [[noreturn]] void carry_out(const JobEnd& end);
   void on_deadline(const std::string& phase, std::chrono::milliseconds waited);  // watchdog thread
-  void on_signal(int sig);                                                         // signal thread
+  void on_signal(int sig, bool from_launcher);                                     // signal thread
   void detach(std::uint64_t id);
 
   const std::chrono::milliseconds timeout_;
@@ -134,6 +145,8 @@ class JobGuard {
   std::unique_ptr<GuardedSink> results_;
   std::map<std::uint64_t, Abort> aborts_;
   std::uint64_t next_id_ = 0;
+  std::atomic<bool> settled_{false};  // settle() was called: settled_code_ holds the exit code
+  std::atomic<int> settled_code_{0};
   // The first caller of end_job(), and its grace on ranks other than 0, cut short by a second.
   std::atomic<bool> ending_{false};
   std::mutex grace_mu_;

@@ -29,11 +29,12 @@ void TerminationSignals::stop() {
 
 void TerminationSignals::wait_loop() {
   while (true) {
-    int sig = 0;
-    if (sigwait(&set_, &sig) != 0) continue;
+    siginfo_t info{};
+    const int sig = sigwaitinfo(&set_, &info);
+    if (sig < 0) continue;
     std::lock_guard lock(mu_);  // held while the handler runs: stop() waits for it
     if (stopping_) return;
-    if (handler_) handler_(sig);
+    if (handler_) handler_(sig, info.si_code == SI_USER && info.si_pid == getppid());
     _exit(128 + sig);
   }
 }

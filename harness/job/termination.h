@@ -4,8 +4,10 @@
 // JobGuard (harness/job/job_guard.h) carries an early end out.
 //
 // TerminationSignals turns SIGTERM, SIGINT and SIGHUP (mpirun ends the other ranks with SIGTERM
-// when one fails; Slurm on scancel or at the time limit; Ctrl-C) into a call of its handler in
-// normal thread context, which ends the job.
+// when one fails or when it is itself signalled; Slurm on scancel or at the time limit; Ctrl-C)
+// into a call of its handler in normal thread context, which ends the job. The handler learns
+// whether the signal came from the launcher (the process's parent: mpirun or its daemon,
+// slurmstepd), which ends every rank when the job ends elsewhere.
 #include <chrono>
 #include <csignal>
 #include <functional>
@@ -47,9 +49,9 @@ inline std::chrono::milliseconds rank0_grace_for_timeout(std::chrono::millisecon
 
 class TerminationSignals {
  public:
-  // Gets the signal number and must end the process; when it is empty the process ends with exit
-  // code 128 + signal, as a shell reports it.
-  using Handler = std::function<void(int signal)>;
+  // Gets the signal number and whether the parent process sent it, and must end the process;
+  // when it is empty the process ends with exit code 128 + signal, as a shell reports it.
+  using Handler = std::function<void(int signal, bool from_launcher)>;
   // Blocks the signals in the calling thread, and so in every thread it starts afterwards, then
   // starts the thread that waits for them and runs `handler`. Create it before any other thread
   // (MPI, CUDA and the watchdog start threads): threads inherit the blocked signals from their

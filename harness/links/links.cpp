@@ -21,6 +21,7 @@
 #include "core/error.h"
 #include "core/text_file.h"
 #include "transports/ib/ib_transport.h"
+#include "transports/ofi/ofi_transport.h"
 
 namespace ccbench {
 
@@ -186,9 +187,11 @@ std::vector<LinkCeiling> measure_link_ceilings(bool gpu, const std::string& tran
 
 int run_links(const LinksOptions& o, int* argc, char*** argv) {
   const int lrank = launcher_rank();
-  std::string out_dir;
-  if (lrank == 0 && !o.no_files) out_dir = prepare_output_dir(o.out_dir);
+  ResultsFolder folder;  // rank 0's, locked until the process ends
+  if (lrank == 0 && !o.no_files) folder = prepare_output_dir({o.out_dir, {"links.csv", "links.json"}, o.overwrite, o.command_line});
+  const std::string out_dir = folder.path();
   set_ib_options(o.ib);
+  set_ofi_options(o.ofi);
   mpi_start(argc, argv);
   MPI_Comm world = MPI_COMM_WORLD;
   ExitCode code = ExitCode::ok;
@@ -236,6 +239,7 @@ int run_links(const LinksOptions& o, int* argc, char*** argv) {
       const auto outliers = find_link_outliers(results, o.outlier_threshold, sizes.back());
       print_report(results, outliers, sizes, layout.nranks, o.outlier_threshold);
       if (!o.no_files) {
+        folder.mark_used();
         write_text_file(out_dir + "/links.csv", links_to_csv(results));
         write_text_file(out_dir + "/links.json",
                    links_to_json(results, outliers, links_context(o, layout, std::string(name(device)))).dump(2) + "\n");

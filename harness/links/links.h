@@ -41,8 +41,10 @@ struct LinksOptions {
   bool all_at_once = false;
   DeviceChoice device = DeviceChoice::auto_detect;
   IbOptions ib;
+  OfiOptions ofi;
   std::string out_dir;                          // empty: ./ccbench-results/<UTC time>-<host>
   bool no_files = false;
+  bool overwrite = false;                       // --overwrite: replace an earlier run's links files
   std::chrono::milliseconds timeout{std::chrono::seconds(120)};
   std::string command_line;
 };

@@ -212,3 +212,12 @@ ccbench_gpu1_training_test(gpu1_nccl_config_one_rank 1 "nccl:allreduce,allgather
                            "CCBENCH_EXPECT_CONFIGS=nccl:maxCTAs=default|maxCTAs=2"
                            --nccl-config maxCTAs=default,2 --collective allreduce,allgather --impl nccl -b 4K -e 4M
                            -f 32 -n 2 -w 1 --timeout 60)
+
+# The kernels' data loop on one GPU, one process (tests/gpu/reduce_copy_bench.cu): int8 and half
+# buffers aligned, equally misaligned and misaligned differently, reduce_copy against the
+# element-by-element loop on the same buffers; every result checked. A measurement, so its own
+# target run by hand or by a GPU call: build/tests/ccbench_reduce_copy_bench.
+if(CCBENCH_HAVE_CUDA)
+  add_executable(ccbench_reduce_copy_bench ${CMAKE_CURRENT_SOURCE_DIR}/gpu/reduce_copy_bench.cu)
+  target_include_directories(ccbench_reduce_copy_bench PRIVATE ${PROJECT_SOURCE_DIR})
+endif()

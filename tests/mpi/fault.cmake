@@ -14,6 +14,20 @@ foreach(scenario stop_ring stop_tree stop_mpi kill corrupt_ring corrupt_tree cor
   set_tests_properties(mpi.fault.${scenario} PROPERTIES LABELS "mpi;reliability" TIMEOUT 180 PROCESSORS 2)
 endforeach()
 
+# How a job ends when its output or its start goes wrong: two launches into one --out, a results
+# file in the way, a full disk (a tmpfs in a mount namespace of its own: skipped where none can be
+# mounted), a usage error whichever rank exits first, a fault rank or -r outside the run, SIGTERM
+# through mpirun, verdicts that end the run; each checked for the exit code, the time, the message
+# said once and the files (fault_tests.py).
+foreach(scenario results_folder_taken results_csv_unwritable tmp_name_taken full_disk usage_error_any_rank
+                 fault_rank_out_of_range root_out_of_range terminate_quiet verdicts_quiet)
+  add_test(NAME mpi.fault.${scenario}
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/fault_tests.py --ccbench $<TARGET_FILE:ccbench>
+                   --mpiexec ${MPIEXEC_EXECUTABLE} ${scenario})
+  set_tests_properties(mpi.fault.${scenario} PROPERTIES LABELS "mpi;reliability" TIMEOUT 180 PROCESSORS 2
+                       SKIP_RETURN_CODE 77)
+endforeach()
+
 # A tuning variable on one rank only: exit 2 at start-up, naming the ranks (agreement_test.py);
 # on ranks sharing a GPU (labels gpu, gpu1) with the GPU kernels' channel and slot knobs.
 add_test(NAME mpi.agreement.cpu_slot_bytes

@@ -536,6 +536,301 @@ def mismatch(opts):
     check(not os.path.exists(os.path.join(folder, "results.csv")), "results were written")
 
 
+# ---- the results folder, output errors and how a job ends ----
+
+SMALL = ["--device", "cpu", "--collective", "allreduce", "--impl", "ring", "-b", "1K", "-e", "16K", "-n", "2", "-w", "1"]
+
+
+def small_with(args):
+    """SMALL with `args` in place of its own value of each flag they give (a flag given twice is
+    a usage error of its own)."""
+    given, out, i = {a for a in args if a.startswith("-")}, [], 0
+    while i < len(SMALL):
+        if SMALL[i] in given:
+            i += 2
+            continue
+        out.append(SMALL[i])
+        i += 1
+    return out + args
+SKIP = 77  # ctest's SKIP_RETURN_CODE for these scenarios
+
+
+def job(opts, args, ranks=3, env=None, prefix=None, timeout=120):
+    """One mpirun job of `ranks` ranks with ccbench `args` as given (--out included), or with
+    `prefix` in front of ccbench; returns a Run whose folder is the --out in `args`."""
+    env = dict(os.environ, **(env or {}))
+    cmd = [opts.mpiexec, "--oversubscribe", "--allow-run-as-root", "-np", str(ranks)]
+    for k in sorted(env):
+        if k.startswith("CCBENCH_"):
+            cmd += ["-x", k]
+    cmd += (prefix or []) + [opts.ccbench] + args
+    print("$ " + " ".join(cmd))
+    start = time.monotonic()
+    try:
+        p = subprocess.run(cmd, env=env, capture_output=True, text=True, errors="replace", timeout=timeout)
+    except subprocess.TimeoutExpired:
+        raise Failed(f"the job did not end within {timeout} s")
+    folder = args[args.index("--out") + 1] if "--out" in args else ""
+    r = Run(p.returncode, p.stdout, p.stderr, time.monotonic() - start, folder)
+    LAST.update(out=r.out, err=r.err, folder=folder)
+    print(f"fault {opts.scenario}: exit code {r.rc} after {r.elapsed:.1f} s")
+    check(not SANITIZER_REPORT.search(r.err), "a sanitizer reported an error")
+    return r
+
+
+def errors(r):
+    """ccbench's own error lines on stderr."""
+    return re.findall(r"^ccbench: error: .*$", r.err, re.M)
+
+
+def said_once(r, text):
+    """`text` is in exactly one of ccbench's stderr lines, and no rank says it was terminated."""
+    lines = [l for l in r.err.splitlines() if l.startswith("ccbench:") and text in l]
+    check(len(lines) == 1, f"{len(lines)} stderr lines say {text!r}, expected exactly 1")
+    check("was terminated by" not in r.err, "a rank says it was terminated: the ranks ended by another rank's "
+          "verdict or error must stay quiet")
+
+
+def results_folder_taken(opts):
+    """Two launches into one --out: the second fails at once (exit 2) naming the first's pid, host
+    and command, and the first's results come out whole. After it, the folder holds an earlier run:
+    a third launch is refused (exit 2, nothing changed) and the lock the first left behind (its
+    process gone) holds nobody up; --overwrite replaces the run."""
+    folder = tempfile.mkdtemp(prefix="ccbench-taken-")
+    first_args = SMALL + ["--timeout", "60", "--out", folder]
+    env = dict(os.environ, CCBENCH_FAULT="delay:rank=1,ms=3000,size=2K")
+    cmd = [opts.mpiexec, "--oversubscribe", "--allow-run-as-root", "-np", "3", "-x", "CCBENCH_FAULT", opts.ccbench]
+    first = subprocess.Popen(cmd + first_args, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                             errors="replace")
+    lock = os.path.join(folder, ".ccbench.lock")
+    start = time.monotonic()
+    holder = {}
+    while time.monotonic() - start < 30 and "pid" not in holder:
+        time.sleep(0.1)
+        try:
+            holder = json.load(open(lock, encoding="utf-8"))
+        except (OSError, ValueError):
+            pass
+    check("pid" in holder, "the first launch wrote no holder into .ccbench.lock")
+    second = job(opts, SMALL + ["--timeout", "60", "--out", folder])
+    out, err = first.communicate(timeout=120)
+    LAST.update(out=out, err=err, folder=folder)
+    check(second.rc == 2, f"the second launch exited {second.rc}, expected 2")
+    check(second.elapsed < STARTUP_S, f"the second launch took {second.elapsed:.1f} s to be refused")
+    said_once(second, f"is in use by another ccbench launch (pid {holder['pid']} on host {HOST}, started ")
+    check(holder["host"] == HOST and "--out " + folder in holder["command"], f"lock file: {holder}")
+    check(first.returncode == 0, f"the first launch exited {first.returncode}: {err[-500:]}")
+    run = Run(0, out, err, 0, folder)
+    rows = run.rows()  # every field count checked: no line of another launch spliced in
+    check(len(rows) == 10 and run.run_json()["complete"] is True, f"{len(rows)} rows; run.json complete")
+    before = {f: open(os.path.join(folder, f), "rb").read() for f in ("results.csv", "run.json")}
+    third = job(opts, SMALL + ["--out", folder])
+    check(third.rc == 2 and third.elapsed < STARTUP_S, f"a third launch exited {third.rc} after {third.elapsed:.1f} s")
+    said_once(third, f"'{folder}' already holds the results of an earlier run (results.csv, run.json, results.md)")
+    check("--overwrite" in third.err, "the refusal does not name --overwrite")
+    check(all(open(os.path.join(folder, f), "rb").read() == b for f, b in before.items()), "the earlier run changed")
+    fourth = job(opts, SMALL + ["--out", folder, "--overwrite"])
+    check(fourth.rc == 0 and fourth.run_json()["complete"] is True, f"--overwrite exited {fourth.rc}")
+    check(open(os.path.join(folder, "run.json"), "rb").read() != before["run.json"], "--overwrite left the old run.json")
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def make_unwritable(path, text="an earlier run\n"):
+    """A file holding `text` that no process may write: immutable (chattr +i) where the file system
+    allows it (root writes read-only files), else a non-empty folder of that name."""
+    open(path, "w").write(text)
+    os.chmod(path, 0o444)
+    if subprocess.run(["chattr", "+i", path], capture_output=True).returncode == 0:
+        return lambda: subprocess.run(["chattr", "-i", path], capture_output=True)
+    os.remove(path)
+    os.makedirs(os.path.join(path, "inside"))
+    return lambda: None
+
+
+def results_csv_unwritable(opts):
+    """A results.csv that cannot be written, left in a writable --out: refused before MPI (exit 2)
+    naming the way out, and with --overwrite, naming why it cannot go; either way within seconds,
+    not at the deadline (--timeout 60), the message said once."""
+    folder = tempfile.mkdtemp(prefix="ccbench-unwritable-")
+    undo = make_unwritable(os.path.join(folder, "results.csv"))
+    try:
+        r = job(opts, SMALL + ["--timeout", "60", "--out", folder])
+        check(r.rc == 2 and r.elapsed < STARTUP_S, f"exit code {r.rc} after {r.elapsed:.1f} s, expected 2 at once")
+        said_once(r, "already holds the results of an earlier run (results.csv)")
+        r = job(opts, SMALL + ["--timeout", "60", "--out", folder, "--overwrite"])
+        check(r.rc == 2 and r.elapsed < STARTUP_S, f"--overwrite: exit code {r.rc} after {r.elapsed:.1f} s")
+        said_once(r, f"--overwrite: cannot remove {folder}/results.csv of the earlier run")
+        check(not os.path.exists(os.path.join(folder, "run.json")), "a run.json was written")
+    finally:
+        undo()
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def tmp_name_taken(opts):
+    """A folder named run.json.tmp in --out (the temporary name every launch shared) is not in the
+    way: temporary files are the process's own. The run completes (exit 0)."""
+    folder = tempfile.mkdtemp(prefix="ccbench-tmpname-")
+    os.makedirs(os.path.join(folder, "run.json.tmp", "inside"))
+    r = job(opts, SMALL + ["--timeout", "60", "--out", folder])
+    check(r.rc == 0 and r.elapsed < STARTUP_S, f"exit code {r.rc} after {r.elapsed:.1f} s, expected 0")
+    j = r.run_json()
+    check(j["complete"] is True and len(j["rows"]) == len(r.rows()) == 10, "run.json incomplete or rows missing")
+    check(os.path.isdir(os.path.join(folder, "run.json.tmp", "inside")), "the folder run.json.tmp was touched")
+    check(not [f for f in os.listdir(folder) if ".tmp." in f], f"temporary files left: {os.listdir(folder)}")
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def full_disk(opts):
+    """The disk fills while rows are written (--out on a 64 KiB tmpfs): an I/O error, exit 6, within
+    seconds; the message once; run.json closed (incomplete, exit code 6, the reason); results.csv
+    holds whole rows only, each also in run.json."""
+    # Each process under its own mount namespace would see another tmpfs: one namespace for the
+    # whole job instead, mpirun inside it.
+    base = tempfile.mkdtemp(prefix="ccbench-disk-")
+    inner = os.path.join(base, "disk")
+    os.makedirs(inner)
+    folder = os.path.join(inner, "r")
+    probe = subprocess.run(["unshare", "-m", "sh", "-c", f"mount -t tmpfs -o size=64k tmpfs {inner}"],
+                           capture_output=True, text=True)
+    if probe.returncode != 0:
+        print(f"SKIPPED: no tmpfs can be mounted here (unshare -m, mount: {probe.stderr.strip()})")
+        sys.exit(SKIP)
+    results = {}
+    for size, where in (("64k", "while rows are written"), ("4k", "when the files are opened")):
+        args = ["--device", "cpu", "--collective", "allreduce", "--impl", "ring,mpi", "-b", "1K", "-e", "64K", "-n", "2",
+                "-w", "1", "--timeout", "60", "--out", folder]
+        cmd = [opts.mpiexec, "--oversubscribe", "--allow-run-as-root", "-np", "3", opts.ccbench] + args
+        saved = os.path.join(base, f"saved-{size}")  # the folder as the job left it, outside the namespace
+        script = f"mount -t tmpfs -o size={size} tmpfs {inner} && {{ \"$@\"; rc=$?; cp -a {folder} {saved}; exit $rc; }}"
+        print("$ " + " ".join(cmd) + f"   (--out on a {size} tmpfs)")
+        start = time.monotonic()
+        p = subprocess.run(["unshare", "-m", "sh", "-c", script, "sh"] + cmd, capture_output=True, text=True,
+                           errors="replace", timeout=120)
+        r = Run(p.returncode, p.stdout, p.stderr, time.monotonic() - start, saved)
+        LAST.update(out=r.out, err=r.err, folder=saved)
+        print(f"fault {opts.scenario} ({where}): exit code {r.rc} after {r.elapsed:.1f} s")
+        check(not SANITIZER_REPORT.search(r.err), "a sanitizer reported an error")
+        check(r.rc == 6, f"{where}: exit code {r.rc}, expected 6 (an I/O error)")
+        check(r.elapsed < STARTUP_S, f"{where}: took {r.elapsed:.1f} s")
+        said_once(r, "No space left on device")
+        results[where] = r
+    r = results["while rows are written"]
+    j = r.run_json()
+    check(j["complete"] is False and j["exit_code"] == 6 and "No space left on device" in j["incomplete_reason"],
+          f"run.json: complete={j['complete']} exit_code={j['exit_code']} reason={j['incomplete_reason']!r}")
+    rows = r.rows()
+    kept = [(x["impl"], x["bytes"], x["in_place"]) for x in j["rows"]]
+    check(rows and all((x["impl"], int(x["size[B]"]), x["in_place"] == "true") in kept for x in rows),
+          f"results.csv holds {len(rows)} rows, not all in run.json's {len(kept)}")
+    print(f"full disk: {len(rows)} whole rows in results.csv, {len(kept)} in run.json")
+    check("MPI_ABORT" not in results["when the files are opened"].err,
+          "an error every rank learns of at once needs no MPI_Abort")
+    shutil.rmtree(base, ignore_errors=True)
+
+
+def usage_error_any_rank(opts):
+    """A usage error reaches stderr once whichever rank exits first: rank 0 is started a second
+    late (MPMD), so that the others, with the same error, would exit first; then an error that
+    only rank 1 has (it alone gets -n 0) is said by rank 1."""
+    late = ["sh", "-c", 'sleep 1; exec "$0" "$@"']
+    for args, env, text in ((["-n", "0"], {}, "-n/--iters: '0' is not valid"),
+                            (["-m", "0"], {}, "-m/--agg_iters: '0' is not valid"),
+                            ([], {"CCBENCH_FAULT": "stop:"}, "CCBENCH_FAULT")):
+        env = dict(os.environ, **env)
+        xs = [x for k in env if k.startswith("CCBENCH_") for x in ("-x", k)]
+        cmd = [opts.mpiexec, "--oversubscribe", "--allow-run-as-root"] + xs + ["-np", "1"] + late + \
+              [opts.ccbench] + small_with(args) + ["--out", "none", ":", "-np", "3", opts.ccbench] + small_with(args) + \
+              ["--out", "none"]
+        print("$ " + " ".join(cmd))
+        start = time.monotonic()
+        p = subprocess.run(cmd, env=env, capture_output=True, text=True, errors="replace", timeout=120)
+        r = Run(p.returncode, p.stdout, p.stderr, time.monotonic() - start, "")
+        LAST.update(out=r.out, err=r.err, folder=None)
+        print(f"fault {opts.scenario} {' '.join(args) or 'CCBENCH_FAULT=stop:'}: exit code {r.rc} after {r.elapsed:.1f} s")
+        check(r.rc == 2, f"exit code {r.rc}, expected 2")
+        check(r.elapsed < STARTUP_S, f"took {r.elapsed:.1f} s")
+        said_once(r, text)
+        check(len(errors(r)) == 1, f"{len(errors(r))} error lines, expected 1")
+    cmd = [opts.mpiexec, "--oversubscribe", "--allow-run-as-root", "-np", "1", opts.ccbench] + SMALL + \
+          ["--out", "none", ":", "-np", "1", opts.ccbench] + small_with(["-n", "0"]) + ["--out", "none"]
+    print("$ " + " ".join(cmd))
+    start = time.monotonic()
+    p = subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=120)
+    r = Run(p.returncode, p.stdout, p.stderr, time.monotonic() - start, "")
+    LAST.update(out=r.out, err=r.err, folder=None)
+    print(f"fault {opts.scenario} (rank 1 alone): exit code {r.rc} after {r.elapsed:.1f} s")
+    check(r.rc == 2 and r.elapsed < STARTUP_S, f"rank 1 alone: exit code {r.rc} after {r.elapsed:.1f} s")
+    said_once(r, "ccbench: error: rank 1: -n/--iters: '0' is not valid")
+
+
+def fault_rank_out_of_range(opts):
+    """CCBENCH_FAULT naming rank 99 of 3: exit 2, the message once, no results folder left."""
+    folder = os.path.join(tempfile.mkdtemp(prefix="ccbench-rank99-"), "out")
+    r = job(opts, SMALL + ["--out", folder], env={"CCBENCH_FAULT": "stop:rank=99"})
+    check(r.rc == 2 and r.elapsed < STARTUP_S, f"exit code {r.rc} after {r.elapsed:.1f} s, expected 2")
+    said_once(r, "CCBENCH_FAULT: rank=99 does not exist in this run of 3 ranks (valid: 0 to 2)")
+    check(not os.path.exists(folder), f"a results folder was left: {os.listdir(folder) if os.path.isdir(folder) else ''}")
+
+
+def root_out_of_range(opts):
+    """-r 99 with collectives that take no root: the run says that it changes nothing (exit 0)."""
+    r = job(opts, SMALL + ["-r", "99", "--out", "none"])
+    check(r.rc == 0, f"exit code {r.rc}, expected 0")
+    notes = re.findall(r"^# note: -r 99 .*$", r.out, re.M)
+    check(len(notes) == 1 and "names no rank of this run (valid: 0 to 2)" in notes[0] and "allreduce" in notes[0],
+          f"notes: {notes}")
+
+
+def terminate_quiet(opts):
+    """SIGTERM to mpirun (scancel, a time limit) with 3 ranks: rank 0 says once why the run ended
+    and run.json records 143; the other ranks, ended by mpirun, say nothing; the shell sees
+    mpirun's own code, 1 (Open MPI's mpirun returns 1 when it is itself signalled)."""
+    folder = tempfile.mkdtemp(prefix="ccbench-fault-")
+    env = dict(os.environ, CCBENCH_FAULT="delay:rank=1,ms=60000,size=4K")
+    cmd = [opts.mpiexec, "--oversubscribe", "--allow-run-as-root", "-np", "3", "-x", "CCBENCH_FAULT", opts.ccbench] + \
+          SMALL + ["--timeout", "120", "--out", folder]
+    print("$ " + " ".join(cmd))
+    p = subprocess.Popen(cmd, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, errors="replace")
+    csv_path = os.path.join(folder, "results.csv")
+    start = time.monotonic()
+    while time.monotonic() - start < 60 and not (os.path.exists(csv_path) and ",2048," in open(csv_path).read()):
+        time.sleep(0.2)
+    time.sleep(1.0)
+    sent = time.monotonic()
+    p.send_signal(signal.SIGTERM)
+    out, err = p.communicate(timeout=60)
+    LAST.update(out=out, err=err, folder=folder)
+    print(f"fault {opts.scenario}: mpirun exit code {p.returncode} {time.monotonic() - sent:.1f} s after SIGTERM")
+    check(time.monotonic() - sent < 10, "the job took over 10 s to end after SIGTERM")
+    check(p.returncode == 1, f"mpirun exit code {p.returncode}; docs/reliability.md says 1")
+    lines = re.findall(r"^ccbench: .*was terminated by.*$", err, re.M)
+    check(len(lines) == 1 and lines[0].startswith("ccbench: rank 0 "), f"termination lines: {lines}")
+    j = Run(p.returncode, out, err, 0, folder).run_json()
+    check(j["exit_code"] == 143 and j["verdict"] == "FAILED: terminated", f"run.json: {j['exit_code']} {j['verdict']}")
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def verdicts_quiet(opts):
+    """Runs that end with a verdict (--min-busbw, --accept, a --db that cannot be written) on 4
+    ranks: the verdict's exit code, and no rank says it was terminated."""
+    folder = tempfile.mkdtemp(prefix="ccbench-verdict-")
+    rules = os.path.join(folder, "rules.yaml")
+    with open(rules, "w", encoding="utf-8") as f:
+        f.write("rules:\n  - name: impossible\n    select: {collective: allreduce}\n    require:\n      min_busbw: 1000\n")
+    db = os.path.join(folder, "history.db")
+    undo = make_unwritable(db, "")  # empty: a store not yet made, which rank 0 alone makes (and cannot)
+    try:
+        for args, code in ((["--min-busbw", "1000"], 4), (["--accept", rules], 4), (["--db", db], 3)):
+            for _ in range(2):  # the ranks end at nearly the same time: a race, tried twice
+                r = job(opts, SMALL + args + ["--out", "none"], ranks=4)
+                check(r.rc == code, f"{' '.join(args)}: exit code {r.rc}, expected {code}")
+                check("was terminated by" not in r.err, f"{' '.join(args)}: a rank says it was terminated")
+                check(r.elapsed < STARTUP_S, f"{' '.join(args)}: took {r.elapsed:.1f} s")
+    finally:
+        undo()
+    shutil.rmtree(folder, ignore_errors=True)
+
+
 SCENARIOS = {
     "stop_ring": lambda o: stop(o, "ring"),
     "stop_tree": lambda o: stop(o, "tree"),
@@ -563,6 +858,15 @@ SCENARIOS = {
     "soak_clean": lambda o: soak(o, None),
     "soak_corrupt": lambda o: soak(o, "corrupt:rank=1,size=4K,index=3"),
     "mismatch": mismatch,
+    "results_folder_taken": results_folder_taken,
+    "results_csv_unwritable": results_csv_unwritable,
+    "tmp_name_taken": tmp_name_taken,
+    "full_disk": full_disk,
+    "usage_error_any_rank": usage_error_any_rank,
+    "fault_rank_out_of_range": fault_rank_out_of_range,
+    "root_out_of_range": root_out_of_range,
+    "terminate_quiet": terminate_quiet,
+    "verdicts_quiet": verdicts_quiet,
 }
 
 

@@ -6,6 +6,9 @@
 //   - the zero-copy calls (try_post_from, try_receive_into) the same way: every size from 0 to a
 //     whole slot, credits that bound the sender until release(), only a message's bytes written
 //     into the caller's buffer, a length over the buffer refused, a cut stream named;
+//   - floods: 100 idle connections filling a listener's backlog before its sender comes (in one
+//     process, and across ranks in the set-up steps of connect_channels) keep nobody out; a listener with only idle connections times out naming the
+//     flood; a silent connection is dropped after kTcpHelloWait;
 //   - across ranks: a ring of zero-copy channels; a peer that closes its channels mid-transfer is Error(runtime) naming it,
 //     CCBENCH_TCP_IF naming no interface is Error(usage) listing the interfaces, "auto" never
 //     picks tcp.
@@ -31,6 +34,7 @@
 #include <mpi.h>
 
 #include "core/error.h"
+#include "tests/mpi/mpi_checks.h"
 #include "transports/connect.h"
 #include "transports/tcp.h"
 
@@ -39,37 +43,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-int g_rank = 0, g_n = 1;
-long g_failures = 0, g_checks = 0;
-
-template <typename... Args>
-void failure(fmt::format_string<Args...> f, Args&&... args) {
-  ++g_failures;
-  std::fprintf(stderr, "FAIL rank %d: %s\n", g_rank, fmt::format(f, std::forward<Args>(args)...).c_str());
-}
-
-void check(bool ok, const std::string& what) {
-  ++g_checks;
-  if (!ok) failure("{}", what);
-}
-
-// f() must throw Error(code) whose message contains every string of `needles`.
-void expect_error(ExitCode code, const std::string& what, const std::function<void()>& f,
-                  const std::vector<std::string>& needles) {
-  ++g_checks;
-  try {
-    f();
-    failure("{}: no error", what);
-  } catch (const Error& e) {
-    bool ok = e.code() == code;
-    for (const std::string& n : needles) ok = ok && std::string(e.what()).find(n) != std::string::npos;
-    if (!ok)
-      failure("{}: got '{}' (code {}), expected code {} mentioning '{}'", what, e.what(), static_cast<int>(e.code()),
-              static_cast<int>(code), fmt::join(needles, "', '"));
-    else if (g_rank == 0)
-      std::printf("# %s: code %d: %s\n", what.c_str(), static_cast<int>(e.code()), e.what());
-  }
-}
+using namespace mpi_checks;
 
 template <typename T>
 bool same_bytes(const T& a, const T& b) {
@@ -77,16 +51,6 @@ bool same_bytes(const T& a, const T& b) {
 }
 
 TcpDeadline in_ms(int ms) { return Clock::now() + std::chrono::milliseconds(ms); }
-
-// Polls until f() is true or `ms` pass.
-bool eventually(const std::function<bool()>& f, int ms = 5000) {
-  const auto until = in_ms(ms);
-  while (Clock::now() < until) {
-    if (f()) return true;
-    std::this_thread::sleep_for(std::chrono::microseconds(50));
-  }
-  return f();
-}
 
 // A blocking raw socket connected to addr:port on loopback.
 TcpSocket raw_connect(std::uint16_t port) {
@@ -488,14 +452,77 @@ void protocol_local() {
 
 // ---- across ranks ----
 
-RankLayout real_layout() {
-  char name[256] = {};
-  gethostname(name, sizeof name - 1);
-  std::vector<char> all(static_cast<size_t>(g_n) * 256);
-  MPI_Allgather(name, 256, MPI_CHAR, all.data(), 256, MPI_CHAR, MPI_COMM_WORLD);
-  std::vector<std::string> hosts;
-  for (int r = 0; r < g_n; ++r) hosts.emplace_back(&all[static_cast<size_t>(r) * 256]);
-  return RankLayout::from_hosts(g_rank, hosts);
+// ---- floods: idle connections to a listener ----
+
+// Opens `n` connections to 127.0.0.1:port that never say anything, without waiting for them to be
+// accepted; returns them once all are connected or 3 s have passed (a listener that does not
+// accept keeps those past its backlog waiting).
+std::vector<TcpSocket> idle_connections(std::uint16_t port, int n) {
+  std::vector<TcpSocket> out;
+  sockaddr_in a{};
+  a.sin_family = AF_INET;
+  a.sin_port = htons(port);
+  a.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  for (int i = 0; i < n; ++i) {
+    TcpSocket s(socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0));
+    if (connect(s.get(), reinterpret_cast<sockaddr*>(&a), sizeof a) != 0 && errno != EINPROGRESS)
+      fail(ExitCode::runtime, "test: connect to port {}: {}", port, std::strerror(errno));
+    out.push_back(std::move(s));
+  }
+  std::vector<bool> done(out.size(), false);
+  eventually([&] {
+    size_t connected = 0;
+    for (size_t i = 0; i < out.size(); ++i) {
+      pollfd p{out[i].get(), POLLOUT, 0};
+      done[i] = done[i] || (poll(&p, 1, 0) == 1 && (p.revents & POLLOUT));
+      connected += done[i];
+    }
+    return connected == out.size();
+  }, 3000);
+  return out;
+}
+
+// One process: idle connections fill a listener's backlog before its sender comes; a listener
+// with nothing but idle connections names the flood; a silent connection goes after kTcpHelloWait.
+void flood_local(const TcpToken& token) {
+  {
+    TcpJob job = local_job(token);
+    TcpRecvChannel rx(job, g_rank, "self", 41, 4096, 2);
+    std::vector<TcpSocket> flood = idle_connections(rx.port(), 100);
+    const auto t0 = Clock::now();
+    try {
+      TcpSendChannel tx(job, g_rank, "self", 41, 4096, 2, rx.address(), rx.port(), in_ms(5000));
+      rx.accept_peer(in_ms(5000));
+      const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+      check(s < 2, fmt::format("flood: the sender got in after {:.1f} s", s));
+      // 101 connections, the sender's the last: the oldest idle ones past kTcpMaxPending go.
+      check(rx.refusals().silent == 101 - kTcpMaxPending,
+            fmt::format("flood: {} idle connections pushed out, expected {}", rx.refusals().silent, 101 - kTcpMaxPending));
+      transfer(tx, rx, 4096, 2, 20, "after a flood");
+      check(closed_by_peer(flood.back(), 2000), "flood: the idle connections are closed once the peer is in");
+    } catch (const Error& e) {
+      failure("flood: the real sender did not get in: {}", e.what());
+    }
+  }
+  {
+    TcpJob job = local_job(token);
+    TcpRecvChannel rx(job, 5, "elsewhere", 42, 4096, 2);
+    std::vector<TcpSocket> flood = idle_connections(rx.port(), kTcpMaxPending + 6);
+    expect_error(ExitCode::timeout, "a flood and no sender", [&] { rx.accept_peer(in_ms(1000)); },
+                 {"rank 5 (host elsewhere)", "6 silent connection(s) dropped", "a flood of connections"});
+  }
+  if (g_n == 2) {  // once per suite: it takes kTcpHelloWait
+    TcpJob job = local_job(token);
+    TcpRecvChannel rx(job, 5, "elsewhere", 43, 4096, 2);
+    TcpSocket silent = raw_connect(rx.port());
+    const auto t0 = Clock::now();
+    check(closed_by_peer(silent, 10000), "a silent connection is dropped");
+    const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+    check(s > kTcpHelloWait.count() - 0.5 && s < kTcpHelloWait.count() + 2,
+          fmt::format("a silent connection dropped after {:.1f} s, expected {} s", s, kTcpHelloWait.count()));
+    expect_error(ExitCode::timeout, "a silent connection", [&] { rx.accept_peer(in_ms(10)); },
+                 {"1 silent connection(s) dropped"});
+  }
 }
 
 ChannelOptions tcp_options(size_t slot, int depth) {
@@ -572,6 +599,72 @@ void direct_ring(const RankLayout& layout) {
   MPI_Barrier(MPI_COMM_WORLD);  // nobody closes while a peer still reads
 }
 
+// A flood during set-up, step by step as connect_channels takes it with the tcp entry of the
+// transport table: rank 0 creates its receiving end for rank 1, 100 idle connections fill that
+// listener's backlog, and only then does rank 1 attach while rank 0 waits for it in MPI (as it
+// waits for the other ranks in connect_channels); rank 0 then accepts. The set-up completes at
+// once and data flows.
+void flood_during_setup(const RankLayout& layout) {
+  const TransportOps* tcp = nullptr;
+  for (const TransportOps& t : cpu_transports())
+    if (t.name == "tcp") tcp = &t;
+  ChannelOptions o = tcp_options(4096, 2);
+  o.timeout = std::chrono::seconds(10);
+  SetupArgs a;
+  a.comm = MPI_COMM_WORLD;
+  a.layout = &layout;
+  a.options = &o;
+  a.deadline = Clock::now() + o.timeout;
+  std::unique_ptr<TransportJob> job = tcp->prepare(a);  // collective
+  a.job = job.get();
+  a.tag = 9;
+  std::unique_ptr<RecvChannel> rx;
+  std::unique_ptr<SendChannel> tx;
+  std::vector<TcpSocket> flood;
+  ChannelSetup setup;
+  const auto t0 = Clock::now();
+  try {
+    if (g_rank == 0) {
+      a.peer = 1;
+      rx = tcp->create_recv(a, &setup);
+      flood = idle_connections(setup.tcp_port, 100);
+      MPI_Send(&setup, sizeof setup, MPI_BYTE, 1, 9, MPI_COMM_WORLD);
+    } else if (g_rank == 1) {
+      MPI_Recv(&setup, sizeof setup, MPI_BYTE, 0, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      a.peer = 0;
+      tx = tcp->attach_send(a, setup);
+    }
+  } catch (const Error& e) {
+    failure("flood during set-up: rank {} could not attach: {}", g_rank, e.what());
+  }
+  MPI_Barrier(MPI_COMM_WORLD);  // rank 0 serves nothing itself while rank 1 attaches
+  try {
+    if (g_rank == 0) {
+      tcp->connected(a, *rx);
+      const double s = std::chrono::duration<double>(Clock::now() - t0).count();
+      check(s < 4, fmt::format("flood during set-up: connected after {:.1f} s", s));
+      size_t n = 0;
+      const void* q = nullptr;
+      check(eventually([&] { return (q = rx->try_peek(&n)) != nullptr; }), "flood during set-up: data");
+      if (q) {
+        check(n == 64 && static_cast<const unsigned char*>(q)[63] == 7, "flood during set-up: the right bytes");
+        rx->release();
+      }
+    } else if (g_rank == 1 && tx) {
+      void* p = nullptr;
+      check(eventually([&] { return (p = tx->try_acquire()) != nullptr; }), "flood during set-up: a slot");
+      if (p) {
+        std::memset(p, 7, 64);
+        tx->post(64);
+      }
+      check(eventually([&] { return tx->try_drain(); }), "flood during set-up: drain");
+    }
+  } catch (const Error& e) {
+    failure("flood during set-up: {}", e.what());
+  }
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
 void interface_choice(const RankLayout& layout) {
   const std::vector<ChannelRequest> ring = {{(g_rank + 1) % g_n, 5, true}, {(g_rank + g_n - 1) % g_n, 5, false}};
   setenv("CCBENCH_TCP_IF", "nonexistent", 1);
@@ -611,7 +704,7 @@ void interface_choice(const RankLayout& layout) {
   ChannelOptions o;
   auto set = connect_channels(MPI_COMM_WORLD, layout, ring, o);
   check(set->label().find("tcp") == std::string::npos, "auto chose " + set->label());
-  check(valid_cpu_transports() == "auto, shm, mpi, tcp, ib", "valid transports: " + valid_cpu_transports());
+  check(valid_cpu_transports() == "auto, shm, mpi, tcp, ib, ofi", "valid transports: " + valid_cpu_transports());
 }
 
 }  // namespace
@@ -619,31 +712,24 @@ void interface_choice(const RankLayout& layout) {
 
 int main(int argc, char** argv) {
   using namespace ccbench;
-  int provided = 0;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
-  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-  MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &g_n);
+  using namespace ccbench::mpi_checks;
+  start(&argc, &argv);
   const auto t0 = Clock::now();
   try {
     protocol_local();
+    MPI_Barrier(MPI_COMM_WORLD);
+    flood_local(tcp_random_token());
     MPI_Barrier(MPI_COMM_WORLD);
     const RankLayout layout = real_layout();
     if (g_n >= 2) {
       peer_disappears(layout);
       direct_ring(layout);
       interface_choice(layout);
+      flood_during_setup(layout);
     }
   } catch (const Error& e) {
     failure("stopped by an error: {}", e.what());
     MPI_Abort(MPI_COMM_WORLD, static_cast<int>(e.code()));
   }
-  long failures = 0, checks = 0;
-  MPI_Allreduce(&g_failures, &failures, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
-  MPI_Allreduce(&g_checks, &checks, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
-  if (g_rank == 0)
-    std::printf("%s: %d ranks, %ld checks (all ranks), %ld failures, %.1f s\n", failures ? "FAILED" : "OK", g_n,
-                checks, failures, std::chrono::duration<double>(Clock::now() - t0).count());
-  MPI_Finalize();
-  return failures ? 1 : 0;
+  return finish(t0);
 }

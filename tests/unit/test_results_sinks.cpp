@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -588,10 +589,30 @@ TEST_F(SinkTest, UnwritablePathsFailAtConstruction) {
 
 TEST_F(SinkTest, WriteFileAtomicallyReplacesTheFile) {
   const std::string p = path("f.txt");
+  std::filesystem::create_directories(p + ".tmp/inside");  // the name every process once shared
   write_file_atomically(p, "first");
   write_file_atomically(p, "second");
   EXPECT_EQ(golden::read(p), "second");
-  EXPECT_FALSE(std::filesystem::exists(p + ".tmp"));
+  EXPECT_FALSE(std::filesystem::exists(p + ".tmp." + std::to_string(getpid())));
+  EXPECT_TRUE(std::filesystem::exists(p + ".tmp/inside"));
+}
+
+TEST(WriteErrorCode, AFailedStorageIsAnIoErrorAPathThatCannotBeWrittenAUsageError) {
+  for (int err : {ENOSPC, EDQUOT, EIO, EFBIG}) EXPECT_EQ(write_error_code(err), ExitCode::runtime) << err;
+  for (int err : {EACCES, EPERM, EROFS, EISDIR, ENOTDIR, ENOENT}) EXPECT_EQ(write_error_code(err), ExitCode::usage) << err;
+}
+
+TEST_F(SinkTest, AFullDiskIsAnIoErrorNamingTheFile) {
+  if (!std::filesystem::exists("/dev/full")) GTEST_SKIP() << "no /dev/full here";
+  auto csv = make_csv_sink("/dev/full");  // opens; every write fails with ENOSPC
+  try {
+    csv->begin(Json::object());
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::runtime);
+    EXPECT_NE(std::string(e.what()).find("cannot write /dev/full: No space left on device"), std::string::npos)
+        << e.what();
+  }
 }
 
 struct Recording : ResultSink {

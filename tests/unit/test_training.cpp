@@ -223,7 +223,6 @@ TEST(TrainingColumns, AcceptanceRulesOnEnergy) {
   row.collective = "allreduce";
   row.impl = "nccl";
   row.bytes = 1ull << 30;
-  row.busbw_gbps = 300;
   row.health.energy_per_coll_j = 0.8;
   row.health.gb_per_joule = (1ull << 30) / 1e9 / 0.8;
   EXPECT_TRUE(evaluate_rules(rules, {ResultSet{"run", {row}, {}, {}}}).passed);

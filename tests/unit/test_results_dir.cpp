@@ -1,0 +1,128 @@
+// The results folder of a launch (harness/results_dir.h): one holder at a time, named to the next;
+// an earlier run refused unless --overwrite; a lock left by an ended launch holds nobody; a folder
+// made and never used goes again. flock() locks belong to an open file, so one process can play
+// two launches.
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "harness/results_dir.h"
+#include "harness/run.h"
+#include "usage_error.h"
+
+namespace ccbench {
+namespace {
+
+namespace fs = std::filesystem;
+
+std::string fresh(const std::string& name) {
+  const fs::path dir = fs::path(::testing::TempDir()) / "ccbench_test_results_dir" /
+                       (std::string(::testing::UnitTest::GetInstance()->current_test_info()->name()) + "-" + name);
+  fs::remove_all(dir);
+  fs::create_directories(dir.parent_path());
+  return dir.string();
+}
+
+std::string host() {
+  char h[256] = {};
+  gethostname(h, sizeof h - 1);
+  return h;
+}
+
+FolderRequest request(const std::string& dir, const std::string& command = "ccbench --out x") {
+  return {dir, {"results.csv", "run.json"}, false, command};
+}
+
+TEST(ResultsFolder, ASecondLaunchIsRefusedNamingTheHolderUntilTheFirstEnds) {
+  const std::string dir = fresh("taken");
+  {
+    ResultsFolder first = prepare_output_dir(request(dir, "ccbench -b 8 --out taken"));
+    first.mark_used();
+    const nlohmann::json holder = nlohmann::json::parse(std::ifstream(dir + "/" + kFolderLockName));
+    EXPECT_EQ(holder["pid"], static_cast<long>(getpid()));
+    EXPECT_EQ(holder["host"], host());
+    EXPECT_EQ(holder["command"], "ccbench -b 8 --out taken");
+    const std::string why = usage_error([&] { prepare_output_dir(request(dir)); });
+    EXPECT_NE(why.find(fmt::format("--out: the results folder '{}' is in use by another ccbench launch (pid {} on host "
+                                   "{}, started ", dir, getpid(), host())),
+              std::string::npos)
+        << why;
+    EXPECT_NE(why.find("ccbench -b 8 --out taken); wait for it to end, or give another --out"), std::string::npos) << why;
+  }
+  ResultsFolder again = prepare_output_dir(request(dir));  // released with its holder
+  EXPECT_EQ(again.path(), dir);
+}
+
+TEST(ResultsFolder, ALockLeftByAnEndedLaunchHoldsNobody) {
+  const std::string dir = fresh("stale");
+  fs::create_directories(dir);
+  std::ofstream(dir + "/" + kFolderLockName) << R"({"pid": 1, "host": "gone", "started": "long ago", "command": "x"})";
+  ResultsFolder folder = prepare_output_dir(request(dir));
+  const nlohmann::json holder = nlohmann::json::parse(std::ifstream(dir + "/" + kFolderLockName));
+  EXPECT_EQ(holder["pid"], static_cast<long>(getpid()));
+}
+
+TEST(ResultsFolder, AnEarlierRunIsRefusedUnlessOverwriteWhichRemovesItsFiles) {
+  const std::string dir = fresh("earlier");
+  fs::create_directories(dir);
+  std::ofstream(dir + "/results.csv") << "old\n";
+  std::ofstream(dir + "/run.json") << "{}\n";
+  std::ofstream(dir + "/notes.txt") << "mine\n";
+  const std::string why = usage_error([&] { prepare_output_dir(request(dir)); });
+  EXPECT_NE(why.find("already holds the results of an earlier run (results.csv, run.json)"), std::string::npos) << why;
+  EXPECT_NE(why.find("give another --out, leave --out out for a new folder, or add --overwrite"), std::string::npos);
+  EXPECT_TRUE(fs::exists(dir + "/results.csv"));
+  FolderRequest overwrite = request(dir);
+  overwrite.overwrite = true;
+  ResultsFolder folder = prepare_output_dir(overwrite);
+  EXPECT_FALSE(fs::exists(dir + "/results.csv"));
+  EXPECT_FALSE(fs::exists(dir + "/run.json"));
+  EXPECT_TRUE(fs::exists(dir + "/notes.txt"));  // not a file of the run: left alone
+}
+
+TEST(ResultsFolder, AFolderMadeAndNeverUsedGoesAgainOthersStay) {
+  const std::string made = fresh("made");
+  { ResultsFolder unused = prepare_output_dir(request(made)); }
+  EXPECT_FALSE(fs::exists(made));
+  {
+    ResultsFolder used = prepare_output_dir(request(made));
+    used.mark_used();
+  }
+  EXPECT_TRUE(fs::is_directory(made));
+  const std::string given = fresh("given");
+  fs::create_directories(given);
+  { ResultsFolder unused = prepare_output_dir(request(given)); }
+  EXPECT_TRUE(fs::is_directory(given));  // it was there before the launch
+}
+
+TEST(ResultsFolder, ANewTimestampedFolderWhenNoneIsNamed) {
+  const fs::path cwd = fs::current_path();
+  const std::string base = fresh("default");
+  fs::create_directories(base);
+  fs::current_path(base);
+  {
+    ResultsFolder a = prepare_output_dir(request(""));
+    a.mark_used();
+    ResultsFolder b = prepare_output_dir(request(""));
+    b.mark_used();
+    EXPECT_NE(a.path(), b.path());
+    EXPECT_EQ(a.path().rfind("ccbench-results/", 0), 0u) << a.path();
+  }
+  fs::current_path(cwd);
+}
+
+TEST(RunPrepare, AFailureAfterTheFolderWasMadeLeavesNoFolder) {
+  RunOptions opts;
+  opts.out_dir = fresh("results");
+  opts.ceilings_file = fresh("absent-links.json");
+  EXPECT_THROW(ccbench::Run(opts).prepare(), Error);
+  EXPECT_FALSE(fs::exists(opts.out_dir));
+}
+
+}  // namespace
+}  // namespace ccbench
