@@ -10,7 +10,9 @@ checked in what it printed and wrote:
     energy block and the start-up line say why;
   - --nccl-config on CPU ranks: NCCL's rows skipped with the reason, ours measured;
   - scripts/tune.py groups the settings NCCL reads per communicator into one launch each
-    (--nccl-config), one launch per value of the others, and gives each candidate its rows.
+    (--nccl-config), one launch per value of the others, and gives each candidate its rows;
+  - check_results' model of a run (tests/expected_cases.py) knows fp8 and --nccl-config's cases,
+    which the GPU tests rely on.
 
 Usage: training_cpu.py --ccbench PATH --mpiexec PATH
 Prints one line per check; exits 1 if any failed.
@@ -141,6 +143,60 @@ def tune_launches():
           "tune.py: per-process settings only: a launch per candidate, as before")
 
 
+def rows_as_written(plan):
+    """The rows a run of `plan` writes when every case is measured, as ccbench labels them (an
+    NCCL case of --nccl-config combination C: impl "nccl", nccl_config C)."""
+    import expected_cases as ec
+    out = []
+    for (group, coll, case_impl, dtype, op), (n, wants) in ec.expected_cases(plan).items():
+        impl, _, label = case_impl.partition("[")
+        base = {"group": group, "collective": coll, "impl": impl, "dtype": dtype, "op": op, "ranks": str(n),
+                "root": "-1", "nccl_config": label.rstrip("]"), "reason": ""}
+        for w in wants:
+            row = dict(base, **{"in_place": "true" if w.in_place else "false", "size[B]": str(w.size),
+                                "count[elements]": str(w.count), "mode": "eager"})
+            if w.kind == "skip":
+                out.append(dict(row, status="skipped", reason=w.reason))
+                continue
+            out.append(dict(row, status="ok"))
+            if w.graph:
+                out.append(dict(row, status="ok", mode="graph"))
+    return out
+
+
+def expected_cases_know_training():
+    """check_results' model (tests/expected_cases.py) of the GPU tests' training options: fp8, and
+    one case per --nccl-config combination, told apart by the nccl_config column."""
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+    import expected_cases as ec  # noqa: E402
+    plan = ec.plan_from_command(["mpirun", "-np", "2", "ccbench", "--emulate-nodes", "2", "--nccl-config",
+                                 "NCCL_PROTO=Simple,LL", "--nccl-config", "maxCTAs=default,4", "--collective",
+                                 "allreduce", "--impl", "nccl,ring", "-d", "f8e4m3,e5m2", "-b", "4", "-e", "1M",
+                                 "-f", "16", "--energy", "on", "--overlap", "gemm"])
+    plan.device = "gpu"
+    check(plan.nccl_configs == ["NCCL_PROTO=Simple;maxCTAs=default", "NCCL_PROTO=Simple;maxCTAs=4",
+                                "NCCL_PROTO=LL;maxCTAs=default", "NCCL_PROTO=LL;maxCTAs=4"],
+          "expected_cases: --nccl-config's combinations in ccbench's order and labels", str(plan.nccl_configs))
+    rows = rows_as_written(plan)
+    fails = ec.check_case_set(rows, plan)
+    check(not fails and {r["dtype"] for r in rows} == {"f8e4m3", "f8e5m2"},
+          "expected_cases: a run with every combination's rows passes", "\n".join(fails[:5]))
+    missing = [r for r in rows if r["nccl_config"] != "NCCL_PROTO=LL;maxCTAs=4"]
+    fails = ec.check_case_set(missing, plan)
+    check(any("allreduce/nccl[NCCL_PROTO=LL;maxCTAs=4]" in f and "no row at all" in f for f in fails),
+          "expected_cases: a combination without rows fails, named", "\n".join(fails[:5]))
+    unlabelled = [dict(r, nccl_config="") if r["impl"] == "nccl" else r for r in rows]
+    check(ec.check_case_set(unlabelled, plan) != [], "expected_cases: NCCL rows without their label fail")
+    skipped = [dict(r, status="skipped", reason="f8e5m2 needs NCCL >= 2.24, the library loaded is 2.21.5 (x)",
+                    **{"size[B]": "0", "in_place": "false"})
+               for r in rows if r["impl"] == "nccl" and r["dtype"] == "f8e5m2" and r["size[B]"] == "4"
+               and r["in_place"] == "false"]
+    others = [r for r in rows if not (r["impl"] == "nccl" and r["dtype"] == "f8e5m2")]
+    fails = ec.check_case_set(others + skipped, plan)
+    check(not fails and len(skipped) == 4, "expected_cases: NCCL's fp8 skipped whole with its reason passes",
+          "\n".join(fails[:5]))
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--ccbench", required=True)
@@ -153,6 +209,7 @@ def main():
         energy_not_available(opts, cwd)
         nccl_config_on_cpu(opts, cwd)
     tune_launches()
+    expected_cases_know_training()
     print(f"training_cpu: {len(FAILED)} failed")
     return 1 if FAILED else 0
 
