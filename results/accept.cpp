@@ -52,6 +52,8 @@ const std::vector<LimitKey> kLimitKeys = {
     {"max_temperature_c", &Requirement::max_temperature_c, "degrees Celsius"},
     {"max_throttle_events", &Requirement::max_throttle_events, "events"},
     {"max_error_counter_growth", &Requirement::max_error_counter_growth, "counts"},
+    {"max_energy_j", &Requirement::max_energy_j, "joules per collective (--energy)"},
+    {"min_gb_per_joule", &Requirement::min_gb_per_joule, "GB moved per joule (--energy)"},
 };
 
 std::string joined(const std::vector<std::string>& v) {
@@ -303,6 +305,10 @@ const std::vector<CheckKind>& check_kinds() {
        [](const RowRef& r) { return or_column(throttle_reasons(r.row().health), r, kThrottleColumn); }},
       {"max_error_counter_growth", &Requirement::max_error_counter_growth, false, "", kErrorGrowthColumn,
        [](const RowRef& r) { return or_column(error_growth(r.row().health), r, kErrorGrowthColumn); }},
+      {"max_energy_j", &Requirement::max_energy_j, false, " J", kEnergyColumn,
+       [](const RowRef& r) { return r.row().health.energy_per_coll_j; }},
+      {"min_gb_per_joule", &Requirement::min_gb_per_joule, true, " GB/J", kEnergyEfficiencyColumn,
+       [](const RowRef& r) { return r.row().health.gb_per_joule; }},
   };
   return kinds;
 }

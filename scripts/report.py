@@ -131,6 +131,7 @@ def series_of(runs):
             placement = "in-place" if r.get("in_place") == "true" else "out-of-place"
             key = (r["collective"], placement, r.get("mode", "eager"))
             label = (f"{r['impl']}/{r['transport']}" + "".join(f" {n}={r.get(n, '')}" for n in run.settings)
+                     + (f" [{r['nccl_config']}]" if r.get("nccl_config") else "")
                      + (f" ({run.name})" if len(runs) > 1 else ""))
             out.setdefault(key, collections.OrderedDict()).setdefault(label, []).append(r)
     return out
@@ -323,6 +324,20 @@ def main():
             para(f"{run.name}: a line per {', '.join(run.settings)} value in the plots (no sweep.md beside the results).")
     if not sweeps:
         para("No sweeps among the results (scripts/sweep.py writes them).")
+
+    section("Training conditions")
+    trained = [(run.name, r) for run in runs for r in run.rows if r["status"] == "ok" and any(
+        r.get(c) for c in ("nccl_config", "load", "energy[J/coll]"))]
+    if trained:
+        para("Rows measured with --nccl-config, --overlap or --energy: the load's throughput alone and during the "
+             "timed batch (its unit), energy per collective and the data one joule moved (all GPUs of the job).")
+        table(["run", "case", "size", "nccl_config", "busbw GB/s", "load", "alone", "during", "J/coll", "GB/J"],
+              [(n, f"{r['collective']} {r['impl']} {r['dtype']}", human_size(int(r["size[B]"])), r.get("nccl_config", ""),
+                r["busbw[GB/s]"], f"{r.get('load', '')} {r.get('load_unit', '')}".strip(), r.get("load_alone", ""),
+                r.get("load_during", ""), r.get("energy[J/coll]", ""), r.get("energy_efficiency[GB/J]", ""))
+               for n, r in trained])
+    else:
+        para("No rows with --nccl-config, --overlap or --energy.")
 
     section("Acceptance verdicts")
     verdicts = args.verdicts or next((os.path.join(r.folder, "accept.xml") for r in runs
