@@ -12,6 +12,9 @@
 #include "harness/job/bootstrap.h"
 #include "harness/sizes.h"
 #include "topologies/discovery.h"
+#if CCBENCH_HAVE_LIBFABRIC
+#include "transports/ofi/fabric.h"
+#endif
 #if CCBENCH_HAVE_NCCL
 #include "collectives/nccl/nccl_impls.h"
 #include "collectives/nccl/nccl_library.h"
@@ -84,6 +87,9 @@ Json library_versions() {
   v["nccl"] = nccl_library_version();
   if (const NcclApi* api = nccl_api()) v["nccl_library"] = api->path;
 #endif
+#if CCBENCH_HAVE_LIBFABRIC
+  v["libfabric"] = ofi_library_version();
+#endif
   return v;
 }
 
@@ -95,6 +101,7 @@ std::string version_text() {
   add(CCBENCH_HAVE_CUDA, "CUDA");
   add(CCBENCH_HAVE_NCCL, "NCCL");
   add(CCBENCH_HAVE_IBVERBS, "ibverbs");
+  add(CCBENCH_HAVE_LIBFABRIC, "libfabric");
   add(CCBENCH_HAVE_HWLOC, "hwloc");
   std::string text = fmt::format("ccbench {} (git {})\nparts:{}", CCBENCH_VERSION, CCBENCH_GIT_HASH, parts);
 #if CCBENCH_HAVE_CUDA
@@ -118,6 +125,7 @@ Json build_context(const RunOptions& opts, const SweepPlan& plan, const RankLayo
   c["built_in"] = {{"cuda", bool(CCBENCH_HAVE_CUDA)},
                    {"nccl", bool(CCBENCH_HAVE_NCCL)},
                    {"ibverbs", bool(CCBENCH_HAVE_IBVERBS)},
+                   {"libfabric", bool(CCBENCH_HAVE_LIBFABRIC)},
                    {"hwloc", bool(CCBENCH_HAVE_HWLOC)}};
   c["started_utc"] = utc_now();
   c["command_line"] = opts.command_line;

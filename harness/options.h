@@ -9,10 +9,12 @@
 #include "collectives/implementation.h"
 #include "collectives/types.h"
 #include "harness/fault.h"
+#include "harness/overlap.h"
 #include "harness/sizes.h"
 #include "results/accept.h"
 #include "telemetry/options.h"
 #include "transports/ib/ib_logic.h"
+#include "transports/ofi/ofi_logic.h"
 
 namespace ccbench {
 
@@ -46,6 +48,7 @@ struct RunOptions {
   DeviceChoice device = DeviceChoice::auto_detect;
   std::string transport = "auto";
   IbOptions ib;                    // --ib-*, --gpudirect: the ib transport of CPU and GPU ranks
+  OfiOptions ofi;                  // --ofi-*: the ofi transport of CPU and GPU ranks
   InPlaceChoice in_place = InPlaceChoice::both;
   bool share_gpus = false;         // allow several ranks on one GPU
   RingOrderChoice ring_order;      // --ring-order (topologies/ring_order.h)
@@ -77,7 +80,12 @@ struct RunOptions {
   std::string groups = "world";         // --groups: world, node, pairs, rails or a file (harness/groups.h)
   bool serial = false;                  // --serial: one group at a time
   double group_outlier_threshold = 0.9;  // --group-outlier-threshold: flag groups below this of the median
-  telemetry::Options telemetry;    // --telemetry, --telemetry-interval, --temp-limit, --fail-on-health, ...
+  telemetry::Options telemetry;    // --telemetry, --telemetry-interval, --temp-limit, --fail-on-health, --energy ...
+  // Training workloads: a compute load beside the collectives (--overlap, harness/overlap.h), and
+  // one NCCL communicator per combination of per-communicator settings (--nccl-config,
+  // collectives/nccl/nccl_config.h).
+  OverlapSpec overlap;
+  std::vector<NcclConfig> nccl_configs;
 };
 
 }  // namespace ccbench

@@ -52,6 +52,8 @@ const std::vector<LimitKey> kLimitKeys = {
     {"max_temperature_c", &Requirement::max_temperature_c, "degrees Celsius"},
     {"max_throttle_events", &Requirement::max_throttle_events, "events"},
     {"max_error_counter_growth", &Requirement::max_error_counter_growth, "counts"},
+    {"max_energy_j", &Requirement::max_energy_j, "joules per collective (--energy)"},
+    {"min_gb_per_joule", &Requirement::min_gb_per_joule, "GB moved per joule (--energy)"},
 };
 
 std::string joined(const std::vector<std::string>& v) {
@@ -303,6 +305,10 @@ const std::vector<CheckKind>& check_kinds() {
        [](const RowRef& r) { return or_column(throttle_reasons(r.row().health), r, kThrottleColumn); }},
       {"max_error_counter_growth", &Requirement::max_error_counter_growth, false, "", kErrorGrowthColumn,
        [](const RowRef& r) { return or_column(error_growth(r.row().health), r, kErrorGrowthColumn); }},
+      {"max_energy_j", &Requirement::max_energy_j, false, " J", kEnergyColumn,
+       [](const RowRef& r) { return r.row().health.energy_per_coll_j; }},
+      {"min_gb_per_joule", &Requirement::min_gb_per_joule, true, " GB/J", kEnergyEfficiencyColumn,
+       [](const RowRef& r) { return r.row().health.gb_per_joule; }},
   };
   return kinds;
 }
@@ -362,6 +368,7 @@ std::optional<std::string> host_of(const RowRef& r) {
 }
 
 std::optional<std::string> link_of(const RowRef& r) {
+  if (!r.row().link.empty()) return r.row().link;
   if (r.index >= r.run->extra.size()) return std::nullopt;
   auto it = r.run->extra[r.index].find(kLinkColumn);
   if (it == r.run->extra[r.index].end() || it->second.empty()) return std::nullopt;
@@ -373,6 +380,8 @@ std::vector<PlaceVerdict> place_verdicts(const std::vector<RowRef>& all,
                                          const std::function<std::optional<std::string>(const RowRef&)>& place_of,
                                          const std::string& missing_note) {
   std::map<std::string, PlaceVerdict> by_name;
+  std::map<std::string, std::string> skip_reason;  // a place's first skipped row's reason
+  std::set<std::string> measured;                  // places with a row not skipped
   int unplaced = 0;
   for (const RowRef& r : all) {
     auto place = place_of(r);
@@ -383,13 +392,21 @@ std::vector<PlaceVerdict> place_verdicts(const std::vector<RowRef>& all,
     PlaceVerdict& p = by_name[*place];
     p.name = *place;
     ++p.rows;
+    if (r.row().status != RowStatus::skipped) measured.insert(*place);
+    else skip_reason.emplace(*place, single_line(r.row().reason));
     if (broken.count({r.run, r.index})) {
       ++p.failed_rows;
       p.state = CheckState::fail;
     }
   }
   std::vector<PlaceVerdict> out;
-  for (auto& [n, p] : by_name) out.push_back(p);
+  for (auto& [n, p] : by_name) {
+    if (!measured.count(n)) {  // a link that could not be measured has not passed
+      p.state = CheckState::not_available;
+      p.note = fmt::format("every one of its {} rows was skipped ({})", p.rows, skip_reason[n]);
+    }
+    out.push_back(p);
+  }
   if (unplaced > 0) {
     PlaceVerdict na;
     na.name = out.empty() ? "(all)" : "(the others)";

@@ -29,9 +29,12 @@ std::string wrong_text(const RunRecord& r) { return r.wrong ? std::to_string(*r.
 
 std::string case_key(const RunRecord& r) {
   // '\x1f' (unit separator) cannot occur in names typed on a command line.
-  return fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}", r.collective, r.impl,
-                     r.transport, r.device, r.dtype, r.op, r.mode, r.ranks, r.ranks_per_node, r.root,
-                     r.group);
+  std::string key = fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}", r.collective,
+                                r.impl, r.transport, r.device, r.dtype, r.op, r.mode, r.ranks, r.ranks_per_node, r.root,
+                                r.group);
+  // The training conditions, where there are any: another communicator, or a load, is another case.
+  if (!r.nccl_config.empty() || !r.load.empty()) key += fmt::format("\x1f{}\x1f{}", r.nccl_config, r.load);
+  return key;
 }
 
 namespace {
@@ -48,6 +51,8 @@ std::string case_label(const RunRecord& r) {
                               r.dtype, r.op, r.mode, ranks_text(r, " ranks"));
   if (r.root >= 0) t += fmt::format(", root {}", r.root);
   if (r.group != "world") t += fmt::format(", group {}", r.group);
+  if (!r.nccl_config.empty()) t += fmt::format(", NCCL {}", r.nccl_config);
+  if (!r.load.empty()) t += fmt::format(", beside {}", r.load);
   return t;
 }
 
@@ -57,6 +62,8 @@ std::string case_title(const RunRecord& r) {
                               r.collective, r.impl, r.transport, r.device, ranks, r.dtype, r.op, r.mode);
   if (r.root >= 0) t += fmt::format("  root {}", r.root);
   if (r.group != "world") t += fmt::format("  group {}", r.group);
+  if (!r.nccl_config.empty()) t += fmt::format("  nccl_config {}", r.nccl_config);
+  if (!r.load.empty()) t += fmt::format("  load {}", r.load);
   return t;
 }
 

@@ -1,10 +1,13 @@
 #include "results/links.h"
 
 #include <algorithm>
+#include <cmath>
+#include <filesystem>
 #include <map>
 #include <sstream>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "core/error.h"
 #include "core/text_file.h"
@@ -40,6 +43,13 @@ Json optional_json(const std::optional<double>& v) { return v ? Json(*v) : Json(
 
 std::string link_endpoint(int rank, const std::string& host) {
   return rank < 0 ? fmt::format("host memory ({})", host) : fmt::format("rank {} ({})", rank, host);
+}
+
+std::string link_name(int a, const std::string& host_a, int b, const std::string& host_b) {
+  if (b < 0) return fmt::format("{}:{}-host", host_a, a);
+  if (a < 0) return fmt::format("{}:{}-host", host_b, b);
+  if (b < a) return fmt::format("{}:{}-{}:{}", host_b, b, host_a, a);
+  return fmt::format("{}:{}-{}:{}", host_a, a, host_b, b);
 }
 
 std::vector<LinkOutlier> find_link_outliers(const std::vector<LinkResult>& results, double threshold,
@@ -90,7 +100,8 @@ Json links_to_json(const std::vector<LinkResult>& results, const std::vector<Lin
   j["context"] = context;
   Json rows = Json::array();
   for (const LinkResult& r : results)
-    rows.push_back({{"transport", r.transport}, {"mode", r.mode}, {"src", r.src}, {"dst", r.dst},
+    rows.push_back({{"transport", r.transport}, {"mode", r.mode}, {"link", link_name(r.src, r.src_host, r.dst, r.dst_host)},
+                    {"src", r.src}, {"dst", r.dst},
                     {"src_host", r.src_host}, {"dst_host", r.dst_host}, {"bytes", r.bytes},
                     {"oneway_GBps", optional_json(r.oneway_gbps)}, {"bidir_GBps", optional_json(r.bidir_gbps)},
                     {"latency_us", optional_json(r.latency_us)}, {"reason", r.reason}});
@@ -105,15 +116,110 @@ Json links_to_json(const std::vector<LinkResult>& results, const std::vector<Lin
 }
 
 std::string links_to_csv(const std::vector<LinkResult>& results) {
-  std::string s = csv_line({"transport", "mode", "src", "dst", "src_host", "dst_host", "bytes", "oneway_GBps",
-                            "bidir_GBps", "latency_us", "reason"});
+  std::string s = csv_line({"transport", "mode", "link", "src", "dst", "src_host", "dst_host", "bytes",
+                            "oneway_GBps", "bidir_GBps", "latency_us", "reason"});
   // Six significant digits: small sizes move well under 0.0001 GB/s on a loaded host.
   auto num = [](const std::optional<double>& v) { return v ? fmt::format("{:.6g}", *v) : std::string(); };
   for (const LinkResult& r : results)
-    s += csv_line({r.transport, r.mode, std::to_string(r.src), r.dst < 0 ? "host" : std::to_string(r.dst), r.src_host,
+    s += csv_line({r.transport, r.mode, link_name(r.src, r.src_host, r.dst, r.dst_host), std::to_string(r.src), r.dst < 0 ? "host" : std::to_string(r.dst), r.src_host,
                    r.dst_host, std::to_string(r.bytes), num(r.oneway_gbps), num(r.bidir_gbps), num(r.latency_us),
                    r.reason});
   return s;
+}
+
+namespace {
+
+// links.csv's columns that read_links_result_set needs.
+constexpr const char* kLinksCsvColumns[] = {"transport", "mode", "link", "src_host", "bytes", "oneway_GBps",
+                                            "latency_us", "reason"};
+
+bool is_links_header(const std::vector<std::string>& header) {
+  return std::all_of(std::begin(kLinksCsvColumns), std::end(kLinksCsvColumns), [&](const char* c) {
+    return std::find(header.begin(), header.end(), c) != header.end();
+  });
+}
+
+// A number of links.csv: empty is none; anything else must be a finite value >= 0.
+std::optional<double> link_number(const std::string& text, const std::string& where, const char* column) {
+  if (text.empty()) return std::nullopt;
+  double v = 0;
+  size_t used = 0;
+  try {
+    v = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != text.size() || !std::isfinite(v) || v < 0)
+    fail(ExitCode::usage, "{}: {} '{}' is not a number >= 0", where, column, text);
+  return v;
+}
+
+RunRecord link_row(const std::map<std::string, std::string>& cell, const std::string& where) {
+  RunRecord r;
+  r.collective = "link";
+  r.impl = "links";
+  r.transport = cell.at("transport");
+  r.mode = cell.at("mode");
+  r.op = "none";
+  r.ranks = 2;
+  r.host = cell.at("src_host");
+  r.link = cell.at("link");
+  const auto bytes = link_number(cell.at("bytes"), where, "bytes");
+  if (!bytes || *bytes != std::floor(*bytes)) fail(ExitCode::usage, "{}: bytes '{}' is not a size", where, cell.at("bytes"));
+  r.bytes = static_cast<std::uint64_t>(*bytes);
+  const auto oneway = link_number(cell.at("oneway_GBps"), where, "oneway_GBps");
+  (void)link_number(cell.at("latency_us"), where, "latency_us");  // checked, not judged
+  if (!oneway) {
+    r.status = RowStatus::skipped;
+    r.reason = cell.at("reason").empty() ? "not measured" : cell.at("reason");
+    return r;
+  }
+  if (*oneway <= 0) {
+    r.status = RowStatus::failed;
+    r.reason = "no data moved (one-way bandwidth 0)";
+    return r;
+  }
+  // The time of one message at that bandwidth, so that size, time and bandwidth agree as in
+  // every row (the latency, a ping-pong at the smallest size, stays in links.csv).
+  r.algbw_gbps = r.busbw_gbps = r.busbw_median_gbps = *oneway;
+  r.time_avg_us = r.time_median_us = r.time_min_us = r.time_p95_us = r.time_max_us =
+      static_cast<double>(r.bytes) / (*oneway * 1e9) * 1e6;
+  r.iterations = 1;
+  return r;
+}
+
+}  // namespace
+
+ResultSet read_links_result_set(const std::string& csv_path) {
+  const CsvTable t = read_csv_file(csv_path);
+  if (!is_links_header(t.header))
+    fail(ExitCode::usage, "{}: not a links.csv of `ccbench links` (it needs the columns {})", csv_path,
+         fmt::join(std::begin(kLinksCsvColumns), std::end(kLinksCsvColumns), ", "));
+  ResultSet set;
+  set.csv_path = csv_path;
+  for (size_t i = 0; i < t.rows.size(); ++i) {
+    std::map<std::string, std::string> cell;
+    for (size_t c = 0; c < t.header.size(); ++c) cell[t.header[c]] = t.rows[i][c];
+    set.rows.push_back(link_row(cell, fmt::format("{}:{}", csv_path, t.row_lines[i])));
+    set.extra.emplace_back();
+  }
+  const std::filesystem::path json = std::filesystem::path(csv_path).parent_path() / "links.json";
+  if (std::filesystem::exists(json)) {
+    const Json j = Json::parse(read_text_file(json.string()), nullptr, false);
+    if (j.is_object() && j.contains("context")) set.context = j["context"];
+  }
+  return set;
+}
+
+ResultSet read_results_or_links(const std::string& file_or_folder) {
+  namespace fs = std::filesystem;
+  if (fs::is_directory(file_or_folder)) {
+    if (!fs::exists(fs::path(file_or_folder) / "results.csv") && fs::exists(fs::path(file_or_folder) / "links.csv"))
+      return read_links_result_set((fs::path(file_or_folder) / "links.csv").string());
+    return read_result_set(file_or_folder);
+  }
+  const CsvTable t = read_csv_file(file_or_folder);
+  return is_links_header(t.header) ? read_links_result_set(file_or_folder) : read_result_set(file_or_folder);
 }
 
 std::vector<LinkCeiling> ceilings_from_links(const Json& links, const std::string& source) {

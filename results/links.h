@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "results/csv_reader.h"
 #include "results/record.h"
 
 namespace ccbench {
@@ -19,6 +20,12 @@ inline constexpr const char* kPcieAllAtOnce = "d2h+h2d all";
 
 // "rank R (HOST)", or "host memory (HOST)" for rank -1.
 std::string link_endpoint(int rank, const std::string& host);
+
+// The name of the link between two ranks, the same whichever way it is used and by whichever
+// command measured it: "HOST:R-HOST:R", lower rank first; "HOST:R-host" for a rank and its node's
+// pinned host memory (rank -1). Rows of `--groups pairs` and of links.csv carry it in their `link`
+// column, so `accept` gives one verdict per link over both.
+std::string link_name(int a, const std::string& host_a, int b, const std::string& host_b);
 
 // One measured (or unmeasurable) cell: an ordered pair, a transport, a size.
 struct LinkResult {
@@ -57,6 +64,17 @@ nlohmann::ordered_json links_to_json(const std::vector<LinkResult>& results, con
                                      const nlohmann::ordered_json& context);
 // links.csv: header, then one line per result.
 std::string links_to_csv(const std::vector<LinkResult>& results);
+
+// A links.csv as rows `accept` judges: collective "link", impl "links", the transport and mode
+// (kLinkModes) as measured, busbw and algbw the one-way bandwidth, time that of one message at
+// it (size / bandwidth; the latency stays in links.csv), host the sender's, link its link_name(); cells without a value are skipped rows with their
+// reason. The context is links.json's where it lies beside the CSV. Throws Error(usage) naming the
+// file and line of a malformed row.
+ResultSet read_links_result_set(const std::string& csv_path);
+// A results.csv, a links.csv, or a results folder holding one of them (results.csv first).
+ResultSet read_results_or_links(const std::string& file_or_folder);
+// What a row of links.csv may say in its mode column (`select: {mode: ...}` in rules).
+inline const std::vector<std::string> kLinkModes = {"pair", "all", "d2h", "h2d", "d2h+h2d", kPcieAllAtOnce};
 
 // The ceiling of each transport in a links measurement: the median over pairs (pcie: over GPUs,
 // the kPcieAllAtOnce rows where measured, as host staging has every GPU copying at once, else the

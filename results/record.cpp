@@ -168,6 +168,7 @@ const std::vector<Field>& fields() {
             [](RunRecord& r, const Json& v) { r.status = parse_row_status(v.get<std::string>()); }},
       CCB_FIELD(reason, "reason", Kind::text),
       optional(CCB_FIELD(host, "host", Kind::text)),
+      optional(CCB_FIELD(link, "link", Kind::text)),
       optional_number("slowest_rank", "slowest_rank", &RunRecord::slowest_rank),
       optional(CCB_FIELD(slowest_host, "slowest_host", Kind::text)),
       optional_number("rank_spread", "rank_spread", &RunRecord::rank_spread),
@@ -183,6 +184,11 @@ const std::vector<Field>& fields() {
       optional_number("model_link_gbps", "model_link[GB/s]", &RunRecord::model_link_gbps),
       optional(CCB_FIELD(model_link, "model_link", Kind::text)),
       optional(CCB_FIELD(model_reason, "model_reason", Kind::text)),
+      optional(CCB_FIELD(nccl_config, "nccl_config", Kind::text)),
+      optional(CCB_FIELD(load, "load", Kind::text)),
+      optional(CCB_FIELD(load_unit, "load_unit", Kind::text)),
+      optional_number("load_alone", "load_alone", &RunRecord::load_alone),
+      optional_number("load_during", "load_during", &RunRecord::load_during),
   });
   return f;
 }

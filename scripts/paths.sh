@@ -28,7 +28,11 @@ for a in "$@"; do
   case "$a" in --transport|--transport=*|--out|--out=*) echo "paths.sh: give $a to paths.sh, not after --" >&2; exit 2 ;; esac
 done
 here="$(cd "$(dirname "$0")" && pwd)"
-[ -n "$ccbench" ] || ccbench="$(command -v ccbench || echo "$here/../build/ccbench")"
+# On PATH; else installed (share/ccbench/scripts -> bin) or the build tree beside the scripts.
+[ -n "$ccbench" ] || ccbench="$(command -v ccbench || true)"
+for c in "$here/../../../bin/ccbench" "$here/../build/ccbench"; do
+  [ -n "$ccbench" ] || { [ -x "$c" ] && ccbench="$c"; } || true
+done
 [ -x "$ccbench" ] || { echo "paths.sh: no ccbench at '$ccbench' (give --ccbench PATH)" >&2; exit 2; }
 [ -n "$out" ] || out="ccbench-results/paths-$(date -u +%Y%m%d-%H%M%S)"
 mkdir -p "$out" || exit 2

@@ -10,8 +10,8 @@ x) per collective, placement and mode, a line per implementation/transport with 
 band (from the fastest and the 95th-percentile iteration), wrong/failed rows marked; latency
 against size up to 64 KiB; for a merged sweep (scripts/sweep.py), a line per setting and its
 sweep.md summary (best setting per size band); the acceptance verdicts of `ccbench accept --junit` (a results
-folder's accept.xml is found by itself); the link matrix as a heatmap when --links names a JSON
-file {"labels": [...], "gbps": [[...], ...]} (else the section says why it is absent).
+folder's accept.xml is found by itself); the link matrices as heatmaps from the links.json of `ccbench links`
+(--links, or one in a results folder; else the section says why it is absent).
 Values are checked before they are drawn (scripts/results_csv.py): a file that is not a ccbench
 results.csv (binary, empty, no rows) or holds rows with impossible values (nan, inf, negative
 times, busbw above what size and time allow) is refused with its lines named. Text from the
@@ -131,6 +131,7 @@ def series_of(runs):
             placement = "in-place" if r.get("in_place") == "true" else "out-of-place"
             key = (r["collective"], placement, r.get("mode", "eager"))
             label = (f"{r['impl']}/{r['transport']}" + "".join(f" {n}={r.get(n, '')}" for n in run.settings)
+                     + (f" [{r['nccl_config']}]" if r.get("nccl_config") else "")
                      + (f" ({run.name})" if len(runs) > 1 else ""))
             out.setdefault(key, collections.OrderedDict()).setdefault(label, []).append(r)
     return out
@@ -198,13 +199,36 @@ def read_verdicts(path):
     return out
 
 
-def link_heatmap(plt, path):
+def link_matrices(path):
+    """The one-way matrices of a `ccbench links` links.json (schema ccbench-links/1): per transport,
+    the pairs measured one at a time at the largest size, as (title, labels, gbps rows)."""
     try:
         doc = json.load(open(path))
-        labels, gbps = doc["labels"], doc["gbps"]
-        assert len(gbps) == len(labels) and all(len(r) == len(labels) for r in gbps)
-    except (OSError, ValueError, KeyError, TypeError, AssertionError) as e:
-        die(2, f"{path}: expected {{\"labels\": [...], \"gbps\": [[...], ...]}} (a square matrix): {e!r}")
+        if doc.get("schema") != "ccbench-links/1":
+            raise ValueError(f"schema {doc.get('schema')!r}")
+        cells = [r for r in doc["results"] if r["mode"] == "pair" and r["dst"] >= 0]
+    except (OSError, ValueError, KeyError, TypeError, AttributeError) as e:
+        die(2, f"{path}: not a links.json of `ccbench links` (schema ccbench-links/1): {e!r}")
+    out = []
+    for transport in sorted({c["transport"] for c in cells}):
+        mine = [c for c in cells if c["transport"] == transport]
+        size = max(c["bytes"] for c in mine)
+        hosts = {}
+        for c in mine:
+            hosts[c["src"]], hosts[c["dst"]] = c["src_host"], c["dst_host"]
+        ranks = sorted(hosts)
+        gbps = [[None] * len(ranks) for _ in ranks]
+        for c in mine:
+            if c["bytes"] == size and c.get("oneway_GBps") is not None:
+                gbps[ranks.index(c["src"])][ranks.index(c["dst"])] = c["oneway_GBps"]
+        labels = [f"{hosts[r]}:{r}" for r in ranks]
+        out.append((f"{transport}, one way, {size} B", labels, gbps))
+    if not out:
+        die(2, f"{path}: no pair measured one at a time between two ranks: nothing to draw")
+    return out
+
+
+def link_heatmap(plt, title, labels, gbps):
     fig, ax = plt.subplots(figsize=(1.2 * len(labels) + 3, 1.0 * len(labels) + 2), dpi=100)
     im = ax.imshow([[v if v is not None else float("nan") for v in r] for r in gbps], cmap="viridis")
     ax.set_xticks(range(len(labels)), labels, rotation=45, ha="right")
@@ -212,9 +236,9 @@ def link_heatmap(plt, path):
     for i, r in enumerate(gbps):
         for j, v in enumerate(r):
             if v is not None:
-                ax.text(j, i, f"{v:.0f}", ha="center", va="center", color="w")
+                ax.text(j, i, f"{v:.3g}", ha="center", va="center", color="w")
     fig.colorbar(im, ax=ax, label="GB/s")
-    ax.set_title("link bandwidth, from (row) to (column)")
+    ax.set_title(f"link bandwidth from (row) to (column): {title}")
     fig.tight_layout()
     return fig
 
@@ -224,7 +248,7 @@ def main():
     ap.add_argument("results", nargs="+")
     ap.add_argument("--out", required=True, help="folder for report.md, report.html and the PNG files")
     ap.add_argument("--verdicts", help="JUnit XML of `ccbench accept --junit` [accept.xml of a results folder]")
-    ap.add_argument("--links", help="link matrix JSON: {\"labels\": [...], \"gbps\": [[...], ...]}")
+    ap.add_argument("--links", help="links.json of `ccbench links` [links.json of a results folder]")
     args = ap.parse_args()
     runs = [Run(p) for p in args.results]  # bad input is said before anything else is needed
     toolenv.require("matplotlib")
@@ -301,6 +325,20 @@ def main():
     if not sweeps:
         para("No sweeps among the results (scripts/sweep.py writes them).")
 
+    section("Training conditions")
+    trained = [(run.name, r) for run in runs for r in run.rows if r["status"] == "ok" and any(
+        r.get(c) for c in ("nccl_config", "load", "energy[J/coll]"))]
+    if trained:
+        para("Rows measured with --nccl-config, --overlap or --energy: the load's throughput alone and during the "
+             "timed batch (its unit), energy per collective and the data one joule moved (all GPUs of the job).")
+        table(["run", "case", "size", "nccl_config", "busbw GB/s", "load", "alone", "during", "J/coll", "GB/J"],
+              [(n, f"{r['collective']} {r['impl']} {r['dtype']}", human_size(int(r["size[B]"])), r.get("nccl_config", ""),
+                r["busbw[GB/s]"], f"{r.get('load', '')} {r.get('load_unit', '')}".strip(), r.get("load_alone", ""),
+                r.get("load_during", ""), r.get("energy[J/coll]", ""), r.get("energy_efficiency[GB/J]", ""))
+               for n, r in trained])
+    else:
+        para("No rows with --nccl-config, --overlap or --energy.")
+
     section("Acceptance verdicts")
     verdicts = args.verdicts or next((os.path.join(r.folder, "accept.xml") for r in runs
                                       if os.path.isfile(os.path.join(r.folder, "accept.xml"))), None)
@@ -313,10 +351,14 @@ def main():
         para("No verdicts: none given (--verdicts accept.xml from `ccbench accept --junit`), none in the results folders.")
 
     section("Link matrix")
-    if args.links:
-        figure(link_heatmap(plt, args.links), "link bandwidth matrix")
+    links = args.links or next((os.path.join(r.folder, "links.json") for r in runs
+                                if os.path.isfile(os.path.join(r.folder, "links.json"))), None)
+    if links:
+        para(f"From {links}.")
+        for title, labels, gbps in link_matrices(links):
+            figure(link_heatmap(plt, title, labels, gbps), f"link bandwidth, {title}")
     else:
-        para("Omitted: no link matrix given (--links FILE.json).")
+        para("Omitted: no link matrix given (--links links.json of `ccbench links`), none in the results folders.")
 
     title = "ccbench report: " + ", ".join(r.name for r in runs)
     with open(os.path.join(args.out, "report.md"), "w") as f:

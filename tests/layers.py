@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """The layer rule, checked: every #include "folder/..." of a source file must name a folder its
 own folder may include (LAYERS below; docs/design.md explains the layers). A file in a folder not
-listed is an error too, so a new folder has to take its place in the table.
+listed is an error too, so a new folder has to take its place in the table. And every CCBENCH_*
+variable is read through core/knobs.h: a getenv("CCBENCH_...") anywhere else is an error.
 
 Usage: tests/layers.py [SOURCE_ROOT]     exit 0 when every include keeps the rule, 1 otherwise
        tests/layers.py --table           prints the table (docs/design.md quotes it)
@@ -35,6 +36,10 @@ SOURCE_SUFFIXES = (".h", ".cpp", ".cu", ".cuh", ".h.in")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 
 
+KNOB_READ = re.compile(r'getenv\(\s*"CCBENCH_')
+KNOBS_FILE = "core/knobs.cpp"
+
+
 def folder_of(path):
     """The table's folder a repository path belongs to: the longest listed prefix."""
     parts = path.split("/")
@@ -63,6 +68,9 @@ def check(root):
                 allowed = set(LAYERS[mine]) | {mine}
                 with open(full, encoding="utf-8") as f:
                     for lineno, line in enumerate(f, 1):
+                        if KNOB_READ.search(line) and rel != KNOBS_FILE:
+                            problems.append(f"{rel}:{lineno}: reads a CCBENCH_* variable itself; read it through "
+                                            "core/knobs.h (env_text, env_int, env_size, env_choice)")
                         m = INCLUDE.match(line)
                         if not m or "/" not in m.group(1):
                             continue
@@ -84,6 +92,7 @@ def self_test():
         "harness/model/d.cpp": '#include "harness/links/links.h"\n',
         "collectives/e.cpp": '#include "nowhere/x.h"\n',                  # outside every layer
         "results/f.cpp": '#include "core/error.h"\n#include "results/record.h"\n',  # allowed
+        "telemetry/g.cpp": 'const char* v = std::getenv("CCBENCH_X");\n',  # not through core/knobs.h
     }
     with tempfile.TemporaryDirectory() as root:
         for rel, text in planted.items():

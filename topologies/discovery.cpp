@@ -3,6 +3,7 @@
 
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <fstream>
 #include <string>
 #include <vector>
@@ -178,6 +179,28 @@ std::string describe_paths(const nlohmann::ordered_json& node) {
   return s;
 }
 
+// "ofi: libfabric 1.17", then one line per provider: its domains, protocol and the memory
+// registration it demands (`ccbench topo` adds node["ofi"], transports/ofi/ofi_transport.h).
+std::string describe_ofi(const nlohmann::ordered_json& ofi) {
+  if (!ofi.value("available", false)) return fmt::format("ofi: not available ({})\n", ofi.value("reason", "?"));
+  std::string s = fmt::format("ofi: libfabric {}\n", ofi.value("library", "?"));
+  std::vector<std::string> seen;
+  for (const auto& e : ofi["endpoints"]) {
+    const std::string provider = e.value("provider", "?");
+    if (std::find(seen.begin(), seen.end(), provider) != seen.end()) continue;
+    seen.push_back(provider);
+    std::vector<std::string> domains;
+    for (const auto& d : ofi["endpoints"])
+      if (d.value("provider", "") == provider &&
+          std::find(domains.begin(), domains.end(), d.value("domain", "?")) == domains.end())
+        domains.push_back(d.value("domain", "?"));
+    s += fmt::format("  {:<14} {:<7} domains {}  mr_mode {}\n", provider, e.value("protocol", "?"),
+                     fmt::join(domains, ", "), e.value("mr_mode", "?"));
+  }
+  if (seen.empty()) s += "  no provider offers a reliable-datagram endpoint here\n";
+  return s;
+}
+
 }  // namespace
 
 std::string describe_node(const nlohmann::ordered_json& node) {
@@ -203,6 +226,7 @@ std::string describe_node(const nlohmann::ordered_json& node) {
       s += "\n";
     }
   }
+  if (node.contains("ofi")) s += describe_ofi(node["ofi"]);
   const auto& g = node["gpus"];
   if (!g.value("available", false)) {
     s += fmt::format("gpus: not available ({})\n", g.value("reason", "?"));

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "core/error.h"
+#include "core/knobs.h"
 
 namespace ccbench {
 
@@ -128,8 +129,7 @@ void RankLayout::emulate_nodes(int n) {
 }
 
 std::string host_id_from_environment() {
-  const char* v = std::getenv("CCBENCH_HOSTID");
-  return v ? std::string(v) : std::string();
+  return env_text("CCBENCH_HOSTID").value_or("");
 }
 
 }  // namespace ccbench

@@ -14,6 +14,7 @@
 #include "core/error.h"
 #include "transports/ib/ib_transport.h"
 #include "transports/mpi_channel.h"
+#include "transports/ofi/ofi_transport.h"
 #include "transports/names.h"
 #include "transports/shm.h"
 #include "transports/tcp.h"
@@ -212,6 +213,7 @@ const std::vector<TransportOps>& cpu_transports() {
       {name(Transport::mpi), true, mpi_can_connect, nullptr, mpi_create_recv, mpi_attach_send, mpi_connected},
       {name(Transport::tcp), false, tcp_can_connect, tcp_prepare, tcp_create_recv, tcp_attach_send, tcp_connected},
       ib_transport_ops(),  // RDMA (transports/ib/ib_transport.h)
+      ofi_transport_ops(),  // libfabric (transports/ofi/ofi_transport.h)
   };
   return ops;
 }
@@ -409,7 +411,8 @@ class ChannelConnector {
     for (size_t t = 0; t < ops_.size(); ++t) {
       if (!(used_anywhere_ & (1 << t))) continue;
       if (!label.empty()) label += '+';
-      label += ops_[t].name;
+      const std::string own = set_->jobs_[t] ? set_->jobs_[t]->label() : std::string();
+      label += own.empty() ? std::string(ops_[t].name) : own;
     }
     return label.empty() ? "none" : label;
   }

@@ -9,6 +9,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -40,7 +41,7 @@ struct ChannelRequest {
 struct ChannelOptions {
   size_t slot_bytes = 256 * 1024;  // > 0, a multiple of 64; equal on every rank
   int depth = 4;                   // slots per channel, >= 1; equal on every rank
-  std::string transport = "auto";  // auto, shm, mpi, tcp or ib (transports/names.h)
+  std::string transport = "auto";  // auto, shm, mpi, tcp, ib or ofi (transports/names.h)
   std::chrono::milliseconds timeout{std::chrono::minutes(1)};  // bound of every set-up wait
 };
 
@@ -58,6 +59,9 @@ struct ChannelSetup {
 class TransportJob {
  public:
   virtual ~TransportJob() = default;
+  // What ChannelSet::label() says for this transport, the same on every rank ("ofi:shm:rma"), or
+  // "" for the transport's name.
+  virtual std::string label() const { return {}; }
 };
 
 // What every set-up call of a transport is given.
@@ -90,6 +94,18 @@ struct TransportOps {
   // May wait, bounded by args.deadline, for what the senders did in attach_send.
   void (*connected)(const SetupArgs& args, RecvChannel& channel);
 };
+// The entry of a transport this build left out (ib without ibverbs, ofi without libfabric): it
+// connects no pair, and `why()` (never nullopt) says why.
+template <std::optional<std::string> (*why)()>
+TransportOps left_out_transport(std::string_view name) {
+  return {name, false,
+          [](const RankLayout&, int, int, std::string* reason) {
+            if (reason) *reason = *why();
+            return false;
+          },
+          nullptr, nullptr, nullptr, nullptr};
+}
+
 // Every CPU transport in probe order.
 const std::vector<TransportOps>& cpu_transports();
 // "auto, shm, mpi, tcp, ib" (transports/names.h).
@@ -109,8 +125,9 @@ class ChannelSet {
   // direction.
   SendChannel& send(size_t i) const;
   RecvChannel& recv(size_t i) const;
-  // The transports used by any rank of the communicator: "shm", "mpi", "shm+mpi", "tcp", or "none"
-  // when no rank has a channel. The same on every rank.
+  // The transports used by any rank of the communicator: "shm", "mpi", "shm+mpi", "tcp",
+  // "ofi:tcp;ofi_rxm:rma" (TransportJob::label), or "none" when no rank has a channel. The same on
+  // every rank.
   const std::string& label() const { return label_; }
 
  private:

@@ -14,6 +14,7 @@
 #include "core/checks_cuda.h"
 #include "core/error.h"
 #include "transports/ib/ib_transport.h"
+#include "transports/ofi/ofi_transport.h"
 #if CCBENCH_HAVE_IBVERBS
 #include "transports/ib/gpu_memory.h"
 #endif
@@ -109,8 +110,10 @@ void GpuFifoMesh::finish_mapping(Linked& l) {
 namespace {
 
 // Whether net FIFO slots over `backend` go in the GPU memory of `device` (ib with GPUDirect RDMA
-// where the options allow it and the GPU exports dma-bufs).
+// where the options allow it and the GPU exports dma-bufs; ofi where start-up found the provider
+// takes GPU memory, prepare_ofi_gpu).
 bool net_slots_in_gpu(const std::string& backend, int device) {
+  if (backend == "ofi") return ofi_hmem_device() == device;
 #if CCBENCH_HAVE_IBVERBS
   return backend == "ib" && !gpudirect_unavailable_reason(ib_options(), device);
 #else
@@ -191,6 +194,13 @@ char* GpuFifoMesh::net_slots(bool staging, int f, bool for_proxy) const {
 }
 
 std::string GpuFifoMesh::transport_label(const GpuPaths& paths) const {
+  if (paths.net_backend == "ofi" && uses_net_) {  // "net/ofi:tcp;ofi_rxm:host"
+    const std::string at = "net/ofi";
+    std::string label = paths.label;
+    if (const auto i = label.find(at); i != std::string::npos)
+      label.replace(i, at.size(), "net/" + ofi_gpu_label(net_gpu_slots_ != nullptr));
+    return label;
+  }
   if (paths.net_backend != "ib" || !uses_net_) return paths.label;
   return paths.label + (net_gpu_slots_ ? ":gpudirect" : ":host");
 }

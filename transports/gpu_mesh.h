@@ -58,7 +58,8 @@ class GpuFifoMesh {
   std::string staging_note() const { return host_copy_note(host_copy_); }
   // For the `transport` column: the plan's label, with net/ib marked ":gpudirect" where this
   // rank's net FIFO slots are in GPU memory and ":host" where they are staged in pinned host
-  // memory (GPUDirect off or unavailable: gpudirect_unavailable_reason()).
+  // memory (GPUDirect off or unavailable: gpudirect_unavailable_reason()); net/ofi as
+  // "net/ofi:<provider>:hmem" or ":host" (ofi_gpu_label()).
   std::string transport_label(const GpuPaths& paths) const;
 
  private:

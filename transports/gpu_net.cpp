@@ -11,8 +11,8 @@ int net_proxy_threads() { return static_cast<int>(env_int("CCBENCH_GPU_NET_THREA
 NetProxy::NetProxy(MPI_Comm comm, const RankLayout& layout, std::size_t slot_bytes, std::vector<NetFifo> sends,
                    std::vector<NetFifo> recvs, std::chrono::milliseconds timeout, const NetBackend& backend)
     : slot_(slot_bytes) {
-  if (backend.slots_gpu >= 0 && backend.transport != "ib")
-    fail(ExitCode::runtime, "net/{}: FIFO slots in GPU memory need a backend that moves them in place (ib)",
+  if (backend.slots_gpu >= 0 && backend.transport != "ib" && backend.transport != "ofi")
+    fail(ExitCode::runtime, "net/{}: FIFO slots in GPU memory need a backend that moves them in place (ib, ofi)",
          backend.transport);
   const int threads = net_proxy_threads();
   for (int i = 0; i < threads; ++i) workers_.push_back(std::make_unique<Worker>());

@@ -9,6 +9,8 @@
 //        published on that completion, and its credit goes back when the GPU frees the slot.
 //        The slots are in GPU memory (GPUDirect RDMA, written by the NIC, flushed before tail)
 //        where NetBackend::slots_gpu says so, else in pinned host memory.
+//   ofi  libfabric (transports/ofi/ofi_transport.h): as ib, over any provider, the slots in GPU
+//        memory where the provider takes it (FI_HMEM), else in pinned host memory.
 // A ring of C channels has C connections per peer and direction; every slot of every connection
 // can be in flight.
 //
@@ -64,9 +66,9 @@ int net_proxy_threads();
 
 // What carries the FIFOs: the same on every rank.
 struct NetBackend {
-  std::string transport = "tcp";  // "tcp" or "ib" (ib_options() configure it)
-  // ib: the CUDA device whose memory holds this rank's FIFO slots (GPUDirect RDMA), or -1 for
-  // pinned host memory. tcp reads and writes the slots with the CPU: host memory only.
+  std::string transport = "tcp";  // "tcp", "ib" (ib_options() configure it) or "ofi" (ofi_options())
+  // ib, ofi: the CUDA device whose memory holds this rank's FIFO slots (GPUDirect RDMA; FI_HMEM), or
+  // -1 for pinned host memory. tcp reads and writes the slots with the CPU: host memory only.
   int slots_gpu = -1;
 };
 

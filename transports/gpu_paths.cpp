@@ -22,7 +22,8 @@ std::string pick(const RankLayout& l, std::string_view choice, int a, int b, con
   switch (t && valid_in(*t, kGpuRanks) ? *t : Transport::ce) {
     case Transport::p2p: return p2p_can_connect(l, a, b, access, why) ? kP2p : "";
     case Transport::host: return host_can_connect(l, a, b, why) ? kHost : "";
-    case Transport::net: case Transport::tcp: case Transport::ib: return kNet;  // any pair, within a node too
+    case Transport::net: case Transport::tcp: case Transport::ib: case Transport::ofi:
+      return kNet;  // any pair, within a node too
     case Transport::auto_select: {
       std::string ignored;
       if (p2p_can_connect(l, a, b, access, &ignored)) return kP2p;
@@ -69,6 +70,7 @@ GpuPaths plan_gpu_paths(const RankLayout& l, std::string_view choice, const Peer
     return g;
   }
   if (ib || (parse_transport(choice) == Transport::auto_select && !ib_unavailable)) g.net_backend = name(Transport::ib);
+  if (parse_transport(choice) == Transport::ofi) g.net_backend = name(Transport::ofi);
   const auto n = static_cast<std::size_t>(l.nranks);
   g.of.assign(n, std::vector<std::string>(n));
   bool used[3] = {false, false, false};  // p2p, host, net

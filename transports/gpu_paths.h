@@ -9,9 +9,10 @@
 //         the receiver's SMs read it (or either half by the copy engines through a CPU proxy,
 //         gpu_host_ce.h). Needs one node only.
 //   net   FIFOs on each side moved by CPU proxy threads per rank (gpu_net.h) over a network
-//         backend: tcp sockets, or ib (RDMA WRITEs straight between the FIFOs' slots, which sit in
-//         GPU memory with GPUDirect RDMA, else in pinned host memory). Connects any pair; auto
-//         takes it across nodes only, over ib where every rank has an active RDMA port.
+//         backend: tcp sockets, ib (RDMA WRITEs straight between the FIFOs' slots, which sit in
+//         GPU memory with GPUDirect RDMA, else in pinned host memory), or ofi (libfabric: the
+//         same, over any provider; forced only). Connects any pair; auto takes it across nodes
+//         only, over ib where every rank has an active RDMA port.
 // Nodes are RankLayout nodes, so emulated nodes (--emulate-nodes, CCBENCH_HOSTID) refuse p2p
 // and host exactly as real ones do.
 #include <functional>
@@ -35,15 +36,15 @@ struct GpuPaths {
   std::vector<std::vector<std::string>> of;  // [a][b]: "p2p", "host", "net", or "" (a == b, or refused)
   std::string label;    // the transports any pair uses, in probe order joined by '+': "p2p", "p2p+net/tcp"
   std::string refused;  // empty when every pair is connected; otherwise which pair and why
-  std::string net_backend = "tcp";  // what the net pairs run over: "tcp" or "ib"
+  std::string net_backend = "tcp";  // what the net pairs run over: "tcp", "ib" or "ofi"
 };
 
-// The GPU --transport values, from transports/names.h: "auto, p2p, host, net, tcp, ib" (cuda_ipc
+// The GPU --transport values, from transports/names.h: "auto, p2p, host, net, tcp, ib, ofi" (cuda_ipc
 // is p2p's earlier name).
 std::string valid_gpu_transports();
 
 // Plans every pair of `l` for --transport `choice` (a name of transports/names.h): auto takes p2p where it can, host where it
-// can, net across nodes (over ib unless `ib_unavailable`, else over tcp: ib_skipped_note); p2p and host must connect every pair; net and tcp use net over tcp for every pair, ib
+// can, net across nodes (over ib unless `ib_unavailable`, else over tcp: ib_skipped_note); p2p and host must connect every pair; net and tcp use net over tcp for every pair, ofi net over ofi, ib
 // net over ib (refused with the reason when `ib_unavailable`). `ib_unavailable` is why ib cannot
 // connect every pair of ranks (agreed over the ranks), or nullopt when it can. Same result on
 // every rank.

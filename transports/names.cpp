@@ -6,6 +6,7 @@
 
 #include "core/error.h"
 #include "core/suggest.h"
+#include "transports/ofi/ofi_logic.h"
 
 namespace ccbench {
 
@@ -23,11 +24,12 @@ std::string scope_words(unsigned scopes) {
   return fmt::format("{}", fmt::join(where, ", "));
 }
 
-// "tcp" of "net/tcp:8"; false for anything else.
+// "net/tcp", "net/tcp:8", "net/ib", "net/ofi:<provider>:hmem|host"; false for anything else.
 bool is_net_part(std::string_view part) {
   const std::string net = std::string(name(Transport::net)) + "/";
   if (part.substr(0, net.size()) != net) return false;
   std::string_view rest = part.substr(net.size());
+  if (is_ofi_label(rest, true)) return true;
   const auto colon = rest.find(':');
   if (colon != std::string_view::npos) {
     const std::string_view streams = rest.substr(colon + 1);
@@ -56,6 +58,9 @@ const std::vector<TransportName>& transport_table() {
        "TCP sockets (CCBENCH_TCP_IF picks the interface); GPU ranks: net over tcp"},
       {Transport::ib, "ib", kCpuRanks | kGpuRanks | kCpuLinks,
        "RDMA WRITEs over ibverbs (--ib-* flags); GPU ranks: net over ib"},
+      {Transport::ofi, "ofi", kCpuRanks | kGpuRanks | kCpuLinks,
+       "libfabric: RMA writes or tagged messages over any provider, EFA, Slingshot (cxi), verbs, tcp, shm ... "
+       "(--ofi-* flags); GPU ranks: net over ofi; never chosen by auto"},
       {Transport::ce, "ce", kGpuLinks, "peer copies by the copy engines"},
       {Transport::sm, "sm", kGpuLinks, "peer stores by the SMs"},
       {Transport::pcie, "pcie", kGpuLinks, "pinned host copies, device to host and host to device, per GPU"},
@@ -117,9 +122,10 @@ bool is_transport_label(std::string_view label) {
     const std::size_t plus = label.find('+', start);
     const std::string_view part = label.substr(start, plus == std::string_view::npos ? plus : plus - start);
     const auto t = parse_transport(part);
-    // auto is a choice, and net is always labelled with its backend ("net/tcp").
+    // auto is a choice, net is always labelled with its backend ("net/tcp"), and ofi with its
+    // provider and protocol ("ofi:shm:rma").
     const bool named = t && *t != Transport::auto_select && *t != Transport::net;
-    if (!named && !is_net_part(part)) return false;
+    if (!named && !is_net_part(part) && !is_ofi_label(part, false)) return false;
     if (plus == std::string_view::npos) return true;
     start = plus + 1;
   }

@@ -4,9 +4,9 @@
 // and printed through this table; no other file spells a transport's name.
 //
 // One enum serves three uses of the word, because they name the same wires:
-//   CPU channels  how CPU ranks' channels move bytes (transports/connect.h): shm, mpi, tcp, ib.
+//   CPU channels  how CPU ranks' channels move bytes (transports/connect.h): shm, mpi, tcp, ib, ofi.
 //   GPU paths     how our GPU kernels reach a peer (transports/gpu_paths.h): p2p, host, net, with
-//                 tcp and ib meaning net over that backend; NCCL is pinned to the same path
+//                 tcp, ib and ofi meaning net over that backend; NCCL is pinned to the same path
 //                 (transports/nccl_path.h).
 //   link modes    how `ccbench links` drives the link between two GPU ranks: ce (copy engines),
 //                 sm (SM stores), pcie (pinned host copies). They measure a link rather than
@@ -27,7 +27,7 @@
 
 namespace ccbench {
 
-enum class Transport { auto_select, shm, mpi, p2p, host, net, tcp, ib, ce, sm, pcie };
+enum class Transport { auto_select, shm, mpi, p2p, host, net, tcp, ib, ofi, ce, sm, pcie };
 
 // Where a name is valid; a bit set.
 enum TransportScope : unsigned {
@@ -65,9 +65,10 @@ Transport parse_transport_for(std::string_view text, unsigned scopes, std::strin
 // Whether `label` is a transport column value ccbench writes or wrote: "-" (a row never set
 // up), "none" (one rank, nothing to connect), names of this table other than auto joined by '+'
 // (a path that changes between pairs: "shm+mpi", "p2p+net/tcp"), net always with its backend
-// ("net/tcp", "net/ib", and "net/tcp:N" for a links ceiling of N tcp streams), or NCCL's own
-// "nccl" and "nccl:<what NCCL's log names>" (transports/nccl_path.h). Compare, accept and history
-// read these.
+// ("net/tcp", "net/ib", "net/tcp:N" for a links ceiling of N tcp streams,
+// "net/ofi:<provider>:hmem|host"), ofi with its provider and protocol ("ofi:tcp;ofi_rxm:rma";
+// transports/ofi/ofi_logic.h), or NCCL's own "nccl" and "nccl:<what NCCL's log names>"
+// (transports/nccl_path.h). Compare, accept and history read these.
 bool is_transport_label(std::string_view label);
 // The single-word labels, for "did you mean" on a label that is none.
 std::vector<std::string> transport_label_words();

@@ -1,5 +1,6 @@
 #include "transports/nccl_path.h"
 
+#include <dlfcn.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -11,6 +12,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/knobs.h"
 #include "transports/ib/ib_transport.h"
 #include "transports/names.h"
 
@@ -29,6 +31,59 @@ void apply(NcclPinning& p, const char* name, const std::string& value) {
 }  // namespace
 
 const char* nccl_gdr_level(bool gpudirect) { return gpudirect ? "SYS" : "LOC"; }
+
+namespace {
+
+// A library NCCL may load as its net plugin, and the NCCL_NET_PLUGIN value that makes it do so.
+struct PluginCandidate {
+  std::string library;
+  std::string setting;  // "": NCCL's default (libnccl-net.so), or the user's own NCCL_NET_PLUGIN
+};
+
+// NCCL expands NCCL_NET_PLUGIN=X to libnccl-net-X.so (newer NCCL tries X itself first): every NCCL
+// takes that short form, whichever one --nccl-library loads. NCCL opens the plugin
+// with its own dlopen: the library search path (LD_LIBRARY_PATH, ld.so.cache) finds the same
+// file for it as for this probe.
+std::vector<PluginCandidate> plugin_candidates() {
+  if (const char* named = std::getenv("NCCL_NET_PLUGIN"); named && *named)
+    return {{named, ""}, {fmt::format("libnccl-net-{}.so", named), ""}};
+  return {{"libnccl-net-ofi.so", "ofi"}, {"libnccl-net-aws-ofi.so", "aws-ofi"}, {"libnccl-net.so", ""}};
+}
+
+// The name of the net plugin `lib` exports (every ncclNet_vN structure starts with it), newest
+// interface first, or "".
+std::string plugin_net_name(void* lib) {
+  constexpr int kNewest = 12, kOldest = 6;  // the interfaces NCCL 2.14 and newer may load
+  for (int v = kNewest; v >= kOldest; --v) {
+    const auto* net = static_cast<const char* const*>(dlsym(lib, fmt::format("ncclNetPlugin_v{}", v).c_str()));
+    if (net && *net) return *net;
+  }
+  return "";
+}
+
+}  // namespace
+
+std::optional<OfiNcclPlugin> find_ofi_nccl_plugin(std::string* why) {
+  std::string tried;
+  for (const PluginCandidate& c : plugin_candidates()) {
+    void* h = dlopen(c.library.c_str(), RTLD_NOW | RTLD_LOCAL);
+    const std::string net = h ? plugin_net_name(h) : "";
+    const bool libfabric = net.find("Libfabric") != std::string::npos;  // "Libfabric", "AWS Libfabric"
+    if (libfabric) return OfiNcclPlugin{c.library, net, c.setting};  // stays loaded: NCCL loads it again
+    tried += fmt::format("{}{} ({})", tried.empty() ? "" : ", ", c.library,
+                         !h ? "not found" : net.empty() ? "not an NCCL net plugin" : "its net is " + net);
+    if (h) dlclose(h);
+  }
+  if (why)
+    *why = fmt::format("no aws-ofi-nccl net plugin for NCCL (tried {}; install aws-ofi-nccl where the library search "
+                       "path finds it, or set NCCL_NET_PLUGIN)", tried);
+  return std::nullopt;
+}
+
+std::optional<std::string> nccl_path_refusal() {
+  if (g_pinning.refused.empty()) return std::nullopt;
+  return g_pinning.refused;
+}
 
 NcclPinning pin_nccl_path(const std::string& transport, const RankLayout& layout) {
   NcclPinning p;
@@ -50,11 +105,20 @@ NcclPinning pin_nccl_path(const std::string& transport, const RankLayout& layout
     // GPUDirect as ours: wherever the GPU and NIC allow it (SYS), or never (LOC, --gpudirect off).
     if (!std::getenv("NCCL_NET_GDR_LEVEL")) apply(p, "NCCL_NET_GDR_LEVEL", nccl_gdr_level(ib_options().gpudirect));
     p.pinned = "net/ib";
+  } else if (t == Transport::ofi) {
+    std::string why;
+    if (auto plugin = find_ofi_nccl_plugin(&why)) {
+      apply(p, "NCCL_P2P_DISABLE", "1");
+      apply(p, "NCCL_SHM_DISABLE", "1");
+      if (!plugin->setting.empty()) apply(p, "NCCL_NET_PLUGIN", plugin->setting);
+      apply(p, "NCCL_NET", plugin->net);
+      p.pinned = "net/ofi";
+    } else {
+      p.refused = "--transport ofi: " + why;
+    }
   }
   if (layout.emulated) {
-    const std::string id = std::getenv("CCBENCH_HOSTID") && *std::getenv("CCBENCH_HOSTID")
-                               ? std::string(std::getenv("CCBENCH_HOSTID"))
-                               : fmt::format("ccbench-node-{}", layout.node());
+    const std::string id = env_text("CCBENCH_HOSTID").value_or(fmt::format("ccbench-node-{}", layout.node()));
     apply(p, "NCCL_HOSTID", id);
     p.pinned += p.pinned.empty() ? "hostid" : "+hostid";
   }

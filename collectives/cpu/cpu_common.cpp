@@ -53,6 +53,10 @@ std::optional<std::string> CpuImplementation::unsupported(const CaseSpec& spec, 
 
 std::string CpuImplementation::transport() const { return channels_ ? channels_->label() : "none"; }
 
+std::string CpuImplementation::over_transport(std::string_view what) const {
+  return fmt::format("{} over {}", what, transport());
+}
+
 bool CpuImplementation::begin_setup(const ImplContext& ctx) {
   if (!ctx.layout) fail(ExitCode::runtime, "{}: setup() needs the rank layout", name_);
   if (unsupported_context(ctx, name_)) return false;

@@ -56,6 +56,9 @@ class CpuImplementation : public Implementation {
   // Throws unless setup() connected the channels and the collective is one this implementation
   // declares.
   void check_runnable(const CallArgs& a) const;
+  // "allreduce/ring over ofi:tcp;ofi_rxm:rma": what run_flows() names in its errors, so that a
+  // wait for a peer that is gone names the transport it waited on too.
+  std::string over_transport(std::string_view what) const;
 
   const char* name_;
   SlotConfig cfg_;

@@ -86,7 +86,7 @@ class DirectCpu final : public cpu::CpuImplementation {
     for (StreamFlow& s : streams) flows.push_back(&s);
     DrainFlow drain(drained, drained_peers, std::vector<const Flow*>(flows.begin(), flows.end()));
     flows.push_back(&drain);
-    run_flows(flows, timeout_, rank_, what);
+    run_flows(flows, timeout_, rank_, over_transport(what));
   }
 
  private:

@@ -109,7 +109,7 @@ class HierCpu final : public cpu::CpuImplementation {
     RingFlow ring(k, stage, peers, slice);
     DrainFlow drain({peers.to_next}, {peers.next}, {&ring});
     Flow* flows[] = {&ring, &drain};
-    run_flows(flows, timeout_, rank_, fmt::format("allreduce/hier ({})", name(stage.spec.coll)));
+    run_flows(flows, timeout_, rank_, over_transport(fmt::format("allreduce/hier ({})", name(stage.spec.coll))));
   }
 
   SubRing intra_, inter_;

@@ -71,12 +71,12 @@ class RingCpu final : public cpu::CpuImplementation {
       StreamFlow in = StreamFlow::receiving(k, a.recv, a.count, slice, peers_.from_prev, peers_.prev, "sendrecv receive");
       DrainFlow drain({peers_.to_next}, {peers_.next}, {&out});
       Flow* flows[] = {&out, &in, &drain};
-      return run_flows(flows, timeout_, peers_.rank, "sendrecv/ring");
+      return run_flows(flows, timeout_, peers_.rank, over_transport("sendrecv/ring"));
     }
     RingFlow ring(k, a, peers_, slice);
     DrainFlow drain({peers_.to_next}, {peers_.next}, {&ring});
     Flow* flows[] = {&ring, &drain};
-    run_flows(flows, timeout_, peers_.rank, what(coll));
+    run_flows(flows, timeout_, peers_.rank, over_transport(what(coll)));
   }
 
  private:

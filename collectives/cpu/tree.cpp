@@ -218,7 +218,7 @@ class TreeCpu final : public cpu::CpuImplementation {
       BruckFlow bruck(k, a, bruck_, rank_, n_, slice);
       DrainFlow drain(sends_, send_peers_, {&bruck});
       Flow* flows[] = {&bruck, &drain};
-      return run_flows(flows, timeout_, rank_, "allgather/tree");
+      return run_flows(flows, timeout_, rank_, over_transport("allgather/tree"));
     }
     const size_t align = cpu::align_elements(k.element_bytes());
     const int trees = schedule::tree_count(shape_);
@@ -234,7 +234,8 @@ class TreeCpu final : public cpu::CpuImplementation {
       if (trees_[t].links.parent >= 0) flows[nflows++] = &*down[t];  // the root's up flow sends down itself
     DrainFlow drain(sends_, send_peers_, std::vector<const Flow*>(flows, flows + nflows));
     flows[nflows++] = &drain;
-    run_flows(std::span<Flow* const>(flows, static_cast<size_t>(nflows)), timeout_, rank_, "allreduce/tree");
+    run_flows(std::span<Flow* const>(flows, static_cast<size_t>(nflows)), timeout_, rank_,
+              over_transport("allreduce/tree"));
   }
 
  private:

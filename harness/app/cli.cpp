@@ -46,11 +46,13 @@ TopoCommand::TopoCommand(CLI::App& app)
   set_.flag({"--json", "print JSON instead of text"}, req_.json);
   set_.text({"--dump", "write this node as a topology file (YAML) to FILE (- for stdout) instead"}, req_.dump, "FILE");
   add_out(set_, req_.out);
+  add_overwrite(set_, req_.overwrite);
   set_.text({"--expect", "compare every host with an expected shape (YAML); exit 4 on a difference"}, req_.expect,
             "FILE");
 }
 
-TopoRequest TopoCommand::finish() {
+TopoRequest TopoCommand::finish(const std::string& command_line) {
+  req_.command_line = command_line;
   // --out was a file once: a name ending in .json would now become a folder of that name.
   const std::string& out = req_.out;
   if (out.size() > 5 && out.compare(out.size() - 5, 5, ".json") == 0)
@@ -172,7 +174,7 @@ Command finish(CommandLine& cl, int argc, const char* const* argv) {
       cli::unknown_name("help", cl.help.subcommand, kSubcommands);
     return HelpRequest{subcommand_help(cl, cl.help.subcommand)};
   }
-  if (cl.topo.given()) return cl.topo.finish();
+  if (cl.topo.given()) return cl.topo.finish(full_command_line(argc, argv));
   if (cl.model.given()) return cl.model.finish();
   if (cl.links.given()) return cl.links.finish(full_command_line(argc, argv));
   if (cl.history.given()) return cl.history.finish();

@@ -38,7 +38,7 @@ class TopoCommand {
   explicit TopoCommand(CLI::App& app);
   const cli::OptionSet& options() const { return set_; }
   bool given() const { return sub_->parsed(); }
-  TopoRequest finish();
+  TopoRequest finish(const std::string& command_line);
 
  private:
   CLI::App* sub_;

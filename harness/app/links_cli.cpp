@@ -24,6 +24,7 @@ LinksCommand::LinksCommand(CLI::App& app)
   add_overwrite(set_, o_.overwrite);
   add_timeout(set_, o_.timeout);
   add_ib_options(set_, o_.ib, false);
+  add_ofi_options(set_, o_.ofi);
 }
 
 LinksOptions LinksCommand::finish(const std::string& command_line) {

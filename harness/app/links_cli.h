@@ -1,7 +1,7 @@
 #pragma once
 // The `ccbench links` subcommand's options (harness/links/links.h), declared on the option layer
 // (core/cli_options.h); the flags it shares with `run` (-b -e -f -n -w, --device, -T/--timeout,
-// --out, --transport, the RDMA flags) come from harness/app/shared_options.h.
+// --out, --transport, the RDMA and libfabric flags) come from harness/app/shared_options.h.
 #include <string>
 
 #include <CLI/CLI.hpp>

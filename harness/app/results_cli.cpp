@@ -8,6 +8,7 @@
 #include "core/suggest.h"
 #include "harness/app/run_cli.h"
 #include "harness/app/shared_options.h"
+#include "results/links.h"
 #include "transports/names.h"
 
 namespace ccbench {
@@ -50,12 +51,13 @@ void add_filter(cli::OptionSet& set, const cli::Spec& spec, std::string& target,
 
 SelectVocabulary rule_vocabulary() {
   SelectVocabulary v;
-  v.keys["collective"] = known_from(collective_names());
+  v.keys["collective"] = known_from(collective_names(), {"link"});  // "link": rows of links.csv
   v.keys["dtype"] = known_from(data_type_names());
   v.keys["op"] = known_from(reduce_op_names(), {"none"});  // "none": collectives that only move data
   SelectVocabulary::Known impl;
   for (const ImplInfo& i : implementations())
     if (std::find(impl.names.begin(), impl.names.end(), i.name) == impl.names.end()) impl.names.push_back(i.name);
+  impl.names.push_back("links");  // rows of links.csv
   v.keys["impl"] = impl;
   SelectVocabulary::Known transport;
   transport.names = transport_label_words();
@@ -64,7 +66,9 @@ SelectVocabulary rule_vocabulary() {
     return std::nullopt;
   };
   v.keys["transport"] = transport;
-  v.keys["mode"] = SelectVocabulary::Known{{"eager", "graph"}, nullptr};
+  std::vector<std::string> modes = {"eager", "graph"};
+  modes.insert(modes.end(), kLinkModes.begin(), kLinkModes.end());  // rows of links.csv
+  v.keys["mode"] = SelectVocabulary::Known{modes, nullptr};
   return v;
 }
 
@@ -104,8 +108,8 @@ CompareRequest CompareCommand::finish() {
 
 AcceptCommand::AcceptCommand(CLI::App& app)
     : sub_(app.add_subcommand("accept", "check results against acceptance rules; exit 4 when one fails")), set_(*sub_) {
-  set_.texts({"runs", "results.csv files or results folders"}, req_.runs, "PATH", 1, -1)->required();
-  set_.text({"--rules", "rules file (YAML; examples: docs/examples/rules/)"}, rules_file_, "FILE");
+  set_.texts({"runs", "results.csv or links.csv files, or results folders"}, req_.runs, "PATH", 1, -1)->required();
+  set_.text({"--rules", "rules file (YAML; examples: share/ccbench/rules/ installed, docs/examples/rules/ in the source)"}, rules_file_, "FILE");
   set_.number({"--min-busbw", "busbw every size from 1 MiB must reach", "none"}, min_busbw_,
               {.lo = 0, .what = "GB/s", .lo_open = true}, "GBPS");
   set_.text({"--junit", "also write the verdicts as JUnit XML to this file"}, req_.junit, "FILE");

@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "core/error.h"
 #include "core/knobs.h"
@@ -155,9 +156,33 @@ void add_ib_options(cli::OptionSet& set, IbOptions& ib, bool with_gpudirect) {
   set.integer({"--ib-sl", "service level (InfiniBand)"}, ib.service_level, 0, 15, "a service level");
   if (with_gpudirect)
     set.choice({"--gpudirect",
-                "ib on GPU ranks: FIFO slots in GPU memory, registered through dma-buf where the GPU exports them "
-                "(on), or staged through pinned host memory (off)"},
+                "ib and ofi on GPU ranks: FIFO slots in GPU memory (on: registered through dma-buf where the GPU "
+                "exports them, FI_HMEM for ofi where the provider takes it), or staged through pinned host memory "
+                "(off)"},
                ib.gpudirect, cli::Names<bool>{{{"on", true}, {"off", false}}, nullptr});
+  set.group("");
+}
+
+void add_ofi_options(cli::OptionSet& set, OfiOptions& ofi) {
+  set.group("libfabric (--transport ofi)");
+  set.value({"--ofi-provider", "libfabric provider as fi_info names it (tcp;ofi_rxm, shm, efa, cxi ...; tcp names "
+                               "tcp;ofi_rxm); ccbench topo lists each host's",
+             fmt::format("the first every rank offers of {}; shm on one node only", fmt::join(kOfiProviderOrder, ", "))},
+            "NAME", "", "", [&ofi](const std::string& v) {
+              check_ofi_name(v, "--ofi-provider", "provider");
+              ofi.provider = v;
+            });
+  set.value({"--ofi-domain", "the provider's domain: a NIC or an interface (cxi0, rdmap0s6, lo ...)",
+             "one host: lo where the provider has it; else its first other domain"},
+            "NAME", "", "", [&ofi](const std::string& v) {
+              check_ofi_name(v, "--ofi-domain", "domain");
+              ofi.domain = v;
+            });
+  cli::Names<OfiProtocol> protocols;
+  for (OfiProtocol p : kOfiProtocols) protocols.canonical.emplace_back(std::string(name(p)), p);
+  set.choice({"--ofi-protocol", "how slots move: rma = RMA writes with remote CQ data, tagged = tagged messages, auto "
+                                "= rma where the provider offers it (the transport column says which)"},
+             ofi.protocol, protocols);
   set.group("");
 }
 

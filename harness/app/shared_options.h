@@ -2,8 +2,8 @@
 // The options several subcommands share, each declared once here (core/cli_options.h), so that
 // a flag means the same in every subcommand: the size sweep (-b -e -f), -n/-w, --device,
 // -T/--timeout (0 = a week everywhere), --out (a results folder, or none), --transport (the
-// table of transports/names.h), --db, and the RDMA flags of run and links. Subcommands bind them
-// to their own variables, whose values are the defaults shown.
+// table of transports/names.h), --db, and the RDMA and libfabric flags of run and links.
+// Subcommands bind them to their own variables, whose values are the defaults shown.
 #include <chrono>
 #include <cstdint>
 #include <string>
@@ -14,6 +14,7 @@
 #include "harness/options.h"
 #include "transports/ib/ib_logic.h"
 #include "transports/names.h"
+#include "transports/ofi/ofi_logic.h"
 
 namespace ccbench {
 
@@ -53,5 +54,9 @@ cli::Names<ReduceOp> reduce_op_names();
 // The RDMA (ib) flags `run` and `links` share: --ib-dev, --gid-index, --ib-qps, --ib-chunk,
 // --ib-mtu, --ib-tc, --ib-sl, and for `run` --gpudirect (GPU ranks' FIFOs in GPU memory).
 void add_ib_options(cli::OptionSet& set, IbOptions& target, bool with_gpudirect);
+// The libfabric (ofi) flags `run` and `links` share: --ofi-provider, --ofi-domain, --ofi-protocol.
+// Whether a named provider or domain exists is known only where libfabric runs, at start-up;
+// `target.hmem` follows --gpudirect, set by the command.
+void add_ofi_options(cli::OptionSet& set, OfiOptions& target);
 
 }  // namespace ccbench

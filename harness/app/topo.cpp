@@ -11,6 +11,7 @@
 #include "harness/results_dir.h"
 #include "topologies/discovery.h"
 #include "topologies/expect.h"
+#include "transports/ofi/ofi_transport.h"
 
 namespace ccbench {
 
@@ -34,9 +35,17 @@ std::string cpu_binding() {
   return out;
 }
 
-// {"hosts": [{"host", "ranks": [{"rank", "cpus"}], "node": discover_node()}]} on rank 0.
+// discover_node() and the libfabric providers and domains this host offers (listed here only:
+// loading libfabric's providers takes a third of a second, too long for every run's context).
+Json node_with_fabrics() {
+  Json node = discover_node();
+  node["ofi"] = ofi_discovery();
+  return node;
+}
+
+// {"hosts": [{"host", "ranks": [{"rank", "cpus"}], "node": node_with_fabrics()}]} on rank 0.
 Json gather_cluster(const RankLayout& layout) {
-  const auto nodes = gather_strings(MPI_COMM_WORLD, layout.local_rank() == 0 ? discover_node().dump() : "");
+  const auto nodes = gather_strings(MPI_COMM_WORLD, layout.local_rank() == 0 ? node_with_fabrics().dump() : "");
   const auto bindings = gather_strings(MPI_COMM_WORLD, cpu_binding());
   Json hosts = Json::array();
   if (layout.rank != 0) return {{"hosts", hosts}};
@@ -87,10 +96,10 @@ int check_and_report(const TopoRequest& req, const Json& cluster, const std::str
 
 int run_topology(const TopoRequest& req, int* argc, char*** argv) {
   if (!req.expect.empty()) load_expectation(req.expect);  // a bad file is a usage error before MPI
-  // A new folder each time, or --out held by this launch alone: an earlier topology.json is never
-  // overwritten.
+  // One writer per folder; an earlier topology.json is replaced only with --overwrite.
   ResultsFolder folder;
-  if (launcher_rank() == 0 && req.out != "none") folder = prepare_output_dir({req.out, {"topology.json"}, false, ""});
+  if (launcher_rank() == 0 && req.out != "none")
+    folder = prepare_output_dir({req.out, {"topology.json"}, req.overwrite, req.command_line});
   const std::string out_dir = folder.path();
   if (!out_dir.empty()) folder.mark_used();
   mpi_start(argc, argv);

@@ -21,6 +21,7 @@
 #include "core/error.h"
 #include "core/text_file.h"
 #include "transports/ib/ib_transport.h"
+#include "transports/ofi/ofi_transport.h"
 
 namespace ccbench {
 
@@ -190,6 +191,7 @@ int run_links(const LinksOptions& o, int* argc, char*** argv) {
   if (lrank == 0 && !o.no_files) folder = prepare_output_dir({o.out_dir, {"links.csv", "links.json"}, o.overwrite, o.command_line});
   const std::string out_dir = folder.path();
   set_ib_options(o.ib);
+  set_ofi_options(o.ofi);
   mpi_start(argc, argv);
   MPI_Comm world = MPI_COMM_WORLD;
   ExitCode code = ExitCode::ok;

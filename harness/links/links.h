@@ -41,6 +41,7 @@ struct LinksOptions {
   bool all_at_once = false;
   DeviceChoice device = DeviceChoice::auto_detect;
   IbOptions ib;
+  OfiOptions ofi;
   std::string out_dir;                          // empty: ./ccbench-results/<UTC time>-<host>
   bool no_files = false;
   bool overwrite = false;                       // --overwrite: replace an earlier run's links files

@@ -339,9 +339,9 @@ std::vector<LinkResult> measure_cpu_links(const LinksOptions& o, Transport trans
           mine = measure_pair(e, layout.rank == s, layout.rank == s ? d : s, bytes, o, latency);
         const PairFigures f = gather_pair_figures(comm, mine);
         if (layout.rank != 0) continue;
+        // A forced transport's cells carry its set's label: ofi's names the provider and protocol.
         const bool chosen = transport == Transport::auto_select;
-        LinkResult r = link_cell(chosen ? auto_choice(layout, s, d) : std::string(name(transport)), "pair", layout, s,
-                                 d, bytes);
+        LinkResult r = link_cell(chosen ? auto_choice(layout, s, d) : e.set->label(), "pair", layout, s, d, bytes);
         const double moved = static_cast<double>(bytes) * o.iterations;
         r.oneway_gbps = moved / f.oneway_s / 1e9;
         r.bidir_gbps = 2 * moved / f.bidir_s / 1e9;
@@ -350,7 +350,7 @@ std::vector<LinkResult> measure_cpu_links(const LinksOptions& o, Transport trans
       }
   }
   if (o.all_at_once && layout.nranks > 1) {
-    const std::string label = transport == Transport::auto_select ? e.set->label() : std::string(name(transport));
+    const std::string& label = e.set->label();
     measure_all_at_once(e, o, label, layout, comm, sizes.back(), out);
   }
   check_mpi(MPI_Barrier(comm), "MPI_Barrier after the pairs");

@@ -1,5 +1,5 @@
 # Finds ccbench's dependencies. Required ones stop the configure step with the Debian/Ubuntu
-# package that provides them; optional ones (CUDA, NCCL, ibverbs, hwloc) set
+# package that provides them; optional ones (CUDA, NCCL, ibverbs, libfabric, hwloc) set
 # CCBENCH_HAVE_<PART>.
 
 function(ccbench_require found what package)
@@ -115,6 +115,17 @@ endif()
 set(option_name CCBENCH_WITH_IBVERBS)
 ccbench_optional(CCBENCH_WITH_IBVERBS _ibv_found "ibverbs (rdma-core)" "install libibverbs-dev" CCBENCH_HAVE_IBVERBS)
 
+# libfabric (OFI): the ofi transport of CPU ranks, the GPU net proxy and ccbench links, and the
+# providers `ccbench topo` lists (transports/ofi/fabric.cpp is the only file that calls it).
+find_path(LIBFABRIC_INCLUDE_DIR rdma/fabric.h)
+find_library(LIBFABRIC_LIBRARY fabric)
+set(_fabric_found OFF)
+if(LIBFABRIC_INCLUDE_DIR AND LIBFABRIC_LIBRARY)
+  set(_fabric_found ON)
+endif()
+set(option_name CCBENCH_WITH_LIBFABRIC)
+ccbench_optional(CCBENCH_WITH_LIBFABRIC _fabric_found "libfabric (OFI)" "install libfabric-dev" CCBENCH_HAVE_LIBFABRIC)
+
 # hwloc.
 find_package(PkgConfig QUIET)
 set(_hwloc_found OFF)
@@ -127,7 +138,7 @@ endif()
 set(option_name CCBENCH_WITH_HWLOC)
 ccbench_optional(CCBENCH_WITH_HWLOC _hwloc_found "hwloc" "install libhwloc-dev" CCBENCH_HAVE_HWLOC)
 
-foreach(part CUDA NCCL IBVERBS HWLOC YAML_CPP)
+foreach(part CUDA NCCL IBVERBS LIBFABRIC HWLOC YAML_CPP)
   if(CCBENCH_HAVE_${part})
     set(CCBENCH_HAVE_${part}_01 1)
   else()

@@ -240,6 +240,20 @@ function(ccbench_gpu_ib_test name expect)
 endfunction()
 ccbench_gpu_ib_test(gpu_transport_ib_2 "ring=~net/ib tree=~net/ib nccl=~NET/IB")
 ccbench_gpu_ib_test(gpu_transport_ib_staged_2 "ring=net/ib:host tree=net/ib:host nccl=~NET/IB" --gpudirect off)
+# net over ofi (labels gpu and ofi; skipped where ccbench has no libfabric): two emulated nodes,
+# one GPU each; our ring and tree through the net proxy's channels over libfabric's tcp;ofi_rxm,
+# which every machine has, every row exact. The FIFO slots in GPU memory where the provider
+# registers it (FI_HMEM; the column then ends in :hmem), else and with --gpudirect off staged
+# through pinned host memory (:host). NCCL over ofi needs the aws-ofi-nccl plugin and is left out.
+function(ccbench_gpu_ofi_test name expect)
+  ccbench_gpu_path_test(${name} 2 "${expect}" "" --emulate-nodes 2 --transport ofi --ofi-provider tcp
+                        --collective allreduce --impl ring,tree -d float,int8 -o sum,max -b 4 -e 16M -f 8 -n 3 -w 1
+                        --timeout 30 ${ARGN})
+  set_property(TEST ${name} APPEND PROPERTY ENVIRONMENT CCBENCH_NEEDS_LIBFABRIC=1)
+  set_property(TEST ${name} PROPERTY LABELS gpu ofi)
+endfunction()
+ccbench_gpu_ofi_test(gpu_transport_ofi_2 "ring=~net/ofi:tcp tree=~net/ofi:tcp")
+ccbench_gpu_ofi_test(gpu_transport_ofi_staged_2 "ring=~ofi_rxm:host tree=~ofi_rxm:host" --gpudirect off)
 # Ring order as data: 4 ranks on 2 GPUs with the ring reversed (each rank sends to rank - 1), and
 # as 2 emulated nodes of 2 with a ring that crosses between the nodes at every step; exact results.
 ccbench_gpu_test(gpu_ring_order_reversed_4 4 --collective allreduce,allgather,reducescatter --impl ring

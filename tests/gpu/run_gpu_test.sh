@@ -25,6 +25,10 @@ fi
 if [ -n "${CCBENCH_NEEDS_RDMA:-}" ] && [ -z "$(ls -A /sys/class/infiniband 2>/dev/null)" ]; then
   echo "SKIPPED: no RDMA device on this machine (/sys/class/infiniband is empty or missing)"; exit 77
 fi
+# CCBENCH_NEEDS_LIBFABRIC=1: the test moves data over libfabric (label ofi).
+if [ -n "${CCBENCH_NEEDS_LIBFABRIC:-}" ] && ! "$ccbench" --version | grep -q "libfabric built in"; then
+  echo "SKIPPED: this ccbench was built without libfabric (install libfabric-dev)"; exit 77
+fi
 extra=()
 if [ "${CCBENCH_ONE_GPU:-0}" = 1 ]; then
   first=$(nvidia-smi --query-gpu=index --format=csv,noheader | head -1)

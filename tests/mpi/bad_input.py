@@ -156,8 +156,8 @@ def cases(files, scratch, have_gpu, cuda_built):
         Case("--tolerance outside compare", ["--tolerance", "0.1"], 2, ["--tolerance is an option of `ccbench compare`"]),
         Case("a subcommand mistyped", ["comapre", "a.csv", "b.csv"], 2, ["(did you mean 'compare'?)"], launch="plain"),
         Case("-V alone", ["-V"], 2, ["-V/--device_cta_count", "the version is ccbench --version"], launch="plain"),
-        Case("links --transport p2p", ["links", "--transport", "p2p"], 2, ["'p2p' is valid for run on GPU ranks only",
-                                                                          "valid here: auto, shm, mpi, tcp, ib, ce"]),
+        Case("links --transport p2p", ["links", "--transport", "p2p"], 2,
+             ["'p2p' is valid for run on GPU ranks only", "valid here: auto, shm, mpi, tcp, ib, ofi, ce"]),
         Case("links -T x", ["links", "-T", "x"], 2, ["-T/--timeout: 'x' is not a number"]),
         Case("topo --out FILE.json", ["topo", "--out", "topology.json"], 2,
              ["--out is a results folder (as in run and links)"], absent=["topology.json"]),
@@ -273,7 +273,7 @@ def cases(files, scratch, have_gpu, cuda_built):
              ["oneshot runs on gpu ranks", "ce runs on gpu ranks"], pre=False),
         # cuda_ipc is p2p's earlier name: a GPU path, which CPU ranks cannot take.
         Case("--impl ring --transport cuda_ipc on CPU", ["--impl", "ring", "--transport", "cuda_ipc", "--device", "cpu"]
-             + small, 3, ["nothing could be measured", "not p2p (valid: auto, shm, mpi, tcp, ib)"], pre=False,
+             + small, 3, ["nothing could be measured", "not p2p (valid: auto, shm, mpi, tcp, ib, ofi)"], pre=False,
              where="output"),
         # nccl names an implementation, not a transport: refused before MPI start-up now.
         Case("--impl tree --transport nccl on CPU", ["--impl", "tree", "--transport", "nccl", "--device", "cpu"]

@@ -539,6 +539,19 @@ def mismatch(opts):
 # ---- the results folder, output errors and how a job ends ----
 
 SMALL = ["--device", "cpu", "--collective", "allreduce", "--impl", "ring", "-b", "1K", "-e", "16K", "-n", "2", "-w", "1"]
+
+
+def small_with(args):
+    """SMALL with `args` in place of its own value of each flag they give (a flag given twice is
+    a usage error of its own)."""
+    given, out, i = {a for a in args if a.startswith("-")}, [], 0
+    while i < len(SMALL):
+        if SMALL[i] in given:
+            i += 2
+            continue
+        out.append(SMALL[i])
+        i += 1
+    return out + args
 SKIP = 77  # ctest's SKIP_RETURN_CODE for these scenarios
 
 
@@ -726,7 +739,7 @@ def usage_error_any_rank(opts):
         env = dict(os.environ, **env)
         xs = [x for k in env if k.startswith("CCBENCH_") for x in ("-x", k)]
         cmd = [opts.mpiexec, "--oversubscribe", "--allow-run-as-root"] + xs + ["-np", "1"] + late + \
-              [opts.ccbench] + SMALL + args + ["--out", "none", ":", "-np", "3", opts.ccbench] + SMALL + args + \
+              [opts.ccbench] + small_with(args) + ["--out", "none", ":", "-np", "3", opts.ccbench] + small_with(args) + \
               ["--out", "none"]
         print("$ " + " ".join(cmd))
         start = time.monotonic()
@@ -739,7 +752,7 @@ def usage_error_any_rank(opts):
         said_once(r, text)
         check(len(errors(r)) == 1, f"{len(errors(r))} error lines, expected 1")
     cmd = [opts.mpiexec, "--oversubscribe", "--allow-run-as-root", "-np", "1", opts.ccbench] + SMALL + \
-          ["--out", "none", ":", "-np", "1", opts.ccbench] + SMALL + ["-n", "0", "--out", "none"]
+          ["--out", "none", ":", "-np", "1", opts.ccbench] + small_with(["-n", "0"]) + ["--out", "none"]
     print("$ " + " ".join(cmd))
     start = time.monotonic()
     p = subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=120)

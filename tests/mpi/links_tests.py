@@ -3,18 +3,20 @@
 
 Usage: links_tests.py MPIEXEC CCBENCH WORKDIR CASE
 CASE: matrix | transports | bad_input | ib_missing | efficiency | model | model_hier | accept_references |
-rdma (the hardware case: exit 77 = skipped,
+link_verdicts | rdma (the hardware case: exit 77 = skipped,
 with the reason printed, where this host has no RDMA device).
 """
 import csv
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 
 MPIEXEC, CCBENCH, WORKDIR, CASE = sys.argv[1:5]
 SKIP = 77
+SCRIPTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts")
 
 
 def run(np, args, expect_rc):
@@ -278,6 +280,59 @@ elif CASE == "accept_references":
         need("no selected row carries the column" not in a.stdout, f"accept {name}: a check was not available",
              a.stdout)
     print(f"ok: {len(rings)} ring rows judged against their ceiling and prediction")
+
+elif CASE == "link_verdicts":
+    # Links reach a verdict: `ccbench links` and a `--groups pairs` run name each link the same way
+    # (HOST:R-HOST:R), `accept` judges links.csv and results.csv per link (PASS or FAIL, never N/A),
+    # over both runs at once, and report.py draws the matrix from ccbench's own links.json.
+    host = socket.gethostname()
+    want = {f"{host}:{a}-{host}:{b}" for a in range(3) for b in range(a + 1, 3)}
+    links_dir, pairs_dir = fresh("link-verdicts-links"), fresh("link-verdicts-pairs")
+    run(3, ["-b", "4K", "-e", "64K", "-n", "3", "-w", "1", "--out", links_dir], 0)
+    rows = read_rows(links_dir)
+    need({r["link"] for r in rows if r["mode"] == "pair"} == want, f"links.csv links {[r['link'] for r in rows]}")
+    for r in rows:
+        a, b = sorted((int(r["src"]), int(r["dst"])))
+        need(r["link"] == f"{host}:{a}-{host}:{b}", f"link name of {r}")
+    cmd = [MPIEXEC, "--oversubscribe", "--allow-run-as-root", "-np", "3", CCBENCH, "--device", "cpu", "--collective",
+           "allreduce", "--impl", "ring", "-b", "4K", "-e", "64K", "-f", "4", "-n", "3", "-w", "1", "--groups", "pairs",
+           "--out", pairs_dir]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=240)
+    need(p.returncode == 0, f"{' '.join(cmd)} exited {p.returncode}", p.stdout + p.stderr)
+    with open(os.path.join(pairs_dir, "results.csv"), newline="") as f:
+        prow = list(csv.DictReader([l for l in f if not l.startswith("#")]))
+    need({r["link"] for r in prow} == want and all(r["group"].startswith("pair ") for r in prow),
+         f"--groups pairs rows' links {sorted({r['link'] for r in prow})}")
+    run_json = json.load(open(os.path.join(pairs_dir, "run.json")))
+    need({r["link"] for r in run_json["rows"]} == want, "run.json rows lack the link")
+
+    rules = os.path.join(WORKDIR, "link-verdicts.yaml")
+    for floor, rc, word in (("0.000001", 0, "PASS"), ("1000000", 4, "FAIL")):
+        with open(rules, "w") as f:
+            f.write("rules:\n  - name: every link\n    select: {min_size: 4K}\n"
+                    f"    require: {{min_busbw: {floor}}}\n")
+        # per link: links.csv 3 sizes x 2 directions; pairs 3 sizes x out of place and in place
+        for runs, per_link in (([links_dir], 6), ([os.path.join(links_dir, "links.csv")], 6),
+                               ([pairs_dir], 6), ([links_dir, pairs_dir], 12)):
+            a = subprocess.run([CCBENCH, "accept", "--rules", rules] + runs, capture_output=True, text=True,
+                               timeout=60)
+            need(a.returncode == rc, f"accept {runs}: exit {a.returncode}, expected {rc}", a.stdout + a.stderr)
+            text = a.stdout.split("# per link:")[-1]
+            for link in want:
+                line = f"{word} {link}: {per_link if rc else 0} of {per_link} rows broke a rule"
+                need(line in text, f"accept {runs}: '{line}' missing", a.stdout)
+            need("N/A" not in text, f"accept {runs}: a link without a verdict", a.stdout)
+
+    report = os.path.join(WORKDIR, "link-verdicts-report")
+    shutil.rmtree(report, ignore_errors=True)
+    python = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable  # Debian's matplotlib
+    r = subprocess.run([python, os.path.join(SCRIPTS, "report.py"),
+                        pairs_dir, "--links", os.path.join(links_dir, "links.json"), "--out", report],
+                       capture_output=True, text=True, timeout=120)
+    need(r.returncode == 0, f"report.py --links exited {r.returncode}", r.stdout + r.stderr)
+    md = open(os.path.join(report, "report.md")).read()
+    need("link bandwidth, shm, one way, 65536 B" in md, "report.md has no link matrix", md)
+    print(f"ok: {len(want)} links judged from links.csv and --groups pairs, the matrix drawn")
 
 elif CASE == "rdma":
     if not os.path.isdir("/sys/class/infiniband") or not os.listdir("/sys/class/infiniband"):

@@ -34,6 +34,7 @@
 #include <mpi.h>
 
 #include "core/error.h"
+#include "tests/mpi/mpi_checks.h"
 #include "transports/connect.h"
 #include "transports/tcp.h"
 
@@ -42,37 +43,7 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-int g_rank = 0, g_n = 1;
-long g_failures = 0, g_checks = 0;
-
-template <typename... Args>
-void failure(fmt::format_string<Args...> f, Args&&... args) {
-  ++g_failures;
-  std::fprintf(stderr, "FAIL rank %d: %s\n", g_rank, fmt::format(f, std::forward<Args>(args)...).c_str());
-}
-
-void check(bool ok, const std::string& what) {
-  ++g_checks;
-  if (!ok) failure("{}", what);
-}
-
-// f() must throw Error(code) whose message contains every string of `needles`.
-void expect_error(ExitCode code, const std::string& what, const std::function<void()>& f,
-                  const std::vector<std::string>& needles) {
-  ++g_checks;
-  try {
-    f();
-    failure("{}: no error", what);
-  } catch (const Error& e) {
-    bool ok = e.code() == code;
-    for (const std::string& n : needles) ok = ok && std::string(e.what()).find(n) != std::string::npos;
-    if (!ok)
-      failure("{}: got '{}' (code {}), expected code {} mentioning '{}'", what, e.what(), static_cast<int>(e.code()),
-              static_cast<int>(code), fmt::join(needles, "', '"));
-    else if (g_rank == 0)
-      std::printf("# %s: code %d: %s\n", what.c_str(), static_cast<int>(e.code()), e.what());
-  }
-}
+using namespace mpi_checks;
 
 template <typename T>
 bool same_bytes(const T& a, const T& b) {
@@ -80,16 +51,6 @@ bool same_bytes(const T& a, const T& b) {
 }
 
 TcpDeadline in_ms(int ms) { return Clock::now() + std::chrono::milliseconds(ms); }
-
-// Polls until f() is true or `ms` pass.
-bool eventually(const std::function<bool()>& f, int ms = 5000) {
-  const auto until = in_ms(ms);
-  while (Clock::now() < until) {
-    if (f()) return true;
-    std::this_thread::sleep_for(std::chrono::microseconds(50));
-  }
-  return f();
-}
 
 // A blocking raw socket connected to addr:port on loopback.
 TcpSocket raw_connect(std::uint16_t port) {
@@ -564,16 +525,6 @@ void flood_local(const TcpToken& token) {
   }
 }
 
-RankLayout real_layout() {
-  char name[256] = {};
-  gethostname(name, sizeof name - 1);
-  std::vector<char> all(static_cast<size_t>(g_n) * 256);
-  MPI_Allgather(name, 256, MPI_CHAR, all.data(), 256, MPI_CHAR, MPI_COMM_WORLD);
-  std::vector<std::string> hosts;
-  for (int r = 0; r < g_n; ++r) hosts.emplace_back(&all[static_cast<size_t>(r) * 256]);
-  return RankLayout::from_hosts(g_rank, hosts);
-}
-
 ChannelOptions tcp_options(size_t slot, int depth) {
   ChannelOptions o;
   o.transport = "tcp";
@@ -753,7 +704,7 @@ void interface_choice(const RankLayout& layout) {
   ChannelOptions o;
   auto set = connect_channels(MPI_COMM_WORLD, layout, ring, o);
   check(set->label().find("tcp") == std::string::npos, "auto chose " + set->label());
-  check(valid_cpu_transports() == "auto, shm, mpi, tcp, ib", "valid transports: " + valid_cpu_transports());
+  check(valid_cpu_transports() == "auto, shm, mpi, tcp, ib, ofi", "valid transports: " + valid_cpu_transports());
 }
 
 }  // namespace
@@ -761,11 +712,8 @@ void interface_choice(const RankLayout& layout) {
 
 int main(int argc, char** argv) {
   using namespace ccbench;
-  int provided = 0;
-  MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
-  MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
-  MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &g_n);
+  using namespace ccbench::mpi_checks;
+  start(&argc, &argv);
   const auto t0 = Clock::now();
   try {
     protocol_local();
@@ -783,12 +731,5 @@ int main(int argc, char** argv) {
     failure("stopped by an error: {}", e.what());
     MPI_Abort(MPI_COMM_WORLD, static_cast<int>(e.code()));
   }
-  long failures = 0, checks = 0;
-  MPI_Allreduce(&g_failures, &failures, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
-  MPI_Allreduce(&g_checks, &checks, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
-  if (g_rank == 0)
-    std::printf("%s: %d ranks, %ld checks (all ranks), %ld failures, %.1f s\n", failures ? "FAILED" : "OK", g_n,
-                checks, failures, std::chrono::duration<double>(Clock::now() - t0).count());
-  MPI_Finalize();
-  return failures ? 1 : 0;
+  return finish(t0);
 }

@@ -23,13 +23,14 @@ base="$src/tests/fixtures/h200x2-20261130-sweep-cc01c2c"
 mkdir -p "$work/cpu"
 sed '0,/,ok,$/s//,wrong,first wrong element at 3/' "$src/tests/fixtures/cpu2core-20261130-np2/results.csv" \
   >"$work/cpu/results.csv"
-printf '{"labels": ["gpu0", "gpu1"], "gbps": [[null, 397], [392, null]]}\n' >"$work/links.json"
+# The links.json `ccbench links` wrote on 2 x H200 (evidence h200x2-20261130-r11).
+cp "$src/docs/evidence/h200x2-20261130-r11/links.json" "$work/links.json"
 "$src/scripts/report.py" "$base" --verdicts "$work/accept.xml" --out "$work/gpu" || fail "report.py (GPU)"
 "$src/scripts/report.py" "$work/cpu" --links "$work/links.json" --out "$work/cpu-report" || fail "report.py (CPU)"
 grep -q "PASS (0 failed of" "$work/gpu/report.md" || fail "verdicts missing in report.md"
 grep -q "Omitted: no link matrix given" "$work/gpu/report.md" || fail "absent link matrix not explained"
 grep -q "1 row(s) wrong or failed" "$work/cpu-report/report.md" || fail "wrong row not listed"
-grep -q "link bandwidth matrix" "$work/cpu-report/report.md" || fail "link heatmap missing"
+grep -q "link bandwidth, ce, one way, 268435456 B" "$work/cpu-report/report.md" || fail "link heatmap missing"
 grep -q '<img .*src="data:image/png;base64,' "$work/gpu/report.html" || fail "plots are not inline"
 ! grep -qE 'src="(http|file|[a-z-]+\.png)' "$work/gpu/report.html" || fail "report.html refers to outside files"
 

@@ -2,6 +2,8 @@
 // users expect; invalid ones throw Error(usage) with a message naming the flag.
 #include <gtest/gtest.h>
 
+#include "core/build_config.h"
+
 #include <cstdlib>
 #include <sstream>
 #include <string>
@@ -119,9 +121,43 @@ TEST(CommandLine, RunTakesTheIbKnobsAndGpudirect) {
   EXPECT_EQ(o.ib.traffic_class, 106);
   EXPECT_EQ(o.ib.service_level, 5);
   expect_usage_error({"--gpudirect", "maybe"}, "--gpudirect: unknown value 'maybe' (valid: on, off)");
+#if CCBENCH_HAVE_NCCL
+  // --nccl-library: a path that is no file is refused before anything starts (a name alone is
+  // left to the dynamic linker; a library that cannot be loaded skips the NCCL rows with why).
+  expect_usage_error({"--nccl-library", "/nonexistent/libnccl.so.2"},
+                     "--nccl-library: '/nonexistent/libnccl.so.2' is no file");
+#else
+  expect_usage_error({"--nccl-library", "libnccl.so.2"}, "this ccbench was built without NCCL");
+#endif
   expect_usage_error({"--ib-qps", "17"}, "--ib-qps: '17' is not valid");
   expect_usage_error({"--ib-chunk", "1K"}, "--ib-chunk");
   expect_usage_error({"links", "--gpudirect", "off"}, "--gpudirect");  // links measures CPU ranks over ib only
+}
+
+// The ofi knobs, shared by `run` and `links`; where GPU ranks' FIFO slots live follows --gpudirect.
+TEST(CommandLine, RunAndLinksTakeTheOfiKnobs) {
+  auto o = std::get<RunOptions>(parse({}));
+  EXPECT_EQ(o.ofi.provider, "");
+  EXPECT_EQ(o.ofi.domain, "");
+  EXPECT_EQ(o.ofi.protocol, OfiProtocol::automatic);
+  EXPECT_TRUE(o.ofi.hmem);
+  o = std::get<RunOptions>(parse({"--transport", "ofi", "--ofi-provider", "tcp;ofi_rxm", "--ofi-domain", "lo",
+                                  "--ofi-protocol", "tagged", "--gpudirect", "off"}));
+  EXPECT_EQ(o.transport, "ofi");
+  EXPECT_EQ(o.ofi.provider, "tcp;ofi_rxm");
+  EXPECT_EQ(o.ofi.domain, "lo");
+  EXPECT_EQ(o.ofi.protocol, OfiProtocol::tagged);
+  EXPECT_FALSE(o.ofi.hmem);
+  const auto l = std::get<LinksOptions>(parse({"links", "--transport", "ofi,tcp", "--ofi-provider", "shm",
+                                               "--ofi-protocol", "rma"}));
+  EXPECT_EQ(l.transports, (std::vector<Transport>{Transport::ofi, Transport::tcp}));
+  EXPECT_EQ(l.ofi.provider, "shm");
+  EXPECT_EQ(l.ofi.protocol, OfiProtocol::rma);
+  expect_usage_error({"--ofi-protocol", "rdma"}, "--ofi-protocol: unknown value 'rdma' (valid: auto, rma, tagged)");
+  expect_usage_error({"--ofi-provider", ""}, "--ofi-provider: empty provider name");
+  expect_usage_error({"--ofi-provider", "tcp, shm"}, "--ofi-provider: 'tcp, shm' is not a libfabric provider name");
+  expect_usage_error({"links", "--ofi-domain", "lo eth0"}, "--ofi-domain: 'lo eth0' is not a libfabric domain name");
+  expect_usage_error({"--transport", "ofi,tcp"}, "one transport per launch");
 }
 
 TEST(CommandLine, SubcommandsAndRunIsDefault) {

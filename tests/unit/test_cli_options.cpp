@@ -131,9 +131,9 @@ TEST(TransportNames, EveryNameRoundTripsAndAliasesPrintAsTheirName) {
   }
   EXPECT_EQ(parse_transport("cuda_ipc"), Transport::p2p);
   EXPECT_EQ(parse_transport("nccl"), std::nullopt);
-  EXPECT_EQ(valid_transports(kCpuRanks), "auto, shm, mpi, tcp, ib");
-  EXPECT_EQ(valid_transports(kGpuRanks), "auto, p2p, host, net, tcp, ib");
-  EXPECT_EQ(valid_transports(kCpuLinks), "auto, shm, mpi, tcp, ib");
+  EXPECT_EQ(valid_transports(kCpuRanks), "auto, shm, mpi, tcp, ib, ofi");
+  EXPECT_EQ(valid_transports(kGpuRanks), "auto, p2p, host, net, tcp, ib, ofi");
+  EXPECT_EQ(valid_transports(kCpuLinks), "auto, shm, mpi, tcp, ib, ofi");
   EXPECT_EQ(valid_transports(kGpuLinks), "auto, ce, sm, pcie");
 }
 
@@ -143,9 +143,10 @@ TEST(TransportNames, RefusedWhereNotValidNamingWhereTheyAre) {
   };
   EXPECT_EQ(parse_transport_for("cuda_ipc", kRunScopes, "--transport"), Transport::p2p);
   EXPECT_EQ(error("ce", kRunScopes),
-            "--transport: 'ce' is valid for links on GPU ranks only (valid here: auto, shm, mpi, p2p, host, net, tcp, ib)");
+            "--transport: 'ce' is valid for links on GPU ranks only (valid here: auto, shm, mpi, p2p, host, net, tcp, ib, "
+            "ofi)");
   EXPECT_EQ(error("shmm", kCpuRanks),
-            "--transport: unknown value 'shmm' (valid: auto, shm, mpi, tcp, ib) (did you mean 'shm'?)");
+            "--transport: unknown value 'shmm' (valid: auto, shm, mpi, tcp, ib, ofi) (did you mean 'shm'?)");
   EXPECT_NE(error("nccl", kRunScopes).find("'nccl' is an implementation, not a transport: give --impl nccl"),
             std::string::npos);
 }
@@ -153,9 +154,13 @@ TEST(TransportNames, RefusedWhereNotValidNamingWhereTheyAre) {
 TEST(TransportNames, EveryLabelOfTheResultsParses) {
   for (const char* label : {"shm", "mpi", "shm+mpi", "tcp", "ib", "p2p", "host", "net/tcp", "net/ib", "p2p+net/tcp",
                             "host+net/ib", "nccl", "nccl:SHM", "nccl:NET/Socket+P2P", "nccl:pinned net/socket+hostid",
-                            "cuda_ipc", "-", "none", "ce", "sm", "pcie", "net/tcp:8"})
+                            "cuda_ipc", "-", "none", "ce", "sm", "pcie", "net/tcp:8", "ofi:tcp;ofi_rxm:rma",
+                            "ofi:shm:tagged", "ofi:efa:rma", "net/ofi:tcp;ofi_rxm:host", "net/ofi:efa:hmem",
+                            "p2p+net/ofi:cxi:hmem"})
     EXPECT_TRUE(is_transport_label(label)) << label;
-  for (const char* label : {"", "auto", "shm++mpi", "+shm", "nccl:", "net/udp", "net", "net/tcp:", "net/tcp:x", "NCCL"})
+  for (const char* label : {"", "auto", "shm++mpi", "+shm", "nccl:", "net/udp", "net", "net/tcp:", "net/tcp:x", "NCCL",
+                            "ofi:", "ofi:shm", "ofi::rma", "ofi:shm:hmem", "ofi:shm:auto", "net/ofi:shm:rma",
+                            "net/ofi:efa", "ofi:a b:rma"})
     EXPECT_FALSE(is_transport_label(label)) << label;
   // net alone is a --transport value, never a label: rows say which backend.
 }

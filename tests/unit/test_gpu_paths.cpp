@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <filesystem>
 
+#include <fmt/format.h>
+
 #include "collectives/implementation.h"
 #include "collectives/schedules/ring.h"
 #include "core/build_config.h"
@@ -228,6 +230,21 @@ TEST(GpuPaths, IbCarriesNetPairs) {
   EXPECT_EQ(ib_skipped_note(l, "auto", kNoIb), std::nullopt);
 }
 
+// ofi: net pairs over libfabric, forced only (auto never takes it, whether or not ib can run).
+TEST(GpuPaths, OfiCarriesNetPairsWhenAskedFor) {
+  const RankLayout l = one_host(0, 2);
+  GpuPaths g = plan_gpu_paths(l, "ofi", kAllAccess, kNoIb);
+  EXPECT_TRUE(g.refused.empty()) << g.refused;
+  EXPECT_EQ(g.label, "net/ofi");
+  EXPECT_EQ(g.net_backend, "ofi");
+  EXPECT_EQ(g.of[0][1], "net");
+  EXPECT_EQ(g.of[1][0], "net");
+  RankLayout two = one_host(0, 2);
+  two.emulate_nodes(2);
+  EXPECT_EQ(plan_gpu_paths(two, "auto", kAllAccess, kNoIb).label, "net/tcp");
+  EXPECT_EQ(plan_gpu_paths(two, "auto", kAllAccess, std::nullopt).label, "net/ib");
+}
+
 TEST(GpuPaths, AutoAcrossNodesTakesIbWhereEveryRankHasAPort) {
   RankLayout four = one_host(0, 4);
   four.emulate_nodes(2);
@@ -282,6 +299,46 @@ TEST(NcclPath, PinsTheSettingsOfEachPath) {
   for (const char* v : {"NCCL_P2P_DISABLE", "NCCL_SHM_DISABLE", "NCCL_NET", "NCCL_SOCKET_IFNAME", "NCCL_HOSTID",
                         "NCCL_DEBUG", "NCCL_DEBUG_SUBSYS", "NCCL_DEBUG_FILE"})
     unsetenv(v);
+}
+
+// --transport ofi: NCCL over the aws-ofi-nccl plugin where the probe finds one whose net is
+// Libfabric (NCCL_NET names it; the user's NCCL_NET_PLUGIN is kept), else nothing pinned and
+// NCCL's rows skipped with what was tried.
+TEST(NcclPath, OfiPinsTheLibfabricPluginOrSaysWhatWasTried) {
+  const RankLayout l = one_host(0, 2);
+  setenv("NCCL_NET_PLUGIN", CCBENCH_FAKE_OFI_PLUGIN, 1);
+  std::string why;
+  const std::optional<OfiNcclPlugin> found = find_ofi_nccl_plugin(&why);
+  ASSERT_TRUE(found) << why;
+  EXPECT_EQ(found->net, "Libfabric");
+  EXPECT_EQ(found->setting, "");  // the user's NCCL_NET_PLUGIN stays as given
+  NcclPinning p = pin_nccl_path("ofi", l);
+  EXPECT_EQ(p.pinned, "net/ofi");
+  EXPECT_EQ(p.refused, "");
+  EXPECT_EQ(nccl_path_refusal(), std::nullopt);
+  EXPECT_STREQ(std::getenv("NCCL_NET"), "Libfabric");
+  EXPECT_STREQ(std::getenv("NCCL_NET_PLUGIN"), CCBENCH_FAKE_OFI_PLUGIN);
+  EXPECT_STREQ(std::getenv("NCCL_SHM_DISABLE"), "1");
+  for (const char* v : {"NCCL_P2P_DISABLE", "NCCL_SHM_DISABLE", "NCCL_NET", "NCCL_DEBUG", "NCCL_DEBUG_SUBSYS",
+                        "NCCL_DEBUG_FILE"})
+    unsetenv(v);
+
+  setenv("NCCL_NET_PLUGIN", CCBENCH_FAKE_OTHER_PLUGIN, 1);
+  p = pin_nccl_path("ofi", l);
+  EXPECT_EQ(p.pinned, "");
+  EXPECT_NE(p.refused.find(fmt::format("--transport ofi: no aws-ofi-nccl net plugin for NCCL (tried {} (its net is "
+                                       "Elsewhere)", CCBENCH_FAKE_OTHER_PLUGIN)),
+            std::string::npos) << p.refused;
+  EXPECT_EQ(nccl_path_refusal(), p.refused);
+  EXPECT_EQ(std::getenv("NCCL_NET"), nullptr);  // nothing pinned
+
+  setenv("NCCL_NET_PLUGIN", "no-such-plugin", 1);
+  p = pin_nccl_path("ofi", l);
+  EXPECT_NE(p.refused.find("tried no-such-plugin (not found), libnccl-net-no-such-plugin.so (not found)"),
+            std::string::npos) << p.refused;
+  unsetenv("NCCL_NET_PLUGIN");
+  p = pin_nccl_path("auto", l);  // another path clears the refusal
+  EXPECT_EQ(nccl_path_refusal(), std::nullopt);
 }
 
 // GPU ranks with --transport ib and no usable RDMA port: exit code 3 with ib_unavailable_reason()

@@ -7,23 +7,11 @@
 #include <gtest/gtest.h>
 
 #include "core/error.h"
+#include "tests/unit/expect_error.h"
 #include "transports/ib/ib_logic.h"
 
 namespace ccbench {
 namespace {
-
-// Runs `f`, expecting Error with `code` whose message contains every one of `parts`.
-template <typename F>
-void expect_error(F&& f, ExitCode code, std::initializer_list<const char*> parts) {
-  try {
-    f();
-  } catch (const Error& e) {
-    EXPECT_EQ(e.code(), code) << e.what();
-    for (const char* p : parts) EXPECT_NE(std::string(e.what()).find(p), std::string::npos) << e.what() << " / " << p;
-    return;
-  }
-  ADD_FAILURE() << "no error thrown";
-}
 
 TEST(IbOptions, DeviceAndPortParse) {
   IbOptions o;
@@ -262,7 +250,7 @@ TEST(IbChunks, ImmediatesSeparateLengthsFromCredits) {
 }
 
 TEST(IbCredits, WindowLimitsSlotsInFlight) {
-  CreditWindow w(2);
+  CreditWindow w("ib", 2);
   EXPECT_TRUE(w.can_post());
   EXPECT_EQ(w.slot_to_fill(), 0u);
   w.on_post();
@@ -277,7 +265,7 @@ TEST(IbCredits, WindowLimitsSlotsInFlight) {
   expect_error([&] { w.on_credit(2); }, ExitCode::runtime, {"returned 2 credits with only 1"});
   w.on_credit(1);
   EXPECT_EQ(w.credited(), 2u);
-  expect_error([] { CreditWindow none(0); }, ExitCode::usage, {"at least one slot"});
+  expect_error([] { CreditWindow none("ib", 0); }, ExitCode::usage, {"at least one slot"});
 }
 
 // Zero-copy ends (the GPU net proxy over ib): the caller's slots, post order, the receiver's ring.
@@ -309,7 +297,7 @@ TEST(IbZeroCopy, WorkRequestIdsCarryKindAndPostNumber) {
 }
 
 TEST(IbZeroCopy, SlotsComeBackOnlyInPostOrder) {
-  InOrderCompletions c(4);
+  InOrderCompletions c("ib", 4);
   for (int i = 0; i < 4; ++i) c.on_post();
   expect_error([&] { c.on_post(); }, ExitCode::runtime, {"all 4 slots' writes outstanding"});
   // Two QPs: posts 1 and 3 (QP 1) complete before 0 and 2 (QP 0); slot 1 is not free until 0 is.
@@ -328,13 +316,13 @@ TEST(IbZeroCopy, SlotsComeBackOnlyInPostOrder) {
   c.on_complete(4);
   EXPECT_EQ(c.done(), 5u);
   EXPECT_EQ(c.outstanding(), 0u);
-  expect_error([] { InOrderCompletions none(0); }, ExitCode::usage, {"at least one slot"});
+  expect_error([] { InOrderCompletions none("ib", 0); }, ExitCode::usage, {"at least one slot"});
 }
 
 // The GPU proxy takes up to `depth` messages ahead (each into the GPU slot it names) and releases
 // them as the GPU frees slots; each release is the credit that lets the sender write that slot.
 TEST(IbZeroCopy, ReceiveRingTakesAheadAndCreditsOnRelease) {
-  ArrivalRing r(4);
+  ArrivalRing r("ib", 4);
   EXPECT_FALSE(r.take());
   EXPECT_FALSE(r.peek());
   r.on_arrival(1, 100, "rank 1");  // QP 1 delivered message 1 before QP 0 delivered message 0
@@ -368,12 +356,12 @@ TEST(IbZeroCopy, ReceiveRingTakesAheadAndCreditsOnRelease) {
   expect_error([&] { r.on_arrival(4, 9, "rank 1"); }, ExitCode::runtime, {"or twice"});
   for (int i = 0; i < 4; ++i) r.release();
   expect_error([&] { r.release(); }, ExitCode::runtime, {"release of message 5, which has not arrived"});
-  expect_error([] { ArrivalRing none(0); }, ExitCode::usage, {"at least one slot"});
+  expect_error([] { ArrivalRing none("ib", 0); }, ExitCode::usage, {"at least one slot"});
 }
 
 // Slot reads (CPU channels): peek shows the oldest unreleased message; release moves on.
 TEST(IbZeroCopy, ReceiveRingPeeksInOrderForSlotReads) {
-  ArrivalRing r(2);
+  ArrivalRing r("ib", 2);
   r.on_arrival(0, 5, "rank 0");
   EXPECT_EQ(*r.peek(), 5u);
   EXPECT_EQ(*r.peek(), 5u);  // again, until released

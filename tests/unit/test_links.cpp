@@ -1,9 +1,14 @@
 // The reports of `ccbench links` (harness/links/links.h): outliers, the matrix, CSV and JSON, ceilings.
+#include <filesystem>
+
 #include <gtest/gtest.h>
 
 #include "harness/links/links.h"
+#include "results/accept.h"
+#include "results/links.h"
 #include "results/csv_reader.h"
 #include "core/error.h"
+#include "core/text_file.h"
 
 namespace ccbench {
 namespace {
@@ -55,11 +60,81 @@ TEST(LinksReport, EmptyCellsAreNotZeroAndNotCompared) {
   const std::string csv = links_to_csv(results);
   const CsvTable t = parse_csv(csv);
   ASSERT_EQ(t.rows.size(), 6u);
-  EXPECT_EQ(t.header[7], "oneway_GBps");
-  EXPECT_EQ(t.rows[3][7], "");  // empty, not 0
-  EXPECT_EQ(t.rows[3][10], "no peer access");
-  EXPECT_EQ(t.rows[0][7], "10");
-  EXPECT_EQ(parse_csv(links_to_csv({pair(0, 1, 1.25e-5, 2)})).rows[0][7], "1.25e-05");
+  EXPECT_EQ(t.header[2], "link");
+  EXPECT_EQ(t.rows[3][2], "a:1-b:2");
+  EXPECT_EQ(t.header[8], "oneway_GBps");
+  EXPECT_EQ(t.rows[3][8], "");  // empty, not 0
+  EXPECT_EQ(t.rows[3][11], "no peer access");
+  EXPECT_EQ(t.rows[0][8], "10");
+  EXPECT_EQ(parse_csv(links_to_csv({pair(0, 1, 1.25e-5, 2)})).rows[0][8], "1.25e-05");
+}
+
+TEST(LinkName, OneNameWhicheverWayAndWhicheverCommand) {
+  EXPECT_EQ(link_name(0, "n1", 3, "n2"), "n1:0-n2:3");
+  EXPECT_EQ(link_name(3, "n2", 0, "n1"), "n1:0-n2:3");  // both directions are one link
+  EXPECT_EQ(link_name(2, "n1", -1, "n1"), "n1:2-host");
+  EXPECT_EQ(link_name(-1, "n1", 2, "n1"), "n1:2-host");
+}
+
+// A links.csv read as rows accept judges: one verdict per link over both of its directions,
+// unmeasured cells skipped rather than zero, damaged numbers refused with file and line.
+TEST(LinksAccept, LinksCsvGivesOneVerdictPerLink) {
+  auto results = three_ranks();
+  results[3].oneway_gbps.reset();  // 1 -> 2 not measured
+  results[3].reason = "no peer access";
+  const std::string dir = ::testing::TempDir() + "links-accept";
+  std::filesystem::create_directories(dir);
+  write_text_file(dir + "/links.csv", links_to_csv(results));
+  const ResultSet set = read_results_or_links(dir);
+  ASSERT_EQ(set.rows.size(), 6u);
+  EXPECT_EQ(set.rows[0].collective, "link");
+  EXPECT_EQ(set.rows[0].impl, "links");
+  EXPECT_EQ(set.rows[0].link, "a:0-a:1");
+  EXPECT_EQ(set.rows[2].link, "a:0-a:1");  // 1 -> 0: the same link
+  EXPECT_DOUBLE_EQ(set.rows[0].busbw_gbps, 10);
+  EXPECT_EQ(set.rows[3].status, RowStatus::skipped);
+  EXPECT_EQ(set.rows[3].reason, "no peer access");
+
+  // Every measured one-way figure is 10 GB/s: a floor of 9.5 passes every link, 10.5 fails each.
+  const auto rules = parse_rules("rules:\n  - name: links\n    select: {collective: link, mode: pair}\n"
+                                 "    require: {min_busbw: 9.5}\n", "r.yaml");
+  AcceptReport rep = evaluate_rules(rules, {set});
+  EXPECT_TRUE(rep.passed);
+  ASSERT_EQ(rep.links.size(), 3u);
+  for (const PlaceVerdict& p : rep.links) EXPECT_EQ(p.state, CheckState::pass) << p.name << " " << p.note;
+  EXPECT_EQ(rep.links[0].name, "a:0-a:1");
+  EXPECT_EQ(rep.links[0].rows, 2);
+  EXPECT_EQ(rep.links[2].name, "a:1-b:2");
+  EXPECT_EQ(rep.links[2].rows, 2);  // 2 -> 1 measured, 1 -> 2 skipped
+
+  // A link none of whose rows was measured has no verdict (N/A with the reason), never PASS.
+  std::vector<LinkResult> unmeasured = three_ranks();
+  for (int i : {3, 5}) {  // 1 -> 2 and 2 -> 1
+    unmeasured[static_cast<size_t>(i)].oneway_gbps.reset();
+    unmeasured[static_cast<size_t>(i)].reason = "no peer access";
+  }
+  write_text_file(dir + "/links.csv", links_to_csv(unmeasured));
+  rep = evaluate_rules(rules, {read_results_or_links(dir + "/links.csv")});
+  ASSERT_EQ(rep.links.size(), 3u);
+  EXPECT_EQ(rep.links[2].state, CheckState::not_available);
+  EXPECT_EQ(rep.links[2].note, "every one of its 2 rows was skipped (no peer access)");
+  EXPECT_EQ(rep.links[0].state, CheckState::pass);
+
+  const auto strict = parse_rules("rules:\n  - name: links\n    select: {collective: link}\n"
+                                  "    require: {min_busbw: 10.5}\n", "r.yaml");
+  rep = evaluate_rules(strict, {set});
+  EXPECT_FALSE(rep.passed);
+  for (const PlaceVerdict& p : rep.links) EXPECT_EQ(p.state, CheckState::fail) << p.name;
+
+  write_text_file(dir + "/links.csv", "transport,mode,link,src,dst,src_host,dst_host,bytes,oneway_GBps,"
+                                      "bidir_GBps,latency_us,reason\nshm,pair,a:0-a:1,0,1,a,a,8,nan,1,,\n");
+  try {
+    read_results_or_links(dir + "/links.csv");
+    ADD_FAILURE() << "a NaN bandwidth was taken";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("links.csv:2: oneway_GBps 'nan' is not a number >= 0"), std::string::npos)
+        << e.what();
+  }
 }
 
 TEST(LinksReport, JsonCarriesResultsOutliersAndCeilings) {

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/exit_code.h"
+#include "transports/slot_flow.h"
 
 namespace ccbench {
 
@@ -173,44 +174,9 @@ struct ImmMeaning {
 };
 ImmMeaning decode_imm(std::uint32_t imm);
 
-// The sender's view of the receiver's slots: how many it may fill before credits come back.
-class CreditWindow {
- public:
-  explicit CreditWindow(std::uint32_t slots);
-  bool can_post() const { return posted_ - credited_ < slots_; }
-  std::uint32_t slot_to_fill() const { return static_cast<std::uint32_t>(posted_ % slots_); }
-  // Takes the next slot; throws Error(runtime) if none is free (a caller bug).
-  void on_post();
-  // `n` slots came back; throws Error(runtime) naming both counts when the receiver returns more
-  // than were posted (a protocol violation).
-  void on_credit(std::uint32_t n);
-  std::uint64_t posted() const { return posted_; }
-  std::uint64_t credited() const { return credited_; }
-  std::uint32_t in_flight() const { return static_cast<std::uint32_t>(posted_ - credited_); }
-
- private:
-  std::uint32_t slots_;
-  std::uint64_t posted_ = 0, credited_ = 0;
-};
-
 // ---------------------------------------------------------------------------------------------
-// Zero-copy ends (channel.h's DirectSend / DirectRecv, used by the GPU net proxy): the caller gives
-// the channel its own slot memory, which the channel registers once. A send goes as RDMA WRITEs
-// straight from the caller's bytes into the peer's slot of the same index; a receive finds the
-// peer's write already in the caller's slot, so neither end copies.
+// Work requests. The slots, credits and post order around them are transports/slot_flow.h's.
 // ---------------------------------------------------------------------------------------------
-// Caller-owned slot memory: `depth` slots of `stride` bytes from address `base`.
-struct SlotRegion {
-  std::uint64_t base = 0;
-  std::uint64_t stride = 0;
-  std::uint32_t depth = 0;
-  std::uint64_t bytes() const { return stride * depth; }
-  std::uint64_t slot_offset(std::uint32_t slot) const { return static_cast<std::uint64_t>(slot) * stride; }
-  // The offset of [data, data + bytes) from base; throws Error(runtime) naming both ranges when
-  // any of it lies outside the region (a send from memory the channel has not registered).
-  std::uint64_t offset_of(std::uint64_t data, std::uint64_t bytes) const;
-};
-
 // Work request ids: the kind in the low 4 bits, a data write's post number above them (the
 // sender counts completed posts in order, and a failed completion's opcode is undefined, so the
 // id names the operation).
@@ -219,52 +185,6 @@ std::uint64_t wr_id(WrKind kind, std::uint64_t seq = 0);
 WrKind wr_kind(std::uint64_t id);
 std::uint64_t wr_seq(std::uint64_t id);
 std::string_view name(WrKind kind);  // "RDMA_WRITE (data)", "SEND_WITH_IMM (credit)", "RECV"
-
-// Posts whose bytes have left the sender's memory, in post order: with several QPs a later
-// slot's write can complete first, but a zero-copy sender may reuse slot k only once posts 0..k
-// have all completed.
-class InOrderCompletions {
- public:
-  explicit InOrderCompletions(std::uint32_t depth);  // at most `depth` posts outstanding
-  void on_post();  // Error(runtime) with `depth` posts outstanding (a caller bug)
-  // Post `seq` completed; Error(runtime) when it is not outstanding or completed twice.
-  void on_complete(std::uint64_t seq);
-  std::uint64_t posted() const { return posted_; }
-  std::uint64_t done() const { return done_; }  // posts 0..done()-1 have all completed
-  std::uint64_t outstanding() const { return posted_ - done_; }
-
- private:
-  std::vector<bool> completed_;  // per slot, for posts in [done_, posted_)
-  std::uint64_t posted_ = 0, done_ = 0;
-};
-
-// The receiver's slots: the peer writes slot seq % depth once it holds a credit for it; the
-// caller takes messages in order (peek for slot reads, take for zero-copy reads) and releases
-// them in order, each release owing the sender one credit.
-class ArrivalRing {
- public:
-  explicit ArrivalRing(std::uint32_t depth);
-  // The peer's write of message `seq`, `bytes` long, has landed. Error(runtime) naming `peer`
-  // when it lands in a slot not yet released (the sender wrote without a credit) or twice.
-  void on_arrival(std::uint64_t seq, std::uint64_t bytes, std::string_view peer);
-  // The oldest unreleased message's length, if it has arrived (slot reads).
-  std::optional<std::uint64_t> peek() const;
-  // The next message not yet taken, if it has arrived: its slot and length (zero-copy reads).
-  struct Taken {
-    std::uint32_t slot = 0;
-    std::uint64_t bytes = 0;
-  };
-  std::optional<Taken> take();
-  // Frees the oldest unreleased message's slot; Error(runtime) when none has arrived.
-  void release();
-  std::uint64_t released() const { return released_; }
-  std::uint64_t taken() const { return taken_; }
-
- private:
-  static constexpr std::uint64_t kEmpty = UINT64_MAX;
-  std::vector<std::uint64_t> length_;  // per slot: the arrived message's length, or kEmpty
-  std::uint64_t released_ = 0, taken_ = 0;
-};
 
 // ---------------------------------------------------------------------------------------------
 // Completion errors. The numbers are those of enum ibv_wc_status (stable ABI; verbs.cpp

@@ -48,14 +48,7 @@ std::optional<std::string> ib_unavailable_reason() {
                      "-DCCBENCH_WITH_IBVERBS=ON)");
 }
 
-TransportOps ib_transport_ops() {
-  return {name(Transport::ib), false,
-          [](const RankLayout&, int, int, std::string* why) {
-            if (why) *why = *ib_unavailable_reason();
-            return false;
-          },
-          nullptr, nullptr, nullptr, nullptr};
-}
+TransportOps ib_transport_ops() { return left_out_transport<ib_unavailable_reason>(name(Transport::ib)); }
 
 #else
 
@@ -219,7 +212,8 @@ void IbJob::progress() {
 
 class IbRecvChannel final : public RecvChannel, public DirectRecv, public IbChannelEnd {
  public:
-  IbRecvChannel(const SetupArgs& a) : IbChannelEnd(a, true), ring_(static_cast<std::uint32_t>(depth_)) {
+  IbRecvChannel(const SetupArgs& a)
+      : IbChannelEnd(a, true), ring_(name(Transport::ib), static_cast<std::uint32_t>(depth_)) {
     for (auto& qp : qps_)
       for (int i = 0; i < depth_; ++i) qp->post_recv(wr_id(WrKind::recv));
     next_on_qp_.resize(qps_.size());
@@ -286,8 +280,8 @@ class IbRecvChannel final : public RecvChannel, public DirectRecv, public IbChan
 class IbSendChannel final : public SendChannel, public DirectSend, public IbChannelEnd {
  public:
   IbSendChannel(const SetupArgs& a)
-      : IbChannelEnd(a, false), window_(static_cast<std::uint32_t>(depth_)),
-        writes_(static_cast<std::uint32_t>(depth_)) {
+      : IbChannelEnd(a, false), window_(name(Transport::ib), static_cast<std::uint32_t>(depth_)),
+        writes_(name(Transport::ib), static_cast<std::uint32_t>(depth_)) {
     for (int i = 0; i < depth_; ++i) qps_[0]->post_recv(wr_id(WrKind::recv));  // credits arrive on QP 0
     post_receive(a.comm, kReceiverDataTag + a.tag);
     const IbConnData remote = receive_data(a);

@@ -1,0 +1,108 @@
+#!/usr/bin/env python3
+"""The ofi transport (libfabric) against ccbench's own over the same medium, at 1 MiB and above:
+ofi over tcp;ofi_rxm against our tcp, ofi over shm against our shm.
+
+Two measurements, both alternating the two sides so that load on a shared machine falls on both:
+  channels   one launch of ccbench_channel_bench (mpirun -np 2): each channel streaming 1, 4 and
+             16 MiB, ROUNDS rounds, the sides' order swapped every round (same launch);
+  allreduce  ccbench runs of the ring all-reduce on 2 ranks, 1 to 16 MiB: one launch per side and
+             round (a launch takes one --transport), the sides alternating.
+For each size and side it prints the best of the rounds and the spread (slowest..fastest), and
+ofi / ours as best over best (the target: 0.8 or more). Writes everything to --out (JSON).
+
+Usage: scripts/ofi_compare.py [--build DIR] [--rounds 3] [--out ofi-compare.json] [--skip-allreduce]
+"""
+import argparse
+import csv
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+PAIRS = [("tcp", "ofi_tcp"), ("shm", "ofi_shm")]
+RUN_SIDES = {"tcp": ["--transport", "tcp"], "ofi_tcp": ["--transport", "ofi", "--ofi-provider", "tcp"],
+             "shm": ["--transport", "shm"], "ofi_shm": ["--transport", "ofi", "--ofi-provider", "shm"]}
+MPIRUN = ["mpirun", "--oversubscribe", "--allow-run-as-root", "-np", "2"]
+
+
+def channels(build, rounds):
+    """{(side, bytes): [GB/s per round]} from one launch of the channel benchmark."""
+    with tempfile.NamedTemporaryFile(suffix=".json") as out:
+        cmd = MPIRUN + [os.path.join(build, "ccbench_channel_bench"), f"--benchmark_out={out.name}",
+                        "--benchmark_out_format=json", "--benchmark_filter=BM_Channel/(tcp|ofi_tcp|shm|ofi_shm)/",
+                        "--benchmark_min_time=0.5"]
+        print("$ " + " ".join(cmd), file=sys.stderr)
+        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+        data = json.load(open(out.name))
+    got = {}
+    for b in data["benchmarks"]:
+        if b.get("error_occurred"):
+            sys.exit(f"{b['name']}: {b.get('error_message')}")
+        _, side, size, rnd = b["name"].split("/")[:4]
+        if int(rnd.split(":")[1]) >= rounds:
+            continue
+        got.setdefault((side, int(size.split(":")[1])), []).append(b["bytes_per_second"] / 1e9)
+    return got, data.get("context", {})
+
+
+def allreduce(build, rounds):
+    """{(side, bytes): [busbw GB/s per round]} from ccbench runs, the sides alternating."""
+    got = {}
+    for rnd in range(rounds):
+        for ours, ofi in PAIRS:
+            for side in ([ofi, ours] if rnd % 2 else [ours, ofi]):
+                with tempfile.TemporaryDirectory() as d:
+                    cmd = MPIRUN + [os.path.join(build, "ccbench"), "--device", "cpu", *RUN_SIDES[side], "--impl",
+                                    "ring", "--collective", "allreduce", "-b", "1M", "-e", "16M", "-f", "4", "-n",
+                                    "10", "-w", "3", "--in-place", "no", "--quiet", "--out", d]
+                    print("$ " + " ".join(cmd), file=sys.stderr)
+                    subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
+                    with open(os.path.join(d, "results.csv"), newline="") as f:
+                        rows = list(csv.DictReader(l for l in f if not l.startswith("#")))
+                for r in rows:
+                    if r["status"] != "ok":
+                        sys.exit(f"{side}: a row is {r['status']}: {r['reason']}")
+                    got.setdefault((side, int(r["size[B]"])), []).append(float(r["busbw[GB/s]"]))
+    return got
+
+
+def table(title, got):
+    print(f"\n{title}: best of rounds (slowest..fastest), GB/s")
+    print(f"{'size':>8}  {'ours':>8} {'best':>7} {'spread':>15}   {'ofi':>8} {'best':>7} {'spread':>15}   ofi/ours")
+    lines = []
+    for ours, ofi in PAIRS:
+        for size in sorted({s for (side, s) in got if side == ours}):
+            a, b = got[(ours, size)], got.get((ofi, size), [0])
+            ratio = max(b) / max(a) if max(a) > 0 else 0
+            print(f"{size >> 20:>6}Mi  {ours:>8} {max(a):7.2f} {min(a):7.2f}..{max(a):<7.2f}   {ofi:>8} {max(b):7.2f} "
+                  f"{min(b):7.2f}..{max(b):<7.2f}   {ratio:.2f}")
+            lines.append({"bytes": size, "ours": ours, "ofi": ofi, "ours_gbps": a, "ofi_gbps": b, "ratio_best": ratio})
+    return lines
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    ap.add_argument("--build", default="build")
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--out", default="ofi-compare.json")
+    ap.add_argument("--skip-allreduce", action="store_true")
+    o = ap.parse_args()
+    if not 1 <= o.rounds <= 3:
+        sys.exit("--rounds: 1 to 3 (the channel benchmark registers three rounds)")
+    load = os.getloadavg()
+    record = {"cpus": os.cpu_count(), "load_before": load}
+    got, context = channels(o.build, o.rounds)
+    record["channels"] = table("channels (one launch, sides alternating)", got)
+    record["channel_bench_context"] = context
+    if not o.skip_allreduce:
+        record["allreduce"] = table("ring all-reduce busbw, 2 ranks (launches alternating)", allreduce(o.build, o.rounds))
+    record["load_after"] = os.getloadavg()
+    print(f"\n{os.cpu_count()} CPUs; load average before {load[0]:.1f}, after {record['load_after'][0]:.1f}")
+    with open(o.out, "w") as f:
+        json.dump(record, f, indent=2)
+    print(f"written to {o.out}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,254 @@
+#!/usr/bin/env python3
+"""ccbench over the ofi transport (libfabric), decided from what its result files hold.
+
+Usage: ofi_runs.py --ccbench PATH --mpiexec PATH --workdir DIR CASE
+CASE:
+  run:PROVIDER:PROTOCOL:RANKS:NODES   every CPU implementation and collective over ofi on RANKS
+                                      ranks split into NODES emulated nodes, several dtypes and
+                                      ops, odd sizes; every row checked (transport column, status,
+                                      wrong count, coverage)
+  bad_names                           names that do not exist: exit 2 listing what does, exit 3
+                                      for what cannot run here; run and links alike
+  killed_peer:PROVIDER                a rank killed mid-run (CCBENCH_FAULT kill, the launcher told
+                                      to keep the others running): run.json ends with exit code 5
+                                      or 6 naming the provider and the peer; earlier rows stay
+  links                               `ccbench links --transport ofi`: every pair measured
+  topo                                `ccbench topo` lists the providers and domains
+PROVIDER is as --ofi-provider takes it (tcp, shm, or `default` for ccbench's own choice);
+CCBENCH_OFI_TEST_PROVIDER=efa replaces tcp in every case (a cluster with that NIC).
+Prints what it checked; exits 1 when a check fails, 77 when this ccbench has no libfabric.
+"""
+import argparse
+import csv
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+SKIP = 77
+IMPLS = "ring,tree,direct,hier"  # every CPU implementation that runs over a transport
+DTYPES = "float,int32,int8,bfloat16"
+OPS = "sum,max"
+# Odd sizes: 12 B then x7 (84, 588, 4116, 28812, 201684): element counts that split unevenly
+# over 2 to 5 ranks and end slots mid-way.
+SWEEP = ["-b", "12", "-e", "300K", "-f", "7", "-n", "2", "-w", "1"]
+
+
+class Failed(Exception):
+    pass
+
+
+def need(cond, what):
+    if not cond:
+        raise Failed(what)
+
+
+def launch(opts, np, args, timeout=240, env=None, mpirun_flags=()):
+    cmd = [opts.mpiexec, "--oversubscribe", "--allow-run-as-root", *mpirun_flags, "-np", str(np)]
+    for k in (env or {}):
+        cmd += ["-x", k]
+    cmd += [opts.ccbench] + args
+    print("$ " + " ".join(f"{k}={v}" for k, v in (env or {}).items()) + (" " if env else "") + " ".join(cmd))
+    start = time.monotonic()
+    p = subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=timeout,
+                       env=dict(os.environ, **(env or {})))
+    print(f"  exit code {p.returncode} after {time.monotonic() - start:.1f} s")
+    return p, time.monotonic() - start
+
+
+def fresh(opts, name):
+    d = os.path.join(opts.workdir, name)
+    shutil.rmtree(d, ignore_errors=True)
+    return d
+
+
+def rows_of(folder):
+    path = os.path.join(folder, "results.csv")
+    need(os.path.exists(path), f"{path} was not written")
+    with open(path, newline="", encoding="utf-8") as f:
+        return list(csv.DictReader([l for l in f if not l.startswith("#")], strict=True))
+
+
+def run_json(folder):
+    path = os.path.join(folder, "run.json")
+    need(os.path.exists(path), f"{path} was not written")
+    with open(path, encoding="utf-8") as f:
+        return json.load(f)
+
+
+def provider_arg(opts, provider):
+    forced = os.environ.get("CCBENCH_OFI_TEST_PROVIDER")
+    if forced and provider == "tcp":
+        provider = forced
+    return [] if provider == "default" else ["--ofi-provider", provider]
+
+
+def check_run(opts, provider, protocol, np, nodes):
+    """Every CPU implementation and collective over ofi; every row read back and checked."""
+    d = fresh(opts, f"ofi-run-{provider}-{protocol}-{np}-{nodes}")
+    args = ["--device", "cpu", "--transport", "ofi", *provider_arg(opts, provider), "--ofi-protocol", protocol,
+            "--emulate-nodes", str(nodes), "--impl", IMPLS, "--collective", "all", "-d", DTYPES, "-o", OPS,
+            *SWEEP, "--timeout", "120", "--out", d]
+    p, _ = launch(opts, np, args, timeout=280)
+    need(p.returncode == 0, f"exit code {p.returncode}\n{p.stdout[-3000:]}\n{p.stderr[-3000:]}")
+    rows = rows_of(d)
+    j = run_json(d)
+    need(j["complete"] is True and j["exit_code"] == 0, f"run.json: complete={j['complete']} exit={j['exit_code']}")
+    need(len(j["rows"]) == len(rows), "run.json and results.csv hold different rows")
+    labels = {r["transport"] for r in rows}
+    need(len(labels) == 1 and next(iter(labels)).startswith("ofi:") and next(iter(labels)).endswith(":" + protocol),
+         f"the transport column holds {labels}, expected one ofi:<provider>:{protocol}")
+    label = next(iter(labels))
+    if provider == "shm":
+        need(label == "ofi:shm:" + protocol, f"transport {label}")
+    elif provider in ("tcp", "default") and not os.environ.get("CCBENCH_OFI_TEST_PROVIDER"):
+        # One node takes shm by default; emulated nodes cannot, and take tcp;ofi_rxm.
+        want = "shm" if provider == "default" and nodes == 1 else "tcp;ofi_rxm"
+        need(label == f"ofi:{want}:{protocol}", f"transport {label}, expected ofi:{want}:{protocol}")
+    bad = [r for r in rows if r["status"] not in ("ok", "skipped")]
+    need(not bad, f"{len(bad)} rows neither ok nor skipped, e.g. {bad[:1]}")
+    wrong = [r for r in rows if r["status"] == "ok" and r["wrong[elements]"] != "0"]
+    need(not wrong, f"{len(wrong)} ok rows with wrong elements")
+    need(not any("ofi" in r["reason"] for r in rows if r["status"] == "skipped"),
+         "a row was skipped for a reason of the transport")
+    # Coverage: each implementation ran every collective it declares, in every dtype (and op) asked;
+    # what it does not declare is skipped saying so.
+    checked = 0
+    for impl in IMPLS.split(","):
+        mine = [r for r in rows if r["impl"] == impl]
+        for coll in sorted({r["collective"] for r in mine}):
+            rs = [r for r in mine if r["collective"] == coll]
+            if all("implements" in r["reason"] for r in rs):
+                continue  # not declared: every row says so
+            for dtype in DTYPES.split(","):
+                ok = [r for r in rs if r["dtype"] == dtype and r["status"] == "ok"]
+                need(ok, f"{impl} {coll} {dtype}: no row measured")
+                need(any(int(r["size[B]"]) & (int(r["size[B]"]) - 1) for r in ok),
+                     f"{impl} {coll} {dtype}: no odd (non power of two) size measured")
+                checked += 1
+    print(f"  {len(rows)} rows, {sum(r['status'] == 'ok' for r in rows)} ok, transport {label}, "
+          f"{checked} (implementation, collective, dtype) combinations measured")
+
+
+def expect_exit(p, rc, parts, what):
+    text = p.stdout + p.stderr
+    need(p.returncode == rc, f"{what}: exit code {p.returncode}, expected {rc}\n{text[-2000:]}")
+    for part in parts:
+        need(part in text, f"{what}: the output does not say {part!r}\n{text[-2000:]}")
+    print(f"  {what}: exit {rc}, says {parts}")
+
+
+def check_bad_names(opts):
+    base = ["--device", "cpu", "--transport", "ofi", "--impl", "ring", "--collective", "allreduce", "-b", "1K", "-e",
+            "1K", "-n", "1", "-w", "0", "--out", "none"]
+    p, _ = launch(opts, 2, base + ["--ofi-provider", "carrier-pigeon"])
+    expect_exit(p, 2, ["--ofi-provider: 'carrier-pigeon' is not a provider of this libfabric", "it has: ",
+                       "providers with reliable-datagram endpoints here: ", "tcp;ofi_rxm ("], "unknown provider")
+    p, _ = launch(opts, 2, base + ["--ofi-provider", "tcp", "--ofi-domain", "no-such-nic"])
+    expect_exit(p, 2, ["--ofi-domain: provider tcp;ofi_rxm has no domain 'no-such-nic' here (valid: ", "lo"],
+                "unknown domain")
+    p, _ = launch(opts, 2, base + ["--ofi-protocol", "rdma"])
+    expect_exit(p, 2, ["--ofi-protocol: unknown value 'rdma' (valid: auto, rma, tagged)"], "unknown protocol")
+    p, _ = launch(opts, 2, base + ["--ofi-provider", "shm", "--emulate-nodes", "2"])
+    expect_exit(p, 3, ["provider shm moves data within one node and these ranks span nodes"], "shm across nodes")
+    p, _ = launch(opts, 2, ["links", "--device", "cpu", "--transport", "ofi", "--ofi-provider", "carrier-pigeon",
+                            "-e", "1K", "--out", "none"])
+    expect_exit(p, 2, ["'carrier-pigeon' is not a provider of this libfabric"], "links: unknown provider")
+
+
+def check_killed_peer(opts, provider):
+    """Rank 1 killed at 16K; the launcher keeps rank 0 running (--enable-recovery), so what ends the
+    job is ccbench's own: exit code 5 (the wait for the dead peer, naming transport and peer) or 6
+    (the provider failing a transfer to it, naming provider and peer)."""
+    d = fresh(opts, f"ofi-killed-{provider}")
+    timeout = 6
+    args = ["--device", "cpu", "--transport", "ofi", *provider_arg(opts, provider), "--impl", "ring", "--collective",
+            "allreduce", "-b", "1K", "-e", "64K", "-n", "3", "-w", "1", "--timeout", str(timeout), "--out", d]
+    p, elapsed = launch(opts, 2, args, env={"CCBENCH_FAULT": "kill:rank=1,size=16K"},
+                        mpirun_flags=["--enable-recovery"])
+    need(elapsed < 2 * timeout + 20, f"the job took {elapsed:.1f} s")
+    j = run_json(d)
+    reason = j["incomplete_reason"] or ""
+    need(j["complete"] is False, "run.json says complete after a rank was killed")
+    need(j["exit_code"] in (5, 6), f"run.json exit_code {j['exit_code']}, expected 5 or 6: {reason}")
+    full = {"tcp": "tcp;ofi_rxm", "shm": "shm"}.get(provider, provider)
+    if j["exit_code"] == 5:
+        need(f"over ofi:{full}:" in reason and "for data from rank 1" in reason, f"reason {reason!r}")
+    else:
+        need(f"ofi ({full}): " in reason and "to rank 1 (host " in reason, f"reason {reason!r}")
+    rows = rows_of(d)
+    for size in (1024, 2048, 4096, 8192):
+        got = [r for r in rows if r["size[B]"] == str(size)]
+        need(len(got) == 2 and all(r["status"] == "ok" for r in got), f"the {size} B rows before the kill: {got}")
+    need(not any(r["size[B]"] == "16384" and r["status"] == "ok" for r in rows), "a 16K row claims to be ok")
+    print(f"  run.json exit code {j['exit_code']}: {reason}")
+
+
+def check_links(opts):
+    d = fresh(opts, "ofi-links")
+    p, _ = launch(opts, 3, ["links", "--device", "cpu", "--transport", "ofi", *provider_arg(opts, "tcp"), "-e",
+                            "256K", "-n", "3", "-w", "1", "--out", d])
+    need(p.returncode == 0, f"exit code {p.returncode}\n{p.stdout[-2000:]}{p.stderr[-2000:]}")
+    with open(os.path.join(d, "links.csv"), newline="") as f:
+        rows = [r for r in csv.DictReader(f) if r["mode"] == "pair"]
+    labels = {r["transport"] for r in rows}
+    need(len(labels) == 1 and next(iter(labels)).startswith("ofi:"), f"links transports {labels}")
+    pairs = {(r["src"], r["dst"]) for r in rows}
+    need(len(pairs) == 6, f"pairs measured: {sorted(pairs)}")
+    need(all(float(r["oneway_GBps"]) > 0 and float(r["bidir_GBps"]) > 0 for r in rows), "a pair without bandwidth")
+    print(f"  {len(rows)} pair rows over {labels}")
+
+
+def check_topo(opts):
+    d = fresh(opts, "ofi-topo")
+    p, _ = launch(opts, 1, ["topo", "--out", d])
+    need(p.returncode == 0, f"exit code {p.returncode}\n{p.stderr}")
+    need("ofi: libfabric " in p.stdout, f"topo does not list libfabric:\n{p.stdout}")
+    with open(os.path.join(d, "topology.json")) as f:
+        node = json.load(f)["hosts"][0]["node"]
+    ofi = node["ofi"]
+    need(ofi["available"] is True, f"ofi not available: {ofi}")
+    providers = {e["provider"] for e in ofi["endpoints"]}
+    need({"tcp;ofi_rxm", "shm"} <= providers, f"providers listed: {providers}")
+    need(any(e["provider"] == "tcp;ofi_rxm" and e["domain"] == "lo" for e in ofi["endpoints"]), "no lo domain")
+    print(f"  providers listed: {sorted(providers)}")
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--ccbench", required=True)
+    ap.add_argument("--mpiexec", required=True)
+    ap.add_argument("--workdir", required=True)
+    ap.add_argument("case")
+    opts = ap.parse_args()
+    version = subprocess.run([opts.ccbench, "--version"], capture_output=True, text=True).stdout
+    if "libfabric built in" not in version:
+        print("SKIPPED: this ccbench was built without libfabric (install libfabric-dev)")
+        return SKIP
+    os.makedirs(opts.workdir, exist_ok=True)
+    kind, *params = opts.case.split(":")
+    try:
+        if kind == "run":
+            provider, protocol, np, nodes = params
+            check_run(opts, provider, protocol, int(np), int(nodes))
+        elif kind == "bad_names":
+            check_bad_names(opts)
+        elif kind == "killed_peer":
+            check_killed_peer(opts, params[0])
+        elif kind == "links":
+            check_links(opts)
+        elif kind == "topo":
+            check_topo(opts)
+        else:
+            raise Failed(f"unknown case {opts.case}")
+    except Failed as e:
+        print(f"FAIL {opts.case}: {e}")
+        return 1
+    print(f"OK {opts.case}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
