@@ -18,7 +18,10 @@ struct CublasApi {
   decltype(&cublasCreate_v2) Create = nullptr;
   decltype(&cublasDestroy_v2) Destroy = nullptr;
   decltype(&cublasSetStream_v2) SetStream = nullptr;
-  decltype(&cublasGemmEx) GemmEx = nullptr;
+  // Spelled out: some cuBLAS headers overload cublasGemmEx for C++ (decltype cannot pick one).
+  cublasStatus_t (*GemmEx)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const void*,
+                           const void*, cudaDataType, int, const void*, cudaDataType, int, const void*, void*,
+                           cudaDataType, int, cublasComputeType_t, cublasGemmAlgo_t) = nullptr;
   decltype(&cublasGetStatusString) GetStatusString = nullptr;
   decltype(&cublasGetProperty) GetProperty = nullptr;
   // "13.0.2".
