@@ -29,6 +29,7 @@
 
 #include <mpi.h>
 
+#include "collectives/nccl/nccl_config.h"
 #include "collectives/schedules/tree.h"
 #include "collectives/types.h"
 #include "topologies/layout.h"
@@ -150,6 +151,9 @@ struct ImplInfo {
   std::string summary;
   std::function<std::unique_ptr<Implementation>()> make;  // empty when not built in
   std::string missing;                                     // why it is not built in
+  // The setting this instance runs with (--nccl-config: "maxCTAs=4;NCCL_ALGO=Ring"), the rows'
+  // nccl_config column; "" for the implementation as registered.
+  std::string setting = "";
 };
 
 // Every implementation ccbench knows, in the order reports list them; those left out of this
@@ -158,6 +162,10 @@ const std::vector<ImplInfo>& implementations();
 bool is_known_implementation(std::string_view name);
 const ImplInfo* find_implementation(std::string_view name, Device device);  // nullptr if none
 std::string valid_implementations();  // the distinct names, comma-separated
+// `info` once per configuration of --nccl-config (nccl_config.h): same name, its setting the
+// configuration's label, each its own NCCL communicator. Empty for every implementation but
+// NCCL's (and without NCCL built in).
+std::vector<ImplInfo> nccl_config_variants(const ImplInfo& info, const std::vector<NcclConfig>& configs);
 // Reads the tuning variables of every implementation built in (CCBENCH_CPU_SLOT_*, CCBENCH_GPU_*,
 // ...) and throws Error(usage) naming a bad one: called before MPI start-up.
 void check_tuning_environment();

@@ -99,6 +99,23 @@ const ImplInfo* find_implementation(std::string_view name, Device device) {
   return nullptr;
 }
 
+std::vector<ImplInfo> nccl_config_variants(const ImplInfo& info, const std::vector<NcclConfig>& configs) {
+  std::vector<ImplInfo> out;
+  const bool nccl = info.name == "nccl" || info.name == "nccl-ring" || info.name == "nccl-tree" || info.name == "nccl-symm";
+  if (!nccl || !info.make) return out;
+#if CCBENCH_HAVE_NCCL
+  for (const NcclConfig& c : configs) {
+    ImplInfo v = info;
+    v.setting = c.label();
+    v.make = [name = info.name, c] { return make_nccl_configured(name, c); };
+    out.push_back(std::move(v));
+  }
+#else
+  (void)configs;
+#endif
+  return out;
+}
+
 void check_tuning_environment() {
   cpu::slot_config_from_env();
 #if CCBENCH_HAVE_CUDA

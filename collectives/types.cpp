@@ -23,7 +23,9 @@ constexpr std::pair<std::string_view, DataType> kTypeNames[] = {
     {"float16", DataType::float16}, {"fp16", DataType::float16},      {"bfloat16", DataType::bfloat16},
     {"bf16", DataType::bfloat16},   {"float", DataType::float32},     {"float32", DataType::float32},
     {"fp32", DataType::float32},    {"double", DataType::float64},    {"float64", DataType::float64},
-    {"fp64", DataType::float64},
+    {"fp64", DataType::float64},    {"f8e4m3", DataType::f8e4m3},     {"fp8_e4m3", DataType::f8e4m3},
+    {"e4m3", DataType::f8e4m3},     {"f8e5m2", DataType::f8e5m2},     {"fp8_e5m2", DataType::f8e5m2},
+    {"e5m2", DataType::f8e5m2},
 };
 constexpr std::pair<std::string_view, ReduceOp> kOpNames[] = {
     {"sum", ReduceOp::sum}, {"prod", ReduceOp::prod}, {"min", ReduceOp::min},
@@ -53,6 +55,8 @@ std::string_view name(DataType t) {
     case DataType::bfloat16: return "bfloat16";
     case DataType::float32: return "float";
     case DataType::float64: return "double";
+    case DataType::f8e4m3: return "f8e4m3";
+    case DataType::f8e5m2: return "f8e5m2";
   }
   return "?";
 }
@@ -88,7 +92,9 @@ std::string valid_collectives() {
 size_t element_size(DataType t) {
   switch (t) {
     case DataType::int8:
-    case DataType::uint8: return 1;
+    case DataType::uint8:
+    case DataType::f8e4m3:
+    case DataType::f8e5m2: return 1;
     case DataType::float16:
     case DataType::bfloat16: return 2;
     case DataType::int32:

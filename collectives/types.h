@@ -12,14 +12,16 @@
 
 namespace ccbench {
 
-enum class DataType { int8, uint8, int32, uint32, int64, uint64, float16, bfloat16, float32, float64 };
+// f8e4m3 and f8e5m2: the OCP 8-bit floats of CUDA's __nv_fp8_e4m3 / __nv_fp8_e5m2 and NCCL's
+// ncclFloat8e4m3 / ncclFloat8e5m2 (collectives/numeric.h says how they round and saturate).
+enum class DataType { int8, uint8, int32, uint32, int64, uint64, float16, bfloat16, float32, float64, f8e4m3, f8e5m2 };
 enum class ReduceOp { sum, prod, min, max, avg, none };
 enum class Collective { allreduce, allgather, reducescatter, broadcast, sendrecv, alltoall, alltoallv, reduce, gather, scatter };
 
 inline constexpr DataType kAllDataTypes[] = {DataType::int8,    DataType::uint8,    DataType::int32,
                                              DataType::uint32,  DataType::int64,    DataType::uint64,
                                              DataType::float16, DataType::bfloat16, DataType::float32,
-                                             DataType::float64};
+                                             DataType::float64, DataType::f8e4m3,  DataType::f8e5m2};
 inline constexpr ReduceOp kAllReduceOps[] = {ReduceOp::sum, ReduceOp::prod, ReduceOp::min, ReduceOp::max,
                                              ReduceOp::avg};
 inline constexpr Collective kAllCollectives[] = {
@@ -27,11 +29,12 @@ inline constexpr Collective kAllCollectives[] = {
     Collective::sendrecv,  Collective::alltoall,  Collective::alltoallv,     Collective::reduce,
     Collective::gather,    Collective::scatter};
 
-// Canonical names are nccl-tests' (int8 ... half, float, double, bfloat16; sum, prod, min, max, avg).
+// Canonical names are nccl-tests' (int8 ... half, float, double, bfloat16, f8e4m3, f8e5m2; sum, prod,
+// min, max, avg).
 std::string_view name(DataType t);
 std::string_view name(ReduceOp op);
 std::string_view name(Collective c);
-// Parsers accept the canonical names and common aliases (fp16, bf16, fp32, all_reduce ...);
+// Parsers accept the canonical names and common aliases (fp16, bf16, fp32, fp8_e4m3, all_reduce ...);
 // they return nullopt for anything else.
 std::optional<DataType> parse_data_type(std::string_view s);
 std::optional<ReduceOp> parse_reduce_op(std::string_view s);

@@ -16,7 +16,15 @@
 //         only kAvgActiveRanks ranks with a non-zero input (integers in [8, 16), a window of ranks
 //         that moves with the index). The average is then at most 2*16/n and the rounding a few
 //         units of its last place (value_matches), far below the 1/n that an input off by one
-//         moves it.
+//         moves it. fp8 (3 or 2 fraction bits, and a 1/n rounded to fp8 that is off by up to 6 %
+//         or 12 %) takes another pattern: one rank per element holds +-2^a, so that NCCL's
+//         fp8(1/n) * 2^a is exactly the rounded average while 1/n is a normal fp8 number, and
+//         the check is exact there, seeing any input off by one (fp8_avg_tolerance gives the
+//         bound past it, where a doubled input is still seen: tests/unit/test_numeric.cpp).
+//
+// fp8 limits: integers are exact to 16 (e4m3) and 8 (e5m2), so a sum has at most 15 or 7 ranks
+// with non-zero inputs of magnitude 1 (every rank from 2 ranks on, with larger values); a product
+// has a factor 2 or 1/2 on at most 8 (e4m3) or 15 (e5m2) ranks.
 #include <cstdint>
 
 #include "collectives/numeric.h"
@@ -39,6 +47,8 @@ template <typename T>
 CCB_HD double exact_integer_limit() {
   if constexpr (std::is_same_v<T, half_t>) return 2048.0;
   else if constexpr (std::is_same_v<T, bfloat16_t>) return 256.0;
+  else if constexpr (std::is_same_v<T, fp8_e4m3_t>) return 16.0;
+  else if constexpr (std::is_same_v<T, fp8_e5m2_t>) return 8.0;
   else if constexpr (std::is_same_v<T, float>) return 16777216.0;
   else return 9007199254740992.0;
 }
@@ -47,6 +57,8 @@ CCB_HD double exact_integer_limit() {
 template <typename T>
 CCB_HD int product_exponent_budget() {
   if constexpr (std::is_same_v<T, half_t>) return 14;
+  else if constexpr (std::is_same_v<T, fp8_e4m3_t>) return 8;   // 2^+-8 within [2^-9, 448]
+  else if constexpr (std::is_same_v<T, fp8_e5m2_t>) return 15;  // 2^+-15 within [2^-16, 57344]
   else if constexpr (std::is_same_v<T, double>) return 1000;
   else return 120;
 }
@@ -74,16 +86,63 @@ inline constexpr int kAvgActiveRanks = 2;
 inline constexpr int kAvgLow = 8;
 inline constexpr int kAvgSpan = 8;
 
+// fp8 avg: one active rank per element, holding +-2^a with a in [a0, a0 + mantissa bits]: at
+// a0 = 0 (n <= 64 for e4m3, n <= 16384 for e5m2) an input off by one then moves the rounded
+// average (2^a + 1 keeps a bit the result still has), so the exact check sees it.
+template <typename T>
+CCB_HD constexpr int fp8_avg_exponents() {
+  return T::kMantissa + 1;
+}
+
+template <typename T>
+CCB_HD constexpr int avg_active_ranks() {
+  if constexpr (is_fp8<T>) return 1;
+  else return kAvgActiveRanks;
+}
+
+template <typename T>
 CCB_HD bool avg_rank_active(std::uint64_t seed, int rank, std::uint64_t index, int nranks) {
   const int first = static_cast<int>(element_hash(seed, -1, index) % static_cast<std::uint64_t>(nranks));
   const int offset = (rank - first + nranks) % nranks;
-  return offset < kAvgActiveRanks;
+  return offset < avg_active_ranks<T>();
+}
+
+// a0 of the fp8 avg pattern: the smallest exponent that keeps 2^a0 / n a normal number, so that
+// every exponent of the pattern gives a normal average (capped: 2^(a0 + 3) must be an fp8 value).
+template <typename T>
+CCB_HD int fp8_avg_first_exponent(int nranks) {
+  int log2_ceil = 0;
+  while ((1 << log2_ceil) < nranks && log2_ceil < 30) ++log2_ceil;
+  const int a0 = log2_ceil + 1 - T::kBias;
+  const int top = T::kMaxExponent - (fp8_avg_exponents<T>() - 1);  // largest a0
+  return a0 < 0 ? 0 : a0 > top ? top : a0;
+}
+
+// The largest rank count whose 1/n is a normal fp8 number: 64 (e4m3), 16384 (e5m2).
+template <typename T>
+CCB_HD constexpr int fp8_avg_exact_ranks() {
+  return 1 << (T::kBias - 1);
+}
+
+// The relative error the fp8 avg check allows at n ranks: 0 up to fp8_avg_exact_ranks (NCCL's
+// fp8(1/n) * 2^a is then the rounded average itself); past that, the error of NCCL's subnormal
+// fp8(1/n) plus the rounding of the average, relative to the rounded average:
+// (|fp8(1/n) n - 1| + u) / (1 - u), u = 2^-(mantissa + 1).
+template <typename T>
+CCB_HD double fp8_avg_tolerance(int nranks) {
+  if (nranks <= fp8_avg_exact_ranks<T>()) return 0.0;
+  const T scale = T::from_float(static_cast<float>(1.0 / nranks));
+  const double u = 1.0 / (2 << T::kMantissa);
+  double err = static_cast<double>(scale.to_float()) * nranks - 1;
+  if (err < 0) err = -err;
+  return (err + u) / (1 - u);
 }
 
 // Machine epsilon of a floating type: the distance from 1 to the next value.
 template <typename T>
 CCB_HD double machine_epsilon() {
-  if constexpr (std::is_same_v<T, half_t>) return 1.0 / 1024;      // 10 fraction bits
+  if constexpr (is_fp8<T>) return 1.0 / (1 << T::kMantissa);  // 3 (e4m3) or 2 (e5m2) fraction bits
+  else if constexpr (std::is_same_v<T, half_t>) return 1.0 / 1024;  // 10 fraction bits
   else if constexpr (std::is_same_v<T, bfloat16_t>) return 1.0 / 128;  // 7 fraction bits
   else if constexpr (std::is_same_v<T, float>) return 1.1920928955078125e-7;
   else return 2.220446049250313e-16;
@@ -114,7 +173,12 @@ CCB_HD T input_value(ReduceOp op, std::uint64_t seed, int rank, std::uint64_t in
       return from_arith<T>((h >> 8) & 1 ? -v : v);
     }
     if (op == ReduceOp::avg) {
-      if (!avg_rank_active(seed, rank, index, nranks)) return from_arith<T>(A(0));
+      if (!avg_rank_active<T>(seed, rank, index, nranks)) return from_arith<T>(A(0));
+      if constexpr (is_fp8<T>) {
+        const int a = fp8_avg_first_exponent<T>(nranks) + static_cast<int>(h % fp8_avg_exponents<T>());
+        const A v = static_cast<A>(1u << a);
+        return from_arith<T>((h >> 8) & 1 ? -v : v);
+      }
       return from_arith<T>(static_cast<A>(kAvgLow + static_cast<int>(h % kAvgSpan)));
     }
     if (op == ReduceOp::sum) {
@@ -161,6 +225,7 @@ inline constexpr double kAvgToleranceEps = 3.0;
 // case but float avg, which allows the rounding of NCCL's pre-multiplied sum: each of the
 // kAvgActiveRanks non-zero terms v * fl(1/n) carries two roundings, their sum one more, so the
 // error stays below (2 kAvgActiveRanks - 1) / 2 eps |expected|; sum-then-divide rounds once.
+// fp8 avg: fp8_avg_tolerance (0, exact, while fp8(1/n) is normal).
 template <typename T>
 CCB_HD bool value_matches(ReduceOp op, T expected, T actual, int nranks) {
   if constexpr (std::is_integral_v<T>) {
@@ -172,7 +237,8 @@ CCB_HD bool value_matches(ReduceOp op, T expected, T actual, int nranks) {
     if (op != ReduceOp::avg) return e == a;
     const double magnitude = e < 0 ? -e : e;
     const double diff = a > e ? a - e : e - a;
-    return diff <= kAvgToleranceEps * machine_epsilon<T>() * magnitude;
+    if constexpr (is_fp8<T>) return diff <= fp8_avg_tolerance<T>(nranks) * magnitude;
+    else return diff <= kAvgToleranceEps * machine_epsilon<T>() * magnitude;
   }
 }
 

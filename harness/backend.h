@@ -19,7 +19,7 @@ namespace ccbench {
 // Formats one element for messages (halves as their float value, bytes as numbers).
 template <typename T>
 std::string format_element(T v) {
-  if constexpr (is_half_like<T>) return fmt::format("{}", v.to_float());
+  if constexpr (is_narrow_float<T>) return fmt::format("{}", v.to_float());
   else if constexpr (sizeof(T) == 1) return fmt::format("{}", static_cast<int>(v));
   else return fmt::format("{}", v);
 }

@@ -9,6 +9,7 @@
 #include "collectives/implementation.h"
 #include "collectives/types.h"
 #include "harness/fault.h"
+#include "harness/overlap.h"
 #include "harness/sizes.h"
 #include "results/accept.h"
 #include "telemetry/options.h"
@@ -79,7 +80,12 @@ struct RunOptions {
   std::string groups = "world";         // --groups: world, node, pairs, rails or a file (harness/groups.h)
   bool serial = false;                  // --serial: one group at a time
   double group_outlier_threshold = 0.9;  // --group-outlier-threshold: flag groups below this of the median
-  telemetry::Options telemetry;    // --telemetry, --telemetry-interval, --temp-limit, --fail-on-health, ...
+  telemetry::Options telemetry;    // --telemetry, --telemetry-interval, --temp-limit, --fail-on-health, --energy ...
+  // Training workloads: a compute load beside the collectives (--overlap, harness/overlap.h), and
+  // one NCCL communicator per combination of per-communicator settings (--nccl-config,
+  // collectives/nccl/nccl_config.h).
+  OverlapSpec overlap;
+  std::vector<NcclConfig> nccl_configs;
 };
 
 }  // namespace ccbench

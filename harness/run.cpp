@@ -48,13 +48,6 @@ std::string arguments_of(const std::string& command_line) {
   return space == std::string::npos ? "" : command_line.substr(space + 1);
 }
 
-// Runs `step` on every rank; if it failed anywhere, every rank throws the agreed error.
-template <typename F>
-void agreed_step(MPI_Comm comm, const char* what, F&& step) {
-  const Outcome agreed = agree_outcome(comm, run_catching(std::forward<F>(step)));
-  if (agreed.code != ExitCode::ok) throw Error::agreed(agreed.code, fmt::format("{}: {}", what, agreed.message));
-}
-
 // Runs `step`, whose outcome depends only on what every rank has agreed on: what it throws, every
 // rank throws alike, so it is an agreed error (said once, and no rank needs to be stopped).
 template <typename F>
@@ -208,6 +201,7 @@ void Run::set_up() {
   choose_device();
   size_the_sweep();
   fill_base_context();
+  load_ = open_job_load(opts_.overlap, plan_.device, world_, layout_, base_.cuda_device);
   start_telemetry();
   open_results();
 }
@@ -268,7 +262,7 @@ void Run::choose_device() {
   agreed_step(world_, "device set-up", [&] {
     backend_ = device == Device::gpu ? make_gpu_backend(base_.cuda_device) : make_cpu_backend();
   });
-  plan_ = plan_implementations(opts_, device);
+  plan_ = with_nccl_configs(plan_implementations(opts_, device), opts_.nccl_configs);
   if (plan_.impls.empty()) {  // the same on every rank: the device is agreed
     std::string reasons;
     for (const auto& [n, why] : plan_.skipped) reasons += fmt::format("\n  {}: {}", n, why);
@@ -336,18 +330,22 @@ void Run::start_telemetry() {
       opts_.telemetry, telemetry::Role{samples_host, rank_ == 0, host}, std::move(sources),
       [world](const std::string& s) { return gather_strings(world, s); },
       rank_ == 0 && writes_files(opts_) ? out_dir_ + "/telemetry.jsonl" : "");
+  energy_ = std::make_unique<EnergyMeter>(opts_.telemetry.energy_window, world_, layout_, plan_.device,
+                                          base_.cuda_device);  // collective; never throws
+  if (opts_.groups != "world") energy_->refuse("--groups: energy is measured with --groups world only");
 }
 
 // The context block, the start-up block, and on rank 0 the result writers, held by the guard.
 void Run::open_results() {
   context_ = build_context(opts_, plan_, layout_, world_, *backend_);
   if (rank_ == 0) context_["telemetry"] = sampler_->context();
+  if (rank_ == 0) context_["energy"] = energy_->context();
   guard_.watchdog().enter("start-up: describing the ranks");
   const std::string block = startup_block(world_, layout_, *backend_, base_.cuda_device, opts_,
                                           progress_plan(opts_, plan_).per_cycle() * std::max(1, opts_.cycles),
                                           results_written(opts_, out_dir_));
   if (rank_ == 0) {
-    fmt::print("{}", block);
+    fmt::print("{}{}", block, energy_->startup_line());
     std::fflush(stdout);
   }
   // Rank 0 alone opens the files; every rank learns whether it could (a file in the way).
@@ -395,6 +393,8 @@ void Run::sweep() {
   if (opts_.groups == "world") {
     Runner runner(opts_, plan_, base_, *backend_, stream_.get(), guard_);
     runner.set_telemetry(sampler_.get());
+    runner.set_energy(energy_.get());
+    runner.set_load(&load_);
     code_ = runner.run();
     if (!runner.ring_neighbours().empty()) context_["ring_neighbours"] = runner.ring_neighbours();
     measured_any_ = runner.measured_any();
@@ -504,6 +504,8 @@ void Run::finish() {
   // What came to exist after MPI and holds the device goes before it, last first: the sampler's
   // threads, then the backend (its stream and buffers, which a CUDA-aware MPI may have registered).
   sampler_.reset();
+  load_ = {};
+  energy_.reset();
   backend_.reset();
   mpi_stop();
   guard_.watchdog().leave();

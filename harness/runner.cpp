@@ -16,6 +16,7 @@
 #include "results/links.h"
 #include "results/stats.h"
 #include "results/stragglers.h"
+#include "telemetry/energy.h"
 
 namespace ccbench {
 
@@ -229,6 +230,9 @@ struct Runner::Measurement {
   std::vector<double> iter_us, graph_us;
   std::int64_t wrong = 0, graph_wrong = 0, damaged = 0;  // damaged: guard bytes
   std::string first_wrong;
+  double load_during = 0;          // --overlap: the load's rate during the timed batch, on this rank
+  std::optional<double> energy_j;  // --energy: the job's GPUs over the window (agreed), and its calls
+  std::int64_t energy_calls = 0;
 };
 
 struct Runner::Series {
@@ -236,6 +240,21 @@ struct Runner::Series {
       : send(b, a, cap), recv(b, a, cap), expected(b, nullptr, cap), pristine(b, nullptr, cap) {}
   GuardedBuffer send, recv, expected, pristine;
 };
+
+SweepPlan with_nccl_configs(SweepPlan plan, const std::vector<NcclConfig>& configs) {
+  if (configs.empty()) return plan;
+  std::vector<const ImplInfo*> impls;
+  for (const ImplInfo* info : plan.impls) {
+    std::vector<ImplInfo> variants = nccl_config_variants(*info, configs);
+    if (variants.empty()) impls.push_back(info);
+    for (ImplInfo& v : variants) {
+      plan.made.push_back(std::make_shared<const ImplInfo>(std::move(v)));
+      impls.push_back(plan.made.back().get());
+    }
+  }
+  plan.impls = std::move(impls);
+  return plan;
+}
 
 Runner::Runner(const RunOptions& opts, SweepPlan plan, const ImplContext& base, Backend& backend, ResultSink* sink,
                JobGuard& guard)
@@ -300,6 +319,11 @@ RunRecord Runner::base_record(const ImplState& st, const CaseSpec& spec) const {
   }
   r.warmup = opts_.warmup;
   r.iterations = opts_.iterations;
+  r.nccl_config = st.info->setting;
+  if (load_) {
+    r.load = load_label(load_->spec);
+    r.load_unit = load_unit(load_->spec);
+  }
   return r;
 }
 
@@ -558,8 +582,8 @@ bool Runner::measure(ImplState& st, Series& bufs, Measurement& m) {
   const Outcome local = run_catching([&] {
     prepare(bufs, m);
     warm_up(impl, m);
-    timed_batch(impl, bufs, m);
-    single_iterations(st, bufs, m);
+    timed_phases(st, bufs, m);
+    if (energy_ && energy_->active()) energy_window(impl, bufs, m);
     if (m.graphs) graph_replays(impl, bufs, m);
     damage_send_buffer(st.info->name, m);
     // Out of place the input is never restored: one look after the last call covers them all.
@@ -623,15 +647,38 @@ void Runner::warm_up(Implementation& impl, Measurement& m) {
   sync(impl);
 }
 
+void Runner::timed_phases(ImplState& st, Series& bufs, Measurement& m) {
+  if (!load_) {
+    timed_batch(*st.impl, bufs, m);
+    single_iterations(st, bufs, m);
+    return;
+  }
+  // The load runs from before the batch to after the iterations, and stops also when they fail.
+  struct Stop {
+    OverlapLoad& load;
+    bool done = false;
+    ~Stop() {
+      if (!done) run_catching([&] { load.stop(); });
+    }
+  } stop{*load_->load};
+  load_->load->start();
+  timed_batch(*st.impl, bufs, m);
+  single_iterations(st, bufs, m);
+  stop.done = true;
+  m.load_during = load_->load->stop();
+}
+
 // Back-to-back batch: the nccl-tests-comparable figure.
 void Runner::timed_batch(Implementation& impl, Series& bufs, Measurement& m) {
   watchdog_.enter(m.where + ": timed batch");  // before the barrier: enter() may do work (watchdog.h)
   if (m.in_place) reset(bufs, m);
   backend_.synchronize();
   barrier();
+  if (load_) load_->load->window_begin(base_.stream);  // the window of the load's rate during (outside the marks)
   backend_.mark(0);
   for (int i = 0; i < opts_.iterations; ++i) call(impl, m.args(), opts_.agg_iters);
   backend_.mark(1);
+  if (load_) load_->load->window_end(base_.stream);
   sync(impl);
   m.batch_us = backend_.elapsed_us(0, 1) / (opts_.iterations * opts_.agg_iters);
   if (!opts_.check) return;
@@ -705,6 +752,27 @@ void Runner::graph_replays(Implementation& impl, Series& bufs, Measurement& m) {
   if (graph_checked(m)) check_output(bufs, m, "after the CUDA-graph replays", m.graph_wrong);
 }
 
+// --energy: the collective back to back for at least the energy window (agreed calls, fresh
+// input), the job's GPUs' energy over it (energy_meter.h), its output checked as the batch's.
+// After the timed phases, so that their figures are those of an ordinary run.
+void Runner::energy_window(Implementation& impl, Series& bufs, Measurement& m) {
+  // Before the collectives (enter() may do work); the window may outlast the timeout by design,
+  // so the phase gets the timeout beyond twice the window.
+  watchdog_.enter(m.where + ": energy window", opts_.timeout + 2 * energy_->window());
+  const std::int64_t calls = energy_->agree_calls(m.batch_us);
+  const std::int64_t iterations = (calls + opts_.agg_iters - 1) / opts_.agg_iters;
+  reset(bufs, m);
+  backend_.synchronize();
+  barrier();
+  energy_->begin();
+  for (std::int64_t i = 0; i < iterations; ++i) call(impl, m.args(), opts_.agg_iters);
+  sync(impl);
+  m.energy_j = energy_->end();
+  m.energy_calls = iterations * opts_.agg_iters;
+  if (opts_.check && (!m.in_place || repeats_in_place(m.spec.coll, m.spec.op)))
+    check_output(bufs, m, "after the energy window", m.wrong);
+}
+
 bool Runner::graph_checked(const Measurement& m) const { return opts_.check && (!m.in_place || repeats_in_place(m.spec.coll, m.spec.op)); }
 
 void Runner::check_output(Series& bufs, Measurement& m, const std::string& when, std::int64_t& counter) {
@@ -774,6 +842,15 @@ bool Runner::agree(Measurement& m, RunRecord row, const Outcome& local) {
   if (m.graphs) m.graph_us = over_ranks(base_.comm, m.graph_us, opts_.rank_time);
   const auto counts = sum_over_ranks(base_.comm, std::array<std::int64_t, 3>{m.wrong, m.graph_wrong, m.damaged});
   if (telemetry_) row.health = telemetry_->end_row(m.where);  // collective, like the agreement above
+  if (load_) {
+    row.load_alone = load_->alone;
+    row.load_during = mean_over_ranks(base_.comm, m.load_during);
+  }
+  if (m.energy_j)
+    if (auto e = telemetry::energy_figures(*m.energy_j, m.energy_calls, row.bytes)) {
+      row.health.energy_per_coll_j = e->joules_per_collective;
+      row.health.gb_per_joule = e->gb_per_joule;
+    }
   emit_measured(m, std::move(row), counts[0], counts[1], counts[2], gather_strings(base_.comm, m.first_wrong));
   return true;
 }
@@ -800,6 +877,11 @@ void Runner::emit_measured(Measurement& m, RunRecord row, std::int64_t wrong, st
   const TimeStats gt = summarize(m.graph_us);
   g.mode = "graph";
   clear_rank_columns(g);  // they hold the eager calls' per-rank times
+  g.health.energy_per_coll_j.reset();  // the energy window ran eager calls
+  g.health.gb_per_joule.reset();
+  g.load = g.load_unit = "";  // the replays run after the load stopped
+  g.load_alone.reset();
+  g.load_during.reset();
   g.algorithm = m.graph_algorithm;
   g.iterations = opts_.iterations * opts_.graph_launches;
   set_times(g, gt, gt.mean, factor);

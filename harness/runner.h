@@ -10,9 +10,11 @@
 
 #include "collectives/implementation.h"
 #include "harness/backend.h"
+#include "harness/energy_meter.h"
 #include "harness/job/bootstrap.h"
 #include "harness/options.h"
 #include "harness/job/job_guard.h"
+#include "harness/overlap_job.h"
 #include "core/exit_code.h"
 #include "results/sink.h"
 #include "telemetry/sampler.h"
@@ -22,10 +24,16 @@ namespace ccbench {
 struct SweepPlan {
   std::vector<std::uint64_t> sizes;
   std::vector<const ImplInfo*> impls;  // the implementations to measure, for plan.device
+  // Implementations made for this run (--nccl-config variants), which `impls` points into.
+  std::vector<std::shared_ptr<const ImplInfo>> made;
   // Requested implementations that cannot run here: (name, reason), reported as skipped rows.
   std::vector<std::pair<std::string, std::string>> skipped;
   Device device = Device::cpu;
 };
+
+// `plan` with every NCCL implementation replaced by one per configuration of `configs`
+// (--nccl-config; none: the plan as it is), in the order of the configurations.
+SweepPlan with_nccl_configs(SweepPlan plan, const std::vector<NcclConfig>& configs);
 
 class Runner {
  public:
@@ -48,6 +56,12 @@ class Runner {
   const Json& ring_neighbours() const { return ring_neighbours_; }
   // Health telemetry: begin_row()/end_row() around every measured size (null: none).
   void set_telemetry(telemetry::Sampler* sampler) { telemetry_ = sampler; }
+  // Energy per row (--energy): a window of the row's collective after its timed phases, the
+  // rows' energy columns from it (null, or inactive: none).
+  void set_energy(EnergyMeter* meter) { energy_ = meter; }
+  // The --overlap load (null, or one without a load: none): beside every row's timed phases; the
+  // rows' load columns.
+  void set_load(JobLoad* load) { load_ = load && load->load ? load : nullptr; }
   // Sub-group runs (harness/groups.h): rows name `group`, and their slowest rank is given as a
   // rank of MPI_COMM_WORLD (`world_ranks`: that of every rank of the communicator, in order).
   void set_group(std::string group, std::vector<int> world_ranks) {
@@ -71,11 +85,14 @@ class Runner {
   void reset(Series& bufs, const Measurement& m);      // input in place, output poisoned
   void prepare(Series& bufs, Measurement& m);          // inputs, expected output, guards armed
   void warm_up(Implementation& impl, Measurement& m);
+  // The timed batch and the single iterations, beside the --overlap load where there is one.
+  void timed_phases(ImplState& impl, Series& bufs, Measurement& m);
   void timed_batch(Implementation& impl, Series& bufs, Measurement& m);
   void single_iterations(ImplState& impl, Series& bufs, Measurement& m);
   // One collective on fresh input, checked: where -m N collectives in place change their result.
   void check_alone(Implementation& impl, Series& bufs, Measurement& m);
   void graph_replays(Implementation& impl, Series& bufs, Measurement& m);
+  void energy_window(Implementation& impl, Series& bufs, Measurement& m);
   void check_output(Series& bufs, Measurement& m, const std::string& when, std::int64_t& counter);
   void check_send_buffer(Measurement& m);
   void damage_send_buffer(const std::string& impl, const Measurement& m);  // CCBENCH_FAULT corrupt_send
@@ -124,6 +141,8 @@ class Runner {
   int world_rank_ = 0;
   int slow_ms_ = 0;  // CCBENCH_FAULT slow: sleep this long after every call of this measurement
   telemetry::Sampler* telemetry_ = nullptr;
+  EnergyMeter* energy_ = nullptr;
+  JobLoad* load_ = nullptr;
   std::string group_ = "world";
   std::vector<int> world_ranks_;  // empty: the communicator is MPI_COMM_WORLD's ranks in order
   // Whether the injected fault (if any) applies to this rank, implementation, size, iteration.

@@ -52,6 +52,8 @@ const std::vector<LimitKey> kLimitKeys = {
     {"max_temperature_c", &Requirement::max_temperature_c, "degrees Celsius"},
     {"max_throttle_events", &Requirement::max_throttle_events, "events"},
     {"max_error_counter_growth", &Requirement::max_error_counter_growth, "counts"},
+    {"max_energy_j", &Requirement::max_energy_j, "joules per collective (--energy)"},
+    {"min_gb_per_joule", &Requirement::min_gb_per_joule, "GB moved per joule (--energy)"},
 };
 
 std::string joined(const std::vector<std::string>& v) {
@@ -303,6 +305,10 @@ const std::vector<CheckKind>& check_kinds() {
        [](const RowRef& r) { return or_column(throttle_reasons(r.row().health), r, kThrottleColumn); }},
       {"max_error_counter_growth", &Requirement::max_error_counter_growth, false, "", kErrorGrowthColumn,
        [](const RowRef& r) { return or_column(error_growth(r.row().health), r, kErrorGrowthColumn); }},
+      {"max_energy_j", &Requirement::max_energy_j, false, " J", kEnergyColumn,
+       [](const RowRef& r) { return r.row().health.energy_per_coll_j; }},
+      {"min_gb_per_joule", &Requirement::min_gb_per_joule, true, " GB/J", kEnergyEfficiencyColumn,
+       [](const RowRef& r) { return r.row().health.gb_per_joule; }},
   };
   return kinds;
 }
@@ -316,11 +322,16 @@ CheckVerdict run_check(const CheckKind& k, double limit, const std::vector<RowRe
   for (const RowRef& r : rows) {
     const RunRecord& x = r.row();
     std::string why;
-    if (x.status == RowStatus::failed) {
+    if (const std::string damage = r.run->damage(r.index); !damage.empty()) {
+      why = fmt::format("DAMAGED, not judged ({}: {})", r.run->where(r.index), damage);
+    } else if (x.status == RowStatus::failed) {
       why = fmt::format("not measured: failed{}", x.reason.empty() ? "" : " (" + single_line(x.reason) + ")");
     } else if (auto value = k.value(r)) {
       ++carried;
-      if (k.minimum ? *value < limit : *value > limit)
+      if (!std::isfinite(*value) || *value < 0)  // a foreign file's column: no figure of a check is below 0
+        why = fmt::format("DAMAGED, not judged ({}: {} is {})", r.run->where(r.index), k.column ? k.column : k.name,
+                          *value);
+      else if (k.minimum ? *value < limit : *value > limit)
         why = fmt::format("{:.4g}{} {} {:g}", *value, k.unit, k.minimum ? "<" : ">", limit);
       else if (wrong_check && x.status == RowStatus::wrong)
         why = "status wrong (guard damage or a failed check)";

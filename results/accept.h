@@ -23,6 +23,8 @@ inline constexpr const char* kGroupOutlierColumn = "group_outlier_ratio";  // sl
 inline constexpr const char* kTemperatureColumn = "gpu_temp_max[C]";
 inline constexpr const char* kThrottleColumn = "throttle_events";  // ccbench rows: their health (telemetry/)
 inline constexpr const char* kErrorGrowthColumn = "error_counter_growth";  // likewise
+inline constexpr const char* kEnergyColumn = kEnergyHeader;                       // --energy: J per collective
+inline constexpr const char* kEnergyEfficiencyColumn = kEnergyEfficiencyHeader;   // --energy: GB per J
 inline constexpr const char* kHostColumn = "host";  // which node measured the row
 inline constexpr const char* kLinkColumn = "link";  // which link the row measured ("gpu0-gpu1", "node01-node02")
 
@@ -37,7 +39,7 @@ struct RowSelector {
 struct Requirement {
   std::optional<double> min_busbw_gbps, min_fraction_of_ceiling, min_fraction_of_prediction, max_latency_us,
       max_time_cv, max_p95_over_median, max_wrong, max_straggler_ratio, max_group_outlier_ratio, max_temperature_c,
-      max_throttle_events, max_error_counter_growth;
+      max_throttle_events, max_error_counter_growth, max_energy_j, min_gb_per_joule;
 };
 
 struct Rule {
@@ -103,7 +105,9 @@ struct AcceptReport {
   std::string junit_xml(const std::string& suite_name) const;  // JUnit XML for CI systems
 };
 
-// Checks every rule on the rows of every result set.
+// Checks every rule on the rows of every result set. A selected row with impossible values
+// (results/row_check.h), or a foreign column's figure that is not a finite number of zero or
+// more, breaks every check over it, "DAMAGED, not judged (FILE:LINE: what)": never a pass.
 AcceptReport evaluate_rules(const std::vector<Rule>& rules, const std::vector<ResultSet>& runs);
 
 }  // namespace ccbench

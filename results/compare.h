@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "results/csv_reader.h"
 #include "results/record.h"
 
 namespace ccbench {
@@ -37,28 +38,59 @@ struct CompareOptions {
 
 struct CompareResult {
   std::string text;   // the report in the chosen format, ready to print
-  int failures = 0;   // slower beyond the noise, wrong/failed/skipped now, missing now, nothing matched
+  int failures = 0;   // rows slower beyond the noise, wrong/failed/skipped/missing/damaged now, a
+                      // whole-run slowdown of a dedicated machine, nothing matched
   int matched = 0;    // rows found in both runs
 };
 
-// Compares two runs row by row. Rows match on (collective, impl, transport, device, dtype, op,
-// root, bytes, in_place, mode, ranks, group) minus the fields named in `pairs`; a key repeated
-// within a file is matched occurrence by occurrence.
-// Noise: a row's spread is max(time_cv, time_p95 / time_median - 1). Both rows ok: the row is
-// slower only when the slowdown is above the tolerance AND above the sum of both rows' spreads.
-// A slowdown at one size whose adjacent sizes (of the same case, measured on both sides) are not
-// slower is reported as "at this size only" and not counted (unless count_isolated): a slower
-// link or algorithm shows at neighbouring sizes too, a disturbance of one measurement does not.
+// Compares two runs row by row (kept in results/compare_runs.cpp). Rows match on (collective,
+// impl, transport, device, dtype, op, root, bytes, in_place, mode, ranks, group) minus the fields
+// named in `pairs`; a key repeated within a file is matched occurrence by occurrence.
+//
+// Values first: a row with impossible values (results/row_check.h) on either side is not judged
+// but DAMAGED, a failure naming its file and line.
+//
 // Which figure: rows whose median time is within kLatencyBoundFactor of the fastest size of the
-// same case in the baseline are latency-bound and compare time_median; the others compare
-// busbw_median (rows with a busbw of 0 always compare time). A row that was ok and is wrong,
-// failed or (unless allow_skipped) skipped now, a baseline row missing now (unless
-// allow_missing), and a comparison that matched no row at all are failures. `context_before` /
-// `context_after` are run contexts (run.json's "context"); the settings that differ are printed
-// on top (when both are known). Throws Error(usage) on a bad tolerance, pair field or format.
-CompareResult compare_runs(const std::vector<RunRecord>& before, const std::vector<RunRecord>& after,
-                           const CompareOptions& options, const Json& context_before = Json::object(),
-                           const Json& context_after = Json::object());
+// same case in the baseline are latency-bound and show time_median; the others show
+// busbw_median (rows with a busbw of 0 always time). Both say the same: a row's slowdown is its
+// median time after / before.
+//
+// Noise, each part robust to a few outliers:
+//   - the whole run: the median slowdown over the matched rows (the shift) and the rows'
+//     scatter around it (1.4826 x the median absolute deviation of the log ratios: a robust
+//     standard deviation, which no single row can blow up); from kMinRowsForScatter rows on;
+//   - a row's own spread: log(median / fastest iteration) on each side. A slow outlier (a
+//     preempted iteration) cannot widen it; fewer than kMinIterationsForSpread iterations make
+//     it no estimate, which the report notes.
+// A row is slower when its slowdown beyond the shift exceeds the largest of the tolerance,
+// kScatterSigmas scatters and both rows' spreads. It is then not counted (but reported) when it
+// is disturbed (the slower side's median more than kDisturbedWidening times as far above its
+// fastest iteration as the faster side's, as interference leaves a row; a slower link or
+// algorithm moves every iteration alike), or at one size only (the adjacent sizes of the same
+// case, where measured on both sides, not slower; for a case of one size, the same size in the
+// other placement; a case with neither counts; count_isolated counts them all).
+// The shift itself is told apart from the rows: "the whole run 0.52x: every row alike, the
+// machine (or what every row shares), not a row". A shift slower than the tolerance is one
+// failure.
+// Where either run was oversubscribed (more ranks than hardware threads on a node, from the run
+// contexts) the figures follow the scheduler rather than the hardware: slowdowns, of rows and of
+// the whole run, are shown and not counted, and the report says so.
+// A row that was ok and is wrong, failed or (unless allow_skipped) skipped now, a baseline row
+// missing now (unless allow_missing; reported per case, not per row) and a comparison that
+// matched no row at all (its reason and the --pair that would match first) are failures.
+// The runs' contexts (ResultSet::context) give the settings that differ, printed on top (when
+// both are known). Throws Error(usage) on a bad tolerance, pair field or format.
+CompareResult compare_runs(const ResultSet& before, const ResultSet& after, const CompareOptions& options);
+
+// The noise model's constants (see compare_runs). kScatterSigmas was chosen on the two 4-rank
+// runs of one command of evidence cpu2core-20261130-np4-np8: at 3 sigmas (27 %) run 2 -> run 1
+// flags 2 rows, at 4 (37 %) no row in either direction, nor on its 8-rank pair; what 4 still
+// detects there is reports.compare_detection's. The oversubscribed pairs of evidence
+// cpu2core-20261201-compare scatter 99-221 %, hence their rule. The others are judgements:
+inline constexpr int kMinRowsForScatter = 8;         // a median deviation of fewer rows follows any one of them
+inline constexpr double kScatterSigmas = 4.0;        // rows beyond 4 robust sigmas of the pair's scatter count
+inline constexpr int kMinIterationsForSpread = 5;    // a median and a minimum of fewer say nothing of a spread
+inline constexpr double kDisturbedWidening = 2.0;    // a slower median twice as far above its fastest iteration
 
 // Sorted "key" -> value of the settings in a run context that can change a measurement: git
 // commit, ccbench and library versions, command line, environment (NCCL_*, ...), hosts, ranks,

@@ -11,6 +11,7 @@
 #include <csv.h>
 
 #include "core/error.h"
+#include "results/row_check.h"
 
 namespace ccbench {
 
@@ -151,15 +152,25 @@ Json preamble_context(const std::string& text) {
   return c;
 }
 
-Json run_json_context(const std::filesystem::path& run_json) {
+// run.json beside a results.csv: its context and the run's outcome.
+void read_run_json(const std::filesystem::path& run_json, ResultSet& set) {
   std::ifstream in(run_json);
+  Json doc;
   try {
-    Json doc = Json::parse(in);
-    if (doc.contains("context") && doc["context"].is_object()) return doc["context"];
+    doc = Json::parse(in);
   } catch (const Json::exception& e) {
-    fail(ExitCode::usage, "{}: not valid JSON ({}); move it away to compare the CSV alone", run_json.string(), e.what());
+    fail(ExitCode::usage, "{}: not valid JSON ({}); move it away to read the CSV alone", run_json.string(), e.what());
   }
-  return Json::object();
+  if (!doc.is_object()) fail(ExitCode::usage, "{}: not a ccbench run.json (not a JSON object)", run_json.string());
+  if (doc.contains("context") && doc["context"].is_object()) set.context = doc["context"];
+  const Json& code = doc.value("exit_code", Json());
+  const Json& verdict = doc.value("verdict", Json());
+  if (code.is_number_integer()) set.exit_code = code.get<int>();
+  if (verdict.is_string()) set.verdict = verdict.get<std::string>();
+  if (set.exit_code && !set.verdict.empty()) return;
+  const Json& why = doc.value("incomplete_reason", Json());
+  set.outcome_note = fmt::format("{} holds no verdict{}", run_json.string(),
+                                 why.is_string() ? " (" + why.get<std::string>() + ")" : "");
 }
 
 }  // namespace
@@ -181,6 +192,7 @@ ResultSet read_result_set(const std::string& file_or_folder) {
   const std::string text = read_text(set.csv_path);
   const CsvTable t = parse_file_text(text, set.csv_path);
   set.rows = records_of(t, set.csv_path);
+  set.lines = t.row_lines;
   std::set<std::string> known;
   for (const Column& c : record_columns()) known.insert(c.csv_header);
   for (const auto& row : t.rows) {
@@ -189,8 +201,27 @@ ResultSet read_result_set(const std::string& file_or_folder) {
       if (!known.count(t.header[i])) extra[t.header[i]] = row[i];
   }
   const fs::path run_json = fs::path(set.csv_path).parent_path() / "run.json";
-  set.context = fs::exists(run_json) ? run_json_context(run_json) : preamble_context(text);
+  if (fs::exists(run_json)) {
+    read_run_json(run_json, set);
+  } else {
+    set.context = preamble_context(text);
+    set.outcome_note = fmt::format("no run.json beside {}", set.csv_path);
+  }
   return set;
+}
+
+std::string ResultSet::where(std::size_t i) const {
+  if (csv_path.empty()) return fmt::format("row {}", i + 1);
+  return i < lines.size() ? fmt::format("{}:{}", csv_path, lines[i]) : csv_path;
+}
+
+std::string ResultSet::damage(std::size_t i) const { return row_damage(rows.at(i)); }
+
+std::vector<std::string> damaged_rows(const ResultSet& set) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < set.rows.size(); ++i)
+    if (std::string d = set.damage(i); !d.empty()) out.push_back(fmt::format("{}: {}", set.where(i), d));
+  return out;
 }
 
 std::string csv_line(const std::vector<std::string>& fields) {

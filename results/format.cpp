@@ -1,5 +1,7 @@
 #include "results/format.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 namespace ccbench {
@@ -27,9 +29,12 @@ std::string wrong_text(const RunRecord& r) { return r.wrong ? std::to_string(*r.
 
 std::string case_key(const RunRecord& r) {
   // '\x1f' (unit separator) cannot occur in names typed on a command line.
-  return fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}", r.collective, r.impl,
-                     r.transport, r.device, r.dtype, r.op, r.mode, r.ranks, r.ranks_per_node, r.root,
-                     r.group);
+  std::string key = fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}", r.collective,
+                                r.impl, r.transport, r.device, r.dtype, r.op, r.mode, r.ranks, r.ranks_per_node, r.root,
+                                r.group);
+  // The training conditions, where there are any: another communicator, or a load, is another case.
+  if (!r.nccl_config.empty() || !r.load.empty()) key += fmt::format("\x1f{}\x1f{}", r.nccl_config, r.load);
+  return key;
 }
 
 namespace {
@@ -46,6 +51,8 @@ std::string case_label(const RunRecord& r) {
                               r.dtype, r.op, r.mode, ranks_text(r, " ranks"));
   if (r.root >= 0) t += fmt::format(", root {}", r.root);
   if (r.group != "world") t += fmt::format(", group {}", r.group);
+  if (!r.nccl_config.empty()) t += fmt::format(", NCCL {}", r.nccl_config);
+  if (!r.load.empty()) t += fmt::format(", beside {}", r.load);
   return t;
 }
 
@@ -55,7 +62,35 @@ std::string case_title(const RunRecord& r) {
                               r.collective, r.impl, r.transport, r.device, ranks, r.dtype, r.op, r.mode);
   if (r.root >= 0) t += fmt::format("  root {}", r.root);
   if (r.group != "world") t += fmt::format("  group {}", r.group);
+  if (!r.nccl_config.empty()) t += fmt::format("  nccl_config {}", r.nccl_config);
+  if (!r.load.empty()) t += fmt::format("  load {}", r.load);
   return t;
+}
+
+std::string placement(const RunRecord& r) { return r.in_place ? "in-place" : "out-of-place"; }
+
+std::string aligned_columns(const std::vector<std::vector<std::string>>& header,
+                            const std::vector<std::vector<std::string>>& data, const char* data_prefix, bool left_last) {
+  std::vector<size_t> width;
+  for (const auto* part : {&header, &data})
+    for (const auto& row : *part)
+      for (size_t i = 0; i < row.size(); ++i) {
+        if (width.size() <= i) width.push_back(0);
+        width[i] = std::max(width[i], row[i].size());
+      }
+  std::string s;
+  auto emit = [&](const std::vector<std::string>& row, const char* prefix) {
+    std::string l = prefix;
+    for (size_t i = 0; i < row.size(); ++i) {
+      if (i) l += "  ";
+      l += left_last && i + 1 == width.size() ? row[i] : fmt::format("{:>{}}", row[i], width[i]);
+    }
+    while (!l.empty() && l.back() == ' ') l.pop_back();
+    s += l + "\n";
+  };
+  for (const auto& row : header) emit(row, "# ");
+  for (const auto& row : data) emit(row, data_prefix);
+  return s;
 }
 
 }  // namespace ccbench

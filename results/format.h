@@ -2,6 +2,7 @@
 // Text formatting shared by the writers and the comparisons.
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "results/record.h"
 
@@ -25,5 +26,14 @@ std::string case_title(const RunRecord& r);
 // The same case in a phrase, for headings and footers: "allreduce/ring over shm, cpu, float sum,
 // eager, 4 ranks (2 per node)".
 std::string case_label(const RunRecord& r);
+
+// "in-place" or "out-of-place".
+std::string placement(const RunRecord& r);
+
+// Text columns, right-aligned (with `left_last`, the last one, free text, left-aligned): header
+// rows start with "# ", data rows with `data_prefix` (as wide), so that the columns line up
+// under their names. Trailing spaces are trimmed.
+std::string aligned_columns(const std::vector<std::vector<std::string>>& header,
+                            const std::vector<std::vector<std::string>>& data, const char* data_prefix, bool left_last);
 
 }  // namespace ccbench

@@ -51,6 +51,8 @@ const std::vector<Entry>& entries() {
       {{"ecc_uncorrected", "ecc_uncorrected"}, Counter{&RowHealth::ecc_uncorrected}},
       {{"xid_events", "xid_events"}, Counter{&RowHealth::xid_events}},
       {{"nic_errors", "nic_errors"}, Counter{&RowHealth::nic_errors}},
+      {{"energy_per_coll_j", kEnergyHeader}, Real{&RowHealth::energy_per_coll_j}},
+      {{"gb_per_joule", kEnergyEfficiencyHeader}, Real{&RowHealth::gb_per_joule}},
   };
   return e;
 }

@@ -31,6 +31,10 @@ struct RowHealth {
   std::optional<std::uint64_t> ecc_uncorrected;  // volatile uncorrected ECC errors
   std::optional<std::uint64_t> xid_events;       // critical XID events (NVML event set)
   std::optional<std::uint64_t> nic_errors;       // NIC symbol_error + link_downed + port_rcv_errors
+  // Energy (--energy; telemetry/energy.h): every GPU of the job over a window of the row's
+  // collective repeated, per collective, and the row's algbw size (GB) per joule.
+  std::optional<double> energy_per_coll_j;
+  std::optional<double> gb_per_joule;
 
   bool operator==(const RowHealth&) const = default;
 };
@@ -65,6 +69,10 @@ std::string throttle_names(std::uint64_t mask);
 std::uint64_t parse_throttle_names(std::string_view text);
 
 // ---- The record's columns ----
+
+// The energy columns' CSV headers, which acceptance rules read (results/accept.h).
+inline constexpr const char* kEnergyHeader = "energy[J/coll]";
+inline constexpr const char* kEnergyEfficiencyHeader = "energy_efficiency[GB/J]";
 
 // One health column: its JSON key and CSV header (units in brackets). In JSON a value is a
 // number (gpu_throttle: a string of names) or null where not available; in CSV it is empty then.

@@ -184,6 +184,11 @@ const std::vector<Field>& fields() {
       optional_number("model_link_gbps", "model_link[GB/s]", &RunRecord::model_link_gbps),
       optional(CCB_FIELD(model_link, "model_link", Kind::text)),
       optional(CCB_FIELD(model_reason, "model_reason", Kind::text)),
+      optional(CCB_FIELD(nccl_config, "nccl_config", Kind::text)),
+      optional(CCB_FIELD(load, "load", Kind::text)),
+      optional(CCB_FIELD(load_unit, "load_unit", Kind::text)),
+      optional_number("load_alone", "load_alone", &RunRecord::load_alone),
+      optional_number("load_during", "load_during", &RunRecord::load_during),
   });
   return f;
 }

@@ -90,7 +90,8 @@ std::unique_ptr<ResultSink> make_markdown_sink(const std::string& path);
 ExitCode write_error_code(int err);
 
 // Sends every call to several sinks, in the order added. Every sink gets every call even when an
-// earlier one throws; the first error is rethrown after the last sink.
+// earlier one throws; the first error is rethrown after the last sink. Rows go out sealed
+// (results/row_check.h): no writer behind it writes a value that is not finite or is impossible.
 class FanoutSink : public ResultSink {
  public:
   void add_sink(std::unique_ptr<ResultSink> s) { sinks_.push_back(std::move(s)); }

@@ -17,6 +17,7 @@
 #include "core/error.h"
 #include "results/csv_reader.h"
 #include "results/format.h"
+#include "results/row_check.h"
 
 namespace ccbench {
 
@@ -87,13 +88,18 @@ void FanoutSink::begin(const Json& context) {
   for_each_sink(sinks_, [&](ResultSink& s) { s.begin(context); });
 }
 void FanoutSink::add(const RunRecord& row) {
-  for_each_sink(sinks_, [&](ResultSink& s) { s.add(row); });
+  const RunRecord written = sealed(row);
+  for_each_sink(sinks_, [&](ResultSink& s) { s.add(written); });
 }
+
 void FanoutSink::finish(const RunOutcome& outcome) {
   for_each_sink(sinks_, [&](ResultSink& s) { s.finish(outcome); });
 }
 void FanoutSink::revise(const std::vector<RunRecord>& rows) {
-  for_each_sink(sinks_, [&](ResultSink& s) { s.revise(rows); });
+  std::vector<RunRecord> written;
+  written.reserve(rows.size());
+  for (const RunRecord& r : rows) written.push_back(sealed(r));
+  for_each_sink(sinks_, [&](ResultSink& s) { s.revise(written); });
 }
 
 namespace {

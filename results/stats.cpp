@@ -25,6 +25,14 @@ TimeStats summarize(std::vector<double> s) {
   return t;
 }
 
+double median_of(std::vector<double> v) {
+  if (v.empty()) return 0;
+  const auto mid = v.begin() + static_cast<std::ptrdiff_t>(v.size() / 2);
+  std::nth_element(v.begin(), mid, v.end());
+  if (v.size() % 2) return *mid;
+  return 0.5 * (*mid + *std::max_element(v.begin(), mid));
+}
+
 double gigabytes_per_second(double bytes, double time_us) {
   return time_us > 0 ? bytes / (time_us * 1e3) : 0.0;
 }

@@ -13,6 +13,9 @@ struct TimeStats {
 // percentile (the smallest sample with at least 95% of the samples at or below it).
 TimeStats summarize(std::vector<double> samples);
 
+// The median of `values` (the mean of the middle two for an even count); 0 for none.
+double median_of(std::vector<double> values);
+
 // Bandwidth in GB/s (1e9 bytes per second) of `bytes` moved in `time_us` microseconds; 0 if time is 0.
 double gigabytes_per_second(double bytes, double time_us);
 

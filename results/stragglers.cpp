@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "core/size.h"
+#include "results/stats.h"
 
 namespace ccbench {
 
@@ -84,12 +85,6 @@ bool measured(const RunRecord& r) { return r.status == RowStatus::ok || r.status
 // The rows of a sub-group run that compare with each other (all but the group name).
 std::string like_key(const RunRecord& r) {
   return fmt::format("{}|{}|{}", row_name(r, false), r.ranks, r.root);
-}
-
-double median_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
 }  // namespace

@@ -3,19 +3,17 @@
 
 Usage: scripts/plot.py RESULTS.csv [--out DIR] [--metric busbw|busbw_median|time]
 Writes one PNG per (collective, dtype, op, mode, placement) next to the CSV (or into --out).
-Reads the CSV with Python's csv module (comment lines starting with '#' are skipped).
+The CSV is read and its values checked as scripts/report.py does (scripts/results_csv.py): a
+foreign or damaged file is refused (exit 2) naming its lines. Needs matplotlib
+(scripts/requirements.txt, found by scripts/toolenv.py; exit 3 without it).
 """
 import argparse
 import collections
-import csv
 import os
 import sys
 
-
-def read_rows(path):
-    with open(path, newline="") as f:
-        lines = [line for line in f if not line.startswith("#")]
-    return list(csv.DictReader(lines))
+import results_csv
+import toolenv
 
 
 def main():
@@ -25,21 +23,15 @@ def main():
     ap.add_argument("--metric", choices=["busbw", "busbw_median", "time"], default="busbw_median")
     args = ap.parse_args()
     try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        # A python3 of its own (pyenv, venv) may lack the system's matplotlib: try the system's.
-        if os.path.exists("/usr/bin/python3") and os.path.realpath(sys.executable) != os.path.realpath("/usr/bin/python3"):
-            os.execv("/usr/bin/python3", ["/usr/bin/python3"] + sys.argv)
-        sys.exit("plot.py needs matplotlib: apt-get install python3-matplotlib")
-    try:
-        rows = read_rows(args.csv)
-    except OSError as e:
-        sys.exit(f"plot.py: cannot read {args.csv}: {e}")
+        rows, _ = results_csv.read(args.csv)
+    except results_csv.BadInput as e:
+        print(f"plot.py: error: {e}", file=sys.stderr)
+        sys.exit(2)
     column = {"busbw": "busbw[GB/s]", "busbw_median": "busbw_median[GB/s]", "time": "time_median[us]"}[args.metric]
-    if rows and column not in rows[0]:
-        sys.exit(f"plot.py: {args.csv} has no column {column}: is it a ccbench results.csv?")
+    toolenv.require("matplotlib")
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
     groups = collections.defaultdict(lambda: collections.defaultdict(list))
     for r in rows:
         if r["status"] not in ("ok", "wrong"):

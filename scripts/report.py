@@ -12,7 +12,12 @@ against size up to 64 KiB; for a merged sweep (scripts/sweep.py), a line per set
 sweep.md summary (best setting per size band); the acceptance verdicts of `ccbench accept --junit` (a results
 folder's accept.xml is found by itself); the link matrices as heatmaps from the links.json of `ccbench links`
 (--links, or one in a results folder; else the section says why it is absent).
-Needs matplotlib (Debian: python3-matplotlib). Exit codes: 0 written, 2 bad input, 3 no matplotlib.
+Values are checked before they are drawn (scripts/results_csv.py): a file that is not a ccbench
+results.csv (binary, empty, no rows) or holds rows with impossible values (nan, inf, negative
+times, busbw above what size and time allow) is refused with its lines named. Text from the
+results (reasons, hosts, verdicts) is escaped in both outputs: it cannot add HTML or Markdown.
+Needs matplotlib (scripts/requirements.txt; scripts/toolenv.py finds it for whichever python3
+runs this). Exit codes: 0 written, 2 bad input, 3 no matplotlib.
 """
 import argparse
 import base64
@@ -23,6 +28,9 @@ import json
 import os
 import sys
 import xml.etree.ElementTree as ET
+
+import results_csv
+import toolenv
 
 SMALL_BYTES = 64 * 1024  # latency plot: sizes up to here are latency-bound on every device we measured
 
@@ -39,8 +47,26 @@ def human_size(b):
     return f"{b} B"
 
 
+# The Markdown punctuation that makes links and images ([ ]), emphasis (* _ ~), code (`) and
+# table cells (|): escaped with a backslash, so that text from the results (a reason, a host, a
+# verdict) cannot make any of its own. Raw HTML is escaped before (html.escape).
+MD_SPECIAL = set("\\`*_[]|~")
+
+
+def md_text(text):
+    """Text for report.md: HTML escaped (raw HTML passes through Markdown), Markdown punctuation
+    escaped, line breaks as <br> (a table cell holds one line)."""
+    out = "".join("\\" + c if c in MD_SPECIAL else c for c in html.escape(text, quote=False))
+    return "<br>".join(out.splitlines()) if "\n" in out or "\r" in out else out
+
+
+def html_text(text):
+    """Text for report.html: escaped, line breaks kept as <br>."""
+    return "<br>".join(html.escape(line) for line in text.splitlines()) if text else ""
+
+
 class Run:
-    """One results.csv with its context (run.json's, when present)."""
+    """One results.csv, its values checked, with its context (run.json's, when present)."""
 
     def __init__(self, path):
         csv_path = os.path.join(path, "results.csv") if os.path.isdir(path) else path
@@ -48,24 +74,24 @@ class Run:
             die(2, f"{path}: neither a results.csv nor a results folder holding one")
         self.csv_path = csv_path
         self.folder = os.path.dirname(os.path.abspath(csv_path))
-        with open(csv_path, newline="") as f:
-            all_lines = f.readlines()
-        lines = [line for line in all_lines if not line.startswith("#") and line.strip()]
+        try:
+            self.rows, comments = results_csv.read(csv_path)
+        except results_csv.BadInput as e:
+            die(2, str(e))
         # A merged sweep (scripts/sweep.py) names its setting columns in a '#' line.
-        self.settings = next((l[len(SWEEP_SETTINGS_LINE):].strip().split(",") for l in all_lines
+        self.settings = next((l[len(SWEEP_SETTINGS_LINE):].strip().split(",") for l in comments
                               if l.startswith(SWEEP_SETTINGS_LINE)), [])
-        self.rows = list(csv.DictReader(lines))
-        need = {"collective", "impl", "transport", "size[B]", "busbw[GB/s]", "time_median[us]", "status"}
-        if self.rows and not need <= set(self.rows[0]):
-            die(2, f"{csv_path}: not a ccbench results.csv (columns {sorted(need - set(self.rows[0]))} missing)")
         self.context = {}
         self.verdict = None
         run_json = os.path.join(self.folder, "run.json")
         if os.path.isfile(run_json):
             try:
-                doc = json.load(open(run_json))
-            except ValueError as e:
+                with open(run_json, encoding="utf-8") as f:
+                    doc = json.load(f)
+            except (ValueError, OSError) as e:
                 die(2, f"{run_json}: not valid JSON ({e})")
+            if not isinstance(doc, dict) or not isinstance(doc.get("context", {}), dict):
+                die(2, f"{run_json}: not a ccbench run.json (expected an object with a 'context' object)")
             self.context = doc.get("context", {})
             self.verdict = doc.get("verdict")
         self.name = os.path.basename(self.folder) if os.path.isdir(path) else os.path.basename(csv_path)
@@ -105,6 +131,7 @@ def series_of(runs):
             placement = "in-place" if r.get("in_place") == "true" else "out-of-place"
             key = (r["collective"], placement, r.get("mode", "eager"))
             label = (f"{r['impl']}/{r['transport']}" + "".join(f" {n}={r.get(n, '')}" for n in run.settings)
+                     + (f" [{r['nccl_config']}]" if r.get("nccl_config") else "")
                      + (f" ({run.name})" if len(runs) > 1 else ""))
             out.setdefault(key, collections.OrderedDict()).setdefault(label, []).append(r)
     return out
@@ -159,7 +186,7 @@ def busbw_band(r):
 def read_verdicts(path):
     try:
         root = ET.parse(path).getroot()
-    except (ET.ParseError, OSError) as e:
+    except (ET.ParseError, OSError, UnicodeDecodeError) as e:
         die(2, f"{path}: cannot read the JUnit verdicts ({e})")
     out = []
     for suite in root.iter("testsuite"):
@@ -223,24 +250,22 @@ def main():
     ap.add_argument("--verdicts", help="JUnit XML of `ccbench accept --junit` [accept.xml of a results folder]")
     ap.add_argument("--links", help="links.json of `ccbench links` [links.json of a results folder]")
     args = ap.parse_args()
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        die(3, "matplotlib is missing (Debian: apt-get install python3-matplotlib; scripts/setup.sh installs it)")
-    runs = [Run(p) for p in args.results]
+    runs = [Run(p) for p in args.results]  # bad input is said before anything else is needed
+    toolenv.require("matplotlib")
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
     os.makedirs(args.out, exist_ok=True)
 
     md, body, n_fig = [], [], 0
 
     def section(title):
-        md.append(f"\n## {title}\n")
+        md.append(f"\n## {md_text(title)}\n")
         body.append(f"<h2>{html.escape(title)}</h2>")
 
     def para(text):
-        md.append(text + "\n")
-        body.append(f"<p>{html.escape(text)}</p>")
+        md.append(md_text(text) + "\n")
+        body.append(f"<p>{html_text(text)}</p>")
 
     def figure(fig, caption):
         nonlocal n_fig
@@ -249,16 +274,16 @@ def main():
         fig.savefig(os.path.join(args.out, name))
         plt.close(fig)
         data = base64.b64encode(open(os.path.join(args.out, name), "rb").read()).decode()
-        md.append(f"![{caption}]({name})\n")
+        md.append(f"![{md_text(caption)}]({name})\n")
         body.append(f'<figure><img alt="{html.escape(caption)}" src="data:image/png;base64,{data}">'
                     f"<figcaption>{html.escape(caption)}</figcaption></figure>")
 
     def table(header, rows):
-        md.append("| " + " | ".join(header) + " |\n|" + "---|" * len(header))
-        md.extend("| " + " | ".join(str(c).replace("|", "\\|") for c in r) + " |" for r in rows)
+        md.append("| " + " | ".join(md_text(h) for h in header) + " |\n|" + "---|" * len(header))
+        md.extend("| " + " | ".join(md_text(str(c)) for c in r) + " |" for r in rows)
         md.append("")
         cells = "".join(f"<th>{html.escape(h)}</th>" for h in header)
-        trs = "".join("<tr>" + "".join(f"<td>{html.escape(str(c))}</td>" for c in r) + "</tr>" for r in rows)
+        trs = "".join("<tr>" + "".join(f"<td>{html_text(str(c))}</td>" for c in r) + "</tr>" for r in rows)
         body.append(f"<table><tr>{cells}</tr>{trs}</table>")
 
     section("Environment")
@@ -300,6 +325,20 @@ def main():
     if not sweeps:
         para("No sweeps among the results (scripts/sweep.py writes them).")
 
+    section("Training conditions")
+    trained = [(run.name, r) for run in runs for r in run.rows if r["status"] == "ok" and any(
+        r.get(c) for c in ("nccl_config", "load", "energy[J/coll]"))]
+    if trained:
+        para("Rows measured with --nccl-config, --overlap or --energy: the load's throughput alone and during the "
+             "timed batch (its unit), energy per collective and the data one joule moved (all GPUs of the job).")
+        table(["run", "case", "size", "nccl_config", "busbw GB/s", "load", "alone", "during", "J/coll", "GB/J"],
+              [(n, f"{r['collective']} {r['impl']} {r['dtype']}", human_size(int(r["size[B]"])), r.get("nccl_config", ""),
+                r["busbw[GB/s]"], f"{r.get('load', '')} {r.get('load_unit', '')}".strip(), r.get("load_alone", ""),
+                r.get("load_during", ""), r.get("energy[J/coll]", ""), r.get("energy_efficiency[GB/J]", ""))
+               for n, r in trained])
+    else:
+        para("No rows with --nccl-config, --overlap or --energy.")
+
     section("Acceptance verdicts")
     verdicts = args.verdicts or next((os.path.join(r.folder, "accept.xml") for r in runs
                                       if os.path.isfile(os.path.join(r.folder, "accept.xml"))), None)
@@ -323,7 +362,7 @@ def main():
 
     title = "ccbench report: " + ", ".join(r.name for r in runs)
     with open(os.path.join(args.out, "report.md"), "w") as f:
-        f.write(f"# {title}\n" + "\n".join(md) + "\n")
+        f.write(f"# {md_text(title)}\n" + "\n".join(md) + "\n")
     style = ("body{font-family:sans-serif;max-width:70em;margin:auto;padding:1em}table{border-collapse:collapse}"
              "td,th{border:1px solid #ccc;padding:2px 6px;text-align:left;font-size:small}img{max-width:100%}")
     with open(os.path.join(args.out, "report.html"), "w") as f:

@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Installs the Debian/Ubuntu packages ccbench needs (only those missing; quiet when all are
-# there), then configures and builds ccbench into build/ (Release, ninja when present).
+# there), makes the Python tools' virtual environment (.venv), then configures and builds
+# ccbench into build/ (Release, ninja when present).
 # Usage: scripts/setup.sh [extra cmake arguments]
-# Environment: CCBENCH_BUILD_DIR (default build), CCBENCH_NO_INSTALL=1 to skip apt,
+# Environment: CCBENCH_BUILD_DIR (default build), CCBENCH_VENV (default .venv), CCBENCH_NO_INSTALL=1 to skip apt,
 # CCBENCH_NO_BROWSER=1 to leave Chromium out (the HTML report's browser test is then skipped).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,6 +16,7 @@ packages=(
   libhwloc-dev libibverbs-dev librdmacm-dev ibverbs-providers
   libfabric-dev libfabric-bin    # the ofi transport (libfabric; fi_info, fi_pingpong)
   python3 python3-matplotlib
+  python3-venv                   # the Python tools' virtual environment (.venv, scripts/requirements.txt)
   python3-yaml                   # scripts/tune.py reads its settings space (YAML)
   libsqlite3-dev                 # results history (--db)
   libxml2-utils                  # tests: xmllint validates the JUnit XML of `ccbench accept`
@@ -50,6 +52,17 @@ if [ ${#missing[@]} -gt 0 ] && [ "${CCBENCH_NO_INSTALL:-0}" != 1 ]; then
   fi
 elif [ ${#missing[@]} -gt 0 ]; then
   echo "ccbench setup: CCBENCH_NO_INSTALL=1 and these packages are missing: ${missing[*]} (configuring anyway)"
+fi
+
+# The Python tools' packages (scripts/requirements.txt), for whichever python3 runs the tools: a
+# virtual environment over the system's python3 (the one apt installs python3-matplotlib and
+# python3-yaml for), reusing its packages; a tool started by a python3 that lacks a package
+# re-runs itself there (scripts/toolenv.py). pip fills in what the system lacks, where it can
+# reach an index. CCBENCH_VENV names another place for it.
+system_python=$(command -v /usr/bin/python3 || command -v python3)
+if ! "$system_python" scripts/toolenv.py --setup; then
+  # Without apt the build still goes on: the tools say what they lack when they start.
+  [ "${CCBENCH_NO_INSTALL:-0}" = 1 ] || exit 3
 fi
 
 build="${CCBENCH_BUILD_DIR:-build}"

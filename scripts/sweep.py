@@ -30,6 +30,7 @@ import math
 import os
 import re
 import shlex
+import shutil
 import statistics
 import subprocess
 import sys
@@ -218,7 +219,7 @@ def summarize(settings, rows):
              "Settings: " + ", ".join(f"{n} = {','.join(v)} (baseline {baseline(v)})" for n, v in settings), "",
              "Bands: " + ", ".join(f"{n} {fmt_size(lo)}..{fmt_size(hi)}" for n, lo, hi in BANDS) + ".",
              "Gain = baseline / best median time - 1 (geometric mean over the band's sizes); "
-             "spread = the median, over the band's sizes, of the sum of both rows' spreads (as `ccbench compare`: "
+             "spread = the median, over the band's sizes, of the sum of both rows' spreads (each "
              "max(time_cv, p95/median - 1)); a gain inside the spread is reported as none.", "",
              "| band | case | best setting | gain | spread |", "|---|---|---|---|---|"]
     for (band, case), combos in sorted(table.items(), key=lambda kv: ([b for b, *_ in BANDS].index(kv[0][0]), kv[0][1])):
@@ -227,7 +228,7 @@ def summarize(settings, rows):
 
 
 def row_spread(r):
-    """A row's measured variation, as `ccbench compare` counts it: max(time_cv, p95/median - 1)."""
+    """A row's measured variation: max(time_cv, p95/median - 1)."""
     median, p95 = float(r["time_median[us]"]), float(r.get("time_p95[us]") or 0)
     return max(float(r["time_cv"] or 0), p95 / median - 1 if median > 0 else 0)
 
@@ -270,9 +271,15 @@ def fmt_size(n):
 
 
 def resolve_paths(ccbench, out, kind):
-    """The ccbench binary (checked) and the output folder (made) [build/ccbench, ccbench-results/KIND-TIME]."""
+    """The ccbench binary (checked) and the output folder (made) [the installation's bin/ccbench
+    (share/ccbench/scripts -> bin), else build/ccbench beside scripts/, else ccbench on PATH;
+    ccbench-results/KIND-TIME]."""
     here = os.path.dirname(os.path.abspath(__file__))
-    ccbench = ccbench or os.path.join(here, "..", "build", "ccbench")
+    if not ccbench:
+        found = [c for c in (os.path.join(here, "..", "..", "..", "bin", "ccbench"),
+                             os.path.join(here, "..", "build", "ccbench"), shutil.which("ccbench") or "")
+                 if c and os.access(c, os.X_OK)]
+        ccbench = found[0] if found else os.path.join(here, "..", "build", "ccbench")
     if not os.access(ccbench, os.X_OK):
         usage_error(f"no ccbench at '{ccbench}' (give --ccbench PATH)")
     out = out or os.path.join("ccbench-results", f"{kind}-" + time.strftime("%Y%m%d-%H%M%S", time.gmtime()))

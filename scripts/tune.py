@@ -13,7 +13,11 @@ doubles the iterations, until one candidate is left. The baseline is measured in
 gains compare like with like. A round that would not end within the budget (estimated from the
 launches so far) is not started; round 1 stops launching when the budget is spent (its first
 launch, the baseline, always runs).
-Each launch is a fresh mpirun (as scripts/sweep.py), checked for its settings having arrived.
+Settings NCCL reads per communicator (NCCL_ALGO, NCCL_PROTO, and NCCL_MIN_CTAS, NCCL_MAX_CTAS,
+NCCL_CGA_CLUSTER_SIZE, given as their ncclConfig_t fields) are measured in one launch, one NCCL
+communicator per value (ccbench run --nccl-config), their rows told apart by the nccl_config
+column; every other setting is read once per process, so each of its values is a fresh mpirun
+(as scripts/sweep.py). Every launch is checked for its settings having arrived.
 Outputs: OUT/round-R/<combo>/ per launch; OUT/tune.md (rounds, and from the last round the best
 setting per size band and case with gain and spread, as sweep.md); OUT/tune.env, `export`
 (or `unset`) lines of the winner, or of the baseline when the winner's gain is inside the noise.
@@ -21,6 +25,7 @@ Exit: 2 bad usage; 3 when a setting did not take effect or nothing was measured;
 launch exit.
 """
 import argparse
+import collections
 import itertools
 import math
 import os
@@ -28,9 +33,12 @@ import statistics
 import sys
 import time
 
-import yaml
+import toolenv
 
-import sweep
+toolenv.require("yaml")
+import yaml  # noqa: E402 (found by toolenv first)
+
+import sweep  # noqa: E402
 
 
 def read_space(path):
@@ -55,32 +63,92 @@ def read_space(path):
     return settings
 
 
+# Settings NCCL reads per communicator, and the `ccbench run --nccl-config` key that sets each for
+# one communicator (collectives/nccl/nccl_config.h cites NCCL's source). NCCL_MIN_CTAS,
+# NCCL_MAX_CTAS and NCCL_CGA_CLUSTER_SIZE as variables are read once per process and override the
+# communicator's fields, so tune.py never sets them: it gives their values as the fields.
+PER_COMMUNICATOR = {"NCCL_ALGO": "NCCL_ALGO", "NCCL_PROTO": "NCCL_PROTO", "NCCL_MIN_CTAS": "minCTAs",
+                    "NCCL_MAX_CTAS": "maxCTAs", "NCCL_CGA_CLUSTER_SIZE": "cgaClusterSize"}
+
+
+# Communicators one ccbench launch builds at most (collectives/nccl/nccl_config.h kMaxNcclConfigs).
+MAX_CONFIGS = 64
+
+
+def _communicators(comm, members):
+    """How many communicators --nccl-config builds for `members`: the product of each key's values."""
+    return math.prod(len({c[i] for c in members}) for i in comm)
+
+
+def launches(names, combos):
+    """The launches that measure `combos`: [(per-process pairs, --nccl-config arguments, [combos])],
+    one per distinct per-process part, in the order first seen (the baseline's first); a part whose
+    --nccl-config would build more than MAX_CONFIGS communicators (every combination of the values
+    seen) is split over several launches."""
+    comm = [i for i, n in enumerate(names) if n in PER_COMMUNICATOR]
+    proc = [i for i in range(len(names)) if i not in comm]
+    groups = collections.OrderedDict()
+    for c in combos:
+        chunks = groups.setdefault(tuple(c[i] for i in proc), [[]])
+        if _communicators(comm, chunks[-1] + [c]) > MAX_CONFIGS:
+            chunks.append([])
+        chunks[-1].append(c)
+    out = []
+    for values, chunks in groups.items():
+        for members in chunks:
+            config = []
+            for i in comm:
+                seen = list(dict.fromkeys(c[i] for c in members))
+                config += ["--nccl-config", f"{PER_COMMUNICATOR[names[i]]}={','.join(seen)}"]
+            out.append(([(names[i], v) for i, v in zip(proc, values)], config, members))
+    return out
+
+
+def combo_rows(names, combo, rows):
+    """A combination's rows of a launch: NCCL rows of its communicator (nccl_config label), the others all."""
+    comm = [(PER_COMMUNICATOR[n], v) for n, v in zip(names, combo) if n in PER_COMMUNICATOR]
+    if not comm:
+        return rows
+    label = ";".join(f"{k}={v}" for k, v in comm)
+    return [r for r in rows if not r["impl"].startswith("nccl") or r.get("nccl_config") == label]
+
+
 def measure(args, settings, combos, iters, round_dir, deadline):
-    """Launches each combination with `iters` iterations; returns (worst exit, {combo: rows})."""
+    """Launches each combination with `iters` iterations (those differing only in per-communicator
+    settings together); returns (worst exit, {combo: rows})."""
     names = [n for n, _ in settings]
     worst, measured = 0, {}
-    for i, combo in enumerate(combos):
-        if i > 0 and time.monotonic() > deadline:  # the first (the baseline) always runs
-            print(f"tune.py: budget spent; {len(combos) - i} candidate(s) of this round not measured", file=sys.stderr)
+    plan = launches(names, combos)
+    for i, (pairs, config, members) in enumerate(plan):
+        if i > 0 and time.monotonic() > deadline:  # the first (the baseline's) always runs
+            print(f"tune.py: budget spent; {sum(len(m) for _, _, m in plan[i:])} candidate(s) of this round "
+                  "not measured", file=sys.stderr)
             break
-        pairs = list(zip(names, combo))
-        out_dir = os.path.join(round_dir, sweep.combo_dir(i, pairs))
-        rc = sweep.launch(args, pairs, out_dir, args.passthrough + ["-n", str(iters)])
+        out_dir = os.path.join(round_dir, sweep.combo_dir(i, pairs + ([("comm", "swept")] if config else [])))
+        rc = sweep.launch(args, pairs, out_dir, args.passthrough + ["-n", str(iters)] + config)
         worst = max(worst, rc)
         path = os.path.join(out_dir, "results.csv")
         if not os.path.exists(path):
             print(f"tune.py: FAILED {out_dir}: no results, exit {rc}", file=sys.stderr)
             continue
         rows = sweep.read_rows(path)[2]
-        problems = sweep.effect_problems(pairs, out_dir, rows)
-        for p in problems:
-            print(f"tune.py: FAILED {out_dir}: {p}", file=sys.stderr)
-        if problems:
-            worst = max(worst, sweep.EXIT_PRECONDITION)
-            continue
-        for r in rows:
-            r.update(pairs)
-        measured[combo] = [r for r in rows if r["status"] == "ok" and r.get("time_median[us]")]
+        launch_problems = sweep.effect_problems(pairs, out_dir, rows)
+        for combo in members:
+            mine = combo_rows(names, combo, rows)
+            problems = list(launch_problems)
+            for name, value in zip(names, combo):
+                if name in sweep.ALGORITHM_SETTINGS and value != sweep.DEFAULT:
+                    problems += sweep.algorithm_problems(name, value, mine)
+            if config and not any(r["impl"].startswith("nccl") and r["status"] == "ok" for r in mine):
+                why = next((r["reason"] for r in mine if r["impl"].startswith("nccl") and r["reason"]), "no row")
+                problems.append(f"no measured nccl row with the nccl_config of {label(settings, combo)} ({why})")
+            for p in problems:
+                print(f"tune.py: FAILED {out_dir} ({label(settings, combo)}): {p}", file=sys.stderr)
+            if problems:
+                worst = max(worst, sweep.EXIT_PRECONDITION)
+                continue
+            measured[combo] = [dict(r, **dict(zip(names, combo))) for r in mine
+                               if r["status"] == "ok" and r.get("time_median[us]")]
     return worst, measured
 
 
@@ -102,11 +170,24 @@ def row_key(r):
     return tuple(r.get(c, "") for c in sweep.CASE_COLUMNS) + (r["size[B]"],)
 
 
+def ctas_conflict(settings, combo):
+    """Whether `combo` sets NCCL_MIN_CTAS above NCCL_MAX_CTAS (NCCL would change one of them)."""
+    given = {n: v for (n, _), v in zip(settings, combo) if v != sweep.DEFAULT}
+    try:
+        return int(given["NCCL_MIN_CTAS"]) > int(given["NCCL_MAX_CTAS"])
+    except (KeyError, ValueError):
+        return False
+
+
 def halve(args, settings, deadline):
     """Runs the rounds; returns (worst exit, [round lines], last round {combo: rows}, baseline)."""
     base = tuple(sweep.baseline(v) for _, v in settings)
     alive = [c for c in itertools.product(*[v for _, v in settings]) if c != base]
     iters, worst, lines, last, r = args.iters, 0, [], {}, 1
+    conflicting = [c for c in alive if ctas_conflict(settings, c)]
+    if conflicting:  # NCCL would change one of the two: the candidate is not what it says
+        alive = [c for c in alive if c not in conflicting]
+        lines.append(f"- {len(conflicting)} candidate(s) with NCCL_MIN_CTAS above NCCL_MAX_CTAS left out")
     per_launch = 0.0
     while True:
         batch = [base] + alive

@@ -21,6 +21,7 @@ std::string_view query_name(Query q) {
     case Query::ecc_corrected: return "ecc_corrected";
     case Query::ecc_uncorrected: return "ecc_uncorrected";
     case Query::xid_events: return "xid_events";
+    case Query::energy_mj: return "energy_mj";
   }
   return "?";
 }

@@ -31,13 +31,14 @@ enum class Query {
   ecc_corrected,     // nvmlDeviceGetTotalEccErrors(CORRECTED, VOLATILE)
   ecc_uncorrected,   // nvmlDeviceGetTotalEccErrors(UNCORRECTED, VOLATILE)
   xid_events,        // critical XID events seen since the source opened (nvmlEventSet...)
+  energy_mj,         // nvmlDeviceGetTotalEnergyConsumption: millijoules since the driver loaded (Volta on)
 };
 inline constexpr Query kAllQueries[] = {
     Query::temperature_c,   Query::power_mw,        Query::power_limit_mw,  Query::sm_clock_mhz,
     Query::mem_clock_mhz,   Query::throttle_reasons, Query::gpu_util_pct,   Query::mem_util_pct,
     Query::nvlink_active,   Query::nvlink_replay,   Query::nvlink_recovery, Query::nvlink_crc_flit,
     Query::nvlink_crc_data, Query::pcie_replays,    Query::ecc_corrected,   Query::ecc_uncorrected,
-    Query::xid_events};
+    Query::xid_events,      Query::energy_mj};
 std::string_view query_name(Query q);                    // "temperature_c", ...
 std::optional<Query> parse_query(std::string_view name);  // nullopt for an unknown name
 bool is_nvlink_query(Query q);                            // takes a link number

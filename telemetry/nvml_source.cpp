@@ -72,6 +72,7 @@ class NvmlSource final : public GpuSource {
       case Query::ecc_uncorrected:
         return get<unsigned long long>("nvmlDeviceGetTotalEccErrors", d, kEccUncorrected, kEccVolatile);
       case Query::xid_events: return xid_count(gpu);
+      case Query::energy_mj: return get<unsigned long long>("nvmlDeviceGetTotalEnergyConsumption", d);
     }
     return {std::nullopt, "unknown query"};
   }

@@ -1,6 +1,10 @@
 #include "telemetry/options.h"
 
+#include <charconv>
+#include <cmath>
+
 #include "core/error.h"
+#include "telemetry/energy.h"
 
 namespace ccbench::telemetry {
 
@@ -24,6 +28,23 @@ void add_ms(cli::OptionSet& set, const cli::Spec& spec, std::chrono::millisecond
               target = std::chrono::milliseconds(cli::parse_whole_number(v, label, lo, hi, "milliseconds"));
             });
 }
+
+// The longest --energy window: ten minutes per row is already a long acceptance run.
+constexpr double kMaxEnergyWindowS = 600;
+
+// --energy: off, on (the shortest window) or the window in seconds.
+std::chrono::milliseconds parse_energy(const std::string& text) {
+  if (text == "off") return std::chrono::milliseconds(0);
+  if (text == "on") return kMinEnergyWindow;
+  double s = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), s);
+  const double min_s = kMinEnergyWindow.count() / 1000.0;
+  if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(s) || s < min_s || s > kMaxEnergyWindowS)
+    fail(ExitCode::usage, "--energy: '{}' is not valid (valid: off, on (a {:g} s window), or the window in seconds "
+         "from {:g} to {:g}: NVML's energy counter moves in ~{} ms steps, so shorter windows read mostly the step)",
+         text, min_s, min_s, kMaxEnergyWindowS, kEnergyCounterStep.count());
+  return std::chrono::milliseconds(static_cast<long>(s * 1000));
+}
 }  // namespace
 
 void add_options(cli::OptionSet& run, Options& o) {
@@ -45,6 +66,11 @@ void add_options(cli::OptionSet& run, Options& o) {
            o.fail_on_health);
   run.text({"--telemetry-record", "save every NVML answer to this JSON file (for playback in tests)"}, o.record_path,
            "FILE");
+  run.value({"--energy", "GPU energy per row (J per collective, GB per J) over repeated batches of at least this "
+                         "window, summed over the job's GPUs"},
+            "SECONDS", fmt::format("off, on ({:g} s) or seconds from {:g} to {:g}", kMinEnergyWindow.count() / 1000.0,
+                                   kMinEnergyWindow.count() / 1000.0, kMaxEnergyWindowS),
+            "off", [&o](const std::string& v) { o.energy_window = parse_energy(v); });
   run.group("");
 }
 

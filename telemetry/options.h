@@ -15,6 +15,9 @@ struct Options {
   double temp_limit_c = 85;                    // --temp-limit C
   bool fail_on_health = false;                 // --fail-on-health: exit code 4 when a check fails
   std::string record_path;                     // --telemetry-record FILE: save NVML's answers
+  // --energy off|on|SECONDS: GPU energy per row over windows at least this long
+  // (telemetry/energy.h); 0 = off.
+  std::chrono::milliseconds energy_window{0};
 };
 
 // Declares the telemetry options of `run`, bound to `o` (its values are the defaults shown).

@@ -135,10 +135,14 @@ bool samples_its_host(int rank, const std::vector<std::string>& host_of) {
   return true;
 }
 
+std::unique_ptr<GpuSource> open_gpu_source() {
+  const auto replay = env_text("CCBENCH_TELEMETRY_NVML_REPLAY");
+  return replay ? replay_answers_file(*replay) : open_nvml();
+}
+
 Sources open_sources(const std::string& record_path) {
   Sources s;
-  const auto replay = env_text("CCBENCH_TELEMETRY_NVML_REPLAY");
-  s.gpu = replay ? replay_answers_file(*replay) : open_nvml();
+  s.gpu = open_gpu_source();
   if (!record_path.empty()) s.gpu = std::make_unique<RecordingSource>(std::move(s.gpu), record_path);
   s.nic_dir = env_text("CCBENCH_TELEMETRY_IB_DIR").value_or("/sys/class/infiniband");
   return s;

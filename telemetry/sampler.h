@@ -42,6 +42,9 @@ struct Sources {
 // recorded to `record_path` when given; NIC counters under CCBENCH_TELEMETRY_IB_DIR or
 // /sys/class/infiniband. Throws Error(usage) for a replay file that cannot be read.
 Sources open_sources(const std::string& record_path);
+// The GPU source alone: NVML, or the answers in CCBENCH_TELEMETRY_NVML_REPLAY (the energy
+// counter reads it too). Throws Error(usage) for a replay file that cannot be read.
+std::unique_ptr<GpuSource> open_gpu_source();
 
 struct Role {
   bool samples = false;  // this rank samples its node

@@ -26,9 +26,11 @@ import re
 # ---- The vocabulary (nccl-tests' names; ccbench's aliases) --------------------------------------
 
 DTYPE_SIZES = {"int8": 1, "uint8": 1, "int32": 4, "uint32": 4, "int64": 8, "uint64": 8, "half": 2, "bfloat16": 2,
-               "float": 4, "double": 8}
+               "float": 4, "double": 8, "f8e4m3": 1, "f8e5m2": 1}
 DTYPE_ALIASES = {"char": "int8", "int": "int32", "float16": "half", "fp16": "half", "bf16": "bfloat16",
-                 "float32": "float", "fp32": "float", "float64": "double", "fp64": "double"}
+                 "float32": "float", "fp32": "float", "float64": "double", "fp64": "double", "fp8_e4m3": "f8e4m3",
+                 "e4m3": "f8e4m3", "fp8_e5m2": "f8e5m2", "e5m2": "f8e5m2"}
+FP8 = {"f8e4m3", "f8e5m2"}
 OPS = ["sum", "prod", "min", "max", "avg"]
 COLLECTIVES = ["allreduce", "allgather", "reducescatter", "broadcast", "sendrecv", "alltoall", "alltoallv", "reduce",
                "gather", "scatter"]
@@ -136,6 +138,15 @@ CONTEXT_SKIPS = [
     Skip(r"and NCCL refuses two ranks of one node on one GPU", _NCCL),
     Skip(r"^NCCL could not be loaded: ", _NCCL),
     Skip(r"^symmetric windows need NCCL >= 2\.27", {("gpu", "nccl-symm")}),
+    # NCCL's fp8: from 2.24, reduced on compute capability 9.0 and later (docs/guides/training.md).
+    Skip(r"^f8e(4m3|5m2) needs NCCL >= 2\.24", _NCCL, None, lambda p, t, o: t in FP8),
+    Skip(r"^NCCL reduces f8e(4m3|5m2) on compute capability >= 9\.0 only", _NCCL, REDUCING,
+         lambda p, t, o: t in FP8),
+    Skip(r"^NCCL does not take avg of f8e(4m3|5m2)", _NCCL, REDUCING, lambda p, t, o: t in FP8 and o == "avg"),
+    # --nccl-config: a key the loaded NCCL lacks, or one its environment variable overrides.
+    Skip(r"^--nccl-config (\S+ needs NCCL >= |minCTAs=\d+ is above maxCTAs)|in the environment overrides "
+         r"--nccl-config ", _NCCL, None,
+         lambda p, t, o: bool(p.nccl_configs)),
     Skip(r"^oneshot handles up to \d+ bytes per rank", {("gpu", "oneshot")}, {"allreduce"}, level="size"),
     Skip(r"^hier's all-gather reorders with strided copies", {("gpu", "hier")}, {"allgather"}, level="size"),
 ]
@@ -165,6 +176,7 @@ class Plan:
         self.emulate_nodes = 1
         self.ring_order = None
         self.transport = "auto"
+        self.nccl_configs = []  # --nccl-config: the nccl_config label of each combination
         self.extra_skips = []  # (impl or "", collective or "", text): more reasons this test allows
 
     def sizes(self):
@@ -183,6 +195,13 @@ class Plan:
         if self.impls == ["all"]:
             return list(IMPLS_OF[self.device])
         return list(self.impls)
+
+    def variants(self, impl):
+        """The case names of an implementation: NCCL's once per --nccl-config combination,
+        "nccl[maxCTAs=4]" (rows carry the label in their nccl_config column)."""
+        if self.nccl_configs and ("gpu", impl) in _NCCL and self.device == "gpu":
+            return [f"{impl}[{c}]" for c in self.nccl_configs]
+        return [impl]
 
     def groups_of(self):
         """[(name, ranks)] of the run's groups (harness/groups.h: world, node, rails, pairs, a file)."""
@@ -219,6 +238,21 @@ def _names(text, table, aliases, what):
     return out
 
 
+def nccl_config_labels(axes):
+    """The nccl_config labels of --nccl-config's combinations, in ccbench's order (the last key
+    varies fastest; "key=value" joined by ';')."""
+    labels = [""]
+    for axis in axes:
+        key, _, values = axis.partition("=")
+        labels = [f"{l};{key}={v}" if l else f"{key}={v}" for l in labels for v in values.split(",")]
+    return labels if axes else []
+
+
+def base_impl(case_impl):
+    """The implementation of a case name: "nccl" of "nccl[maxCTAs=4]"."""
+    return case_impl.split("[", 1)[0]
+
+
 def _ranks_of_launcher(argv):
     """-np N of the mpirun before the ccbench binary (1 without a launcher)."""
     for i, a in enumerate(argv[:-1]):
@@ -234,7 +268,7 @@ _VALUE_OPTIONS = {"-n", "--iters", "-w", "--warmup_iters", "-m", "--agg_iters", 
                   "--group-outlier-threshold", "--tree", "--telemetry", "--telemetry-interval", "--temp-limit",
                   "--telemetry-record", "--ib-dev", "--ib-port", "--ib-gid-index", "--ib-sl", "--ib-tc",
                   "--ib-mtu", "--gpudirect", "--nccl-library", "-J", "--output_file", "-t", "-g", "-p", "-z", "-R",
-                  "-I", "-y", "-s"}
+                  "-I", "-y", "-s", "--energy", "--overlap", "--telemetry-counter-interval"}
 _FLAGS = {"--share-gpus", "--quiet", "--measure-ceilings", "--serial", "--fail-on-health"}
 
 
@@ -249,7 +283,7 @@ def plan_from_command(argv):
     args = argv[at + 1:]
     if args and args[0] == "run":
         args = args[1:]
-    i = 0
+    i, axes = 0, []
     while i < len(args):
         a = args[i]
         key, _, inline = a.partition("=") if a.startswith("--") else (a, "", "")
@@ -298,8 +332,11 @@ def plan_from_command(argv):
             p.ring_order = v
         elif key == "--transport":
             p.transport = v
+        elif key == "--nccl-config":
+            axes.append(v)
         elif key not in _VALUE_OPTIONS:
             raise ValueError(f"option {a} is not modelled")
+    p.nccl_configs = nccl_config_labels(axes)
     if p.max_bytes is None:
         raise ValueError("no -e: the largest size depends on the machine")
     if p.device not in (None, "cpu", "gpu"):
@@ -328,7 +365,7 @@ class Want:
 def case_rows(plan, impl, coll, dtype, op, n):
     """The rows of one case of a runnable implementation, in order; or one Want('skip') when the
     case cannot run for a reason that follows from the arguments alone."""
-    declared = IMPLEMENTS[(plan.device, impl)]
+    declared = IMPLEMENTS[(plan.device, base_impl(impl))]
     if coll not in declared:
         listed = ", ".join(c for c in COLLECTIVES if c in declared)
         return [Want("skip", reason=f"{impl} implements {listed}; not {coll}")]
@@ -363,10 +400,11 @@ def expected_cases(plan):
                 if (plan.device, impl) not in IMPLEMENTS:
                     out[(group, coll, impl, None, None)] = (n, None)  # the plan skips it: one row
                     continue
-                for dtype in plan.dtypes:
-                    for op in plan.ops if coll in REDUCING else ["none"]:
-                        wants = case_rows(plan, impl, coll, dtype, op, n)
-                        out[(group, coll, impl, dtype, op)] = (n, wants * plan.cycles)
+                for variant in plan.variants(impl):
+                    for dtype in plan.dtypes:
+                        for op in plan.ops if coll in REDUCING else ["none"]:
+                            wants = case_rows(plan, variant, coll, dtype, op, n)
+                            out[(group, coll, variant, dtype, op)] = (n, wants * plan.cycles)
     return out
 
 
@@ -386,6 +424,7 @@ def _where(key, extra=""):
 
 def _allowed(plan, key, reason, level):
     _, coll, impl, dtype, op = key
+    impl = base_impl(impl)
     if any(s.allows(plan.device, impl, coll, dtype, op, plan, reason, level) for s in CONTEXT_SKIPS):
         return True
     return any(i in ("", impl) and c in ("", coll) and t in reason for i, c, t in plan.extra_skips)
@@ -492,10 +531,11 @@ def check_case_set(rows, plan, measured_statuses=("ok",)):
         if r["status"] == "skipped" and PLAN_SKIP.search(r["reason"]):  # one row per collective, no case
             plan_skipped.setdefault((r["group"], r["collective"], r["impl"]), []).append(r)
         else:
-            by_case.setdefault((r["group"], r["collective"], r["impl"], r["dtype"], r["op"]), []).append(r)
+            impl = r["impl"] + (f"[{r['nccl_config']}]" if r.get("nccl_config") else "")
+            by_case.setdefault((r["group"], r["collective"], impl, r["dtype"], r["op"]), []).append(r)
     fails = []
     for key, (n, wants) in expected_cases(plan).items():
-        group, coll, impl = key[:3]
+        group, coll, impl = key[0], key[1], base_impl(key[2])
         skipped = plan_skipped.get((group, coll, impl))
         if wants is None or skipped:
             if wants is None and len(skipped or []) != plan.cycles:

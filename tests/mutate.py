@@ -34,8 +34,10 @@ MUTATIONS = [
      "int world_n = 1;\n  MPI_Comm_size(MPI_COMM_WORLD, &world_n);\n"
      "  const double factor = bus_factor(m.spec.coll, world_n);",
      ["mpi.ccbench_groups_rails"], "busbw of a --groups run with the world's rank count, not the group's"),
-    ("noise-rule-loose", "results/compare.cpp", "e.threshold = std::max(tolerance, spread(b) + spread(a));",
-     "e.threshold = std::max(tolerance, 4 * (spread(b) + spread(a)));", ["reports.compare_detection"],
+    ("noise-rule-loose", "results/compare_runs.cpp",
+     "e.threshold = std::max({std::log1p(tolerance), kScatterSigmas * n.scatter, sb + sa});",
+     "e.threshold = 4 * std::max({std::log1p(tolerance), kScatterSigmas * n.scatter, sb + sa});",
+     ["reports.compare_detection", "reports.compare_detection_stable_medians"],
      "compare's noise allowance four times wider"),
     ("accept-equal-fails", "results/accept.cpp", "if (k.minimum ? *value < limit : *value > limit)",
      "if (k.minimum ? *value <= limit : *value >= limit)", ["reports.accept_boundaries"],

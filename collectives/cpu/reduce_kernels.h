@@ -2,8 +2,10 @@
 // Element loops of the CPU executors. A ReduceKernels object is chosen once per (data type,
 // operation) and holds function pointers to template loops over <T, op>, so that the hot loops
 // have no switch inside and vectorise. reduce_pair() and finalize() (collectives/numeric.h)
-// define the arithmetic: integers wrap around, half and bfloat16 go through float and are
-// rounded after every pair, avg reduces as sum and divides once, at finalize.
+// define the arithmetic: integers wrap around, avg reduces as sum and divides once, at finalize.
+// Narrow floats (half, bfloat16, fp8) are reduced in float over all the inputs of one pass and
+// rounded once (result_of: fp8 through half), as GPU kernels that reduce several inputs at once
+// do: a pass of two inputs is exactly reduce_pair, one of three (a tree node) may round less.
 //
 // Aliasing: an output may be the same memory as an input (in-place collectives: same index);
 // any other overlap is not allowed.

@@ -4,6 +4,7 @@
 #include <cuda_runtime.h>
 
 #include <cstdint>
+#include <type_traits>
 
 #include "collectives/gpu/kernel_args.h"
 #include "collectives/numeric.h"
@@ -75,28 +76,75 @@ __device__ __forceinline__ bool block_wait(const volatile std::uint64_t* flag, s
 using Pack = uint4;  // 16 bytes
 constexpr int kPackBytes = 16;
 
+// ---- accumulating several inputs -----------------------------------------------------------
+// Narrow floats (half, bfloat16, fp8) accumulate in float over every input of one pass and are
+// rounded once at the end (result_of: fp8 through half), as NCCL's symmetric kernels sum half,
+// bfloat16 and fp8 in float (src/device/symmetric/primitives.cuh, ncclSymkAccumType); other types
+// accumulate in their own type (reduce_pair). With two inputs, one rounding is exactly
+// reduce_pair, so a ring step reduces bit for bit as NCCL's pairwise kernels do.
 template <typename T>
-__device__ __forceinline__ Pack reduce_pack(ReduceOp op, Pack a, Pack b) {
-  constexpr int k = kPackBytes / sizeof(T);
-  T x[k], y[k];
-  memcpy(x, &a, kPackBytes);
-  memcpy(y, &b, kPackBytes);
-#pragma unroll
-  for (int i = 0; i < k; ++i) x[i] = reduce_pair<T>(op, x[i], y[i]);
-  memcpy(&a, x, kPackBytes);
-  return a;
+using Acc = std::conditional_t<is_narrow_float<T>, float, T>;
+
+template <typename T>
+__device__ __forceinline__ Acc<T> widen(T x) {
+  if constexpr (is_narrow_float<T>) return x.to_float();
+  else return x;
 }
 
 template <typename T>
-__device__ __forceinline__ Pack finalize_pack(ReduceOp op, Pack a, int nranks) {
-  if (op != ReduceOp::avg) return a;
-  constexpr int k = kPackBytes / sizeof(T);
-  T x[k];
-  memcpy(x, &a, kPackBytes);
+__device__ __forceinline__ Acc<T> combine(ReduceOp op, Acc<T> a, Acc<T> b) {
+  if constexpr (is_narrow_float<T>) {
+    switch (op) {
+      case ReduceOp::prod: return a * b;
+      case ReduceOp::min: return a < b ? a : b;
+      case ReduceOp::max: return a > b ? a : b;
+      default: return a + b;
+    }
+  } else {
+    return reduce_pair<T>(op, a, b);
+  }
+}
+
+// The accumulated value as an element, divided by nranks first for avg when `final`.
+template <typename T>
+__device__ __forceinline__ T narrow(ReduceOp op, Acc<T> a, bool final, int nranks) {
+  if constexpr (is_narrow_float<T>) {
+    if (final && op == ReduceOp::avg) a = a / static_cast<float>(nranks);
+    return result_of<T>(a);
+  } else {
+    return final ? finalize<T>(op, a, nranks) : a;
+  }
+}
+
+// BYTES bytes of elements (a 16-byte pack, an 8-byte word), accumulated.
+template <typename T, int BYTES>
+struct Accumulator {
+  static constexpr int k = BYTES / sizeof(T);
+  Acc<T> v[k];
+  __device__ __forceinline__ void set(const void* bytes) {
+    T x[k];
+    memcpy(x, bytes, BYTES);
 #pragma unroll
-  for (int i = 0; i < k; ++i) x[i] = finalize<T>(op, x[i], nranks);
-  memcpy(&a, x, kPackBytes);
-  return a;
+    for (int i = 0; i < k; ++i) v[i] = widen<T>(x[i]);
+  }
+  __device__ __forceinline__ void add(ReduceOp op, const void* bytes) {
+    T x[k];
+    memcpy(x, bytes, BYTES);
+#pragma unroll
+    for (int i = 0; i < k; ++i) v[i] = combine<T>(op, v[i], widen<T>(x[i]));
+  }
+  __device__ __forceinline__ void get(void* bytes, ReduceOp op, bool final, int nranks) const {
+    T x[k];
+#pragma unroll
+    for (int i = 0; i < k; ++i) x[i] = narrow<T>(op, v[i], final, nranks);
+    memcpy(bytes, x, BYTES);
+  }
+};
+
+// Whether a pass changes the data: more than one input, or avg's division. A single input
+// otherwise is copied bit for bit, never converted.
+__device__ __forceinline__ bool reduces(int nsrc, ReduceOp op, bool final) {
+  return nsrc > 1 || (final && op == ReduceOp::avg);
 }
 
 __device__ __forceinline__ Pack load_pack(const void* p) {
@@ -141,13 +189,42 @@ __device__ __forceinline__ void store_pack(void* p, Pack v) {
 template <typename T, int NSRC, int NDST>
 __device__ __forceinline__ void reduce_copy_elems(ReduceOp op, bool final, int nranks, const void* const (&src)[NSRC],
                                                   void* const (&dst)[NDST], std::size_t lo, std::size_t hi) {
+  const bool convert = reduces(NSRC, op, final);
   for (std::size_t i = lo + threadIdx.x; i < hi; i += blockDim.x) {
-    T acc = load_elem<T>(static_cast<const T*>(src[0]) + i);
+    T out = load_elem<T>(static_cast<const T*>(src[0]) + i);
+    if (convert) {
+      Acc<T> acc = widen<T>(out);
 #pragma unroll
-    for (int s = 1; s < NSRC; ++s) acc = reduce_pair<T>(op, acc, load_elem<T>(static_cast<const T*>(src[s]) + i));
-    if (final) acc = finalize<T>(op, acc, nranks);
+      for (int s = 1; s < NSRC; ++s) acc = combine<T>(op, acc, widen<T>(load_elem<T>(static_cast<const T*>(src[s]) + i)));
+      out = narrow<T>(op, acc, final, nranks);
+    }
 #pragma unroll
-    for (int d = 0; d < NDST; ++d) static_cast<T*>(dst[d])[i] = acc;
+    for (int d = 0; d < NDST; ++d) static_cast<T*>(dst[d])[i] = out;
+  }
+}
+
+// One pack: the sources' packs at `p` reduced (or the first copied), stored to every output.
+template <typename T, int NSRC, int NDST, int UNROLL>
+__device__ __forceinline__ void reduce_copy_step(ReduceOp op, bool final, int nranks, bool convert, const Pack* const (&in)[NSRC],
+                                                 Pack* const (&out)[NDST], std::size_t p, std::size_t stride) {
+  Pack v[NSRC][UNROLL];
+  // Every load in flight before the first use.
+#pragma unroll
+  for (int s = 0; s < NSRC; ++s)
+#pragma unroll
+    for (int u = 0; u < UNROLL; ++u) v[s][u] = load_pack(in[s] + p + u * stride);
+#pragma unroll
+  for (int u = 0; u < UNROLL; ++u) {
+    Pack r = v[0][u];
+    if (convert) {
+      Accumulator<T, kPackBytes> acc;
+      acc.set(&v[0][u]);
+#pragma unroll
+      for (int s = 1; s < NSRC; ++s) acc.add(op, &v[s][u]);
+      acc.get(&r, op, final, nranks);
+    }
+#pragma unroll
+    for (int d = 0; d < NDST; ++d) store_pack(out[d] + p + u * stride, r);
   }
 }
 
@@ -155,40 +232,19 @@ __device__ __forceinline__ void reduce_copy_elems(ReduceOp op, bool final, int n
 template <typename T, int NSRC, int NDST>
 __device__ __forceinline__ void reduce_copy_packs(ReduceOp op, bool final, int nranks, const void* const (&src)[NSRC],
                                                   void* const (&dst)[NDST], std::size_t first, std::size_t packs) {
-  const int tid = static_cast<int>(threadIdx.x), nt = static_cast<int>(blockDim.x);
-  auto in = [&](int s) { return reinterpret_cast<const Pack*>(static_cast<const T*>(src[s]) + first); };
-  auto out = [&](int d) { return reinterpret_cast<Pack*>(static_cast<T*>(dst[d]) + first); };
-  constexpr int kUnroll = 4;
-  const std::size_t step = static_cast<std::size_t>(nt) * kUnroll;
-  std::size_t p = static_cast<std::size_t>(tid);
-  // Unrolled: kUnroll independent loads per source in flight before the first use.
-  for (; p + (kUnroll - 1) * nt < packs; p += step) {
-    Pack acc[kUnroll];
+  const std::size_t nt = blockDim.x;
+  const Pack* in[NSRC];
+  Pack* out[NDST];
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u) acc[u] = load_pack(in(0) + p + u * nt);
+  for (int s = 0; s < NSRC; ++s) in[s] = reinterpret_cast<const Pack*>(static_cast<const T*>(src[s]) + first);
 #pragma unroll
-    for (int s = 1; s < NSRC; ++s) {
-      Pack v[kUnroll];
-#pragma unroll
-      for (int u = 0; u < kUnroll; ++u) v[u] = load_pack(in(s) + p + u * nt);
-#pragma unroll
-      for (int u = 0; u < kUnroll; ++u) acc[u] = reduce_pack<T>(op, acc[u], v[u]);
-    }
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
-      if (final) acc[u] = finalize_pack<T>(op, acc[u], nranks);
-#pragma unroll
-      for (int d = 0; d < NDST; ++d) store_pack(out(d) + p + u * nt, acc[u]);
-    }
-  }
-  for (; p < packs; p += nt) {
-    Pack acc = load_pack(in(0) + p);
-#pragma unroll
-    for (int s = 1; s < NSRC; ++s) acc = reduce_pack<T>(op, acc, load_pack(in(s) + p));
-    if (final) acc = finalize_pack<T>(op, acc, nranks);
-#pragma unroll
-    for (int d = 0; d < NDST; ++d) store_pack(out(d) + p, acc);
-  }
+  for (int d = 0; d < NDST; ++d) out[d] = reinterpret_cast<Pack*>(static_cast<T*>(dst[d]) + first);
+  const bool convert = reduces(NSRC, op, final);
+  constexpr int kUnroll = 4;  // independent loads per source in flight
+  std::size_t p = threadIdx.x;
+  for (; p + (kUnroll - 1) * nt < packs; p += nt * kUnroll)
+    reduce_copy_step<T, NSRC, NDST, kUnroll>(op, final, nranks, convert, in, out, p, nt);
+  for (; p < packs; p += nt) reduce_copy_step<T, NSRC, NDST, 1>(op, final, nranks, convert, in, out, p, nt);
 }
 
 // dst[d][i] = finalize(src[0][i] op src[1][i] op ...) for i < n, for every destination d.

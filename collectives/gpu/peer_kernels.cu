@@ -118,29 +118,6 @@ __device__ __forceinline__ void store_word(char* base, std::size_t off, std::siz
 }
 
 template <typename T>
-__device__ __forceinline__ unsigned long long reduce_word(ReduceOp op, unsigned long long a, unsigned long long b) {
-  constexpr int k = 8 / sizeof(T);
-  T x[k], y[k];
-  memcpy(x, &a, 8);
-  memcpy(y, &b, 8);
-#pragma unroll
-  for (int i = 0; i < k; ++i) x[i] = reduce_pair<T>(op, x[i], y[i]);
-  memcpy(&a, x, 8);
-  return a;
-}
-template <typename T>
-__device__ __forceinline__ unsigned long long finalize_word(ReduceOp op, unsigned long long a, int nranks) {
-  if (op != ReduceOp::avg) return a;
-  constexpr int k = 8 / sizeof(T);
-  T x[k];
-  memcpy(x, &a, 8);
-#pragma unroll
-  for (int i = 0; i < k; ++i) x[i] = finalize<T>(op, x[i], nranks);
-  memcpy(&a, x, 8);
-  return a;
-}
-
-template <typename T>
 __global__ void __launch_bounds__(kThreads) oneshot_kernel(PeerParams p) {
   const int b = static_cast<int>(blockIdx.x);
   const std::uint64_t epoch = p.epochs[b] + 1;
@@ -165,10 +142,10 @@ __global__ void __launch_bounds__(kThreads) oneshot_kernel(PeerParams p) {
     for (int r = 0; r < p.nranks; ++r)
       if (r != p.rank) store_ll(line(r, p.rank, w), v, flag);
   }
-  // Pull: reduce every rank's word in rank order.
+  // Pull: reduce every rank's word in rank order (Accumulator: narrow floats in float).
   bool ok = true;
   for (std::size_t w = mine.offset + threadIdx.x; ok && w < mine.offset + mine.count; w += blockDim.x) {
-    unsigned long long acc = 0;
+    Accumulator<T, 8> acc;
     for (int r = 0; r < p.nranks; ++r) {
       unsigned long long v;
       if (r == p.rank) {
@@ -179,9 +156,13 @@ __global__ void __launch_bounds__(kThreads) oneshot_kernel(PeerParams p) {
         ok = false;
         break;
       }
-      acc = r == 0 ? v : reduce_word<T>(p.op, acc, v);
+      if (r == 0) acc.set(&v);
+      else acc.add(p.op, &v);
     }
-    if (ok) store_word(out, w * 8, bytes, finalize_word<T>(p.op, acc, p.nranks));
+    if (!ok) break;
+    unsigned long long result = 0;
+    acc.get(&result, p.op, true, p.nranks);
+    store_word(out, w * 8, bytes, result);
   }
   __syncthreads();
   if (threadIdx.x == 0) p.epochs[b] = epoch;
@@ -191,6 +172,7 @@ __global__ void __launch_bounds__(kThreads) oneshot_kernel(PeerParams p) {
 
 // Elements [off, off + n) of every rank's input, reduced in rank order and finalized, stored at
 // the same place in the outputs of ranks [out_first, out_end). All threads of the block take part.
+// Narrow floats accumulate in float over the ranks and are rounded once (Accumulator).
 template <typename T>
 __device__ __forceinline__ void reduce_inputs(const PeerParams& p, std::size_t off, std::size_t n, int out_first,
                                               int out_end) {
@@ -205,36 +187,43 @@ __device__ __forceinline__ void reduce_inputs(const PeerParams& p, std::size_t o
     const std::size_t packs = n / align;
     std::size_t q = static_cast<std::size_t>(tid);
     for (; q + (kUnroll - 1) * nt < packs; q += static_cast<std::size_t>(nt) * kUnroll) {
-      Pack acc[kUnroll];
+      Accumulator<T, kPackBytes> acc[kUnroll];
+      Pack v[kUnroll];
 #pragma unroll
-      for (int u = 0; u < kUnroll; ++u) acc[u] = load_pack(reinterpret_cast<const Pack*>(send_of(p, 0)) + off / align + q + u * nt);
+      for (int u = 0; u < kUnroll; ++u) v[u] = load_pack(reinterpret_cast<const Pack*>(send_of(p, 0)) + off / align + q + u * nt);
+#pragma unroll
+      for (int u = 0; u < kUnroll; ++u) acc[u].set(&v[u]);
       for (int r = 1; r < p.nranks; ++r) {
-        Pack v[kUnroll];
 #pragma unroll
         for (int u = 0; u < kUnroll; ++u) v[u] = load_pack(reinterpret_cast<const Pack*>(send_of(p, r)) + off / align + q + u * nt);
 #pragma unroll
-        for (int u = 0; u < kUnroll; ++u) acc[u] = reduce_pack<T>(p.op, acc[u], v[u]);
+        for (int u = 0; u < kUnroll; ++u) acc[u].add(p.op, &v[u]);
       }
 #pragma unroll
-      for (int u = 0; u < kUnroll; ++u) acc[u] = finalize_pack<T>(p.op, acc[u], p.nranks);
+      for (int u = 0; u < kUnroll; ++u) acc[u].get(&v[u], p.op, true, p.nranks);
       for (int r = out_first; r < out_end; ++r)
 #pragma unroll
-        for (int u = 0; u < kUnroll; ++u) store_pack(reinterpret_cast<Pack*>(recv_of(p, r)) + off / align + q + u * nt, acc[u]);
+        for (int u = 0; u < kUnroll; ++u) store_pack(reinterpret_cast<Pack*>(recv_of(p, r)) + off / align + q + u * nt, v[u]);
     }
     for (; q < packs; q += nt) {
-      Pack acc = load_pack(reinterpret_cast<const Pack*>(send_of(p, 0)) + off / align + q);
-      for (int r = 1; r < p.nranks; ++r)
-        acc = reduce_pack<T>(p.op, acc, load_pack(reinterpret_cast<const Pack*>(send_of(p, r)) + off / align + q));
-      acc = finalize_pack<T>(p.op, acc, p.nranks);
-      for (int r = out_first; r < out_end; ++r) store_pack(reinterpret_cast<Pack*>(recv_of(p, r)) + off / align + q, acc);
+      Pack v = load_pack(reinterpret_cast<const Pack*>(send_of(p, 0)) + off / align + q);
+      Accumulator<T, kPackBytes> acc;
+      acc.set(&v);
+      for (int r = 1; r < p.nranks; ++r) {
+        v = load_pack(reinterpret_cast<const Pack*>(send_of(p, r)) + off / align + q);
+        acc.add(p.op, &v);
+      }
+      acc.get(&v, p.op, true, p.nranks);
+      for (int r = out_first; r < out_end; ++r) store_pack(reinterpret_cast<Pack*>(recv_of(p, r)) + off / align + q, v);
     }
     done = packs * align;
   }
   for (std::size_t i = done + static_cast<std::size_t>(tid); i < n; i += static_cast<std::size_t>(nt)) {
-    T acc = load_elem<T>(reinterpret_cast<const T*>(send_of(p, 0)) + off + i);
-    for (int r = 1; r < p.nranks; ++r) acc = reduce_pair<T>(p.op, acc, load_elem<T>(reinterpret_cast<const T*>(send_of(p, r)) + off + i));
-    acc = finalize<T>(p.op, acc, p.nranks);
-    for (int r = out_first; r < out_end; ++r) reinterpret_cast<T*>(recv_of(p, r))[off + i] = acc;
+    Acc<T> acc = widen<T>(load_elem<T>(reinterpret_cast<const T*>(send_of(p, 0)) + off + i));
+    for (int r = 1; r < p.nranks; ++r)
+      acc = combine<T>(p.op, acc, widen<T>(load_elem<T>(reinterpret_cast<const T*>(send_of(p, r)) + off + i)));
+    const T out = narrow<T>(p.op, acc, true, p.nranks);
+    for (int r = out_first; r < out_end; ++r) reinterpret_cast<T*>(recv_of(p, r))[off + i] = out;
   }
 }
 

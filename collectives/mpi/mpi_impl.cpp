@@ -5,6 +5,7 @@
 // deadline of its own: the harness watchdog bounds them.
 #include <algorithm>
 #include <climits>
+#include <iterator>
 #include <cstdint>
 #include <cstring>
 #include <vector>
@@ -31,26 +32,38 @@ MPI_Datatype mpi_type(DataType t) {
     case DataType::uint64: return MPI_UINT64_T;
     case DataType::float16:
     case DataType::bfloat16: return MPI_UINT16_T;  // reduced with our own MPI_Op
+    case DataType::f8e4m3:
+    case DataType::f8e5m2: return MPI_UINT8_T;  // likewise
     case DataType::float32: return MPI_FLOAT;
     case DataType::float64: return MPI_DOUBLE;
   }
   return MPI_BYTE;
 }
 
-// inout = in op inout, with reduce_pair's arithmetic (halves through float, rounded per pair).
-template <typename T, ReduceOp OP>
-void half_reduce(void* in, void* inout, int* len, MPI_Datatype*) {
-  const T* a = static_cast<const T*>(in);
-  T* b = static_cast<T*>(inout);
-  for (int i = 0; i < *len; ++i) b[i] = reduce_pair<T>(OP, a[i], b[i]);
+// MPI has no half, bfloat16 or fp8 type: they travel as 16- or 8-bit integers and reduce with
+// these operations, the CPU executors' loops (reduce_pair's arithmetic, vectorised).
+constexpr DataType kNarrowTypes[] = {DataType::float16, DataType::bfloat16, DataType::f8e4m3, DataType::f8e5m2};
+constexpr int kNarrowTypeCount = static_cast<int>(std::size(kNarrowTypes));
+
+int narrow_index(DataType t) {
+  for (int i = 0; i < kNarrowTypeCount; ++i)
+    if (kNarrowTypes[i] == t) return i;
+  return -1;
 }
 
-template <typename T>
+// inout = in op inout.
+template <int TYPE, ReduceOp OP>
+void narrow_reduce(void* in, void* inout, int* len, MPI_Datatype*) {
+  static const ReduceKernels kernels(kNarrowTypes[TYPE], OP, 1);
+  kernels.reduce(inout, in, inout, static_cast<size_t>(*len));
+}
+
+template <int TYPE>
 void create_ops(MPI_Op (&ops)[4]) {
-  check_mpi(MPI_Op_create(&half_reduce<T, ReduceOp::sum>, 1, &ops[0]), "MPI_Op_create");
-  check_mpi(MPI_Op_create(&half_reduce<T, ReduceOp::prod>, 1, &ops[1]), "MPI_Op_create");
-  check_mpi(MPI_Op_create(&half_reduce<T, ReduceOp::min>, 1, &ops[2]), "MPI_Op_create");
-  check_mpi(MPI_Op_create(&half_reduce<T, ReduceOp::max>, 1, &ops[3]), "MPI_Op_create");
+  check_mpi(MPI_Op_create(&narrow_reduce<TYPE, ReduceOp::sum>, 1, &ops[0]), "MPI_Op_create");
+  check_mpi(MPI_Op_create(&narrow_reduce<TYPE, ReduceOp::prod>, 1, &ops[1]), "MPI_Op_create");
+  check_mpi(MPI_Op_create(&narrow_reduce<TYPE, ReduceOp::min>, 1, &ops[2]), "MPI_Op_create");
+  check_mpi(MPI_Op_create(&narrow_reduce<TYPE, ReduceOp::max>, 1, &ops[3]), "MPI_Op_create");
 }
 
 int op_index(ReduceOp op) {
@@ -86,7 +99,7 @@ class MpiBaseline final : public Implementation {
     int finalized = 0;
     MPI_Finalized(&finalized);
     if (finalized) return;
-    for (auto& per_type : half_ops_)
+    for (auto& per_type : narrow_ops_)
       for (MPI_Op& op : per_type)
         if (op != MPI_OP_NULL) MPI_Op_free(&op);
     if (comm_ != MPI_COMM_NULL) MPI_Comm_free(&comm_);
@@ -115,8 +128,10 @@ class MpiBaseline final : public Implementation {
     if (comm_ == MPI_COMM_NULL) {
       check_mpi(MPI_Comm_dup(ctx.comm, &comm_), "MPI_Comm_dup for the mpi baseline");
       MPI_Comm_set_errhandler(comm_, MPI_ERRORS_RETURN);
-      create_ops<half_t>(half_ops_[0]);
-      create_ops<bfloat16_t>(half_ops_[1]);
+      create_ops<0>(narrow_ops_[0]);
+      create_ops<1>(narrow_ops_[1]);
+      create_ops<2>(narrow_ops_[2]);
+      create_ops<3>(narrow_ops_[3]);
     }
     MPI_Comm_rank(comm_, &rank_);
     MPI_Comm_size(comm_, &n_);
@@ -247,8 +262,7 @@ class MpiBaseline final : public Implementation {
   }
 
   MPI_Op mpi_op(const CaseSpec& s) const {
-    if (s.dtype == DataType::float16) return half_ops_[0][op_index(s.op)];
-    if (s.dtype == DataType::bfloat16) return half_ops_[1][op_index(s.op)];
+    if (const int t = narrow_index(s.dtype); t >= 0) return narrow_ops_[t][op_index(s.op)];
     switch (s.op) {
       case ReduceOp::prod: return MPI_PROD;
       case ReduceOp::min: return MPI_MIN;
@@ -258,8 +272,10 @@ class MpiBaseline final : public Implementation {
   }
 
   MPI_Comm comm_ = MPI_COMM_NULL;
-  MPI_Op half_ops_[2][4] = {{MPI_OP_NULL, MPI_OP_NULL, MPI_OP_NULL, MPI_OP_NULL},
-                            {MPI_OP_NULL, MPI_OP_NULL, MPI_OP_NULL, MPI_OP_NULL}};
+  MPI_Op narrow_ops_[kNarrowTypeCount][4] = {{MPI_OP_NULL, MPI_OP_NULL, MPI_OP_NULL, MPI_OP_NULL},
+                                             {MPI_OP_NULL, MPI_OP_NULL, MPI_OP_NULL, MPI_OP_NULL},
+                                             {MPI_OP_NULL, MPI_OP_NULL, MPI_OP_NULL, MPI_OP_NULL},
+                                             {MPI_OP_NULL, MPI_OP_NULL, MPI_OP_NULL, MPI_OP_NULL}};
   int rank_ = 0, n_ = 1;
   std::vector<char> scratch_;  // in-place reduce-scatter's result before it goes into its block
   std::vector<int> send_counts_, send_displs_, recv_counts_, recv_displs_;  // alltoallv

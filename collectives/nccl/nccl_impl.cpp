@@ -11,6 +11,7 @@
 #include <cuda_runtime.h>
 #include <fmt/format.h>
 
+#include "collectives/nccl/nccl_config.h"
 #include "collectives/nccl/nccl_impls.h"
 #include "collectives/nccl/nccl_library.h"
 #include "collectives/nccl/nccl_profiler.h"
@@ -36,8 +37,41 @@ ncclDataType_t nccl_type(DataType t) {
     case DataType::bfloat16: return ncclBfloat16;
     case DataType::float32: return ncclFloat32;
     case DataType::float64: return ncclFloat64;
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 24, 0)
+    case DataType::f8e4m3: return ncclFloat8e4m3;
+    case DataType::f8e5m2: return ncclFloat8e5m2;
+#else
+    case DataType::f8e4m3:
+    case DataType::f8e5m2: break;  // unsupported() skips them
+#endif
   }
   return ncclFloat32;
+}
+
+// NCCL has fp8 from 2.24 (ncclFloat8e4m3, ncclFloat8e5m2) and reduces it only on compute
+// capability 9.0 and later: enqueue.cc refuses it below with "FP8 reduction support begins with
+// sm90 capable devices" (data movement runs anywhere), deciding from the job's lowest capability.
+constexpr int kFp8NcclVersion = 22400;
+constexpr int kFp8ReduceCapability = 90;
+
+std::optional<std::string> fp8_unsupported(const CaseSpec& s, int min_capability) {
+  if (s.dtype != DataType::f8e4m3 && s.dtype != DataType::f8e5m2) return std::nullopt;
+#if NCCL_VERSION_CODE < NCCL_VERSION(2, 24, 0)
+  return fmt::format("{} needs NCCL >= 2.24 at build time (nccl.h {}.{})", name(s.dtype), NCCL_MAJOR, NCCL_MINOR);
+#else
+  const NcclApi* api = nccl_api();
+  if (api && api->version < kFp8NcclVersion)
+    return fmt::format("{} needs NCCL >= 2.24, the library loaded is {} ({})", name(s.dtype), api->version_text(), api->path);
+  // NCCL (as installed on the H200 machine) refuses avg of fp8 with "invalid argument" where sum, prod,
+  // min and max run (evidence h200x1-20261201-r26).
+  if (has_reduce_op(s.coll) && s.op == ReduceOp::avg)
+    return fmt::format("NCCL does not take avg of {} (ncclAvg: invalid argument); sum, prod, min and max it does",
+                       name(s.dtype));
+  if (has_reduce_op(s.coll) && min_capability < kFp8ReduceCapability)
+    return fmt::format("NCCL reduces {} on compute capability >= 9.0 only; the lowest GPU of this job is {}.{}",
+                       name(s.dtype), min_capability / 10, min_capability % 10);
+  return std::nullopt;
+#endif
 }
 
 ncclRedOp_t nccl_op(ReduceOp op) {
@@ -71,6 +105,64 @@ class ScopedEnv {
   std::string old_;
   bool had_ = false, active_ = false;
 };
+
+// The NCCL a --nccl-config key needs (the release that added the ncclConfig_t field), checked
+// against the header at build time and the library loaded; 0 for the environment keys.
+int config_key_version(const NcclSetting& s) {
+  const std::string& key = s.key;
+  if (key == "trafficClass") return NCCL_VERSION(2, 26, 0);
+  if (key == "CTAPolicy") return nccl_cta_policy(s.value) == 2 ? NCCL_VERSION(2, 28, 0) : NCCL_VERSION(2, 27, 0);
+  if (key == "minCTAs" || key == "maxCTAs" || key == "cgaClusterSize" || key == "netName") return NCCL_VERSION(2, 17, 0);
+  return 0;
+}
+
+std::optional<std::string> config_unsupported(const NcclConfig& config, const char* variant) {
+  if (auto why = nccl_config_conflict(config)) return why;
+  for (const NcclSetting& s : config.settings) {
+    if (s.is_default()) continue;
+    for (const NcclConfigKey& k : nccl_config_keys())
+      if (k.overridden_by && s.key == k.name)
+        if (const char* env = std::getenv(k.overridden_by))
+          return fmt::format("{}={} in the environment overrides --nccl-config {} (NCCL resets the communicator's "
+                             "config from it): unset it", k.overridden_by, env, s.key);
+    if (s.key == "NCCL_ALGO" && (std::string_view(variant) == "nccl-ring" || std::string_view(variant) == "nccl-tree"))
+      return fmt::format("{} sets NCCL_ALGO itself; --nccl-config NCCL_ALGO applies to nccl and nccl-symm", variant);
+    const int need = config_key_version(s);
+    if (need > NCCL_VERSION_CODE)
+      return fmt::format("--nccl-config {} needs NCCL >= {}.{} at build time (nccl.h {}.{})", s.key, need / 10000,
+                         need % 10000 / 100, NCCL_MAJOR, NCCL_MINOR);
+    const NcclApi* api = nccl_api();
+    if (api && api->version < need)
+      return fmt::format("--nccl-config {} needs NCCL >= {}.{}, the library loaded is {} ({})", s.key, need / 10000,
+                         need % 10000 / 100, api->version_text(), api->path);
+  }
+  return std::nullopt;
+}
+
+// The ncclConfig_t fields of `config` (values checked by nccl_config_combinations; config_unsupported
+// refused those this header lacks). netName points into `config`, which outlives the communicator's creation.
+void apply_config(const NcclConfig& config, ncclConfig_t& c) {
+  for (const NcclSetting& s : config.settings) {
+    if (s.is_default()) continue;
+    if (s.key == "minCTAs") c.minCTAs = std::stoi(s.value);
+    else if (s.key == "maxCTAs") c.maxCTAs = std::stoi(s.value);
+    else if (s.key == "cgaClusterSize") c.cgaClusterSize = std::stoi(s.value);
+    else if (s.key == "netName") c.netName = s.value.c_str();
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 26, 0)
+    else if (s.key == "trafficClass") c.trafficClass = std::stoi(s.value);
+#endif
+#if NCCL_VERSION_CODE >= NCCL_VERSION(2, 27, 0)
+    else if (s.key == "CTAPolicy") c.CTAPolicy = nccl_cta_policy(s.value);
+#endif
+  }
+}
+
+// The value `config` gives environment key `key` (NCCL_ALGO, NCCL_PROTO), else `fallback`.
+const char* config_env(const NcclConfig& config, const char* key, const char* fallback) {
+  for (const NcclSetting& s : config.settings)
+    if (s.key == key && !s.is_default()) return s.value.c_str();
+  return fallback;
+}
 
 // ncclMemAlloc memory; remembers each allocation so that windows cover whole allocations.
 class SymmetricAllocator final : public Allocator {
@@ -115,7 +207,7 @@ std::optional<std::string> shared_gpu_reason(const ImplContext& ctx) {
 
 class NcclImpl final : public Implementation {
  public:
-  explicit NcclImpl(Variant v) : variant_(v) {}
+  explicit NcclImpl(Variant v, NcclConfig config = {}) : variant_(v), config_(std::move(config)) {}
   ~NcclImpl() override {
     detach();
     if (comm_) {
@@ -138,6 +230,7 @@ class NcclImpl final : public Implementation {
   std::optional<std::string> refuses(const ImplContext& ctx) const override {
     std::string why;
     if (!nccl_api(&why)) return why;
+    if (auto why_config = config_unsupported(config_, variant_name())) return why_config;
     if (auto no_path = nccl_path_refusal()) return no_path;  // the path asked for has no NCCL (ofi without its plugin)
     return shared_gpu_reason(ctx);
   }
@@ -145,6 +238,7 @@ class NcclImpl final : public Implementation {
   std::optional<std::string> unsupported(const CaseSpec& s, const ImplContext& ctx) const override {
     if (auto why = undeclared_collective(*this, variant_name(), s.coll)) return why;
     if (ctx.device != Device::gpu) return "NCCL runs on GPU ranks";
+    if (auto why = fp8_unsupported(s, min_capability_)) return why;
     if (variant_ == Variant::symm) {
 #if NCCL_VERSION_CODE >= NCCL_VERSION(2, 27, 0)
       const NcclApi* api = nccl_api();
@@ -170,13 +264,19 @@ class NcclImpl final : public Implementation {
       fail(ExitCode::runtime, "MPI_Bcast of the NCCL unique id failed");
     setenv("NCCL_NVLS_ENABLE", "0", 0);  // never NVLink SHARP unless the user asked for it
     enable_nccl_choice_probe();
-    ScopedEnv algo("NCCL_ALGO", variant_ == Variant::ring ? "Ring" : variant_ == Variant::tree ? "Tree" : nullptr);
+    // NCCL reads NCCL_ALGO and NCCL_PROTO when it tunes a new communicator (nccl_config.h).
+    ScopedEnv algo("NCCL_ALGO", config_env(config_, "NCCL_ALGO", variant_ == Variant::ring   ? "Ring"
+                                                               : variant_ == Variant::tree ? "Tree"
+                                                                                           : nullptr));
+    ScopedEnv proto("NCCL_PROTO", config_env(config_, "NCCL_PROTO", nullptr));
     CCB_CUDA(cudaSetDevice(ctx.cuda_device));
+    min_capability_ = lowest_capability(ctx);
     // A blocking communicator, as nccl-tests uses: a non-blocking one (config.blocking = 0)
     // made every small collective take 50-120 us (h200x2-20261130-sweep-32f952a). A hang in
     // initialisation is bounded by the harness's watchdog instead.
     ncclConfig_t config = NCCL_CONFIG_INITIALIZER;
     config.blocking = 1;
+    apply_config(config_, config);
     ncclComm_t comm = nullptr;
     CCB_NCCL(api_->CommInitRankConfig(&comm, nranks_, id, rank_, &config));
     comm_ = comm;
@@ -314,6 +414,17 @@ class NcclImpl final : public Implementation {
     return CCB_NCCL(api_->GroupEnd());
   }
 
+  // The job's lowest compute capability (major * 10 + minor), agreed over the ranks as NCCL does.
+  static int lowest_capability(const ImplContext& ctx) {
+    int major = 0, minor = 0;
+    CCB_CUDA(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, ctx.cuda_device));
+    CCB_CUDA(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, ctx.cuda_device));
+    int mine = major * 10 + minor, lowest = mine;
+    if (MPI_Allreduce(&mine, &lowest, 1, MPI_INT, MPI_MIN, ctx.comm) != MPI_SUCCESS)
+      fail(ExitCode::runtime, "MPI_Allreduce of the GPUs' compute capability failed");
+    return lowest;
+  }
+
   const char* variant_name() const {
     switch (variant_) {
       case Variant::automatic: return "nccl";
@@ -346,11 +457,13 @@ class NcclImpl final : public Implementation {
   }
 
   Variant variant_;
+  NcclConfig config_;  // --nccl-config: this communicator's settings
   const NcclApi* api_ = nullptr;  // set by setup(), which refuses() lets run only with NCCL loaded
   ImplContext ctx_;
   std::atomic<ncclComm_t> comm_{nullptr};  // the watchdog thread may abort it
   cudaStream_t stream_ = nullptr;
   int rank_ = 0, nranks_ = 1;
+  int min_capability_ = 0;  // set by setup(), before any unsupported()
   SymmetricAllocator symm_alloc_;
 #if NCCL_VERSION_CODE >= NCCL_VERSION(2, 27, 0)
   std::vector<ncclWindow_t> windows_;
@@ -365,6 +478,14 @@ std::unique_ptr<Implementation> make_nccl_default() { return std::make_unique<Nc
 std::unique_ptr<Implementation> make_nccl_ring() { return std::make_unique<NcclImpl>(Variant::ring); }
 std::unique_ptr<Implementation> make_nccl_tree() { return std::make_unique<NcclImpl>(Variant::tree); }
 std::unique_ptr<Implementation> make_nccl_symm() { return std::make_unique<NcclImpl>(Variant::symm); }
+
+std::unique_ptr<Implementation> make_nccl_configured(std::string_view variant, const NcclConfig& config) {
+  const Variant v = variant == "nccl-ring"   ? Variant::ring
+                    : variant == "nccl-tree" ? Variant::tree
+                    : variant == "nccl-symm" ? Variant::symm
+                                             : Variant::automatic;
+  return std::make_unique<NcclImpl>(v, config);
+}
 
 std::string nccl_library_version() {
   std::string why;

@@ -9,22 +9,34 @@
 
 namespace ccbench {
 
+namespace {
+
+// The median of the latest runs of the other hosts of `after`'s kind in the history `db`.
+ResultSet fleet_of(const ResultSet& after, const std::string& db) {
+  const History history(db, HistoryAccess::read);
+  const std::string kind = node_kind(after.context), host = run_host(after.context);
+  int hosts = 0, damaged = 0;
+  ResultSet fleet;
+  fleet.csv_path = db;
+  fleet.rows = history.fleet_median(kind, host, &hosts, &damaged);
+  if (hosts == 0)
+    fail(ExitCode::precondition, "compare --against-fleet: {} holds no run of another node of kind '{}' (this one: {})",
+         db, kind, host);
+  fmt::print("# against the fleet: median of the latest runs of {} other host{} of kind '{}' in {}\n", hosts,
+             hosts == 1 ? "" : "s", kind, db);
+  if (damaged > 0)
+    fmt::print("# against the fleet: {} stored row{} with impossible values left out of the median\n", damaged,
+               damaged == 1 ? "" : "s");
+  return fleet;
+}
+
+}  // namespace
+
 int run_compare(const CompareRequest& req) {
   const ResultSet after = read_result_set(req.runs.back());
-  ResultSet before = req.runs.size() > 1 ? read_result_set(req.runs.front()) : after;
-  if (!req.fleet_db.empty()) {
-    const History history(req.fleet_db);
-    const std::string kind = node_kind(after.context), host = run_host(after.context);
-    int hosts = 0;
-    before.rows = history.fleet_median(kind, host, &hosts);
-    before.context = Json::object();
-    if (hosts == 0)
-      fail(ExitCode::precondition, "compare --against-fleet: {} holds no run of another node of kind '{}' (this one: {})",
-           req.fleet_db, kind, host);
-    fmt::print("# against the fleet: median of the latest runs of {} other host{} of kind '{}' in {}\n", hosts,
-               hosts == 1 ? "" : "s", kind, req.fleet_db);
-  }
-  CompareResult r = compare_runs(before.rows, after.rows, req.options, before.context, after.context);
+  const ResultSet before =
+      !req.fleet_db.empty() ? fleet_of(after, req.fleet_db) : req.runs.size() > 1 ? read_result_set(req.runs.front()) : after;
+  CompareResult r = compare_runs(before, after, req.options);
   fmt::print("{}", r.text);
   return r.failures ? static_cast<int>(ExitCode::threshold) : 0;
 }

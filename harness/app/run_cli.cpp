@@ -25,6 +25,7 @@ namespace {
 
 constexpr long long kMaxMisalignElements = 1 << 20;
 constexpr int kMaxRank = 1 << 30;
+constexpr const char* kTrainingGroup = "Training workloads";
 constexpr const char* kNcclTestsGroup = "nccl-tests flags (same meaning; a value ccbench cannot honour is refused)";
 const std::vector<std::string> kFormats = {"table", "csv", "json", "md"};
 
@@ -83,6 +84,7 @@ RunCommand::RunCommand(CLI::App& app)
   add_what_options();
   add_control_options();
   telemetry::add_options(set_, o_.telemetry);
+  add_training_options();
   add_ib_options(set_, o_.ib, true);
   add_ofi_options(set_, o_.ofi);
   set_.group(kNcclTestsGroup);
@@ -185,6 +187,23 @@ void RunCommand::add_control_options() {
   set_.number({"--straggler-threshold", "name a rank whose median time is this fraction behind the median rank's "
                                         "(0.2 = 20 %)"},
               o_.straggler_threshold, {.lo = 0.001, .hi = 100, .what = "a fraction"}, "FRACTION");
+}
+
+void RunCommand::add_training_options() {
+  set_.group(kTrainingGroup);
+  set_.value({"--overlap", "a compute load on every GPU's own stream through each row's timed phases: gemm[:N] = "
+                           "cuBLAS bf16 GEMM N^3, membw[:SIZE] = a copy kernel between two buffers of SIZE; rows get "
+                           "its throughput alone and during"},
+             "KIND", overlap_valid(), "none", [this](const std::string& v) {
+               o_.overlap = parse_overlap(v);
+               overlap_ = v;
+             });
+  set_.value({"--nccl-config", "one NCCL communicator per combination of the values given, its rows labelled in the "
+                               "nccl_config column; repeat it for more keys (every combination is measured); the value "
+                               "default leaves a key as NCCL has it"},
+             "KEY=V1,V2", nccl_config_valid(), "", [this](const std::string& v) { nccl_config_.push_back(v); })
+      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  set_.group("");
 }
 
 void RunCommand::nccl_flag(const cli::Spec& spec, long long lo, long long hi, const std::string& shown_default,
@@ -368,6 +387,14 @@ RunOptions RunCommand::finish(const std::string& command_line) {
   o_.accept_rules = acceptance_rules(accept_, min_busbw_, "--accept");
   o_.history_db = history_path(o_.history_db);
   telemetry::check_options(o_.telemetry);
+  o_.nccl_configs = nccl_config_combinations(nccl_config_);
+  if (!o_.nccl_configs.empty() && impl_ != "all" && impl_ != "default" &&
+      std::none_of(o_.impls.begin(), o_.impls.end(), [](const std::string& i) { return i.rfind("nccl", 0) == 0; }))
+    fail(ExitCode::usage, "--nccl-config sets up NCCL communicators, and --impl {} names no NCCL implementation (add "
+         "nccl, nccl-ring, nccl-tree or nccl-symm)", impl_);
+  if (o_.overlap.kind != LoadKind::none && (o_.device == DeviceChoice::cpu || o_.groups != "world"))
+    fail(ExitCode::usage, "--overlap {} runs on GPU ranks over the whole job: not with {}", overlap_,
+         o_.device == DeviceChoice::cpu ? "--device cpu" : "--groups " + o_.groups);
   validate_ib_options(o_.ib);
   o_.ofi.hmem = o_.ib.gpudirect;  // one flag for both: where GPU ranks' FIFO slots live
   read_nccl_tests_environment(o_);

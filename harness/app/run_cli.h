@@ -25,6 +25,7 @@ class RunCommand {
   void add_sweep_options();
   void add_what_options();
   void add_control_options();
+  void add_training_options();  // --overlap, --nccl-config
   void add_nccl_tests_options();
   void add_nccl_tests_refusals();
   // An nccl-tests flag taking a whole number from lo to hi; `use` maps the value (returning a
@@ -39,7 +40,8 @@ class RunCommand {
   cli::OptionSet set_;
   RunOptions o_;
   // As given, read by finish(): they depend on each other.
-  std::string impl_ = "default", out_, ring_order_ = "rank", accept_;
+  std::string impl_ = "default", out_, ring_order_ = "rank", accept_, overlap_ = "none";
+  std::vector<std::string> nccl_config_;  // --nccl-config, one KEY=V1,V2 each
   std::vector<std::string> formats_{"table", "csv", "json", "md"};
   double min_busbw_ = 0;
   int check_ = 1;           // -c

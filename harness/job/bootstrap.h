@@ -2,7 +2,10 @@
 // MPI start-up and the agreements every rank takes part in.
 #include <chrono>
 #include <string>
+#include <utility>
 #include <vector>
+
+#include <fmt/format.h>
 
 #include <mpi.h>
 
@@ -61,6 +64,14 @@ Outcome run_catching(F&& step) {
 // Every rank's outcome agreed: the most severe code, and on every rank the failures as
 // "rank R: message; rank S: message" ("failed on another rank" if none left a message).
 Outcome agree_outcome(MPI_Comm comm, const Outcome& mine);
+
+// Collective: runs `step` on every rank; if it failed anywhere, every rank throws the agreed
+// error, its message prefixed with `what` ("--overlap: rank 1: ...").
+template <typename F>
+void agreed_step(MPI_Comm comm, const char* what, F&& step) {
+  const Outcome agreed = agree_outcome(comm, run_catching(std::forward<F>(step)));
+  if (agreed.code != ExitCode::ok) throw Error::agreed(agreed.code, fmt::format("{}: {}", what, agreed.message));
+}
 
 // Every rank's `text` on rank 0 (other ranks get an empty vector).
 std::vector<std::string> gather_strings(MPI_Comm comm, const std::string& text);

@@ -1,7 +1,9 @@
 // Micro-benchmarks of the CPU side of a measurement:
 //   - the reduce loops of the CPU executors (collectives/cpu/reduce_kernels.h) against memcpy
 //     and two candidate loops (float16 through F16C, float with streaming stores), in L1, L2, L3
-//     and DRAM; bytes/s count every byte read plus every byte written;
+//     and DRAM; bytes/s count every byte read plus every byte written; half, bfloat16 and fp8
+//     against float at the same byte sizes (scripts/narrow-reduce-bench.sh alternates and
+//     repeats them);
 //   - two cores handing a cache line and a stream of slots to each other (the ceiling of the
 //     CPU channels);
 //   - the CPU backend's pattern fill, poison and compare (harness/cpu_backend.cpp);
@@ -67,7 +69,7 @@ void fill_small(Buffer& b) {
   const std::size_t n = b.bytes / sizeof(T);
   for (std::size_t i = 0; i < n; ++i) {
     const int v = static_cast<int>(i % 5) - 2;
-    if constexpr (is_half_like<T>) d[i] = T::from_float(static_cast<float>(v));
+    if constexpr (is_narrow_float<T>) d[i] = T::from_float(static_cast<float>(v));
     else d[i] = static_cast<T>(v);
   }
 }
@@ -84,6 +86,8 @@ void BM_Reduce(benchmark::State& state) {
   const DataType type = std::is_same_v<T, float>        ? DataType::float32
                         : std::is_same_v<T, half_t>     ? DataType::float16
                         : std::is_same_v<T, bfloat16_t> ? DataType::bfloat16
+                        : std::is_same_v<T, fp8_e4m3_t> ? DataType::f8e4m3
+                        : std::is_same_v<T, fp8_e5m2_t> ? DataType::f8e5m2
                                                         : DataType::int8;
   std::vector<std::unique_ptr<Buffer>> bufs;
   const void* src[kMaxReduceSrc];
@@ -201,6 +205,8 @@ BENCHMARK(BM_Reduce<float>)->Apply([](auto* b) {
 BENCHMARK(BM_Reduce<float>)->Args({64 * MiB, 2, 1})->ArgNames({"bytes", "in", "out"})->Threads(2)->UseRealTime();
 BENCHMARK(BM_Reduce<half_t>)->Apply([](auto* b) { Sizes(b, {2, 1}); })->ArgNames({"bytes", "in", "out"});
 BENCHMARK(BM_Reduce<bfloat16_t>)->Apply([](auto* b) { Sizes(b, {2, 1}); })->ArgNames({"bytes", "in", "out"});
+BENCHMARK(BM_Reduce<fp8_e4m3_t>)->Apply([](auto* b) { Sizes(b, {2, 1}); })->ArgNames({"bytes", "in", "out"});
+BENCHMARK(BM_Reduce<fp8_e5m2_t>)->Apply([](auto* b) { Sizes(b, {2, 1}); })->ArgNames({"bytes", "in", "out"});
 BENCHMARK(BM_Reduce<std::int8_t>)->Apply([](auto* b) { Sizes(b, {2, 1}); })->ArgNames({"bytes", "in", "out"});
 #if defined(__x86_64__)
 BENCHMARK(BM_HalfSumF16C)->Apply([](auto* b) { Sizes(b, {}); })->ArgNames({"bytes"});

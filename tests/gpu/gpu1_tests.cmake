@@ -145,3 +145,80 @@ if(CCBENCH_HAVE_CUDA)
   set_tests_properties(gpu1_oneshot_sequence PROPERTIES LABELS "gpu;gpu1" SKIP_RETURN_CODE 77 TIMEOUT 120
                        RUN_SERIAL TRUE)
 endif()
+
+# ---- Training conditions (docs/guides/training.md) ----------------------------------------------
+# FP8 through every kernel of ours that reduces or moves it, every op, both placements, 2 and 3
+# ranks (3: avg divides by 3, whose fp8 is off by 3 %, and a tree node reduces two children):
+# every element checked against the exact result (collectives/verifiable.h).
+ccbench_gpu1_test(gpu1_fp8_2 2
+                  "ring:allreduce,reducescatter,reduce,allgather tree:allreduce oneshot:allreduce twoshot:allreduce ce:allgather"
+                  "ring=p2p tree=p2p oneshot=p2p twoshot=p2p ce=p2p" ""
+                  --collective allreduce,reducescatter,reduce,allgather --impl ring,tree,oneshot,twoshot,ce --root 1
+                  -d f8e4m3,f8e5m2 -o sum,prod,min,max,avg -b 4 -e 256K -f 16 -n 2 -w 1 --timeout 90)
+ccbench_gpu1_test(gpu1_fp8_three_ranks 3 "ring:allreduce,reducescatter tree:allreduce oneshot:allreduce twoshot:allreduce"
+                  "" ""
+                  --collective allreduce,reducescatter --impl ring,tree,oneshot,twoshot -d f8e4m3,f8e5m2
+                  -o sum,avg,max -b 3 -e 192K -f 16 -n 2 -w 1 --timeout 90)
+# NCCL's fp8 (NCCL >= 2.24, reductions on compute capability >= 9.0): one rank, and two ranks over
+# NET/Socket between emulated nodes, where NCCL reduces what our check expects.
+ccbench_gpu1_test(gpu1_nccl_fp8_one_rank 1 "nccl:allreduce,allgather,reducescatter,reduce" "" ""
+                  --collective allreduce,allgather,reducescatter,reduce --impl nccl -d f8e4m3,f8e5m2
+                  -o sum,prod,min,max,avg -b 4 -e 1M -f 16 -n 2 -w 1 --timeout 60)
+ccbench_gpu1_test(gpu1_nccl_fp8_emulated_2 2 "nccl:allreduce,allgather,reducescatter ring:allreduce"
+                  "nccl=~NET/Socket ring=net/tcp" ""
+                  --emulate-nodes 2 --collective allreduce,allgather,reducescatter --impl nccl,ring
+                  -d f8e4m3,f8e5m2 -o sum,avg,min -b 4 -e 1M -f 16 -n 2 -w 1 --timeout 90)
+# One element of an fp8 all-reduce's output corrupted: found and named (exit code 1).
+ccbench_gpu1_fault_test(gpu1_fault_corrupt_fp8 2 "corrupt:rank=1,size=64K,index=7" 1 "rank 1 (host"
+                        --impl ring --collective allreduce -d f8e4m3 -o sum -b 16K -e 256K -f 4 -n 2 -w 1)
+
+set(_gpu1_training ${CMAKE_CURRENT_SOURCE_DIR}/gpu/training_check.py)
+# ccbench_gpu1_training_test(NAME RANKS MEASURED CHECK-ENV ccbench-args...): measured_check.py's
+# MEASURED, then training_check.py with CHECK-ENV ("VAR=value;VAR=value").
+function(ccbench_gpu1_training_test name ranks measured check_env)
+  add_test(NAME ${name} COMMAND ${_gpu1_runner} $<TARGET_FILE:ccbench> ${ranks} ${ARGN})
+  set(env "CCBENCH_ONE_GPU=1" "CCBENCH_RESULT_CHECK=${_gpu1_measured} ${_gpu1_training}"
+          "CCBENCH_EXPECT_MEASURED=${measured}" ${check_env})
+  set_tests_properties(${name} PROPERTIES LABELS "gpu;gpu1" SKIP_RETURN_CODE 77 TIMEOUT 300 RUN_SERIAL TRUE
+                       ENVIRONMENT "${env}")
+endfunction()
+# --overlap: a cuBLAS GEMM and our copy kernel beside every implementation's timed phases, rates
+# alone and during in every eager row; CUDA-graph rows without it (out of place: replayed in-place
+# all-reduce rows are not checked; up to 512 KiB: one-shot's limit at bfloat16).
+ccbench_gpu1_training_test(gpu1_overlap_gemm_2 2 "ring:allreduce,allgather ce:allgather oneshot:allreduce"
+                           "CCBENCH_EXPECT_LOAD=gemm"
+                           --overlap gemm:2048 --collective allreduce,allgather --impl ring,ce,oneshot -d bfloat16
+                           -o sum -b 64K -e 512K -f 8 -n 4 -w 1 -G 1 --in-place no --timeout 120)
+ccbench_gpu1_training_test(gpu1_overlap_membw_2 2 "ring:allreduce twoshot:allreduce" "CCBENCH_EXPECT_LOAD=membw"
+                           --overlap membw:256M --collective allreduce --impl ring,twoshot -b 1M -e 16M -f 4 -n 4 -w 1
+                           --timeout 120)
+ccbench_gpu1_training_test(gpu1_overlap_nccl_one_rank 1 "nccl:allreduce" "CCBENCH_EXPECT_LOAD=gemm"
+                           --overlap gemm --collective allreduce --impl nccl -b 1M -e 64M -f 8 -n 4 -w 1 --timeout 120)
+# --energy: NVML's counter over windows of >= 1 s, every eager row; two ranks on one GPU count it once.
+ccbench_gpu1_training_test(gpu1_energy_1 1 "nccl:allreduce,allgather"
+                           "CCBENCH_EXPECT_ENERGY=1;CCBENCH_EXPECT_ENERGY_GPUS=1"
+                           --energy on --collective allreduce,allgather --impl nccl -b 64M -e 64M -n 4 -w 1 --timeout 120)
+ccbench_gpu1_training_test(gpu1_energy_shared_2 2 "ring:allreduce ce:allgather"
+                           "CCBENCH_EXPECT_ENERGY=1;CCBENCH_EXPECT_ENERGY_GPUS=1"
+                           --energy on --collective allreduce,allgather --impl ring,ce -b 16M -e 16M -n 4 -w 1
+                           --in-place no --timeout 120)
+# --nccl-config: two settings in one launch, each its own communicator and rows; NCCL's own report
+# (the algorithm column) shows each ran the protocol it was given. Across emulated nodes, as NCCL
+# refuses two ranks of a node on one GPU.
+ccbench_gpu1_training_test(gpu1_nccl_config_emulated_2 2 "nccl:allreduce"
+                           "CCBENCH_EXPECT_CONFIGS=nccl:NCCL_PROTO=Simple|NCCL_PROTO=LL"
+                           --emulate-nodes 2 --nccl-config NCCL_PROTO=Simple,LL --collective allreduce --impl nccl
+                           -b 4K -e 1M -f 16 -n 2 -w 1 --timeout 120)
+ccbench_gpu1_training_test(gpu1_nccl_config_one_rank 1 "nccl:allreduce,allgather"
+                           "CCBENCH_EXPECT_CONFIGS=nccl:maxCTAs=default|maxCTAs=2"
+                           --nccl-config maxCTAs=default,2 --collective allreduce,allgather --impl nccl -b 4K -e 4M
+                           -f 32 -n 2 -w 1 --timeout 60)
+
+# The kernels' data loop on one GPU, one process (tests/gpu/reduce_copy_bench.cu): int8 and half
+# buffers aligned, equally misaligned and misaligned differently, reduce_copy against the
+# element-by-element loop on the same buffers; every result checked. A measurement, so its own
+# target run by hand or by a GPU call: build/tests/ccbench_reduce_copy_bench.
+if(CCBENCH_HAVE_CUDA)
+  add_executable(ccbench_reduce_copy_bench ${CMAKE_CURRENT_SOURCE_DIR}/gpu/reduce_copy_bench.cu)
+  target_include_directories(ccbench_reduce_copy_bench PRIVATE ${PROJECT_SOURCE_DIR})
+endif()

@@ -44,7 +44,7 @@ void failure(fmt::format_string<Args...> f, Args&&... args) {
 
 template <typename T>
 std::string show(T v) {
-  if constexpr (is_half_like<T>) return fmt::format("{}", v.to_float());
+  if constexpr (is_narrow_float<T>) return fmt::format("{}", v.to_float());
   else if constexpr (sizeof(T) == 1) return fmt::format("{}", static_cast<int>(v));
   else return fmt::format("{}", v);
 }
@@ -130,7 +130,7 @@ long run_case(Implementation& impl, const std::string& label, const Case& c, lon
       send[i] = collective_input<T>(c.coll, c.op, c.seed, g_rank, i, g_n);
     if (corrupt_index >= 0 && g_rank == g_n - 1) {
       T& x = send[corrupt_index];
-      if constexpr (is_half_like<T>) x.bits ^= 0x0400;
+      if constexpr (is_narrow_float<T>) x.bits ^= sizeof(x) == 1 ? 0x10 : 0x0400;  // an exponent bit
       else x = static_cast<T>(x + 1);
     }
 

@@ -539,6 +539,19 @@ def mismatch(opts):
 # ---- the results folder, output errors and how a job ends ----
 
 SMALL = ["--device", "cpu", "--collective", "allreduce", "--impl", "ring", "-b", "1K", "-e", "16K", "-n", "2", "-w", "1"]
+
+
+def small_with(args):
+    """SMALL with `args` in place of its own value of each flag they give (a flag given twice is
+    a usage error of its own)."""
+    given, out, i = {a for a in args if a.startswith("-")}, [], 0
+    while i < len(SMALL):
+        if SMALL[i] in given:
+            i += 2
+            continue
+        out.append(SMALL[i])
+        i += 1
+    return out + args
 SKIP = 77  # ctest's SKIP_RETURN_CODE for these scenarios
 
 
@@ -726,7 +739,7 @@ def usage_error_any_rank(opts):
         env = dict(os.environ, **env)
         xs = [x for k in env if k.startswith("CCBENCH_") for x in ("-x", k)]
         cmd = [opts.mpiexec, "--oversubscribe", "--allow-run-as-root"] + xs + ["-np", "1"] + late + \
-              [opts.ccbench] + SMALL + args + ["--out", "none", ":", "-np", "3", opts.ccbench] + SMALL + args + \
+              [opts.ccbench] + small_with(args) + ["--out", "none", ":", "-np", "3", opts.ccbench] + small_with(args) + \
               ["--out", "none"]
         print("$ " + " ".join(cmd))
         start = time.monotonic()
@@ -739,7 +752,7 @@ def usage_error_any_rank(opts):
         said_once(r, text)
         check(len(errors(r)) == 1, f"{len(errors(r))} error lines, expected 1")
     cmd = [opts.mpiexec, "--oversubscribe", "--allow-run-as-root", "-np", "1", opts.ccbench] + SMALL + \
-          ["--out", "none", ":", "-np", "1", opts.ccbench] + SMALL + ["-n", "0", "--out", "none"]
+          ["--out", "none", ":", "-np", "1", opts.ccbench] + small_with(["-n", "0"]) + ["--out", "none"]
     print("$ " + " ".join(cmd))
     start = time.monotonic()
     p = subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=120)
@@ -798,8 +811,9 @@ def terminate_quiet(opts):
 
 
 def verdicts_quiet(opts):
-    """Runs that end with a verdict (--min-busbw, --accept, a --db that cannot be written) on 4
-    ranks: the verdict's exit code, and no rank says it was terminated."""
+    """Runs that end with a verdict (--min-busbw, --accept) on 4 ranks, and one refused for a --db
+    that cannot be written (before measuring, with the system's reason and exit 2 as an --out that
+    cannot be written): the exit code, and no rank says it was terminated."""
     folder = tempfile.mkdtemp(prefix="ccbench-verdict-")
     rules = os.path.join(folder, "rules.yaml")
     with open(rules, "w", encoding="utf-8") as f:
@@ -807,12 +821,13 @@ def verdicts_quiet(opts):
     db = os.path.join(folder, "history.db")
     undo = make_unwritable(db, "")  # empty: a store not yet made, which rank 0 alone makes (and cannot)
     try:
-        for args, code in ((["--min-busbw", "1000"], 4), (["--accept", rules], 4), (["--db", db], 3)):
+        for args, code in ((["--min-busbw", "1000"], 4), (["--accept", rules], 4), (["--db", db], 2)):
             for _ in range(2):  # the ranks end at nearly the same time: a race, tried twice
                 r = job(opts, SMALL + args + ["--out", "none"], ranks=4)
                 check(r.rc == code, f"{' '.join(args)}: exit code {r.rc}, expected {code}")
                 check("was terminated by" not in r.err, f"{' '.join(args)}: a rank says it was terminated")
                 check(r.elapsed < STARTUP_S, f"{' '.join(args)}: took {r.elapsed:.1f} s")
+        said_once(r, f"history {db}: cannot write: ")
     finally:
         undo()
     shutil.rmtree(folder, ignore_errors=True)

@@ -1,5 +1,7 @@
 // results/accept: rules on crafted results (each check kind, not-available columns, nodes and
 // links), malformed rule files, and the example rules on the 2 x H200 baseline.
+#include <cmath>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -83,8 +85,10 @@ rules:
 TEST(Accept, EachFailureKindNamesTheRowsThatBrokeIt) {
   ResultSet run = one_node_run();
   run.rows[0].time_median_us = 40;             // latency
+  run.rows[0].time_p95_us = run.rows[0].time_max_us = 41;
   run.rows[1].time_cv = 0.3;                   // variation
   run.rows[1].time_p95_us = 17 * 1.5;
+  run.rows[1].time_max_us = 17 * 1.6;
   run.rows[2].busbw_gbps = 250;                // bandwidth
   run.rows[2].wrong = 3;                       // correctness
   run.rows[2].status = RowStatus::wrong;
@@ -213,6 +217,47 @@ TEST(Accept, MinBusbwQuickForm) {
   EXPECT_EQ(r.text().find("size 8 B"), std::string::npos) << r.text();
   rules = {min_busbw_rule(70)};
   EXPECT_TRUE(evaluate_rules(rules, {one_node_run()}).passed);
+}
+
+// The rows of one_node_run() with `value` in every time and bandwidth figure, as a damaged or
+// hand-edited results.csv holds them; lines 3 to 5 of "results.csv".
+ResultSet damaged_run(double value) {
+  ResultSet s = one_node_run();
+  s.csv_path = "results.csv";
+  s.lines = {3, 4, 5};
+  for (RunRecord& r : s.rows)
+    for (double* f : {&r.time_avg_us, &r.time_median_us, &r.time_min_us, &r.time_p95_us, &r.time_max_us, &r.time_cv,
+                      &r.algbw_gbps, &r.busbw_gbps, &r.busbw_median_gbps})
+      *f = value;
+  return s;
+}
+
+TEST(Accept, DamagedValuesFailEveryCheckNeverPass) {
+  const std::string rules = R"(rules:
+  - name: all
+    require: {min_busbw: 1, max_latency_us: 1000000, max_time_cv: 100, max_p95_over_median: 100}
+)";
+  for (double value : {std::nan(""), -1.0, std::numeric_limits<double>::infinity()}) {
+    const AcceptReport r = check(rules, {damaged_run(value)});
+    EXPECT_FALSE(r.passed) << value << "\n" << r.text();
+    ASSERT_EQ(r.rules.size(), 1u);
+    ASSERT_EQ(r.rules[0].checks.size(), 4u);
+    for (const CheckVerdict& c : r.rules[0].checks) {
+      EXPECT_EQ(c.state, CheckState::fail) << value << " " << c.check;
+      EXPECT_EQ(c.broken.size(), 3u) << value << " " << c.check;
+    }
+    EXPECT_NE(r.text().find("DAMAGED, not judged (results.csv:4: time_avg[us] is "), std::string::npos) << r.text();
+    std::vector<Rule> quick = {min_busbw_rule(1)};
+    EXPECT_FALSE(evaluate_rules(quick, {damaged_run(value)}).passed) << value;  // --min-busbw
+  }
+}
+
+TEST(Accept, AForeignColumnThatIsNotAFiniteNumberFails) {
+  ResultSet s = one_node_run();
+  for (auto& e : s.extra) e[kTemperatureColumn] = "nan";
+  const AcceptReport r = check("rules:\n  - require: {max_temperature_c: 90}\n", {s});
+  EXPECT_FALSE(r.passed) << r.text();
+  EXPECT_NE(r.text().find("DAMAGED, not judged (row 2: gpu_temp_max[C] is nan)"), std::string::npos) << r.text();
 }
 
 TEST(Accept, BadRuleFilesNameFileLineAndWhatIsExpected) {

@@ -8,11 +8,13 @@
 #include <thread>
 #include <vector>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <sqlite3.h>
 
 #include "core/error.h"
 #include "results/history.h"
+#include "results/row_check.h"
 
 namespace ccbench {
 namespace {
@@ -25,8 +27,9 @@ std::string temp_db(const std::string& name) {
   return path;
 }
 
-Json context_of(const std::string& host, const std::string& gpu = "NVIDIA H200") {
-  return Json{{"started_utc", "2026-11-30T10:00:00Z"}, {"git_hash", "abc123"}, {"device", "gpu"},
+Json context_of(const std::string& host, const std::string& gpu = "NVIDIA H200",
+                const std::string& started = "2026-11-30T10:00:00Z") {
+  return Json{{"started_utc", started}, {"git_hash", "abc123"}, {"device", "gpu"},
               {"ranks_per_node", 2}, {"command_line", "ccbench -b 8"},
               {"ranks_detail", Json::array({{{"rank", 0}, {"host", host}}})},
               {"nodes_detail", Json::array({{{"host", host},
@@ -44,8 +47,9 @@ RunRecord row(std::uint64_t bytes, double busbw) {
   r.op = "sum";
   r.bytes = bytes;
   r.ranks = 2;
-  r.busbw_gbps = r.busbw_median_gbps = busbw;
-  r.time_median_us = bytes / (busbw * 1e3);
+  r.iterations = 20;
+  r.busbw_gbps = r.busbw_median_gbps = r.algbw_gbps = busbw;  // factor 1
+  r.time_avg_us = r.time_median_us = r.time_min_us = r.time_p95_us = r.time_max_us = bytes / (busbw * 1e3);
   return r;
 }
 
@@ -92,7 +96,9 @@ TEST(History, FleetMedianOfTheOtherNodesOfTheSameKind) {
   const auto m = h.fleet_median("gpu NVIDIA H200 x2", "n3", &hosts);
   EXPECT_EQ(hosts, 2);
   ASSERT_EQ(m.size(), 1u);
-  EXPECT_DOUBLE_EQ(m[0].busbw_median_gbps, 330);  // median of 320 and 340
+  // The median time of n1's and n2's (the mean of the two), and its busbw: 2 / (1/320 + 1/340).
+  EXPECT_NEAR(m[0].busbw_median_gbps, 329.70, 0.01);
+  EXPECT_TRUE(row_damage(m[0]).empty()) << row_damage(m[0]);
   EXPECT_TRUE(h.fleet_median("gpu NVIDIA B200 x2", "n3", &hosts).empty());
   EXPECT_EQ(hosts, 0);
 }
@@ -103,7 +109,9 @@ TEST(History, TwoConcurrentWritersLoseNothing) {
   constexpr int kRunsEach = 25;
   auto writer = [&](const std::string& host) {
     History h(db);  // a connection of its own, as another job would have
-    for (int i = 0; i < kRunsEach; ++i) h.append(context_of(host), {row(8, 0.001), row(1 << 20, 50 + i)}, "OK", 0);
+    for (int i = 0; i < kRunsEach; ++i)  // each run its own start, as runs have
+      h.append(context_of(host, "NVIDIA H200", fmt::format("2026-11-30T10:00:{:02}Z", i)),
+               {row(8, 0.001), row(1 << 20, 50 + i)}, "OK", 0);
   };
   std::thread a(writer, "a"), b(writer, "b");
   a.join();
@@ -167,6 +175,118 @@ TEST(History, ANewerSchemaIsRefused) {
   } catch (const Error& e) {
     EXPECT_EQ(std::string(e.what()), "history " + db + ": schema version 99 is newer than this ccbench reads (1)");
   }
+}
+
+// Writes SQL into a store as another program (or a damaged disk) would.
+void raw_sql(const std::string& db, const char* sql) {
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(db.c_str(), &raw), SQLITE_OK);
+  char* err = nullptr;
+  EXPECT_EQ(sqlite3_exec(raw, sql, nullptr, nullptr, &err), SQLITE_OK) << (err ? err : "");
+  sqlite3_free(err);
+  sqlite3_close(raw);
+}
+
+TEST(History, AMissingStoreIsRefusedWhenReadAndMadeWhenAppended) {
+  const std::string db = temp_db("missing.db");
+  try {
+    History h(db, HistoryAccess::read);
+    FAIL() << "a missing store was opened for reading";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::usage);
+    EXPECT_NE(std::string(e.what()).find("history " + db + ": no such file; give an existing history, or start one"),
+              std::string::npos) << e.what();
+  }
+  EXPECT_FALSE(std::filesystem::exists(db)) << "reading made the file";
+  { History h(db, HistoryAccess::append); }
+  EXPECT_TRUE(History(db, HistoryAccess::read).runs().empty());
+}
+
+TEST(History, AStoreThatCannotBeWrittenSaysWhyAsAUsageError) {
+  const std::string missing_folder = temp_db("no-such-folder") + "/h.db", folder = temp_db("a-folder.db");
+  std::filesystem::create_directories(folder);
+  for (const std::string& db : {missing_folder, folder}) {
+    try {
+      History h(db, HistoryAccess::append);
+      FAIL() << db << " was opened";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.code(), ExitCode::usage) << e.what();
+      EXPECT_NE(std::string(e.what()).find("history " + db + ": cannot write: "), std::string::npos) << e.what();
+    }
+    EXPECT_THROW(History::probe(db), Error);
+  }
+}
+
+TEST(History, TheSameRunIsStoredOnce) {
+  const std::string db = temp_db("twice.db");
+  History h(db);
+  bool again = true;
+  const long long id = h.append(context_of("n1"), {row(1 << 20, 76)}, "OK", 0, &again);
+  EXPECT_FALSE(again);
+  EXPECT_EQ(h.append(context_of("n1"), {row(1 << 20, 76)}, "OK", 0, &again), id);
+  EXPECT_TRUE(again);
+  // The same run as its results.csv holds it (6 significant digits) is the same run too.
+  RunRecord exact = row(1 << 20, 76.0000001);
+  EXPECT_EQ(h.append(context_of("n1"), {exact}, "OK", 0, &again), id);
+  EXPECT_TRUE(again);
+  // Another run of the same command started in the same second measured other figures.
+  EXPECT_NE(h.append(context_of("n1"), {row(1 << 20, 75)}, "OK", 0, &again), id);
+  EXPECT_FALSE(again);
+  EXPECT_EQ(h.runs().size(), 2u);
+}
+
+TEST(History, AVerdictNotKnownIsStoredAsNotKnown) {
+  History h(temp_db("unknown.db"));
+  h.append(context_of("n1"), {row(1 << 20, 76)}, "unknown (no run.json beside results.csv)", std::nullopt);
+  h.append(context_of("n1", "NVIDIA H200", "2026-11-30T11:00:00Z"), {row(1 << 20, 76)}, "FAILED (exit code 5: timeout)", 5);
+  const auto runs = h.runs();
+  ASSERT_EQ(runs.size(), 2u);
+  EXPECT_FALSE(runs[0].exit_code.has_value());
+  EXPECT_EQ(runs[0].verdict, "unknown (no run.json beside results.csv)");
+  EXPECT_EQ(runs[1].exit_code, 5);
+}
+
+TEST(History, ImpossibleValuesAreNeverStoredAndStoredOnesAreMarked) {
+  const std::string db = temp_db("damage.db");
+  History h(db);
+  RunRecord nan_row = row(1 << 20, 76);
+  nan_row.busbw_gbps = std::nan("");
+  h.append(context_of("n1"), {nan_row, row(1 << 30, 300)}, "OK", 0);
+  CaseFilter all;
+  all.collective = "allreduce";
+  auto t = h.trend(all);
+  ASSERT_EQ(t.size(), 2u);
+  EXPECT_EQ(t[0].row.status, RowStatus::failed);  // sealed on the way in
+  EXPECT_NE(t[0].row.reason.find("impossible figures, not written (busbw[GB/s] is nan"), std::string::npos)
+      << t[0].row.reason;
+  // A stored row made impossible behind the store's back: marked in the trend, left out of the fleet.
+  h.append(context_of("n2"), {row(1 << 30, 320)}, "OK", 0);
+  raw_sql(db, "UPDATE rows SET record = json_set(record, '$.busbw_median_gbps', -1) WHERE run_id = 2");
+  const std::string trend = trend_table(h.trend(all));
+  EXPECT_NE(trend.find("DAMAGED: busbw_median[GB/s] is negative (-1)"), std::string::npos) << trend;
+  int hosts = 0, damaged = 0;
+  EXPECT_TRUE(h.fleet_median("gpu NVIDIA H200 x2", "n3", &hosts, &damaged).size() == 1);
+  EXPECT_EQ(damaged, 1);
+}
+
+TEST(History, AForeignSqliteFileIsLeftAlone) {
+  const std::string db = temp_db("foreign.db");
+  raw_sql(db, "CREATE TABLE customers (name TEXT)");
+  try {
+    History h(db);
+    FAIL() << "a foreign file was opened";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::precondition);
+    EXPECT_NE(std::string(e.what()).find("not a ccbench history"), std::string::npos) << e.what();
+  }
+  sqlite3* raw = nullptr;
+  ASSERT_EQ(sqlite3_open(db.c_str(), &raw), SQLITE_OK);
+  sqlite3_stmt* s = nullptr;
+  sqlite3_prepare_v2(raw, "SELECT COUNT(*) FROM sqlite_master WHERE type = 'table'", -1, &s, nullptr);
+  ASSERT_EQ(sqlite3_step(s), SQLITE_ROW);
+  EXPECT_EQ(sqlite3_column_int(s, 0), 1) << "tables were added to someone else's file";
+  sqlite3_finalize(s);
+  sqlite3_close(raw);
 }
 
 }  // namespace

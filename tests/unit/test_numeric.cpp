@@ -10,7 +10,13 @@
 
 #include "collectives/numeric.h"
 #include "collectives/verifiable.h"
+#include "core/build_config.h"
 #include "core/error.h"
+
+#if CCBENCH_HAVE_CUDA
+#include <cuda_fp16.h>
+#include <cuda_fp8.h>
+#endif
 
 namespace ccbench {
 namespace {
@@ -90,6 +96,126 @@ TEST(Bfloat16, RoundsToNearestEven) {
     ASSERT_EQ(float_bits(got), float_bits(want)) << "f=" << f << " bits " << std::hex << bits;
   }
 }
+
+// ---- fp8 ----
+
+// Float bit patterns that reach every rounding case of an 8-bit float: every sign, exponent and
+// top 7 fraction bits, each with the low 16 bits below, exactly at and above the half-way point
+// of every narrower format, and zero; then a stride over all floats.
+template <typename F>
+void for_rounding_cases(F f) {
+  for (std::uint32_t top = 0; top < 65536; ++top)
+    for (std::uint32_t low : {0x0000u, 0x0001u, 0x7fffu, 0x8000u, 0x8001u, 0xffffu}) f((top << 16) | low);
+  for (std::uint64_t u = 0; u < (1ull << 32); u += 997) f(static_cast<std::uint32_t>(u));
+}
+
+template <typename T>
+double fp8_largest() {
+  return std::is_same_v<T, fp8_e4m3_t> ? 448.0 : 57344.0;
+}
+
+// Against an exact reference: round to nearest even with 4 (e4m3) or 3 (e5m2) significant bits
+// and subnormals below 2^-6 or 2^-14, saturating at the largest finite value; NaN to 0x7f.
+template <typename T>
+void fp8_rounds_and_saturates() {
+  const int digits = T::kMantissa + 1, min_exp = 2 - T::kBias;
+  for_rounding_cases([&](std::uint32_t bits) {
+    const float f = bits_float(bits);
+    const T got = T::from_float(f);
+    if (std::isnan(f)) {
+      ASSERT_EQ(got.bits, 0x7f) << std::hex << bits;
+      return;
+    }
+    double want = round_reference(f, digits, min_exp, fp8_largest<T>());
+    if (std::isinf(want)) want = std::copysign(fp8_largest<T>(), want);  // saturation, infinities included
+    ASSERT_EQ(static_cast<double>(got.to_float()), want) << "f=" << f << " bits " << std::hex << bits;
+    ASSERT_EQ(got.bits & 0x80, (bits >> 24) & 0x80) << "sign of " << f;
+  });
+}
+
+TEST(Fp8, E4m3RoundsToNearestEvenAndSaturates) {
+  fp8_rounds_and_saturates<fp8_e4m3_t>();
+  EXPECT_EQ(fp8_e4m3_t::from_float(464.0f).bits, 0x7e);   // the tie above 448 goes to 448 (even)
+  EXPECT_EQ(fp8_e4m3_t::from_float(465.0f).bits, 0x7e);   // saturates: e4m3 has no infinity
+  EXPECT_EQ(fp8_e4m3_t::from_float(-HUGE_VALF).bits, 0xfe);
+  EXPECT_EQ(fp8_e4m3_t::from_float(0x1p-10f).bits, 0x00);  // half the smallest subnormal: to 0
+  EXPECT_EQ(fp8_e4m3_t::from_float(0x1.8p-9f).bits, 0x02);  // 1.5 quanta: to 2
+  EXPECT_TRUE(std::isnan(fp8_e4m3_t{0x7f}.to_float()) && std::isnan(fp8_e4m3_t{0xff}.to_float()));
+}
+
+TEST(Fp8, E5m2RoundsToNearestEvenAndSaturates) {
+  fp8_rounds_and_saturates<fp8_e5m2_t>();
+  EXPECT_EQ(fp8_e5m2_t::from_float(61439.0f).bits, 0x7b);
+  EXPECT_EQ(fp8_e5m2_t::from_float(61440.0f).bits, 0x7b);  // the tie would round to 65536: saturates
+  EXPECT_EQ(fp8_e5m2_t::from_float(HUGE_VALF).bits, 0x7b);  // __NV_SATFINITE: infinity saturates
+  EXPECT_TRUE(std::isinf(fp8_e5m2_t{0xfc}.to_float()) && fp8_e5m2_t{0xfc}.to_float() < 0);
+  EXPECT_TRUE(std::isnan(fp8_e5m2_t{0x7d}.to_float()));
+}
+
+TEST(Fp8, RoundTripsEveryBitPattern) {
+  for (std::uint32_t b = 0; b < 256; ++b) {
+    const fp8_e4m3_t x{static_cast<std::uint8_t>(b)};
+    const fp8_e5m2_t y{static_cast<std::uint8_t>(b)};
+    if ((b & 0x7f) != 0x7f) {
+      EXPECT_EQ(fp8_e4m3_t::from_float(x.to_float()).bits, b) << std::hex << b;
+    }
+    const bool y_nan = (b & 0x7f) > 0x7c, y_inf = (b & 0x7f) == 0x7c;
+    if (!y_nan && !y_inf) {
+      EXPECT_EQ(fp8_e5m2_t::from_float(y.to_float()).bits, b) << std::hex << b;
+    }
+  }
+}
+
+#if CCBENCH_HAVE_CUDA
+// Bit for bit as cuda_fp8.h (its host code, the same algorithm as the device's cvt.rn.satfinite):
+// every fp8 value to float (through __half, as CUDA's operator float), and the rounding cases of
+// float to fp8 with __NV_SATFINITE, what CUDA's constructors use.
+template <typename T, typename Cuda>
+void fp8_matches_cuda(__nv_fp8_interpretation_t interp) {
+  for (std::uint32_t b = 0; b < 256; ++b) {
+    Cuda c;
+    c.__x = static_cast<__nv_fp8_storage_t>(b);
+    ASSERT_EQ(float_bits(T{static_cast<std::uint8_t>(b)}.to_float()), float_bits(static_cast<float>(c))) << std::hex << b;
+  }
+  for_rounding_cases([&](std::uint32_t bits) {
+    const float f = bits_float(bits);
+    ASSERT_EQ(T::from_float(f).bits, __nv_cvt_float_to_fp8(f, __NV_SATFINITE, interp)) << std::hex << bits;
+    ASSERT_EQ(T::from_float(f).bits, static_cast<std::uint8_t>(Cuda(f).__x)) << std::hex << bits;
+  });
+}
+
+TEST(Fp8, BitExactWithCudaFp8) {
+  fp8_matches_cuda<fp8_e4m3_t, __nv_fp8_e4m3>(__NV_E4M3);
+  fp8_matches_cuda<fp8_e5m2_t, __nv_fp8_e5m2>(__NV_E5M2);
+}
+
+// reduce_pair on every pair of fp8 values, against NCCL's own expression for each op
+// (src/device/reduce_kernel.h: the inputs to __half, __hadd / __hmul / __hmin / __hmax, back to
+// fp8 through the __half constructor, which saturates).
+template <typename T, typename Cuda>
+void fp8_pairs_reduce_as_nccl() {
+  for (std::uint32_t a = 0; a < 256; ++a)
+    for (std::uint32_t b = 0; b < 256; ++b) {
+      Cuda x, y;
+      x.__x = static_cast<__nv_fp8_storage_t>(a);
+      y.__x = static_cast<__nv_fp8_storage_t>(b);
+      const __half hx = static_cast<__half>(x), hy = static_cast<__half>(y);
+      const T ta{static_cast<std::uint8_t>(a)}, tb{static_cast<std::uint8_t>(b)};
+      const auto nccl = [](__half h) { return static_cast<std::uint8_t>(Cuda(h).__x); };
+      const bool nan = std::isnan(ta.to_float()) || std::isnan(tb.to_float());
+      ASSERT_EQ(reduce_pair<T>(ReduceOp::sum, ta, tb).bits, nccl(__hadd(hx, hy))) << std::hex << a << " + " << b;
+      ASSERT_EQ(reduce_pair<T>(ReduceOp::prod, ta, tb).bits, nccl(__hmul(hx, hy))) << std::hex << a << " * " << b;
+      if (nan) continue;  // __hmin/__hmax return the other operand; NaN is a NaN either way
+      ASSERT_EQ(reduce_pair<T>(ReduceOp::min, ta, tb).bits, nccl(__hmin(hx, hy))) << std::hex << a << " min " << b;
+      ASSERT_EQ(reduce_pair<T>(ReduceOp::max, ta, tb).bits, nccl(__hmax(hx, hy))) << std::hex << a << " max " << b;
+    }
+}
+
+TEST(Fp8, PairsReduceBitForBitAsNccl) {
+  fp8_pairs_reduce_as_nccl<fp8_e4m3_t, __nv_fp8_e4m3>();
+  fp8_pairs_reduce_as_nccl<fp8_e5m2_t, __nv_fp8_e5m2>();
+}
+#endif
 
 TEST(ReducePair, IntegersWrapAround) {
   EXPECT_EQ(reduce_pair<std::int8_t>(ReduceOp::sum, 127, 1), -128);
@@ -174,7 +300,8 @@ T changed(ReduceOp op, T x, int n) {
       case ReduceOp::prod: return from_arith<T>(-v);
       case ReduceOp::min: return from_arith<T>(-m);
       case ReduceOp::max: return from_arith<T>(m);
-      default: return from_arith<T>(v + 1);  // avg: the smallest change of an integer input
+      default:  // avg: the smallest change of an input within the pattern (fp8: the next power of 2)
+        return from_arith<T>(is_fp8<T> ? (v == 0 ? 1 : 2 * v) : v + 1);
     }
   }
 }
@@ -204,7 +331,7 @@ void check_pattern(ReduceOp op, int n) {
 template <typename T>
 class Verifiable : public testing::Test {};
 using ElementTypes = testing::Types<std::int8_t, std::uint8_t, std::int32_t, std::uint32_t, std::int64_t,
-                                    std::uint64_t, half_t, bfloat16_t, float, double>;
+                                    std::uint64_t, half_t, bfloat16_t, float, double, fp8_e4m3_t, fp8_e5m2_t>;
 TYPED_TEST_SUITE(Verifiable, ElementTypes);
 
 TYPED_TEST(Verifiable, ExactInAnyOrderAndChangesAreSeen) {
@@ -223,16 +350,47 @@ TYPED_TEST(Verifiable, AvgSeesOneWrongInputAtEveryRankCount) {
 TYPED_TEST(Verifiable, AvgAcceptsNcclPremultipliedSum) {
   using T = TypeParam;
   if constexpr (!std::is_integral_v<T>) {
-    for (int n = 1; n <= 64; ++n)
+    for (int n = 1; n <= (is_fp8<T> ? 256 : 64); ++n)
       for (std::uint64_t i = 0; i < kElements; ++i) {
         const T scale = from_arith<T>(1.0 / n);
         T acc = from_arith<T>(0.0);
         for (int r = 0; r < n; ++r)
           acc = reduce_pair<T>(ReduceOp::sum, acc,
-                               from_arith<T>(to_arith(input_value<T>(ReduceOp::avg, kSeed, r, i, n)) * to_arith(scale)));
+                               result_of<T>(to_arith(input_value<T>(ReduceOp::avg, kSeed, r, i, n)) * to_arith(scale)));
         ASSERT_TRUE(value_matches<T>(ReduceOp::avg, reduced_value<T>(ReduceOp::avg, kSeed, i, n), acc, n))
             << "n=" << n << " index " << i;
       }
+  }
+}
+
+// fp8 avg, where NCCL's fp8(1/n) is off by up to 6 % (e4m3) or 12 % (e5m2): the check is exact
+// while 1/n is a normal fp8 number (n <= 64 for e4m3; the tests above); past that, through 256
+// ranks, it accepts NCCL's pre-multiplied sum (the test above) and still sees, on every element,
+// the active input doubled or negated, and an idle rank holding the pattern's largest value.
+TYPED_TEST(Verifiable, Fp8AvgBoundSeesWrongInputsPastTheExactRange) {
+  using T = TypeParam;
+  if constexpr (is_fp8<T>) {
+    EXPECT_EQ(fp8_avg_tolerance<T>(fp8_avg_exact_ranks<T>()), 0.0);
+    EXPECT_GT(fp8_avg_tolerance<T>(fp8_avg_exact_ranks<T>() + 1), 0.0);
+    for (int n = fp8_avg_exact_ranks<T>() + 1; n <= std::min(256, 4 * fp8_avg_exact_ranks<T>()); ++n) {
+      for (std::uint64_t i = 0; i < kElements; ++i) {
+        std::vector<T> v = inputs<T>(ReduceOp::avg, i, n);
+        const T want = reduced_value<T>(ReduceOp::avg, kSeed, i, n);
+        int active = 0;
+        while (to_arith(v[active]) == 0) ++active;
+        const int idle = (active + 1) % n;
+        const double largest = std::ldexp(1.0, fp8_avg_first_exponent<T>(n) + T::kMantissa);
+        for (double change : {2.0, -1.0}) {
+          std::vector<T> bad = v;
+          bad[active] = from_arith<T>(to_arith(v[active]) * change);
+          ASSERT_FALSE(value_matches<T>(ReduceOp::avg, want, reductions(ReduceOp::avg, bad, n)[0], n))
+              << "n=" << n << " element " << i << ": active input times " << change << " unnoticed";
+        }
+        v[idle] = from_arith<T>(std::copysign(largest, to_arith(v[active])));
+        ASSERT_FALSE(value_matches<T>(ReduceOp::avg, want, reductions(ReduceOp::avg, v, n)[0], n))
+            << "n=" << n << " element " << i << ": an idle rank's input unnoticed";
+      }
+    }
   }
 }
 

@@ -1,0 +1,101 @@
+#include "harness/overlap.h"
+
+#include <algorithm>
+
+#include <fmt/format.h>
+
+#include "core/build_config.h"
+#include "core/error.h"
+#include "core/size.h"
+
+namespace ccbench {
+
+namespace {
+
+constexpr std::uint64_t kMinGemmN = 256, kMaxGemmN = 65536, kGemmMultiple = 64;
+constexpr std::uint64_t kMinMembw = 1ull << 20, kMaxMembw = 64ull << 30, kMembwMultiple = 16;
+
+}  // namespace
+
+std::string overlap_valid() {
+  return fmt::format("gemm[:N] (N from {} to {}, a multiple of {}; default {}), membw[:SIZE] (from {} to {}, a "
+                     "multiple of {}; default {}), none", kMinGemmN, kMaxGemmN, kGemmMultiple, kDefaultGemmN, format_size(kMinMembw),
+                     format_size(kMaxMembw), kMembwMultiple, format_size(kDefaultMembwBytes));
+}
+
+OverlapSpec parse_overlap(const std::string& text) {
+  if (text.empty() || text == "none") return {};
+  const std::size_t colon = text.find(':');
+  const std::string kind = text.substr(0, colon), size = colon == std::string::npos ? "" : text.substr(colon + 1);
+  OverlapSpec s;
+  if (kind == "gemm") {
+    s.kind = LoadKind::gemm;
+    s.size = kDefaultGemmN;
+    if (!size.empty()) {
+      std::uint64_t n = 0;
+      try {
+        n = parse_size(size, "--overlap gemm:N");
+      } catch (const Error&) {
+        n = 0;
+      }
+      if (n < kMinGemmN || n > kMaxGemmN || n % kGemmMultiple)
+        fail(ExitCode::usage, "--overlap {}: N must be a whole number from {} to {}, a multiple of {} (m = n = k = N)",
+             text, kMinGemmN, kMaxGemmN, kGemmMultiple);
+      s.size = n;
+    }
+  } else if (kind == "membw") {
+    s.kind = LoadKind::membw;
+    s.size = kDefaultMembwBytes;
+    if (!size.empty()) {
+      std::uint64_t b = 0;
+      try {
+        b = parse_size(size, "--overlap membw:SIZE");
+      } catch (const Error&) {
+        b = 0;
+      }
+      if (b < kMinMembw || b > kMaxMembw || b % kMembwMultiple)
+        fail(ExitCode::usage, "--overlap {}: SIZE must be bytes from 1M to 64G, a multiple of {} (K/M/G = powers of 1024)",
+             text, kMembwMultiple);
+      s.size = b;
+    }
+  } else {
+    fail(ExitCode::usage, "--overlap: unknown load '{}' (valid: {})", text, overlap_valid());
+  }
+  return s;
+}
+
+std::string load_label(const OverlapSpec& s) {
+  switch (s.kind) {
+    case LoadKind::gemm: return fmt::format("gemm bf16 {}x{}x{}", s.size, s.size, s.size);
+    case LoadKind::membw: return fmt::format("membw {}", format_size(s.size));
+    case LoadKind::none: break;
+  }
+  return "";
+}
+
+const char* load_unit(const OverlapSpec& s) { return s.kind == LoadKind::gemm ? "TFLOPS" : "GB/s"; }
+
+double load_work(const OverlapSpec& s) {
+  const double n = static_cast<double>(s.size);
+  return s.kind == LoadKind::gemm ? 2.0 * n * n * n / 1e12 : 2.0 * n / 1e9;
+}
+
+double rate_in_window(const std::vector<LaunchSpan>& launches, double work_per_launch, double window_begin_ms,
+                      double window_end_ms) {
+  if (!(window_end_ms > window_begin_ms)) return 0;
+  double work = 0;
+  for (const LaunchSpan& l : launches) {
+    const double length = l.end_ms - l.begin_ms;
+    const double inside = std::min(l.end_ms, window_end_ms) - std::max(l.begin_ms, window_begin_ms);
+    if (length > 0 && inside > 0) work += work_per_launch * inside / length;
+  }
+  return work / ((window_end_ms - window_begin_ms) / 1000.0);
+}
+
+#if !CCBENCH_HAVE_CUDA
+std::unique_ptr<OverlapLoad> make_gpu_load(const OverlapSpec&, int) {
+  fail(ExitCode::usage, "--overlap needs GPU ranks, and this ccbench was built without CUDA");
+}
+#endif
+
+}  // namespace ccbench

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# The CPU reduce loops of 16- and 8-bit floats against float (tests/benchmarks/microbench.cpp,
+# BM_Reduce, two inputs and one output: a ring step), repeated with the benchmarks' order shuffled
+# between repetitions (Google Benchmark's random interleaving), so that a shared machine's slow
+# spells fall on every type alike. Prints, per size from 1 MiB and type, the median bytes/s
+# (every byte read and written, per CPU second) over the repetitions, their spread (min-max) and
+# the ratio to float's median.
+# Usage: scripts/narrow-reduce-bench.sh [OUT.json]   (REPS: repetitions [9])
+# Environment: CCBENCH_BUILD_DIR (build).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bench="${CCBENCH_BUILD_DIR:-build}/ccbench_microbench"
+out="${1:-narrow-reduce.json}"
+[ -x "$bench" ] || { echo "narrow-reduce-bench: no $bench (build the benchmarks first)" >&2; exit 2; }
+"$bench" --benchmark_filter='BM_Reduce<(float|half_t|bfloat16_t|fp8_e4m3_t|fp8_e5m2_t)>/bytes:[0-9]+/in:2/out:1$' \
+  --benchmark_repetitions="${REPS:-9}" --benchmark_enable_random_interleaving=true \
+  --benchmark_min_time=0.1 --benchmark_format=json --benchmark_out="$out" >/dev/null
+python3 - "$out" <<'EOF'
+import json, re, statistics, sys
+runs = [b for b in json.load(open(sys.argv[1]))["benchmarks"] if b.get("run_type") == "iteration"]
+rates = {}
+for b in runs:
+    m = re.match(r"BM_Reduce<(\w+)>/bytes:(\d+)/in:2/out:1", b["name"])
+    if m and int(m.group(2)) >= 1 << 20:
+        rates.setdefault((int(m.group(2)), m.group(1)), []).append(b["bytes_per_second"] / 1e9)
+print(f"{'size':>8}  {'type':<11} {'median GB/s':>11}  {'min-max':>13}  {'x float':>7}  n")
+for size in sorted({s for s, _ in rates}):
+    base = statistics.median(rates[(size, "float")])
+    for t in ("float", "half_t", "bfloat16_t", "fp8_e4m3_t", "fp8_e5m2_t"):
+        v = rates.get((size, t), [])
+        if v:
+            med = statistics.median(v)
+            print(f"{size >> 20:>5} MiB  {t:<11} {med:>11.2f}  {min(v):>6.2f}-{max(v):<6.2f}  {med / base:>7.2f}  {len(v)}")
+EOF

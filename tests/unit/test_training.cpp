@@ -1,0 +1,273 @@
+// Training conditions without a GPU: --nccl-config combinations, the --overlap load's spec and
+// its rate in a window, the energy figures (the counter played back from recorded answers), the
+// rows' new columns, their options and acceptance rules.
+#include <algorithm>
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include "collectives/implementation.h"
+#include "collectives/nccl/nccl_config.h"
+#include "core/build_config.h"
+#include "core/error.h"
+#include "harness/app/cli.h"
+#include "harness/overlap.h"
+#include "harness/runner.h"
+#include "results/accept.h"
+#include "results/record.h"
+#include "telemetry/energy.h"
+#include "telemetry/recorded_source.h"
+
+namespace ccbench {
+namespace {
+
+template <typename F>
+void expect_usage(F&& f, const std::string& text) {
+  try {
+    f();
+    ADD_FAILURE() << "accepted; expected a usage error with '" << text << "'";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::usage) << e.what();
+    EXPECT_NE(std::string(e.what()).find(text), std::string::npos) << e.what();
+  }
+}
+
+// ---- --nccl-config -------------------------------------------------------------------------
+
+TEST(NcclConfig, EveryCombinationInOrderWithItsLabel) {
+  const auto c = nccl_config_combinations({"maxCTAs=4,8", "NCCL_ALGO=Ring,Tree", "CTAPolicy=efficiency"});
+  ASSERT_EQ(c.size(), 4u);
+  EXPECT_EQ(c[0].label(), "maxCTAs=4;NCCL_ALGO=Ring;CTAPolicy=efficiency");
+  EXPECT_EQ(c[1].label(), "maxCTAs=4;NCCL_ALGO=Tree;CTAPolicy=efficiency");
+  EXPECT_EQ(c[3].label(), "maxCTAs=8;NCCL_ALGO=Tree;CTAPolicy=efficiency");
+  EXPECT_TRUE(nccl_config_combinations({}).empty());
+  EXPECT_EQ(nccl_cta_policy("efficiency"), 1);
+  EXPECT_EQ(nccl_cta_policy("zero"), 2);
+  EXPECT_EQ(nccl_cta_policy("1"), 1);
+  EXPECT_EQ(nccl_config_combinations({"netName=Socket,IB"})[1].settings[0].value, "IB");
+  const auto with_default = nccl_config_combinations({"maxCTAs=default,4"});
+  EXPECT_TRUE(with_default[0].settings[0].is_default());
+  EXPECT_EQ(with_default[0].label(), "maxCTAs=default");
+}
+
+TEST(NcclConfig, BadAxesAreUsageErrorsSayingWhatIsValid) {
+  expect_usage([] { nccl_config_combinations({"maxCtas=4"}); }, "KEY one of minCTAs, maxCTAs");
+  expect_usage([] { nccl_config_combinations({"maxCTAs"}); }, "expected KEY=V1,V2");
+  expect_usage([] { nccl_config_combinations({"maxCTAs=4", "maxCTAs=8"}); }, "maxCTAs given twice");
+  expect_usage([] { nccl_config_combinations({"maxCTA=4"}); }, "(did you mean 'maxCTAs'?)");
+  expect_usage([] { nccl_config_combinations({"maxCTAs=four"}); }, "a whole number from 1 to 64, or default");
+  expect_usage([] { nccl_config_combinations({"maxCTAs=4,"}); }, "an empty value");
+  expect_usage([] { nccl_config_combinations({"CTAPolicy=fast"}); }, "efficiency, zero, or 0 to 2, or default");
+  expect_usage([] { nccl_config_combinations({"CTAPolicy=3"}); }, "'3' is not valid for CTAPolicy");
+  // The values NCCL would clamp (src/init.cc): CTAs 1 to 64, cluster sizes 0 to 8; an 8-bit class.
+  expect_usage([] { nccl_config_combinations({"minCTAs=0"}); }, "'0' is not valid for minCTAs");
+  expect_usage([] { nccl_config_combinations({"maxCTAs=65"}); }, "'65' is not valid for maxCTAs");
+  expect_usage([] { nccl_config_combinations({"cgaClusterSize=9"}); }, "from 0 to 8");
+  expect_usage([] { nccl_config_combinations({"trafficClass=256"}); }, "from 0 to 255");
+  EXPECT_EQ(nccl_config_combinations({"minCTAs=64", "cgaClusterSize=0", "trafficClass=255"}).size(), 1u);
+  expect_usage([] { nccl_config_combinations({"minCTAs=1,2,3,4,5,6,7,8", "maxCTAs=1,2,3,4,5,6,7,8,9"}); },
+               "more than 64 combinations");
+}
+
+// minCTAs above maxCTAs: that combination is not what its label says (NCCL would change one), so
+// it is skipped with the reason, the others of the sweep measured.
+TEST(NcclConfig, MinAboveMaxIsNamedPerCombination) {
+  const auto c = nccl_config_combinations({"minCTAs=default,8", "maxCTAs=4,16"});
+  ASSERT_EQ(c.size(), 4u);
+  std::vector<std::string> conflicts;
+  for (const NcclConfig& x : c)
+    if (auto why = nccl_config_conflict(x)) conflicts.push_back(x.label() + ": " + *why);
+  ASSERT_EQ(conflicts.size(), 1u);
+  EXPECT_EQ(conflicts[0], "minCTAs=8;maxCTAs=4: --nccl-config minCTAs=8 is above maxCTAs=4: NCCL would change one "
+                          "of them, so this combination is not measured");
+}
+
+// NCCL implementations become one per configuration, in order, named as before and labelled;
+// the others stay as they are. Without NCCL built in there is nothing to expand.
+TEST(NcclConfig, PlanHasOneCommunicatorPerCombination) {
+  SweepPlan plan;
+  plan.device = Device::gpu;
+  for (const char* n : {"nccl", "ring", "nccl-ring"})
+    if (const ImplInfo* i = find_implementation(n, Device::gpu)) plan.impls.push_back(i);
+  const auto configs = nccl_config_combinations({"maxCTAs=4,8"});
+  const SweepPlan out = with_nccl_configs(plan, configs);
+  std::vector<std::string> got;
+  for (const ImplInfo* i : out.impls) got.push_back(i->name + "[" + i->setting + "]");
+#if CCBENCH_HAVE_NCCL
+  EXPECT_EQ(got, (std::vector<std::string>{"nccl[maxCTAs=4]", "nccl[maxCTAs=8]", "ring[]", "nccl-ring[maxCTAs=4]",
+                                           "nccl-ring[maxCTAs=8]"}));
+  EXPECT_EQ(out.made.size(), 4u);
+#else
+  EXPECT_EQ(got.size(), plan.impls.size());  // NCCL left out of this build: its entries cannot run anyway
+#endif
+  EXPECT_EQ(with_nccl_configs(plan, {}).impls, plan.impls);
+}
+
+// ---- --overlap -----------------------------------------------------------------------------
+
+TEST(Overlap, SpecsLabelsUnitsAndWork) {
+  EXPECT_EQ(parse_overlap("").kind, LoadKind::none);
+  const OverlapSpec g = parse_overlap("gemm");
+  EXPECT_EQ(g.size, kDefaultGemmN);
+  EXPECT_EQ(load_label(g), "gemm bf16 8192x8192x8192");
+  EXPECT_STREQ(load_unit(g), "TFLOPS");
+  EXPECT_DOUBLE_EQ(load_work(g), 2.0 * 8192.0 * 8192.0 * 8192.0 / 1e12);
+  EXPECT_EQ(parse_overlap("gemm:4096").size, 4096u);
+  const OverlapSpec m = parse_overlap("membw:2G");
+  EXPECT_EQ(m.size, 2ull << 30);
+  EXPECT_EQ(load_label(m), "membw 2G");
+  EXPECT_STREQ(load_unit(m), "GB/s");
+  EXPECT_DOUBLE_EQ(load_work(m), 2.0 * (2ull << 30) / 1e9);
+  expect_usage([] { parse_overlap("gemm:1000"); }, "multiple of 64");
+  expect_usage([] { parse_overlap("membw:1K"); }, "from 1M to 64G");
+  expect_usage([] { parse_overlap("fft"); }, "unknown load 'fft' (valid: gemm[:N] (N from 256 to 65536");
+}
+
+// Launches count in proportion to the part of them inside the window.
+TEST(Overlap, RateInWindowCountsPartsOfLaunches) {
+  const std::vector<LaunchSpan> back_to_back = {{0, 10}, {10, 20}, {20, 30}, {30, 40}};
+  EXPECT_DOUBLE_EQ(rate_in_window(back_to_back, 1.0, 0, 40), 100.0);   // 4 units in 40 ms
+  EXPECT_DOUBLE_EQ(rate_in_window(back_to_back, 1.0, 5, 25), 100.0);   // half, one, half: 2 in 20 ms
+  const std::vector<LaunchSpan> slowed = {{0, 10}, {10, 40}};           // the second ran 3x slower
+  EXPECT_DOUBLE_EQ(rate_in_window(slowed, 1.0, 10, 40), 1.0 / 0.03);
+  EXPECT_DOUBLE_EQ(rate_in_window(back_to_back, 1.0, 50, 60), 0.0);    // nothing ran in it
+  EXPECT_DOUBLE_EQ(rate_in_window(back_to_back, 1.0, 5, 5), 0.0);      // no window
+}
+
+// ---- --energy ------------------------------------------------------------------------------
+
+TEST(Energy, WindowCallsAndFigures) {
+  EXPECT_EQ(telemetry::energy_window_calls(1000.0, std::chrono::milliseconds(1000)), 1000);
+  EXPECT_EQ(telemetry::energy_window_calls(3.0, std::chrono::milliseconds(1000)), 333334);
+  EXPECT_EQ(telemetry::energy_window_calls(2e6, std::chrono::milliseconds(1000)), 1);
+  EXPECT_EQ(telemetry::energy_window_calls(1e-3, std::chrono::milliseconds(1000)), telemetry::kMaxEnergyCalls);
+  EXPECT_EQ(telemetry::energy_window_calls(0, std::chrono::milliseconds(1000)), telemetry::kMaxEnergyCalls);
+  const auto f = telemetry::energy_figures(700.0, 1000, 1ull << 30);  // 700 J over 1000 collectives of 1 GiB
+  ASSERT_TRUE(f);
+  EXPECT_DOUBLE_EQ(f->joules_per_collective, 0.7);
+  EXPECT_DOUBLE_EQ(f->gb_per_joule, (1ull << 30) / 1e9 / 0.7);
+  EXPECT_FALSE(telemetry::energy_figures(0.0, 1000, 8));    // the counter did not move: unknown, not 0
+  EXPECT_FALSE(telemetry::energy_figures(-1.0, 1000, 8));
+  EXPECT_FALSE(telemetry::energy_figures(5.0, 0, 8));
+  EXPECT_NE(telemetry::energy_method(std::chrono::milliseconds(1000)).find("+-10 %"), std::string::npos);
+  EXPECT_NE(telemetry::energy_method(std::chrono::milliseconds(10000)).find("+-1 %"), std::string::npos);
+}
+
+// The counter played back from recorded answers: found by UUID, read in order, and "not
+// available" with NVML's reason where a GPU has no counter.
+TEST(Energy, CounterFromRecordedAnswers) {
+  const nlohmann::json doc = {
+      {"format", telemetry::kAnswersFormat},
+      {"driver", "580.65.06"},
+      {"gpus", {{{"index", 0u}, {"name", "NVIDIA H200"}, {"uuid", "GPU-aaaa"}},
+                {{"index", 1u}, {"name", "NVIDIA T4"}, {"uuid", "GPU-bbbb"}}}},
+      {"answers", {{"0 energy_mj", {1000000, 1000000, 1700000}},
+                   {"1 energy_mj", {{{"why_not", "nvmlDeviceGetTotalEnergyConsumption: not supported on this GPU"}}}}}}};
+  auto src = telemetry::replay_answers(doc);
+  EXPECT_EQ(telemetry::gpu_position(*src, "GPU-bbbb"), 1u);
+  EXPECT_FALSE(telemetry::gpu_position(*src, "GPU-cccc"));
+  EXPECT_FALSE(telemetry::gpu_position(*src, ""));
+  telemetry::EnergyCounter h200(*src, 0), t4(*src, 1);
+  const auto a = h200.read(), b = h200.read(), c = h200.read();
+  ASSERT_TRUE(a && b && c);
+  EXPECT_EQ(*b - *a, 0u);  // a window shorter than the counter's step reads nothing
+  EXPECT_EQ(*c - *b, 700000u);
+  EXPECT_FALSE(t4.read());
+  EXPECT_EQ(t4.why_not(), "nvmlDeviceGetTotalEnergyConsumption: not supported on this GPU");
+  EXPECT_EQ(telemetry::parse_query("energy_mj"), telemetry::Query::energy_mj);
+}
+
+// ---- the rows ------------------------------------------------------------------------------
+
+TEST(TrainingColumns, RoundTripThroughCsvAndJsonAndEmptyWhereNotUsed) {
+  RunRecord r;
+  r.collective = "allreduce";
+  r.impl = "nccl";
+  r.nccl_config = "maxCTAs=4;NCCL_ALGO=Ring";
+  r.load = "gemm bf16 8192x8192x8192";
+  r.load_unit = "TFLOPS";
+  r.load_alone = 812.5;
+  r.load_during = 640.25;
+  r.health.energy_per_coll_j = 0.75;
+  r.health.gb_per_joule = 1.5;
+  std::vector<std::string> header;
+  for (const Column& c : record_columns()) header.push_back(c.csv_header);
+  for (const RunRecord& back : {record_from_csv(header, to_csv_fields(r)), record_from_json(to_json(r))}) {
+    EXPECT_EQ(back.nccl_config, r.nccl_config);
+    EXPECT_EQ(back.load, r.load);
+    EXPECT_EQ(back.load_unit, "TFLOPS");
+    EXPECT_EQ(back.load_alone, 812.5);
+    EXPECT_EQ(back.load_during, 640.25);
+    EXPECT_EQ(back.health.energy_per_coll_j, 0.75);
+    EXPECT_EQ(back.health.gb_per_joule, 1.5);
+  }
+  const RunRecord plain;
+  const Json j = to_json(plain);
+  EXPECT_TRUE(j["load_during"].is_null() && j["energy_per_coll_j"].is_null() && j["gb_per_joule"].is_null());
+  EXPECT_EQ(j["nccl_config"], "");
+  EXPECT_NE(std::find(header.begin(), header.end(), "energy[J/coll]"), header.end());
+  EXPECT_NE(std::find(header.begin(), header.end(), "energy_efficiency[GB/J]"), header.end());
+}
+
+// Acceptance rules read the energy columns; rows without them are "not available", never a pass.
+TEST(TrainingColumns, AcceptanceRulesOnEnergy) {
+  const auto rules = parse_rules(R"(rules:
+  - name: energy
+    select: {collective: allreduce, min_size: 1G}
+    require: {max_energy_j: 1.0, min_gb_per_joule: 1.2}
+)", "energy.yaml");
+  RunRecord row;
+  row.collective = "allreduce";
+  row.impl = "nccl";
+  row.bytes = 1ull << 30;
+  row.health.energy_per_coll_j = 0.8;
+  row.health.gb_per_joule = (1ull << 30) / 1e9 / 0.8;
+  EXPECT_TRUE(evaluate_rules(rules, {ResultSet{"run", {row}, {}, {}}}).passed);
+  row.health.energy_per_coll_j = 1.25;
+  row.health.gb_per_joule = (1ull << 30) / 1e9 / 1.25;
+  const AcceptReport failed = evaluate_rules(rules, {ResultSet{"run", {row}, {}, {}}});
+  EXPECT_FALSE(failed.passed);
+  EXPECT_NE(failed.text().find("max_energy_j 1 J"), std::string::npos) << failed.text();
+  row.health = {};
+  const AcceptReport unknown = evaluate_rules(rules, {ResultSet{"run", {row}, {}, {}}});
+  EXPECT_NE(unknown.text().find("not available"), std::string::npos) << unknown.text();
+}
+
+// ---- the options ---------------------------------------------------------------------------
+
+Command parse(std::vector<std::string> args) {
+  args.insert(args.begin(), "ccbench");
+  std::vector<const char*> argv;
+  for (auto& a : args) argv.push_back(a.c_str());
+  return parse_command_line(static_cast<int>(argv.size()), argv.data());
+}
+
+TEST(TrainingOptions, ParsedAndRefusedWithTheReason) {
+  const RunOptions o = std::get<RunOptions>(
+      parse({"--overlap", "membw:512M", "--nccl-config", "maxCTAs=4,8", "--nccl-config", "NCCL_PROTO=Simple", "--energy", "5"}));
+  EXPECT_EQ(o.overlap.kind, LoadKind::membw);
+  EXPECT_EQ(o.overlap.size, 512ull << 20);
+  ASSERT_EQ(o.nccl_configs.size(), 2u);
+  EXPECT_EQ(o.nccl_configs[1].label(), "maxCTAs=8;NCCL_PROTO=Simple");
+  EXPECT_EQ(o.telemetry.energy_window, std::chrono::milliseconds(5000));
+  EXPECT_EQ(std::get<RunOptions>(parse({"--energy", "on"})).telemetry.energy_window, std::chrono::milliseconds(1000));
+  EXPECT_EQ(std::get<RunOptions>(parse({})).telemetry.energy_window, std::chrono::milliseconds(0));
+  EXPECT_EQ(std::get<RunOptions>(parse({})).overlap.kind, LoadKind::none);
+  expect_usage([] { parse({"--device", "cpu", "--overlap", "gemm"}); }, "not with --device cpu");
+  expect_usage([] { parse({"--groups", "pairs", "--overlap", "gemm"}); }, "not with --groups pairs");
+  expect_usage([] { parse({"--energy", "0.5"}); }, "from 1 to 600");
+  expect_usage([] { parse({"--energy", "yes"}); }, "valid: off, on");
+  expect_usage([] { parse({"--nccl-config", "maxCTAs=x"}); }, "--nccl-config maxCTAs=x");
+  expect_usage([] { parse({"--nccl-config", "maxCTAs=4", "--impl", "ring,tree"}); },
+               "--impl ring,tree names no NCCL implementation");
+  EXPECT_EQ(std::get<RunOptions>(parse({"--nccl-config", "maxCTAs=4", "--impl", "ring,nccl-tree"})).nccl_configs.size(),
+            1u);
+  expect_usage([] { parse({"--overlap", "gemm:100"}); }, "a multiple of 64");
+  expect_usage([] { parse({"--overlap", "fast"}); }, "valid: gemm[:N] (N from 256 to 65536");
+}
+
+}  // namespace
+}  // namespace ccbench
