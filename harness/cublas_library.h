@@ -12,16 +12,20 @@
 
 namespace ccbench {
 
+// cublasGemmEx's C entry point (the header adds a C++ overload taking a cudaDataType compute
+// type); the cast checks the signature against the header.
+using CublasGemmEx = decltype(static_cast<cublasStatus_t (*)(
+    cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const void*, const void*, cudaDataType, int,
+    const void*, cudaDataType, int, const void*, void*, cudaDataType, int, cublasComputeType_t, cublasGemmAlgo_t)>(
+    &cublasGemmEx));
+
 struct CublasApi {
   std::string path;  // the file dlopen loaded, as the dynamic linker resolved it
   int version = 0;   // cublasGetProperty: major * 10000 + minor * 100 + patch
   decltype(&cublasCreate_v2) Create = nullptr;
   decltype(&cublasDestroy_v2) Destroy = nullptr;
   decltype(&cublasSetStream_v2) SetStream = nullptr;
-  // Spelled out: some cuBLAS headers overload cublasGemmEx for C++ (decltype cannot pick one).
-  cublasStatus_t (*GemmEx)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const void*,
-                           const void*, cudaDataType, int, const void*, cudaDataType, int, const void*, void*,
-                           cudaDataType, int, cublasComputeType_t, cublasGemmAlgo_t) = nullptr;
+  CublasGemmEx GemmEx = nullptr;
   decltype(&cublasGetStatusString) GetStatusString = nullptr;
   decltype(&cublasGetProperty) GetProperty = nullptr;
   // "13.0.2".

@@ -15,11 +15,26 @@ namespace {
 constexpr std::uint64_t kMinGemmN = 256, kMaxGemmN = 65536, kGemmMultiple = 64;
 constexpr std::uint64_t kMinMembw = 1ull << 20, kMaxMembw = 64ull << 30, kMembwMultiple = 16;
 
+// The SIZE of --overlap KIND:SIZE, from lo to hi and a multiple of `multiple`; else Error(usage)
+// saying so in `what` words.
+std::uint64_t load_size(const std::string& text, const std::string& size, std::uint64_t lo, std::uint64_t hi,
+                        std::uint64_t multiple, const std::string& what) {
+  std::uint64_t v = 0;
+  try {
+    v = parse_size(size, "--overlap " + text);
+  } catch (const Error&) {
+    v = 0;  // refused below, with what is valid
+  }
+  if (v < lo || v > hi || v % multiple) fail(ExitCode::usage, "--overlap {}: {}", text, what);
+  return v;
+}
+
 }  // namespace
 
 std::string overlap_valid() {
   return fmt::format("gemm[:N] (N from {} to {}, a multiple of {}; default {}), membw[:SIZE] (from {} to {}, a "
-                     "multiple of {}; default {}), none", kMinGemmN, kMaxGemmN, kGemmMultiple, kDefaultGemmN, format_size(kMinMembw),
+                     "multiple of {}; default {}), none",
+                     kMinGemmN, kMaxGemmN, kGemmMultiple, kDefaultGemmN, format_size(kMinMembw),
                      format_size(kMaxMembw), kMembwMultiple, format_size(kDefaultMembwBytes));
 }
 
@@ -27,41 +42,20 @@ OverlapSpec parse_overlap(const std::string& text) {
   if (text.empty() || text == "none") return {};
   const std::size_t colon = text.find(':');
   const std::string kind = text.substr(0, colon), size = colon == std::string::npos ? "" : text.substr(colon + 1);
-  OverlapSpec s;
-  if (kind == "gemm") {
-    s.kind = LoadKind::gemm;
-    s.size = kDefaultGemmN;
-    if (!size.empty()) {
-      std::uint64_t n = 0;
-      try {
-        n = parse_size(size, "--overlap gemm:N");
-      } catch (const Error&) {
-        n = 0;
-      }
-      if (n < kMinGemmN || n > kMaxGemmN || n % kGemmMultiple)
-        fail(ExitCode::usage, "--overlap {}: N must be a whole number from {} to {}, a multiple of {} (m = n = k = N)",
-             text, kMinGemmN, kMaxGemmN, kGemmMultiple);
-      s.size = n;
-    }
-  } else if (kind == "membw") {
-    s.kind = LoadKind::membw;
-    s.size = kDefaultMembwBytes;
-    if (!size.empty()) {
-      std::uint64_t b = 0;
-      try {
-        b = parse_size(size, "--overlap membw:SIZE");
-      } catch (const Error&) {
-        b = 0;
-      }
-      if (b < kMinMembw || b > kMaxMembw || b % kMembwMultiple)
-        fail(ExitCode::usage, "--overlap {}: SIZE must be bytes from 1M to 64G, a multiple of {} (K/M/G = powers of 1024)",
-             text, kMembwMultiple);
-      s.size = b;
-    }
-  } else {
-    fail(ExitCode::usage, "--overlap: unknown load '{}' (valid: {})", text, overlap_valid());
-  }
-  return s;
+  if (kind == "gemm")
+    return {LoadKind::gemm,
+            size.empty() ? kDefaultGemmN
+                         : load_size(text, size, kMinGemmN, kMaxGemmN, kGemmMultiple,
+                                     fmt::format("N must be a whole number from {} to {}, a multiple of {} (m = n = k "
+                                                 "= N)", kMinGemmN, kMaxGemmN, kGemmMultiple))};
+  if (kind == "membw")
+    return {LoadKind::membw,
+            size.empty() ? kDefaultMembwBytes
+                         : load_size(text, size, kMinMembw, kMaxMembw, kMembwMultiple,
+                                     fmt::format("SIZE must be bytes from {} to {}, a multiple of {} (K/M/G = powers "
+                                                 "of 1024)", format_size(kMinMembw), format_size(kMaxMembw),
+                                                 kMembwMultiple))};
+  fail(ExitCode::usage, "--overlap: unknown load '{}' (valid: {})", text, overlap_valid());
 }
 
 std::string load_label(const OverlapSpec& s) {

@@ -44,7 +44,8 @@ struct NarrowLanes<half_t> {
     const __m128i h = _mm256_cvtps_ph(v, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
     const __m256i x = _mm256_castps_si256(v);
     const __m256i nan = greater(_mm256_and_si256(x, splat(0x7fffffffu)), 0x7f800000u);
-    const __m256i canonical = _mm256_or_si256(_mm256_and_si256(_mm256_srli_epi32(x, 16), splat(0x8000u)), splat(0x7e00u));
+    const __m256i sign = _mm256_and_si256(_mm256_srli_epi32(x, 16), splat(0x8000u));
+    const __m256i canonical = _mm256_or_si256(sign, splat(0x7e00u));
     return pack16(select(nan, canonical, _mm256_cvtepu16_epi32(h)));
   }
   CCB_AVX2 static void put(half_t* p, __m128i packed) { _mm_storeu_si128(reinterpret_cast<__m128i*>(p), packed); }

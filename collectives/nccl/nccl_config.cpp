@@ -98,7 +98,8 @@ std::vector<NcclConfig> nccl_config_combinations(const std::vector<std::string>&
       fail(ExitCode::usage, "--nccl-config {}: expected KEY=V1,V2,... with KEY one of {}{}", axis, key_names(),
            eq == std::string::npos ? "" : did_you_mean(key, key_list()));
     for (const auto& [seen, values] : parsed)
-      if (seen == key) fail(ExitCode::usage, "--nccl-config: {} given twice (list its values in one KEY=V1,V2,...)", key);
+      if (seen == key)
+        fail(ExitCode::usage, "--nccl-config: {} given twice (list its values in one KEY=V1,V2,...)", key);
     std::vector<std::string> values = cli::split_list(axis.substr(eq + 1));
     if (values.empty()) values.push_back("");  // "KEY=": check_value names the empty value
     for (const std::string& v : values) check_value(*k, v, axis);

@@ -90,9 +90,10 @@ env_vars=(WORK="$work" PREFIX="$prefix" MPIEXEC="$mpiexec" SOURCE_DIR="$source_d
           CCBENCH_VENV="$work/tools-venv" PATH="$work/bare-python/bin:$(dirname "$mpiexec"):/usr/bin:/bin"
           OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1)
 hide="mount -t tmpfs none '$build' && mount -t tmpfs none '$source_dir'"
-if unshare -m true 2>/dev/null && [[ "$work" != "$source_dir"* && "$work" != "$build"* ]]; then
+mkdir -p "$work/probe"
+if unshare -m sh -c "mount -t tmpfs none '$work/probe'" 2>/dev/null && [[ "$work" != "$source_dir"* && "$work" != "$build"* ]]; then
   unshare -m bash -c "$hide && env ${env_vars[*]@Q} HIDDEN=1 bash '$work/steps.sh'"
 else
-  echo "journey: note: no private mount namespace here (unshare -m refused): the trees stay readable"
+  echo "journey: note: no private mount namespace with tmpfs here (unshare -m or mount refused): the trees stay readable"
   env "${env_vars[@]}" HIDDEN=0 bash "$work/steps.sh"
 fi
