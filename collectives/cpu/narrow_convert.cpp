@@ -2,6 +2,10 @@
 
 #include <cstdint>
 
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
+
 #include "collectives/cpu/narrow_lanes.h"
 #include "collectives/numeric.h"
 #include "core/error.h"
@@ -55,9 +59,18 @@ bool is_narrow_float_type(DataType t) {
   return t == DataType::float16 || t == DataType::bfloat16 || t == DataType::f8e4m3 || t == DataType::f8e5m2;
 }
 
+#if defined(__x86_64__)
+// F16C is CPUID leaf 1, ECX bit 29; read it directly because clang before 15 does not know the
+// "f16c" name in __builtin_cpu_supports.
+static bool cpu_has_f16c() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  return __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_F16C) != 0;
+}
+#endif
+
 bool narrow_vectors_available() {
 #if defined(__x86_64__)
-  static const bool available = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("f16c");
+  static const bool available = __builtin_cpu_supports("avx2") && cpu_has_f16c();
   return available;
 #else
   return false;

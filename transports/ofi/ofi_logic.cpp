@@ -251,6 +251,8 @@ namespace {
 
 constexpr unsigned kSlotBits = 6, kTagBits = 20, kRankBits = 20;
 constexpr unsigned kChannelBits = 26, kCookieSeqBits = 28;
+// CQ data: channel and slot share the low 32 bits; the length (when carried) the high 32.
+static_assert(kOfiMaxChannels == 1u << kChannelBits && kChannelBits + kSlotBits <= 32);
 
 }  // namespace
 
