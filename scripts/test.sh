@@ -30,14 +30,14 @@ report_skipped() {
 # MPI tests the sanitizer stage leaves to this build (each is also reached another way there):
 #   the bad-input matrix and mpi.links_bad_input: command-line parsing, which the unit tests run
 #     there and fuzz_cli fuzzes;
-#   the 3-rank all-case run: the 2-, 4- and 5-rank all-case runs and the 3-rank tcp run take the
-#     same code paths there;
+#   the 3- and 4-rank all-case runs: the 2- and 5-rank all-case runs and the 3-rank tcp run take
+#     the same code paths there;
 #   mpi.cpu_collectives at 4 and 5 ranks and mpi.fault.group_pairs: the executors at 1-3 ranks,
 #     the all-case runs at 4-5 ranks and mpi.fault.group_node take those paths;
 #   the default run: the all-case runs take its paths;
 #   mpi.cli_runs: nccl-tests flags and option handling, unit-tested and fuzzed there;
 #   mpi.sweep: Python driving ccbench runs covered there.
-release_mpi='mpi\.ccbench_all_cases\.np3|mpi\.ccbench_default_run|mpi\.cli_runs|mpi\.bad_input|mpi\.links_bad_input|mpi\.cpu_collectives\.np[45]|mpi\.fault\.group_pairs|mpi\.sweep'
+release_mpi='mpi\.ccbench_all_cases\.np[34]|mpi\.ccbench_default_run|mpi\.cli_runs|mpi\.bad_input|mpi\.links_bad_input|mpi\.cpu_collectives\.np[45]|mpi\.fault\.group_pairs|mpi\.sweep'
 
 # One ctest over the build folder $1 (arguments after it go to ctest); says what was skipped.
 run_ctest() {
@@ -64,8 +64,8 @@ if [ "${CCBENCH_QUICK:-0}" = 1 ]; then
 fi
 
 # Sanitizers and fuzzers: one clang build (<build>-asan, no CUDA) with AddressSanitizer and UBSan
-# on everything and the libFuzzer targets beside it. One build serves both: it takes about 12
-# minutes on 2 cores, where a g++ sanitizer build (18) and a separate clang fuzz build (6) took 24.
+# on everything and the libFuzzer targets beside it. One build serves both: it takes 13 minutes on
+# 2 cores, where a g++ sanitizer build (18) and a separate clang fuzz build (8) took 26.
 # detect_leaks=0: Open MPI does not free what MPI_Init allocates (nor its progress threads' state),
 # so LeakSanitizer would fail every MPI process at exit over memory that is not ours. Leaks in
 # our code are still caught where no MPI runs: the fuzzers (below) keep leak detection on.
@@ -89,7 +89,7 @@ export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 asan_status=0
 # Left out here: $release_mpi (run in the first stage), the browser test and
 # reports.report_inputs (Python reading files, no ccbench run). Kept for what only they reach under
-# the sanitizers: the 5 MiB run (several slots per step on 3 ranks), the 4- and 5-rank all-case runs.
+# the sanitizers: the 5 MiB run (several slots per step on 3 ranks) and the 5-rank all-case run.
 run_ctest "$asan" -L 'unit|mpi' -LE browser -E "$release_mpi|reports\.report_inputs" || asan_status=$?
 # A sanitizer report fails its test; say so plainly if one slipped into a log that passed. Only
 # the reports' own lines count (a test's text may name a sanitizer).
