@@ -105,7 +105,7 @@ unset ASAN_OPTIONS UBSAN_OPTIONS
 # Fuzzers: each libFuzzer target of the same build for $seconds from its seeds.
 echo "test.sh: fuzzers: ${seconds} s each"
 fuzz_status=0
-ctest --test-dir "$asan" --output-on-failure --no-tests=error -j "$jobs" -L fuzz || fuzz_status=$?
+run_ctest "$asan" -L fuzz || fuzz_status=$?
 grep -h "^fuzz fuzz_.*: Done" "$asan/Testing/Temporary/LastTest.log" | sed 's/^/test.sh: /' || true
 [ $fuzz_status = 0 ] || status=$fuzz_status
 

@@ -48,6 +48,15 @@ CCB_AVX2 void narrow_vector(void* dst, const float* src, size_t n) {
 }
 #endif  // __x86_64__
 
+#if defined(__x86_64__)
+// F16C is CPUID leaf 1, ECX bit 29; read it directly because clang before 15 does not know the
+// "f16c" name in __builtin_cpu_supports.
+bool cpu_has_f16c() {
+  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
+  return __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_F16C) != 0;
+}
+#endif
+
 template <typename T>
 NarrowConverters scalar_converters() {
   return {&widen_scalar<T>, &narrow_scalar<T>};
@@ -58,15 +67,6 @@ NarrowConverters scalar_converters() {
 bool is_narrow_float_type(DataType t) {
   return t == DataType::float16 || t == DataType::bfloat16 || t == DataType::f8e4m3 || t == DataType::f8e5m2;
 }
-
-#if defined(__x86_64__)
-// F16C is CPUID leaf 1, ECX bit 29; read it directly because clang before 15 does not know the
-// "f16c" name in __builtin_cpu_supports.
-static bool cpu_has_f16c() {
-  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-  return __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_F16C) != 0;
-}
-#endif
 
 bool narrow_vectors_available() {
 #if defined(__x86_64__)
