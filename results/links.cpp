@@ -168,14 +168,23 @@ RunRecord link_row(const std::map<std::string, std::string>& cell, const std::st
   if (!bytes || *bytes != std::floor(*bytes)) fail(ExitCode::usage, "{}: bytes '{}' is not a size", where, cell.at("bytes"));
   r.bytes = static_cast<std::uint64_t>(*bytes);
   const auto oneway = link_number(cell.at("oneway_GBps"), where, "oneway_GBps");
-  const auto latency = link_number(cell.at("latency_us"), where, "latency_us");
+  (void)link_number(cell.at("latency_us"), where, "latency_us");  // checked, not judged
   if (!oneway) {
     r.status = RowStatus::skipped;
     r.reason = cell.at("reason").empty() ? "not measured" : cell.at("reason");
     return r;
   }
+  if (*oneway <= 0) {
+    r.status = RowStatus::failed;
+    r.reason = "no data moved (one-way bandwidth 0)";
+    return r;
+  }
+  // The time of one message at that bandwidth, so that size, time and bandwidth agree as in
+  // every row (the latency, a ping-pong at the smallest size, stays in links.csv).
   r.algbw_gbps = r.busbw_gbps = r.busbw_median_gbps = *oneway;
-  if (latency) r.time_avg_us = r.time_median_us = r.time_min_us = r.time_p95_us = r.time_max_us = *latency;
+  r.time_avg_us = r.time_median_us = r.time_min_us = r.time_p95_us = r.time_max_us =
+      static_cast<double>(r.bytes) / (*oneway * 1e9) * 1e6;
+  r.iterations = 1;
   return r;
 }
 

@@ -66,8 +66,8 @@ nlohmann::ordered_json links_to_json(const std::vector<LinkResult>& results, con
 std::string links_to_csv(const std::vector<LinkResult>& results);
 
 // A links.csv as rows `accept` judges: collective "link", impl "links", the transport and mode
-// (kLinkModes) as measured, busbw and algbw the one-way bandwidth, time the latency where measured,
-// host the sender's, link its link_name(); cells without a value are skipped rows with their
+// (kLinkModes) as measured, busbw and algbw the one-way bandwidth, time that of one message at
+// it (size / bandwidth; the latency stays in links.csv), host the sender's, link its link_name(); cells without a value are skipped rows with their
 // reason. The context is links.json's where it lies beside the CSV. Throws Error(usage) naming the
 // file and line of a malformed row.
 ResultSet read_links_result_set(const std::string& csv_path);

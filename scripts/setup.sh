@@ -59,21 +59,10 @@ fi
 # python3-yaml for), reusing its packages; a tool started by a python3 that lacks a package
 # re-runs itself there (scripts/toolenv.py). pip fills in what the system lacks, where it can
 # reach an index. CCBENCH_VENV names another place for it.
-venv="${CCBENCH_VENV:-$PWD/.venv}"
 system_python=$(command -v /usr/bin/python3 || command -v python3)
-if ! "$venv/bin/python3" -c "" 2>/dev/null; then
-  rm -rf "$venv"
-  "$system_python" -m venv --system-site-packages --without-pip "$venv" ||
-    { echo "ccbench setup: $system_python -m venv could not make $venv (Debian: apt-get install python3-venv)" >&2; exit 3; }
-fi
-if ! "$venv/bin/python3" scripts/toolenv.py --check >/dev/null 2>&1; then
-  "$venv/bin/python3" -m pip install -q -r scripts/requirements.txt >/tmp/ccbench-pip.log 2>&1 ||
-    "$system_python" -m pip --python "$venv/bin/python3" install -q -r scripts/requirements.txt >>/tmp/ccbench-pip.log 2>&1 || true
-  if ! "$venv/bin/python3" scripts/toolenv.py --check >/dev/null; then
-    echo "ccbench setup: the Python tools' packages are missing (see above; pip: /tmp/ccbench-pip.log)" >&2
-    # Without apt the build still goes on: the tools say what they lack when they start.
-    [ "${CCBENCH_NO_INSTALL:-0}" = 1 ] || exit 3
-  fi
+if ! "$system_python" scripts/toolenv.py --setup; then
+  # Without apt the build still goes on: the tools say what they lack when they start.
+  [ "${CCBENCH_NO_INSTALL:-0}" = 1 ] || exit 3
 fi
 
 build="${CCBENCH_BUILD_DIR:-build}"

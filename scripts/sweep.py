@@ -30,6 +30,7 @@ import math
 import os
 import re
 import shlex
+import shutil
 import statistics
 import subprocess
 import sys
@@ -270,9 +271,15 @@ def fmt_size(n):
 
 
 def resolve_paths(ccbench, out, kind):
-    """The ccbench binary (checked) and the output folder (made) [build/ccbench, ccbench-results/KIND-TIME]."""
+    """The ccbench binary (checked) and the output folder (made) [the installation's bin/ccbench
+    (share/ccbench/scripts -> bin), else build/ccbench beside scripts/, else ccbench on PATH;
+    ccbench-results/KIND-TIME]."""
     here = os.path.dirname(os.path.abspath(__file__))
-    ccbench = ccbench or os.path.join(here, "..", "build", "ccbench")
+    if not ccbench:
+        found = [c for c in (os.path.join(here, "..", "..", "..", "bin", "ccbench"),
+                             os.path.join(here, "..", "build", "ccbench"), shutil.which("ccbench") or "")
+                 if c and os.access(c, os.X_OK)]
+        ccbench = found[0] if found else os.path.join(here, "..", "build", "ccbench")
     if not os.access(ccbench, os.X_OK):
         usage_error(f"no ccbench at '{ccbench}' (give --ccbench PATH)")
     out = out or os.path.join("ccbench-results", f"{kind}-" + time.strftime("%Y%m%d-%H%M%S", time.gmtime()))

@@ -9,7 +9,14 @@ ends with exit 3 naming the interpreter (sys.executable) and what to do.
 
 Usage: scripts/toolenv.py --check    exit 0 when this interpreter imports every requirement,
                                      else 3 naming what is missing
+       scripts/toolenv.py --setup    make the virtual environment (.venv beside scripts/, or
+                                     $CCBENCH_VENV) over this interpreter and its packages, pip
+                                     adding what they lack where an index is reachable; exit 0
+                                     when it imports every requirement, else 3. scripts/setup.sh
+                                     runs it; an installed copy runs it once with CCBENCH_VENV
+                                     set to a writable place (share/ccbench is not, as a rule).
 """
+import subprocess
 import importlib.util
 import os
 import sys
@@ -68,7 +75,36 @@ def require(*modules):
     fail(tool, absent)
 
 
+def setup():
+    """Makes venv_dir() over this interpreter (its packages visible), pip filling in the rest."""
+    venv = venv_dir()
+    python = os.path.join(venv, "bin", "python3")
+    usable = os.path.exists(python) and subprocess.run([python, "-c", ""], capture_output=True).returncode == 0
+    if not usable:
+        made = subprocess.run([sys.executable, "-m", "venv", "--clear", "--system-site-packages", "--without-pip", venv],
+                              capture_output=True, text=True)
+        if made.returncode != 0:
+            print(f"toolenv.py: error: {sys.executable} -m venv could not make {venv}: {made.stderr.strip()} "
+                  "(Debian: apt-get install python3-venv)", file=sys.stderr)
+            sys.exit(3)
+    check = [python, os.path.join(HERE, "toolenv.py"), "--check"]
+    if subprocess.run(check, capture_output=True).returncode != 0:
+        log = os.path.join(venv, "pip.log")
+        with open(log, "w") as out:
+            for pip in ([python, "-m", "pip"], [sys.executable, "-m", "pip", "--python", python]):
+                if subprocess.run(pip + ["install", "-q", "-r", REQUIREMENTS], stdout=out, stderr=out).returncode == 0:
+                    break
+        if subprocess.run(check).returncode != 0:
+            print(f"toolenv.py: error: {venv} lacks the tools' packages and pip could not add them (log: {log})",
+                  file=sys.stderr)
+            sys.exit(3)
+    print(f"toolenv.py: {venv} imports {', '.join(m for _, m in requirements())}")
+
+
 def main():
+    if sys.argv[1:] == ["--setup"]:
+        setup()
+        return
     if sys.argv[1:] != ["--check"]:
         print(__doc__, file=sys.stderr)
         sys.exit(2)

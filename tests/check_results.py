@@ -111,7 +111,8 @@ def check_json(c, doc, rows, exit_code):
 def case_averages(rows):
     sums = {}
     for r in rows:
-        key = tuple(r[k] for k in CASE_COLUMNS)
+        # The training conditions are part of a case where rows have them (results/format.cpp case_key).
+        key = tuple(r[k] for k in CASE_COLUMNS) + tuple(r.get(k, "") for k in ("nccl_config", "load"))
         s = sums.setdefault(key, [0.0, 0])
         if measured(r):
             s[0] += float(r["busbw[GB/s]"])

@@ -142,6 +142,7 @@ CONTEXT_SKIPS = [
     Skip(r"^f8e(4m3|5m2) needs NCCL >= 2\.24", _NCCL, None, lambda p, t, o: t in FP8),
     Skip(r"^NCCL reduces f8e(4m3|5m2) on compute capability >= 9\.0 only", _NCCL, REDUCING,
          lambda p, t, o: t in FP8),
+    Skip(r"^NCCL does not take avg of f8e(4m3|5m2)", _NCCL, REDUCING, lambda p, t, o: t in FP8 and o == "avg"),
     # --nccl-config: a key the loaded NCCL lacks, or one its environment variable overrides.
     Skip(r"^--nccl-config (\S+ needs NCCL >= |minCTAs=\d+ is above maxCTAs)|in the environment overrides "
          r"--nccl-config ", _NCCL, None,

@@ -62,6 +62,11 @@ std::optional<std::string> fp8_unsupported(const CaseSpec& s, int min_capability
   const NcclApi* api = nccl_api();
   if (api && api->version < kFp8NcclVersion)
     return fmt::format("{} needs NCCL >= 2.24, the library loaded is {} ({})", name(s.dtype), api->version_text(), api->path);
+  // NCCL (as installed on the H200 machine) refuses avg of fp8 with "invalid argument" where sum, prod,
+  // min and max run (evidence h200x1-20261201-r26).
+  if (has_reduce_op(s.coll) && s.op == ReduceOp::avg)
+    return fmt::format("NCCL does not take avg of {} (ncclAvg: invalid argument); sum, prod, min and max it does",
+                       name(s.dtype));
   if (has_reduce_op(s.coll) && min_capability < kFp8ReduceCapability)
     return fmt::format("NCCL reduces {} on compute capability >= 9.0 only; the lowest GPU of this job is {}.{}",
                        name(s.dtype), min_capability / 10, min_capability % 10);

@@ -39,6 +39,20 @@ python3 -c 'import json,sys; r=json.load(open("run/run.json")); sys.exit(0 if r[
   fail "run/run.json does not say a complete OK run of 16 rows"
 echo "install_test: installed ccbench ran on 2 ranks: 16 rows, OK"
 
+# The installed plot.py finds its modules beside it: plots where the python3 on PATH (or the
+# system's) has matplotlib, else exit 3 naming the interpreter; never an ImportError.
+set +e
+"$prefix/share/ccbench/scripts/plot.py" run/results.csv --out plots >plot.txt 2>&1
+rc=$?
+set -e
+! grep -q Traceback plot.txt || { cat plot.txt; fail "the installed plot.py: a traceback"; }
+case $rc in
+  0) ls plots/*.png >/dev/null || fail "the installed plot.py wrote no PNG" ;;
+  3) grep -q "cannot import matplotlib (scripts/requirements.txt)" plot.txt || { cat plot.txt; fail "plot.py exit 3"; } ;;
+  *) cat plot.txt; fail "the installed plot.py: exit $rc" ;;
+esac
+echo "install_test: the installed plot.py: exit $rc"
+
 # The installed Slurm script, called from another folder: it finds ../../../bin/ccbench itself.
 mkdir elsewhere && cd elsewhere
 PATH="$(dirname "$mpiexec"):/usr/bin:/bin" CCBENCH_NP=2 bash "$prefix/share/ccbench/scripts/slurm.sbatch" \

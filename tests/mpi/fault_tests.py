@@ -811,8 +811,9 @@ def terminate_quiet(opts):
 
 
 def verdicts_quiet(opts):
-    """Runs that end with a verdict (--min-busbw, --accept, a --db that cannot be written) on 4
-    ranks: the verdict's exit code, and no rank says it was terminated."""
+    """Runs that end with a verdict (--min-busbw, --accept) on 4 ranks, and one refused for a --db
+    that cannot be written (before measuring, with the system's reason and exit 2 as an --out that
+    cannot be written): the exit code, and no rank says it was terminated."""
     folder = tempfile.mkdtemp(prefix="ccbench-verdict-")
     rules = os.path.join(folder, "rules.yaml")
     with open(rules, "w", encoding="utf-8") as f:
@@ -820,12 +821,13 @@ def verdicts_quiet(opts):
     db = os.path.join(folder, "history.db")
     undo = make_unwritable(db, "")  # empty: a store not yet made, which rank 0 alone makes (and cannot)
     try:
-        for args, code in ((["--min-busbw", "1000"], 4), (["--accept", rules], 4), (["--db", db], 3)):
+        for args, code in ((["--min-busbw", "1000"], 4), (["--accept", rules], 4), (["--db", db], 2)):
             for _ in range(2):  # the ranks end at nearly the same time: a race, tried twice
                 r = job(opts, SMALL + args + ["--out", "none"], ranks=4)
                 check(r.rc == code, f"{' '.join(args)}: exit code {r.rc}, expected {code}")
                 check("was terminated by" not in r.err, f"{' '.join(args)}: a rank says it was terminated")
                 check(r.elapsed < STARTUP_S, f"{' '.join(args)}: took {r.elapsed:.1f} s")
+        said_once(r, f"history {db}: cannot write: ")
     finally:
         undo()
     shutil.rmtree(folder, ignore_errors=True)
