@@ -188,9 +188,19 @@ CCB_HD T result_of(A v) {
   else return from_arith<T>(v);
 }
 
+// min (MAX false) or max of two floats as CUDA's __hmin / __hmax, which NCCL reduces half,
+// bfloat16 and fp8 with: a NaN operand is ignored (two NaN give a NaN), and -0 is below +0.
+template <bool MAX>
+CCB_HD float narrow_minmax(float x, float y) {
+  if (x != x) return y;
+  if (y != y) return x;
+  if (x == y) return (float_bits(x) >> 31) == (MAX ? 0u : 1u) ? x : y;  // equal: +0 and -0 told apart
+  return MAX ? (x > y ? x : y) : (x < y ? x : y);
+}
+
 // a (op) b. Integer sum and product wrap around (unsigned arithmetic), so results are exact in any
-// order. Narrow floats compute in float and round the result (result_of). avg reduces as sum;
-// finalize() divides at the end.
+// order. Narrow floats compute in float and round the result (result_of); their min and max are
+// narrow_minmax. avg reduces as sum; finalize() divides at the end.
 template <typename T>
 CCB_HD T reduce_pair(ReduceOp op, T a, T b) {
   if constexpr (std::is_integral_v<T>) {
@@ -205,8 +215,8 @@ CCB_HD T reduce_pair(ReduceOp op, T a, T b) {
     auto x = to_arith(a), y = to_arith(b);
     switch (op) {
       case ReduceOp::prod: return result_of<T>(x * y);
-      case ReduceOp::min: return result_of<T>(x < y ? x : y);
-      case ReduceOp::max: return result_of<T>(x > y ? x : y);
+      case ReduceOp::min: return result_of<T>(narrow_minmax<false>(x, y));
+      case ReduceOp::max: return result_of<T>(narrow_minmax<true>(x, y));
       default: return result_of<T>(x + y);
     }
   }

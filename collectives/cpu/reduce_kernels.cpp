@@ -46,8 +46,8 @@ void reduce_loop(void* const* dstv, const void* const* srcv, size_t n, int nrank
 template <ReduceOp OP>
 inline float float_op(float a, float b) {
   if constexpr (OP == ReduceOp::prod) return a * b;
-  else if constexpr (OP == ReduceOp::min) return a < b ? a : b;
-  else if constexpr (OP == ReduceOp::max) return a > b ? a : b;
+  else if constexpr (OP == ReduceOp::min) return narrow_minmax<false>(a, b);
+  else if constexpr (OP == ReduceOp::max) return narrow_minmax<true>(a, b);
   else return a + b;
 }
 
@@ -86,12 +86,18 @@ void narrow_loop(void* const* dstv, const void* const* srcv, size_t n, int nrank
 #if defined(__x86_64__)
 template <ReduceOp OP>
 CCB_AVX2 inline __m256 float_op(__m256 a, __m256 b) {
-  // min/max: the instructions return their second operand unless the first is less (greater),
-  // as float_op's a < b ? a : b, NaN included.
-  if constexpr (OP == ReduceOp::prod) return _mm256_mul_ps(a, b);
-  else if constexpr (OP == ReduceOp::min) return _mm256_min_ps(a, b);
-  else if constexpr (OP == ReduceOp::max) return _mm256_max_ps(a, b);
-  else return _mm256_add_ps(a, b);
+  if constexpr (OP == ReduceOp::min || OP == ReduceOp::max) {
+    // narrow_minmax: the instructions give b unless a is less (greater): a NaN b is replaced by
+    // a, and of two equal values (+0 and -0) the bits' AND is +0 (max), their OR -0 (min).
+    __m256 r = OP == ReduceOp::min ? _mm256_min_ps(a, b) : _mm256_max_ps(a, b);
+    r = _mm256_blendv_ps(r, a, _mm256_cmp_ps(b, b, _CMP_UNORD_Q));
+    const __m256 equal = _mm256_cmp_ps(a, b, _CMP_EQ_OQ);
+    return _mm256_blendv_ps(r, OP == ReduceOp::min ? _mm256_or_ps(a, b) : _mm256_and_ps(a, b), equal);
+  } else if constexpr (OP == ReduceOp::prod) {
+    return _mm256_mul_ps(a, b);
+  } else {
+    return _mm256_add_ps(a, b);
+  }
 }
 
 // narrow_loop's arithmetic 8 elements at a time in registers (narrow_lanes.h): every input

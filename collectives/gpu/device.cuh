@@ -96,8 +96,8 @@ __device__ __forceinline__ Acc<T> combine(ReduceOp op, Acc<T> a, Acc<T> b) {
   if constexpr (is_narrow_float<T>) {
     switch (op) {
       case ReduceOp::prod: return a * b;
-      case ReduceOp::min: return a < b ? a : b;
-      case ReduceOp::max: return a > b ? a : b;
+      case ReduceOp::min: return narrow_minmax<false>(a, b);
+      case ReduceOp::max: return narrow_minmax<true>(a, b);
       default: return a + b;
     }
   } else {

@@ -104,7 +104,10 @@ void loops_reduce_as_reduce_pair(DataType t) {
       float v = to_arith(a[i]);
       for (const T& e : {b[i], c[i]}) {
         const float w = to_arith(e);
-        v = op == ReduceOp::prod ? v * w : op == ReduceOp::min ? (v < w ? v : w) : op == ReduceOp::max ? (v > w ? v : w) : v + w;
+        v = op == ReduceOp::prod  ? v * w
+            : op == ReduceOp::min ? narrow_minmax<false>(v, w)
+            : op == ReduceOp::max ? narrow_minmax<true>(v, w)
+                                  : v + w;
       }
       const T want = result_of<T>(v);
       ASSERT_TRUE(std::isnan(v) ? std::isnan(to_arith(out[i])) : out[i].bits == want.bits)
