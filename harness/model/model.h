@@ -34,7 +34,7 @@ namespace ccbench {
 //   nccl-tree NCCL's tree: a chain inside each node, double binary tree between nodes (all-reduce)
 const std::vector<std::string>& model_algorithms();
 
-// How our GPU kernels run a schedule (collectives/gpu/fifo_kernels.cu, the Bruck kernel): the data
+// How our GPU kernels run a schedule (collectives/gpu/fifo_ring.cu, fifo_tree.cu, the Bruck kernel): the data
 // split over `channels` blocks, each moving at most one FIFO slot per step, its steps one after
 // another. Given, the model costs what the schedule alone does not show:
 //   ring  every block runs its loops of steps in order: each receiving step of every loop waits

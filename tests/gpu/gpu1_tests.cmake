@@ -144,6 +144,17 @@ if(CCBENCH_HAVE_CUDA)
                    -x CUDA_VISIBLE_DEVICES=0 $<TARGET_FILE:ccbench_oneshot_sequence>)
   set_tests_properties(gpu1_oneshot_sequence PROPERTIES LABELS "gpu;gpu1" SKIP_RETURN_CODE 77 TIMEOUT 120
                        RUN_SERIAL TRUE)
+  # 16 ranks (a PCIe node of 16 GPUs) on one GPU over host: each rank maps only its ring's and its
+  # trees' peers, as /proc/self/maps shows (tests/gpu/mesh_peers.cpp). Small FIFOs: 16 regions
+  # share /dev/shm.
+  add_executable(ccbench_mesh_peers ${CMAKE_CURRENT_SOURCE_DIR}/gpu/mesh_peers.cpp)
+  target_link_libraries(ccbench_mesh_peers PRIVATE ccbench_harness_lib)
+  add_test(NAME gpu1_mesh_peers_16
+           COMMAND ${MPIEXEC_EXECUTABLE} --allow-run-as-root --oversubscribe --bind-to none -np 16
+                   -x CUDA_VISIBLE_DEVICES=0 -x CCBENCH_GPU_HOST_CHANNELS=2 -x CCBENCH_GPU_TREE_CHANNELS=2
+                   -x CCBENCH_GPU_SLOT_BYTES=64K $<TARGET_FILE:ccbench_mesh_peers>)
+  set_tests_properties(gpu1_mesh_peers_16 PROPERTIES LABELS "gpu;gpu1" SKIP_RETURN_CODE 77 TIMEOUT 240
+                       RUN_SERIAL TRUE)
 endif()
 
 # ---- Training conditions (docs/guides/training.md) ----------------------------------------------
@@ -218,7 +229,14 @@ ccbench_gpu1_training_test(gpu1_nccl_config_one_rank 1 "nccl:allreduce,allgather
 # buffers aligned, equally misaligned and misaligned differently, reduce_copy against the
 # element-by-element loop on the same buffers; every result checked. A measurement, so its own
 # target run by hand or by a GPU call: build/tests/ccbench_reduce_copy_bench.
+# The same loop at every kind of offset, 1-3 sources into 1-3 destinations, every output element
+# and the bytes around it checked (tests/gpu/reduce_copy_offsets.cu): a test of the tier.
 if(CCBENCH_HAVE_CUDA)
+  add_executable(ccbench_reduce_copy_offsets ${CMAKE_CURRENT_SOURCE_DIR}/gpu/reduce_copy_offsets.cu)
+  target_include_directories(ccbench_reduce_copy_offsets PRIVATE ${PROJECT_SOURCE_DIR})
+  add_test(NAME gpu1_reduce_copy_offsets COMMAND $<TARGET_FILE:ccbench_reduce_copy_offsets>)
+  set_tests_properties(gpu1_reduce_copy_offsets PROPERTIES LABELS "gpu;gpu1" SKIP_RETURN_CODE 77 TIMEOUT 120
+                       RUN_SERIAL TRUE)
   add_executable(ccbench_reduce_copy_bench ${CMAKE_CURRENT_SOURCE_DIR}/gpu/reduce_copy_bench.cu)
   target_include_directories(ccbench_reduce_copy_bench PRIVATE ${PROJECT_SOURCE_DIR})
 endif()

@@ -1,12 +1,13 @@
 // The data loop of our GPU kernels (collectives/gpu/device.cuh reduce_copy) on one GPU, one
 // process: two sources reduced into one destination, 256 MiB per buffer, for 1- and 2-byte types
 // and for aligned buffers, buffers equally misaligned (every pointer one element past a 16-byte
-// boundary: -u 1, pieces at the same odd offset on both sides) and buffers misaligned differently.
-// Misaligned buffers were moved element by element before the head-then-vector path; that path
-// (reduce_copy_elems over the whole range) is timed beside it on the same buffers, so the gain is
-// measured, not assumed. Every result is checked. Prints one line per case (GB/s moved: two
-// reads and one write per element); exit 0 when every result is exact, 1 otherwise, 77 without
-// a GPU.
+// boundary: -u 1, pieces at the same odd offset on both sides) and buffers misaligned differently
+// (one source, the output, or all three at different offsets: -u beside aligned FIFO slots).
+// Misaligned buffers were moved element by element before the head-then-vector and shifted
+// paths; that loop (reduce_copy_elems over the whole range) is timed beside reduce_copy on the
+// same buffers, so the gain is measured, not assumed. Every result is checked. Prints one line
+// per case (GB/s moved: two reads and one write per element); exit 0 when every result is exact,
+// 1 otherwise, 77 without a GPU.
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -98,7 +99,9 @@ template <typename T>
 bool run_type(const char* type, char* a, char* b, char* out) {
   bool ok = run_case<T>(type, "aligned", 0, 0, 0, a, b, out);
   ok &= run_case<T>(type, "equally misaligned", 1, 1, 1, a, b, out);
-  ok &= run_case<T>(type, "misaligned differently", 1, 0, 0, a, b, out);
+  ok &= run_case<T>(type, "one source misaligned", 1, 0, 0, a, b, out);
+  ok &= run_case<T>(type, "output misaligned", 0, 0, 1, a, b, out);
+  ok &= run_case<T>(type, "all three differently", 1, 3, 6, a, b, out);
   return ok;
 }
 
