@@ -21,8 +21,36 @@ if [ "${1:-a}" = a ]; then
   timeout 120 build/tests/ccbench_reduce_copy_bench > $o/reduce_copy.log 2>&1; echo "bench rc $? $(el)"; cat $o/reduce_copy.log
   timeout $(( 560 - ($(date +%s)-S) )) scripts/gpu-test.sh gpu1 -R "$kernels" > $o/gpu1-a.log 2>&1; echo "gpu1 a rc $? $(el)"
   grep -E "^gpu tests|^  skipped|Test +#.*(Passed|Failed|Timeout|Skipped)" $o/gpu1-a.log
-else
+elif [ "${1:-a}" = b ]; then
   timeout 560 scripts/gpu-test.sh gpu1 -E "$kernels" > $o/gpu1-b.log 2>&1; echo "gpu1 b rc $? $(el)"
   grep -E "^gpu tests|^  skipped|Test +#.*(Passed|Failed|Timeout|Skipped)" $o/gpu1-b.log
 fi
 echo "done $(el)"
+# Phase c: the offsets test against two planted faults in the shifted path (a copy of the tree):
+# the first lane's partial store dropped, and the run's last lane taking its second source pack
+# from the shuffle instead of loading it. Each must fail.
+if [ "${1:-a}" = c ]; then
+  for m in 1 2; do
+    rm -rf /tmp/plant$m && mkdir -p /tmp/plant$m && cp -r collectives core transports /tmp/plant$m/
+    [ $m = 1 ] && sed -i '/if (lane == 0) store_part/d' /tmp/plant$m/collectives/gpu/device.cuh
+    [ $m = 2 ] && sed -i 's/edge ? hi\[u\]\[s\] : next/next/' /tmp/plant$m/collectives/gpu/device.cuh
+    diff -q collectives/gpu/device.cuh /tmp/plant$m/collectives/gpu/device.cuh >/dev/null && echo "plant $m: NOT PLANTED"
+    /usr/local/cuda/bin/nvcc -std=c++17 -O3 -arch=sm_90 --expt-relaxed-constexpr -I/tmp/plant$m -Ibuild/generated \
+      tests/gpu/reduce_copy_offsets.cu -o /tmp/plant$m/offsets > $o/plant$m-build.log 2>&1 &
+  done; wait
+  for m in 1 2; do timeout 120 /tmp/plant$m/offsets > $o/plant$m.log 2>&1; echo "plant $m rc $? $(el)"; tail -n 8 $o/plant$m.log; done
+fi
+# Phase d: the 16-rank mesh test against the old behaviour planted (every peer mapped, as before
+# mapping became lazy): it must fail, then pass again with the tree restored.
+if [ "${1:-a}" = d ]; then
+  cp transports/gpu_mesh.cpp /tmp/gpu_mesh.cpp.orig
+  sed -i 's|^void GpuFifoMesh::finish_mapping(Linked& l) {|&\n  for (int r = 0; l.region \&\& r < static_cast<int>(l.blobs.size()); ++r) if (r != rank_) map(l, r);|' transports/gpu_mesh.cpp
+  grep -n -A2 "^void GpuFifoMesh::finish_mapping" transports/gpu_mesh.cpp
+  cmake --build build -j 16 --target ccbench_mesh_peers > $o/plant-mesh-build.log 2>&1 || tail -n 20 $o/plant-mesh-build.log
+  (cd build && ctest -R gpu1_mesh_peers_16 --output-on-failure) > $o/plant-mesh.log 2>&1; echo "planted mesh rc $? $(el)"
+  grep -E "mapped the regions|mesh peers|Passed|Failed" $o/plant-mesh.log | head -n 6
+  cp /tmp/gpu_mesh.cpp.orig transports/gpu_mesh.cpp
+  cmake --build build -j 16 --target ccbench_mesh_peers > /dev/null 2>&1
+  (cd build && ctest -R gpu1_mesh_peers_16 --output-on-failure) > $o/mesh-restored.log 2>&1; echo "restored mesh rc $? $(el)"
+  grep -E "mesh peers|Passed|Failed" $o/mesh-restored.log | head -n 3
+fi
