@@ -234,9 +234,11 @@ ccbench_gpu1_training_test(gpu1_nccl_config_one_rank 1 "nccl:allreduce,allgather
 if(CCBENCH_HAVE_CUDA)
   add_executable(ccbench_reduce_copy_offsets ${CMAKE_CURRENT_SOURCE_DIR}/gpu/reduce_copy_offsets.cu)
   target_include_directories(ccbench_reduce_copy_offsets PRIVATE ${PROJECT_SOURCE_DIR})
+  target_link_libraries(ccbench_reduce_copy_offsets PRIVATE ccbench::core)
   add_test(NAME gpu1_reduce_copy_offsets COMMAND $<TARGET_FILE:ccbench_reduce_copy_offsets>)
   set_tests_properties(gpu1_reduce_copy_offsets PROPERTIES LABELS "gpu;gpu1" SKIP_RETURN_CODE 77 TIMEOUT 120
                        RUN_SERIAL TRUE)
   add_executable(ccbench_reduce_copy_bench ${CMAKE_CURRENT_SOURCE_DIR}/gpu/reduce_copy_bench.cu)
   target_include_directories(ccbench_reduce_copy_bench PRIVATE ${PROJECT_SOURCE_DIR})
+  target_link_libraries(ccbench_reduce_copy_bench PRIVATE ccbench::core)
 endif()

@@ -23,6 +23,7 @@
 #include "collectives/schedules/tree.h"
 #include "core/checks_cuda.h"
 #include "core/error.h"
+#include "tests/gpu/direct_rank.h"
 
 namespace {
 
@@ -101,20 +102,8 @@ int check_impl(const char* impl_name, ImplContext& ctx, int rank, int n, const s
 }
 
 int run(int rank, int n) {
-  int devices = 0;
-  CCB_CUDA(cudaGetDeviceCount(&devices));
-  RankLayout layout = RankLayout::from_hosts(rank, std::vector<std::string>(static_cast<std::size_t>(n), "h"));
-  ImplContext ctx;
-  ctx.comm = MPI_COMM_WORLD;
-  ctx.layout = &layout;
-  ctx.device = Device::gpu;
-  ctx.transport = "host";
-  ctx.cuda_device = rank % devices;
-  ctx.timeout = std::chrono::seconds(60);
-  CCB_CUDA(cudaSetDevice(ctx.cuda_device));
-  cudaStream_t stream;
-  CCB_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  ctx.stream = stream;
+  direct::DirectRank me(rank, n, "host", std::chrono::seconds(60));
+  ImplContext& ctx = me.ctx;
   int failures = check_impl("ring", ctx, rank, n, ring_peers(ctx, rank, n));
   failures += check_impl("tree", ctx, rank, n, tree_peers(rank, n));
   int total = 0;
@@ -127,24 +116,4 @@ int run(int rank, int n) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  int devices = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-    std::printf("SKIPPED: no GPU\n");
-    return 77;
-  }
-  MPI_Init(&argc, &argv);
-  int rank = 0, nranks = 1, rc = 1;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &nranks);
-  try {
-    rc = run(rank, nranks);
-  } catch (const Error& e) {
-    std::printf("rank %d: error: %s\n", rank, e.what());
-    rc = static_cast<int>(e.code());
-  }
-  int worst = rc;
-  MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  MPI_Finalize();
-  return worst;
-}
+int main(int argc, char** argv) { return ccbench::direct::mpi_main(argc, argv, run); }

@@ -14,6 +14,7 @@
 #include "collectives/implementation.h"
 #include "core/checks_cuda.h"
 #include "core/error.h"
+#include "tests/gpu/direct_rank.h"
 
 namespace {
 
@@ -66,20 +67,9 @@ int run(int rank, int nranks) {
   if (!info || !info->make) throw Error(ExitCode::precondition, "oneshot is not built in");
   std::size_t largest = 0;
   for (std::size_t b : kSequence) largest = std::max(largest, b);
-  int devices = 0;
-  CCB_CUDA(cudaGetDeviceCount(&devices));
-  RankLayout layout = RankLayout::from_hosts(rank, std::vector<std::string>(static_cast<std::size_t>(nranks), "h"));
-  ImplContext ctx;
-  ctx.comm = MPI_COMM_WORLD;
-  ctx.layout = &layout;
-  ctx.device = Device::gpu;
-  ctx.transport = "p2p";
-  ctx.cuda_device = rank % devices;
-  ctx.timeout = std::chrono::seconds(20);
-  CCB_CUDA(cudaSetDevice(ctx.cuda_device));
-  cudaStream_t stream;
-  CCB_CUDA(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
-  ctx.stream = stream;
+  direct::DirectRank me(rank, nranks, "p2p", std::chrono::seconds(20));
+  ImplContext& ctx = me.ctx;
+  cudaStream_t stream = me.stream;
   auto impl = info->make();
   impl->setup(ctx);
   Buffers b;
@@ -134,24 +124,4 @@ int run(int rank, int nranks) {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  int devices = 0;
-  if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
-    std::printf("SKIPPED: no GPU\n");
-    return 77;
-  }
-  MPI_Init(&argc, &argv);
-  int rank = 0, nranks = 1, rc = 1;
-  MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-  MPI_Comm_size(MPI_COMM_WORLD, &nranks);
-  try {
-    rc = run(rank, nranks);
-  } catch (const Error& e) {
-    std::printf("rank %d: error: %s\n", rank, e.what());
-    rc = static_cast<int>(e.code());
-  }
-  int worst = rc;
-  MPI_Allreduce(&rc, &worst, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
-  MPI_Finalize();
-  return worst;
-}
+int main(int argc, char** argv) { return ccbench::direct::mpi_main(argc, argv, run); }

@@ -3,11 +3,11 @@
 // and for aligned buffers, buffers equally misaligned (every pointer one element past a 16-byte
 // boundary: -u 1, pieces at the same odd offset on both sides) and buffers misaligned differently
 // (one source, the output, or all three at different offsets: -u beside aligned FIFO slots).
-// Misaligned buffers were moved element by element before the head-then-vector and shifted
-// paths; that loop (reduce_copy_elems over the whole range) is timed beside reduce_copy on the
-// same buffers, so the gain is measured, not assumed. Every result is checked. Prints one line
-// per case (GB/s moved: two reads and one write per element); exit 0 when every result is exact,
-// 1 otherwise, 77 without a GPU.
+// The element loop (reduce_copy_elems over the whole range: what misaligned buffers took before
+// the head-then-vector path, and what buffers misaligned differently still take) is timed beside
+// reduce_copy on the same buffers, so the gain is measured, not assumed. Every result is checked.
+// Prints one line per case (GB/s moved: two reads and one write per element); exit 0 when every
+// result is exact, 1 otherwise, 77 without a GPU.
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "collectives/gpu/device.cuh"
+#include "core/checks_cuda.h"
 
 namespace {
 
@@ -39,15 +40,6 @@ __global__ void reduce_kernel(const T* a, const T* b, T* out, std::size_t n, boo
   else reduce_copy<T, 2, 1>(ReduceOp::sum, false, 1, src, dst, hi - lo);
 }
 
-#define CHECK_CUDA(x)                                                                   \
-  do {                                                                                  \
-    cudaError_t e_ = (x);                                                               \
-    if (e_ != cudaSuccess) {                                                            \
-      std::fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e_));                   \
-      std::exit(1);                                                                     \
-    }                                                                                   \
-  } while (0)
-
 // Small values whose sums are exact in every type here.
 // which 0, 1: the two sources; 2: their sum.
 template <typename T>
@@ -67,22 +59,22 @@ bool run_case(const char* type, const char* name, int off_a, int off_b, int off_
   T* po = reinterpret_cast<T*>(out) + off_out;
   std::vector<T> ha(n), hb(n), ho(n);
   for (std::size_t i = 0; i < n; ++i) ha[i] = value<T>(i, 0), hb[i] = value<T>(i, 1);
-  CHECK_CUDA(cudaMemcpy(pa, ha.data(), n * sizeof(T), cudaMemcpyHostToDevice));
-  CHECK_CUDA(cudaMemcpy(pb, hb.data(), n * sizeof(T), cudaMemcpyHostToDevice));
+  CCB_CUDA(cudaMemcpy(pa, ha.data(), n * sizeof(T), cudaMemcpyHostToDevice));
+  CCB_CUDA(cudaMemcpy(pb, hb.data(), n * sizeof(T), cudaMemcpyHostToDevice));
   cudaEvent_t t0, t1;
-  CHECK_CUDA(cudaEventCreate(&t0));
-  CHECK_CUDA(cudaEventCreate(&t1));
+  CCB_CUDA(cudaEventCreate(&t0));
+  CCB_CUDA(cudaEventCreate(&t1));
   float ms[2] = {0, 0};
   bool ok = true;
   for (int elems_only = 0; elems_only < 2; ++elems_only) {
-    CHECK_CUDA(cudaMemset(po, 0, n * sizeof(T)));
+    CCB_CUDA(cudaMemset(po, 0, n * sizeof(T)));
     reduce_kernel<T><<<kBlocks, kThreads>>>(pa, pb, po, n, elems_only);  // warm-up, checked below
-    CHECK_CUDA(cudaEventRecord(t0));
+    CCB_CUDA(cudaEventRecord(t0));
     for (int r = 0; r < kReps; ++r) reduce_kernel<T><<<kBlocks, kThreads>>>(pa, pb, po, n, elems_only);
-    CHECK_CUDA(cudaEventRecord(t1));
-    CHECK_CUDA(cudaEventSynchronize(t1));
-    CHECK_CUDA(cudaEventElapsedTime(&ms[elems_only], t0, t1));
-    CHECK_CUDA(cudaMemcpy(ho.data(), po, n * sizeof(T), cudaMemcpyDeviceToHost));
+    CCB_CUDA(cudaEventRecord(t1));
+    CCB_CUDA(cudaEventSynchronize(t1));
+    CCB_CUDA(cudaEventElapsedTime(&ms[elems_only], t0, t1));
+    CCB_CUDA(cudaMemcpy(ho.data(), po, n * sizeof(T), cudaMemcpyDeviceToHost));
     for (std::size_t i = 0; i < n && ok; ++i)
       if (!same(ho[i], value<T>(i, 2))) {
         std::printf("WRONG %s %s %s: element %zu\n", type, name, elems_only ? "elements" : "reduce_copy", i);
@@ -107,18 +99,21 @@ bool run_type(const char* type, char* a, char* b, char* out) {
 
 }  // namespace
 
-int main() {
+int main() try {
   int devices = 0;
   if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
     std::printf("SKIPPED: no GPU\n");
     return 77;
   }
   char *a, *b, *out;
-  CHECK_CUDA(cudaMalloc(&a, kBytes));
-  CHECK_CUDA(cudaMalloc(&b, kBytes));
-  CHECK_CUDA(cudaMalloc(&out, kBytes));
+  CCB_CUDA(cudaMalloc(&a, kBytes));
+  CCB_CUDA(cudaMalloc(&b, kBytes));
+  CCB_CUDA(cudaMalloc(&out, kBytes));
   bool ok = run_type<std::int8_t>("int8", a, b, out);
   ok &= run_type<half_t>("half", a, b, out);
   std::printf("reduce_copy bench: %s\n", ok ? "every result exact" : "WRONG results");
   return ok ? 0 : 1;
+} catch (const ccbench::Error& e) {
+  std::printf("error: %s\n", e.what());
+  return 1;
 }

@@ -1,13 +1,12 @@
 // The kernels' data loop (collectives/gpu/device.cuh reduce_copy) at every kind of offset: for
 // int8, half, float and double, 1-3 sources into 1-3 destinations, each pointer at its own element
-// offset from a 16-byte boundary (equal offsets, one pointer off, all different), counts from 0
-// past several warps' runs, blocks of 512 threads (the kernels') and of 64 (many runs per warp).
-// Every case is one block of one launch; each output element is compared with the sum computed
-// here, and every byte around each destination (32 bytes before, the rest of its region after)
-// must keep its fill: a pack stored at the wrong offset, a partial pack at a run's end written
-// twice or not at all, a source pack taken from the wrong lane, all show as a wrong element or a
-// changed guard byte. Exit 0 when every case is exact, 1 with the first failures named, 77
-// without a GPU.
+// offset from a 16-byte boundary (equal offsets: the head, vectors and tail; one pointer off, all
+// different: the element loop), counts from 0 past several blocks' strides, blocks of 512 threads
+// (the kernels') and of 64. Every case is one block of one launch; each output element is
+// compared with the sum computed here, and every byte around each destination (32 bytes before,
+// the rest of its region after) must keep its fill: a vector stored at the wrong offset, a head or
+// tail element written twice or not at all, show as a wrong element or a changed guard byte. Exit
+// 0 when every case is exact, 1 with the first failures named, 77 without a GPU.
 #include <cuda_runtime.h>
 
 #include <cstdint>
@@ -17,6 +16,7 @@
 #include <vector>
 
 #include "collectives/gpu/device.cuh"
+#include "core/checks_cuda.h"
 
 namespace {
 
@@ -46,15 +46,6 @@ __global__ void cases_kernel(const Case* cases, char* arena) {
   for (int d = 0; d < ND; ++d) dst[d] = arena + c.at[NS + d];
   reduce_copy<T, NS, ND>(ReduceOp::sum, false, NS, src, dst, c.n);
 }
-
-#define CHECK_CUDA(x)                                                     \
-  do {                                                                    \
-    cudaError_t e_ = (x);                                                 \
-    if (e_ != cudaSuccess) {                                              \
-      std::fprintf(stderr, "%s: %s\n", #x, cudaGetErrorString(e_));     \
-      std::exit(1);                                                       \
-    }                                                                     \
-  } while (0)
 
 // Small integers: sums of three are exact in every type here.
 template <typename T>
@@ -99,7 +90,7 @@ int run_config(const char* type, int threads, std::mt19937& rng, char* arena, st
   const std::size_t region = (kGuard + (kMaxCount + 2 * kPackBytes) * sizeof(T) + kGuard + 255) / 256 * 256;
   std::vector<Case> cases = make_cases<T, NS, ND>(rng, region);
   const std::size_t used = cases.size() * (NS + ND) * region;
-  if (used > arena_bytes) { std::fprintf(stderr, "arena too small\n"); std::exit(1); }
+  if (used > arena_bytes) throw Error(ExitCode::runtime, "the arena is too small for the cases");
   std::vector<char> host(used, static_cast<char>(kFill));
   for (std::size_t c = 0; c < cases.size(); ++c)
     for (int s = 0; s < NS; ++s)
@@ -107,16 +98,16 @@ int run_config(const char* type, int threads, std::mt19937& rng, char* arena, st
         const T v = input<T>(static_cast<int>(c), s, i);
         std::memcpy(host.data() + cases[c].at[s] + i * sizeof(T), &v, sizeof(T));
       }
-  CHECK_CUDA(cudaMemcpy(arena, host.data(), used, cudaMemcpyHostToDevice));
+  CCB_CUDA(cudaMemcpy(arena, host.data(), used, cudaMemcpyHostToDevice));
   Case* dcases;
-  CHECK_CUDA(cudaMalloc(&dcases, cases.size() * sizeof(Case)));
-  CHECK_CUDA(cudaMemcpy(dcases, cases.data(), cases.size() * sizeof(Case), cudaMemcpyHostToDevice));
+  CCB_CUDA(cudaMalloc(&dcases, cases.size() * sizeof(Case)));
+  CCB_CUDA(cudaMemcpy(dcases, cases.data(), cases.size() * sizeof(Case), cudaMemcpyHostToDevice));
   cases_kernel<T, NS, ND><<<static_cast<unsigned>(cases.size()), static_cast<unsigned>(threads)>>>(dcases, arena);
-  CHECK_CUDA(cudaGetLastError());
-  CHECK_CUDA(cudaDeviceSynchronize());
+  CCB_CUDA(cudaGetLastError());
+  CCB_CUDA(cudaDeviceSynchronize());
   std::vector<char> got(used);
-  CHECK_CUDA(cudaMemcpy(got.data(), arena, used, cudaMemcpyDeviceToHost));
-  CHECK_CUDA(cudaFree(dcases));
+  CCB_CUDA(cudaMemcpy(got.data(), arena, used, cudaMemcpyDeviceToHost));
+  CCB_CUDA(cudaFree(dcases));
   int failures = 0;
   for (std::size_t c = 0; c < cases.size(); ++c) {
     const Case& k = cases[c];
@@ -158,7 +149,7 @@ int run_type(const char* type, std::mt19937& rng, char* arena, std::size_t bytes
 
 }  // namespace
 
-int main() {
+int main() try {
   int devices = 0;
   if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
     std::printf("SKIPPED: no GPU\n");
@@ -167,13 +158,16 @@ int main() {
   const std::size_t bytes = static_cast<std::size_t>(kCasesPerConfig) * kMaxPtrs *
                             ((2 * kGuard + (kMaxCount + 2 * kPackBytes) * sizeof(double) + 255) / 256 * 256);
   char* arena;
-  CHECK_CUDA(cudaMalloc(&arena, bytes));
+  CCB_CUDA(cudaMalloc(&arena, bytes));
   std::mt19937 rng(20261202);
   int failures = run_type<std::int8_t>("int8", rng, arena, bytes);
   failures += run_type<half_t>("half", rng, arena, bytes);
   failures += run_type<float>("float", rng, arena, bytes);
   failures += run_type<double>("double", rng, arena, bytes);
-  CHECK_CUDA(cudaFree(arena));
+  CCB_CUDA(cudaFree(arena));
   std::printf("reduce_copy offsets: %s\n", failures ? "FAILED" : "every case exact, every guard byte intact");
   return failures ? 1 : 0;
+} catch (const ccbench::Error& e) {
+  std::printf("error: %s\n", e.what());
+  return 1;
 }

@@ -54,3 +54,16 @@ if [ "${1:-a}" = d ]; then
   (cd build && ctest -R gpu1_mesh_peers_16 --output-on-failure) > $o/mesh-restored.log 2>&1; echo "restored mesh rc $? $(el)"
   grep -E "mesh peers|Passed|Failed" $o/mesh-restored.log | head -n 3
 fi
+# Phase e (on a fresh machine): build, then the four test programs again after they were moved onto
+# one frame (tests/gpu/direct_rank.h, core's CUDA checks).
+if [ "${1:-a}" = e ]; then
+  mkdir -p /opt/deps; for d in .deps/libcsv*.deb .deps/libsqlite3*.deb; do dpkg -x $d /opt/deps; done
+  [ -f build/CMakeCache.txt ] || cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH=/opt/deps/usr \
+    -DCMAKE_CXX_FLAGS=-I/opt/deps/usr/include -DCCBENCH_BUILD_BENCHMARKS=OFF > $o/configure.log 2>&1 || { tail -30 $o/configure.log; exit 1; }
+  cmake --build build -j 16 --target ccbench ccbench_oneshot_sequence ccbench_reduce_copy_bench ccbench_reduce_copy_offsets \
+    ccbench_mesh_peers > $o/build.log 2>&1 || { grep -E "error|FAILED" $o/build.log | head -30; exit 1; }
+  echo "build done $(el)"
+  timeout 300 scripts/gpu-test.sh gpu1 -R "oneshot_sequence|mesh_peers|reduce_copy_offsets" > $o/gpu1-e.log 2>&1; echo "gpu1 e rc $? $(el)"
+  grep -E "^gpu tests|Test +#.*(Passed|Failed|Timeout|Skipped)" $o/gpu1-e.log
+  timeout 120 build/tests/ccbench_reduce_copy_bench > $o/reduce_copy-e.log 2>&1; echo "bench rc $? $(el)"; cat $o/reduce_copy-e.log
+fi
