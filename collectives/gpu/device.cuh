@@ -247,13 +247,171 @@ __device__ __forceinline__ void reduce_copy_packs(ReduceOp op, bool final, int n
   for (; p < packs; p += nt) reduce_copy_step<T, NSRC, NDST, 1>(op, final, nranks, convert, in, out, p, nt);
 }
 
+// ---- pointers misaligned differently ------------------------------------------------------
+// Vectors aligned on dst[0]. A source at another offset is assembled from the two aligned packs
+// its 16 bytes straddle: the lane's own and its right neighbour's, through a shuffle, so every
+// pack crosses the link once (the lane at the end of a warp's run loads its second pack itself).
+// A destination at another offset gets each aligned pack from two neighbouring lanes' results;
+// at the ends of a warp's run the two lanes concerned each store their part of the shared pack.
+
+// Bytes [sh, sh + 16) of the 32 bytes lo|hi, for 0 <= sh < 16.
+__device__ __forceinline__ Pack shift_pack(Pack lo, Pack hi, unsigned sh) {
+  const unsigned w[8] = {lo.x, lo.y, lo.z, lo.w, hi.x, hi.y, hi.z, hi.w};
+  const unsigned q = sh / 4, bits = 8 * (sh % 4);
+  unsigned v[5];
+#pragma unroll
+  for (int j = 0; j < 5; ++j) v[j] = q == 0 ? w[j] : q == 1 ? w[j + 1] : q == 2 ? w[j + 2] : w[j + 3];
+  return Pack{__funnelshift_r(v[0], v[1], bits), __funnelshift_r(v[1], v[2], bits),
+              __funnelshift_r(v[2], v[3], bits), __funnelshift_r(v[3], v[4], bits)};
+}
+
+// The next lane's pack (every lane of the warp must call it).
+__device__ __forceinline__ Pack shfl_down_pack(Pack v) {
+  constexpr unsigned kAll = 0xffffffffu;
+  return Pack{__shfl_down_sync(kAll, v.x, 1), __shfl_down_sync(kAll, v.y, 1), __shfl_down_sync(kAll, v.z, 1),
+              __shfl_down_sync(kAll, v.w, 1)};
+}
+
+// Bytes [from, to) of `v` into the aligned pack at `p`, where one end is 0 or 16: each piece the
+// largest naturally aligned size that fits, so at most four stores.
+__device__ __forceinline__ void store_part(Pack* p, Pack v, unsigned from, unsigned to) {
+  unsigned char b[kPackBytes];
+  memcpy(b, &v, kPackBytes);
+  unsigned char* out = reinterpret_cast<unsigned char*>(p);
+  while (from < to) {
+    unsigned size = 8;
+    while (from % size != 0 || from + size > to) size /= 2;
+    if (size == 8) { std::uint64_t x; memcpy(&x, b + from, 8); *reinterpret_cast<std::uint64_t*>(out + from) = x; }
+    else if (size == 4) { std::uint32_t x; memcpy(&x, b + from, 4); *reinterpret_cast<std::uint32_t*>(out + from) = x; }
+    else if (size == 2) { std::uint16_t x; memcpy(&x, b + from, 2); *reinterpret_cast<std::uint16_t*>(out + from) = x; }
+    else out[from] = b[from];
+    from += size;
+  }
+}
+
+// A pointer `first` elements on, as its aligned pack and its byte offset within it.
+struct Shifted {
+  Pack* pack;
+  unsigned sh;
+};
+template <typename T>
+__device__ __forceinline__ Shifted shifted(const void* base, std::size_t first) {
+  const std::uintptr_t a = reinterpret_cast<std::uintptr_t>(static_cast<const T*>(base) + first);
+  const unsigned sh = static_cast<unsigned>(a & (kPackBytes - 1));
+  return Shifted{reinterpret_cast<Pack*>(a - sh), sh};
+}
+
+// Stores result `r` of pack p (lane `lane`, `edge` when its right neighbour holds no pack of this
+// run) to a destination `sh` bytes past its aligned packs: r is the end of pack p and the start of
+// pack p + 1. Every lane of the warp calls it; `live` lanes store.
+__device__ __forceinline__ void store_shifted(Pack* out, unsigned sh, Pack r, std::size_t p, bool live, bool edge,
+                                              unsigned lane) {
+  if (sh == 0) {
+    if (live) store_pack(out + p, r);
+    return;
+  }
+  const Pack next = shfl_down_pack(r);
+  if (!live) return;
+  if (lane == 0) store_part(out + p, shift_pack(Pack{}, r, kPackBytes - sh), sh, kPackBytes);
+  if (edge) store_part(out + p + 1, shift_pack(r, Pack{}, kPackBytes - sh), 0, sh);
+  else store_pack(out + p + 1, shift_pack(r, next, kPackBytes - sh));
+}
+
+// `packs` packs of reduce_copy from element `first` on, where dst[0] + first is aligned and every
+// other pointer may lie at any element offset. Every thread of the block takes part, blockDim.x a
+// multiple of 32: warps move through runs of 32 packs in step (warp-uniform bounds). Not inlined:
+// one copy per type and shape rather than one per call site (the ring and tree kernels took 4x
+// as long to compile with it inlined). Only kernels launched for misaligned buffers reach it
+// (reduce_copy's kShift): beside the aligned loop in one kernel it cost that loop 11-28 %.
+template <typename T, int NSRC, int NDST>
+__device__ __noinline__ void reduce_copy_shifted(ReduceOp op, bool final, int nranks, const void* const (&src)[NSRC],
+                                                    void* const (&dst)[NDST], std::size_t first, std::size_t packs) {
+  constexpr int kUnroll = 1;
+  Shifted in[NSRC], out[NDST];
+#pragma unroll
+  for (int s = 0; s < NSRC; ++s) in[s] = shifted<T>(src[s], first);
+#pragma unroll
+  for (int d = 0; d < NDST; ++d) out[d] = shifted<T>(dst[d], first);
+  const bool convert = reduces(NSRC, op, final);
+  const unsigned lane = threadIdx.x % 32;
+  const std::size_t run = 32, step = blockDim.x / 32 * run;
+  for (std::size_t base = threadIdx.x / 32 * run; base < packs; base += kUnroll * step) {
+    Pack lo[kUnroll][NSRC], hi[kUnroll][NSRC];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const std::size_t p = base + u * step + lane;
+      const bool live = p < packs, edge = lane == 31 || p + 1 == packs;
+#pragma unroll
+      for (int s = 0; s < NSRC; ++s) {
+        lo[u][s] = live ? load_pack(in[s].pack + p) : Pack{};
+        hi[u][s] = live && edge && in[s].sh ? load_pack(in[s].pack + p + 1) : Pack{};
+      }
+    }
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const std::size_t p = base + u * step + lane;
+      const bool live = p < packs, edge = lane == 31 || p + 1 == packs;
+      Pack v[NSRC];
+#pragma unroll
+      for (int s = 0; s < NSRC; ++s) {
+        v[s] = lo[u][s];
+        if (in[s].sh) {
+          const Pack next = shfl_down_pack(lo[u][s]);
+          v[s] = shift_pack(lo[u][s], edge ? hi[u][s] : next, in[s].sh);
+        }
+      }
+      Pack r = v[0];
+      if (convert) {
+        Accumulator<T, kPackBytes> acc;
+        acc.set(&v[0]);
+#pragma unroll
+        for (int s = 1; s < NSRC; ++s) acc.add(op, &v[s]);
+        acc.get(&r, op, final, nranks);
+      }
+#pragma unroll
+      for (int d = 0; d < NDST; ++d) store_shifted(out[d].pack, out[d].sh, r, p, live, edge, lane);
+    }
+  }
+}
+
+// reduce_copy for pointers misaligned differently: the head up to dst[0]'s 16-byte boundary
+// element by element, then reduce_copy_shifted, then the tail; element by element where a pointer
+// is not even element-aligned or the block is not whole warps.
+template <typename T, int NSRC, int NDST>
+__device__ __forceinline__ void reduce_copy_any(ReduceOp op, bool final, int nranks, const void* const (&src)[NSRC],
+                                                void* const (&dst)[NDST], std::size_t n) {
+  bool whole = blockDim.x % 32 == 0;
+#pragma unroll
+  for (int s = 0; s < NSRC; ++s) whole &= reinterpret_cast<std::uintptr_t>(src[s]) % sizeof(T) == 0;
+#pragma unroll
+  for (int d = 0; d < NDST; ++d) whole &= reinterpret_cast<std::uintptr_t>(dst[d]) % sizeof(T) == 0;
+  if (!whole) return reduce_copy_elems<T>(op, final, nranks, src, dst, 0, n);
+  constexpr std::size_t per_pack = kPackBytes / sizeof(T);
+  const std::uintptr_t skew = reinterpret_cast<std::uintptr_t>(dst[0]) & (kPackBytes - 1);
+  const std::size_t head = skew ? min(n, (kPackBytes - skew) / sizeof(T)) : 0;
+  const std::size_t packs = (n - head) / per_pack;
+  reduce_copy_elems<T>(op, final, nranks, src, dst, 0, head);
+  if constexpr (NSRC == 1) {
+    // A copy moves bytes whatever the type: one instantiation serves every type (compile time).
+    if (!reduces(NSRC, op, final))
+      reduce_copy_shifted<unsigned char>(ReduceOp::sum, false, nranks, src, dst, head * sizeof(T), packs);
+    else
+      reduce_copy_shifted<T>(op, final, nranks, src, dst, head, packs);
+  } else {
+    reduce_copy_shifted<T>(op, final, nranks, src, dst, head, packs);
+  }
+  reduce_copy_elems<T>(op, final, nranks, src, dst, head + packs * per_pack, n);
+}
+
 // dst[d][i] = finalize(src[0][i] op src[1][i] op ...) for i < n, for every destination d.
 // NSRC sources are reduced in order; `final` applies avg's division. All threads of the block
 // take part. 16-byte vectors wherever every pointer can use them: when all pointers are equally
 // misaligned (buffers offset by -u; pieces at the same odd offset on both sides) the head up to
-// the first 16-byte boundary goes element by element, then vectors, then the tail; pointers
-// misaligned differently go element by element throughout.
-template <typename T, int NSRC, int NDST>
+// the first 16-byte boundary goes element by element, then vectors, then the tail. Pointers
+// misaligned differently (-u buffers beside aligned FIFO slots) take reduce_copy_shifted in
+// kernels instantiated with kShift (launched where the host sees a misaligned buffer or piece),
+// and go element by element in the others, whose code stays that of the aligned loop alone.
+template <typename T, int NSRC, int NDST, bool kShift = false>
 __device__ __forceinline__ void reduce_copy(ReduceOp op, bool final, int nranks, const void* const (&src)[NSRC],
                                             void* const (&dst)[NDST], std::size_t n) {
   const std::uintptr_t skew = reinterpret_cast<std::uintptr_t>(src[0]) & (kPackBytes - 1);
@@ -262,7 +420,10 @@ __device__ __forceinline__ void reduce_copy(ReduceOp op, bool final, int nranks,
   for (int s = 1; s < NSRC; ++s) same &= (reinterpret_cast<std::uintptr_t>(src[s]) & (kPackBytes - 1)) == skew;
 #pragma unroll
   for (int d = 0; d < NDST; ++d) same &= (reinterpret_cast<std::uintptr_t>(dst[d]) & (kPackBytes - 1)) == skew;
-  if (!same) return reduce_copy_elems<T>(op, final, nranks, src, dst, 0, n);
+  if (!same) {
+    if constexpr (kShift) return reduce_copy_any<T>(op, final, nranks, src, dst, n);
+    else return reduce_copy_elems<T>(op, final, nranks, src, dst, 0, n);
+  }
   constexpr std::size_t per_pack = kPackBytes / sizeof(T);
   const std::size_t head = skew ? min(n, (kPackBytes - skew) / sizeof(T)) : 0;
   const std::size_t packs = (n - head) / per_pack;

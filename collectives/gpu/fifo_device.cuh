@@ -11,6 +11,10 @@
 
 namespace ccbench::gpu::fifo {
 
+// Host side: whether a buffer given to a launch is off a 16-byte boundary, so that the kernel
+// instantiated for misaligned buffers runs (reduce_copy's kShift).
+inline bool misaligned(const void* p) { return reinterpret_cast<std::uintptr_t>(p) % kPackBytes != 0; }
+
 // Per-block view of its connections; thread 0 owns the counters.
 struct BlockFifo {
   std::uint64_t sent = 0, received = 0;

@@ -16,7 +16,7 @@ using schedule::Piece;
 using schedule::RingOp;
 
 // One ring step on `n` elements: `in` and `out` are this rank's input and output for the piece.
-template <typename T>
+template <typename T, bool kShift>
 __device__ __forceinline__ bool ring_step(RingOp op, const RingParams& p, const SendConn& sc, const RecvConn& rc,
                                           BlockFifo& f, const T* in, T* out, std::size_t n) {
   const bool sends = schedule::ring_op_sends(op);
@@ -26,18 +26,18 @@ __device__ __forceinline__ bool ring_step(RingOp op, const RingParams& p, const 
   const void* rslot = recvs ? slot_of(rc.slots, f.received, p.slot_bytes) : nullptr;
   const ReduceOp rop = p.op;
   switch (op) {
-    case RingOp::send: reduce_copy<T, 1, 1>(rop, false, p.avg_divisor, {in}, {sslot}, n); break;
-    case RingOp::recv_reduce_send: reduce_copy<T, 2, 1>(rop, false, p.avg_divisor, {rslot, in}, {sslot}, n); break;
+    case RingOp::send: reduce_copy<T, 1, 1, kShift>(rop, false, p.avg_divisor, {in}, {sslot}, n); break;
+    case RingOp::recv_reduce_send: reduce_copy<T, 2, 1, kShift>(rop, false, p.avg_divisor, {rslot, in}, {sslot}, n); break;
     case RingOp::recv_reduce_copy_send:
-      reduce_copy<T, 2, 2>(rop, true, p.avg_divisor, {rslot, in}, {out, sslot}, n);
+      reduce_copy<T, 2, 2, kShift>(rop, true, p.avg_divisor, {rslot, in}, {out, sslot}, n);
       break;
-    case RingOp::recv_reduce_copy: reduce_copy<T, 2, 1>(rop, true, p.avg_divisor, {rslot, in}, {out}, n); break;
+    case RingOp::recv_reduce_copy: reduce_copy<T, 2, 1, kShift>(rop, true, p.avg_divisor, {rslot, in}, {out}, n); break;
     case RingOp::copy_send:
-      if (in == out) reduce_copy<T, 1, 1>(rop, false, p.avg_divisor, {in}, {sslot}, n);
-      else reduce_copy<T, 1, 2>(rop, false, p.avg_divisor, {in}, {out, sslot}, n);
+      if (in == out) reduce_copy<T, 1, 1, kShift>(rop, false, p.avg_divisor, {in}, {sslot}, n);
+      else reduce_copy<T, 1, 2, kShift>(rop, false, p.avg_divisor, {in}, {out, sslot}, n);
       break;
-    case RingOp::recv_copy_send: reduce_copy<T, 1, 2>(rop, false, p.avg_divisor, {rslot}, {out, sslot}, n); break;
-    case RingOp::recv: reduce_copy<T, 1, 1>(rop, false, p.avg_divisor, {rslot}, {out}, n); break;
+    case RingOp::recv_copy_send: reduce_copy<T, 1, 2, kShift>(rop, false, p.avg_divisor, {rslot}, {out, sslot}, n); break;
+    case RingOp::recv: reduce_copy<T, 1, 1, kShift>(rop, false, p.avg_divisor, {rslot}, {out}, n); break;
   }
   publish(sends ? &sc : nullptr, f.sent, n * sizeof(T), recvs ? &rc : nullptr, f.received);
   return true;
@@ -50,7 +50,7 @@ __device__ __forceinline__ schedule::RingStep block_step(const RingParams& p, in
   return schedule::ring_reducescatter_step(p.nranks, p.pos, s);
 }
 
-template <typename T>
+template <typename T, bool kShift>
 __global__ void __launch_bounds__(kThreads) ring_kernel(RingParams p) {
   const int c = static_cast<int>(blockIdx.x);
   const SendConn sc = p.send_conns[c];
@@ -75,7 +75,7 @@ __global__ void __launch_bounds__(kThreads) ring_kernel(RingParams p) {
         const Piece pc = schedule::ring_piece(range.count, n, slice, align, loop, st.chunk);
         if (pc.count == 0) continue;
         const std::size_t off = range.offset + pc.offset;
-        ok = ring_step<T>(st.op, p, sc, rc, f, in + off, out + off, pc.count);
+        ok = ring_step<T, kShift>(st.op, p, sc, rc, f, in + off, out + off, pc.count);
       }
     }
   } else {
@@ -99,7 +99,7 @@ __global__ void __launch_bounds__(kThreads) ring_kernel(RingParams p) {
         // reads block `chunk` of its input and writes its output.
         const T* src = gather ? in + first : in + block + first;
         T* dst = gather ? out + block + first : out + first;
-        ok = ring_step<T>(st.op, p, sc, rc, f, src, dst, m);
+        ok = ring_step<T, kShift>(st.op, p, sc, rc, f, src, dst, m);
       }
     }
   }
@@ -112,9 +112,16 @@ __global__ void __launch_bounds__(kThreads) ring_kernel(RingParams p) {
 }  // namespace
 
 int launch_ring(const RingParams& p, void* stream) {
+  // All-gather and reduce-scatter blocks start at rank * count: misaligned unless count's bytes are
+  // whole packs.
+  const bool blocks = p.kind == RingKind::allgather || p.kind == RingKind::reducescatter;
   dispatch_type(p.dtype, [&](auto v) {
     using T = decltype(v);
-    ring_kernel<T><<<p.channels, kThreads, 0, static_cast<cudaStream_t>(stream)>>>(p);
+    const auto s = static_cast<cudaStream_t>(stream);
+    if (misaligned(p.send) || misaligned(p.recv) || (blocks && p.count * sizeof(T) % kPackBytes != 0))
+      ring_kernel<T, true><<<p.channels, kThreads, 0, s>>>(p);
+    else
+      ring_kernel<T, false><<<p.channels, kThreads, 0, s>>>(p);
   });
   return cudaGetLastError();
 }

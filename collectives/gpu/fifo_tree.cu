@@ -14,35 +14,35 @@ using schedule::Piece;
 
 // ---- tree all-reduce ---------------------------------------------------------------------------
 
-template <typename T, int NS>
+template <typename T, bool kShift, int NS>
 __device__ __forceinline__ void tree_store(const TreeParams& p, bool final, const void* const (&s)[NS], void* d0,
                                            void* d1, void* d2, int nd, std::size_t n) {
   if (nd == 1) {
     void* const d[1] = {d0};
-    reduce_copy<T, NS, 1>(p.op, final, p.nranks, s, d, n);
+    reduce_copy<T, NS, 1, kShift>(p.op, final, p.nranks, s, d, n);
   } else if (nd == 2) {
     void* const d[2] = {d0, d1};
-    reduce_copy<T, NS, 2>(p.op, final, p.nranks, s, d, n);
+    reduce_copy<T, NS, 2, kShift>(p.op, final, p.nranks, s, d, n);
   } else {
     void* const d[3] = {d0, d1, d2};
-    reduce_copy<T, NS, 3>(p.op, final, p.nranks, s, d, n);
+    reduce_copy<T, NS, 3, kShift>(p.op, final, p.nranks, s, d, n);
   }
 }
 
 // Reduces `in` with the slots of `nc` children into up to three destinations.
-template <typename T>
+template <typename T, bool kShift>
 __device__ __forceinline__ void tree_reduce(const TreeParams& p, bool final, const T* in, const void* c0,
                                             const void* c1, int nc, void* d0, void* d1, void* d2, int nd,
                                             std::size_t n) {
   if (nc == 0) {
     const void* const s[1] = {in};
-    tree_store<T, 1>(p, final, s, d0, d1, d2, nd, n);
+    tree_store<T, kShift, 1>(p, final, s, d0, d1, d2, nd, n);
   } else if (nc == 1) {
     const void* const s[2] = {c0, in};
-    tree_store<T, 2>(p, final, s, d0, d1, d2, nd, n);
+    tree_store<T, kShift, 2>(p, final, s, d0, d1, d2, nd, n);
   } else {
     const void* const s[3] = {c0, c1, in};
-    tree_store<T, 3>(p, final, s, d0, d1, d2, nd, n);
+    tree_store<T, kShift, 3>(p, final, s, d0, d1, d2, nd, n);
   }
 }
 
@@ -139,7 +139,7 @@ struct TreeBlock {
 };
 
 // Moves one slice of `m` elements at element offset `off` through the block's connections.
-template <typename T>
+template <typename T, bool kShift>
 __device__ __forceinline__ void tree_move(const TreeParams& p, const TreeBlock& b, std::size_t off, std::size_t m) {
   const T* in = static_cast<const T*>(p.send);
   T* out = static_cast<T*>(p.recv);
@@ -150,21 +150,21 @@ __device__ __forceinline__ void tree_move(const TreeParams& p, const TreeBlock& 
     const void* c0 = nc > 0 ? slot_of(b.upr[0]->slots, b.up_recv[0], p.slot_bytes) : nullptr;
     const void* c1 = nc > 1 ? slot_of(b.upr[1]->slots, b.up_recv[1], p.slot_bytes) : nullptr;
     if (b.root)  // reduce, finish, store and start the broadcast down
-      tree_reduce<T>(p, true, in + off, c0, c1, nc, out + off, d1, d2, 1 + nc, m);
+      tree_reduce<T, kShift>(p, true, in + off, c0, c1, nc, out + off, d1, d2, 1 + nc, m);
     else
-      tree_reduce<T>(p, false, in + off, c0, c1, nc, slot_of(b.ups->slots, b.up_sent, p.slot_bytes), nullptr,
+      tree_reduce<T, kShift>(p, false, in + off, c0, c1, nc, slot_of(b.ups->slots, b.up_sent, p.slot_bytes), nullptr,
                      nullptr, 1, m);
     return;
   }
   const void* from = slot_of(b.dnr->slots, b.down_recv, p.slot_bytes);
   switch (nc) {
-    case 0: reduce_copy<T, 1, 1>(p.op, false, p.nranks, {from}, {out + off}, m); break;
-    case 1: reduce_copy<T, 1, 2>(p.op, false, p.nranks, {from}, {out + off, d1}, m); break;
-    default: reduce_copy<T, 1, 3>(p.op, false, p.nranks, {from}, {out + off, d1, d2}, m); break;
+    case 0: reduce_copy<T, 1, 1, kShift>(p.op, false, p.nranks, {from}, {out + off}, m); break;
+    case 1: reduce_copy<T, 1, 2, kShift>(p.op, false, p.nranks, {from}, {out + off, d1}, m); break;
+    default: reduce_copy<T, 1, 3, kShift>(p.op, false, p.nranks, {from}, {out + off, d1, d2}, m); break;
   }
 }
 
-template <typename T>
+template <typename T, bool kShift>
 __global__ void __launch_bounds__(kThreads) tree_kernel(TreeParams p) {
   const int C = p.channels;
   const int c = static_cast<int>(blockIdx.x) % C;
@@ -185,7 +185,7 @@ __global__ void __launch_bounds__(kThreads) tree_kernel(TreeParams p) {
     if (threadIdx.x == 0) ok = b.wait_ready(p.limits);
     __syncthreads();
     if (!ok) break;
-    tree_move<T>(p, b, off, m);
+    tree_move<T, kShift>(p, b, off, m);
     __syncthreads();
     b.publish(m * sizeof(T));
   }
@@ -195,9 +195,13 @@ __global__ void __launch_bounds__(kThreads) tree_kernel(TreeParams p) {
 }  // namespace
 
 int launch_tree(const TreeParams& p, void* stream) {
+  // The tree's slices start on whole packs from the buffers' starts: only the buffers can be off.
+  const bool shift = misaligned(p.send) || misaligned(p.recv);
   dispatch_type(p.dtype, [&](auto v) {
     using T = decltype(v);
-    tree_kernel<T><<<4 * p.channels, kThreads, 0, static_cast<cudaStream_t>(stream)>>>(p);
+    const auto s = static_cast<cudaStream_t>(stream);
+    if (shift) tree_kernel<T, true><<<4 * p.channels, kThreads, 0, s>>>(p);
+    else tree_kernel<T, false><<<4 * p.channels, kThreads, 0, s>>>(p);
   });
   return cudaGetLastError();
 }

@@ -28,16 +28,28 @@ constexpr int kBlocks = 264;                   // 2 per SM of an H200
 constexpr int kThreads = 512;
 constexpr int kReps = 20;
 
-// Each block reduces its slice; `elems_only` forces the element-by-element loop throughout.
-template <typename T>
-__global__ void reduce_kernel(const T* a, const T* b, T* out, std::size_t n, bool elems_only) {
+// The loops timed: reduce_copy as the kernels for aligned buffers hold it, as the kernels
+// launched for misaligned buffers hold it (kShift), and the element loop throughout.
+enum Loop { kAligned, kShifted, kElements, kLoops };
+const char* const kLoopName[kLoops] = {"reduce_copy", "reduce_copy<kShift>", "elements"};
+
+// Each block reduces its slice.
+template <typename T, Loop L>
+__global__ void reduce_kernel(const T* a, const T* b, T* out, std::size_t n) {
   const std::size_t per = (n + gridDim.x - 1) / gridDim.x;
   const std::size_t lo = per * blockIdx.x, hi = lo + per < n ? lo + per : n;
   if (lo >= hi) return;
   const void* const src[2] = {a + lo, b + lo};
   void* const dst[1] = {out + lo};
-  if (elems_only) reduce_copy_elems<T, 2, 1>(ReduceOp::sum, false, 1, src, dst, 0, hi - lo);
-  else reduce_copy<T, 2, 1>(ReduceOp::sum, false, 1, src, dst, hi - lo);
+  if constexpr (L == kElements) reduce_copy_elems<T, 2, 1>(ReduceOp::sum, false, 1, src, dst, 0, hi - lo);
+  else reduce_copy<T, 2, 1, L == kShifted>(ReduceOp::sum, false, 1, src, dst, hi - lo);
+}
+
+template <typename T>
+void launch(Loop loop, const T* a, const T* b, T* out, std::size_t n) {
+  if (loop == kAligned) reduce_kernel<T, kAligned><<<kBlocks, kThreads>>>(a, b, out, n);
+  else if (loop == kShifted) reduce_kernel<T, kShifted><<<kBlocks, kThreads>>>(a, b, out, n);
+  else reduce_kernel<T, kElements><<<kBlocks, kThreads>>>(a, b, out, n);
 }
 
 // Small values whose sums are exact in every type here.
@@ -64,26 +76,28 @@ bool run_case(const char* type, const char* name, int off_a, int off_b, int off_
   cudaEvent_t t0, t1;
   CCB_CUDA(cudaEventCreate(&t0));
   CCB_CUDA(cudaEventCreate(&t1));
-  float ms[2] = {0, 0};
+  float ms[kLoops] = {};
   bool ok = true;
-  for (int elems_only = 0; elems_only < 2; ++elems_only) {
+  for (int l = 0; l < kLoops; ++l) {
+    const Loop loop = static_cast<Loop>(l);
     CCB_CUDA(cudaMemset(po, 0, n * sizeof(T)));
-    reduce_kernel<T><<<kBlocks, kThreads>>>(pa, pb, po, n, elems_only);  // warm-up, checked below
+    launch<T>(loop, pa, pb, po, n);  // warm-up, checked below
     CCB_CUDA(cudaEventRecord(t0));
-    for (int r = 0; r < kReps; ++r) reduce_kernel<T><<<kBlocks, kThreads>>>(pa, pb, po, n, elems_only);
+    for (int r = 0; r < kReps; ++r) launch<T>(loop, pa, pb, po, n);
     CCB_CUDA(cudaEventRecord(t1));
     CCB_CUDA(cudaEventSynchronize(t1));
-    CCB_CUDA(cudaEventElapsedTime(&ms[elems_only], t0, t1));
+    CCB_CUDA(cudaEventElapsedTime(&ms[l], t0, t1));
     CCB_CUDA(cudaMemcpy(ho.data(), po, n * sizeof(T), cudaMemcpyDeviceToHost));
     for (std::size_t i = 0; i < n && ok; ++i)
       if (!same(ho[i], value<T>(i, 2))) {
-        std::printf("WRONG %s %s %s: element %zu\n", type, name, elems_only ? "elements" : "reduce_copy", i);
+        std::printf("WRONG %s %s %s: element %zu\n", type, name, kLoopName[l], i);
         ok = false;
       }
   }
   auto gbps = [&](float t) { return 3.0 * n * sizeof(T) * kReps / (t * 1e-3) / 1e9; };
-  std::printf("%-6s %-22s reduce_copy %7.0f GB/s   element by element %7.0f GB/s   %5.1fx\n", type, name,
-              gbps(ms[0]), gbps(ms[1]), ms[1] / ms[0]);
+  std::printf("%-6s %-22s reduce_copy %7.0f GB/s   <kShift> %7.0f GB/s   element by element %7.0f GB/s   %5.1fx %5.1fx\n",
+              type, name, gbps(ms[kAligned]), gbps(ms[kShifted]), gbps(ms[kElements]), ms[kElements] / ms[kAligned],
+              ms[kElements] / ms[kShifted]);
   return ok;
 }
 

@@ -35,7 +35,7 @@ struct Case {
   std::size_t at[kMaxPtrs];  // byte position of each pointer in the arena (sources, then destinations)
 };
 
-template <typename T, int NS, int ND>
+template <typename T, int NS, int ND, bool kShift>
 __global__ void cases_kernel(const Case* cases, char* arena) {
   const Case& c = cases[blockIdx.x];
   const void* src[NS];
@@ -44,7 +44,7 @@ __global__ void cases_kernel(const Case* cases, char* arena) {
   for (int s = 0; s < NS; ++s) src[s] = arena + c.at[s];
 #pragma unroll
   for (int d = 0; d < ND; ++d) dst[d] = arena + c.at[NS + d];
-  reduce_copy<T, NS, ND>(ReduceOp::sum, false, NS, src, dst, c.n);
+  reduce_copy<T, NS, ND, kShift>(ReduceOp::sum, false, NS, src, dst, c.n);
 }
 
 // Small integers: sums of three are exact in every type here.
@@ -83,8 +83,9 @@ std::vector<Case> make_cases(std::mt19937& rng, std::size_t region) {
   return cases;
 }
 
-// Runs one configuration at `threads` per block; returns the number of failures (printing the first).
-template <typename T, int NS, int ND>
+// Runs one configuration at `threads` per block, with the loop of the kernels for aligned buffers
+// or (kShift) of those launched for misaligned ones; returns the failures (printing the first).
+template <typename T, int NS, int ND, bool kShift>
 int run_config(const char* type, int threads, std::mt19937& rng, char* arena, std::size_t arena_bytes) {
   // Regions start on 256-byte boundaries, so an offset within a pack is an offset from alignment.
   const std::size_t region = (kGuard + (kMaxCount + 2 * kPackBytes) * sizeof(T) + kGuard + 255) / 256 * 256;
@@ -102,7 +103,7 @@ int run_config(const char* type, int threads, std::mt19937& rng, char* arena, st
   Case* dcases;
   CCB_CUDA(cudaMalloc(&dcases, cases.size() * sizeof(Case)));
   CCB_CUDA(cudaMemcpy(dcases, cases.data(), cases.size() * sizeof(Case), cudaMemcpyHostToDevice));
-  cases_kernel<T, NS, ND><<<static_cast<unsigned>(cases.size()), static_cast<unsigned>(threads)>>>(dcases, arena);
+  cases_kernel<T, NS, ND, kShift><<<static_cast<unsigned>(cases.size()), static_cast<unsigned>(threads)>>>(dcases, arena);
   CCB_CUDA(cudaGetLastError());
   CCB_CUDA(cudaDeviceSynchronize());
   std::vector<char> got(used);
@@ -123,7 +124,8 @@ int run_config(const char* type, int threads, std::mt19937& rng, char* arena, st
         if (std::memcmp(got.data() + pos + i * sizeof(T), &want, sizeof(T)) != 0) why = "wrong element", where = i;
       }
       if (why && failures++ < 5) {
-        std::printf("FAIL %s %d->%d, %d threads, count %zu, offsets", type, NS, ND, threads, k.n);
+        std::printf("FAIL %s%s %d->%d, %d threads, count %zu, offsets", type, kShift ? " <kShift>" : "", NS, ND, threads,
+                    k.n);
         for (int p = 0; p < NS + ND; ++p) std::printf(" %zu", (k.at[p] % kPackBytes) / sizeof(T));
         std::printf(" (elements past 16 B, sources then destinations), destination %d: %s at %s%zu\n", d, why,
                     why[0] == 'g' ? "byte offset " : "element ", where);
@@ -133,17 +135,23 @@ int run_config(const char* type, int threads, std::mt19937& rng, char* arena, st
   return failures;
 }
 
+template <typename T, bool kShift>
+int run_shapes(const char* type, int threads, std::mt19937& rng, char* arena, std::size_t bytes) {
+  int failures = run_config<T, 1, 1, kShift>(type, threads, rng, arena, bytes);
+  failures += run_config<T, 2, 1, kShift>(type, threads, rng, arena, bytes);
+  failures += run_config<T, 1, 2, kShift>(type, threads, rng, arena, bytes);
+  failures += run_config<T, 2, 2, kShift>(type, threads, rng, arena, bytes);
+  return failures + run_config<T, 3, 3, kShift>(type, threads, rng, arena, bytes);
+}
+
 template <typename T>
 int run_type(const char* type, std::mt19937& rng, char* arena, std::size_t bytes) {
   int failures = 0;
   for (int threads : {512, 64}) {
-    failures += run_config<T, 1, 1>(type, threads, rng, arena, bytes);
-    failures += run_config<T, 2, 1>(type, threads, rng, arena, bytes);
-    failures += run_config<T, 1, 2>(type, threads, rng, arena, bytes);
-    failures += run_config<T, 2, 2>(type, threads, rng, arena, bytes);
-    failures += run_config<T, 3, 3>(type, threads, rng, arena, bytes);
+    failures += run_shapes<T, false>(type, threads, rng, arena, bytes);
+    failures += run_shapes<T, true>(type, threads, rng, arena, bytes);
   }
-  std::printf("%-6s %d configurations x %d cases: %d failed\n", type, 10, kCasesPerConfig, failures);
+  std::printf("%-6s %d configurations x %d cases: %d failed\n", type, 20, kCasesPerConfig, failures);
   return failures;
 }
 
