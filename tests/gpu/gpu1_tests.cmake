@@ -84,11 +84,13 @@ ccbench_gpu1_test(gpu1_graphs_2 2
                   --collective allreduce,allgather,reducescatter --impl ring,tree,oneshot,twoshot,ce,best -d float
                   -o max -b 8 -e 256K -f 8 -n 2 -w 1 -G 2 --timeout 60)
 # -m 3 (collectives back to back per iteration) with buffers three elements late (-u 3): the
-# kernels' unaligned paths and the guard regions around offset buffers.
-ccbench_gpu1_test(gpu1_agg_misaligned_2 2 "ring:allreduce,reduce oneshot:allreduce,reduce ce:alltoall best:allreduce,alltoall"
+# kernels' unaligned paths (the ring's and tree's kernels launched for misaligned buffers, with
+# reduce_copy's shifted loads) and the guard regions around offset buffers.
+ccbench_gpu1_test(gpu1_agg_misaligned_2 2
+                  "ring:allreduce,allgather,reducescatter,reduce tree:allreduce oneshot:allreduce,reduce ce:alltoall best:allreduce,alltoall"
                   "" ""
-                  --collective allreduce,reduce,alltoall --impl ring,oneshot,ce,best -d float,half,int8 -o sum,max
-                  -m 3 -u 3 -b 4 -e 256K -f 8 -n 2 -w 1 --timeout 60)
+                  --collective allreduce,allgather,reducescatter,reduce,alltoall --impl ring,tree,oneshot,ce,best
+                  -d float,half,int8 -o sum,max -m 3 -u 3 -b 4 -e 256K -f 8 -n 2 -w 1 --timeout 60)
 # NCCL on one rank: a real communicator on the GPU, every collective NCCL has.
 ccbench_gpu1_test(gpu1_nccl_one_rank 1
                   "nccl:allreduce,allgather,reducescatter,broadcast,sendrecv,alltoall,reduce,gather,scatter nccl-symm:allreduce"

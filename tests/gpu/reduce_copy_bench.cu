@@ -1,18 +1,22 @@
 // The data loop of our GPU kernels (collectives/gpu/device.cuh reduce_copy) on one GPU, one
-// process: two sources reduced into one destination, 256 MiB per buffer, for 1- and 2-byte types
+// process: two sources reduced into one destination, 256 MiB per buffer, for int8, half and float,
 // and for aligned buffers, buffers equally misaligned (every pointer one element past a 16-byte
 // boundary: -u 1, pieces at the same odd offset on both sides) and buffers misaligned differently
 // (one source, the output, or all three at different offsets: -u beside aligned FIFO slots).
 // The element loop (reduce_copy_elems over the whole range: what misaligned buffers took before
 // the head-then-vector path, and what buffers misaligned differently still take) is timed beside
 // reduce_copy on the same buffers, so the gain is measured, not assumed. Every result is checked.
-// Prints one line per case (GB/s moved: two reads and one write per element); exit 0 when every
-// result is exact, 1 otherwise, 77 without a GPU.
+// Usage: ccbench_reduce_copy_bench [blocks] (default 264, 2 per SM of an H200; the ring kernels run
+// one block per channel, 16 by default). Prints one line per case (GB/s moved: two reads and one
+// write per element); exit 0 when every result is exact, 1 otherwise, 2 for a bad argument, 77
+// without a GPU.
 #include <cuda_runtime.h>
 
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
+#include <type_traits>
 #include <vector>
 
 #include "collectives/gpu/device.cuh"
@@ -24,7 +28,9 @@ using namespace ccbench;
 using namespace ccbench::gpu;
 
 constexpr std::size_t kBytes = 256ull << 20;  // per buffer: well past the 60 MiB L2
-constexpr int kBlocks = 264;                   // 2 per SM of an H200
+constexpr int kDefaultBlocks = 264;            // 2 per SM of an H200
+constexpr int kMaxBlocks = 65535;
+int blocks = kDefaultBlocks;
 constexpr int kThreads = 512;
 constexpr int kReps = 20;
 
@@ -47,9 +53,9 @@ __global__ void reduce_kernel(const T* a, const T* b, T* out, std::size_t n) {
 
 template <typename T>
 void launch(Loop loop, const T* a, const T* b, T* out, std::size_t n) {
-  if (loop == kAligned) reduce_kernel<T, kAligned><<<kBlocks, kThreads>>>(a, b, out, n);
-  else if (loop == kShifted) reduce_kernel<T, kShifted><<<kBlocks, kThreads>>>(a, b, out, n);
-  else reduce_kernel<T, kElements><<<kBlocks, kThreads>>>(a, b, out, n);
+  if (loop == kAligned) reduce_kernel<T, kAligned><<<blocks, kThreads>>>(a, b, out, n);
+  else if (loop == kShifted) reduce_kernel<T, kShifted><<<blocks, kThreads>>>(a, b, out, n);
+  else reduce_kernel<T, kElements><<<blocks, kThreads>>>(a, b, out, n);
 }
 
 // Small values whose sums are exact in every type here.
@@ -58,7 +64,7 @@ template <typename T>
 T value(std::size_t i, int which) {
   const int x = static_cast<int>((i * 3) % 50);
   const int v = which == 2 ? 2 * x + 1 : x + which;
-  if constexpr (sizeof(T) == 1) return static_cast<T>(v);
+  if constexpr (sizeof(T) == 1 || std::is_same_v<T, float>) return static_cast<T>(v);
   else return T::from_float(static_cast<float>(v));
 }
 template <typename T> bool same(T x, T y) { return std::memcmp(&x, &y, sizeof(T)) == 0; }
@@ -111,9 +117,21 @@ bool run_type(const char* type, char* a, char* b, char* out) {
   return ok;
 }
 
+void print_grid() { std::printf("%d blocks of %d threads\n", blocks, kThreads); }
+
 }  // namespace
 
-int main() try {
+int main(int argc, char** argv) try {
+  if (argc > 1) {
+    char* end = nullptr;
+    const long b = std::strtol(argv[1], &end, 10);
+    if (argc > 2 || *end != '\0' || b < 1 || b > kMaxBlocks) {
+      std::printf("usage: %s [blocks]: blocks is a whole number from 1 to %d (default %d)\n", argv[0], kMaxBlocks,
+                  kDefaultBlocks);
+      return 2;
+    }
+    blocks = static_cast<int>(b);
+  }
   int devices = 0;
   if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
     std::printf("SKIPPED: no GPU\n");
@@ -123,8 +141,10 @@ int main() try {
   CCB_CUDA(cudaMalloc(&a, kBytes));
   CCB_CUDA(cudaMalloc(&b, kBytes));
   CCB_CUDA(cudaMalloc(&out, kBytes));
+  print_grid();
   bool ok = run_type<std::int8_t>("int8", a, b, out);
   ok &= run_type<half_t>("half", a, b, out);
+  ok &= run_type<float>("float", a, b, out);
   std::printf("reduce_copy bench: %s\n", ok ? "every result exact" : "WRONG results");
   return ok ? 0 : 1;
 } catch (const ccbench::Error& e) {
