@@ -1,5 +1,5 @@
 #pragma once
-// What the ring and tree kernels over FIFO connections share (fifo_ring.cu, fifo_tree.cu: NCCL's
+// What the ring and tree kernels over FIFO connections share (fifo_ring.cuh, fifo_tree.cuh: NCCL's
 // "simple" protocol): one block per channel moves one slot per step. A sender waits for a free
 // slot (head), writes the slot in the receiver's memory and publishes it (tail, release at system
 // scope); the receiver waits for the tail, reads and frees the slot (head). Counters only grow and
