@@ -146,14 +146,30 @@ CLI::Option* OptionSet::flag(const Spec& spec, bool& target) {
 
 CLI::Option* OptionSet::value(const Spec& spec, std::string type, std::string valid, std::string default_text,
                               std::function<void(const std::string&)> parse) {
+  return add_value(spec, std::move(type), std::move(valid), std::move(default_text), std::move(parse), true);
+}
+
+CLI::Option* OptionSet::repeatable(const Spec& spec, std::string type, std::string valid, std::string default_text,
+                                   std::function<void(const std::string&)> parse) {
+  return add_value(spec, std::move(type), std::move(valid), std::move(default_text), std::move(parse), false);
+}
+
+CLI::Option* OptionSet::add_value(const Spec& spec, std::string type, std::string valid, std::string default_text,
+                                  std::function<void(const std::string&)> parse, bool once) {
   Declared d = record(spec, std::move(type), std::move(valid), std::move(default_text));
+  const std::string label = d.label;
   CLI::Option* opt = app_.add_option(
       spec.names,
-      [parse](const CLI::results_t& values) {
+      [parse, once, label](const CLI::results_t& values) {
+        if (once && values.size() > 1)
+          fail(ExitCode::usage, "{}: given {} times ('{}'); give it once", label, values.size(),
+               fmt::join(values, "', '"));
         for (const std::string& v : values) parse(v);
         return true;
       },
       "", false);
+  // Every value reaches the callback, which refuses a repeated single option in its own words.
+  if (spec.names.rfind('-', 0) == 0) opt->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
   return finish(opt, std::move(d));
 }
 
@@ -212,10 +228,9 @@ CLI::Option* OptionSet::text(const Spec& spec, std::string& target, std::string 
 }
 
 CLI::Option* OptionSet::texts(const Spec& spec, std::vector<std::string>& target, std::string type, int min, int max) {
-  CLI::Option* opt = value(spec, std::move(type), "", "", [&target](const std::string& v) { target.push_back(v); });
-  opt->expected(min, max)->allow_extra_args(max != 1);
-  if (spec.names.rfind('-', 0) == 0) opt->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-  return opt;
+  CLI::Option* opt =
+      add_value(spec, std::move(type), "", "", [&target](const std::string& v) { target.push_back(v); }, false);
+  return opt->expected(min, max)->allow_extra_args(max != 1);
 }
 
 // ----------------------------------------------------------------------------------------------

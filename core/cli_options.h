@@ -110,15 +110,22 @@ class OptionSet {
   CLI::Option* texts(const Spec& spec, std::vector<std::string>& target, std::string type, int min = 1,
                      int max = -1);
   // Any other value: `parse` reads it (and throws Error(usage)); type, valid and the default as
-  // they are to be shown.
+  // they are to be shown. Like every single option here, given twice it is a usage error naming
+  // both values (never the last silently winning).
   CLI::Option* value(const Spec& spec, std::string type, std::string valid, std::string default_text,
                      std::function<void(const std::string&)> parse);
+  // As `value`, for an option that may be given several times: `parse` sees each value in order.
+  CLI::Option* repeatable(const Spec& spec, std::string type, std::string valid, std::string default_text,
+                          std::function<void(const std::string&)> parse);
 
   const std::vector<Declared>& declared() const { return declared_; }
 
  private:
   Declared record(const Spec& spec, std::string type, std::string valid, std::string default_text);
   CLI::Option* finish(CLI::Option* opt, Declared d);
+  // `value`; `once`: a named option given more than once is a usage error saying so.
+  CLI::Option* add_value(const Spec& spec, std::string type, std::string valid, std::string default_text,
+                         std::function<void(const std::string&)> parse, bool once);
 
   CLI::App& app_;
   std::string group_;

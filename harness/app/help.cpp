@@ -109,7 +109,9 @@ constexpr const char* kReferenceIntro =
     "  `./ccbench-results/<UTC time>-<host>/`.\n"
     "- A value that is not valid ends the program before MPI or GPU work with exit code 2 and a\n"
     "  message naming the flag, what was given, what is valid and, for a mistyped name, the\n"
-    "  closest ones. Every subcommand takes `-h, --help`.\n";
+    "  closest ones. Every subcommand takes `-h, --help`.\n"
+    "- An option given twice is refused the same way, both values named (the last does not\n"
+    "  silently win); only `--nccl-config`, `compare --pair` and `history --add` take several.\n";
 
 }  // namespace
 

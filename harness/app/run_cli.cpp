@@ -198,11 +198,10 @@ void RunCommand::add_training_options() {
                o_.overlap = parse_overlap(v);
                overlap_ = v;
              });
-  set_.value({"--nccl-config", "one NCCL communicator per combination of the values given, its rows labelled in the "
-                               "nccl_config column; repeat it for more keys (every combination is measured); the value "
-                               "default leaves a key as NCCL has it"},
-             "KEY=V1,V2", nccl_config_valid(), "", [this](const std::string& v) { nccl_config_.push_back(v); })
-      ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+  set_.repeatable({"--nccl-config", "one NCCL communicator per combination of the values given, its rows labelled in "
+                                    "the nccl_config column; repeat it for more keys (every combination is measured); "
+                                    "the value default leaves a key as NCCL has it"},
+                  "KEY=V1,V2", nccl_config_valid(), "", [this](const std::string& v) { nccl_config_.push_back(v); });
   set_.group("");
 }
 

@@ -144,7 +144,7 @@ def cases(files, scratch, have_gpu, cuda_built):
         Case("--ring-order no file", ["--ring-order", "gone.txt"], 2, ["--ring-order gone.txt: not rank, topo", "no readable file"]),
         Case("--tree triple", ["--tree", "triple"], 2, ["--tree: unknown value 'triple'", "valid: double, binary"]),
         Case("flag without value -n", ["-n"], 2, ["--iters", "see ccbench --help"]),
-        Case("flag given twice", ["-n", "3", "-n", "4"], 2, ["--iters", "see ccbench --help"]),
+        Case("flag given twice", ["-n", "3", "-n", "4"], 2, ["-n/--iters: given 2 times ('3', '4'); give it once"]),
         Case("unknown subcommand argument", ["compare"], 2, ["before is required", "see ccbench --help"], launch="plain"),
         # Mistyped names: what is valid and the closest ones.
         Case("--iter (a typo)", ["--iter", "5"], 2, ["unknown argument(s): --iter 5 (did you mean '--iters'?)"]),

@@ -195,6 +195,19 @@ TEST(CommandLine, RejectsBadInputWithAMessageSayingWhatIsValid) {
   expect_usage_error({"--baseline", "foo"}, "--baseline");
   expect_usage_error({"--frobnicate"}, "see ccbench --help");
   expect_usage_error({"compare", "a.csv", "b.csv", "--tolerance", "2"}, "--tolerance");
+  // A single option given twice is refused in our words, the values named, whichever its kind.
+  expect_usage_error({"-b", "1K", "-b", "2K"}, "-b/--minbytes: given 2 times ('1K', '2K'); give it once");
+  expect_usage_error({"--collective", "allreduce", "--collective", "allgather"}, "--collective: given 2 times");
+  expect_usage_error({"-n", "5", "--iters", "5"}, "-n/--iters: given 2 times ('5', '5')");
+  expect_usage_error({"compare", "a.csv", "b.csv", "--tolerance", "0.1", "--tolerance", "0.2"},
+                     "--tolerance: given 2 times ('0.1', '0.2')");
+}
+
+TEST(CommandLine, RepeatableOptionsKeepEveryValue) {
+  auto h = std::get<HistoryRequest>(parse({"history", "--db", "h.db", "--add", "a", "--add", "b", "c"}));
+  EXPECT_EQ(h.add, (std::vector<std::string>{"a", "b", "c"}));
+  auto c = std::get<CompareRequest>(parse({"compare", "r", "--pair", "impl=ring:nccl", "--pair", "transport=tcp:shm"}));
+  EXPECT_EQ(c.options.pairs.size(), 2u);
 }
 
 // Command lines as nccl-tests' README and users' scripts have them (all_reduce_perf ... ), split
