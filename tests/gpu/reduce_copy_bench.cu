@@ -3,9 +3,11 @@
 // and for aligned buffers, buffers equally misaligned (every pointer one element past a 16-byte
 // boundary: -u 1, pieces at the same odd offset on both sides) and buffers misaligned differently
 // (one source, the output, or all three at different offsets: -u beside aligned FIFO slots).
-// The element loop (reduce_copy_elems over the whole range: what misaligned buffers took before
-// the head-then-vector path, and what buffers misaligned differently still take) is timed beside
-// reduce_copy on the same buffers, so the gain is measured, not assumed. Every result is checked.
+// Three loops run on the same buffers: reduce_copy as the kernels for aligned buffers hold it
+// (buffers misaligned differently go element by element there), reduce_copy<kShift> as the kernels
+// launched for misaligned buffers hold it (the shifted path), and the element loop throughout
+// (reduce_copy_elems: what misaligned buffers took before either path), so each gain is measured,
+// not assumed. Every result is checked.
 // Usage: ccbench_reduce_copy_bench [blocks] (default 264, 2 per SM of an H200; the ring kernels run
 // one block per channel, 16 by default). Prints one line per case (GB/s moved: two reads and one
 // write per element); exit 0 when every result is exact, 1 otherwise, 2 for a bad argument, 77
