@@ -188,13 +188,39 @@ CCB_HD T result_of(A v) {
   else return from_arith<T>(v);
 }
 
-// min (MAX false) or max of two floats as CUDA's __hmin / __hmax, which NCCL reduces half,
-// bfloat16 and fp8 with: a NaN operand is ignored (two NaN give a NaN), and -0 is below +0.
-template <bool MAX>
-CCB_HD float narrow_minmax(float x, float y) {
+CCB_HD std::uint64_t double_bits(double d) {
+#if defined(__CUDA_ARCH__)
+  return static_cast<std::uint64_t>(__double_as_longlong(d));
+#else
+  std::uint64_t u;
+  std::memcpy(&u, &d, 8);
+  return u;
+#endif
+}
+
+CCB_HD double bits_double(std::uint64_t u) {
+#if defined(__CUDA_ARCH__)
+  return __longlong_as_double(static_cast<long long>(u));
+#else
+  double d;
+  std::memcpy(&d, &u, 8);
+  return d;
+#endif
+}
+
+// Whether the sign bit of x is set (-0 and negative NaNs included), read from its bits.
+CCB_HD bool sign_bit(float x) { return (float_bits(x) >> 31) != 0; }
+CCB_HD bool sign_bit(double x) { return (double_bits(x) >> 63) != 0; }
+
+// min (MAX false) or max of two values of a floating type A (float or double), as CUDA's __hmin /
+// __hmax, which NCCL reduces half, bfloat16 and fp8 with: a NaN operand is ignored (two NaN give a
+// NaN), and -0 is below +0. Computed in A itself: a double is never rounded to float.
+template <bool MAX, typename A>
+CCB_HD A narrow_minmax(A x, A y) {
+  static_assert(std::is_same_v<A, float> || std::is_same_v<A, double>, "narrow_minmax: float or double");
   if (x != x) return y;
   if (y != y) return x;
-  if (x == y) return (float_bits(x) >> 31) == (MAX ? 0u : 1u) ? x : y;  // equal: +0 and -0 told apart
+  if (x == y) return sign_bit(x) == !MAX ? x : y;  // equal: +0 and -0 told apart
   return MAX ? (x > y ? x : y) : (x < y ? x : y);
 }
 

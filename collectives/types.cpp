@@ -75,6 +75,8 @@ std::string_view name(ReduceOp op) {
 
 std::string_view name(Collective c) { return collective_descriptor(c).name; }
 
+std::string_view name(InputPattern p) { return p == InputPattern::precision ? "precision" : "integer"; }
+
 std::optional<DataType> parse_data_type(std::string_view s) { return lookup(s, kTypeNames); }
 std::optional<ReduceOp> parse_reduce_op(std::string_view s) { return lookup(s, kOpNames); }
 std::optional<Collective> parse_collective(std::string_view s) { return lookup(s, kCollNames); }

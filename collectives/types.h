@@ -16,6 +16,11 @@ namespace ccbench {
 // ncclFloat8e4m3 / ncclFloat8e5m2 (collectives/numeric.h says how they round and saturate).
 enum class DataType { int8, uint8, int32, uint32, int64, uint64, float16, bfloat16, float32, float64, f8e4m3, f8e5m2 };
 enum class ReduceOp { sum, prod, min, max, avg, none };
+// The input patterns of the checks (collectives/verifiable.h says what each holds): integer,
+// small whole numbers exact in every type (nccl-tests' verifiable inputs, the default); precision,
+// values that need each floating type's whole mantissa and exponent range, signed zeros, NaN
+// and, for the narrow floats, subnormals and every bit pattern.
+enum class InputPattern : std::uint8_t { integer, precision };
 enum class Collective { allreduce, allgather, reducescatter, broadcast, sendrecv, alltoall, alltoallv, reduce, gather, scatter };
 
 inline constexpr DataType kAllDataTypes[] = {DataType::int8,    DataType::uint8,    DataType::int32,
@@ -34,6 +39,7 @@ inline constexpr Collective kAllCollectives[] = {
 std::string_view name(DataType t);
 std::string_view name(ReduceOp op);
 std::string_view name(Collective c);
+std::string_view name(InputPattern p);
 // Parsers accept the canonical names and common aliases (fp16, bf16, fp32, fp8_e4m3, all_reduce ...);
 // they return nullopt for anything else.
 std::optional<DataType> parse_data_type(std::string_view s);

@@ -71,6 +71,11 @@ class Backend {
   // blocking NCCL call cannot deadlock on it). CPU: nothing.
   virtual void head_start(double /*us*/) {}
 
+  // The slow fault (harness/fault.h): this rank's part of a call ends `ms` milliseconds late. CPU:
+  // the rank sleeps. GPU: a kernel keeps the stream busy that long, so that the delay is inside
+  // the timed marks and inside a captured CUDA graph.
+  virtual void delay(int ms) = 0;
+
   // CUDA-graph capture of the calls made between begin_capture() and end_capture(); replay()
   // launches the captured graph. CPU backends throw Error(precondition).
   virtual void begin_capture() = 0;

@@ -173,6 +173,7 @@ Json build_context(const RunOptions& opts, const SweepPlan& plan, const RankLayo
       {"ring_order", opts.ring_order.text},
       {"tree", name(opts.tree)},
       {"seed", opts.seed},
+      {"pattern", name(opts.pattern)},
       {"timeout_s", static_cast<double>(opts.timeout.count()) / 1000.0},
       {"cycles", opts.cycles},
   };

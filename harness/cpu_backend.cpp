@@ -3,6 +3,7 @@
 #include <cstring>
 #include <fstream>
 #include <new>
+#include <thread>
 
 #include <fmt/format.h>
 
@@ -30,7 +31,7 @@ class CpuBackend final : public Backend {
     dispatch_type(s.dtype, [&](auto t) {
       using T = decltype(t);
       T* d = static_cast<T*>(dst);
-      for (std::size_t i = 0; i < n; ++i) d[i] = collective_input<T>(s.coll, s.op, s.seed, s.rank, base + i, s.nranks);
+      for (std::size_t i = 0; i < n; ++i) d[i] = collective_input<T>(s.coll, s.op, s.seed, s.rank, base + i, s.nranks, s.pattern);
     });
   }
 
@@ -39,7 +40,7 @@ class CpuBackend final : public Backend {
       using T = decltype(t);
       T* d = static_cast<T*>(dst);
       for (std::size_t j = 0; j < n; ++j)
-        d[j] = collective_expected<T>(s.coll, s.op, s.seed, s.rank, s.nranks, s.root, s.count, j);
+        d[j] = collective_expected<T>(s.coll, s.op, s.seed, s.rank, s.nranks, s.root, s.count, j, s.pattern);
     });
   }
 
@@ -63,9 +64,10 @@ class CpuBackend final : public Backend {
       using T = decltype(t);
       const T* e = static_cast<const T*>(expected);
       const T* a = static_cast<const T*>(actual);
+      const ReduceOp op = has_reduce_op(s.coll) ? s.op : ReduceOp::none;  // data movement: bit for bit
       Mismatches m;
       for (std::size_t i = 0; i < n; ++i) {
-        if (value_matches<T>(s.op, e[i], a[i], s.nranks)) continue;
+        if (value_matches<T>(op, e[i], a[i], s.nranks)) continue;
         if (m.wrong++ == 0) {
           m.first_index = i;
           m.expected = format_element(e[i]);
@@ -82,7 +84,7 @@ class CpuBackend final : public Backend {
       const T* a = static_cast<const T*>(buf);
       Mismatches m;
       for (std::size_t i = 0; i < n; ++i) {
-        T e = collective_input<T>(s.coll, s.op, s.seed, s.rank, base + i, s.nranks);
+        T e = collective_input<T>(s.coll, s.op, s.seed, s.rank, base + i, s.nranks, s.pattern);
         if (std::memcmp(&e, &a[i], sizeof(T)) == 0) continue;
         if (m.wrong++ == 0) {
           m.first_index = i;
@@ -95,6 +97,7 @@ class CpuBackend final : public Backend {
   }
 
   void synchronize() override {}
+  void delay(int ms) override { std::this_thread::sleep_for(std::chrono::milliseconds(ms)); }
   void mark(int i) override { marks_[i] = std::chrono::steady_clock::now(); }
   double elapsed_us(int a, int b) override {
     return std::chrono::duration<double, std::micro>(marks_[b] - marks_[a]).count();

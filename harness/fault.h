@@ -9,9 +9,12 @@
 //                the rank's send buffer is flipped: a collective that wrote into its input
 //       overrun  after the collective, B bytes past the end of the rank's output are written
 //       alloc    the rank's buffer allocation fails (out of memory)
-//       slow     the rank sleeps M ms at the end of EVERY collective call (warm-up, batch, single
-//                iterations) of every measurement whose size is S and implementation NAME (any if
-//                absent): a rank whose part of each call finishes late (a slow GPU, host or link).
+//       slow     the rank ends EVERY collective call (warm-up, batch, single iterations, each -m
+//                aggregate once) of every measurement whose size is S and implementation NAME (any
+//                if absent) M ms late: a rank whose part of each call finishes late (a slow GPU,
+//                host or link). CPU ranks sleep; GPU ranks queue a kernel that keeps the stream
+//                busy M ms (Backend::delay), so CUDA-graph replays hold the delay too. The tests
+//                hold the timing to it: time_avg is M / agg_iters (fault_tests.py known_time).
 // R is the rank in MPI_COMM_WORLD, also in sub-group runs (--groups).
 // The other faults fire once, in the single-iteration pass at iteration I (default 0) of the
 // first measurement whose size is S (any if absent) and implementation NAME (any if absent);

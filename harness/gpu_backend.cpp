@@ -87,13 +87,17 @@ class GpuBackend final : public Backend {
         using T = decltype(t);
         T a{};
         CCB_CUDA(cudaMemcpy(&a, static_cast<const T*>(buf) + m.first_index, sizeof(T), cudaMemcpyDeviceToHost));
-        m.expected = format_element(collective_input<T>(s.coll, s.op, s.seed, s.rank, base + m.first_index, s.nranks));
+        m.expected = format_element(
+            collective_input<T>(s.coll, s.op, s.seed, s.rank, base + m.first_index, s.nranks, s.pattern));
         m.actual = format_element(a);
       });
     }
     return m;
   }
   void synchronize() override { CCB_CUDA(cudaStreamSynchronize(stream_)); }
+  void delay(int ms) override {
+    CCB_CUDA(static_cast<cudaError_t>(gpu_check::spin(static_cast<unsigned long long>(ms) * 1000000ull, stream_)));
+  }
   void head_start(double us) override {
     CCB_CUDA(static_cast<cudaError_t>(gpu_check::spin(static_cast<unsigned long long>(us * 1000.0), stream_)));
   }

@@ -19,13 +19,13 @@ unsigned blocks_for(std::size_t n) {
 template <typename T>
 __global__ void fill_input_kernel(PatternSpec s, T* dst, std::size_t n, std::uint64_t base) {
   for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x)
-    dst[i] = collective_input<T>(s.coll, s.op, s.seed, s.rank, base + i, s.nranks);
+    dst[i] = collective_input<T>(s.coll, s.op, s.seed, s.rank, base + i, s.nranks, s.pattern);
 }
 
 template <typename T>
 __global__ void fill_expected_kernel(PatternSpec s, T* dst, std::size_t n) {
   for (std::size_t j = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; j < n; j += std::size_t(gridDim.x) * blockDim.x)
-    dst[j] = collective_expected<T>(s.coll, s.op, s.seed, s.rank, s.nranks, s.root, s.count, j);
+    dst[j] = collective_expected<T>(s.coll, s.op, s.seed, s.rank, s.nranks, s.root, s.count, j, s.pattern);
 }
 
 __device__ void record_wrong(unsigned long long* result, unsigned long long wrong_here, unsigned long long first) {
@@ -38,8 +38,9 @@ __device__ void record_wrong(unsigned long long* result, unsigned long long wron
 template <typename T>
 __global__ void compare_kernel(PatternSpec s, const T* e, const T* a, std::size_t n, unsigned long long* result) {
   unsigned long long wrong = 0, first = ~0ull;
+  const ReduceOp op = has_reduce_op(s.coll) ? s.op : ReduceOp::none;  // data movement: bit for bit
   for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x) {
-    if (!value_matches<T>(s.op, e[i], a[i], s.nranks)) {
+    if (!value_matches<T>(op, e[i], a[i], s.nranks)) {
       if (!wrong) first = i;
       ++wrong;
     }
@@ -52,7 +53,7 @@ __global__ void check_input_kernel(PatternSpec s, const T* a, std::size_t n, std
                                    unsigned long long* result) {
   unsigned long long wrong = 0, first = ~0ull;
   for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x) {
-    T e = collective_input<T>(s.coll, s.op, s.seed, s.rank, base + i, s.nranks);
+    T e = collective_input<T>(s.coll, s.op, s.seed, s.rank, base + i, s.nranks, s.pattern);
     const unsigned char* pe = reinterpret_cast<const unsigned char*>(&e);
     const unsigned char* pa = reinterpret_cast<const unsigned char*>(&a[i]);
     bool same = true;

@@ -59,6 +59,7 @@ struct RunOptions {
   bool overwrite = false;          // --overwrite: replace an earlier run's files in --out
   std::vector<std::string> formats{"table", "csv", "json", "md"};
   std::uint64_t seed = 0x5eed;
+  InputPattern pattern = InputPattern::integer;  // --pattern (collectives/verifiable.h)
   std::chrono::milliseconds timeout{std::chrono::seconds(120)};
   int cycles = 1;                  // 0 = until stopped
   std::string baseline;            // impl the summary compares against (default nccl or mpi)

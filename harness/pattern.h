@@ -17,6 +17,7 @@ struct PatternSpec {
   int nranks = 1;
   int root = 0;
   std::size_t count = 0;  // CollectiveShape::count
+  InputPattern pattern = InputPattern::integer;
 };
 
 }  // namespace ccbench

@@ -545,7 +545,8 @@ Runner::Measurement Runner::plan_measurement(Series& bufs, const CaseSpec& spec,
   m.offset = static_cast<std::size_t>(opts_.misalign) * m.esz;
   m.send_bytes = m.shape.send_elements * m.esz;
   m.recv_bytes = m.shape.recv_elements * m.esz;
-  m.pat = PatternSpec{spec.coll, spec.dtype, spec.op, opts_.seed, rank_, nranks_, spec.root, m.shape.count};
+  m.pat = PatternSpec{spec.coll,    spec.dtype, spec.op,        opts_.seed, rank_,
+                      nranks_,      spec.root,  m.shape.count, opts_.pattern};
   m.S = bufs.send.data() + m.offset;
   m.R = bufs.recv.data() + m.offset;
   m.buffers = call_buffers(spec.coll, in_place, m.S, m.R, rank_, m.shape.count, m.esz);
@@ -602,9 +603,7 @@ bool Runner::measure(ImplState& st, Series& bufs, Measurement& m) {
 void Runner::call(Implementation& impl, const CallArgs& args, int collectives) {
   watchdog_.arrive();
   impl.run_aggregated(args, collectives);
-  if (slow_ms_ == 0) return;
-  backend_.synchronize();  // this rank's part is done; it then finishes late
-  std::this_thread::sleep_for(std::chrono::milliseconds(slow_ms_));
+  if (slow_ms_ > 0) backend_.delay(slow_ms_);  // this rank's part of the call ends late
 }
 
 void Runner::barrier() {

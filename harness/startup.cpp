@@ -239,6 +239,8 @@ std::string startup_block(MPI_Comm comm, const RankLayout& layout, const Backend
   s += fmt::format("# Ring order ({}): {}\n", opts.ring_order.kind_name(),
                    describe_ring_order(ring_order(opts.ring_order, layout)));
   s += fmt::format("# Tree: {}\n", name(opts.tree));
+  if (opts.pattern != InputPattern::integer)
+    s += fmt::format("# Input pattern: {} (full-precision values, signed zeros, NaN, subnormals)\n", name(opts.pattern));
   s += fmt::format("# Measurements: {}{}\n", measurements, opts.cycles == 0 ? " per cycle (until stopped)" : "");
   s += fmt::format("# Iterations: {} warm-up, {} timed, agg iters {}{}\n", opts.warmup, opts.iterations, opts.agg_iters,
                    opts.agg_iters > 1 ? " (collectives back to back per iteration; times are per collective)" : "");

@@ -56,6 +56,29 @@ MUTATIONS = [
     ("ring-order-ignored", "collectives/cpu/ring.cpp", "order_ = ring_order(ctx.ring_order, *ctx.layout);",
      "order_ = ring_order(RingOrderChoice{}, *ctx.layout);", ["mpi.ring_order"],
      "the CPU ring connects in rank order whatever --ring-order says"),
+    ("minmax-through-float", "collectives/numeric.h",
+     "      case ReduceOp::max: return result_of<T>(narrow_minmax<true>(x, y));",
+     "      case ReduceOp::max: return result_of<T>(narrow_minmax<true>(static_cast<float>(x), static_cast<float>(y)));",
+     ["Reference/9.ExpectedValuesAreTheReferences", "mpi.ccbench_precision.np3"],
+     "reduce_pair's max rounds double to float (the bug the independent reference and the precision pattern see)"),
+    ("batch-times-fewer-calls", "harness/runner.cpp",
+     "  backend_.mark(0);\n  for (int i = 0; i < opts_.iterations; ++i) call(impl, m.args(), opts_.agg_iters);",
+     "  for (int i = 0; i < 1; ++i) call(impl, m.args(), opts_.agg_iters);\n  backend_.mark(0);\n"
+     "  for (int i = 1; i < opts_.iterations; ++i) call(impl, m.args(), opts_.agg_iters);",
+     ["mpi.fault.known_time"], "the timed batch times n-1 of its n calls, divided by n"),
+    ("batch-divisor-plus-one", "harness/runner.cpp",
+     "m.batch_us = backend_.elapsed_us(0, 1) / (opts_.iterations * opts_.agg_iters);",
+     "m.batch_us = backend_.elapsed_us(0, 1) / ((opts_.iterations + 1) * opts_.agg_iters);",
+     ["mpi.fault.known_time", "mpi.fault.known_time_aggregated"], "the timed batch divided by n+1 calls"),
+    ("batch-ignores-aggregation", "harness/runner.cpp",
+     "m.batch_us = backend_.elapsed_us(0, 1) / (opts_.iterations * opts_.agg_iters);",
+     "m.batch_us = backend_.elapsed_us(0, 1) / opts_.iterations;", ["mpi.fault.known_time_aggregated"],
+     "the timed batch not divided by -m's collectives per call"),
+    ("vector-tail-dropped", "collectives/cpu/reduce_kernels.cpp",
+     "  narrow_loop<T, OP, NS, ND, FIN>(tail_dst, tail_src, n - i, nranks);",
+     "  if (n - i > 1) narrow_loop<T, OP, NS, ND, FIN>(tail_dst, tail_src, n - i - 1, nranks);",
+     ["Reference/6.ReductionLoopsGiveTheReferenceAtEveryTail"],
+     "the narrow-float vector loop drops the last element of its tail"),
     ("tune-picks-slowest", "scripts/tune.py", "best = min(others, key=lambda c: relative_time(last[c], last[base]))",
      "best = max(others, key=lambda c: relative_time(last[c], last[base]))", ["mpi.sweep"],
      "tune.py's verdict takes the slowest candidate"),
@@ -99,7 +122,8 @@ def failed_tests(build, names, log):
 
 
 def build(src, bld, log):
-    return sh(["cmake", "--build", bld, "-j2", "--target", "ccbench", "ccbench_cpu_collectives_test"], src, log)
+    return sh(["cmake", "--build", bld, "-j2", "--target", "ccbench", "ccbench_cpu_collectives_test",
+               "ccbench_unit_tests"], src, log)
 
 
 def main():

@@ -135,6 +135,12 @@ void RunCommand::add_what_options() {
               cli::Names<InPlaceChoice>{
                   {{"yes", InPlaceChoice::yes}, {"no", InPlaceChoice::no}, {"both", InPlaceChoice::both}}, nullptr});
   set_.integer({"--seed", "seed of the input patterns"}, o_.seed, 0, UINT64_MAX, "a seed");
+  set_.choice({"--pattern", "input values: integer = small whole numbers, exact in every type; precision = values "
+                            "that need each floating type's whole mantissa and exponent range, signed zeros, NaN, "
+                            "subnormals (docs/design.md#correctness)"},
+              o_.pattern,
+              cli::Names<InputPattern>{
+                  {{"integer", InputPattern::integer}, {"precision", InputPattern::precision}}, nullptr});
   set_.text({"--groups", "run in sub-groups of ranks; a file holds one group per line"}, o_.groups,
             "KIND|FILE", "world, node, pairs, rails or a file");
   set_.flag({"--serial", "with --groups: one group at a time (pairs always are)"}, o_.serial);

@@ -47,6 +47,18 @@ ccbench_gpu1_test(gpu1_dtypes_ops_2 2 "ring:allreduce tree:allreduce" "ring=p2p 
 ccbench_gpu1_test(gpu1_dtypes_reduce_2 2 "ring:reducescatter,reduce oneshot:reduce" "" ""
                   --collective reducescatter,reduce --impl ring,oneshot --root 1 -d half,bfloat16,int8,uint64,double
                   -o sum,prod,min,max,avg -b 4 -e 16K -f 16 -n 2 -w 1 --timeout 60)
+# The precision pattern (collectives/verifiable.h: full-mantissa values, double beyond float's range
+# and precision, signed zeros, NaN, subnormals, every narrow bit pattern in min/max) through our
+# kernels' reductions, every floating dtype and op, and NCCL alone on one rank; exact against the
+# expected values the unit tests hold to the independent reference.
+ccbench_gpu1_test(gpu1_precision_3 3
+                  "ring:allreduce,reducescatter,reduce tree:allreduce oneshot:allreduce,reduce twoshot:allreduce"
+                  "ring=p2p tree=p2p" ""
+                  --collective allreduce,reducescatter,reduce --impl ring,tree,oneshot,twoshot --pattern precision
+                  -d double,float,half,bfloat16,f8e4m3,f8e5m2 -o all -b 8 -e 64K -f 32 -n 2 -w 1 --timeout 60)
+ccbench_gpu1_test(gpu1_precision_nccl_one_rank 1 "nccl:allreduce,reducescatter,reduce" "" ""
+                  --collective allreduce,reducescatter,reduce --impl nccl --pattern precision
+                  -d double,float,half,bfloat16 -o sum,prod,min,max -b 8 -e 64K -f 32 -n 2 -w 1 --timeout 60)
 # Three ranks: odd rank counts, a tree with two children, counts not divisible by the ranks.
 ccbench_gpu1_test(gpu1_three_ranks 3
                   "ring:allreduce,allgather,reducescatter,reduce tree:allreduce,allgather oneshot:allreduce twoshot:allreduce ce:allgather,alltoall"

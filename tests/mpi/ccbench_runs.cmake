@@ -50,6 +50,16 @@ ccbench_checked_run(mpi.tcp.ccbench_np3 3 "--unchecked;none"
 ccbench_checked_run(mpi.ccbench_large.np3 3 "--unchecked;none"
                     --device cpu --collective all --impl mpi,ring,tree,direct -d float,int8 -o sum,max -b 5M -e 5M -n 2 -w 1
                     --timeout 60)
+# The precision pattern (values that need each floating type's whole mantissa and range, signed
+# zeros, NaN, subnormals) through every reducing collective of mpi, ring and tree, every floating
+# dtype and op, at 2, 3 and 5 ranks. The mpi rows are the MPI library's own MPI_MAX, MPI_MIN and
+# MPI_SUM on double and float: exact rows there say MPI agrees bit for bit with the expected values
+# (themselves held to the independent reference by the unit tests), a third opinion on ours.
+foreach(np 2 3 5)
+  ccbench_checked_run(mpi.ccbench_precision.np${np} ${np} "--unchecked;none"
+                      --device cpu --collective allreduce,reducescatter,reduce --impl mpi,ring,tree --pattern precision
+                      -d double,float,half,bfloat16,f8e4m3,f8e5m2 -o all -b 8 -e 64K -f 32 -n 2 -w 1 --timeout 60)
+endforeach()
 # The default run (no arguments but the largest size) on 4 CPU ranks: the table, the files.
 ccbench_checked_run(mpi.ccbench_default_run 4 "--unchecked;none" -e 1M)
 # -c 0: every measured row is "not checked" (empty wrong count, N/A in the table), and the footer

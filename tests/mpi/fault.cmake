@@ -4,7 +4,8 @@
 # the message and the result files (tests/mpi/fault_tests.py).
 find_package(Python3 COMPONENTS Interpreter REQUIRED)
 foreach(scenario stop_ring stop_tree stop_mpi kill corrupt_ring corrupt_tree corrupt_mpi corrupt_send_ring
-                 corrupt_send_mpi overrun overrun_unchecked alloc delay delay_rank_time soak_clean soak_corrupt mismatch
+                 corrupt_send_mpi overrun overrun_unchecked alloc delay delay_rank_time known_time known_time_aggregated
+                 soak_clean soak_corrupt mismatch
                  terminate straggler straggler_threshold group_pairs group_node group_outlier_threshold
                  group_stop_serial group_stop_together group_long_round)
   add_test(NAME mpi.fault.${scenario}
@@ -12,6 +13,15 @@ foreach(scenario stop_ring stop_tree stop_mpi kill corrupt_ring corrupt_tree cor
                    --mpiexec ${MPIEXEC_EXECUTABLE} ${scenario})
   # Alone on the machine: the stop and delay scenarios check how long the job took.
   set_tests_properties(mpi.fault.${scenario} PROPERTIES LABELS "mpi;reliability" TIMEOUT 180 PROCESSORS 2)
+endforeach()
+
+# The timing held to a known answer on one GPU: a rank whose every call ends 200 ms late, in eager
+# rows and CUDA-graph replays (fault_tests.py known_time; labels gpu, gpu1).
+foreach(scenario known_time known_time_aggregated)
+  add_test(NAME gpu1_${scenario}
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/fault_tests.py --ccbench $<TARGET_FILE:ccbench>
+                   --mpiexec ${MPIEXEC_EXECUTABLE} --gpu ${scenario})
+  set_tests_properties(gpu1_${scenario} PROPERTIES LABELS "gpu;gpu1" SKIP_RETURN_CODE 77 TIMEOUT 180 RUN_SERIAL TRUE)
 endforeach()
 
 # How a job ends when its output or its start goes wrong: two launches into one --out, a results

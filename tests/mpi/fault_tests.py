@@ -267,6 +267,65 @@ def alloc(opts):
     check(r.run_json()["exit_code"] == 3, "run.json exit_code is not 3")
 
 
+# The known answer. Rank 1 ends every call KNOWN_MS late (slow) and the collectives themselves
+# take far less, so every call of the job takes KNOWN_MS and every figure is KNOWN_MS / agg_iters
+# per collective: time_avg (the back-to-back batch, the slowest rank's by default), the median of
+# the single iterations and, on GPUs under -G, each graph replay (the delay is a kernel on the
+# stream there, captured with the calls). Rank 0's own batch time is (n-1)/n of it: the batch ends
+# at its n-th call, which waits for rank 1's first n-1 delays only. Each figure must lie in
+# [1, KNOWN_BAND] x its known value: it holds the delays it spans, and at most the collectives' own
+# time and a loaded machine's wake-up latency beyond them. A batch loop timing n-1 of its n calls
+# (0.67x at -n 3), or dividing by n+1 (0.75x) or n-1 (1.5x), falls outside.
+KNOWN_MS = 200
+KNOWN_BAND = 1.3
+KNOWN_ITERS = 3
+
+
+def gpu_present(opts):
+    version = subprocess.run([opts.ccbench, "--version"], capture_output=True, text=True).stdout
+    gpus = subprocess.run("nvidia-smi -L 2>/dev/null | grep -c '^GPU'", shell=True, capture_output=True,
+                          text=True).stdout.strip()
+    return "CUDA     built in" in version and gpus not in ("", "0")
+
+
+def within_band(value, known, what):
+    check(known * 0.999 <= value <= known * KNOWN_BAND,
+          f"{what}: {value / 1000:.2f} ms, expected {known / 1000:.2f} ms (up to {KNOWN_BAND}x): the timing "
+          f"does not hold the delay it spans")
+
+
+def known_time(opts, agg):
+    """Rank 1 ends every call KNOWN_MS late: time_avg, time_median (and CUDA-graph replays) are
+    KNOWN_MS / agg per collective; rank 0's own batch time (n-1)/n of that (see KNOWN_MS)."""
+    args = ["--collective", "allreduce", "-b", "4K", "-e", "4K", "-n", str(KNOWN_ITERS), "-w", "1", "-m", str(agg),
+            "--in-place", "no", "--timeout", "60"]
+    if opts.gpu:
+        if not gpu_present(opts):
+            print("SKIPPED: needs a GPU and a build with CUDA")
+            sys.exit(77)
+        os.environ["CUDA_VISIBLE_DEVICES"] = "0"  # every rank on the first GPU
+        args += ["--device", "gpu", "--share-gpus", "--impl", "ring,tree", "-G", "2"]
+    else:
+        args += ["--device", "cpu", "--impl", "mpi,ring"]
+    r = launch(opts, f"slow:rank=1,ms={KNOWN_MS}", args, bound=150)
+    check(r.rc == 0, f"exit code {r.rc}, expected 0: a slow rank is not an error")
+    rows = r.rows()
+    modes = ["eager", "graph"] if opts.gpu else ["eager"]
+    check(len(rows) == 2 * len(modes) and all(x["status"] == "ok" for x in rows),
+          f"{len(rows)} rows ({[x['status'] for x in rows]}), expected {2 * len(modes)} measured")
+    per_call = KNOWN_MS * 1000.0 / agg
+    for x, j in zip(rows, r.run_json()["rows"]):
+        what = f"{x['impl']} {x['mode']} -m {agg}"
+        within_band(float(x["time_avg[us]"]), per_call, f"{what} time_avg")
+        within_band(float(x["time_median[us]"]), per_call, f"{what} time_median")
+        if x["mode"] == "eager":
+            times = j["rank_times_us"]
+            within_band(times[1], per_call, f"{what} rank 1's own batch time")
+            within_band(times[0], per_call * (KNOWN_ITERS - 1) / KNOWN_ITERS, f"{what} rank 0's own batch time")
+        print(f"known time: {what}: time_avg {float(x['time_avg[us]']) / 1000:.2f} ms, median "
+              f"{float(x['time_median[us]']) / 1000:.2f} ms for {per_call / 1000:.2f} ms per collective")
+
+
 def delay(opts):
     """A rank 300 ms late at 4K: not an error (exit 0), and the slow iteration shows in max and p95."""
     r = launch(opts, "delay:rank=1,ms=300,size=4K", ["--impl", "ring"] + SWEEP + ["--timeout", "30"])
@@ -852,6 +911,8 @@ SCENARIOS = {
     "alloc": alloc,
     "delay": delay,
     "delay_rank_time": delay_rank_time,
+    "known_time": lambda o: known_time(o, 1),
+    "known_time_aggregated": lambda o: known_time(o, 2),
     "straggler": straggler,
     "straggler_threshold": straggler_threshold,
     "group_outlier_threshold": group_outlier_threshold,
@@ -879,6 +940,7 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ccbench", required=True)
     ap.add_argument("--mpiexec", default="mpirun")
+    ap.add_argument("--gpu", action="store_true", help="known_time*: the ranks share the first GPU (exit 77 without)")
     ap.add_argument("scenario", choices=sorted(SCENARIOS))
     opts = ap.parse_args()
     opts.ccbench = os.path.abspath(opts.ccbench)
