@@ -43,18 +43,6 @@ std::vector<Exported> exchange(MPI_Comm comm, const Exported& mine) {
   return all;
 }
 
-// Rank r of `comm` in MPI_COMM_WORLD.
-int world_rank(MPI_Comm comm, int r) {
-  MPI_Group group, world;
-  CCB_MPI(MPI_Comm_group(comm, &group));
-  CCB_MPI(MPI_Comm_group(MPI_COMM_WORLD, &world));
-  int out = MPI_UNDEFINED;
-  CCB_MPI(MPI_Group_translate_ranks(group, 1, &r, world, &out));
-  MPI_Group_free(&group);
-  MPI_Group_free(&world);
-  return out;
-}
-
 // Opens the handles of `peers` (ranks of `comm`) into `bases`, agreed over `comm`. When a mapping
 // fails on any rank, every rank closes what it opened and passes a barrier before the agreed
 // error goes on, so that the owners may free their memory.
@@ -142,6 +130,17 @@ IpcImports ipc_imports() {
   return out;
 }
 
+int world_rank(MPI_Comm comm, int r) {
+  MPI_Group group, world;
+  CCB_MPI(MPI_Comm_group(comm, &group));
+  CCB_MPI(MPI_Comm_group(MPI_COMM_WORLD, &world));
+  int out = MPI_UNDEFINED;
+  CCB_MPI(MPI_Group_translate_ranks(group, 1, &r, world, &out));
+  MPI_Group_free(&group);
+  MPI_Group_free(&world);
+  return out;
+}
+
 std::vector<int> other_ranks(MPI_Comm comm) {
   int rank = 0, size = 1;
   CCB_MPI(MPI_Comm_rank(comm, &rank));
@@ -202,7 +201,10 @@ IpcBufferMap::IpcBufferMap(MPI_Comm comm, void* buffer, const std::vector<int>& 
   bases_.assign(static_cast<std::size_t>(size), nullptr);
   open_agreed(comm, all, peers, IpcKind::buffer, bases_);
   ptrs_.assign(static_cast<std::size_t>(size), nullptr);
-  for (int r : peers) ptrs_[static_cast<std::size_t>(r)] = static_cast<char*>(bases_[static_cast<std::size_t>(r)]) + all[static_cast<std::size_t>(r)].offset;
+  for (int r : peers) {
+    const auto i = static_cast<std::size_t>(r);
+    ptrs_[i] = static_cast<char*>(bases_[i]) + all[i].offset;
+  }
   ptrs_[static_cast<std::size_t>(rank)] = buffer;
 }
 

@@ -49,6 +49,8 @@ struct IpcImports {
 };
 IpcImports ipc_imports();
 
+// Rank r of `comm` in MPI_COMM_WORLD (what ipc_open() takes).
+int world_rank(MPI_Comm comm, int r);
 // The ranks of `comm` other than this one, ascending: what a kernel that addresses every rank maps.
 std::vector<int> other_ranks(MPI_Comm comm);
 

@@ -166,8 +166,9 @@ if(CCBENCH_HAVE_CUDA)
   add_test(NAME gpu1_tree_peers_8
            COMMAND ${_direct} "^tree peers: 8 ranks over p2p, [0-9]+ checks per rank: ok: " ${MPIEXEC_EXECUTABLE} 8
                    $<TARGET_FILE:ccbench_tree_peers>)
+  set(_small_fifos "-x CCBENCH_GPU_CHANNELS=2 -x CCBENCH_GPU_TREE_CHANNELS=2 -x CCBENCH_GPU_SLOT_BYTES=64K")
   set_tests_properties(gpu1_tree_peers_8 PROPERTIES LABELS "gpu;gpu1" SKIP_RETURN_CODE 77 TIMEOUT 240 RUN_SERIAL TRUE
-                       ENVIRONMENT "CCBENCH_DIRECT_TEST_ENV=-x CCBENCH_GPU_TREE_CHANNELS=2 -x CCBENCH_GPU_SLOT_BYTES=64K")
+                       ENVIRONMENT "CCBENCH_DIRECT_TEST_ENV=${_small_fifos}")
   # Buffers freed and re-created 1000 times between cases on 4 ranks over p2p (tree all-gather,
   # oneshot, twoshot, ce, ring), one rank late into each detach and teardown: every rank's CUDA
   # IPC mappings closed before any rank frees (tests/gpu/teardown.cpp); under compute-sanitizer's
@@ -179,7 +180,7 @@ if(CCBENCH_HAVE_CUDA)
                    "^teardown: 1000 cycles of buffers freed and re-created .* on 4 ranks, [0-9]+ checks per rank, .*: ok: "
                    ${MPIEXEC_EXECUTABLE} 4 $<TARGET_FILE:ccbench_teardown> 1000)
   set_tests_properties(gpu1_teardown_1000 PROPERTIES LABELS "gpu;gpu1" SKIP_RETURN_CODE 77 TIMEOUT 600 RUN_SERIAL TRUE
-                       ENVIRONMENT "CCBENCH_DIRECT_TEST_ENV=-x CCBENCH_GPU_TREE_CHANNELS=2 -x CCBENCH_GPU_SLOT_BYTES=64K -x CCBENCH_GPU_CHANNELS=2")
+                       ENVIRONMENT "CCBENCH_DIRECT_TEST_ENV=${_small_fifos}")
 endif()
 
 # ---- Training conditions (docs/guides/training.md) ----------------------------------------------

@@ -27,7 +27,8 @@ namespace {
 using namespace ccbench;
 
 // Sizes in bytes per rank: 12 KiB takes 2 blocks, 8 KiB one, 4 KiB one, 64 KiB eight; 0 none.
-const std::vector<std::size_t> kSequence = {12 << 10, 0, 8 << 10, 12 << 10, 0, 0, 4 << 10, 64 << 10, 0, 8 << 10, 12 << 10};
+const std::vector<std::size_t> kSequence = {12 << 10, 0,        8 << 10, 12 << 10, 0,       0,
+                                           4 << 10,  64 << 10, 0,       8 << 10,  12 << 10};
 constexpr int kRepeats = 3;  // the whole sequence, eagerly; then the graph, replayed this often
 
 // Small integers: sums are exact in float whatever the order.
@@ -83,7 +84,8 @@ int zero_launches(Implementation& impl, const CallArgs& zero, cudaStream_t strea
   CCB_CUDA(cudaStreamEndCapture(stream, &graph));
   const std::size_t nodes = nodes_of(graph);
   cudaGraphDestroy(graph);
-  if (nodes) std::printf("rank %d: a zero-element call enqueued %zu graph node(s); it must enqueue none\n", rank, nodes);
+  if (nodes)
+    std::printf("rank %d: a zero-element call enqueued %zu graph node(s); it must enqueue none\n", rank, nodes);
   return static_cast<int>(nodes);
 }
 

@@ -132,7 +132,8 @@ double cycle_once(Implementation& impl, const Case& k, int cycle, const ImplCont
   impl.detach();
   const Clock::time_point returned = Clock::now();
   c.count();
-  if (const int left = open_buffers()) c.fail("cycle {} {}: {} peer buffers still mapped after detach()", cycle, k.impl, left);
+  if (const int left = open_buffers())
+    c.fail("cycle {} {}: {} peer buffers still mapped after detach()", cycle, k.impl, left);
   CCB_CUDA(cudaFree(send));
   CCB_CUDA(cudaFree(recv));
   return closed_before_return(returned, "detach()", cycle, c);
@@ -166,13 +167,13 @@ int run(int rank, int n, int cycles) {
   int failures = c.failures(), total = 0;
   MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   if (rank == 0)
-    std::printf("teardown: %d cycles of buffers freed and re-created (tree all-gather, oneshot, twoshot, ce, ring) on %d "
-                "ranks, "
-                "%ld checks per rank, %.1f s: %s\n",
+    std::printf("teardown: %d cycles of buffers freed and re-created (tree all-gather, oneshot, twoshot, ce, ring) "
+                "on %d ranks, %ld checks per rank, %.1f s: %s\n",
                 cycles, n, c.checks(), seconds,
                 total ? "FAILED"
-                      : fmt::format("ok: every element exact, every rank's mappings closed before any rank returned "
-                                    "from detach() or a teardown (at least {:.1f} us before), nothing mapped after teardown",
+                      : fmt::format("ok: every element exact, every rank's mappings closed before any rank "
+                                    "returned from detach() or a teardown (at least {:.1f} us before), nothing mapped "
+                                    "after teardown",
                                     least_margin_us)
                             .c_str());
   return total ? 1 : 0;

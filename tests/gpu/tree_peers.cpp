@@ -62,8 +62,9 @@ class Check {
       ++checks_;
       if (got[kind] == want) continue;
       ++failures_;
+      const std::string have = fmt::format("{}", fmt::join(got[kind], ",")), should = fmt::format("{}", fmt::join(want, ","));
       std::printf("rank %d, %s: maps the %s of ranks {%s}; the schedule's peers are {%s}\n", rank_, when, name(kind),
-                  fmt::format("{}", fmt::join(got[kind], ",")).c_str(), fmt::format("{}", fmt::join(want, ",")).c_str());
+                  have.c_str(), should.c_str());
     }
   }
   void exact(const char* what, const std::vector<float>& got, const std::vector<float>& want) {
