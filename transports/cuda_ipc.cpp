@@ -18,10 +18,11 @@ namespace ccbench {
 
 namespace {
 
-// Every mapping ipc_open() made and ipc_close() has not closed yet.
+// Every mapping ipc_open() made and ipc_close() has not closed yet. CUDA returns the same pointer
+// for a handle opened twice (and counts the opens): one entry per open.
 struct Registry {
   std::mutex mutex;
-  std::map<void*, IpcImport> open;
+  std::multimap<void*, IpcImport> open;
   std::chrono::steady_clock::time_point last_close{};
 };
 Registry& registry() {
@@ -109,7 +110,7 @@ void* ipc_open(const cudaIpcMemHandle_t& handle, int peer, IpcKind kind) {
          "through pinned host memory instead",
          peer, name(kind), cudaGetErrorName(rc), cudaGetErrorString(rc), reg.open.size());
   }
-  reg.open[p] = {peer, kind};
+  reg.open.emplace(p, IpcImport{peer, kind});
   return p;
 }
 
@@ -117,7 +118,7 @@ void ipc_close(void* mapped) {
   (void)cudaIpcCloseMemHandle(mapped);
   Registry& reg = registry();
   std::lock_guard lock(reg.mutex);
-  reg.open.erase(mapped);
+  if (const auto it = reg.open.find(mapped); it != reg.open.end()) reg.open.erase(it);
   reg.last_close = std::chrono::steady_clock::now();
 }
 
