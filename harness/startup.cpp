@@ -27,8 +27,6 @@ namespace ccbench {
 
 namespace {
 
-// Room for a PCI id such as "00000000:07:00.0" and its terminating zero (cudaDeviceGetPCIBusId).
-constexpr int kPciIdChars = 32;
 // Room for a GPU's identity (gpu_identity): a PCI id, or a UUID "GPU-" + 36 characters, and the zero.
 constexpr int kGpuIdChars = 48;
 
@@ -73,7 +71,7 @@ std::string numa_of_pci(const std::string& pci) {
 // GPU `cuda_device`'s PCI id ("" without one, or without CUDA).
 std::string gpu_pci_id(int cuda_device) {
 #if CCBENCH_HAVE_CUDA
-  char pci[kPciIdChars] = {};
+  char pci[32] = {};  // room for "00000000:07:00.0" and its terminating zero
   if (cuda_device >= 0 && cudaDeviceGetPCIBusId(pci, sizeof pci, cuda_device) == cudaSuccess) return pci;
 #else
   (void)cuda_device;

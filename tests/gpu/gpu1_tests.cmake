@@ -159,7 +159,8 @@ if(CCBENCH_HAVE_CUDA)
                        RUN_SERIAL TRUE)
   # 8 ranks (an 8-GPU node) on one GPU over p2p: the tree maps its trees' FIFO memory, the Bruck
   # all-gather's log2(n) peers' scratch and receive buffers during an all-gather only, none during
-  # an all-reduce, as the process's CUDA IPC imports show (tests/gpu/tree_peers.cpp).
+  # an all-reduce, as the process's CUDA IPC imports show; a mapping CUDA refuses on one rank is
+  # one agreed error on every rank (tests/gpu/tree_peers.cpp).
   set(_direct ${CMAKE_CURRENT_SOURCE_DIR}/gpu/run_direct_test.sh)
   add_executable(ccbench_tree_peers ${CMAKE_CURRENT_SOURCE_DIR}/gpu/tree_peers.cpp)
   target_link_libraries(ccbench_tree_peers PRIVATE ccbench_harness_lib)

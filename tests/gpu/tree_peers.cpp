@@ -5,7 +5,10 @@
 //                      through the FIFOs;
 //   all-gather series  the scratch memory and receive buffer of rank - 2^k for each Bruck round k
 //                      (schedule::bruck_peers: ceil(log2 n) ranks), each once, never every rank;
-//   after detach()     no peer's buffer; once the implementation is gone, nothing at all.
+//   after detach()     no peer's buffer; once the implementation is gone, nothing at all;
+//   a refused mapping  (rank 1 asks CUDA for its own buffer, which CUDA refuses) one agreed error
+//                      on every rank at once, exit code 3, naming rank 1 and the peer; nothing
+//                      left mapped.
 // CUDA maps a bounded number of peers per GPU (8 over PCIe): mapping every rank of a 16-GPU node
 // fails there. Each collective's every element is checked. Run under mpirun with 4 or more ranks
 // on one GPU (label gpu1: IPC between processes of one device). Exit 0 when every rank maps
@@ -16,6 +19,7 @@
 #include <fmt/ranges.h>
 #include <mpi.h>
 
+#include <chrono>
 #include <cstdio>
 #include <map>
 #include <set>
@@ -67,6 +71,12 @@ class Check {
                   have.c_str(), should.c_str());
     }
   }
+  void that(bool ok, const std::string& what) {
+    ++checks_;
+    if (ok) return;
+    ++failures_;
+    std::printf("rank %d: %s\n", rank_, what.c_str());
+  }
   void exact(const char* what, const std::vector<float>& got, const std::vector<float>& want) {
     ++checks_;
     for (std::size_t i = 0; i < got.size(); ++i)
@@ -113,6 +123,33 @@ std::vector<float> one_call(Implementation& impl, Collective coll, ImplContext& 
   return out;
 }
 
+// A mapping CUDA refuses on one rank: rank 1 also asks for its own buffer (the refusal CUDA gives
+// on demand: a process cannot open a handle it exported). Every rank must throw the same agreed
+// error, exit code 3, naming rank 1 and the peer, at once (no rank waits in a barrier), with every
+// mapping the others made closed again.
+void refused_mapping(int rank, int n, Check& check) {
+  float* buffer;
+  CCB_CUDA(cudaMalloc(&buffer, 4096));
+  std::vector<int> peers;
+  for (int r = 0; r < n; ++r)
+    if (r != rank || rank == 1) peers.push_back(r);
+  const auto t0 = std::chrono::steady_clock::now();
+  std::string got = "no error";
+  try {
+    IpcBufferMap map(MPI_COMM_WORLD, buffer, peers);
+  } catch (const Error& e) {
+    got = fmt::format("{} (code {}, {})", e.what(), static_cast<int>(e.code()), e.is_agreed() ? "agreed" : "this rank's");
+  }
+  const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const std::string want = "rank 1: cannot map rank 1's GPU buffer with CUDA IPC (";
+  check.that(got.rfind(want, 0) == 0 && got.find("(code 3, agreed)") != std::string::npos,
+             fmt::format("a refused mapping: got '{}', expected '{}...' (code 3, agreed)", got, want));
+  check.that(s < 10, fmt::format("a refused mapping took {:.1f} s to reach every rank", s));
+  check.mapped("after a refused mapping", {}, {}, {});
+  if (rank == 0) std::printf("# a refused mapping, on every rank after %.3f s: %s\n", s, got.c_str());
+  cudaFree(buffer);
+}
+
 int run(int rank, int n) {
   if (n < 4) throw Error(ExitCode::usage, fmt::format("tree peers: needs 4 or more ranks, got {}", n));
   direct::DirectRank me(rank, n, "p2p", std::chrono::seconds(60));
@@ -137,6 +174,7 @@ int run(int rank, int n) {
     check.exact("all-gather", all, want);
   }
   check.mapped("torn down", {}, {}, {});
+  refused_mapping(rank, n, check);
   int failures = check.failures(), total = 0;
   MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   if (rank == 0)
@@ -144,7 +182,8 @@ int run(int rank, int n) {
                 total ? "FAILED"
                       : fmt::format("ok: each rank maps the FIFO memory of its trees' parents and children, the "
                                     "scratch memory and receive buffer of its {} Bruck peers for an all-gather only, "
-                                    "no peer's for an all-reduce; every element exact",
+                                    "no peer's for an all-reduce; every element exact; a refused mapping is one "
+                                    "agreed error on every rank",
                                     bruck.size())
                             .c_str());
   return total ? 1 : 0;
