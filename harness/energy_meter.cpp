@@ -1,7 +1,5 @@
 #include "harness/energy_meter.h"
 
-#include "core/build_config.h"
-
 #include <array>
 
 #include <fmt/format.h>
@@ -9,43 +7,11 @@
 #include "core/checks.h"
 #include "core/error.h"
 #include "harness/job/bootstrap.h"
+#include "harness/startup.h"
 #include "telemetry/energy.h"
 #include "telemetry/sampler.h"
 
-#if CCBENCH_HAVE_CUDA
-#include <cuda_runtime.h>
-#endif
-
 namespace ccbench {
-
-namespace {
-
-// NVML's name of this rank's GPU ("GPU-8-4-4-4-12 hex digits"), from the CUDA runtime; "" when unknown.
-std::string cuda_uuid(int cuda_device) {
-#if CCBENCH_HAVE_CUDA
-  cudaDeviceProp p{};
-  if (cuda_device < 0 || cudaGetDeviceProperties(&p, cuda_device) != cudaSuccess) return "";
-  const auto* b = reinterpret_cast<const unsigned char*>(p.uuid.bytes);
-  std::string s = "GPU-";
-  for (int i = 0; i < 16; ++i) {
-    if (i == 4 || i == 6 || i == 8 || i == 10) s += '-';
-    s += fmt::format("{:02x}", b[i]);
-  }
-  return s;
-#else
-  (void)cuda_device;
-  return "";
-#endif
-}
-
-// Whether this rank reads its GPU's counter: the first rank on that GPU.
-bool reads_its_gpu(const RankLayout& layout) {
-  for (int r = 0; r < layout.rank; ++r)
-    if (layout.same_gpu(r, layout.rank, 0)) return false;
-  return true;
-}
-
-}  // namespace
 
 EnergyMeter::EnergyMeter(std::chrono::milliseconds window, MPI_Comm comm, const RankLayout& layout, Device device,
                          int cuda_device)
@@ -58,7 +24,7 @@ EnergyMeter::EnergyMeter(std::chrono::milliseconds window, MPI_Comm comm, const 
   const bool reader = reads_its_gpu(layout);
   std::string mine;  // why this rank cannot read its GPU's counter; local, so every rank reaches the agreement
   if (reader) {
-    const std::string uuid = cuda_uuid(cuda_device);
+    const std::string uuid = gpu_uuid(cuda_device);
     try {
       mine = open_counter(uuid);
     } catch (const Error& e) {  // a replay file that cannot be read
@@ -76,6 +42,12 @@ EnergyMeter::EnergyMeter(std::chrono::milliseconds window, MPI_Comm comm, const 
 }
 
 EnergyMeter::~EnergyMeter() = default;
+
+bool reads_its_gpu(const RankLayout& layout) {
+  for (int r = 0; r < layout.rank; ++r)
+    if (layout.same_gpu(r, layout.rank, 0)) return false;
+  return true;
+}
 
 std::string EnergyMeter::open_counter(const std::string& uuid) {
   source_ = telemetry::open_gpu_source();

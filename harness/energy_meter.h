@@ -27,6 +27,10 @@ class GpuSource;
 class EnergyCounter;
 }  // namespace telemetry
 
+// Whether this rank reads its GPU's counter: the lowest rank on that GPU (RankLayout::same_gpu, by
+// the GPUs' identities in gpu_of: never empty, so a GPU shared by several ranks counts once).
+bool reads_its_gpu(const RankLayout& layout);
+
 class EnergyMeter {
  public:
   // Collective over `comm`. `window` 0: off (nothing is opened).

@@ -12,6 +12,7 @@
 #include <set>
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include "core/checks.h"
 #include "harness/job/bootstrap.h"
@@ -26,8 +27,8 @@ namespace ccbench {
 
 namespace {
 
-// Room for a PCI id such as "00000000:07:00.0" and its terminating zero (cudaDeviceGetPCIBusId).
-constexpr int kPciIdChars = 32;
+// Room for a GPU's identity (gpu_identity): a PCI id, or a UUID "GPU-" + 36 characters, and the zero.
+constexpr int kGpuIdChars = 48;
 
 // "0-3,8" from a sorted list of numbers.
 std::string ranges(const std::vector<int>& v) {
@@ -70,7 +71,7 @@ std::string numa_of_pci(const std::string& pci) {
 // GPU `cuda_device`'s PCI id ("" without one, or without CUDA).
 std::string gpu_pci_id(int cuda_device) {
 #if CCBENCH_HAVE_CUDA
-  char pci[kPciIdChars] = {};
+  char pci[32] = {};  // room for "00000000:07:00.0" and its terminating zero
   if (cuda_device >= 0 && cudaDeviceGetPCIBusId(pci, sizeof pci, cuda_device) == cudaSuccess) return pci;
 #else
   (void)cuda_device;
@@ -78,15 +79,30 @@ std::string gpu_pci_id(int cuda_device) {
   return "";
 }
 
-// Whether this process's GPU `cuda_device` can map the memory of the GPU with PCI id `peer`; false
-// where that GPU is not visible here (CUDA_VISIBLE_DEVICES) or without CUDA.
+#if CCBENCH_HAVE_CUDA
+// The visible CUDA device with identity `id` (gpu_identity: a PCI id or a UUID), or -1.
+int device_of_identity(const std::string& id) {
+  int dev = -1, count = 0;
+  if (id.empty()) return -1;
+  if (id.rfind(kGpuUuidPrefix, 0) != 0) {
+    if (cudaDeviceGetByPCIBusId(&dev, id.c_str()) == cudaSuccess) return dev;
+    cudaGetLastError();
+    return -1;
+  }
+  if (cudaGetDeviceCount(&count) != cudaSuccess) count = 0;
+  for (int d = 0; d < count; ++d)
+    if (gpu_uuid(d) == id) return d;
+  return -1;
+}
+#endif
+
+// Whether this process's GPU `cuda_device` can map the memory of the GPU with identity `peer`;
+// false where that GPU is not visible here (CUDA_VISIBLE_DEVICES) or without CUDA.
 bool can_map_peer(int cuda_device, const std::string& peer) {
 #if CCBENCH_HAVE_CUDA
-  int dev = -1, ok = 0;
-  if (cuda_device < 0 || peer.empty() || cudaDeviceGetByPCIBusId(&dev, peer.c_str()) != cudaSuccess) {
-    cudaGetLastError();
-    return false;
-  }
+  int ok = 0;
+  const int dev = device_of_identity(peer);
+  if (cuda_device < 0 || dev < 0) return false;
   if (dev == cuda_device) return true;
   if (cudaDeviceCanAccessPeer(&ok, cuda_device, dev) != cudaSuccess) cudaGetLastError();
   return ok != 0;
@@ -165,26 +181,60 @@ std::vector<int> gather_numa_nodes(MPI_Comm comm, int cuda_device) {
   return all;
 }
 
+std::string gpu_uuid(int cuda_device) {
+#if CCBENCH_HAVE_CUDA
+  cudaDeviceProp p{};
+  if (cuda_device < 0 || cudaGetDeviceProperties(&p, cuda_device) != cudaSuccess) {
+    cudaGetLastError();
+    return "";
+  }
+  const auto* b = reinterpret_cast<const unsigned char*>(p.uuid.bytes);
+  std::string s(kGpuUuidPrefix);
+  for (int i = 0; i < 16; ++i) {
+    if (i == 4 || i == 6 || i == 8 || i == 10) s += '-';
+    s += fmt::format("{:02x}", b[i]);
+  }
+  return s;
+#else
+  (void)cuda_device;
+  return "";
+#endif
+}
+
+std::string gpu_identity(const std::string& pci_id, const std::string& uuid) { return pci_id.empty() ? uuid : pci_id; }
+
 std::vector<std::string> gather_gpu_ids(MPI_Comm comm, int cuda_device) {
   int size = 1;
   CCB_MPI(MPI_Comm_size(comm, &size));
   const size_t n = static_cast<size_t>(size);
-  std::array<char, kPciIdChars> mine{};
-  const std::string id = gpu_pci_id(cuda_device);
+  std::array<char, kGpuIdChars> mine{};
+  const std::string id = gpu_identity(gpu_pci_id(cuda_device), gpu_uuid(cuda_device));
   std::copy_n(id.begin(), std::min(id.size(), mine.size() - 1), mine.begin());
-  std::vector<char> ids(n * kPciIdChars);
-  check_mpi(MPI_Allgather(mine.data(), kPciIdChars, MPI_CHAR, ids.data(), kPciIdChars, MPI_CHAR, comm),
-            "MPI_Allgather of GPU PCI ids");
+  std::vector<char> ids(n * kGpuIdChars);
+  check_mpi(MPI_Allgather(mine.data(), kGpuIdChars, MPI_CHAR, ids.data(), kGpuIdChars, MPI_CHAR, comm),
+            "MPI_Allgather of GPU identities");
   std::vector<std::string> all(n);
-  for (size_t r = 0; r < n; ++r) all[r] = std::string(ids.data() + r * kPciIdChars);
+  std::vector<size_t> unknown;
+  for (size_t r = 0; r < n; ++r) {
+    all[r] = std::string(ids.data() + r * kGpuIdChars);
+    if (all[r].empty()) unknown.push_back(r);
+  }
+  // Without an identity a GPU could not be told from another: ranks sharing it would each count it.
+  if (!unknown.empty())
+    throw Error::agreed(ExitCode::runtime,
+                        fmt::format("CUDA gives the GPU of rank{} {} neither a PCI bus id nor a UUID, so ranks sharing "
+                                    "a GPU cannot be told apart; check the driver (nvidia-smi -L)",
+                                    unknown.size() > 1 ? "s" : "", fmt::join(unknown, ", ")));
   return all;
 }
 
 std::vector<std::vector<bool>> gather_gpu_peer_access(MPI_Comm comm, const RankLayout& layout, int cuda_device) {
   const size_t n = static_cast<size_t>(layout.nranks);
-  std::vector<char> row(n, 0);  // what this rank's GPU can map
+  std::vector<char> row(n, 0);  // what this rank's GPU can map (its own, whatever CUDA says of peers)
+  const auto me = static_cast<size_t>(layout.rank);
   for (size_t r = 0; r < n; ++r)
-    row[r] = layout.host_of[r] == layout.host() && r < layout.gpu_of.size() && can_map_peer(cuda_device, layout.gpu_of[r]);
+    row[r] = layout.host_of[r] == layout.host() && r < layout.gpu_of.size() &&
+             (layout.gpu_of[r] == layout.gpu_of[me] || can_map_peer(cuda_device, layout.gpu_of[r]));
   std::vector<char> all(n * n);
   check_mpi(MPI_Allgather(row.data(), static_cast<int>(n), MPI_CHAR, all.data(), static_cast<int>(n), MPI_CHAR, comm),
             "MPI_Allgather of GPU peer access");

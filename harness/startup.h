@@ -26,8 +26,17 @@ std::string cpu_binding();
 // GPU's (cuda_device >= 0), else that of the cores it is bound to; -1 where unknown or where the
 // cores span several NUMA nodes.
 std::vector<int> gather_numa_nodes(MPI_Comm comm, int cuda_device);
-// Collective over `comm`: RankLayout::gpu_of, every rank's GPU (cuda_device) by its PCI bus id as
-// CUDA names it ("00000000:19:00.0"); "" for a rank without one.
+// NVML's and CUDA's name of GPU `cuda_device`: "GPU-" and its UUID in 8-4-4-4-12 hex digits; ""
+// where CUDA does not say (or without CUDA).
+inline constexpr const char* kGpuUuidPrefix = "GPU-";
+std::string gpu_uuid(int cuda_device);
+// What tells a GPU from another (RankLayout::gpu_of): its PCI bus id, or its UUID where CUDA gives
+// no bus id. Pure.
+std::string gpu_identity(const std::string& pci_id, const std::string& uuid);
+// Collective over `comm`: RankLayout::gpu_of, every rank's GPU (cuda_device) by gpu_identity():
+// its PCI bus id as CUDA names it ("00000000:19:00.0"), else its UUID. Never empty: a GPU with
+// neither is one Error::agreed(runtime) naming the ranks, since a GPU that cannot be told apart
+// would be counted once per rank sharing it (energy, NCCL's one-rank-per-GPU check).
 std::vector<std::string> gather_gpu_ids(MPI_Comm comm, int cuda_device);
 // Collective over `comm`: RankLayout::gpu_peer_access for `layout` (gpu_of gathered): [a][b] when
 // the GPUs of ranks a and b can map each other's memory, each rank answering for its own GPU from

@@ -32,10 +32,12 @@ struct RankLayout {
   // not known (ranks of different hosts, no GPU, no NVML). Empty: not gathered (CPU ranks, and
   // GPU ranks unless --ring-order topo asks for it).
   std::vector<std::vector<int>> gpu_links;
-  // GPU ranks: the PCI bus id of every rank's GPU ("00000000:19:00.0"), gathered by the harness
-  // once devices are chosen, so that "the same GPU" is asked of the hardware, not inferred from
-  // device ordinals (which differ between processes under CUDA_VISIBLE_DEVICES). Empty: CPU
-  // ranks, or not gathered (then same_gpu() falls back to the ordinal the harness assigns).
+  // GPU ranks: the PCI bus id of every rank's GPU ("00000000:19:00.0"), or its UUID ("GPU-...")
+  // where CUDA gives no bus id, gathered by the harness once devices are chosen, so that "the
+  // same GPU" is asked of the hardware, not inferred from device ordinals (which differ between
+  // processes under CUDA_VISIBLE_DEVICES). Never an empty entry once gathered (an empty one is
+  // no GPU's: same_gpu() is false). Empty: CPU ranks, or not gathered (then same_gpu() falls
+  // back to the ordinal the harness assigns).
   std::vector<std::string> gpu_of;
   // GPU ranks: [a][b] when the GPUs of ranks a and b can map each other's memory (true for one
   // GPU), as every rank answered for its own GPU and agreed by all; empty: not gathered.
@@ -51,7 +53,7 @@ struct RankLayout {
   int max_ranks_per_node() const;
   bool same_node(int a, int b) const { return node_of[a] == node_of[b]; }
   const std::string& host() const { return host_of[rank]; }
-  // Whether ranks a and b drive the same GPU: one host and one bus id (gpu_of), or where bus ids
+  // Whether ranks a and b drive the same GPU: one host and one identity (gpu_of), or where those
   // were not gathered, the same ordinal host_local_rank % visible_gpus.
   bool same_gpu(int a, int b, int visible_gpus) const;
   // The lowest rank that shares its GPU with a lower rank of its node, or -1 when every rank of a

@@ -103,7 +103,8 @@ void wait_bounded(std::vector<MPI_Request>& reqs, Clock::time_point deadline, st
 }
 
 // Agreement on the outcome of a set-up phase: if any rank failed, every rank throws the error of
-// the lowest failing rank (others prefix its rank), so that no rank waits for one that gave up.
+// the lowest failing rank, its rank in front, so that no rank waits for one that gave up (the same
+// message on every rank: the harness gives it once).
 void agree(MPI_Comm comm, int rank, const Pending& mine, Clock::time_point deadline, std::chrono::milliseconds timeout,
            std::string_view phase) {
   int me = mine.error ? rank : INT_MAX, first = INT_MAX;
@@ -122,7 +123,6 @@ void agree(MPI_Comm comm, int rank, const Pending& mine, Clock::time_point deadl
   check_mpi(MPI_Ibcast(&msg, sizeof msg, MPI_BYTE, first, comm, &req[0]), "MPI_Ibcast during channel set-up");
   wait_bounded(req, deadline, timeout, rank, [&] { return fmt::format("rank {}'s set-up error", first); });
   // Every rank throws: an agreed error, which one rank says for all.
-  if (first == rank) throw Error::agreed(mine.error->code(), mine.error->what());
   throw Error::agreed(static_cast<ExitCode>(msg.code), fmt::format("rank {}: {}", first, msg.text));
 }
 

@@ -1,5 +1,9 @@
 #include "transports/fifo_stage.h"
 
+#include <string>
+
+#include <fmt/format.h>
+
 #include "core/error.h"
 #include "transports/host_flags.h"
 
@@ -14,7 +18,13 @@ int slot_of(std::uint64_t step) { return static_cast<int>(step % kSlots); }
 }  // namespace
 
 FifoStage::FifoStage(const StageEnds& ends, std::size_t slot_bytes, std::unique_ptr<SlotCopier> copier)
-    : ends_(ends), slot_(slot_bytes), copier_(std::move(copier)) {}
+    : ends_(ends), slot_(slot_bytes), copier_(std::move(copier)) {
+  const std::string peer = fmt::format("of the stage with rank {}", ends.peer);
+  require_flag_aligned(ends.src_tail, ("source tail " + peer).c_str());
+  require_flag_aligned(ends.src_head, ("source head " + peer).c_str());
+  require_flag_aligned(ends.dst_tail, ("destination tail " + peer).c_str());
+  require_flag_aligned(ends.dst_head, ("destination head " + peer).c_str());
+}
 
 bool FifoStage::advance() {
   const bool published = publish_completed();

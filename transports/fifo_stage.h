@@ -48,6 +48,8 @@ struct StageEnds {
 
 class FifoStage {
  public:
+  // Throws Error(runtime) naming the counter when one of the four counters is off the alignment
+  // the CPU's atomic access needs (host_flags.h).
   FifoStage(const StageEnds& ends, std::size_t slot_bytes, std::unique_ptr<SlotCopier> copier);
   // One pass: publishes the copies that completed, in step order, then starts copies of the
   // published steps into the destination slots its consumer has freed. True when anything

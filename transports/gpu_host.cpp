@@ -121,6 +121,16 @@ class HostRegion final : public GpuRegion {
     if (!name_.empty()) shm_unlink(name_.c_str());
     name_.clear();
   }
+  // The peers' mappings go; our own region stays (a peer's mapping keeps the pages of ours alive
+  // anyway: shared memory outlives its creator's unmap).
+  void disconnect() {
+    peers_.clear();
+    for (int r = 0; r < nranks(); ++r)
+      if (r != rank_) {
+        set(r, nullptr);
+        set_host(r, nullptr);
+      }
+  }
 
  private:
   std::size_t bytes_;
@@ -147,10 +157,12 @@ void host_connect(GpuRegion& mine, int peer, const ConnectBlob& theirs) {
 
 void host_connected(GpuRegion& mine) { static_cast<HostRegion&>(mine).unlink_name(); }
 
+void host_disconnect(GpuRegion& mine) { static_cast<HostRegion&>(mine).disconnect(); }
+
 }  // namespace
 
 const GpuTransport& gpu_host_transport() {
-  static const GpuTransport t{"host", host_setup, host_connect, host_connected};
+  static const GpuTransport t{"host", host_setup, host_connect, host_connected, host_disconnect};
   return t;
 }
 

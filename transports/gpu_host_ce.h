@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "transports/fifo_stage.h"
+#include "transports/host_flags.h"
 #include "transports/proxy_threads.h"
 
 namespace ccbench {
@@ -47,6 +48,7 @@ class DeviceFifos {
 
  private:
   static constexpr std::size_t kLine = 128;  // counters of different writers never share a line
+  static_assert(kLine % kHostFlagAlign == 0, "counters lie kLine apart: each must stay aligned for atomic_ref");
   FifoPointers at(int fifo, char* counters) const;
   void release();
   std::size_t fifos_, slot_;

@@ -1,9 +1,7 @@
 #include "transports/gpu_mesh.h"
 
-#include <climits>
 #include <cstdint>
 #include <exception>
-#include <string_view>
 
 #include <cuda_runtime.h>
 
@@ -13,6 +11,8 @@
 #include "core/checks.h"
 #include "core/checks_cuda.h"
 #include "core/error.h"
+#include "transports/agreement.h"
+#include "transports/cuda_ipc.h"
 #include "transports/ib/ib_transport.h"
 #include "transports/ofi/ofi_transport.h"
 #if CCBENCH_HAVE_IBVERBS
@@ -20,30 +20,6 @@
 #endif
 
 namespace ccbench {
-
-namespace {
-
-// Runs `step` on this rank and agrees on the outcome, so that a failure on one rank (a full
-// /dev/shm, a refused mapping) ends set-up on every rank instead of leaving its peers waiting in
-// the next collective. The failing rank rethrows its own error; the others name it.
-template <typename Step>
-void agreed(MPI_Comm comm, std::string_view transport, const char* what, Step&& step) {
-  int rank = 0;
-  CCB_MPI(MPI_Comm_rank(comm, &rank));
-  std::exception_ptr error;
-  try {
-    step();
-  } catch (...) {
-    error = std::current_exception();
-  }
-  int mine = error ? rank : INT32_MAX, first = INT32_MAX;
-  check_mpi(MPI_Allreduce(&mine, &first, 1, MPI_INT, MPI_MIN, comm), "MPI_Allreduce of GPU connection set-up");
-  if (error) std::rethrow_exception(error);
-  if (first != INT32_MAX)
-    fail(ExitCode::precondition, "{}: rank {} could not {} (its message says why)", transport, first, what);
-}
-
-}  // namespace
 
 // Sets up `t`'s region on every rank that uses it and exchanges the connection blobs
 // (collective). Peers are mapped later, only those a schedule talks to (map()).
@@ -56,7 +32,7 @@ GpuFifoMesh::Linked GpuFifoMesh::open_transport(const GpuPaths& paths, const Gpu
   Linked l;
   l.transport = &t;
   ConnectBlob blob{};
-  agreed(comm_, t.name, "set up its FIFO memory", [&] {
+  run_agreed(comm_, [&] {
     if (used) l.region = t.setup(rank_, n, bytes, &blob);
   });
   l.blobs.resize(static_cast<std::size_t>(n));
@@ -101,7 +77,7 @@ void GpuFifoMesh::check_same_layout() const {
 
 // Collective: every rank's mapping outcome agreed; then (a barrier passed) the names go.
 void GpuFifoMesh::finish_mapping(Linked& l) {
-  agreed(comm_, l.transport->name, "map its peers' FIFO memory", [&] {
+  run_agreed(comm_, [&] {
     if (l.error) std::rethrow_exception(l.error);
   });
   if (l.region) l.transport->connected(*l.region);
@@ -133,9 +109,9 @@ volatile std::uint64_t* counter(char* base, std::size_t offset) {
 // The FIFOs of both halves of a connection are laid out by the modes, so ranks that differ could
 // only hang: every rank checks that all have the same.
 std::optional<HostCopyModes> agreed_host_copy(MPI_Comm comm) {
-  HostCopyModes m;
+  HostCopyModes m{};
   bool forced = false;
-  agreed(comm, "host", "read CCBENCH_GPU_HOST_RECV and CCBENCH_GPU_HOST_SEND", [&] {
+  run_agreed(comm, [&] {
     m = host_copy_modes();
     forced = host_copy_forced();
   });
@@ -156,6 +132,13 @@ GpuFifoMesh::GpuFifoMesh(MPI_Comm comm, const GpuPaths& paths, int fifos, std::s
     : fifos_(static_cast<std::size_t>(fifos)), slot_(slot_bytes), steps_(steps), comm_(comm) {
   CCB_MPI(MPI_Comm_rank(comm, &rank_));
   check_same_layout();
+  // The counters follow the slots (tail(), head(), sizes()): aligned only where the slots' bytes
+  // are. The same on every rank (check_same_layout), so every rank throws alike.
+  if (gpu::kFifoSlots * slot_ % kHostFlagAlign != 0)
+    throw Error::agreed(ExitCode::runtime,
+                        fmt::format("GPU FIFOs: {} slots of {} B would put the counters after them off the {}-byte "
+                                    "alignment the CPU's atomic access needs; slot sizes are multiples of {} B",
+                                    gpu::kFifoSlots, slot_, kHostFlagAlign, kHostFlagAlign));
   path_of_ = paths.of[static_cast<std::size_t>(rank_)];
   const std::size_t bytes = fifos_ * (gpu::kFifoSlots * slot_bytes + 2 * kLine);
   p2p_ = open_transport(paths, gpu_p2p_transport(), bytes);
@@ -164,8 +147,8 @@ GpuFifoMesh::GpuFifoMesh(MPI_Comm comm, const GpuPaths& paths, int fifos, std::s
   // A ce receiver copies only each step's bytes: the sender writes them beside the tail.
   const std::size_t sizes_bytes = host_copy_.recv == HostCopy::ce ? fifos_ * kLine : 0;
   host_ = open_transport(paths, gpu_host_transport(), bytes + sizes_bytes);
-  if (host_copy_.any_ce())  // the same on every rank: agreed() is collective
-    agreed(comm, "host", "allocate its copy-engine FIFOs", [&] {
+  if (host_copy_.any_ce())  // the same on every rank: run_agreed() is collective
+    run_agreed(comm, [&] {
       if (!host_.region) return;
       CCB_CUDA(cudaGetDevice(&device_));
       if (host_copy_.recv == HostCopy::ce) ce_recv_fifos_ = std::make_unique<DeviceFifos>(fifos_, slot_);
@@ -210,6 +193,14 @@ GpuFifoMesh::~GpuFifoMesh() {
   ce_proxy_.reset();
   if (net_host_) (void)cudaFreeHost(net_host_);
   if (net_gpu_slots_) (void)cudaFree(net_gpu_slots_);
+  // Every rank unmaps its peers, then a barrier: no region is freed while a peer maps it. A
+  // destructor cannot report; after an error (or a failed barrier) the regions are left to the
+  // process's end instead.
+  for (Linked* l : {&p2p_, &host_})
+    if (l->region) l->transport->disconnect(*l->region);
+  if (!collective_teardown_allowed() || MPI_Barrier(comm_) != MPI_SUCCESS) return;
+  for (Linked* l : {&p2p_, &host_})
+    if (l->region) l->region->set_unmapped();
 }
 
 
@@ -301,8 +292,8 @@ gpu::RecvConn GpuFifoMesh::host_recv(int peer, int my_fifo, int peer_out) {
 void GpuFifoMesh::finish(const RankLayout& layout, std::chrono::milliseconds timeout) {
   finish_mapping(p2p_);
   finish_mapping(host_);
-  if (host_copy_.any_ce())  // the same on every rank: agreed() is collective
-    agreed(comm_, "host", "start its copy-engine proxy", [&] {
+  if (host_copy_.any_ce())  // the same on every rank: run_agreed() is collective
+    run_agreed(comm_, [&] {
       if (!ce_recvs_.empty() || !ce_sends_.empty())
         ce_proxy_ = std::make_unique<HostCeProxy>(device_, slot_, ce_recvs_, ce_sends_);
     });

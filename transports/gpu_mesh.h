@@ -16,6 +16,7 @@
 #include "transports/gpu_host_ce.h"
 #include "transports/gpu_net.h"
 #include "transports/host_copy.h"
+#include "transports/host_flags.h"
 #include "transports/gpu_paths.h"
 #include "transports/gpu_transport.h"
 
@@ -37,6 +38,9 @@ class GpuFifoMesh {
   // agreed_host_copy's forced modes, or sm for both halves.
   GpuFifoMesh(MPI_Comm comm, const GpuPaths& paths, int fifos, std::size_t slot_bytes, std::uint64_t* steps,
               std::optional<HostCopyModes> host_copy = std::nullopt);
+  // Collective unless an exception is in flight: stops the proxies, unmaps every peer, then a
+  // barrier, and only then frees this rank's regions (a peer's kernel may address them until it
+  // has unmapped them).
   ~GpuFifoMesh();
   // Send through the peer's incoming FIFO `peer_fifo`; the peer frees slots in our head `my_out`.
   // Over net, and over host with a ce send half: through our staging FIFO `my_out`, which the
@@ -64,6 +68,7 @@ class GpuFifoMesh {
 
  private:
   static constexpr std::size_t kLine = 128;  // flags of different writers never share a line
+  static_assert(kLine % kHostFlagAlign == 0, "FIFO counters lie kLine apart: each must stay aligned for atomic_ref");
   static std::size_t idx(int i) { return static_cast<std::size_t>(i); }
   // One transport's region and what mapping peers into it needs.
   struct Linked {

@@ -20,6 +20,12 @@ NetProxy::NetProxy(MPI_Comm comm, const RankLayout& layout, std::size_t slot_byt
   for (const NetFifo& f : recvs) workers_[static_cast<std::size_t>(f.tag % threads)]->recvs.push_back(f);
   for (const NetFifo& f : sends)
     if (!f.sizes) fail(ExitCode::runtime, "net: the FIFO toward rank {} (tag {}) has no step sizes", f.peer, f.tag);
+  for (const auto* fifos : {&sends, &recvs})
+    for (const NetFifo& f : *fifos) {
+      const std::string which = fmt::format("of the net FIFO with rank {} (tag {})", f.peer, f.tag);
+      require_flag_aligned(f.tail, ("tail " + which).c_str());
+      require_flag_aligned(f.head, ("head " + which).c_str());
+    }
   ChannelOptions o;
   o.slot_bytes = slot_bytes;
   o.depth = gpu::kFifoSlots;

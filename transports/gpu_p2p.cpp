@@ -3,8 +3,12 @@
 
 #include <cstring>
 
-#include "core/error.h"
+#include <fmt/format.h>
+
+#include "core/checks.h"
 #include "core/checks_cuda.h"
+#include "core/error.h"
+#include "transports/cuda_ipc.h"
 #include "transports/gpu_transport.h"
 
 namespace ccbench {
@@ -13,6 +17,7 @@ namespace {
 
 struct P2pBlob {
   cudaIpcMemHandle_t handle;
+  int world_rank;  // the owner's, for ipc_imports()
 };
 static_assert(sizeof(P2pBlob) <= kConnectBlobBytes, "p2p connection data must fit the blob");
 
@@ -21,24 +26,30 @@ class P2pRegion final : public GpuRegion {
   P2pRegion(int rank, int nranks, std::size_t bytes) : GpuRegion(rank, nranks) {
     void* p = nullptr;
     CCB_CUDA(cudaMalloc(&p, bytes));
+    set(rank, static_cast<char*>(p));
     CCB_CUDA(cudaMemset(p, 0, bytes));
     CCB_CUDA(cudaDeviceSynchronize());  // zeroed before any peer can see it
-    set(rank, static_cast<char*>(p));
   }
+  // The own memory goes only where no peer maps it any more (unmapped()); else the process's end frees it.
   ~P2pRegion() override {
-    for (void* p : opened_) cudaIpcCloseMemHandle(p);
-    cudaFree(local());
+    disconnect();
+    if (unmapped() && local()) (void)cudaFree(local());
   }
   void open(int peer, const P2pBlob& b) {
     void* p = nullptr;
-    const cudaError_t rc = cudaIpcOpenMemHandle(&p, b.handle, cudaIpcMemLazyEnablePeerAccess);
-    if (rc != cudaSuccess) {
-      cudaGetLastError();
-      fail(ExitCode::precondition, "p2p: cannot map rank {}'s GPU memory with CUDA IPC ({}: {}); --transport host "
-           "stages through pinned host memory instead", peer, cudaGetErrorName(rc), cudaGetErrorString(rc));
+    try {
+      p = ipc_open(b.handle, b.world_rank, IpcKind::fifos);
+    } catch (const Error& e) {
+      throw Error(e.code(), fmt::format("p2p: {}", e.what()));
     }
     opened_.push_back(p);
     set(peer, static_cast<char*>(p));
+  }
+  void disconnect() {
+    for (void* p : opened_) ipc_close(p);
+    opened_.clear();
+    for (int r = 0; r < nranks(); ++r)
+      if (r != rank_) set(r, nullptr);
   }
 
  private:
@@ -49,7 +60,9 @@ std::unique_ptr<GpuRegion> p2p_setup(int rank, int nranks, std::size_t bytes, Co
   auto r = std::make_unique<P2pRegion>(rank, nranks, bytes);
   P2pBlob b{};
   CCB_CUDA(cudaIpcGetMemHandle(&b.handle, r->local()));
+  CCB_MPI(MPI_Comm_rank(MPI_COMM_WORLD, &b.world_rank));
   std::memcpy(blob->data, &b, sizeof b);
+  r->set_unmapped(false);  // the blob goes out: peers may map it from now on
   return r;
 }
 
@@ -59,12 +72,14 @@ void p2p_connect(GpuRegion& mine, int peer, const ConnectBlob& theirs) {
   static_cast<P2pRegion&>(mine).open(peer, b);
 }
 
+void p2p_disconnect(GpuRegion& mine) { static_cast<P2pRegion&>(mine).disconnect(); }
+
 void p2p_connected(GpuRegion&) {}
 
 }  // namespace
 
 const GpuTransport& gpu_p2p_transport() {
-  static const GpuTransport t{"p2p", p2p_setup, p2p_connect, p2p_connected};
+  static const GpuTransport t{"p2p", p2p_setup, p2p_connect, p2p_connected, p2p_disconnect};
   return t;
 }
 

@@ -1,7 +1,9 @@
 #pragma once
 // GPU transports as an ops table, as NCCL's (transport.h): a can-connect probe (gpu_paths.h),
 // set-up of this rank's exported memory, connect with an opaque fixed-size blob exchanged over
-// MPI in both directions, tear-down in the region's destructor. p2p and host have no proxy: the
+// MPI in both directions, disconnect, tear-down in the region's destructor. Teardown is ordered
+// across the ranks: every rank disconnects its peers, a barrier, then the regions go (freeing
+// CUDA memory a peer still maps is undefined; GpuFifoMesh's destructor). p2p and host have no proxy: the
 // SMs move the data (see gpu_conn.h for the FIFO contract both carry), except the halves of host
 // connections given to the copy engines (gpu_host_ce.h, set up by GpuFifoMesh).
 //
@@ -31,6 +33,12 @@ class GpuRegion {
   char* of(int r) const { return ptrs_[static_cast<std::size_t>(r)]; }
   // The same regions at this process's host addresses, for a CPU proxy (host only; else null).
   char* host_of(int r) const { return hosts_[static_cast<std::size_t>(r)]; }
+  int nranks() const { return static_cast<int>(ptrs_.size()); }
+  // Whether no peer can map this region: true until its blob goes out (setup), and again once
+  // every rank has disconnected and passed a barrier (its owner says so). A region whose peers
+  // map memory it owns frees it in its destructor only then; else the process's end frees it.
+  bool unmapped() const { return unmapped_; }
+  void set_unmapped(bool u = true) { unmapped_ = u; }
 
  protected:
   void set(int r, char* p) { ptrs_[static_cast<std::size_t>(r)] = p; }
@@ -40,6 +48,7 @@ class GpuRegion {
  private:
   std::vector<char*> ptrs_;
   std::vector<char*> hosts_;
+  bool unmapped_ = true;
 };
 
 struct GpuTransport {
@@ -51,6 +60,9 @@ struct GpuTransport {
   void (*connect)(GpuRegion& mine, int peer, const ConnectBlob& theirs);
   // After every rank has connected (a barrier): drops what only connecting needed (names).
   void (*connected)(GpuRegion& mine);
+  // Unmaps every peer region connected into `mine` (local; never throws). The regions are
+  // destroyed only after every rank has disconnected and passed a barrier.
+  void (*disconnect)(GpuRegion& mine);
 };
 
 const GpuTransport& gpu_p2p_transport();

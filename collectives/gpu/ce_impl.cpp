@@ -44,7 +44,7 @@ class CeGpu final : public GpuImpl {
   }
   bool direct_access(const CaseSpec&) const override { return true; }
   void setup_kernels() override {
-    peers_ = std::make_unique<PeerState>(ctx_.comm, kLowLatencyOffset);
+    peers_ = std::make_unique<PeerState>(ctx_.comm, kLowLatencyOffset, other_ranks(ctx_.comm));
     // One side stream per peer so that the copy engines run the copies concurrently.
     for (int r = 0; r < n_; ++r) {
       cudaStream_t s;

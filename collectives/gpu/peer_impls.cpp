@@ -27,7 +27,8 @@ class OneshotGpu final : public GpuImpl {
     ll_blocks_ = std::min(kOneshotMaxBlocks, resident_limit(1));
     read_blocks_ = std::min(kDirectReduceMaxBlocks, resident_limit(1));
     ll_per_rank_ = oneshot_max_bytes() * 2;  // a 16-byte line carries 8 bytes
-    peers_ = std::make_unique<PeerState>(ctx_.comm, kLowLatencyOffset + 2 * static_cast<std::size_t>(n_) * ll_per_rank_);
+    peers_ = std::make_unique<PeerState>(ctx_.comm, kLowLatencyOffset + 2 * static_cast<std::size_t>(n_) * ll_per_rank_,
+                                         other_ranks(ctx_.comm));
     read_epochs_ = std::make_unique<DeviceCounters>(kMaxChannels);
   }
   // Reduce reads every rank's input: in place it lies in the receive buffer.
@@ -35,6 +36,11 @@ class OneshotGpu final : public GpuImpl {
   void detach() override { peers_->detach(); }
   void run(const CallArgs& a) override {
     if (n_ == 1) return copy_alone(a);
+    // No words, no launch: the LL parity alternates with every launch, and a rank may run at
+    // most one call ahead of a peer only because each call waits for the peer's words. A launch
+    // that waited for none would let a rank's next call write the parity its peer still reads
+    // and clears. Zero elements is the same call on every rank, so every rank skips it alike.
+    if (a.count == 0) return;
     PeerParams p = peers_->params(a, rank_, n_, blocks(a), limits());
     if (a.spec.coll == Collective::reduce) {
       p.epochs = read_epochs_->at(0);
@@ -72,7 +78,7 @@ class TwoshotGpu final : public GpuImpl {
   bool direct_access(const CaseSpec&) const override { return true; }
   void setup_kernels() override {
     max_blocks_ = std::min(twoshot_blocks(), resident_limit(1));
-    peers_ = std::make_unique<PeerState>(ctx_.comm, kLowLatencyOffset);
+    peers_ = std::make_unique<PeerState>(ctx_.comm, kLowLatencyOffset, other_ranks(ctx_.comm));
   }
   void attach(const BufferSet& b) override { peers_->attach(b, true, true); }
   void detach() override { peers_->detach(); }

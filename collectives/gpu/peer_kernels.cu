@@ -262,6 +262,28 @@ __global__ void __launch_bounds__(kThreads) direct_reduce_kernel(PeerParams p) {
 
 // ---- log-depth all-gather (Bruck) with direct writes -------------------------------------------
 
+// Every rank's block b is in this call: a dissemination barrier over the Bruck rounds' peers
+// (round k: post to rank - 2^k, wait for rank + 2^k; each post follows the waits before it, so after
+// ceil(log2 n) rounds every rank has heard from all). It addresses only the ranks the rounds write
+// to (schedule::bruck_peers), the peers the tree maps, never every rank of the node.
+__device__ __forceinline__ bool bruck_barrier(const PeerParams& p, std::uint64_t epoch) {
+  __shared__ int ok;
+  const int b = static_cast<int>(blockIdx.x);
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    ok = 1;
+    for (int k = 0; ok && k < schedule::bruck_rounds(p.nranks); ++k) {
+      const schedule::BruckRound br = schedule::bruck_round(p.nranks, p.rank, k);
+      st_release_sys(barrier_flag(scratch_of(p, br.send_to), b, p.rank), epoch);
+      if (!wait_at_least(barrier_flag(scratch_of(p, p.rank), b, br.recv_from), epoch, p.limits, kWaitBarrier,
+                         br.recv_from))
+        ok = 0;
+    }
+  }
+  __syncthreads();
+  return ok;
+}
+
 template <typename T>
 __global__ void __launch_bounds__(kThreads) bruck_kernel(PeerParams p) {
   const int b = static_cast<int>(blockIdx.x);
@@ -270,7 +292,7 @@ __global__ void __launch_bounds__(kThreads) bruck_kernel(PeerParams p) {
   const Piece part = schedule::block_range(p.count, p.blocks, b, align);  // this block's part of every piece
   T* out = reinterpret_cast<T*>(recv_of(p, p.rank));
   const T* in = static_cast<const T*>(p.send);
-  if (!block_barrier(p, epoch)) return;  // every rank is in this call: its output may be written
+  if (!bruck_barrier(p, epoch)) return;  // every rank is in this call: its output may be written
   if (part.count) {
     T* mine = out + static_cast<std::size_t>(p.rank) * p.count + part.offset;
     if (in + part.offset != mine) reduce_copy<T, 1, 1>(p.op, false, p.nranks, {in + part.offset}, {mine}, part.count);

@@ -2,14 +2,15 @@
 
 #include <optional>
 
+#include "core/checks.h"
 #include "core/error.h"
 
 namespace ccbench::gpu {
 
-PeerState::PeerState(MPI_Comm comm, std::size_t scratch_bytes)
-    : comm_(comm), scratch_(comm, scratch_bytes), epochs_(kMaxChannels) {
+PeerState::PeerState(MPI_Comm comm, std::size_t scratch_bytes, const std::vector<int>& peers)
+    : comm_(comm), peers_(peers), scratch_(comm, scratch_bytes, peers), epochs_(kMaxChannels) {
   int n = 1;
-  MPI_Comm_size(comm, &n);
+  CCB_MPI(MPI_Comm_size(comm, &n));
   for (int r = 0; r < n; ++r) table_.scratch_of[r] = static_cast<char*>(scratch_.of(r));
   upload();
 }
@@ -17,9 +18,16 @@ PeerState::PeerState(MPI_Comm comm, std::size_t scratch_bytes)
 void PeerState::attach(const BufferSet& b, bool send, bool recv) {
   set_ = b;
   int n = 1;
-  MPI_Comm_size(comm_, &n);
-  if (send) send_ = std::make_unique<IpcBufferMap>(comm_, b.send);
-  if (recv) recv_ = std::make_unique<IpcBufferMap>(comm_, b.recv);
+  CCB_MPI(MPI_Comm_size(comm_, &n));
+  try {
+    if (send) send_ = std::make_unique<IpcBufferMap>(comm_, b.send, peers_);
+    if (recv) recv_ = std::make_unique<IpcBufferMap>(comm_, b.recv, peers_);
+  } catch (const Error& e) {  // agreed: every rank closes what it mapped before the harness frees
+    send_.reset();
+    recv_.reset();
+    if (e.is_agreed()) check_mpi(MPI_Barrier(comm_), "MPI_Barrier after closing CUDA IPC mappings");
+    throw;
+  }
   for (int r = 0; r < n; ++r) {
     table_.send_of[r] = send_ ? send_->of(r) : nullptr;
     table_.recv_of[r] = recv_ ? recv_->of(r) : nullptr;
@@ -28,8 +36,12 @@ void PeerState::attach(const BufferSet& b, bool send, bool recv) {
 }
 
 void PeerState::detach() {
+  if (!send_ && !recv_) return;
   send_.reset();
   recv_.reset();
+  // The peers' kernels are done with these buffers (the harness synchronised); once every rank
+  // has closed its mappings, the owners may free them (CUDA: not before).
+  check_mpi(MPI_Barrier(comm_), "MPI_Barrier after closing the CUDA IPC mappings of the buffers");
 }
 
 PeerParams PeerState::barrier_params(int rank, int nranks, const WaitLimits& limits) const {

@@ -1,10 +1,12 @@
 #pragma once
-// What the peer kernels (one-shot, two-shot, Bruck, barriers) address: every rank's scratch
-// region (flags, LL buffers) and, once attached, every rank's send and receive buffers through
-// CUDA IPC; the table lives in device memory.
+// What the peer kernels (one-shot, two-shot, Bruck, barriers) address: the scratch regions
+// (flags, LL buffers) of this rank and of the peers its kernel reaches and, once attached, their
+// send and receive buffers, through CUDA IPC (transports/cuda_ipc.h); the table lives in device
+// memory, null for a rank not mapped.
 #include <mpi.h>
 
 #include <memory>
+#include <vector>
 
 #include "collectives/gpu/cuda_resources.h"
 #include "collectives/gpu/kernel_args.h"
@@ -15,10 +17,15 @@ namespace ccbench::gpu {
 
 class PeerState {
  public:
-  // Collective over `comm`.
-  PeerState(MPI_Comm comm, std::size_t scratch_bytes);
-  // Maps the harness's buffers of every rank (collective).
+  // Collective over `comm`: maps the scratch regions of `peers` (ranks of `comm`, not this one:
+  // other_ranks() for kernels that address every rank). A mapping refused on any rank is one
+  // Error::agreed(precondition) on every rank, naming the rank and the peer.
+  PeerState(MPI_Comm comm, std::size_t scratch_bytes, const std::vector<int>& peers);
+  // Collective: maps the peers' send and/or receive buffers of the harness.
   void attach(const BufferSet& b, bool send, bool recv);
+  // Collective: closes this rank's mappings of the peers' buffers, then a barrier: on return no
+  // rank maps this rank's buffers any more, and the harness may free them. Nothing where nothing
+  // is attached (the same on every rank).
   void detach();
   // Kernel parameters of one call: where its buffers lie in the attached ones.
   PeerParams params(const CallArgs& a, int rank, int nranks, int blocks, const WaitLimits& limits) const;
@@ -36,6 +43,7 @@ class PeerState {
  private:
   void upload() { device_ = DeviceArray<PeerTable>(std::vector<PeerTable>{table_}); }
   MPI_Comm comm_;
+  std::vector<int> peers_;
   IpcRegion scratch_;
   DeviceCounters epochs_;
   PeerTable table_{};

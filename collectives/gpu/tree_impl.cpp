@@ -2,6 +2,7 @@
 // all-gather with direct writes into peer memory.
 #include <fmt/format.h>
 
+#include "core/error.h"
 #include "transports/gpu_mesh.h"
 #include "collectives/gpu/gpu_impl.h"
 #include "collectives/gpu/gpu_impls.h"
@@ -39,7 +40,6 @@ class TreeGpu final : public GpuImpl {
     if (paths_.label != "p2p") channels_ = std::min(channels_, std::max(1, host_channels() / 4));
     if (over_net()) channels_ = std::min(channels_, net_tree_channels_of(net_channels()));
     slot_ = over_net() ? net_slot_bytes() : slot_bytes();
-    if (paths_.label == "p2p") peers_ = std::make_unique<PeerState>(ctx_.comm, kLowLatencyOffset);  // Bruck
     if (n_ == 1) return;
     steps_ = std::make_unique<DeviceCounters>(2 * 6 * static_cast<std::size_t>(channels_));
     mesh_ = std::make_unique<GpuFifoMesh>(ctx_.comm, paths_, 6 * channels_, slot_, steps_->at(0));
@@ -54,8 +54,13 @@ class TreeGpu final : public GpuImpl {
   void check_connections() override {
     if (mesh_) mesh_->check();
   }
+  // The Bruck all-gather writes into the outputs of its rounds' peers (schedule::bruck_peers): only
+  // an all-gather series maps them (the all-reduce moves its data through the FIFOs of its
+  // parents and children), and only those log2(n) ranks, never every rank of the node.
   void attach(const BufferSet& b) override {
-    if (peers_) peers_->attach(b, false, true);
+    if (b.coll != Collective::allgather || paths_.label != "p2p" || n_ == 1) return;
+    if (!peers_) peers_ = std::make_unique<PeerState>(ctx_.comm, kLowLatencyOffset, schedule::bruck_peers(n_, rank_));
+    peers_->attach(b, false, true);
   }
   void detach() override {
     if (peers_) peers_->detach();
@@ -63,6 +68,7 @@ class TreeGpu final : public GpuImpl {
   void run(const CallArgs& a) override {
     if (n_ == 1) return copy_alone(a);
     if (a.spec.coll == Collective::allgather) {
+      if (!peers_) fail(ExitCode::runtime, "tree: an all-gather runs on buffers attached for an all-gather series");
       launched(launch_bruck_allgather(peers_->params(a, rank_, n_, bruck_blocks(a), limits()), stream_));
       return;
     }

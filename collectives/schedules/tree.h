@@ -2,6 +2,7 @@
 // Tree schedules (pure; usable in CUDA kernels): NCCL's double binary tree for all-reduce and a
 // log-depth (Bruck) exchange for all-gather.
 #include <cstddef>
+#include <vector>
 
 #include "collectives/numeric.h"
 #include "collectives/schedules/ring.h"
@@ -90,6 +91,17 @@ CCB_HD BruckRound bruck_round(int n, int rank, int k) {
   const int dist = 1 << k;
   const int blocks = dist < n - dist ? dist : n - dist;
   return {mod_ranks(rank - dist, n), mod_ranks(rank + dist, n), rank, mod_ranks(rank + dist, n), blocks};
+}
+
+// The ranks whose memory a Bruck all-gather on `rank` writes: every round's send_to, rank - 2^k
+// for k < bruck_rounds(n), ceil(log2 n) distinct ranks (0 < 2^j - 2^k < n for j > k). Its entry
+// barrier is a dissemination barrier over the same rounds (round k: post to send_to, wait for
+// recv_from), after which every rank has heard from every other through a chain, so these are
+// all the peers it maps: never every rank of the node.
+inline std::vector<int> bruck_peers(int n, int rank) {
+  std::vector<int> peers;
+  for (int k = 0; k < bruck_rounds(n); ++k) peers.push_back(bruck_round(n, rank, k).send_to);
+  return peers;
 }
 
 }  // namespace ccbench::schedule

@@ -2,11 +2,13 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 #include <thread>
+#include <vector>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -126,9 +128,17 @@ void check_same_tuning(MPI_Comm comm, const RankLayout& layout) {
 Outcome agree_outcome(MPI_Comm comm, const Outcome& mine) {
   Outcome agreed{agree_exit_code(comm, mine.code), {}};
   auto messages = gather_strings(comm, mine.code == ExitCode::ok ? std::string() : mine.message);
-  for (size_t r = 0; r < messages.size(); ++r)
-    if (!messages[r].empty())
-      agreed.message += fmt::format("{}rank {}: {}", agreed.message.empty() ? "" : "; ", r, messages[r]);
+  const int mine_agreed = mine.code != ExitCode::ok && mine.agreed ? 1 : 0;
+  std::vector<int> agreed_on(messages.size());
+  check_mpi(MPI_Gather(&mine_agreed, 1, MPI_INT, agreed_on.data(), 1, MPI_INT, 0, comm), "MPI_Gather of agreed errors");
+  std::vector<std::string> said;  // agreed messages already given
+  for (size_t r = 0; r < messages.size(); ++r) {
+    if (messages[r].empty()) continue;
+    if (agreed_on[r] && std::find(said.begin(), said.end(), messages[r]) != said.end()) continue;
+    const std::string who = agreed_on[r] ? "" : fmt::format("rank {}: ", r);
+    if (agreed_on[r]) said.push_back(messages[r]);
+    agreed.message += fmt::format("{}{}{}", agreed.message.empty() ? "" : "; ", who, messages[r]);
+  }
   if (agreed.code != ExitCode::ok && messages.size() && agreed.message.empty()) agreed.message = "failed on another rank";
   int len = static_cast<int>(agreed.message.size());
   check_mpi(MPI_Bcast(&len, 1, MPI_INT, 0, comm), "MPI_Bcast");

@@ -41,10 +41,12 @@ RankLayout discover_layout(MPI_Comm comm);
 // The most severe of every rank's code (core/exit_code.h).
 ExitCode agree_exit_code(MPI_Comm comm, ExitCode mine);
 
-// What a step ended with on this rank: ok, or the code and message of what it threw.
+// What a step ended with on this rank: ok, or the code and message of what it threw, and whether
+// that error was already agreed (Error::agreed: every rank threw the same).
 struct Outcome {
   ExitCode code = ExitCode::ok;
   std::string message;
+  bool agreed = false;
 };
 
 // Runs `step`, turning what it throws into an Outcome (ccbench::Error keeps its code; any other
@@ -54,15 +56,17 @@ Outcome run_catching(F&& step) {
   try {
     step();
   } catch (const Error& e) {
-    return {e.code(), e.what()};
+    return {e.code(), e.what(), e.is_agreed()};
   } catch (const std::exception& e) {
-    return {ExitCode::runtime, e.what()};
+    return {ExitCode::runtime, e.what(), false};
   }
   return {};
 }
 
 // Every rank's outcome agreed: the most severe code, and on every rank the failures as
-// "rank R: message; rank S: message" ("failed on another rank" if none left a message).
+// "rank R: message; rank S: message" ("failed on another rank" if none left a message). An
+// agreed error, the same on every rank that threw it, is given once and as it is (its message
+// names the rank it started on).
 Outcome agree_outcome(MPI_Comm comm, const Outcome& mine);
 
 // Collective: runs `step` on every rank; if it failed anywhere, every rank throws the agreed

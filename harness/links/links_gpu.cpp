@@ -20,6 +20,7 @@
 
 #include "harness/links/links_kernels.h"
 #include "core/checks_cuda.h"
+#include "transports/cuda_ipc.h"
 #endif
 
 namespace ccbench {
@@ -48,7 +49,7 @@ struct GpuCard {
 
 class GpuEndpoint {
  public:
-  GpuEndpoint(int device, std::uint64_t bytes, const RankLayout& layout, MPI_Comm comm) : layout_(layout) {
+  GpuEndpoint(int device, std::uint64_t bytes, const RankLayout& layout, MPI_Comm comm) : layout_(layout), comm_(comm) {
     CCB_CUDA(cudaSetDevice(device));
     CCB_CUDA(cudaMalloc(&src_, bytes));
     CCB_CUDA(cudaMalloc(&dst_, bytes));
@@ -73,10 +74,13 @@ class GpuEndpoint {
     check_mpi(MPI_Allgather(row.data(), layout.nranks, MPI_INT, can_.data(), layout.nranks, MPI_INT, comm),
               "MPI_Allgather of peer access");
   }
+  // Collective where no exception is in flight: the peers' memory is unmapped on every rank before
+  // any rank frees what its peers mapped (dst_, flag_); after an error those are left to the
+  // process's end (transports/cuda_ipc.h).
   ~GpuEndpoint() {
     for (auto& [p, m] : peers_) {
-      cudaIpcCloseMemHandle(m.dst);
-      cudaIpcCloseMemHandle(m.flag);
+      ipc_close(m.dst);
+      ipc_close(m.flag);
     }
     cudaEventDestroy(start_);
     cudaEventDestroy(stop_);
@@ -84,9 +88,10 @@ class GpuEndpoint {
     cudaStreamDestroy(stream2_);
     cudaFreeHost(timed_out_);
     cudaFreeHost(host_);
+    cudaFree(src_);
+    if (!collective_teardown_allowed() || MPI_Barrier(comm_) != MPI_SUCCESS) return;
     cudaFree(flag_);
     cudaFree(dst_);
-    cudaFree(src_);
   }
   // Why src cannot copy into dst's memory, or "".
   std::string unreachable(int s, int d) const {
@@ -186,8 +191,14 @@ class GpuEndpoint {
     auto it = peers_.find(peer);
     if (it != peers_.end()) return it->second;
     Mapped m;
-    CCB_CUDA(cudaIpcOpenMemHandle(&m.dst, cards_[static_cast<size_t>(peer)].dst, cudaIpcMemLazyEnablePeerAccess));
-    CCB_CUDA(cudaIpcOpenMemHandle(&m.flag, cards_[static_cast<size_t>(peer)].flag, cudaIpcMemLazyEnablePeerAccess));
+    const int world = world_rank(comm_, peer);
+    m.dst = ipc_open(cards_[static_cast<size_t>(peer)].dst, world, IpcKind::buffer);
+    try {
+      m.flag = ipc_open(cards_[static_cast<size_t>(peer)].flag, world, IpcKind::buffer);
+    } catch (...) {
+      ipc_close(m.dst);
+      throw;
+    }
     return peers_.emplace(peer, m).first->second;
   }
   template <typename F>
@@ -208,6 +219,7 @@ class GpuEndpoint {
   }
 
   const RankLayout& layout_;
+  MPI_Comm comm_;
   void *src_ = nullptr, *dst_ = nullptr, *flag_ = nullptr, *host_ = nullptr;
   int* timed_out_ = nullptr;
   cudaStream_t stream_ = nullptr, stream2_ = nullptr;

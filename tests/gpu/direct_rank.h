@@ -1,16 +1,19 @@
 #pragma once
 // The frame of the GPU tests that drive an implementation directly under mpirun, without the
-// harness (oneshot_sequence.cpp, mesh_peers.cpp): a rank's context on its GPU, and a main that
-// runs one function on every rank and exits with the worst code over them (77 without a GPU).
+// harness (oneshot_sequence.cpp, mesh_peers.cpp, tree_peers.cpp, teardown.cpp): a rank's context on
+// its GPU, the tree's peers, and a main that runs one function on every rank and exits with the
+// worst code over them (77 without a GPU).
 #include <cuda_runtime.h>
 #include <mpi.h>
 
 #include <chrono>
 #include <cstdio>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "collectives/implementation.h"
+#include "collectives/schedules/tree.h"
 #include "core/checks_cuda.h"
 #include "core/error.h"
 
@@ -42,6 +45,17 @@ class DirectRank {
   ImplContext ctx;
   cudaStream_t stream = nullptr;
 };
+
+// The ranks the double binary tree connects `rank` with: both trees' parents and children.
+inline std::set<int> tree_peers(int rank, int n) {
+  std::set<int> peers;
+  for (int t = 0; t < 2; ++t) {
+    const schedule::TreeLinks l = schedule::double_tree(n, rank, t);
+    for (int p : {l.parent, l.child[0], l.child[1]})
+      if (p >= 0) peers.insert(p);
+  }
+  return peers;
+}
 
 // MPI_Init, run(rank, nranks) on every rank (an Error printed and turned into its exit code),
 // then the worst exit code over the ranks; 77 where no GPU is visible.

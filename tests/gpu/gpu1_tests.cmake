@@ -169,6 +169,31 @@ if(CCBENCH_HAVE_CUDA)
                    -x CCBENCH_GPU_SLOT_BYTES=64K $<TARGET_FILE:ccbench_mesh_peers>)
   set_tests_properties(gpu1_mesh_peers_16 PROPERTIES LABELS "gpu;gpu1" SKIP_RETURN_CODE 77 TIMEOUT 240
                        RUN_SERIAL TRUE)
+  # 8 ranks (an 8-GPU node) on one GPU over p2p: the tree maps its trees' FIFO memory, the Bruck
+  # all-gather's log2(n) peers' scratch and receive buffers during an all-gather only, none during
+  # an all-reduce, as the process's CUDA IPC imports show; a mapping CUDA refuses on one rank is
+  # one agreed error on every rank (tests/gpu/tree_peers.cpp).
+  set(_direct ${CMAKE_CURRENT_SOURCE_DIR}/gpu/run_direct_test.sh)
+  add_executable(ccbench_tree_peers ${CMAKE_CURRENT_SOURCE_DIR}/gpu/tree_peers.cpp)
+  target_link_libraries(ccbench_tree_peers PRIVATE ccbench_harness_lib)
+  add_test(NAME gpu1_tree_peers_8
+           COMMAND ${_direct} "^tree peers: 8 ranks over p2p, [0-9]+ checks per rank: ok: " ${MPIEXEC_EXECUTABLE} 8
+                   $<TARGET_FILE:ccbench_tree_peers>)
+  set(_small_fifos "-x CCBENCH_GPU_CHANNELS=2 -x CCBENCH_GPU_TREE_CHANNELS=2 -x CCBENCH_GPU_SLOT_BYTES=64K")
+  set_tests_properties(gpu1_tree_peers_8 PROPERTIES LABELS "gpu;gpu1" SKIP_RETURN_CODE 77 TIMEOUT 240 RUN_SERIAL TRUE
+                       ENVIRONMENT "CCBENCH_DIRECT_TEST_ENV=${_small_fifos}")
+  # Buffers freed and re-created 1000 times between cases on 4 ranks over p2p (tree all-gather,
+  # oneshot, twoshot, ce, ring), one rank late into each detach and teardown: every rank's CUDA
+  # IPC mappings closed before any rank frees (tests/gpu/teardown.cpp); under compute-sanitizer's
+  # memcheck where the machine has it.
+  add_executable(ccbench_teardown ${CMAKE_CURRENT_SOURCE_DIR}/gpu/teardown.cpp)
+  target_link_libraries(ccbench_teardown PRIVATE ccbench_harness_lib)
+  add_test(NAME gpu1_teardown_1000
+           COMMAND ${_direct} --sanitizer "${CUDAToolkit_BIN_DIR}"
+                   "^teardown: 1000 cycles of buffers freed and re-created .* on 4 ranks, [0-9]+ checks per rank, .*: ok: "
+                   ${MPIEXEC_EXECUTABLE} 4 $<TARGET_FILE:ccbench_teardown> 1000)
+  set_tests_properties(gpu1_teardown_1000 PROPERTIES LABELS "gpu;gpu1" SKIP_RETURN_CODE 77 TIMEOUT 600 RUN_SERIAL TRUE
+                       ENVIRONMENT "CCBENCH_DIRECT_TEST_ENV=${_small_fifos}")
 endif()
 
 # ---- Training conditions (docs/guides/training.md) ----------------------------------------------

@@ -53,16 +53,6 @@ std::set<int> ring_peers(const ImplContext& ctx, int rank, int n) {
   return {order[static_cast<std::size_t>((at + 1) % n)], order[static_cast<std::size_t>((at + n - 1) % n)]};
 }
 
-std::set<int> tree_peers(int rank, int n) {
-  std::set<int> peers;
-  for (int t = 0; t < 2; ++t) {
-    const schedule::TreeLinks l = schedule::double_tree(n, rank, t);
-    for (int p : {l.parent, l.child[0], l.child[1]})
-      if (p >= 0) peers.insert(p);
-  }
-  return peers;
-}
-
 std::string text(const std::set<int>& s) { return fmt::format("{{{}}}", fmt::join(s, ",")); }
 
 // One all-reduce of `impl_name` over host; returns this rank's failures (wrong elements, or a
@@ -105,7 +95,7 @@ int run(int rank, int n) {
   direct::DirectRank me(rank, n, "host", std::chrono::seconds(60));
   ImplContext& ctx = me.ctx;
   int failures = check_impl("ring", ctx, rank, n, ring_peers(ctx, rank, n));
-  failures += check_impl("tree", ctx, rank, n, tree_peers(rank, n));
+  failures += check_impl("tree", ctx, rank, n, direct::tree_peers(rank, n));
   int total = 0;
   MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   if (rank == 0)

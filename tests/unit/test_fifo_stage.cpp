@@ -14,6 +14,7 @@
 #include "usage_error.h"
 #include "transports/fifo_stage.h"
 #include "transports/host_copy.h"
+#include "transports/host_flags.h"
 
 namespace ccbench {
 namespace {
@@ -174,6 +175,31 @@ TEST(FifoStage, PublishesATailOnlyOnceItsCopyHasLanded) {
   EXPECT_EQ(dst.sizes[0], 100u);
   EXPECT_EQ(dst.slots[99], 'a');
   EXPECT_EQ(dst.slots[100], 0);  // beyond the step's bytes: not copied
+}
+
+// std::atomic_ref on a counter off its 8-byte alignment is undefined (it may tear across two cache
+// lines): a stage handed one refuses to start, naming the counter and the peer.
+TEST(FifoStage, RefusesACounterOffItsAlignment) {
+  static_assert(kHostFlagAlign == 8, "64-bit FIFO counters: atomic_ref needs 8-byte alignment");
+  Fifo src, dst;
+  alignas(8) unsigned char raw[2 * sizeof(std::uint64_t)] = {};
+  for (std::size_t off : {1, 4}) {
+    StageEnds e = ends(src, dst, true, true);
+    e.dst_tail = reinterpret_cast<volatile std::uint64_t*>(raw + off);
+    Copies c;
+    try {
+      FifoStage stage(e, kSlot, c.copier());
+      ADD_FAILURE() << "a destination tail " << off << " bytes off its alignment was accepted";
+    } catch (const Error& err) {
+      EXPECT_EQ(err.code(), ExitCode::runtime);
+      const std::string m = err.what();
+      EXPECT_NE(m.find("FIFO counter destination tail of the stage with rank 7"), std::string::npos) << m;
+      EXPECT_NE(m.find("is not 8-byte aligned"), std::string::npos) << m;
+    }
+  }
+  Copies c;
+  FifoStage aligned(ends(src, dst, true, true), kSlot, c.copier());  // the laid-out counters pass
+  EXPECT_FALSE(aligned.advance());
 }
 
 TEST(FifoStage, WholeSlotsWhereTheSourceKeepsNoSizes) {

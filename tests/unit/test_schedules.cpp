@@ -328,5 +328,35 @@ TEST(Bruck, RoundsDeliverEveryBlockToEveryRankOnce) {
   }
 }
 
+// The peers the GPU Bruck all-gather maps (bruck_peers) are ceil(log2 n) distinct ranks, and its
+// entry barrier over them (round k: post to send_to, wait for recv_from) leaves every rank having
+// heard from every other through a chain of posts: the kernel may then write any peer's output.
+TEST(Bruck, PeersAreLogNAndTheirDisseminationBarrierReachesEveryRank) {
+  for (int n = 1; n <= kMaxRanks; ++n) {
+    std::vector<RankSet> heard(n);  // whose arrival each rank knows of (transitively)
+    for (int r = 0; r < n; ++r) {
+      heard[r] = bit(r);
+      const std::vector<int> peers = bruck_peers(n, r);
+      EXPECT_EQ(static_cast<int>(peers.size()), bruck_rounds(n)) << "n=" << n;
+      EXPECT_LE(static_cast<int>(peers.size()), std::max(0, n - 1));
+      RankSet seen = bit(r);
+      for (int p : peers) {
+        EXPECT_FALSE(seen & bit(p)) << "n=" << n << " rank " << r << " maps rank " << p << " twice, or itself";
+        seen |= bit(p);
+      }
+    }
+    for (int k = 0; k < bruck_rounds(n); ++k) {
+      std::vector<RankSet> next = heard;
+      for (int r = 0; r < n; ++r) {
+        const BruckRound br = bruck_round(n, r, k);
+        EXPECT_EQ(br.send_to, bruck_peers(n, r)[static_cast<std::size_t>(k)]);
+        next[br.send_to] |= heard[r];  // the post carries everything r knew before this round
+      }
+      heard = next;
+    }
+    for (int r = 0; r < n; ++r) EXPECT_EQ(heard[r], all_ranks(n)) << "n=" << n << " rank " << r;
+  }
+}
+
 }  // namespace
 }  // namespace ccbench::schedule

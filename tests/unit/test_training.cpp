@@ -14,8 +14,10 @@
 #include "core/build_config.h"
 #include "core/error.h"
 #include "harness/app/cli.h"
+#include "harness/energy_meter.h"
 #include "harness/overlap.h"
 #include "harness/runner.h"
+#include "harness/startup.h"
 #include "results/accept.h"
 #include "results/record.h"
 #include "telemetry/energy.h"
@@ -178,6 +180,50 @@ TEST(Energy, CounterFromRecordedAnswers) {
   EXPECT_FALSE(t4.read());
   EXPECT_EQ(t4.why_not(), "nvmlDeviceGetTotalEnergyConsumption: not supported on this GPU");
   EXPECT_EQ(telemetry::parse_query("energy_mj"), telemetry::Query::energy_mj);
+}
+
+// A GPU for which CUDA gives no PCI bus id is known by its UUID (gpu_identity), so the ranks
+// sharing it read its counter once: the job's energy counts every GPU once. Four ranks on one host,
+// 0 and 1 on GPU-aaaa (no bus id), 2 and 3 on the GPU at 19:00.0 (GPU-bbbb); the counters played
+// back from recorded answers grow by 500 J and 300 J.
+TEST(Energy, AGpuWithoutABusIdIsCountedOnce) {
+  EXPECT_EQ(gpu_identity("", "GPU-aaaa"), "GPU-aaaa");
+  EXPECT_EQ(gpu_identity("00000000:19:00.0", "GPU-bbbb"), "00000000:19:00.0");
+  const nlohmann::json doc = {
+      {"format", telemetry::kAnswersFormat},
+      {"driver", "580.65.06"},
+      {"gpus", {{{"index", 0u}, {"name", "NVIDIA H200"}, {"uuid", "GPU-aaaa"}},
+                {{"index", 1u}, {"name", "NVIDIA H200"}, {"uuid", "GPU-bbbb"}}}},
+      {"answers", {{"0 energy_mj", {1000000, 1500000}}, {"1 energy_mj", {2000000, 2300000}}}}};
+  auto src = telemetry::replay_answers(doc);
+  const std::vector<std::string> uuid = {"GPU-aaaa", "GPU-aaaa", "GPU-bbbb", "GPU-bbbb"};
+  const std::vector<std::string> pci = {"", "", "00000000:19:00.0", "00000000:19:00.0"};
+  auto layout_of = [&](int rank, const std::vector<std::string>& gpu_of) {
+    RankLayout l = RankLayout::from_hosts(rank, std::vector<std::string>(4, "h"));
+    l.gpu_of = gpu_of;
+    return l;
+  };
+  std::vector<std::string> ids;
+  for (std::size_t r = 0; r < 4; ++r) ids.push_back(gpu_identity(pci[r], uuid[r]));
+  double joules = 0;
+  std::vector<int> readers;
+  for (int r = 0; r < 4; ++r) {
+    if (!reads_its_gpu(layout_of(r, ids))) continue;
+    readers.push_back(r);
+    const auto at = telemetry::gpu_position(*src, uuid[static_cast<std::size_t>(r)]);
+    ASSERT_TRUE(at);
+    telemetry::EnergyCounter c(*src, *at);
+    const auto begin = c.read(), end = c.read();
+    ASSERT_TRUE(begin && end);
+    joules += static_cast<double>(*end - *begin) / 1000.0;
+  }
+  EXPECT_EQ(readers, (std::vector<int>{0, 2}));
+  EXPECT_DOUBLE_EQ(joules, 800.0);
+  // An empty identity is no GPU's: ranks 0 and 1 would both read GPU-aaaa (1300 J for 800). The
+  // harness never gathers one (gather_gpu_ids: a UUID where there is no bus id, else an error).
+  int empty_readers = 0;
+  for (int r = 0; r < 4; ++r) empty_readers += reads_its_gpu(layout_of(r, pci)) ? 1 : 0;
+  EXPECT_EQ(empty_readers, 3);
 }
 
 // ---- the rows ------------------------------------------------------------------------------
