@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
-# The CPU reduce loops of 16- and 8-bit floats against float (tests/benchmarks/microbench.cpp,
-# BM_Reduce, two inputs and one output: a ring step), repeated with the benchmarks' order shuffled
-# between repetitions (Google Benchmark's random interleaving), so that a shared machine's slow
-# spells fall on every type alike. Prints, per size from 1 MiB and type, the median bytes/s
+# The CPU reduce loops of 16- and 8-bit floats against float (tests/benchmarks/microbench.cpp:
+# BM_Reduce, two inputs and one output, a ring step; BM_ReduceOp, the same step for sum, prod,
+# min and max, fp8 on each vector set the processor has), repeated with the benchmarks' order
+# shuffled between repetitions (Google Benchmark's random interleaving), so that a shared
+# machine's slow spells fall on every type alike. Prints, per size from 1 MiB, the median bytes/s
 # (every byte read and written, per CPU second) over the repetitions, their spread (min-max) and
-# the ratio to float's median.
+# the ratio to float's median (same size, same operation).
 # Usage: scripts/narrow-reduce-bench.sh [OUT.json]   (REPS: repetitions [9])
 # Environment: CCBENCH_BUILD_DIR (build).
 set -euo pipefail
@@ -12,23 +13,45 @@ cd "$(dirname "$0")/.."
 bench="${CCBENCH_BUILD_DIR:-build}/ccbench_microbench"
 out="${1:-narrow-reduce.json}"
 [ -x "$bench" ] || { echo "narrow-reduce-bench: no $bench (build the benchmarks first)" >&2; exit 2; }
-"$bench" --benchmark_filter='BM_Reduce<(float|half_t|bfloat16_t|fp8_e4m3_t|fp8_e5m2_t)>/bytes:[0-9]+/in:2/out:1$' \
+"$bench" --benchmark_filter='BM_Reduce<(float|half_t|bfloat16_t|fp8_e4m3_t|fp8_e5m2_t)>/bytes:[0-9]+/in:2/out:1$|BM_ReduceOp<' \
   --benchmark_repetitions="${REPS:-9}" --benchmark_enable_random_interleaving=true \
   --benchmark_min_time=0.1 --benchmark_format=json --benchmark_out="$out" >/dev/null
 python3 - "$out" <<'EOF'
 import json, re, statistics, sys
 runs = [b for b in json.load(open(sys.argv[1]))["benchmarks"] if b.get("run_type") == "iteration"]
+OPS = ["sum", "prod", "min", "max"]  # kAllReduceOps' order
+ISAS = ["portable", "AVX2+F16C", "AVX-512 BW", "AVX-512 FP16"]  # kAllVectorIsas' order
 rates = {}
 for b in runs:
-    m = re.match(r"BM_Reduce<(\w+)>/bytes:(\d+)/in:2/out:1", b["name"])
+    m = re.match(r"BM_Reduce<(\w+)>/bytes:(\d+)/in:2/out:1$", b["name"])
     if m and int(m.group(2)) >= 1 << 20:
         rates.setdefault((int(m.group(2)), m.group(1)), []).append(b["bytes_per_second"] / 1e9)
+    m = re.match(r"BM_ReduceOp<(\w+)>/bytes:(\d+)/op:(\d)/isa:(\d)", b["name"])
+    if m:
+        key = (int(m.group(2)), m.group(1), OPS[int(m.group(3))], ISAS[int(m.group(4))])
+        rates.setdefault(key, []).append(b["bytes_per_second"] / 1e9)
+
+def row(label, v, base):
+    med = statistics.median(v)
+    print(f"{label}  {med:>11.2f}  {min(v):>6.2f}-{max(v):<6.2f}  {med / base:>7.2f}  {len(v)}")
+
+print("Sum, the widest vector set (BM_Reduce)")
 print(f"{'size':>8}  {'type':<11} {'median GB/s':>11}  {'min-max':>13}  {'x float':>7}  n")
-for size in sorted({s for s, _ in rates}):
+sizes = sorted({k[0] for k in rates if len(k) == 2})
+for size in sizes:
     base = statistics.median(rates[(size, "float")])
     for t in ("float", "half_t", "bfloat16_t", "fp8_e4m3_t", "fp8_e5m2_t"):
-        v = rates.get((size, t), [])
-        if v:
-            med = statistics.median(v)
-            print(f"{size >> 20:>5} MiB  {t:<11} {med:>11.2f}  {min(v):>6.2f}-{max(v):<6.2f}  {med / base:>7.2f}  {len(v)}")
+        if (size, t) in rates:
+            row(f"{size >> 20:>5} MiB  {t:<11}", rates[(size, t)], base)
+print()
+print("Every operation, fp8 on each vector set (BM_ReduceOp)")
+print(f"{'size':>8}  {'op':<4}  {'type':<11} {'vector set':<13} {'median GB/s':>11}  {'min-max':>13}  {'x float':>7}  n")
+for size in sorted({k[0] for k in rates if len(k) == 4}):
+    for op in OPS:
+        floats = [v for k, v in rates.items() if len(k) == 4 and k[:3] == (size, "float", op)]
+        if not floats:
+            continue
+        base = statistics.median(floats[0])
+        for k in sorted(k for k in rates if len(k) == 4 and k[0] == size and k[2] == op):
+            row(f"{size >> 20:>5} MiB  {op:<4}  {k[1]:<11} {k[3]:<13}", rates[k], base)
 EOF
