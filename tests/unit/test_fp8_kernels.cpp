@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <ostream>
 #include <random>
 #include <sstream>
 #include <string>
@@ -115,6 +116,13 @@ std::vector<std::vector<std::uint8_t>> every_pair() {
   }
   return {a, b};
 }
+
+}  // namespace
+
+// Test names and failures show the vector set by name.
+void PrintTo(VectorIsa isa, std::ostream* os) { *os << name(isa); }
+
+namespace {
 
 class Fp8Loops : public ::testing::TestWithParam<VectorIsa> {
  protected:
@@ -256,14 +264,16 @@ TEST(Fp8HalfArithmetic, OneRoundingEqualsFloatThenHalf) {
       const float y = e == 4 ? fp8_e4m3_t{b}.to_float() : fp8_e5m2_t{b}.to_float();
       if (std::isnan(x) || std::isnan(y)) continue;
       const float scale = e == 4 ? 1.0f / 256 : 1.0f;  // the loops' scale; the product keeps one factor unscaled
-      if (!std::isnan(x + y))
+      if (!std::isnan(x + y)) {
         ASSERT_EQ(half_rounded(static_cast<double>(x * scale) + static_cast<double>(y * scale)),
                   half_t::from_float(x * scale + y * scale).bits)
             << "e" << e << " sum of " << hex(a) << " " << hex(b);
-      if (!std::isnan(x * y))
+      }
+      if (!std::isnan(x * y)) {
         ASSERT_EQ(half_rounded(static_cast<double>(x * scale) * static_cast<double>(y)),
                   half_t::from_float(x * scale * y).bits)
             << "e" << e << " product of " << hex(a) << " " << hex(b);
+      }
     }
   }
 }
