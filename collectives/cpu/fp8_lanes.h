@@ -35,9 +35,9 @@
 //   e5m2 infinities come out as the largest finite value, as from_float saturates them.
 //
 // Not here (the 8-lane loop of reduce_kernels.cpp does them): e4m3 avg's division and e4m3
-// products of three inputs. Their exact results can fall between multiples of e4m3's quantum
-// below 2^-6, where rounding to half at 1/256 scale would round at 2^-16 first, a second rounding
-// result_of does not make.
+// products of three inputs. Below 2^-6 their exact results can carry bits under 2^-16, which
+// rounding to half at 1/256 scale would round away first, a rounding result_of does not make
+// (for the division this changes results from 129 ranks on: the unit test sees it).
 #if defined(__x86_64__)
 // GCC 12's own AVX-512 intrinsics read _mm512_undefined_*() values and warn about it in the
 // header (GCC bug 105593, fixed in 13); the files including this one include it first.
