@@ -43,6 +43,7 @@
 // header (GCC bug 105593, fixed in 13); the files including this one include it first.
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wuninitialized"
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
 #include <immintrin.h>
 
