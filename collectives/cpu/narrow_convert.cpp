@@ -2,10 +2,7 @@
 
 #include <cstdint>
 
-#if defined(__x86_64__)
-#include <cpuid.h>
-#endif
-
+#include "collectives/cpu/cpu_vectors.h"
 #include "collectives/cpu/narrow_lanes.h"
 #include "collectives/numeric.h"
 #include "core/error.h"
@@ -48,15 +45,6 @@ CCB_AVX2 void narrow_vector(void* dst, const float* src, size_t n) {
 }
 #endif  // __x86_64__
 
-#if defined(__x86_64__)
-// F16C is CPUID leaf 1, ECX bit 29; read it directly because clang before 15 does not know the
-// "f16c" name in __builtin_cpu_supports.
-bool cpu_has_f16c() {
-  unsigned eax = 0, ebx = 0, ecx = 0, edx = 0;
-  return __get_cpuid(1, &eax, &ebx, &ecx, &edx) && (ecx & bit_F16C) != 0;
-}
-#endif
-
 template <typename T>
 NarrowConverters scalar_converters() {
   return {&widen_scalar<T>, &narrow_scalar<T>};
@@ -68,18 +56,9 @@ bool is_narrow_float_type(DataType t) {
   return t == DataType::float16 || t == DataType::bfloat16 || t == DataType::f8e4m3 || t == DataType::f8e5m2;
 }
 
-bool narrow_vectors_available() {
-#if defined(__x86_64__)
-  static const bool available = __builtin_cpu_supports("avx2") && cpu_has_f16c();
-  return available;
-#else
-  return false;
-#endif
-}
-
 NarrowConverters narrow_converters(DataType t, bool vectorised) {
 #if defined(__x86_64__)
-  if (vectorised && narrow_vectors_available()) {
+  if (vectorised && vector_isa_available(VectorIsa::avx2)) {
     switch (t) {
       case DataType::float16: return {&widen_vector<half_t>, &narrow_vector<half_t>};
       case DataType::bfloat16: return {&widen_vector<bfloat16_t>, &narrow_vector<bfloat16_t>};

@@ -22,10 +22,9 @@ struct NarrowConverters {
 
 // Whether `t` is a narrow float (half, bfloat16, f8e4m3, f8e5m2).
 bool is_narrow_float_type(DataType t);
-// The converters of narrow float `t`: the vectorised ones where narrow_vectors_available() and
-// `vectorised`, else element by element. Throws Error(runtime) for another type.
+// The converters of narrow float `t`: the vectorised ones where `vectorised` and
+// vector_isa_available(VectorIsa::avx2) (cpu_vectors.h), else element by element. Throws
+// Error(runtime) for another type.
 NarrowConverters narrow_converters(DataType t, bool vectorised = true);
-// AVX2 and F16C on this processor (x86-64 only), checked once.
-bool narrow_vectors_available();
 
 }  // namespace ccbench

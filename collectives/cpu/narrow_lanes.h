@@ -5,7 +5,7 @@
 // collectives/numeric.h step by step, bit for bit (NaN as there: half sign | 0x7e00, bfloat16
 // quieted, fp8 0x7f); tests/unit/test_reduce_kernels.cpp compares them on every pattern and every
 // float rounding case. Callers are compiled for AVX2 and F16C (CCB_AVX2) and run only where
-// narrow_vectors_available() (narrow_convert.h).
+// vector_isa_available(VectorIsa::avx2) (cpu_vectors.h).
 #if defined(__x86_64__)
 #include <immintrin.h>
 

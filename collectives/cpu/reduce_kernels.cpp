@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "collectives/cpu/fp8_kernels.h"
 #include "collectives/cpu/narrow_convert.h"
 #include "collectives/cpu/narrow_lanes.h"
 #include "collectives/numeric.h"
@@ -128,53 +129,64 @@ CCB_AVX2 void narrow_vector_loop(void* const* dstv, const void* const* srcv, siz
 }
 #endif
 
-// The loop of one (type, op, inputs, outputs, finalize): narrow floats in AVX2 registers where
-// the processor has AVX2 and F16C, else through blocks of floats.
+// The loops of one (type, op, inputs, outputs, finalize) for vector set `isa` (available): narrow
+// floats in AVX2 registers from avx2 on, else through blocks of floats; fp8 first in wider
+// vectors where `isa` has a loop for the combination (fp8_kernels.h).
 template <typename T, ReduceOp OP, int NS, int ND, bool FIN>
-ReduceKernels::Loop loop_of() {
+ReduceKernels::Loops loops_of(VectorIsa isa) {
   if constexpr (is_narrow_float<T>) {
+    ReduceKernels::Loops l{nullptr, &narrow_loop<T, OP, NS, ND, FIN>};
 #if defined(__x86_64__)
-    if (narrow_vectors_available()) return &narrow_vector_loop<T, OP, NS, ND, FIN>;
+    if (isa >= VectorIsa::avx2) l.rest = &narrow_vector_loop<T, OP, NS, ND, FIN>;
 #endif
-    return &narrow_loop<T, OP, NS, ND, FIN>;
+    if constexpr (is_fp8<T>) l.bulk = fp8_bulk(isa, narrow_type<T>(), OP, NS, ND, FIN);
+    return l;
   } else {
-    return &reduce_loop<T, OP, NS, ND, FIN>;
+    return {nullptr, &reduce_loop<T, OP, NS, ND, FIN>};
   }
 }
 
-using Table = ReduceKernels::Loop[kMaxReduceSrc][kMaxReduceDst][2];
+using Table = ReduceKernels::Loops[kMaxReduceSrc][kMaxReduceDst][2];
 
 template <typename T, ReduceOp OP, bool FIN, int NS>
-void fill_ns(Table& t, int fin_index) {
-  t[NS - 1][0][fin_index] = loop_of<T, OP, NS, 1, FIN>();
-  t[NS - 1][1][fin_index] = loop_of<T, OP, NS, 2, FIN>();
-  t[NS - 1][2][fin_index] = loop_of<T, OP, NS, 3, FIN>();
+void fill_ns(Table& t, int fin_index, VectorIsa isa) {
+  t[NS - 1][0][fin_index] = loops_of<T, OP, NS, 1, FIN>(isa);
+  t[NS - 1][1][fin_index] = loops_of<T, OP, NS, 2, FIN>(isa);
+  t[NS - 1][2][fin_index] = loops_of<T, OP, NS, 3, FIN>(isa);
 }
 
 template <typename T, ReduceOp OP, bool FIN>
-void fill(Table& t, int fin_index) {
-  fill_ns<T, OP, FIN, 1>(t, fin_index);
-  fill_ns<T, OP, FIN, 2>(t, fin_index);
-  fill_ns<T, OP, FIN, 3>(t, fin_index);
+void fill(Table& t, int fin_index, VectorIsa isa) {
+  fill_ns<T, OP, FIN, 1>(t, fin_index, isa);
+  fill_ns<T, OP, FIN, 2>(t, fin_index, isa);
+  fill_ns<T, OP, FIN, 3>(t, fin_index, isa);
 }
 
 template <typename T>
-void fill_op(Table& t, ReduceOp op) {
+void fill_op(Table& t, ReduceOp op, VectorIsa isa) {
   switch (op) {
-    case ReduceOp::sum: fill<T, ReduceOp::sum, false>(t, 0); fill<T, ReduceOp::sum, false>(t, 1); break;
-    case ReduceOp::prod: fill<T, ReduceOp::prod, false>(t, 0); fill<T, ReduceOp::prod, false>(t, 1); break;
-    case ReduceOp::min: fill<T, ReduceOp::min, false>(t, 0); fill<T, ReduceOp::min, false>(t, 1); break;
-    case ReduceOp::max: fill<T, ReduceOp::max, false>(t, 0); fill<T, ReduceOp::max, false>(t, 1); break;
-    case ReduceOp::avg: fill<T, ReduceOp::sum, false>(t, 0); fill<T, ReduceOp::sum, true>(t, 1); break;
+    case ReduceOp::sum: fill<T, ReduceOp::sum, false>(t, 0, isa); fill<T, ReduceOp::sum, false>(t, 1, isa); break;
+    case ReduceOp::prod: fill<T, ReduceOp::prod, false>(t, 0, isa); fill<T, ReduceOp::prod, false>(t, 1, isa); break;
+    case ReduceOp::min: fill<T, ReduceOp::min, false>(t, 0, isa); fill<T, ReduceOp::min, false>(t, 1, isa); break;
+    case ReduceOp::max: fill<T, ReduceOp::max, false>(t, 0, isa); fill<T, ReduceOp::max, false>(t, 1, isa); break;
+    case ReduceOp::avg: fill<T, ReduceOp::sum, false>(t, 0, isa); fill<T, ReduceOp::sum, true>(t, 1, isa); break;
     case ReduceOp::none: break;  // data movement: copies only
   }
 }
 
+// The widest available set at or below `wanted`.
+VectorIsa usable(VectorIsa wanted) {
+  VectorIsa isa = VectorIsa::portable;
+  for (VectorIsa v : kAllVectorIsas)
+    if (v <= wanted && vector_isa_available(v)) isa = v;
+  return isa;
+}
+
 }  // namespace
 
-ReduceKernels::ReduceKernels(DataType type, ReduceOp op, int nranks)
+ReduceKernels::ReduceKernels(DataType type, ReduceOp op, int nranks, VectorIsa isa)
     : type_(type), op_(op), esz_(element_size(type)), nranks_(nranks) {
-  dispatch_type(type, [&](auto v) { fill_op<decltype(v)>(loops_, op); });
+  dispatch_type(type, [&](auto v) { fill_op<decltype(v)>(loops_, op, usable(isa)); });
 }
 
 void ReduceKernels::reduce_multi(void* const* dst, int ndst, const void* const* src, int nsrc, size_t n,
@@ -182,10 +194,18 @@ void ReduceKernels::reduce_multi(void* const* dst, int ndst, const void* const* 
   if (n == 0 || ndst == 0) return;
   const bool fin = finalize && has_finalize();
   if (nsrc == 1 && !fin) return copy_multi(dst, ndst, src[0], n * esz_);
-  if (nsrc < 1 || nsrc > kMaxReduceSrc || ndst < 0 || ndst > kMaxReduceDst || !loops_[nsrc - 1][ndst - 1][fin])
+  if (nsrc < 1 || nsrc > kMaxReduceSrc || ndst < 0 || ndst > kMaxReduceDst || !loops_[nsrc - 1][ndst - 1][fin].rest)
     fail(ExitCode::runtime, "no CPU reduction loop for {} inputs, {} outputs, {} {}", nsrc, ndst, name(type_),
          name(op_));
-  loops_[nsrc - 1][ndst - 1][fin](dst, src, n, nranks_);
+  const Loops& l = loops_[nsrc - 1][ndst - 1][fin];
+  const size_t done = l.bulk ? l.bulk(dst, src, n, nranks_) : 0;
+  if (done == n) return;
+  if (done == 0) return l.rest(dst, src, n, nranks_);
+  void* d[kMaxReduceDst];
+  const void* s[kMaxReduceSrc];
+  for (int k = 0; k < ndst; ++k) d[k] = static_cast<char*>(dst[k]) + done * esz_;
+  for (int k = 0; k < nsrc; ++k) s[k] = static_cast<const char*>(src[k]) + done * esz_;
+  l.rest(d, s, n - done, nranks_);
 }
 
 void copy_multi(void* const* dst, int ndst, const void* src, size_t bytes) {

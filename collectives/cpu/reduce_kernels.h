@@ -6,11 +6,14 @@
 // Narrow floats (half, bfloat16, fp8) are reduced in float over all the inputs of one pass and
 // rounded once (result_of: fp8 through half), as GPU kernels that reduce several inputs at once
 // do: a pass of two inputs is exactly reduce_pair, one of three (a tree node) may round less.
+// fp8 passes run a wide-vector loop (fp8_kernels.h) over their leading elements where the
+// processor has one, the 8-lane loop over the rest; both compute the same bits.
 //
 // Aliasing: an output may be the same memory as an input (in-place collectives: same index);
 // any other overlap is not allowed.
 #include <cstddef>
 
+#include "collectives/cpu/cpu_vectors.h"
 #include "collectives/types.h"
 
 namespace ccbench {
@@ -23,7 +26,9 @@ inline constexpr int kMaxReduceDst = 3;
 class ReduceKernels {
  public:
   // op none (data movement) supports only finalize-free copies. nranks: the divisor of avg.
-  ReduceKernels(DataType type, ReduceOp op, int nranks);
+  // isa: the widest vector loops to use (tests and benchmarks compare them; an isa this
+  // processor lacks means the widest it has below it).
+  ReduceKernels(DataType type, ReduceOp op, int nranks, VectorIsa isa = best_vector_isa());
 
   DataType type() const { return type_; }
   ReduceOp op() const { return op_; }
@@ -50,13 +55,20 @@ class ReduceKernels {
   void finalize(void* dst, const void* src, size_t n) const { reduce_multi(&dst, 1, &src, 1, n, true); }
 
   using Loop = void (*)(void* const* dst, const void* const* src, size_t n, int nranks);
+  // A loop over the leading elements of a pass (a multiple of its vector width, returned);
+  // Loop does the rest.
+  using Bulk = size_t (*)(void* const* dst, const void* const* src, size_t n, int nranks);
+  struct Loops {
+    Bulk bulk = nullptr;
+    Loop rest = nullptr;
+  };
 
  private:
   DataType type_;
   ReduceOp op_;
   size_t esz_;
   int nranks_;
-  Loop loops_[kMaxReduceSrc][kMaxReduceDst][2] = {};  // [nsrc-1][ndst-1][finalize]
+  Loops loops_[kMaxReduceSrc][kMaxReduceDst][2] = {};  // [nsrc-1][ndst-1][finalize]
 };
 
 // dst[k] = src (bytes) for k < ndst, reading src once; a dst equal to src is skipped.

@@ -2,8 +2,8 @@
 //   - the reduce loops of the CPU executors (collectives/cpu/reduce_kernels.h) against memcpy
 //     and two candidate loops (float16 through F16C, float with streaming stores), in L1, L2, L3
 //     and DRAM; bytes/s count every byte read plus every byte written; half, bfloat16 and fp8
-//     against float at the same byte sizes (scripts/narrow-reduce-bench.sh alternates and
-//     repeats them);
+//     against float at the same byte sizes, fp8's sum, prod, min and max on each vector set
+//     (scripts/narrow-reduce-bench.sh alternates and repeats them);
 //   - two cores handing a cache line and a stream of slots to each other (the ceiling of the
 //     CPU channels);
 //   - the CPU backend's pattern fill, poison and compare (harness/cpu_backend.cpp);
@@ -17,6 +17,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <iterator>
 #include <memory>
 #include <ostream>
 #include <streambuf>
@@ -36,6 +37,7 @@
 #include <mpi.h>
 
 #include "collectives/cpu/cpu_impls.h"
+#include "collectives/cpu/cpu_vectors.h"
 #include "collectives/cpu/reduce_kernels.h"
 #include "collectives/implementation.h"
 #include "collectives/numeric.h"
@@ -80,15 +82,20 @@ void fill_small(Buffer& b) {
 // reduction of its input with two children.
 // ---------------------------------------------------------------------------------------------
 template <typename T>
+DataType type_of() {
+  return std::is_same_v<T, float>        ? DataType::float32
+         : std::is_same_v<T, half_t>     ? DataType::float16
+         : std::is_same_v<T, bfloat16_t> ? DataType::bfloat16
+         : std::is_same_v<T, fp8_e4m3_t> ? DataType::f8e4m3
+         : std::is_same_v<T, fp8_e5m2_t> ? DataType::f8e5m2
+                                         : DataType::int8;
+}
+
+template <typename T>
 void BM_Reduce(benchmark::State& state) {
   const auto bytes = static_cast<std::size_t>(state.range(0));
   const int nsrc = static_cast<int>(state.range(1)), ndst = static_cast<int>(state.range(2));
-  const DataType type = std::is_same_v<T, float>        ? DataType::float32
-                        : std::is_same_v<T, half_t>     ? DataType::float16
-                        : std::is_same_v<T, bfloat16_t> ? DataType::bfloat16
-                        : std::is_same_v<T, fp8_e4m3_t> ? DataType::f8e4m3
-                        : std::is_same_v<T, fp8_e5m2_t> ? DataType::f8e5m2
-                                                        : DataType::int8;
+  const DataType type = type_of<T>();
   std::vector<std::unique_ptr<Buffer>> bufs;
   const void* src[kMaxReduceSrc];
   void* dst[kMaxReduceDst];
@@ -109,6 +116,27 @@ void BM_Reduce(benchmark::State& state) {
   }
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) * (nsrc + ndst) *
                           static_cast<std::int64_t>(bytes));
+}
+
+// One ring step (two inputs, one output) of any operation on one vector set: args bytes per
+// buffer, the operation (index into kAllReduceOps) and the vector set (index into
+// kAllVectorIsas; ReduceKernels uses the widest available at or below it). fp8 against float
+// for min and max, and each set's fp8 loops against the others (scripts/narrow-reduce-bench.sh).
+template <typename T>
+void BM_ReduceOp(benchmark::State& state) {
+  const auto bytes = static_cast<std::size_t>(state.range(0));
+  const ReduceOp op = kAllReduceOps[state.range(1)];
+  const VectorIsa isa = kAllVectorIsas[state.range(2)];
+  Buffer a(bytes), b(bytes), d(bytes);
+  fill_small<T>(a);
+  fill_small<T>(b);
+  const ReduceKernels kernels(type_of<T>(), op, 2, isa);
+  const std::size_t n = bytes / sizeof(T);
+  for (auto _ : state) {
+    kernels.reduce(d.data(), a.data(), b.data(), n);
+    benchmark::ClobberMemory();
+  }
+  state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) * 3 * static_cast<std::int64_t>(bytes));
 }
 
 // STREAM-like copy (memcpy): bytes read + bytes written = 2 x size.
@@ -208,6 +236,19 @@ BENCHMARK(BM_Reduce<bfloat16_t>)->Apply([](auto* b) { Sizes(b, {2, 1}); })->ArgN
 BENCHMARK(BM_Reduce<fp8_e4m3_t>)->Apply([](auto* b) { Sizes(b, {2, 1}); })->ArgNames({"bytes", "in", "out"});
 BENCHMARK(BM_Reduce<fp8_e5m2_t>)->Apply([](auto* b) { Sizes(b, {2, 1}); })->ArgNames({"bytes", "in", "out"});
 BENCHMARK(BM_Reduce<std::int8_t>)->Apply([](auto* b) { Sizes(b, {2, 1}); })->ArgNames({"bytes", "in", "out"});
+// Ring steps of every operation from 2 MiB: float on the widest set, fp8 on each set this
+// processor has (portable: the block loop, through float buffers).
+void OpArgs(benchmark::internal::Benchmark* b, bool every_isa) {
+  for (std::int64_t s : {2 * MiB, 8 * MiB, 64 * MiB})
+    for (std::int64_t op = 0; op < 4; ++op)  // sum, prod, min, max (kAllReduceOps)
+      for (std::int64_t i = 0; i < static_cast<std::int64_t>(std::size(kAllVectorIsas)); ++i)
+        if (vector_isa_available(kAllVectorIsas[i]) && (every_isa || kAllVectorIsas[i] == best_vector_isa()))
+          b->Args({s, op, i});
+  b->ArgNames({"bytes", "op", "isa"});
+}
+BENCHMARK(BM_ReduceOp<float>)->Apply([](auto* b) { OpArgs(b, false); });
+BENCHMARK(BM_ReduceOp<fp8_e4m3_t>)->Apply([](auto* b) { OpArgs(b, true); });
+BENCHMARK(BM_ReduceOp<fp8_e5m2_t>)->Apply([](auto* b) { OpArgs(b, true); });
 #if defined(__x86_64__)
 BENCHMARK(BM_HalfSumF16C)->Apply([](auto* b) { Sizes(b, {}); })->ArgNames({"bytes"});
 BENCHMARK(BM_FloatSumStream)->Apply([](auto* b) { Sizes(b, {}); })->ArgNames({"bytes"});

@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include "collectives/cpu/cpu_vectors.h"
 #include "collectives/cpu/narrow_convert.h"
 #include "collectives/cpu/reduce_kernels.h"
 #include "collectives/numeric.h"
@@ -45,7 +46,8 @@ bool same_float(float a, float b) { return (std::isnan(a) && std::isnan(b)) || f
 // bit pattern (widen; a NaN may keep a different payload) and every float rounding case
 // (narrow, bit for bit). A processor without AVX2/F16C has only the element-by-element ones.
 TEST(NarrowConvert, VectorisedMatchesElementByElement) {
-  if (!narrow_vectors_available()) GTEST_SKIP() << "no AVX2 and F16C on this processor: nothing vectorised to compare";
+  if (!vector_isa_available(VectorIsa::avx2))
+    GTEST_SKIP() << vector_isa_missing(VectorIsa::avx2) << ": nothing vectorised to compare";
   const std::vector<float> floats = rounding_cases();
   for (DataType t : kNarrowTypes) {
     SCOPED_TRACE(std::string(name(t)));
