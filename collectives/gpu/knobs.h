@@ -26,7 +26,7 @@ constexpr int kDefaultTwoshotBlocks = 128;
 constexpr std::size_t kTwoshotBytesPerBlock = std::size_t(64) << 10;
 // One-shot handles up to 512 KiB per rank; best uses it for all-reduce up to there: 4.8-5.8 us
 // eager against 10.5-11.9 for nccl at every power of two from 8 B to 64 KiB, 2.8-4.1 against
-// 5.9-7.3 with CUDA graphs (h200x2-20261130-sweep-cc01c2c, graph-results.csv).
+// 5.9-7.3 with CUDA graphs (h200x2-20261130-sweep-cc01c2c).
 constexpr std::size_t kDefaultOneshotMaxBytes = std::size_t(512) << 10;
 // One-shot: one block per 8 KiB, at most 32 (LL lines are latency-bound, not bandwidth-bound).
 constexpr std::size_t kOneshotBytesPerBlock = std::size_t(8) << 10;
