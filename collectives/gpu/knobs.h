@@ -63,9 +63,8 @@ constexpr int kDefaultHostChannels = 32;
 // 2 x H200 machine: 21.3 GB/s with 4 streams, 34.2 with 8, h200x2-20261130-ceilings), and 512 KiB
 // slots (only a step's bytes travel; a connection has kFifoSlots slots in flight, 2 MiB). Chosen by a
 // sweep of slots {256K, 512K, 1M} x channels {4, 8, 16} x proxy threads {4, 8} between two
-// emulated nodes on 2 x H200 (ring all-reduce busbw at 16 / 128 MiB): 512K x 8 x 8 threads 16.7 /
-// 17.1 GB/s, 256K x 8 x 8 14.5 / 14.7, 1M x 8 x 8 14.9 / 14.2, 16 channels no better (14.6 /
-// 16.7), 4 threads 5.8-12.5 (one launch each, so +-20 % noise; h200x2-20261130-r6, net-sweep.txt).
+// emulated nodes on 2 x H200: 512K x 8 x 8 threads was best, 16.7 / 17.1 GB/s ring all-reduce busbw
+// at 16 / 128 MiB (one launch each, so +-20 % noise; every setting in h200x2-20261130-r6).
 constexpr int kDefaultNetChannels = 8;
 // The tree all-reduce over net: a quarter of the net channels per tree (each tree channel has up to
 // six FIFOs), so each direction between two ranks carries 2 trees x this many tcp streams.
