@@ -116,7 +116,8 @@ class Implementation {
   // Called after the harness synchronised with the device: throws the error a kernel or NCCL
   // reported asynchronously (a device-side wait that timed out: Error(timeout)).
   virtual void check_async_errors() {}
-  // Transport label for the results ("shm", "mpi", "shm+mpi", "cuda_ipc", "nccl:P2P/CUMEM" ...).
+  // Transport label for the results ("shm", "mpi", "shm+mpi", "p2p", "host", "p2p+net/tcp", "nccl:SHM" ...;
+  // is_transport_label in transports/names.h says which labels are valid).
   virtual std::string transport() const = 0;
   // Whether run() may be captured into a CUDA graph (GPU implementations).
   virtual bool graph_capturable() const { return false; }

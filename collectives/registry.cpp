@@ -57,8 +57,9 @@ std::vector<ImplInfo> build_registry() {
     r.push_back({n, Device::gpu, "NCCL", {}, kNoNccl});
 #endif
 #if CCBENCH_HAVE_CUDA
-  r.push_back({"ring", Device::gpu, "ring CUDA kernel over CUDA IPC peer memory (NVLink or PCIe)", make_ring_gpu, ""});
-  r.push_back({"tree", Device::gpu, "double binary tree / log-depth all-gather CUDA kernels over CUDA IPC",
+  r.push_back({"ring", Device::gpu, "ring CUDA kernel over FIFOs on any GPU path (p2p, host, net)", make_ring_gpu, ""});
+  r.push_back({"tree", Device::gpu,
+               "double binary tree all-reduce over FIFOs on any GPU path; log-depth all-gather over p2p",
                make_tree_gpu, ""});
   r.push_back({"oneshot", Device::gpu,
                "one-shot all-reduce: every rank pushes its input to every peer as LL lines; reduce: the root reads "

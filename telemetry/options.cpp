@@ -50,8 +50,7 @@ std::chrono::milliseconds parse_energy(const std::string& text) {
 void add_options(cli::OptionSet& run, Options& o) {
   run.group("Health telemetry");
   // On unless turned off: measured on 2 x H200, sampling kept busbw within 0.2 % at >= 64 MiB and
-  // the 8 B time within 0.6 % (telemetry-overhead-*.log of h200x2-20261130-r6 for nccl and
-  // h200x2-20261130-r7 for ring).
+  // the 8 B time within 0.6 % (h200x2-20261130-r6 for nccl and h200x2-20261130-r7 for ring).
   run.choice({"--telemetry", "health telemetry: GPU temperature, power, clocks, error counters"}, o.enabled,
              cli::Names<bool>{{{"on", true}, {"off", false}}, nullptr});
   add_ms(run, {"--telemetry-interval", "milliseconds between telemetry samples"}, o.interval, kMinIntervalMs,

@@ -2,10 +2,12 @@
 """The evidence index (docs/evidence/index.yaml) against the repository.
 
 Checks that every entry is well formed (id = <machine>-<yyyymmdd>-<label> matching its machine and
-date, the fields present), that every path it lists exists, that every file under docs/evidence/
-belongs to an entry, that docs/evidence/INDEX.md is the one generated from index.yaml, that every
-evidence id cited anywhere in the repository is in the index, and that no file cites a document
-that is not in the repository (the old evidence folder, documents outside the checkout).
+date, the fields present), that its files lie in its folder docs/evidence/<id>/ beside a README.md,
+that every path it lists exists, that every file under docs/evidence/ belongs to an entry, that
+docs/evidence/ holds no raw log (*.log, *.log.gz) and at most MAX_EVIDENCE_BYTES in all, that
+docs/evidence/INDEX.md is the one generated from index.yaml, that every evidence id cited anywhere
+in the repository is in the index, and that no file cites a document that is not in the repository
+(the old evidence folder, documents outside the checkout).
 
 Usage: evidence.py SOURCE_DIR            check; exit 1 naming every problem
        evidence.py SOURCE_DIR --write-index   regenerate INDEX.md from index.yaml
@@ -39,6 +41,11 @@ FORBIDDEN = [
 ]
 FORBIDDEN_RUN = re.compile(r"transports/r[0-9]+\b")  # the old evidence folders by run number
 SKIP_DIRS = {".git", "node_modules", "__pycache__"}
+# The evidence keeps per run its command, environment, commit, results and a README summary; raw
+# logs stay in git history. The 53 entries of 2026-12-02 took 9.2 MB with their raw logs, rendered
+# tables and copies of tests/fixtures, 0.84 MB without; 1 MiB leaves room for new entries.
+MAX_EVIDENCE_BYTES = 1 << 20
+RAW_LOG = re.compile(r"\.log(\.gz)?$")
 MAX_SCAN_BYTES = 4 << 20
 SELF = os.path.join("tests", "evidence.py")
 
@@ -88,11 +95,27 @@ def index_problems(src, doc):
             path = os.path.join(src, EVIDENCE, str(p))
             if not os.path.exists(path):
                 problems.append(f"{where}: {p} does not exist under {EVIDENCE}/")
+            if os.path.normpath(str(p)).split(os.sep)[0] != eid:
+                problems.append(f"{where}: {p} is not in the entry's folder {eid}/")
             covered.add(os.path.normpath(os.path.join(EVIDENCE, str(p))))
+        if not os.path.isfile(os.path.join(src, EVIDENCE, eid, "README.md")):
+            problems.append(f"{where}: no {eid}/README.md (the summary: command, environment, commit, results)")
     for f in evidence_files(src):
         parts = [os.path.normpath(os.path.join(*f.split(os.sep)[: i + 1])) for i in range(len(f.split(os.sep)))]
         if not any(p in covered for p in parts):
             problems.append(f"{f}: belongs to no entry of {INDEX_YAML} (list it under an entry's files)")
+    return problems + size_problems(src)
+
+
+def size_problems(src):
+    """No raw logs, and the whole folder within MAX_EVIDENCE_BYTES."""
+    problems = [f"{f}: a raw log; keep its figures in the entry's README.md and name the commit that "
+                f"still holds the log (git show COMMIT:{f})" for f in evidence_files(src) if RAW_LOG.search(f)]
+    total = sum(os.path.getsize(os.path.join(root, n))
+                for root, _, names in os.walk(os.path.join(src, EVIDENCE)) for n in names)
+    if total > MAX_EVIDENCE_BYTES:
+        problems.append(f"{EVIDENCE}/ holds {total} bytes, over the {MAX_EVIDENCE_BYTES} allowed: leave raw "
+                        "logs in git history, gzip large results (see INDEX.md)")
     return problems
 
 
@@ -107,18 +130,43 @@ def evidence_files(src):
     return out
 
 
+RULES = f"""## What an entry keeps
+
+One folder per entry, `docs/evidence/<id>/`, and its entry in `index.yaml` (`id`, `machine`,
+`date`, `commit`, `command`, `summary`, `files`). `tests/evidence.py` (ctest `lint.evidence`)
+checks the rules marked *checked*.
+
+- `README.md` (*checked*): what ran (the command, or the script beside it), the environment
+  (the machine's key below, and what differed from it: versions, variables), the commit, and every
+  figure the documents and the code cite from the run. Where a raw output is not kept, the README
+  names the commit that still holds it: `git show COMMIT:docs/evidence/<id>/FILE`.
+- The results as the tools wrote them (`results.csv`, `run.json`, `links.json`,
+  `topology.json`, ...), and the scripts and small tables that made or hold the figures.
+- No raw logs (*checked*: no `*.log`, no `*.log.gz`): the figures go into the README, the log
+  stays in git history.
+- Large results are stored gzip-compressed (`gzip -9n`, about 16 KB and up): read them with
+  `zcat docs/evidence/<id>/results.csv.gz`, or `gunzip -k` a copy before `ccbench compare`,
+  `accept` or `scripts/report.py`. A `run.json` whose `rows` are `[]` is the run's context
+  (command line, commit, environment, versions, verdict) kept beside the `results.csv` that holds
+  the same rows.
+- A file tests read lives in `tests/fixtures/<id>/` only (tests/fixtures/README.md); the entry's
+  README points there.
+- All of `docs/evidence/` within {MAX_EVIDENCE_BYTES} bytes, 1 MiB (*checked*; measure with
+  `git ls-files -z docs/evidence | xargs -0 cat | wc -c`).""".split("\n")
+
+
 def render_index(doc):
     """INDEX.md: what people read; generated, never edited by hand."""
     lines = ["# Evidence index", "",
              "Generated from `index.yaml` by `python3 tests/evidence.py . --write-index`; do not edit by hand.",
-             "Each entry is one measurement; cite it by its id. Ids are `<machine>-<yyyymmdd>-<label>`.", "",
-             "## Machines", "", "| machine | what it is |", "|---|---|"]
+             "Each entry is one measurement; cite it by its id. Ids are `<machine>-<yyyymmdd>-<label>`.", ""]
+    lines += RULES + ["", "## Machines", "", "| machine | what it is |", "|---|---|"]
     lines += [f"| `{k}` | {' '.join(str(v).split())} |" for k, v in doc["machines"].items()]
     lines += ["", "## Entries", "", "| id | date | commit | summary |", "|---|---|---|---|"]
     for e in doc["entries"]:
         lines.append(f"| [`{e['id']}`](#{e['id']}) | {e['date']} | {e['commit'] or '-'} | {' '.join(str(e['summary']).split())} |")
     for e in doc["entries"]:
-        lines += ["", f"### {e['id']}", "", " ".join(str(e["summary"]).split()), "",
+        lines += ["", f"### {e['id']}", "",
                   f"Machine `{e['machine']}`, {e['date']}, commit {e['commit'] or 'none (not ccbench)'}.", "",
                   "```", " ".join(str(e["command"]).split()), "```", ""]
         lines += [f"- [{p}]({p})" for p in e["files"]]
@@ -185,14 +233,16 @@ def self_test():
     """Each check must fail on a planted violation, and pass on the clean tree."""
     failures = []
     with tempfile.TemporaryDirectory() as tmp:
-        def tree(index_extra="", files=None, md=True):
+        def tree(index_extra="", files=None, md=True, readme=True):
             root = os.path.join(tmp, f"t{len(os.listdir(tmp))}")
             os.makedirs(os.path.join(root, EVIDENCE, "box1-20260101-a"))
-            with open(os.path.join(root, EVIDENCE, "box1-20260101-a", "log.txt"), "w") as f:
-                f.write("measured\n")
+            kept = {"results.csv": "measured\n", "README.md": "ran, measured\n"}
+            for name in kept if readme else ["results.csv"]:
+                with open(os.path.join(root, EVIDENCE, "box1-20260101-a", name), "w") as f:
+                    f.write(kept[name])
             doc = ("machines: {box1: a box}\nentries:\n  - id: box1-20260101-a\n    machine: box1\n"
                    "    date: '2026-01-01'\n    commit: abc1234\n    command: run it\n    summary: it ran\n"
-                   "    files: [box1-20260101-a/log.txt]\n" + index_extra)
+                   "    files: [box1-20260101-a/]\n" + index_extra)
             with open(os.path.join(root, INDEX_YAML), "w") as f:
                 f.write(doc)
             for rel, text in (files or {}).items():
@@ -219,10 +269,20 @@ def self_test():
         expect("orphan file", tree(files={os.path.join(EVIDENCE, "stray.log"): "x\n"}), "stray.log: belongs to no entry")
         expect("stale INDEX.md", tree(md=False), "is not the one generated")
         expect("date", tree("  - id: box1-20260103-c\n    machine: box1\n    date: '2026-01-04'\n"
-                            "    commit: ''\n    command: x\n    summary: y\n    files: [box1-20260101-a/log.txt]\n"),
+                            "    commit: ''\n    command: x\n    summary: y\n    files: [box1-20260103-c/README.md]\n",
+                            {os.path.join(EVIDENCE, "box1-20260103-c", "README.md"): "ran\n"}),
                "is not the id's date")
         expect("outside document", tree(files={"src/b.h": "// see " + "DESIGN" + ".md\n"}), "outside the repository")
         expect("old folder", tree(files={"src/c.h": "// " + "results/" + "baselines/x\n"}), "docs/evidence")
+        folder = os.path.join(EVIDENCE, "box1-20260101-a")
+        expect("no README", tree(readme=False), "no box1-20260101-a/README.md")
+        expect("outside its folder", tree("  - id: box1-20260105-e\n    machine: box1\n    date: '2026-01-05'\n"
+                                          "    commit: ''\n    command: x\n    summary: y\n"
+                                          "    files: [box1-20260101-a/results.csv]\n"), "not in the entry's folder")
+        expect("raw log", tree(files={os.path.join(folder, "run.log"): "x\n"}), "run.log: a raw log")
+        expect("compressed raw log", tree(files={os.path.join(folder, "run.log.gz"): "x\n"}), "run.log.gz: a raw log")
+        expect("over the size", tree(files={os.path.join(folder, "big.csv"): "x" * MAX_EVIDENCE_BYTES}),
+               f"over the {MAX_EVIDENCE_BYTES} allowed")
     for f in failures:
         print("SELF-TEST FAIL:", f)
     print("self-test:", "FAILED" if failures else "passed (each check fails on its planted violation)")

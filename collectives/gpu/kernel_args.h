@@ -1,6 +1,7 @@
 #pragma once
-// Plain data shared by the host side (gpu_impls.cpp) and the CUDA kernels (*.cu): kernel
-// parameters, connection descriptors and the device-error record. No CUDA types here.
+// Plain data shared by the host side (the implementations in this folder, through peer_state.h
+// and cuda_resources.h) and the CUDA kernels (*.cu): kernel parameters, connection descriptors
+// and the device-error record. No CUDA types here.
 #include <cstddef>
 #include <cstdint>
 

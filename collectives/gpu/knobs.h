@@ -26,7 +26,7 @@ constexpr int kDefaultTwoshotBlocks = 128;
 constexpr std::size_t kTwoshotBytesPerBlock = std::size_t(64) << 10;
 // One-shot handles up to 512 KiB per rank; best uses it for all-reduce up to there: 4.8-5.8 us
 // eager against 10.5-11.9 for nccl at every power of two from 8 B to 64 KiB, 2.8-4.1 against
-// 5.9-7.3 with CUDA graphs (h200x2-20261130-sweep-cc01c2c, graph-results.csv).
+// 5.9-7.3 with CUDA graphs (h200x2-20261130-sweep-cc01c2c).
 constexpr std::size_t kDefaultOneshotMaxBytes = std::size_t(512) << 10;
 // One-shot: one block per 8 KiB, at most 32 (LL lines are latency-bound, not bandwidth-bound).
 constexpr std::size_t kOneshotBytesPerBlock = std::size_t(8) << 10;
@@ -63,9 +63,8 @@ constexpr int kDefaultHostChannels = 32;
 // 2 x H200 machine: 21.3 GB/s with 4 streams, 34.2 with 8, h200x2-20261130-ceilings), and 512 KiB
 // slots (only a step's bytes travel; a connection has kFifoSlots slots in flight, 2 MiB). Chosen by a
 // sweep of slots {256K, 512K, 1M} x channels {4, 8, 16} x proxy threads {4, 8} between two
-// emulated nodes on 2 x H200 (ring all-reduce busbw at 16 / 128 MiB): 512K x 8 x 8 threads 16.7 /
-// 17.1 GB/s, 256K x 8 x 8 14.5 / 14.7, 1M x 8 x 8 14.9 / 14.2, 16 channels no better (14.6 /
-// 16.7), 4 threads 5.8-12.5 (one launch each, so +-20 % noise; h200x2-20261130-r6, net-sweep.txt).
+// emulated nodes on 2 x H200: 512K x 8 x 8 threads was best, 16.7 / 17.1 GB/s ring all-reduce busbw
+// at 16 / 128 MiB (one launch each, so +-20 % noise; every setting in h200x2-20261130-r6).
 constexpr int kDefaultNetChannels = 8;
 // The tree all-reduce over net: a quarter of the net channels per tree (each tree channel has up to
 // six FIFOs), so each direction between two ranks carries 2 trees x this many tcp streams.

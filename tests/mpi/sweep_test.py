@@ -126,7 +126,7 @@ def test_tune_budget_and_space(args, tmp):
 
 def test_algorithm_check(args):
     """NCCL_ALGO/NCCL_PROTO against the `algorithm` column as NCCL's profiler fills it (no GPU here:
-    crafted rows in the format of the GPU runs under docs/evidence/h200x2-*)."""
+    crafted rows in the format of the GPU runs, tests/fixtures/h200x2-20261130-sweep-cc01c2c)."""
     sys.path.insert(0, os.path.dirname(os.path.abspath(args.sweep)))
     import sweep
     rows = [{"impl": "nccl", "algorithm": "RING/LL128 16ch"}, {"impl": "nccl", "algorithm": "RING/LL 2ch+TREE/LL 2ch"},

@@ -24,7 +24,7 @@ mkdir -p "$work/cpu"
 sed '0,/,ok,$/s//,wrong,first wrong element at 3/' "$src/tests/fixtures/cpu2core-20261130-np2/results.csv" \
   >"$work/cpu/results.csv"
 # The links.json `ccbench links` wrote on 2 x H200 (evidence h200x2-20261130-r11).
-cp "$src/docs/evidence/h200x2-20261130-r11/links.json" "$work/links.json"
+cp "$src/tests/fixtures/h200x2-20261130-r11/links.json" "$work/links.json"
 "$src/scripts/report.py" "$base" --verdicts "$work/accept.xml" --out "$work/gpu" || fail "report.py (GPU)"
 "$src/scripts/report.py" "$work/cpu" --links "$work/links.json" --out "$work/cpu-report" || fail "report.py (CPU)"
 grep -q "PASS (0 failed of" "$work/gpu/report.md" || fail "verdicts missing in report.md"

@@ -224,7 +224,7 @@ TEST(Model, PresetsAgreeWithPublishedNcclRingFigures) {
 }
 
 TEST(Model, RingAllReduceWithinFifteenPercentOfTheMeasuredTwoGpuMachine) {
-  // Our ring kernel on 2 x H200 (evidence h200x2-20261130-sweep-cc01c2c, copied to tests/fixtures).
+  // Our ring kernel on 2 x H200 (evidence h200x2-20261130-sweep-cc01c2c, kept in tests/fixtures).
   const auto rows = read_results_csv(std::string(CCBENCH_SOURCE_DIR) +
                                      "/tests/fixtures/h200x2-20261130-sweep-cc01c2c/results.csv");
   const SystemTopology t = preset("h200x2-nv18");

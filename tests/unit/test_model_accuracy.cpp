@@ -1,4 +1,4 @@
-// The model against the rows measured on 2 x H200 (evidence h200x2-20261130-r7 and -r9, copied to
+// The model against the rows measured on 2 x H200 (evidence h200x2-20261130-r7 and -r9, kept in
 // tests/fixtures):
 // every row of our ring and tree at >= 64 MiB, predicted offline as `run --model` predicts it (the
 // run's preset, its links.json ceilings, the row as recorded), is within 15 % of its busbw.
