@@ -66,11 +66,12 @@ const char* load_unit(const OverlapSpec& s);
 double load_work(const OverlapSpec& s);
 
 // How the feeder queues launches, from one launch's time alone: launches go in spans of
-// `launches_per_span` between two CUDA events (a span of at least kSpanMs, so small launches do
-// not pay two event records each), and `spans_ahead` spans are queued ahead of the GPU (at least
+// `launches_per_span` between two CUDA events (a span of at least kSpanMs, so that small launches,
+// whose issue is host-bound, pay two event records per ~20 launches of ~10 us rather than per
+// launch), and `spans_ahead` spans are queued ahead of the GPU (at least
 // kAheadMs of work, so a feeder thread that loses its core for a scheduler slice leaves no gap).
 // The events live in a ring of kRingSpans pairs: memory stays flat however many launches run.
-inline constexpr double kSpanMs = 0.05;
+inline constexpr double kSpanMs = 0.2;
 inline constexpr double kAheadMs = 5.0;  // above Linux's 3-4 ms scheduler slices at 2 tasks per core
 inline constexpr int kRingSpans = 256;
 struct FeedPlan {

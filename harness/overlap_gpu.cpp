@@ -140,6 +140,7 @@ class GpuLoad final : public OverlapLoad {
     buffers_.push_back(allocate(spec_.size));
     buffers_.push_back(allocate(spec_.size));
     CCB_CUDA(static_cast<cudaError_t>(overlap::fill_bf16(buffers_[0], spec_.size / 2, 3u, stream_)));
+    CCB_CUDA(static_cast<cudaError_t>(overlap::copy_block_smem(&copy_smem_)));
   }
 
   void* allocate(std::size_t bytes) {
@@ -162,7 +163,7 @@ class GpuLoad final : public OverlapLoad {
                                  CUBLAS_GEMM_DEFAULT));
     } else {
       CCB_CUDA(static_cast<cudaError_t>(
-          overlap::launch_copy(buffers_[0], buffers_[1], spec_.size, sms_ - spec_.room_sms, stream_)));
+          overlap::launch_copy(buffers_[0], buffers_[1], spec_.size, sms_ - spec_.room_sms, copy_smem_, stream_)));
     }
   }
 
@@ -256,6 +257,7 @@ class GpuLoad final : public OverlapLoad {
   const CublasApi* cublas_ = nullptr;
   cublasHandle_t handle_ = nullptr;
   std::vector<void*> buffers_;  // gemm: A, B, C; membw: source, destination
+  std::size_t copy_smem_ = 0;   // membw: shared memory a block reserves (one block per SM)
   cudaEvent_t origin_ = nullptr;  // on the load's stream before the first span: times are from it
   std::array<Span, kRingSpans> ring_{};
   std::array<cudaEvent_t, 2> window_{};  // the window's begin and end

@@ -1,5 +1,5 @@
 // Kernels of the --overlap loads (harness/overlap.h): the memory-bound load, a copy between two
-// buffers in 16-byte vectors, and the fill that gives the GEMM's inputs values that are not zero
+// buffers in 16-byte vectors, one block per SM, and the fill that gives the GEMM's inputs values that are not zero
 // (a GEMM of zeros draws less power and clocks higher than a real one).
 #include <cuda_bf16.h>
 #include <cuda_runtime.h>
@@ -42,9 +42,18 @@ __global__ void fill_kernel(__nv_bfloat16* p, std::size_t n, std::uint32_t salt)
 
 }  // namespace
 
-int launch_copy(const void* src, void* dst, std::size_t bytes, int blocks, void* stream) {
-  copy_kernel<<<blocks, kCopyThreads, 0, static_cast<cudaStream_t>(stream)>>>(static_cast<const uint4*>(src),
-                                                                               static_cast<uint4*>(dst), bytes / 16);
+int copy_block_smem(std::size_t* bytes) {
+  int device = 0, optin = 0;
+  cudaError_t rc = cudaGetDevice(&device);
+  if (rc == cudaSuccess) rc = cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device);
+  if (rc == cudaSuccess) rc = cudaFuncSetAttribute(copy_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, optin);
+  *bytes = static_cast<std::size_t>(optin);
+  return rc;
+}
+
+int launch_copy(const void* src, void* dst, std::size_t bytes, int blocks, std::size_t smem, void* stream) {
+  copy_kernel<<<blocks, kCopyThreads, smem, static_cast<cudaStream_t>(stream)>>>(static_cast<const uint4*>(src),
+                                                                                  static_cast<uint4*>(dst), bytes / 16);
   return cudaGetLastError();
 }
 

@@ -393,6 +393,7 @@ void Run::measure_load_again() {
   }
   guard_.watchdog().enter("--overlap: the load alone after the rows");
   measure_alone_again(load_, world_, rank_);
+  guard_.watchdog().leave();
   if (!stream_) return;
   context_["overlap"] = load_.context();
   std::vector<RunRecord> rows = stream_->rows();

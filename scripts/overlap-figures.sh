@@ -35,7 +35,10 @@ done
 "$ccbench" --version >"$out/version.txt" 2>&1
 nvidia-smi >"$out/nvidia-smi.txt" 2>&1
 python3 - "$out" <<'EOF' | tee "$out/figures.md" || status=1
-import csv, json, os, statistics, sys
+import json, os, statistics, sys
+
+sys.path.insert(0, "scripts")
+import results_csv  # noqa: E402 (the checked reader of report.py and plot.py)
 
 out = sys.argv[1]
 
@@ -43,8 +46,7 @@ def rows(name):
     path = os.path.join(out, name, "results.csv")
     if not os.path.isfile(path):
         return []
-    with open(path, newline="") as f:
-        return [r for r in csv.DictReader(l for l in f if not l.startswith("#")) if r["status"] == "ok" and r["mode"] == "eager"]
+    return [r for r in results_csv.read(path)[0] if r["status"] == "ok" and r["mode"] == "eager"]
 
 alone = {(r["size[B]"], r["nccl_config"]): float(r["time_avg[us]"]) for r in rows("none")}
 missing = [] if alone else ["none: no measured rows"]

@@ -162,8 +162,8 @@ TEST(Overlap, FeedPlanSizesTheQueueByTime) {
   EXPECT_EQ(gemm.launches_per_span, 1);
   EXPECT_EQ(gemm.spans_ahead, 4);  // 5.2 ms queued
   const FeedPlan small = feed_plan(0.004);  // a 4 us launch (gemm:256, membw:1M)
-  EXPECT_EQ(small.launches_per_span, 13);   // 52 us a span: two events per 13 launches
-  EXPECT_EQ(small.spans_ahead, 97);         // 5.04 ms queued
+  EXPECT_EQ(small.launches_per_span, 50);   // 200 us a span: two events per 50 launches
+  EXPECT_EQ(small.spans_ahead, 25);         // 5 ms queued
   EXPECT_EQ(feed_plan(800.0).spans_ahead, 2);  // gemm:65536: one running, one queued
   EXPECT_EQ(feed_plan(1e-8).spans_ahead, kRingSpans - 1);  // at most 1e6 launches a span, within the ring
   EXPECT_EQ(feed_plan(0).launches_per_span, 1);  // no time: one launch a span
