@@ -48,6 +48,7 @@ class RunCommand {
   int per_iter_skip_ = 0;   // -K
   int local_register_ = 0;  // -R
   int overlap_room_ = kDefaultRoomSms;  // --overlap-room, applied to --overlap's spec by finish()
+  CLI::Option* overlap_room_option_ = nullptr;
 };
 
 // --accept / --rules FILE and --min-busbw GBPS (0: none): the rules, read before any measurement,

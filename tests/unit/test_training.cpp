@@ -314,6 +314,14 @@ TEST(TrainingOptions, ParsedAndRefusedWithTheReason) {
             1u);
   expect_usage([] { parse({"--overlap", "gemm:100"}); }, "a multiple of 64");
   expect_usage([] { parse({"--overlap", "fast"}); }, "valid: gemm[:N] (N from 256 to 65536");
+  // The room, given before or after the load, and its default.
+  EXPECT_EQ(o.overlap.room_sms, kDefaultRoomSms);
+  EXPECT_EQ(std::get<RunOptions>(parse({"--overlap-room", "0", "--overlap", "gemm"})).overlap.room_sms, 0);
+  EXPECT_EQ(std::get<RunOptions>(parse({"--overlap", "gemm", "--overlap-room", "32"})).overlap.room_sms, 32);
+  expect_usage([] { parse({"--overlap", "gemm", "--overlap-room", "2000"}); }, "0 to 1024");
+  expect_usage([] { parse({"--overlap", "gemm", "--overlap-room", "-1"}); }, "--overlap-room");
+  const auto notes = std::get<RunOptions>(parse({"--overlap-room", "8"})).notes;
+  EXPECT_NE(std::find(notes.begin(), notes.end(), "--overlap-room 8 changes nothing without --overlap"), notes.end());
 }
 
 }  // namespace
