@@ -31,6 +31,7 @@ std::unique_ptr<CublasApi> load(const std::string& path, std::string* why) {
   auto a = std::make_unique<CublasApi>();
   const bool ok = bind(lib, a->Create, "cublasCreate_v2") && bind(lib, a->Destroy, "cublasDestroy_v2") &&
                   bind(lib, a->SetStream, "cublasSetStream_v2") && bind(lib, a->GemmEx, "cublasGemmEx") &&
+                  bind(lib, a->SetSmCountTarget, "cublasSetSmCountTarget") &&
                   bind(lib, a->GetStatusString, "cublasGetStatusString") &&
                   bind(lib, a->GetProperty, "cublasGetProperty");
   if (!ok) {

@@ -25,6 +25,7 @@ struct CublasApi {
   decltype(&cublasCreate_v2) Create = nullptr;
   decltype(&cublasDestroy_v2) Destroy = nullptr;
   decltype(&cublasSetStream_v2) SetStream = nullptr;
+  decltype(&cublasSetSmCountTarget) SetSmCountTarget = nullptr;  // the SMs its kernels may take (0: all)
   CublasGemmEx GemmEx = nullptr;
   decltype(&cublasGetStatusString) GetStatusString = nullptr;
   decltype(&cublasGetProperty) GetProperty = nullptr;

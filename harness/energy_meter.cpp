@@ -81,13 +81,23 @@ std::string EnergyMeter::startup_line() const {
   return fmt::format("# energy: {} GPU{}: {}\n", gpus_, gpus_ == 1 ? "" : "s", telemetry::energy_method(window_));
 }
 
-std::int64_t EnergyMeter::agree_calls(double call_us) const {
-  std::int64_t mine = telemetry::energy_window_calls(call_us, window_), most = mine;
-  check_mpi(MPI_Allreduce(&mine, &most, 1, MPI_INT64_T, MPI_MAX, comm_), "MPI_Allreduce of the energy window");
-  return most;
+void EnergyMeter::begin() {
+  start_mj_ = counter_ ? counter_->read() : std::nullopt;
+  start_ = std::chrono::steady_clock::now();
+  seconds_ = 0;
 }
 
-void EnergyMeter::begin() { start_mj_ = counter_ ? counter_->read() : std::nullopt; }
+std::int64_t EnergyMeter::more_calls(std::int64_t done, double batch_us) {
+  const std::chrono::duration<double, std::milli> elapsed = std::chrono::steady_clock::now() - start_;
+  // MPI_MAX of -elapsed: the shortest clock; of the time per call: the slowest rank's.
+  std::array<double, 2> mine{-elapsed.count(), done > 0 ? elapsed.count() * 1000.0 / static_cast<double>(done)
+                                                        : batch_us},
+      most{};
+  check_mpi(MPI_Allreduce(mine.data(), most.data(), 2, MPI_DOUBLE, MPI_MAX, comm_), "MPI_Allreduce of the energy window");
+  const std::chrono::duration<double, std::milli> shortest(-most[0]);
+  seconds_ = shortest.count() / 1000.0;
+  return telemetry::energy_calls_left(shortest, most[1], done, window_);
+}
 
 std::optional<double> EnergyMeter::end() {
   // This rank's growth in joules; -1 marks a counter that could not be read or went backwards.

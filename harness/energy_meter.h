@@ -49,14 +49,18 @@ class EnergyMeter {
   // "# energy: ..." for the start-up block ("" when off).
   std::string startup_line() const;
 
-  // Collective: the collectives a window needs, from this rank's time per collective, agreed as
-  // the most any rank needs (every rank issues the same calls).
-  std::int64_t agree_calls(double call_us) const;
-  // Local: the window begins (reading ranks read their counter).
+  // Local: the window begins (reading ranks read their counter; every rank starts its clock).
   void begin();
+  // Collective: how many more collectives the window needs, the same on every rank (every rank
+  // issues the same calls): none once every rank's clock has run for window(); else enough to
+  // fill what is left at the slowest rank's time per collective so far (`done` collectives since
+  // begin(), all complete; with none yet, `batch_us`, the timed batch's).
+  std::int64_t more_calls(std::int64_t done, double batch_us);
   // Collective: the window ends; the joules every GPU of the job used in it, or nullopt when a
   // counter could not be read or went backwards on some rank.
   std::optional<double> end();
+  // The window's length in seconds, the shortest rank's clock, as of the last more_calls().
+  double seconds() const { return seconds_; }
 
  private:
   // Opens this rank's GPU's counter and reads it once: "" when it can be read, else why not.
@@ -70,6 +74,8 @@ class EnergyMeter {
   std::unique_ptr<telemetry::GpuSource> source_;     // reading ranks
   std::unique_ptr<telemetry::EnergyCounter> counter_;
   std::optional<std::uint64_t> start_mj_;
+  std::chrono::steady_clock::time_point start_;
+  double seconds_ = 0;
 };
 
 }  // namespace ccbench

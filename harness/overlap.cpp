@@ -1,6 +1,7 @@
 #include "harness/overlap.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include <fmt/format.h>
 
@@ -47,24 +48,28 @@ OverlapSpec parse_overlap(const std::string& text) {
             size.empty() ? kDefaultGemmN
                          : load_size(text, size, kMinGemmN, kMaxGemmN, kGemmMultiple,
                                      fmt::format("N must be a whole number from {} to {}, a multiple of {} (m = n = k "
-                                                 "= N)", kMinGemmN, kMaxGemmN, kGemmMultiple))};
+                                                 "= N)", kMinGemmN, kMaxGemmN, kGemmMultiple)),
+            kDefaultRoomSms};
   if (kind == "membw")
     return {LoadKind::membw,
             size.empty() ? kDefaultMembwBytes
                          : load_size(text, size, kMinMembw, kMaxMembw, kMembwMultiple,
                                      fmt::format("SIZE must be bytes from {} to {}, a multiple of {} (K/M/G = powers "
                                                  "of 1024)", format_size(kMinMembw), format_size(kMaxMembw),
-                                                 kMembwMultiple))};
+                                                 kMembwMultiple)),
+            kDefaultRoomSms};
   fail(ExitCode::usage, "--overlap: unknown load '{}' (valid: {})", text, overlap_valid());
 }
 
 std::string load_label(const OverlapSpec& s) {
+  std::string label;
   switch (s.kind) {
-    case LoadKind::gemm: return fmt::format("gemm bf16 {}x{}x{}", s.size, s.size, s.size);
-    case LoadKind::membw: return fmt::format("membw {}", format_size(s.size));
-    case LoadKind::none: break;
+    case LoadKind::gemm: label = fmt::format("gemm bf16 {}x{}x{}", s.size, s.size, s.size); break;
+    case LoadKind::membw: label = fmt::format("membw {}", format_size(s.size)); break;
+    case LoadKind::none: return "";
   }
-  return "";
+  if (s.room_sms > 0) label += fmt::format(", {} SMs left", s.room_sms);
+  return label;
 }
 
 const char* load_unit(const OverlapSpec& s) { return s.kind == LoadKind::gemm ? "TFLOPS" : "GB/s"; }
@@ -74,16 +79,30 @@ double load_work(const OverlapSpec& s) {
   return s.kind == LoadKind::gemm ? 2.0 * n * n * n / 1e12 : 2.0 * n / 1e9;
 }
 
-double rate_in_window(const std::vector<LaunchSpan>& launches, double work_per_launch, double window_begin_ms,
-                      double window_end_ms) {
-  if (!(window_end_ms > window_begin_ms)) return 0;
-  double work = 0;
-  for (const LaunchSpan& l : launches) {
-    const double length = l.end_ms - l.begin_ms;
-    const double inside = std::min(l.end_ms, window_end_ms) - std::max(l.begin_ms, window_begin_ms);
-    if (length > 0 && inside > 0) work += work_per_launch * inside / length;
+FeedPlan feed_plan(double launch_ms) {
+  FeedPlan p;
+  if (!(launch_ms > 0)) return p;
+  p.launches_per_span = static_cast<int>(std::clamp(std::ceil(kSpanMs / launch_ms), 1.0, 1e6));
+  const double span_ms = p.launches_per_span * launch_ms;
+  p.spans_ahead = static_cast<int>(std::clamp(std::ceil(kAheadMs / span_ms), 2.0, kRingSpans - 1.0));
+  return p;
+}
+
+void WindowWork::add(double begin_ms, double end_ms, double work, const std::array<std::optional<double>, 2>& at) {
+  for (std::size_t j = 0; j < 2; ++j) {
+    if (settled_[j]) continue;
+    if (!at[j] || end_ms <= *at[j]) {  // wholly before the mark
+      before_[j] += work;
+      continue;
+    }
+    if (begin_ms < *at[j] && end_ms > begin_ms) before_[j] += work * (*at[j] - begin_ms) / (end_ms - begin_ms);
+    settled_[j] = true;
   }
-  return work / ((window_end_ms - window_begin_ms) / 1000.0);
+}
+
+double WindowWork::rate(const std::array<std::optional<double>, 2>& at) const {
+  if (!at[0] || !at[1] || !(*at[1] > *at[0])) return 0;
+  return (before_[1] - before_[0]) / ((*at[1] - *at[0]) / 1000.0);
 }
 
 #if !CCBENCH_HAVE_CUDA

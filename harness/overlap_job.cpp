@@ -1,5 +1,7 @@
 #include "harness/overlap_job.h"
 
+#include <thread>
+
 #include <fmt/format.h>
 
 #include "core/checks.h"
@@ -8,12 +10,45 @@
 
 namespace ccbench {
 
-double mean_over_ranks(MPI_Comm comm, double mine) {
+namespace {
+
+// Collective: the rate alone, per GPU. Every rank loads its GPU at once, as during the rows, and
+// marks the same wall-clock window on an idle stream: nothing else runs in it.
+double measure_alone(const JobLoad& j, MPI_Comm comm, const char* what) {
+  agreed_step(comm, what, [&] { j.load->start(); });  // every load runs from here
+  j.load->window_begin(nullptr);
+  std::this_thread::sleep_for(kAloneWindow);
+  j.load->window_end(nullptr);
+  double mine = 0;
+  agreed_step(comm, what, [&] { mine = j.load->stop(); });
+  return j.per_gpu(comm, mine);
+}
+
+// Collective: the job's GPUs, each counted by the first rank that drives it.
+int count_gpus(MPI_Comm comm, const RankLayout& layout) {
+  int first = 1, gpus = 0;
+  for (int r = 0; r < layout.rank; ++r)
+    if (layout.same_gpu(r, layout.rank, 0)) first = 0;
+  check_mpi(MPI_Allreduce(&first, &gpus, 1, MPI_INT, MPI_SUM, comm), "MPI_Allreduce of the load's GPUs");
+  return gpus;
+}
+
+}  // namespace
+
+double JobLoad::per_gpu(MPI_Comm comm, double mine) const {
   double sum = 0;
-  int ranks = 1;
-  MPI_Comm_size(comm, &ranks);
   check_mpi(MPI_Allreduce(&mine, &sum, 1, MPI_DOUBLE, MPI_SUM, comm), "MPI_Allreduce of the load's rate");
-  return sum / ranks;
+  return gpus > 0 ? sum / gpus : 0;
+}
+
+Json JobLoad::context() const {
+  return {{"load", load_label(spec)},
+          {"unit", load_unit(spec)},
+          {"room_sms", spec.room_sms},
+          {"sms", sms},
+          {"gpus", gpus},
+          {"alone", alone},
+          {"alone_end", alone_end ? Json(*alone_end) : Json(nullptr)}};
 }
 
 JobLoad open_job_load(const OverlapSpec& spec, Device device, MPI_Comm comm, const RankLayout& layout, int cuda_device) {
@@ -26,21 +61,25 @@ JobLoad open_job_load(const OverlapSpec& spec, Device device, MPI_Comm comm, con
            "ranks: leave --overlap out, or run on GPU ranks", load_label(spec));
     j.load = make_gpu_load(spec, cuda_device);
   });
-  // Ranks of one GPU take turns (one's load alone is not another's); different GPUs at once.
-  int turn = 0, turns = 0;
-  for (int r = 0; r < layout.rank; ++r) turn += layout.same_gpu(r, layout.rank, 0);
-  check_mpi(MPI_Allreduce(&turn, &turns, 1, MPI_INT, MPI_MAX, comm), "MPI_Allreduce of the load's turns");
-  double alone = 0;
-  for (int t = 0; t <= turns; ++t) {
-    agreed_step(comm, "--overlap: the load alone", [&] {
-      if (t == turn) alone = j.load->measure_alone();
-    });
-  }
-  j.alone = mean_over_ranks(comm, alone);
+  j.gpus = count_gpus(comm, layout);
+  const int mine = j.load->sms();
+  check_mpi(MPI_Allreduce(&mine, &j.sms, 1, MPI_INT, MPI_MIN, comm), "MPI_Allreduce of the GPUs' SMs");
+  j.alone = measure_alone(j, comm, "--overlap: the load alone");
   if (layout.rank == 0)
-    fmt::print("# overlap: {} on every GPU rank beside the collectives' timed batches and iterations, alone {:.1f} {} "
-               "(mean over the ranks)\n", load_label(spec), j.alone, load_unit(spec));
+    fmt::print("# overlap: {} on every GPU rank beside the collectives' timed batches and iterations, at the lowest "
+               "stream priority; {} of {} SMs left to the collectives (our kernels' grids capped to them; NCCL's: "
+               "--nccl-config maxCTAs); alone {:.1f} {} per GPU (every rank of a GPU loading it)\n",
+               load_label(spec), spec.room_sms, j.sms, j.alone, load_unit(spec));
   return j;
+}
+
+void measure_alone_again(JobLoad& job, MPI_Comm comm, int rank) {
+  job.alone_end = measure_alone(job, comm, "--overlap: the load alone after the rows");
+  if (rank == 0)
+    fmt::print("# overlap: alone after the rows {:.1f} {} per GPU, {:+.1f} % against {:.1f} before them (a warm GPU "
+               "at its power cap: compare the rows' load_during with both)\n",
+               *job.alone_end, load_unit(job.spec), job.alone > 0 ? 100.0 * (*job.alone_end / job.alone - 1) : 0.0,
+               job.alone);
 }
 
 }  // namespace ccbench

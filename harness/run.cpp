@@ -202,6 +202,7 @@ void Run::set_up() {
   size_the_sweep();
   fill_base_context();
   load_ = open_job_load(opts_.overlap, plan_.device, world_, layout_, base_.cuda_device);
+  if (load_.load) base_.collective_sms = load_.spec.room_sms;  // our grids fit beside the load
   start_telemetry();
   open_results();
 }
@@ -340,6 +341,7 @@ void Run::open_results() {
   context_ = build_context(opts_, plan_, layout_, world_, *backend_);
   if (rank_ == 0) context_["telemetry"] = sampler_->context();
   if (rank_ == 0) context_["energy"] = energy_->context();
+  if (rank_ == 0 && load_.load) context_["overlap"] = load_.context();
   guard_.watchdog().enter("start-up: describing the ranks");
   const std::string block = startup_block(world_, layout_, *backend_, base_.cuda_device, opts_,
                                           progress_plan(opts_, plan_).per_cycle() * std::max(1, opts_.cycles),
@@ -382,6 +384,24 @@ void Run::measure() {
   sweep();
 }
 
+// The rows' load ran on a GPU warming up to its power cap: the load alone again now, as warm as
+// they left it, goes into every row with a load (the files revised) and run.json's context.
+void Run::measure_load_again() {
+  if (!stop_reason_.empty()) {  // agreed: every rank skips it
+    if (rank_ == 0) fmt::print("# overlap: not measured alone again after the rows: the sweep stopped early\n");
+    return;
+  }
+  guard_.watchdog().enter("--overlap: the load alone after the rows");
+  measure_alone_again(load_, world_, rank_);
+  guard_.watchdog().leave();
+  if (!stream_) return;
+  context_["overlap"] = load_.context();
+  std::vector<RunRecord> rows = stream_->rows();
+  for (RunRecord& r : rows)
+    if (!r.load.empty()) r.load_alone_end = load_.alone_end;
+  stream_->revise(rows);
+}
+
 void Run::complete(RunRecord& row) const {
   if (!ceilings_.empty()) set_ceiling_columns(row, ceilings_);
   if (model_) set_model_columns(row, *model_, ceilings_, shared_gpu_);
@@ -399,6 +419,7 @@ void Run::sweep() {
     if (!runner.ring_neighbours().empty()) context_["ring_neighbours"] = runner.ring_neighbours();
     measured_any_ = runner.measured_any();
     stop_reason_ = runner.stop_reason();
+    if (load_.load) measure_load_again();
     return;
   }
   const GroupRunOutcome g = run_in_groups(groups_, rounds_, opts_, plan_, base_, *backend_, stream_.get(), guard_);
@@ -444,7 +465,9 @@ void Run::record() {
   outcome.exit_code = static_cast<int>(code_);
   outcome.verdict = code_ == ExitCode::ok ? "OK" : fmt::format("FAILED: {}", exit_code_name(code_));
   outcome.health = sampler_->summary();
-  if (context_.contains("ring_neighbours")) outcome.context_added = {{"ring_neighbours", context_["ring_neighbours"]}};
+  outcome.context_added = Json::object();
+  for (const char* key : {"ring_neighbours", "overlap"})  // known only once the rows are measured
+    if (context_.contains(key)) outcome.context_added[key] = context_[key];
   stream_->finish(outcome);
   if (model_) fmt::print("{}", model_report(*model_, stream_->rows()));
   if (!opts_.history_db.empty())

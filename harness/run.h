@@ -94,6 +94,7 @@ class Run {
   void open_results();
   void measure();
   void sweep();
+  void measure_load_again();  // --overlap: alone after the rows, into their load_alone_end
   void judge();
   void record();
   void note_ignored_root() const;

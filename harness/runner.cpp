@@ -231,8 +231,9 @@ struct Runner::Measurement {
   std::int64_t wrong = 0, graph_wrong = 0, damaged = 0;  // damaged: guard bytes
   std::string first_wrong;
   double load_during = 0;          // --overlap: the load's rate during the timed batch, on this rank
-  std::optional<double> energy_j;  // --energy: the job's GPUs over the window (agreed), and its calls
-  std::int64_t energy_calls = 0;
+  std::optional<double> energy_j;  // --energy: the job's GPUs over the window (agreed), its calls and
+  std::int64_t energy_calls = 0;   // length (s, agreed)
+  double energy_window_s = 0;
 };
 
 struct Runner::Series {
@@ -753,21 +754,29 @@ void Runner::graph_replays(Implementation& impl, Series& bufs, Measurement& m) {
 
 // --energy: the collective back to back for at least the energy window (agreed calls, fresh
 // input), the job's GPUs' energy over it (energy_meter.h), its output checked as the batch's.
-// After the timed phases, so that their figures are those of an ordinary run.
+// After the timed phases, so that their figures are those of an ordinary run. The window is
+// sized by its own wall clock, in rounds: the batch's time per call sizes the first, and every
+// rank's clock says when it is long enough. The --overlap load has stopped by then, so a batch
+// slowed by it would otherwise give a window that much shorter than asked.
 void Runner::energy_window(Implementation& impl, Series& bufs, Measurement& m) {
   // Before the collectives (enter() may do work); the window may outlast the timeout by design,
   // so the phase gets the timeout beyond twice the window.
   watchdog_.enter(m.where + ": energy window", opts_.timeout + 2 * energy_->window());
-  const std::int64_t calls = energy_->agree_calls(m.batch_us);
-  const std::int64_t iterations = (calls + opts_.agg_iters - 1) / opts_.agg_iters;
   reset(bufs, m);
   backend_.synchronize();
   barrier();
   energy_->begin();
-  for (std::int64_t i = 0; i < iterations; ++i) call(impl, m.args(), opts_.agg_iters);
-  sync(impl);
+  std::int64_t iterations = 0;
+  for (std::int64_t calls = energy_->more_calls(0, m.batch_us); calls > 0;
+       calls = energy_->more_calls(iterations * opts_.agg_iters, m.batch_us)) {
+    const std::int64_t round = (calls + opts_.agg_iters - 1) / opts_.agg_iters;
+    for (std::int64_t i = 0; i < round; ++i) call(impl, m.args(), opts_.agg_iters);
+    sync(impl);
+    iterations += round;
+  }
   m.energy_j = energy_->end();
   m.energy_calls = iterations * opts_.agg_iters;
+  m.energy_window_s = energy_->seconds();
   if (opts_.check && (!m.in_place || repeats_in_place(m.spec.coll, m.spec.op)))
     check_output(bufs, m, "after the energy window", m.wrong);
 }
@@ -843,12 +852,13 @@ bool Runner::agree(Measurement& m, RunRecord row, const Outcome& local) {
   if (telemetry_) row.health = telemetry_->end_row(m.where);  // collective, like the agreement above
   if (load_) {
     row.load_alone = load_->alone;
-    row.load_during = mean_over_ranks(base_.comm, m.load_during);
+    row.load_during = load_->per_gpu(base_.comm, m.load_during);  // as alone: per GPU, its ranks summed
   }
   if (m.energy_j)
     if (auto e = telemetry::energy_figures(*m.energy_j, m.energy_calls, row.bytes)) {
       row.health.energy_per_coll_j = e->joules_per_collective;
       row.health.gb_per_joule = e->gb_per_joule;
+      row.health.energy_window_s = m.energy_window_s;
     }
   emit_measured(m, std::move(row), counts[0], counts[1], counts[2], gather_strings(base_.comm, m.first_wrong));
   return true;
@@ -878,6 +888,7 @@ void Runner::emit_measured(Measurement& m, RunRecord row, std::int64_t wrong, st
   clear_rank_columns(g);  // they hold the eager calls' per-rank times
   g.health.energy_per_coll_j.reset();  // the energy window ran eager calls
   g.health.gb_per_joule.reset();
+  g.health.energy_window_s.reset();
   g.load = g.load_unit = "";  // the replays run after the load stopped
   g.load_alone.reset();
   g.load_during.reset();

@@ -53,6 +53,7 @@ const std::vector<Entry>& entries() {
       {{"nic_errors", "nic_errors"}, Counter{&RowHealth::nic_errors}},
       {{"energy_per_coll_j", kEnergyHeader}, Real{&RowHealth::energy_per_coll_j}},
       {{"gb_per_joule", kEnergyEfficiencyHeader}, Real{&RowHealth::gb_per_joule}},
+      {{"energy_window_s", kEnergyWindowHeader}, Real{&RowHealth::energy_window_s}},
   };
   return e;
 }

@@ -32,9 +32,12 @@ struct RowHealth {
   std::optional<std::uint64_t> xid_events;       // critical XID events (NVML event set)
   std::optional<std::uint64_t> nic_errors;       // NIC symbol_error + link_downed + port_rcv_errors
   // Energy (--energy; telemetry/energy.h): every GPU of the job over a window of the row's
-  // collective repeated, per collective, and the row's algbw size (GB) per joule.
+  // collective repeated, per collective, and the row's algbw size (GB) per joule; and how long
+  // the window lasted (the shortest rank's wall clock), which the figures are good to one
+  // counter step over.
   std::optional<double> energy_per_coll_j;
   std::optional<double> gb_per_joule;
+  std::optional<double> energy_window_s;
 
   bool operator==(const RowHealth&) const = default;
 };
@@ -73,6 +76,7 @@ std::uint64_t parse_throttle_names(std::string_view text);
 // The energy columns' CSV headers, which acceptance rules read (results/accept.h).
 inline constexpr const char* kEnergyHeader = "energy[J/coll]";
 inline constexpr const char* kEnergyEfficiencyHeader = "energy_efficiency[GB/J]";
+inline constexpr const char* kEnergyWindowHeader = "energy_window[s]";
 
 // One health column: its JSON key and CSV header (units in brackets). In JSON a value is a
 // number (gpu_throttle: a string of names) or null where not available; in CSV it is empty then.

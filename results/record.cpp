@@ -189,6 +189,7 @@ const std::vector<Field>& fields() {
       optional(CCB_FIELD(load_unit, "load_unit", Kind::text)),
       optional_number("load_alone", "load_alone", &RunRecord::load_alone),
       optional_number("load_during", "load_during", &RunRecord::load_during),
+      optional_number("load_alone_end", "load_alone_end", &RunRecord::load_alone_end),
   });
   return f;
 }

@@ -23,8 +23,8 @@ using Json = nlohmann::ordered_json;
 // rank_median), optional too, and the columns of what a row is judged against (link_ceiling,
 // efficiency, predicted_time, predicted_busbw, model_efficiency, model_link, model_reason),
 // optional and empty where the run had no ceilings or no model, and the training columns
-// (nccl_config, load, load_unit, load_alone, load_during) and the energy columns of the health
-// block, optional and empty where not used.
+// (nccl_config, load, load_unit, load_alone, load_during, load_alone_end) and the energy columns
+// of the health block (energy_window), optional and empty where not used.
 inline constexpr int kSchemaVersion = 3;
 
 // The CSV headers of the judged-against columns that acceptance rules read (results/accept.h).
@@ -112,13 +112,16 @@ struct RunRecord {
   // Training conditions, "" / empty where the run had none. nccl_config: the NCCL communicator's
   // settings (--nccl-config: "maxCTAs=4;NCCL_ALGO=Ring"), part of what the row measured. load:
   // the compute load that ran beside the collective on every GPU (--overlap: "gemm bf16
-  // 8192x8192x8192", "membw 1G"), its throughput alone and while the collective's timed batch
-  // ran, in load_unit (TFLOPS, GB/s), each the mean over the GPU ranks.
+  // 8192x8192x8192", "membw 1G"), its throughput alone before the rows, while the collective's
+  // timed batch ran, and alone again after the rows (a GPU as warm as the rows left it; set when
+  // the run ends), in load_unit (TFLOPS, GB/s), each per GPU: the sum over the ranks sharing a
+  // GPU, the mean over the GPUs.
   std::string nccl_config;
   std::string load;
   std::string load_unit;
   std::optional<double> load_alone;
   std::optional<double> load_during;
+  std::optional<double> load_alone_end;
 
   // Hardware health while this size was measured (telemetry/); empty figures where not read.
   RowHealth health;

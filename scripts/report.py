@@ -329,12 +329,15 @@ def main():
     trained = [(run.name, r) for run in runs for r in run.rows if r["status"] == "ok" and any(
         r.get(c) for c in ("nccl_config", "load", "energy[J/coll]"))]
     if trained:
-        para("Rows measured with --nccl-config, --overlap or --energy: the load's throughput alone and during the "
-             "timed batch (its unit), energy per collective and the data one joule moved (all GPUs of the job).")
-        table(["run", "case", "size", "nccl_config", "busbw GB/s", "load", "alone", "during", "J/coll", "GB/J"],
+        para("Rows measured with --nccl-config, --overlap or --energy: the load's throughput per GPU alone before "
+             "the rows, during the timed batch and alone after the rows (its unit), energy per collective and the "
+             "data one joule moved (all GPUs of the job).")
+        table(["run", "case", "size", "nccl_config", "busbw GB/s", "load", "alone", "during", "alone after", "J/coll",
+               "GB/J"],
               [(n, f"{r['collective']} {r['impl']} {r['dtype']}", human_size(int(r["size[B]"])), r.get("nccl_config", ""),
                 r["busbw[GB/s]"], f"{r.get('load', '')} {r.get('load_unit', '')}".strip(), r.get("load_alone", ""),
-                r.get("load_during", ""), r.get("energy[J/coll]", ""), r.get("energy_efficiency[GB/J]", ""))
+                r.get("load_during", ""), r.get("load_alone_end", ""), r.get("energy[J/coll]", ""),
+                r.get("energy_efficiency[GB/J]", ""))
                for n, r in trained])
     else:
         para("No rows with --nccl-config, --overlap or --energy.")

@@ -113,16 +113,20 @@ lines = []
 for r in sorted(loaded, key=key):
     b = base.get(key(r))
     a, d = float(r["load_alone"] or 0), float(r["load_during"] or 0)
+    e = float(r.get("load_alone_end") or 0)  # alone again after the rows: warm, at the power cap
     lines.append([r["collective"], label(r), size(r["size[B]"]), f"{b:.1f}" if b else "-", r["busbw[GB/s]"],
-                  f"{float(r['busbw[GB/s]']) / b:.2f}" if b else "-", f"{a:.0f}", f"{d:.0f}",
-                  f"{1 - d / a:.1%}" if a else "-"])
-table(f"Beside a GEMM ({loaded[0]['load'] if loaded else 'gemm'}): busbw kept, GEMM TFLOPS lost",
-      ["collective", "impl", "size", "busbw alone", "busbw beside", "kept", "TFLOPS alone", "TFLOPS during", "lost"], lines)
+                  f"{float(r['busbw[GB/s]']) / b:.2f}" if b else "-", f"{a:.0f} / {e:.0f}", f"{d:.0f}",
+                  f"{1 - d / a:.1%} / {1 - d / e:.1%}" if a and e else "-"])
+table(f"Beside a GEMM ({loaded[0]['load'] if loaded else 'gemm'}; per GPU): busbw kept, GEMM TFLOPS lost against "
+      "alone before / after the rows",
+      ["collective", "impl", "size", "busbw alone", "busbw beside", "kept", "TFLOPS alone (before / after)",
+       "TFLOPS during", "lost (before / after)"], lines)
 
 energy = rows("energy") + rows("energy-shared")
-lines = [[r["collective"], label(r), size(r["size[B]"]), r["busbw[GB/s]"], r["energy[J/coll]"], r["energy_efficiency[GB/J]"]]
-         for r in sorted(energy, key=key)]
-table("Energy (all GPUs of the job; window >= 1 s, about +-10 %)", ["collective", "impl", "size", "busbw", "J/coll", "GB/J"], lines)
+lines = [[r["collective"], label(r), size(r["size[B]"]), r["busbw[GB/s]"], r["energy[J/coll]"], r["energy_efficiency[GB/J]"],
+          r.get("energy_window[s]", "")] for r in sorted(energy, key=key)]
+table("Energy (all GPUs of the job; window >= 1 s, about +-10 %)",
+      ["collective", "impl", "size", "busbw", "J/coll", "GB/J", "window s"], lines)
 EOF
 echo "training-bench: results and logs in $out/, tables in $out/tables.md"
 exit "$status"

@@ -27,10 +27,14 @@ std::optional<unsigned> gpu_position(const GpuSource& source, const std::string&
   return std::nullopt;
 }
 
-std::int64_t energy_window_calls(double call_us, std::chrono::milliseconds window) {
-  if (!(call_us > 0) || !std::isfinite(call_us)) return kMaxEnergyCalls;
-  const double calls = std::ceil(static_cast<double>(window.count()) * 1000.0 / call_us);
-  return calls < 1 ? 1 : calls > static_cast<double>(kMaxEnergyCalls) ? kMaxEnergyCalls : static_cast<std::int64_t>(calls);
+std::int64_t energy_calls_left(std::chrono::duration<double, std::milli> elapsed, double call_us, std::int64_t done,
+                               std::chrono::milliseconds window) {
+  const double left_ms = static_cast<double>(window.count()) - elapsed.count();
+  const std::int64_t most = kMaxEnergyCalls - done;
+  if (!(left_ms > 0) || most <= 0) return 0;
+  if (!(call_us > 0) || !std::isfinite(call_us)) return most;
+  const double calls = std::ceil(left_ms * 1000.0 / call_us);
+  return calls < 1 ? 1 : calls > static_cast<double>(most) ? most : static_cast<std::int64_t>(calls);
 }
 
 std::optional<EnergyFigures> energy_figures(double joules, std::int64_t calls, std::uint64_t bytes) {

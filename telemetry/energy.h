@@ -6,8 +6,9 @@
 //
 // Resolution: the counter moves in steps. On an H200 it moved about every 100 ms: 8 ms of GEMM
 // read 0 J, and 107 ms read 814 W apparent against a 700 W limit (evidence
-// h200x1-20261201-reference). A window is therefore at least kMinEnergyWindow long, repeated
-// collectives filling it, and its figure is good to about one step of energy at either end:
+// h200x1-20261201-reference). A window is therefore at least kMinEnergyWindow long by the wall
+// clock, repeated collectives filling it, and its figure is good to about one step of energy at
+// either end:
 // +-kEnergyCounterStep / window (1 s: about +-10 %; --energy 10: about +-1 %).
 // The energy is the whole GPU's, idle power included, while the collectives ran.
 #include <chrono>
@@ -45,8 +46,12 @@ class EnergyCounter {
 // The position in source.gpus() of the GPU with this NVML UUID ("GPU-..."), or nullopt.
 std::optional<unsigned> gpu_position(const GpuSource& source, const std::string& uuid);
 
-// How many collectives of `call_us` each fill `window`: at least 1, at most kMaxEnergyCalls.
-std::int64_t energy_window_calls(double call_us, std::chrono::milliseconds window);
+// How many more collectives a window of `window` needs once `elapsed` of it has passed with
+// `done` collectives of `call_us` each: none once elapsed reaches the window or done reaches
+// kMaxEnergyCalls; else enough to fill what is left (at least 1), at most kMaxEnergyCalls - done.
+// A call_us that is not a positive time asks for the most.
+std::int64_t energy_calls_left(std::chrono::duration<double, std::milli> elapsed, double call_us, std::int64_t done,
+                               std::chrono::milliseconds window);
 
 // A row's energy columns from `joules` (every GPU of the job) over `calls` collectives of
 // `bytes` (the row's algbw size) each; nullopt when there is nothing to divide (no energy, no

@@ -16,6 +16,7 @@
 #include "collectives/gpu/gpu_impl.h"
 #include "collectives/gpu/gpu_impls.h"
 #include "collectives/gpu/peer_state.h"
+#include "core/cuda_stream.h"
 
 namespace ccbench {
 
@@ -47,9 +48,7 @@ class CeGpu final : public GpuImpl {
     peers_ = std::make_unique<PeerState>(ctx_.comm, kLowLatencyOffset, other_ranks(ctx_.comm));
     // One side stream per peer so that the copy engines run the copies concurrently.
     for (int r = 0; r < n_; ++r) {
-      cudaStream_t s;
-      CCB_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
-      side_.push_back(s);
+      side_.push_back(create_stream(StreamPriority::highest));  // as the collectives' own (core/cuda_stream.h)
     }
     events_.resize(static_cast<std::size_t>(n_) + 1);
     for (auto& e : events_) CCB_CUDA(cudaEventCreateWithFlags(&e, cudaEventDisableTiming));

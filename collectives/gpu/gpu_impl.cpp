@@ -1,5 +1,7 @@
 #include "collectives/gpu/gpu_impl.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "core/checks.h"
@@ -95,9 +97,11 @@ void GpuImpl::setup(const ImplContext& ctx) {
   CCB_CUDA(cudaSetDevice(ctx.cuda_device));
   errors_ = std::make_unique<DeviceErrors>();
   own_layout_ = RankLayout::from_hosts(rank_, std::vector<std::string>(static_cast<std::size_t>(n_), "."));
-  // What the grids are sized by, agreed: the fewest SMs and the most ranks sharing a GPU.
+  // What the grids are sized by, agreed: the fewest SMs (beside a load: those it leaves) and the
+  // most ranks sharing a GPU.
   int sms = 0;
   CCB_CUDA(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, ctx.cuda_device));
+  if (ctx.collective_sms > 0) sms = std::min(sms, ctx.collective_sms);  // beside an --overlap load
   int sharers = 0;
   const RankLayout& l = layout();
   for (int r = 0; r < l.nranks; ++r) sharers += l.same_node(rank_, r) && l.same_gpu(rank_, r, visible_gpus());

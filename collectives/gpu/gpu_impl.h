@@ -45,7 +45,8 @@ class GpuImpl : public Implementation {
   // blocks of one launch wait on each other (and on the same blocks of the peers), so a grid must
   // never need more than is resident. One block per SM, over the fewest SMs of any rank's GPU
   // (agreed in setup(): mixed GPU models lay out alike), divided among the ranks of a node
-  // sharing one GPU (under MPS they run at once); at least 1. The same on every rank.
+  // sharing one GPU (under MPS they run at once), and beside an --overlap load over the SMs it
+  // leaves free (ImplContext::collective_sms); at least 1. The same on every rank.
   int resident_limit(int blocks_per_channel) const;
   cudaStream_t stream() const { return static_cast<cudaStream_t>(stream_); }
   void launched(int rc) const { CCB_CUDA(static_cast<cudaError_t>(rc)); }

@@ -204,6 +204,10 @@ void RunCommand::add_training_options() {
                o_.overlap = parse_overlap(v);
                overlap_ = v;
              });
+  overlap_room_option_ = set_.integer({"--overlap-room", "SMs the --overlap load leaves free for the collectives; our kernels' grids are "
+                                  "capped to them while it runs (NCCL's: --nccl-config maxCTAs=N); 0 = the load takes "
+                                  "every SM"},
+               overlap_room_, 0, kMaxRoomSms, "a number of SMs");
   set_.repeatable({"--nccl-config", "one NCCL communicator per combination of the values given, its rows labelled in "
                                     "the nccl_config column; repeat it for more keys (every combination is measured); "
                                     "the value default leaves a key as NCCL has it"},
@@ -397,6 +401,9 @@ RunOptions RunCommand::finish(const std::string& command_line) {
       std::none_of(o_.impls.begin(), o_.impls.end(), [](const std::string& i) { return i.rfind("nccl", 0) == 0; }))
     fail(ExitCode::usage, "--nccl-config sets up NCCL communicators, and --impl {} names no NCCL implementation (add "
          "nccl, nccl-ring, nccl-tree or nccl-symm)", impl_);
+  o_.overlap.room_sms = overlap_room_;
+  if (o_.overlap.kind == LoadKind::none && overlap_room_option_->count() > 0)
+    o_.notes.push_back(fmt::format("--overlap-room {} changes nothing without --overlap", overlap_room_));
   if (o_.overlap.kind != LoadKind::none && (o_.device == DeviceChoice::cpu || o_.groups != "world"))
     fail(ExitCode::usage, "--overlap {} runs on GPU ranks over the whole job: not with {}", overlap_,
          o_.device == DeviceChoice::cpu ? "--device cpu" : "--groups " + o_.groups);

@@ -25,7 +25,7 @@ class RunCommand {
   void add_sweep_options();
   void add_what_options();
   void add_control_options();
-  void add_training_options();  // --overlap, --nccl-config
+  void add_training_options();  // --overlap, --overlap-room, --nccl-config
   void add_nccl_tests_options();
   void add_nccl_tests_refusals();
   // An nccl-tests flag taking a whole number from lo to hi; `use` maps the value (returning a
@@ -47,6 +47,8 @@ class RunCommand {
   int check_ = 1;           // -c
   int per_iter_skip_ = 0;   // -K
   int local_register_ = 0;  // -R
+  int overlap_room_ = kDefaultRoomSms;  // --overlap-room, applied to --overlap's spec by finish()
+  CLI::Option* overlap_room_option_ = nullptr;
 };
 
 // --accept / --rules FILE and --min-busbw GBPS (0: none): the rules, read before any measurement,

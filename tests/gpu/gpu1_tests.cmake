@@ -244,10 +244,35 @@ ccbench_gpu1_training_test(gpu1_overlap_membw_2 2 "ring:allreduce twoshot:allred
                            --timeout 120)
 ccbench_gpu1_training_test(gpu1_overlap_nccl_one_rank 1 "nccl:allreduce" "CCBENCH_EXPECT_LOAD=gemm"
                            --overlap gemm --collective allreduce --impl nccl -b 1M -e 64M -f 8 -n 4 -w 1 --timeout 120)
+# --overlap measured right, the load driven directly (tests/gpu/overlap_load.cpp): two ranks sharing
+# the GPU lose nothing in rows without a collective (alone is measured with every sharer loading);
+# 10^5 small launches leave memory flat at a plain back-to-back loop's rate; a grid shaped like a
+# collective's (whole-SM blocks waiting for each other) starts beside the load as if alone.
+if(CCBENCH_HAVE_CUDA)
+  add_executable(ccbench_overlap_load ${CMAKE_CURRENT_SOURCE_DIR}/gpu/overlap_load.cpp
+                                      ${CMAKE_CURRENT_SOURCE_DIR}/gpu/spin_grid.cu)
+  target_include_directories(ccbench_overlap_load PRIVATE ${PROJECT_SOURCE_DIR})
+  target_link_libraries(ccbench_overlap_load PRIVATE ccbench_harness_lib)
+  function(ccbench_gpu1_overlap_load_test name ranks)
+    add_test(NAME ${name}
+             COMMAND ${MPIEXEC_EXECUTABLE} --allow-run-as-root --oversubscribe --bind-to none -np ${ranks}
+                     -x CUDA_VISIBLE_DEVICES=0 $<TARGET_FILE:ccbench_overlap_load> ${ARGN})
+    set_tests_properties(${name} PROPERTIES LABELS "gpu;gpu1" SKIP_RETURN_CODE 77 TIMEOUT 180 RUN_SERIAL TRUE)
+  endfunction()
+  ccbench_gpu1_overlap_load_test(gpu1_overlap_sharers_2 2 sharers membw:256M gemm:4096)
+  ccbench_gpu1_overlap_load_test(gpu1_overlap_launches 1 launches membw:1M gemm:256)
+  ccbench_gpu1_overlap_load_test(gpu1_overlap_room 1 room)
+endif()
 # --energy: NVML's counter over windows of >= 1 s, every eager row; two ranks on one GPU count it once.
 ccbench_gpu1_training_test(gpu1_energy_1 1 "nccl:allreduce,allgather"
                            "CCBENCH_EXPECT_ENERGY=1;CCBENCH_EXPECT_ENERGY_GPUS=1"
                            --energy on --collective allreduce,allgather --impl nccl -b 64M -e 64M -n 4 -w 1 --timeout 120)
+# Beside a load that slows every call many times over (two ranks time-slicing one GPU with a GEMM
+# each): the window, run after the load stopped, still lasts >= 1 s by the wall clock.
+ccbench_gpu1_training_test(gpu1_energy_overlap_2 2 "ring:allreduce"
+                           "CCBENCH_EXPECT_ENERGY=1;CCBENCH_EXPECT_ENERGY_GPUS=1;CCBENCH_EXPECT_LOAD=gemm"
+                           --overlap gemm --energy on --collective allreduce --impl ring -b 1M -e 16M -f 4 -n 4 -w 1
+                           --in-place no --timeout 120)
 ccbench_gpu1_training_test(gpu1_energy_shared_2 2 "ring:allreduce ce:allgather"
                            "CCBENCH_EXPECT_ENERGY=1;CCBENCH_EXPECT_ENERGY_GPUS=1"
                            --energy on --collective allreduce,allgather --impl ring,ce -b 16M -e 16M -n 4 -w 1

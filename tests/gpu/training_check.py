@@ -5,12 +5,15 @@ nothing cannot pass.
 
 Environment:
   CCBENCH_EXPECT_LOAD        "gemm" or "membw": every measured eager row names that load and its
-                             unit, with a rate alone and during above 0 and during at most 1.2x
-                             alone (the load cannot speed up beside a collective); graph rows none
+                             unit, with a rate alone (before the rows), during, and alone again after
+                             the rows above 0, and during at most 1.2x alone (the load cannot speed
+                             up beside a collective); graph rows none; run.json's context.overlap
+                             gives the same alone figures, the room and the SMs
   CCBENCH_EXPECT_ENERGY      "1": every measured eager row has energy[J/coll] and
-                             energy_efficiency[GB/J] above 0, consistent with its size, and run.json's
-                             context says energy is available; "na": every row's energy columns are
-                             empty and run.json says why
+                             energy_efficiency[GB/J] above 0, consistent with its size, over a window
+                             of at least CCBENCH_EXPECT_ENERGY_WINDOW seconds [1] (energy_window[s]),
+                             and run.json's context says energy is available; "na": every row's
+                             energy columns are empty and run.json says why
   CCBENCH_EXPECT_ENERGY_GPUS the number of GPUs run.json's energy block sums over
   CCBENCH_EXPECT_CONFIGS     "impl:LABEL|LABEL ...": impl has measured rows with each nccl_config
                              label and none with another; a label NCCL_PROTO=X makes every such
@@ -39,6 +42,24 @@ def rows_of(path):
         return list(csv.DictReader(line for line in f if not line.startswith("#")))
 
 
+def check_overlap_context(context, rows):
+    block = context.get("overlap")
+    if not isinstance(block, dict):
+        return [f"run.json has no context.overlap block: {block}"]
+    problems = []
+    if not (block.get("alone", 0) > 0 and (block.get("alone_end") or 0) > 0):
+        problems.append(f"context.overlap: alone {block.get('alone')} and after the rows {block.get('alone_end')}")
+    if not (0 <= block.get("room_sms", -1) < block.get("sms", 0)):
+        problems.append(f"context.overlap: room {block.get('room_sms')} of {block.get('sms')} SMs")
+    for r in rows:
+        if r["status"] == "ok" and r["mode"] == "eager":
+            for column, key in (("load_alone", "alone"), ("load_alone_end", "alone_end")):
+                if abs(float(r.get(column) or 0) - block[key]) > kPrinted * block[key]:
+                    problems.append(f"{r['collective']}/{r['impl']} {r['size[B]']} B: {column} {r[column]} is not "
+                                    f"context.overlap's {block[key]}")
+    return problems
+
+
 def check_load(rows, kind):
     problems = []
     unit = "TFLOPS" if kind == "gemm" else "GB/s"
@@ -55,12 +76,13 @@ def check_load(rows, kind):
             problems.append(f"{where}: load '{r.get('load')}' in '{r.get('load_unit')}', expected {kind} in {unit}")
             continue
         alone, during = float(r.get("load_alone") or 0), float(r.get("load_during") or 0)
-        if not (alone > 0 and during > 0 and during <= 1.2 * alone):
-            problems.append(f"{where}: load alone {alone} during {during} {unit}")
+        after = float(r.get("load_alone_end") or 0)
+        if not (alone > 0 and during > 0 and after > 0 and during <= 1.2 * alone):
+            problems.append(f"{where}: load alone {alone} during {during} alone after the rows {after} {unit}")
     return problems
 
 
-def check_energy(rows, context, want, gpus):
+def check_energy(rows, context, want, gpus, window):
     problems = []
     energy = context.get("energy", {})
     if want == "na":
@@ -84,6 +106,9 @@ def check_energy(rows, context, want, gpus):
             problems.append(f"{where}: energy {j} J/coll, {gbj} GB/J")
         elif abs(gbj * j - int(r["size[B]"]) / 1e9) > kPrinted * int(r["size[B]"]) / 1e9:
             problems.append(f"{where}: {gbj} GB/J x {j} J is not the row's {r['size[B]']} B")
+        seconds = float(r.get("energy_window[s]") or 0)
+        if seconds < window:
+            problems.append(f"{where}: the energy window lasted {seconds} s, less than {window} s")
     return problems
 
 
@@ -115,9 +140,11 @@ def main(path):
     problems = []
     if os.environ.get("CCBENCH_EXPECT_LOAD"):
         problems += check_load(rows, os.environ["CCBENCH_EXPECT_LOAD"])
+        problems += check_overlap_context(context, rows)
     if os.environ.get("CCBENCH_EXPECT_ENERGY"):
         problems += check_energy(rows, context, os.environ["CCBENCH_EXPECT_ENERGY"],
-                                 os.environ.get("CCBENCH_EXPECT_ENERGY_GPUS"))
+                                 os.environ.get("CCBENCH_EXPECT_ENERGY_GPUS"),
+                                 float(os.environ.get("CCBENCH_EXPECT_ENERGY_WINDOW", "1")))
     if os.environ.get("CCBENCH_EXPECT_CONFIGS"):
         problems += check_configs(rows, os.environ["CCBENCH_EXPECT_CONFIGS"])
     for p in problems:

@@ -114,13 +114,15 @@ TEST(Overlap, SpecsLabelsUnitsAndWork) {
   EXPECT_EQ(parse_overlap("").kind, LoadKind::none);
   const OverlapSpec g = parse_overlap("gemm");
   EXPECT_EQ(g.size, kDefaultGemmN);
-  EXPECT_EQ(load_label(g), "gemm bf16 8192x8192x8192");
+  EXPECT_EQ(g.room_sms, kDefaultRoomSms);
+  EXPECT_EQ(load_label(g), "gemm bf16 8192x8192x8192, 16 SMs left");
+  EXPECT_EQ(load_label({LoadKind::gemm, 8192, 0}), "gemm bf16 8192x8192x8192");  // the load takes every SM
   EXPECT_STREQ(load_unit(g), "TFLOPS");
   EXPECT_DOUBLE_EQ(load_work(g), 2.0 * 8192.0 * 8192.0 * 8192.0 / 1e12);
   EXPECT_EQ(parse_overlap("gemm:4096").size, 4096u);
   const OverlapSpec m = parse_overlap("membw:2G");
   EXPECT_EQ(m.size, 2ull << 30);
-  EXPECT_EQ(load_label(m), "membw 2G");
+  EXPECT_EQ(load_label(m), "membw 2G, 16 SMs left");
   EXPECT_STREQ(load_unit(m), "GB/s");
   EXPECT_DOUBLE_EQ(load_work(m), 2.0 * (2ull << 30) / 1e9);
   expect_usage([] { parse_overlap("gemm:1000"); }, "multiple of 64");
@@ -128,25 +130,64 @@ TEST(Overlap, SpecsLabelsUnitsAndWork) {
   expect_usage([] { parse_overlap("fft"); }, "unknown load 'fft' (valid: gemm[:N] (N from 256 to 65536");
 }
 
-// Launches count in proportion to the part of them inside the window.
-TEST(Overlap, RateInWindowCountsPartsOfLaunches) {
-  const std::vector<LaunchSpan> back_to_back = {{0, 10}, {10, 20}, {20, 30}, {30, 40}};
-  EXPECT_DOUBLE_EQ(rate_in_window(back_to_back, 1.0, 0, 40), 100.0);   // 4 units in 40 ms
-  EXPECT_DOUBLE_EQ(rate_in_window(back_to_back, 1.0, 5, 25), 100.0);   // half, one, half: 2 in 20 ms
-  const std::vector<LaunchSpan> slowed = {{0, 10}, {10, 40}};           // the second ran 3x slower
-  EXPECT_DOUBLE_EQ(rate_in_window(slowed, 1.0, 10, 40), 1.0 / 0.03);
-  EXPECT_DOUBLE_EQ(rate_in_window(back_to_back, 1.0, 50, 60), 0.0);    // nothing ran in it
-  EXPECT_DOUBLE_EQ(rate_in_window(back_to_back, 1.0, 5, 5), 0.0);      // no window
+// Spans count in proportion to the part of them inside the window; a mark not known yet when a
+// span is added lies after it.
+double window_rate(const std::vector<std::pair<double, double>>& spans, std::optional<double> begin,
+                   std::optional<double> end, std::size_t known_from = 0) {
+  WindowWork w;
+  for (std::size_t i = 0; i < spans.size(); ++i) {
+    const std::array<std::optional<double>, 2> at = i >= known_from ? std::array{begin, end}
+                                                                     : std::array<std::optional<double>, 2>{};
+    w.add(spans[i].first, spans[i].second, 1.0, at);
+  }
+  return w.rate({begin, end});
+}
+
+TEST(Overlap, WindowWorkCountsPartsOfSpans) {
+  const std::vector<std::pair<double, double>> back_to_back = {{0, 10}, {10, 20}, {20, 30}, {30, 40}};
+  EXPECT_DOUBLE_EQ(window_rate(back_to_back, 0, 40), 100.0);  // 4 units in 40 ms
+  EXPECT_DOUBLE_EQ(window_rate(back_to_back, 5, 25), 100.0);  // half, one, half: 2 in 20 ms
+  const std::vector<std::pair<double, double>> slowed = {{0, 10}, {10, 40}};  // the second ran 3x slower
+  EXPECT_DOUBLE_EQ(window_rate(slowed, 10, 40), 1.0 / 0.03);
+  EXPECT_DOUBLE_EQ(window_rate(back_to_back, 50, 60), 0.0);  // nothing ran in it
+  EXPECT_DOUBLE_EQ(window_rate(back_to_back, 5, 5), 0.0);    // no window
+  EXPECT_DOUBLE_EQ(window_rate(back_to_back, 5, std::nullopt), 0.0);  // never closed
+  // The marks learnt only at the third span: the first two lay before both, as the feeder knows.
+  EXPECT_DOUBLE_EQ(window_rate(back_to_back, 25, 35, 2), 100.0);
+  // A gap between spans (the load starved) is work lost, not averaged away.
+  EXPECT_DOUBLE_EQ(window_rate({{0, 10}, {20, 30}}, 0, 30), 2.0 / 0.03);
+}
+
+// Small launches go in spans of >= kSpanMs; >= kAheadMs of them queued, within the ring.
+TEST(Overlap, FeedPlanSizesTheQueueByTime) {
+  const FeedPlan gemm = feed_plan(1.3);  // gemm:8192 on an H200
+  EXPECT_EQ(gemm.launches_per_span, 1);
+  EXPECT_EQ(gemm.spans_ahead, 4);  // 5.2 ms queued
+  const FeedPlan small = feed_plan(0.004);  // a 4 us launch (gemm:256, membw:1M)
+  EXPECT_EQ(small.launches_per_span, 50);   // 200 us a span: two events per 50 launches
+  EXPECT_EQ(small.spans_ahead, 25);         // 5 ms queued
+  EXPECT_EQ(feed_plan(800.0).spans_ahead, 2);  // gemm:65536: one running, one queued
+  EXPECT_EQ(feed_plan(1e-8).spans_ahead, kRingSpans - 1);  // at most 1e6 launches a span, within the ring
+  EXPECT_EQ(feed_plan(0).launches_per_span, 1);  // no time: one launch a span
 }
 
 // ---- --energy ------------------------------------------------------------------------------
 
 TEST(Energy, WindowCallsAndFigures) {
-  EXPECT_EQ(telemetry::energy_window_calls(1000.0, std::chrono::milliseconds(1000)), 1000);
-  EXPECT_EQ(telemetry::energy_window_calls(3.0, std::chrono::milliseconds(1000)), 333334);
-  EXPECT_EQ(telemetry::energy_window_calls(2e6, std::chrono::milliseconds(1000)), 1);
-  EXPECT_EQ(telemetry::energy_window_calls(1e-3, std::chrono::milliseconds(1000)), telemetry::kMaxEnergyCalls);
-  EXPECT_EQ(telemetry::energy_window_calls(0, std::chrono::milliseconds(1000)), telemetry::kMaxEnergyCalls);
+  using ms = std::chrono::duration<double, std::milli>;
+  const std::chrono::milliseconds second(1000);
+  EXPECT_EQ(telemetry::energy_calls_left(ms(0), 1000.0, 0, second), 1000);
+  EXPECT_EQ(telemetry::energy_calls_left(ms(0), 3.0, 0, second), 333334);
+  EXPECT_EQ(telemetry::energy_calls_left(ms(0), 2e6, 0, second), 1);
+  EXPECT_EQ(telemetry::energy_calls_left(ms(0), 1e-3, 0, second), telemetry::kMaxEnergyCalls);
+  EXPECT_EQ(telemetry::energy_calls_left(ms(0), 0, 0, second), telemetry::kMaxEnergyCalls);
+  // A batch 4x slowed by a load sized the first round to a quarter: the clock asks for the rest,
+  // at the time per call the round took.
+  EXPECT_EQ(telemetry::energy_calls_left(ms(62.5), 250.0, 250, second), 3750);
+  EXPECT_EQ(telemetry::energy_calls_left(ms(999.9), 250.0, 4000, second), 1);
+  EXPECT_EQ(telemetry::energy_calls_left(ms(1000), 250.0, 4000, second), 0);  // long enough
+  EXPECT_EQ(telemetry::energy_calls_left(ms(10), 1e-3, telemetry::kMaxEnergyCalls - 5, second), 5);
+  EXPECT_EQ(telemetry::energy_calls_left(ms(10), 1.0, telemetry::kMaxEnergyCalls, second), 0);  // no more
   const auto f = telemetry::energy_figures(700.0, 1000, 1ull << 30);  // 700 J over 1000 collectives of 1 GiB
   ASSERT_TRUE(f);
   EXPECT_DOUBLE_EQ(f->joules_per_collective, 0.7);
@@ -237,8 +278,10 @@ TEST(TrainingColumns, RoundTripThroughCsvAndJsonAndEmptyWhereNotUsed) {
   r.load_unit = "TFLOPS";
   r.load_alone = 812.5;
   r.load_during = 640.25;
+  r.load_alone_end = 790.0;
   r.health.energy_per_coll_j = 0.75;
   r.health.gb_per_joule = 1.5;
+  r.health.energy_window_s = 1.0625;
   std::vector<std::string> header;
   for (const Column& c : record_columns()) header.push_back(c.csv_header);
   for (const RunRecord& back : {record_from_csv(header, to_csv_fields(r)), record_from_json(to_json(r))}) {
@@ -247,15 +290,19 @@ TEST(TrainingColumns, RoundTripThroughCsvAndJsonAndEmptyWhereNotUsed) {
     EXPECT_EQ(back.load_unit, "TFLOPS");
     EXPECT_EQ(back.load_alone, 812.5);
     EXPECT_EQ(back.load_during, 640.25);
+    EXPECT_EQ(back.load_alone_end, 790.0);
     EXPECT_EQ(back.health.energy_per_coll_j, 0.75);
     EXPECT_EQ(back.health.gb_per_joule, 1.5);
+    EXPECT_EQ(back.health.energy_window_s, 1.0625);
   }
   const RunRecord plain;
   const Json j = to_json(plain);
-  EXPECT_TRUE(j["load_during"].is_null() && j["energy_per_coll_j"].is_null() && j["gb_per_joule"].is_null());
+  EXPECT_TRUE(j["load_during"].is_null() && j["load_alone_end"].is_null() && j["energy_per_coll_j"].is_null() &&
+              j["gb_per_joule"].is_null() && j["energy_window_s"].is_null());
   EXPECT_EQ(j["nccl_config"], "");
   EXPECT_NE(std::find(header.begin(), header.end(), "energy[J/coll]"), header.end());
   EXPECT_NE(std::find(header.begin(), header.end(), "energy_efficiency[GB/J]"), header.end());
+  EXPECT_NE(std::find(header.begin(), header.end(), "energy_window[s]"), header.end());
 }
 
 // Acceptance rules read the energy columns; rows without them are "not available", never a pass.
@@ -313,6 +360,14 @@ TEST(TrainingOptions, ParsedAndRefusedWithTheReason) {
             1u);
   expect_usage([] { parse({"--overlap", "gemm:100"}); }, "a multiple of 64");
   expect_usage([] { parse({"--overlap", "fast"}); }, "valid: gemm[:N] (N from 256 to 65536");
+  // The room, given before or after the load, and its default.
+  EXPECT_EQ(o.overlap.room_sms, kDefaultRoomSms);
+  EXPECT_EQ(std::get<RunOptions>(parse({"--overlap-room", "0", "--overlap", "gemm"})).overlap.room_sms, 0);
+  EXPECT_EQ(std::get<RunOptions>(parse({"--overlap", "gemm", "--overlap-room", "32"})).overlap.room_sms, 32);
+  expect_usage([] { parse({"--overlap", "gemm", "--overlap-room", "2000"}); }, "0 to 1024");
+  expect_usage([] { parse({"--overlap", "gemm", "--overlap-room", "-1"}); }, "--overlap-room");
+  const auto notes = std::get<RunOptions>(parse({"--overlap-room", "8"})).notes;
+  EXPECT_NE(std::find(notes.begin(), notes.end(), "--overlap-room 8 changes nothing without --overlap"), notes.end());
 }
 
 }  // namespace
