@@ -4,7 +4,8 @@
 #
 # Each host is a network + UTS + mount namespace: its own host name (h1 .. hN), address
 # 198.18.0.N/24 (RFC 2544's benchmarking range, nothing outside the box's namespaces), a veth
-# (eth0) into a bridge in a "switch" namespace, its own /etc/hosts, private /tmp and /dev/shm.
+# (eth0) into a bridge in a "switch" namespace, its own /etc/hosts (DIR/etc/hosts.hN, naming every
+# host), private /tmp and /dev/shm.
 # Links can be slowed (tc tbf), made lossy (a tc BPF filter) and cut (ip link); Open MPI starts
 # its daemons through an rsh agent that enters a host's namespaces; `up --slurm` adds a real Slurm
 # (slurmctld on h1, one slurmd per host, a fresh munge key). Needs root.
@@ -109,7 +110,10 @@ check_machine() {
 write_host_files() {
   local n=$1 i
   mkdir -p "$dir/etc" "$dir/run" "$dir/log" "$dir/bin"
-  { echo "127.0.0.1 localhost"; for i in $(seq 1 "$n"); do echo "$subnet_prefix.$i h$i"; done; } >"$dir/etc/hosts"
+  # One /etc/hosts per host (etc/hosts.hN), alike unless a test makes one differ.
+  for i in $(seq 1 "$n"); do
+    { echo "127.0.0.1 localhost"; for j in $(seq 1 "$n"); do echo "$subnet_prefix.$j h$j"; done; } >"$dir/etc/hosts.h$i"
+  done
   for i in $(seq 1 "$n"); do echo "h$i slots=1"; done >"$dir/etc/hostfile"
   # The host's first process: names the host, gives it its own /etc/hosts, /tmp and /dev/shm and a
   # sysfs of its network namespace (/sys/class/net lists its own interfaces) with the machine's
@@ -120,7 +124,7 @@ h=\$1 cg="$dir/run/cgroup-\$1"
 echo \$\$ >"$dir/run/\$h.pid.new" && mv "$dir/run/\$h.pid.new" "$dir/run/\$h.pid"
 mkdir -p "\$cg" && mount --rbind /sys/fs/cgroup "\$cg" && umount -l /sys && mount -t sysfs "sys-\$h" /sys &&
   mount --rbind "\$cg" /sys/fs/cgroup && umount -l "\$cg" &&
-  hostname "\$h" && mount --bind "$dir/etc/hosts" /etc/hosts &&
+  hostname "\$h" && mount --bind "$dir/etc/hosts.\$h" /etc/hosts &&
   mount -t tmpfs -o mode=1777 "tmp-\$h" /tmp && mount -t tmpfs -o mode=1777 "shm-\$h" /dev/shm || exit 1
 exec sleep infinity
 EOF
