@@ -70,7 +70,7 @@ class Box:
         return False
 
     def down(self):
-        p = self.box("down", check=False)
+        p = self.box("down", check=False, quiet=True)
         if p.returncode != 0:
             print(f"FAIL: cluster-in-a-box down exited {p.returncode}: {p.stderr.strip()}")
             sys.exit(1)
@@ -103,6 +103,22 @@ class Box:
 
     def exec(self, host, argv, timeout=120, env=None):
         return subprocess.run(self.exec_cmd(host, argv), capture_output=True, text=True, timeout=timeout, env=env)
+
+    def processes(self, host):
+        """Command lines of the processes in `host` other than the one holding its namespaces."""
+        p = subprocess.run(["ip", "netns", "pids", f"cbx-{self.name}-{host}"], capture_output=True, text=True)
+        out = []
+        for pid in p.stdout.split():
+            try:
+                with open(f"/proc/{pid}/stat", encoding="utf-8", errors="replace") as f:
+                    state = f.read().rsplit(")", 1)[1].split()[0]
+                with open(f"/proc/{pid}/cmdline", "rb") as f:
+                    cmd = f.read().replace(b"\0", b" ").decode(errors="replace").strip()
+            except (OSError, IndexError):
+                continue  # ended meanwhile
+            if state != "Z" and not (cmd.startswith("unshare --uts --mount") or cmd == "sleep infinity"):
+                out.append(f"{pid} {cmd}")  # a zombie has ended; only its parent has yet to see it
+        return out
 
     def shape(self, host, rate, loss=None):
         self.box("shape", host, rate, *([str(loss)] if loss is not None else []))
