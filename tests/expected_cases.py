@@ -271,7 +271,8 @@ _VALUE_OPTIONS = {"-n", "--iters", "-w", "--warmup_iters", "-m", "--agg_iters", 
                   "--group-outlier-threshold", "--tree", "--telemetry", "--telemetry-interval", "--temp-limit",
                   "--telemetry-record", "--ib-dev", "--ib-port", "--ib-gid-index", "--ib-sl", "--ib-tc",
                   "--ib-mtu", "--gpudirect", "--nccl-library", "-J", "--output_file", "-t", "-g", "-p", "-z", "-R",
-                  "-I", "-y", "-s", "--energy", "--overlap", "--telemetry-counter-interval"}
+                  "-I", "-y", "-s", "--energy", "--overlap", "--telemetry-counter-interval", "--ofi-provider",
+                  "--ofi-domain", "--ofi-protocol"}
 _FLAGS = {"--share-gpus", "--quiet", "--measure-ceilings", "--serial", "--fail-on-health"}
 
 

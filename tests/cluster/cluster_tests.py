@@ -68,7 +68,7 @@ def fresh(opts, name):
     return d
 
 
-def timed(cmd, timeout=240, env=None):
+def timed(cmd, timeout=280, env=None):
     print("$ " + " ".join(cmd), flush=True)
     start = time.monotonic()
     p = subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=timeout,
@@ -83,7 +83,7 @@ def checked_run(opts, box, name, np, args, check=(), mpirun_args=()):
     d = fresh(opts, name)
     cmd = [sys.executable, CHECK, "--dir", d, "--unchecked", "none", *check, "--",
            *box.mpirun(np, *mpirun_args), opts.ccbench, *args, "--out", d]
-    p, _ = timed(cmd, timeout=300)
+    p, _ = timed(cmd, timeout=opts.deadline)
     print(p.stdout[-3000:])
     need(p.returncode == 0, f"{name}: check_results.py failed", p.stderr[-3000:])
     return d
