@@ -16,6 +16,7 @@
 #include "harness/job/bootstrap.h"
 #include "harness/links/links.h"
 #include "harness/min_bandwidth.h"
+#include "harness/reachability.h"
 #include "harness/results_dir.h"
 #include "harness/run_outputs.h"
 #include "harness/sizes.h"
@@ -194,6 +195,13 @@ void Run::connect(int* argc, char*** argv) {
   guard_.identify(rank_, layout_.host(), layout_.host_of);
   watchdog.enter("start-up: creating the progress board");
   guard_.open_board(world_);
+  // Where the ranks span hosts, a timeout names the hosts that no longer answer (a cut link).
+  watchdog.enter("start-up: listening for reachability probes");
+  auto reachability = std::make_shared<Reachability>(world_, layout_, opts_.timeout);
+  guard_.set_hosts_note([reachability](std::chrono::milliseconds budget) {
+    const Reachability::Report r = reachability->describe(budget);
+    return JobGuard::HostsNote{r.text, r.silent > 0};
+  });
 }
 
 void Run::set_up() {

@@ -21,7 +21,9 @@ packages=(
   libsqlite3-dev                 # results history (--db)
   libxml2-utils                  # tests: xmllint validates the JUnit XML of `ccbench accept`
   dpkg-dev                       # cpack: dpkg-shlibdeps names the .deb's dependencies
-  clang libclang-rt-dev  # scripts/test.sh: libFuzzer targets (tests/fuzz)
+  clang libclang-rt-dev  # scripts/test.sh: libFuzzer targets (tests/fuzz); the cluster tier's BPF loss filter
+  iproute2 procps util-linux     # the cluster tier (tests/cluster): ip, tc, nstat, pgrep, unshare, nsenter
+  slurmctld slurmd slurm-client munge libpmix-dev  # its real Slurm; srun --mpi=pmix loads libpmix.so (10 s to install)
 )
 
 # scripts/report.py's test opens report.html in headless Chromium (tests/reports/report_browser.sh).

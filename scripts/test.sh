@@ -2,8 +2,10 @@
 # Sets ccbench up (scripts/setup.sh) and runs every test: unit tests, MPI tests (mpirun -np 2..5
 # --oversubscribe, the bad-input matrix and the fault tests among them), the installation (label
 # install: cmake --install into a temporary prefix, the installed ccbench --version and a 2-rank
-# run, the installed Slurm script, cpack -G DEB) and GPU tests (skipped with the reason where no
-# GPU is present). Then two more stages, which CI always runs, on one clang build of the CPU
+# run, the installed Slurm script, cpack -G DEB), the cluster tier (label cluster: ccbench across 3
+# hosts of a cluster in a box, a real Slurm among them, tests/cluster; cluster.leftovers fails on
+# any namespace a box left; skipped with the reason where this machine cannot make namespaces) and
+# GPU tests (skipped with the reason where no GPU is present). Then two more stages, which CI always runs, on one clang build of the CPU
 # parts with AddressSanitizer and UBSan (<build>-asan, no CUDA):
 #   sanitizers  the unit and MPI tests run there;
 #   fuzzers     its libFuzzer targets, each run for CCBENCH_FUZZ_SECONDS (default 20) from its

@@ -2,7 +2,7 @@
 """Checks a ccbench run by what it wrote, not only by its exit code.
 
     check_results.py --dir DIR [--exit-code N] [--allow ok,skipped] [--unchecked none|some|all]
-                     [--allow-skip IMPL/COLL:TEXT ...] [--rows N] [--expect-output REGEX ...]
+                     [--allow-skip IMPL/COLL:TEXT ...] [--rows N] [--hosts N] [--expect-output REGEX ...]
                      [--no-results] -- COMMAND...
 
 Runs COMMAND (which must write its results to DIR; DIR is emptied first), echoes its output,
@@ -165,8 +165,8 @@ def check_results_line(c, stdout, folder):
 class Expectation:
     """What the rows must be besides each being sound: the case set of a command, or a count."""
 
-    def __init__(self, command=None, rows=None, allow_skips=()):
-        self.command, self.rows, self.allow_skips = command, rows, list(allow_skips)
+    def __init__(self, command=None, rows=None, allow_skips=(), hosts=1):
+        self.command, self.rows, self.allow_skips, self.hosts = command, rows, list(allow_skips), hosts
 
     def check(self, c, rows, statuses, doc):
         if self.rows is not None:
@@ -183,6 +183,7 @@ class Expectation:
         if plan is None:
             c.expect(False, "the command runs no ccbench: state the row count (--rows N)")
             return
+        plan.hosts = self.hosts
         if plan.device is None:  # --device auto: what the run found
             plan.device = (doc or {}).get("context", {}).get("device", "cpu")
         for item in self.allow_skips:
@@ -262,6 +263,8 @@ def main():
     ap.add_argument("--allow-skip", action="append", default=[], metavar="IMPL/COLL:TEXT",
                     help="a case of IMPL (and COLL; either may be empty) may be skipped with a reason holding TEXT")
     ap.add_argument("--rows", type=int, help="the row count, for a run whose case set is not modelled")
+    ap.add_argument("--hosts", type=int, default=1,
+                    help="the hosts the ranks run on, in rank-order blocks (--groups node and rails) [1]")
     ap.add_argument("--expect-output", action="append", default=[], metavar="REGEX",
                     help="stdout or stderr must match REGEX (repeatable)")
     ap.add_argument("--no-results", action="store_true", help="the run must end before writing any result file")
@@ -284,7 +287,8 @@ def main():
     if a.no_results:
         failures += check_no_results(a.dir, stdout)
         return report(failures, "", f"exit code {a.exit_code} before any result file, output as expected")
-    expectation = Expectation(command or (shlex.split(a.command) if a.command else None), a.rows, a.allow_skip)
+    expectation = Expectation(command or (shlex.split(a.command) if a.command else None), a.rows, a.allow_skip,
+                              a.hosts)
     failures += check_folder(a.dir, stdout, a.exit_code, set(a.allow.split(",")), a.unchecked, expectation)
     return report(failures, "", f"exit code {a.exit_code}; the case set, rows, bandwidths, run.json and footer agree "
                                 f"({a.dir})")

@@ -174,6 +174,9 @@ class Plan:
         self.cycles = 1
         self.groups = "world"
         self.emulate_nodes = 1
+        # Real hosts the launcher spreads the ranks over, in rank-order blocks (mpirun --map-by
+        # ppr:K:node; check_results.py --hosts); each is split again by --emulate-nodes.
+        self.hosts = 1
         self.ring_order = None
         self.transport = "auto"
         self.nccl_configs = []  # --nccl-config: the nccl_config label of each combination
@@ -210,7 +213,7 @@ class Plan:
             return [("world", n)]
         if self.groups == "pairs":
             return [(f"pair {a}-{b}", 2) for a in range(n) for b in range(a + 1, n)]
-        node_of = [r * self.emulate_nodes // n for r in range(n)]
+        node_of = [r * self.emulate_nodes * self.hosts // n for r in range(n)]
         if self.groups == "node":
             return [(f"node{k}", node_of.count(k)) for k in sorted(set(node_of))]
         if self.groups == "rails":
@@ -268,7 +271,8 @@ _VALUE_OPTIONS = {"-n", "--iters", "-w", "--warmup_iters", "-m", "--agg_iters", 
                   "--group-outlier-threshold", "--tree", "--telemetry", "--telemetry-interval", "--temp-limit",
                   "--telemetry-record", "--ib-dev", "--ib-port", "--ib-gid-index", "--ib-sl", "--ib-tc",
                   "--ib-mtu", "--gpudirect", "--nccl-library", "-J", "--output_file", "-t", "-g", "-p", "-z", "-R",
-                  "-I", "-y", "-s", "--energy", "--overlap", "--telemetry-counter-interval"}
+                  "-I", "-y", "-s", "--energy", "--overlap", "--telemetry-counter-interval", "--ofi-provider",
+                  "--ofi-domain", "--ofi-protocol"}
 _FLAGS = {"--share-gpus", "--quiet", "--measure-ceilings", "--serial", "--fail-on-health"}
 
 

@@ -147,6 +147,40 @@ int choose_transport(const RankLayout& l, int from, int to, const std::string& w
        l.host_of[from], to, l.host_of[to]);
 }
 
+}  // namespace
+
+std::string tcp_choose_address(MPI_Comm comm, const RankLayout& layout, Clock::time_point deadline,
+                               std::chrono::milliseconds timeout) {
+  int rank = 0, size = 1;
+  check_mpi(MPI_Comm_rank(comm, &rank), "MPI_Comm_rank");
+  check_mpi(MPI_Comm_size(comm, &size), "MPI_Comm_size");
+  std::vector<std::string> addresses_of;
+  if (layout.hosts > 1) {  // every rank's interface addresses, for the route to the peers
+    const std::string mine = tcp_format_addresses(tcp_host_addresses());
+    int len = static_cast<int>(mine.size());
+    std::vector<int> lens(static_cast<size_t>(size)), displs(static_cast<size_t>(size));
+    std::vector<MPI_Request> req(1, MPI_REQUEST_NULL);
+    auto describe = [] { return std::string("every rank's interface addresses"); };
+    check_mpi(MPI_Iallgather(&len, 1, MPI_INT, lens.data(), 1, MPI_INT, comm, &req[0]), "MPI_Iallgather");
+    wait_bounded(req, deadline, timeout, rank, describe);
+    int total = 0;
+    for (int r = 0; r < size; ++r) {
+      displs[static_cast<size_t>(r)] = total;
+      total += lens[static_cast<size_t>(r)];
+    }
+    std::string all(static_cast<size_t>(total), '\0');
+    check_mpi(MPI_Iallgatherv(mine.data(), len, MPI_CHAR, all.data(), lens.data(), displs.data(), MPI_CHAR, comm,
+                              &req[0]), "MPI_Iallgatherv");
+    wait_bounded(req, deadline, timeout, rank, describe);
+    for (int r = 0; r < size; ++r)
+      addresses_of.push_back(all.substr(static_cast<size_t>(displs[static_cast<size_t>(r)]),
+                                        static_cast<size_t>(lens[static_cast<size_t>(r)])));
+  }
+  return tcp_local_address(layout, addresses_of);
+}
+
+namespace {
+
 // Sockets reach any rank: over loopback on one host, over the network across hosts.
 bool tcp_can_connect(const RankLayout&, int, int, std::string*) { return true; }
 // Rank 0 draws the job token; every rank picks the address it listens on and connects from.
@@ -167,7 +201,8 @@ std::unique_ptr<TransportJob> tcp_prepare(const SetupArgs& a) {
             "MPI_Ibcast of the tcp job token");
   wait_bounded(req, a.deadline, a.options->timeout, rank, [] { return std::string("rank 0's tcp job token"); });
   if (failed) throw *failed;
-  return std::make_unique<TcpJob>(token, tcp_local_address(*a.layout), rank, a.options->timeout);
+  return std::make_unique<TcpJob>(token, tcp_choose_address(a.comm, *a.layout, a.deadline, a.options->timeout), rank,
+                                  a.options->timeout);
 }
 std::unique_ptr<RecvChannel> tcp_create_recv(const SetupArgs& a, ChannelSetup* setup) {
   auto& job = static_cast<TcpJob&>(*a.job);

@@ -106,6 +106,14 @@ TransportOps left_out_transport(std::string_view name) {
           nullptr, nullptr, nullptr, nullptr};
 }
 
+// Collective over `comm` (described by `layout`): the address this rank's tcp sockets use
+// (tcp_local_address in transports/tcp.h), after every rank's interface addresses are exchanged
+// where the ranks span hosts; every wait bounded by `deadline` (Error(timeout) naming what it
+// waited for, `timeout` being the bound it was given). Throws what tcp_local_address throws, after
+// the exchange, so no rank waits in it for one that gave up.
+std::string tcp_choose_address(MPI_Comm comm, const RankLayout& layout, std::chrono::steady_clock::time_point deadline,
+                               std::chrono::milliseconds timeout);
+
 // Every CPU transport in probe order.
 const std::vector<TransportOps>& cpu_transports();
 // "auto, shm, mpi, tcp, ib" (transports/names.h).

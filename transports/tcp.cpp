@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <condition_variable>
 #include <cstring>
 #include <fstream>
@@ -232,43 +233,140 @@ std::string tcp_interfaces() {
   return s.empty() ? "none" : s;
 }
 
-std::string tcp_local_address(const RankLayout& layout) {
-  if (const auto wanted = env_text("CCBENCH_TCP_IF")) {
-    const std::string& env = *wanted;
-    for (const Interface& f : interfaces()) {
-      if (f.name != env) continue;
-      const std::string a = best_address(f);
-      if (a.empty()) break;
-      if (f.loopback && layout.hosts > 1)
-        fail(ExitCode::usage, "CCBENCH_TCP_IF='{}' is a loopback interface, which ranks on other hosts cannot reach "
-             "(this run spans {} hosts); interfaces on host {}: {}", env, layout.hosts, layout.host(),
-             tcp_interfaces());
-      return a;
-    }
-    fail(ExitCode::usage, "CCBENCH_TCP_IF='{}' is not a network interface with an IP address on host {}; give one "
-         "of the interfaces here: {}", env, layout.host(), tcp_interfaces());
+std::vector<TcpInterfaceAddress> tcp_host_addresses() {
+  ifaddrs* list = nullptr;
+  if (getifaddrs(&list) != 0) fail(ExitCode::runtime, "tcp: getifaddrs() failed: {}", std::strerror(errno));
+  std::vector<TcpInterfaceAddress> out;
+  for (ifaddrs* i = list; i; i = i->ifa_next) {
+    if (!i->ifa_addr || i->ifa_addr->sa_family != AF_INET || (i->ifa_flags & IFF_LOOPBACK) || !i->ifa_netmask) continue;
+    const std::uint32_t mask = ntohl(reinterpret_cast<const sockaddr_in*>(i->ifa_netmask)->sin_addr.s_addr);
+    out.push_back({i->ifa_name, numeric(i->ifa_addr, sizeof(sockaddr_in)), __builtin_popcount(mask)});
   }
-  if (layout.hosts == 1) return "127.0.0.1";  // one machine, emulated nodes or not
+  freeifaddrs(list);
+  return out;
+}
+
+std::string tcp_format_addresses(const std::vector<TcpInterfaceAddress>& addresses) {
+  std::string s;
+  for (const TcpInterfaceAddress& a : addresses)
+    s += fmt::format("{}{}={}/{}", s.empty() ? "" : " ", a.interface, a.address, a.prefix);
+  return s;
+}
+
+std::vector<TcpInterfaceAddress> tcp_parse_addresses(const std::string& text) {
+  std::vector<TcpInterfaceAddress> out;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    const size_t end = std::min(text.find(' ', pos), text.size());
+    const std::string item = text.substr(pos, end - pos);
+    pos = end + 1;
+    const size_t eq = item.find('='), slash = item.rfind('/');
+    if (eq == std::string::npos || slash == std::string::npos || slash < eq) continue;
+    in_addr probe{};
+    const std::string address = item.substr(eq + 1, slash - eq - 1);
+    char* rest = nullptr;
+    const long prefix = std::strtol(item.c_str() + slash + 1, &rest, 10);
+    if (inet_pton(AF_INET, address.c_str(), &probe) != 1 || *rest != '\0' || prefix < 0 || prefix > 32) continue;
+    out.push_back({item.substr(0, eq), address, static_cast<int>(prefix)});
+  }
+  return out;
+}
+
+namespace {
+
+std::uint32_t ipv4(const std::string& address) {
+  in_addr a{};
+  inet_pton(AF_INET, address.c_str(), &a);
+  return ntohl(a.s_addr);
+}
+
+bool same_subnet(const TcpInterfaceAddress& mine, const std::string& other) {
+  const std::uint32_t mask = mine.prefix == 0 ? 0 : ~std::uint32_t{0} << (32 - mine.prefix);
+  return (ipv4(mine.address) & mask) == (ipv4(other) & mask);
+}
+
+}  // namespace
+
+std::string tcp_route_address(const std::vector<TcpInterfaceAddress>& mine,
+                              const std::vector<std::vector<TcpInterfaceAddress>>& others) {
+  auto is_mine = [&](const std::string& a) {
+    return std::any_of(mine.begin(), mine.end(), [&](const TcpInterfaceAddress& m) { return m.address == a; });
+  };
+  for (const TcpInterfaceAddress& m : mine) {
+    const bool reaches_all = std::all_of(others.begin(), others.end(), [&](const auto& host) {
+      return std::any_of(host.begin(), host.end(),
+                         [&](const TcpInterfaceAddress& o) { return !is_mine(o.address) && same_subnet(m, o.address); });
+    });
+    if (reaches_all) return m.address;
+  }
+  return {};
+}
+
+namespace {
+
+// The address CCBENCH_TCP_IF names; Error(usage) listing the interfaces when it names none.
+std::string address_of_interface(const std::string& wanted, const RankLayout& layout) {
+  for (const Interface& f : interfaces()) {
+    if (f.name != wanted) continue;
+    const std::string a = best_address(f);
+    if (a.empty()) break;
+    if (f.loopback && layout.hosts > 1)
+      fail(ExitCode::usage, "CCBENCH_TCP_IF='{}' is a loopback interface, which ranks on other hosts cannot reach "
+           "(this run spans {} hosts); interfaces on host {}: {}", wanted, layout.hosts, layout.host(),
+           tcp_interfaces());
+    return a;
+  }
+  fail(ExitCode::usage, "CCBENCH_TCP_IF='{}' is not a network interface with an IP address on host {}; give one "
+       "of the interfaces here: {}", wanted, layout.host(), tcp_interfaces());
+}
+
+// The first non-loopback address (IPv4 first) the host name resolves to; "" with `why` set when
+// it resolves to nothing else.
+std::string address_of_name(const std::string& host, std::string* why) {
   addrinfo hints{};
   hints.ai_family = AF_UNSPEC;
   hints.ai_socktype = SOCK_STREAM;
   addrinfo* res = nullptr;
-  const int rc = getaddrinfo(layout.host().c_str(), nullptr, &hints, &res);
-  if (rc != 0)
-    fail(ExitCode::precondition, "tcp: cannot resolve host name {}: {}; set CCBENCH_TCP_IF to the interface to use "
-         "(interfaces here: {})", layout.host(), gai_strerror(rc), tcp_interfaces());
-  std::string v4, v6;
+  const int rc = getaddrinfo(host.c_str(), nullptr, &hints, &res);
+  if (rc != 0) {
+    *why = fmt::format("cannot resolve host name {}: {}", host, gai_strerror(rc));
+    return {};
+  }
+  std::string v4, v6, loop;
   for (addrinfo* r = res; r; r = r->ai_next) {
-    if (is_loopback(r->ai_addr)) continue;
+    const std::string a = numeric(r->ai_addr, r->ai_addrlen);
+    if (is_loopback(r->ai_addr)) {
+      loop += (loop.empty() ? "" : ", ") + a;
+      continue;
+    }
     std::string& slot = r->ai_family == AF_INET ? v4 : v6;
-    if (slot.empty()) slot = numeric(r->ai_addr, r->ai_addrlen);
+    if (slot.empty()) slot = a;
   }
   freeaddrinfo(res);
-  if (!v4.empty()) return v4;
-  if (!v6.empty()) return v6;
-  fail(ExitCode::precondition, "tcp: host name {} resolves only to loopback addresses, which ranks on other hosts "
-       "cannot reach; set CCBENCH_TCP_IF to the interface to use (interfaces here: {})", layout.host(),
-       tcp_interfaces());
+  if (v4.empty() && v6.empty()) *why = fmt::format("host name {} resolves only to loopback addresses ({})", host, loop);
+  return !v4.empty() ? v4 : v6;
+}
+
+}  // namespace
+
+std::string tcp_local_address(const RankLayout& layout, const std::vector<std::string>& addresses_of) {
+  if (const auto wanted = env_text("CCBENCH_TCP_IF")) return address_of_interface(*wanted, layout);
+  if (layout.hosts == 1) return "127.0.0.1";  // one machine, emulated nodes or not
+  std::string why;
+  if (std::string a = address_of_name(layout.host(), &why); !a.empty()) return a;
+  // The interface on the route to the peers: one address list per other host.
+  const std::vector<TcpInterfaceAddress> mine = tcp_host_addresses();
+  std::vector<std::vector<TcpInterfaceAddress>> others;
+  std::vector<std::string> seen{layout.host()};
+  for (size_t r = 0; r < addresses_of.size() && r < layout.host_of.size(); ++r) {
+    if (std::find(seen.begin(), seen.end(), layout.host_of[r]) != seen.end()) continue;
+    seen.push_back(layout.host_of[r]);
+    others.push_back(tcp_parse_addresses(addresses_of[r]));
+  }
+  if (std::string a = tcp_route_address(mine, others); !a.empty()) return a;
+  fail(ExitCode::precondition, "tcp: {}, and no interface of host {} is on a subnet with every other host of the run "
+       "({} host(s)); set CCBENCH_TCP_IF to the interface to use (interfaces here: {})", why, layout.host(),
+       others.size(), tcp_interfaces());
 }
 
 // ---- TcpJob, TcpSocket ----

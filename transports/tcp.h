@@ -70,15 +70,39 @@ using TcpDeadline = std::chrono::steady_clock::time_point;
 // 128 bits from getrandom(). Throws Error(runtime) if getrandom() fails.
 TcpToken tcp_random_token();
 
+// An IPv4 address of one of this host's interfaces, with its prefix length.
+struct TcpInterfaceAddress {
+  std::string interface;  // "eth0"
+  std::string address;    // numeric, "198.18.0.2"
+  int prefix = 32;        // 24 for a /24
+};
+// This host's IPv4 interface addresses other than loopback ones, in getifaddrs() order.
+std::vector<TcpInterfaceAddress> tcp_host_addresses();
+// "eth0=198.18.0.2/24 ib0=10.1.0.2/16" and back: how ranks tell each other their addresses.
+// Parsing skips what is not such an item.
+std::string tcp_format_addresses(const std::vector<TcpInterfaceAddress>& addresses);
+std::vector<TcpInterfaceAddress> tcp_parse_addresses(const std::string& text);
+// The interface on the route to the peers: of `mine`, the first address whose subnet holds an
+// address of every host in `others` (each host's addresses); "" when none does. An address of
+// another host equal to one of `mine` counts for nothing: a bridge every host has alike (docker0's
+// 172.17.0.1) joins no two hosts.
+std::string tcp_route_address(const std::vector<TcpInterfaceAddress>& mine,
+                              const std::vector<std::vector<TcpInterfaceAddress>>& others);
+
 // The numeric address this rank's TCP channels listen on and connect from:
 //   CCBENCH_TCP_IF set    an IPv4 address of that interface (else a global IPv6, else a
 //                         link-local one), found with getifaddrs();
 //   unset, one host       127.0.0.1;
-//   unset, several hosts  the first non-loopback address the host name resolves to.
+//   unset, several hosts  the first non-loopback address the host name resolves to; where the
+//                         name resolves to loopback only (Debian's "127.0.1.1 host" line) or
+//                         not at all, the interface on the route to the peers
+//                         (tcp_route_address over `addresses_of`).
+// `addresses_of`: every rank's tcp_format_addresses() (rank order), gathered by the caller
+// (tcp_choose_address in transports/connect.h); may be empty on one host.
 // Throws Error(usage) when CCBENCH_TCP_IF names no interface with an address, or a loopback one
 // while ranks span hosts (the message lists the interfaces that exist and their addresses);
-// Error(precondition) when the host name resolves to nothing but loopback across hosts.
-std::string tcp_local_address(const RankLayout& layout);
+// Error(precondition) when neither the host name nor a shared subnet gives an address.
+std::string tcp_local_address(const RankLayout& layout, const std::vector<std::string>& addresses_of);
 
 // "lo (127.0.0.1, ::1), eth0 (10.0.0.2)": this host's interfaces, for messages.
 std::string tcp_interfaces();

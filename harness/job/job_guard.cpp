@@ -122,6 +122,11 @@ void JobGuard::close_board(bool in_step) {
   board_.reset();
 }
 
+void JobGuard::set_hosts_note(std::function<HostsNote(std::chrono::milliseconds)> note) {
+  std::lock_guard lock(end_mu_);
+  hosts_note_ = std::move(note);
+}
+
 GuardedSink& JobGuard::open_results(std::unique_ptr<ResultSink> sinks, Json context) {
   auto results = std::make_unique<GuardedSink>(std::move(sinks), std::move(context));
   std::lock_guard lock(end_mu_);
@@ -170,7 +175,17 @@ void JobGuard::begin_ending(std::chrono::milliseconds own_grace) {
   end_mu_.lock();  // never unlocked: the process ends
 }
 
-void JobGuard::carry_out(const JobEnd& end) {
+void JobGuard::carry_out(const JobEnd& given) {
+  JobEnd end = given;
+  bool host_lost = false;
+  if (end.exit_code == static_cast<int>(ExitCode::timeout) && hosts_note_) {
+    const HostsNote note = hosts_note_(kTimeoutProbeWait);
+    if (!note.text.empty()) {
+      end.reason += "; " + note.text;
+      if (!end.message.empty()) end.message += "; " + note.text;
+    }
+    host_lost = note.host_lost;
+  }
   if (!end.message.empty()) fmt::print(stderr, "ccbench: {}\n", end.message);
   try {
     if (results_ && !results_->try_finish({false, end.reason, end.exit_code, end.verdict}, kCloseResultsWait))
@@ -179,9 +194,12 @@ void JobGuard::carry_out(const JobEnd& end) {
   } catch (const std::exception& e) {  // the files' own error (a full disk): the job ends all the same
     fmt::print(stderr, "ccbench: rank {}: the result files could not be closed: {}\n", rank_, e.what());
   }
-  if (rank_ != 0 && end.rank0_grace.count() > 0) {
+  std::chrono::milliseconds wait = rank_ != 0 ? end.rank0_grace : std::chrono::milliseconds(0);
+  if (host_lost) wait = std::max<std::chrono::milliseconds>(wait, kLauncherWait);  // see the header
+  bool signalled = false;
+  if (wait.count() > 0) {
     std::unique_lock lock(grace_mu_);
-    grace_cv_.wait_for(lock, end.rank0_grace, [this] { return grace_cut_; });
+    signalled = grace_cv_.wait_for(lock, wait, [this] { return grace_cut_; });
   }
   if (!aborts_.empty()) {
     std::vector<Abort> aborts;
@@ -189,7 +207,8 @@ void JobGuard::carry_out(const JobEnd& end) {
     abort_bounded(std::move(aborts), rank_);
   }
   std::fflush(nullptr);
-  if (end.abort_mpi && mpi_running()) (void)MPI_Abort(MPI_COMM_WORLD, end.exit_code);
+  // Ended by a signal meanwhile: the launcher ends the job, and MPI_Abort would only ask it again.
+  if (end.abort_mpi && !signalled && mpi_running()) (void)MPI_Abort(MPI_COMM_WORLD, end.exit_code);
   _exit(end.exit_code);
 }
 
@@ -221,8 +240,11 @@ void JobGuard::on_signal(int sig, bool from_launcher) {
     carry_out(quiet);
   }
   const std::string phase = watchdog_.phase();
-  const std::string reason = fmt::format("rank {} (host {}) was terminated by {} during '{}'", rank_, host_,
-                                         signal_name(sig), phase.empty() ? "-" : phase);
+  std::string reason = fmt::format("rank {} (host {}) was terminated by {} during '{}'", rank_, host_,
+                                   signal_name(sig), phase.empty() ? "-" : phase);
+  // The launcher may end the job because a node went away (mpirun's keepalive): say which.
+  if (from_launcher && hosts_note_)
+    if (const HostsNote note = hosts_note_(kSignalProbeWait); note.host_lost) reason += "; " + note.text;
   carry_out({.exit_code = 128 + sig,
              .reason = reason,
              .verdict = "FAILED: terminated",

@@ -21,6 +21,13 @@
 // Lifetime: the destructor stops both threads before any member goes, so the guard can be the
 // first member of its owner: constructed before anything else, destroyed after everything else.
 //
+// A host lost (set_hosts_note): a timeout that finds a host no longer answering leaves the job's
+// end to the launcher for kLauncherWait after closing the files, instead of ending it at once.
+// mpirun told to end a job sends to every node's daemon, and a message to one that cannot be
+// reached keeps its connection busy until TCP gives up (net.ipv4.tcp_retries2: 15 min); left
+// alone, mpirun's keepalive (docs/guides/clusters.md) finds the node lost about 11 s after it went
+// quiet and ends the job itself, at once. The launcher's signal ends the wait.
+//
 // Who speaks when the launcher ends a rank (a termination signal from its parent: mpirun ends
 // every rank when one exits non-zero or calls MPI_Abort, and when it is itself signalled): rank 0
 // once it holds the result files, which it closes with the reason; no other rank, since the rank
@@ -47,6 +54,18 @@
 #include "results/sink.h"
 
 namespace ccbench {
+
+// How long ranks that found a host lost leave the job's end to the launcher: mpirun with the
+// keepalive options of docs/guides/clusters.md ends the job 11 s after the host went quiet (12 s
+// after a cut on the cluster in a box), Slurm after SlurmdTimeout; past this the ranks end it.
+inline constexpr std::chrono::seconds kLauncherWait{20};
+// How long a timed-out job waits for the other hosts' answers (set_hosts_note): a live host
+// completes a handshake within milliseconds whatever its load (the kernel answers); 1.5 s keeps
+// the job's end within a few seconds of its deadline.
+inline constexpr std::chrono::milliseconds kTimeoutProbeWait{1500};
+// How long rank 0, ended by its launcher, asks the other hosts: within the second mpirun leaves it
+// before SIGKILL (odls_base_sigkill_timeout).
+inline constexpr std::chrono::milliseconds kSignalProbeWait{400};
 
 // Rank 0's result writers as the main thread and an early end share them: every call holds a
 // lock, and rows after finish() are dropped. begin() may come late: a finish() before it first
@@ -96,6 +115,15 @@ class JobGuard {
   // rank came here the ordinary way); otherwise MPI_Finalize takes it.
   void close_board(bool in_step);
 
+  // What an early end for a timeout, or rank 0's end by its launcher, adds to its message and
+  // reason (harness/reachability.h: the hosts that no longer answer within `budget`), called once
+  // from the thread ending the job. Main thread; {} for none.
+  struct HostsNote {
+    std::string text;        // "" adds nothing
+    bool host_lost = false;  // a host did not answer at all (a link or the host is down)
+  };
+  void set_hosts_note(std::function<HostsNote(std::chrono::milliseconds budget)> note);
+
   // Rank 0: the result writers, closed from now on by an early end with its reason. Returns the
   // sink the main thread writes through (as long as the guard lives). `context`: what the files
   // begin with if the job ends before GuardedSink::begin().
@@ -143,6 +171,7 @@ class JobGuard {
   std::vector<std::string> host_of_;
   std::unique_ptr<ProgressBoard> board_;
   std::unique_ptr<GuardedSink> results_;
+  std::function<HostsNote(std::chrono::milliseconds)> hosts_note_;
   std::map<std::uint64_t, Abort> aborts_;
   std::uint64_t next_id_ = 0;
   std::atomic<bool> settled_{false};  // settle() was called: settled_code_ holds the exit code
