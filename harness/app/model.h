@@ -16,6 +16,11 @@ struct ModelRequest {
   SweepSpec sweep{8, 1ull << 30, 2.0, 0};
   int nodes = 0;                         // > 0: replaces the file's node count
   std::string format = "table";          // table, csv or json
+  // --acceptance: the wall time of accepting the fleet (harness/model/acceptance_plan.h) with the
+  // first collective and algorithm, -n timed and -w warm-up iterations per size.
+  bool acceptance = false;
+  int iterations = 20, warmup = 5;
+  double step_setup_s = 0.05;
 };
 
 // Prints the predictions on stdout; returns the exit code.
