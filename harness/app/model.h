@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "collectives/types.h"
+#include "harness/model/acceptance_plan.h"
 #include "harness/sizes.h"
 
 namespace ccbench {
@@ -20,7 +21,7 @@ struct ModelRequest {
   // first collective and algorithm, -n timed and -w warm-up iterations per size.
   bool acceptance = false;
   int iterations = 20, warmup = 5;
-  double step_setup_s = 0.05;
+  double step_setup_s = kDefaultStepSetupSeconds;
 };
 
 // Prints the predictions on stdout; returns the exit code.

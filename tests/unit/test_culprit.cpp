@@ -37,7 +37,9 @@ void expect_all_pairs_once(const std::vector<PairRound>& rounds, const std::vect
       ++seen[{a, b}];
       const int na = node_of[static_cast<size_t>(a)], nb = node_of[static_cast<size_t>(b)];
       EXPECT_TRUE(nodes_in_round.insert(na).second) << "node " << na << " twice in a round";
-      if (nb != na) EXPECT_TRUE(nodes_in_round.insert(nb).second) << "node " << nb << " twice in a round";
+      if (nb != na) {
+        EXPECT_TRUE(nodes_in_round.insert(nb).second) << "node " << nb << " twice in a round";
+      }
     }
   }
   EXPECT_EQ(static_cast<int>(seen.size()), n * (n - 1) / 2);
@@ -363,6 +365,14 @@ TEST(PairAttribution, ThePairsOfTheSlowHostArePutOnIt) {
   EXPECT_TRUE(pair_attribution_json({pair_row(0, 1, 1)}, 0.9)[0]["culprits"].empty());
 }
 
+// A row's figures as links.csv gives them: size, time and bandwidth agree (results/row_check.h).
+void set_busbw(RunRecord& r, double gbps) {
+  r.busbw_gbps = r.algbw_gbps = r.busbw_median_gbps = gbps;
+  r.time_avg_us = r.time_median_us = r.time_min_us = r.time_p95_us = r.time_max_us =
+      static_cast<double>(r.bytes) / (gbps * 1e9) * 1e6;
+  r.iterations = 1;
+}
+
 // links.csv as accept reads it: rows of collective "link", the sender's host.
 ResultSet links_rows(int slow) {
   ResultSet set;
@@ -377,8 +387,7 @@ ResultSet links_rows(int slow) {
     r.bytes = c.bytes;
     r.host = c.src_host;
     r.link = link_name(c.src, c.src_host, c.dst, c.dst_host);
-    r.busbw_gbps = r.algbw_gbps = *c.oneway_gbps;
-    r.time_avg_us = r.time_median_us = 1;
+    set_busbw(r, *c.oneway_gbps);
     set.rows.push_back(r);
   }
   set.extra.resize(set.rows.size());
@@ -409,7 +418,7 @@ TEST(AcceptAttribution, AFloorFailsTheSlowHostsLinksAndNamesItNotEveryEnd) {
   // A link at fault between two good hosts fails the link, not its hosts.
   ResultSet one_link = links_rows(-1);
   for (RunRecord& r : one_link.rows)
-    if (r.link == "h1:0-h2:1") r.busbw_gbps = 1;
+    if (r.link == "h1:0-h2:1") set_busbw(r, 1);
   const AcceptReport link = evaluate_rules(rules, {one_link});
   EXPECT_TRUE(link.attribution->culprits().empty());
   for (const PlaceVerdict& n : link.nodes) EXPECT_EQ(n.state, CheckState::pass) << n.name;
