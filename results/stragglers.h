@@ -61,7 +61,8 @@ std::string group_outlier_report(const std::vector<RunRecord>& rows, double thre
 
 // The attribution (results/attribution.h) of each case of a pairs run: the measured rows of two
 // ranks that name their link, alike but for the group (collective, impl, dtype, op, placement,
-// mode), at the largest size measured, by busbw against `threshold` (--group-outlier-threshold).
+// mode), at the largest size measured, by the busbw of the median call (busbw_median; the batch
+// figure where it is 0) against `threshold` (--group-outlier-threshold).
 struct PairAttribution {
   std::string subject;  // "allreduce/ring float sum 1M out-of-place"
   Attribution attribution;

@@ -22,10 +22,9 @@
 
 namespace ccbench {
 
-// The set-up of one step of a group run: what a `--groups pairs` round of 4 CPU ranks on 4
-// emulated nodes took with nothing to measure (-b 8 -e 8 -n 1 -w 0), per round, on the 2-core
-// build machine (docs/guides/accept.md, "Accepting a fleet"). GPU steps add the communicators'
-// set-up (NCCL's init), which grows with the nodes: give --step-setup for the system at hand.
+// The set-up of one step of a group run (communicators split, implementations connected, rows
+// gathered): a placeholder of the order of a CPU-rank step, not yet measured. GPU steps add
+// NCCL's communicator set-up, which grows with the nodes: give --step-setup for the system at hand.
 inline constexpr double kDefaultStepSetupSeconds = 0.05;
 
 struct AcceptanceRequest {

@@ -48,10 +48,17 @@ def need(cond, what, text=""):
         sys.exit(f"FAIL: {what} (slow host {SLOW})\n{text}")
 
 
+def keep(name, text):
+    """The output of a step, in WORKDIR for whoever reads the test's results."""
+    with open(os.path.join(WORKDIR, f"culprit-box-{name}.log"), "w") as f:
+        f.write(text)
+
+
 def ccbench(args, rc=0, timeout=240):
     t0 = time.monotonic()
     p = box("run", "-np", "4", CCBENCH, *args, check=False, timeout=timeout)
     out = p.stdout + p.stderr
+    keep(args[0] if args[0] == "links" else args[args.index("--groups") + 1], out)
     need(p.returncode == rc, f"ccbench {' '.join(args)} exited {p.returncode}, expected {rc}", out)
     print(f"# ccbench {' '.join(args[:1])}: {time.monotonic() - t0:.1f} s")
     return out
@@ -103,6 +110,7 @@ def check_accept(links, healthy):
     a = subprocess.run([CCBENCH, "accept", "--rules", rules, links, "--junit", junit], capture_output=True, text=True,
                        timeout=60)
     need(a.returncode == 4, f"accept exited {a.returncode}, expected 4", a.stdout + a.stderr)
+    keep("accept", a.stdout)
     endpoints = a.stdout.split("# per endpoint")[-1]
     nodes = a.stdout.split("# per node:")[-1].split("# per link:")[0]
     for h in HOSTS:

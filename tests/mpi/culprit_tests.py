@@ -27,9 +27,11 @@ MPIEXEC, CCBENCH, WORKDIR, CASE = sys.argv[1:5]
 NP = 4
 SLOW = int(sys.argv[5]) if len(sys.argv) > 5 else random.randrange(NP)
 HOST = socket.gethostname()
-# The fault makes the slow rank 20-100x slower; 4 ranks on 2 loaded cores scatter up to ~2x.
-THRESHOLD = "0.3"
-SLOW_MS = "20"
+# The fault makes the slow rank's links about 300x slower than the median healthy link; 4 ranks
+# on 2 cores shared with other builds scattered the healthy links of one run by up to 20x
+# (0.019 to 0.36 GB/s): such a link may be called a link at fault, never a host.
+THRESHOLD = "0.03"
+SLOW_MS = "100"
 
 
 def need(cond, what, text=""):
@@ -56,6 +58,8 @@ def mpirun(args, rc, fault=True, node_per_rank=False):
     cmd += [CCBENCH] + args
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=280, env=env)
     out = p.stdout + p.stderr
+    with open(os.path.join(WORKDIR, f"culprit-{CASE}-{args[0] if args[0] == 'links' else 'run'}.log"), "w") as f:
+        f.write(out)  # for whoever reads the test's results
     need(p.returncode == rc, f"{' '.join(cmd)} exited {p.returncode}, expected {rc}", out)
     return out
 
@@ -75,11 +79,11 @@ def check_links(d, out):
     need(len(rows) == NP * (NP - 1), f"{len(rows)} pair cells", out)
     for r in rows:
         touches = SLOW in (int(r["src"]), int(r["dst"]))
-        need(r["culprit"] == (endpoint(SLOW) if touches else ""), f"culprit column of {r}", out)
+        need(r["culprit"] == endpoint(SLOW) if touches else r["culprit"] in ("", "link"), f"culprit column of {r}", out)
     j = json.load(open(os.path.join(d, "links.json")))
-    need(len(j["attribution"]) == 1 and j["attribution"][0]["culprits"] == [endpoint(SLOW)],
-         f"links.json attribution {j['attribution']}", out)
-    need(f"# culprit (mpi one-way at 64 KiB): {endpoint(SLOW)}: all 3 of its links below 30% of" in out,
+    need(len(j["attribution"]) == 1 and j["attribution"][0]["culprits"] == [endpoint(SLOW)] and
+         not j["attribution"][0]["suspects"], f"links.json attribution {j['attribution']}", out)
+    need(f"# culprit (mpi one-way at 64 KiB): {endpoint(SLOW)}: all 3 of its links below 3% of" in out,
          "no culprit line", out)
     need(out.count("# culprit") == 1 and "# suspect" not in out, "another endpoint blamed", out)
 
@@ -96,10 +100,13 @@ def check_pairs(d, out):
     need(len(rows) == NP * (NP - 1) // 2, f"{len(rows)} pair rows", out)
     for r in rows:
         a, b = (int(x) for x in r["group"].split()[1].split("-"))
-        need(r["culprit"] == (endpoint(SLOW) if SLOW in (a, b) else ""), f"culprit column of {r['group']}", out)
+        need(r["culprit"] == endpoint(SLOW) if SLOW in (a, b) else r["culprit"] in ("", "link"),
+             f"culprit column of {r['group']}", out)
     run = json.load(open(os.path.join(d, "run.json")))
     judged = run["context"]["pair_attribution"]
-    need(len(judged) == 1 and judged[0]["culprits"] == [endpoint(SLOW)], f"run.json pair_attribution {judged}", out)
+    need(len(judged) == 1 and judged[0]["culprits"] == [endpoint(SLOW)] and not judged[0]["suspects"],
+         f"run.json pair_attribution {judged}", out)
+    need(out.count("# culprit") == 1 and "# suspect" not in out, "another endpoint blamed", out)
     need(f"# culprit (allreduce/ring float sum 64K out-of-place): {endpoint(SLOW)}: all 3 of its links" in out,
          "no culprit line", out)
 
@@ -125,8 +132,8 @@ elif CASE == "accept":
     links, pairs = fresh("culprit-accept-links"), fresh("culprit-accept-pairs")
     check_links(links, run_links(links))
     check_pairs(pairs, run_pairs(pairs))
-    # A floor a tenth of the healthy links' figure: every link of the slow rank is below it.
-    healthy = json.load(open(os.path.join(links, "links.json")))["attribution"][0]["reference_GBps"]
+    # A floor a hundredth of the healthy links' figure: every link of the slow rank is below it.
+    healthy = json.load(open(os.path.join(links, "links.json")))["attribution"][0]["reference_GBps"] / 10
     rules = os.path.join(WORKDIR, "culprit-rules.yaml")
     with open(rules, "w") as f:
         f.write("rules:\n  - name: links at a tenth of the healthy figure\n    select: {collective: link, mode: pair}\n"
