@@ -158,7 +158,8 @@ elif CASE == "accept":
                 f"    require: {{min_busbw: {min(float(r['busbw_gbps']) for r in json.load(open(os.path.join(pairs, 'run.json')))['rows'] if not r['culprit']) / 10:.6g}}}\n")
     a = subprocess.run([CCBENCH, "accept", "--rules", rules, pairs], capture_output=True, text=True, timeout=60)
     need(a.returncode == 4 and f"FAIL {endpoint(SLOW)}: culprit:" in a.stdout, "accept of the pairs run", a.stdout)
-    need(a.stdout.split("# per endpoint")[-1].count("FAIL") == 1, "accept of the pairs run blamed another", a.stdout)
+    blamed = [l for l in a.stdout.split("# per endpoint")[-1].splitlines() if ": culprit:" in l or ": suspect:" in l]
+    need(len(blamed) == 1, "accept of the pairs run blamed another", a.stdout)  # a noisy link may be at fault itself
     print(f"ok: rank {SLOW} named by accept over links.csv and over the pairs run")
 
 elif CASE == "bisect":
