@@ -15,12 +15,13 @@
 #include "core/checks.h"
 #include "core/error.h"
 #include "results/stragglers.h"
+#include "topologies/pair_rounds.h"
 
 namespace ccbench {
 
 namespace {
 
-constexpr const char* kGroupsHelp = "valid: world, node, pairs, rails, or a file of groups (one per line: [NAME:] RANK RANK ...)";
+constexpr const char* kGroupsHelp = "valid: world, node, pairs, rails, bisect, or a file of groups (one per line: [NAME:] RANK RANK ...)";
 
 std::vector<RankGroup> by_key(const RankLayout& l, const std::vector<int>& key_of, const char* prefix) {
   std::map<int, RankGroup> groups;
@@ -58,7 +59,7 @@ int rank_number(const std::string& word, const std::string& where, int nranks) {
 // One group per line: "[NAME:] RANK RANK ..."; '#' starts a comment.
 std::vector<RankGroup> from_file(const std::string& path, int nranks) {
   std::ifstream in(path);
-  if (!in) fail(ExitCode::usage, "--groups {}: not world, node, pairs or rails, and no such file can be read ({})", path, kGroupsHelp);
+  if (!in) fail(ExitCode::usage, "--groups {}: not world, node, pairs, rails or bisect, and no such file can be read ({})", path, kGroupsHelp);
   std::vector<RankGroup> out;
   std::string line;
   for (int n = 1; std::getline(in, line); ++n) {
@@ -127,6 +128,18 @@ std::vector<std::vector<size_t>> group_rounds(const std::vector<RankGroup>& grou
              groups[it->second].name, groups[i].name, r);
     }
     rounds.back().push_back(i);
+  }
+  return rounds;
+}
+
+std::vector<std::vector<size_t>> pair_group_rounds(const std::vector<RankGroup>& pairs, const RankLayout& layout,
+                                                   bool serial) {
+  std::map<RankPair, size_t> index;
+  for (size_t i = 0; i < pairs.size(); ++i) index[{pairs[i].ranks.front(), pairs[i].ranks.back()}] = i;
+  std::vector<std::vector<size_t>> rounds;
+  for (const PairRound& round : pair_rounds(layout.node_of, serial)) {
+    rounds.emplace_back();
+    for (const RankPair& p : round) rounds.back().push_back(index.at(p));
   }
   return rounds;
 }
@@ -456,15 +469,24 @@ class GroupRun {
 
 }  // namespace
 
-GroupRunOutcome run_in_groups(const std::vector<RankGroup>& groups, const std::vector<std::vector<size_t>>& rounds,
-                              const RunOptions& opts, const SweepPlan& plan, const ImplContext& world,
-                              Backend& backend, ResultSink* sink, JobGuard& guard) {
+GroupRunOutcome run_group_rounds(const std::vector<RankGroup>& groups, const std::vector<std::vector<size_t>>& rounds,
+                                 const RunOptions& opts, const SweepPlan& plan, const ImplContext& world,
+                                 Backend& backend, ResultSink* sink, JobGuard& guard) {
   GroupRunOutcome out = GroupRun(opts, plan, world, backend, sink, guard).run(groups, rounds);
   int any = out.measured_any ? 1 : 0;
   check_mpi(MPI_Allreduce(MPI_IN_PLACE, &any, 1, MPI_INT, MPI_LOR, world.comm), "MPI_Allreduce of measured rows");
   out.measured_any = any != 0;
-  // The outlier column compares every group: known only now, so the files are revised with it.
+  return out;
+}
+
+GroupRunOutcome run_in_groups(const std::vector<RankGroup>& groups, const std::vector<std::vector<size_t>>& rounds,
+                              const RunOptions& opts, const SweepPlan& plan, const ImplContext& world,
+                              Backend& backend, ResultSink* sink, JobGuard& guard) {
+  GroupRunOutcome out = run_group_rounds(groups, rounds, opts, plan, world, backend, sink, guard);
+  // The outlier and culprit columns compare every group: known only now, so the files are
+  // revised with them.
   mark_group_outliers(out.rows);
+  mark_pair_culprits(out.rows, opts.group_outlier_threshold);
   if (sink) sink->revise(out.rows);
   return out;
 }

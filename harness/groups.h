@@ -3,9 +3,12 @@
 // whole world, one row per group and measurement. Groups:
 //   world  every rank (the ordinary run)
 //   node   the ranks of each node ("node0", "node1", ...; emulated nodes count)
-//   pairs  every pair of ranks ("pair 0-3"): n(n-1)/2 groups, always one at a time, because
-//          pairs measured together would share links and measure their contention instead
+//   pairs  every pair of ranks ("pair 0-3"): n(n-1)/2 groups in rounds of pairs on disjoint nodes
+//          (topologies/pair_rounds.h: n-1 rounds for n nodes of one rank), or one at a time
+//          with --serial; pairs sharing a node never run together, as they would measure their
+//          contention instead
 //   rails  the ranks with the same local index on every node ("rail0", ...)
+//   bisect the culprit search (harness/bisect_run.h): groups planned step by step, not here
 //   FILE   one group per non-empty line: "[NAME:] RANK RANK ..." ('#' starts a comment)
 // Disjoint groups run concurrently unless --serial; groups that share a rank need --serial.
 // Every group sets its implementations up on its own communicator.
@@ -33,6 +36,11 @@ std::vector<RankGroup> make_groups(const std::string& spec, const RankLayout& la
 // Error(usage) naming the shared rank.
 std::vector<std::vector<size_t>> group_rounds(const std::vector<RankGroup>& groups, bool serial);
 
+// The rounds of --groups pairs (`pairs` as make_groups("pairs") makes them): pair_rounds() over
+// the layout's nodes, pairs on disjoint nodes together, or one pair per round with `serial`.
+std::vector<std::vector<size_t>> pair_group_rounds(const std::vector<RankGroup>& pairs, const RankLayout& layout,
+                                                   bool serial);
+
 // What a sub-group run did: every rank's exit code, and on rank 0 every group's rows with
 // group_outlier_ratio filled (results/stragglers.h).
 struct GroupRunOutcome {
@@ -54,5 +62,10 @@ struct GroupRunOutcome {
 GroupRunOutcome run_in_groups(const std::vector<RankGroup>& groups, const std::vector<std::vector<size_t>>& rounds,
                               const RunOptions& opts, const SweepPlan& plan, const ImplContext& world,
                               Backend& backend, ResultSink* sink, JobGuard& guard);
+// run_in_groups() without the comparison of every group at the end (no revise): one part of a
+// run whose groups are planned as it goes (harness/bisect_run.h). Collective over `world`.
+GroupRunOutcome run_group_rounds(const std::vector<RankGroup>& groups, const std::vector<std::vector<size_t>>& rounds,
+                                 const RunOptions& opts, const SweepPlan& plan, const ImplContext& world,
+                                 Backend& backend, ResultSink* sink, JobGuard& guard);
 
 }  // namespace ccbench

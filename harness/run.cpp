@@ -11,6 +11,7 @@
 #include "core/error.h"
 #include "core/git_hash.h"
 #include "harness/acceptance.h"
+#include "harness/bisect_run.h"
 #include "harness/context.h"
 #include "harness/fault.h"
 #include "harness/job/bootstrap.h"
@@ -22,6 +23,7 @@
 #include "harness/sizes.h"
 #include "harness/startup.h"
 #include "results/history.h"
+#include "results/stragglers.h"
 #include "topologies/ring_order.h"
 #include "transports/gpu_paths.h"
 #include "transports/ib/ib_transport.h"
@@ -232,10 +234,17 @@ void Run::agree_on_the_run() {
     ring_order(opts_.ring_order, layout_);  // validated before any work
   });
   note_ignored_root();
-  if (opts_.groups != "world")
+  if (opts_.groups == "bisect")
+    agreed_step(world_, "--groups bisect", [&] {
+      if (layout_.nodes < 2)
+        ccbench::fail(ExitCode::precondition, "--groups bisect: the run has 1 node, and the culprit search halves nodes: "
+                      "run on 2 or more (hosts, or --emulate-nodes N)");
+    });
+  else if (opts_.groups != "world")
     agreed_step(world_, "--groups", [&] {
       groups_ = make_groups(opts_.groups, layout_);
-      rounds_ = group_rounds(groups_, opts_.serial || opts_.groups == "pairs");
+      rounds_ = opts_.groups == "pairs" ? pair_group_rounds(groups_, layout_, opts_.serial)
+                                        : group_rounds(groups_, opts_.serial);
     });
 }
 
@@ -430,6 +439,15 @@ void Run::sweep() {
     if (load_.load) measure_load_again();
     return;
   }
+  if (opts_.groups == "bisect") {
+    BisectOutcome b = run_bisection(opts_, plan_, base_, *backend_, stream_.get(), guard_);
+    code_ = b.run.code;
+    measured_any_ = b.run.measured_any;
+    stop_reason_ = b.run.stop_reason;
+    search_report_ = std::move(b.report);
+    search_json_ = std::move(b.json);
+    return;
+  }
   const GroupRunOutcome g = run_in_groups(groups_, rounds_, opts_, plan_, base_, *backend_, stream_.get(), guard_);
   code_ = g.code;
   measured_any_ = g.measured_any;
@@ -476,8 +494,12 @@ void Run::record() {
   outcome.context_added = Json::object();
   for (const char* key : {"ring_neighbours", "overlap"})  // known only once the rows are measured
     if (context_.contains(key)) outcome.context_added[key] = context_[key];
+  if (Json pairs = pair_attribution_json(stream_->rows(), opts_.group_outlier_threshold); !pairs.is_null())
+    outcome.context_added["pair_attribution"] = std::move(pairs);
+  if (!search_json_.is_null()) outcome.context_added["culprit_search"] = search_json_;
   stream_->finish(outcome);
   if (model_) fmt::print("{}", model_report(*model_, stream_->rows()));
+  fmt::print("{}", search_report_);
   if (!opts_.history_db.empty())
     code_ = more_severe(code_, append_to_history(opts_.history_db, context_, stream_->rows(), outcome, out_dir_));
   print_summary(stream_->rows(), opts_, out_dir_, files_written_);

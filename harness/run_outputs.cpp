@@ -104,6 +104,7 @@ void print_summary(const std::vector<RunRecord>& rows, const RunOptions& opts, c
                    const std::vector<std::string>& written) {
   fmt::print("{}", straggler_report(rows, opts.straggler_threshold));
   fmt::print("{}", group_outlier_report(rows, opts.group_outlier_threshold));
+  fmt::print("{}", pair_attribution_report(rows, opts.group_outlier_threshold));
   const std::string summary = comparison_table(rows, opts.baseline, false);
   if (!summary.empty()) fmt::print("#\n{}", summary);
   if (!written.empty()) {

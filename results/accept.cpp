@@ -418,6 +418,48 @@ std::vector<PlaceVerdict> place_verdicts(const std::vector<RowRef>& all,
   return out;
 }
 
+// The link verdicts by verdict (results/attribution.h); nullopt where no verdict is of a link
+// between two ranks.
+std::optional<Attribution> attribute_link_verdicts(const std::vector<PlaceVerdict>& links) {
+  std::vector<LinkSample> samples;
+  for (const PlaceVerdict& p : links)
+    if (p.state != CheckState::not_available)
+      if (const auto ends = link_endpoints(p.name))
+        samples.push_back({p.name, ends->first, ends->second, 0, p.state == CheckState::fail});
+  if (samples.empty()) return std::nullopt;
+  return attribute_by_verdict(samples);
+}
+
+// Where the per-node verdict puts each row: a broken row of a link on the host of the culprit
+// it is blamed on (not on the host that sent it); a broken row of a link at fault itself on no
+// node's account; every other row as host_of() says.
+struct NodeBlame {
+  std::set<std::pair<const ResultSet*, size_t>> broken;
+  std::function<std::optional<std::string>(const RowRef&)> node_of;
+};
+
+NodeBlame node_blame(const std::vector<RowRef>& all, const std::set<std::pair<const ResultSet*, size_t>>& broken,
+                     const std::optional<Attribution>& attribution) {
+  NodeBlame out{broken, host_of};
+  if (!attribution) return out;
+  std::map<std::pair<const ResultSet*, size_t>, std::string> blamed_host;
+  for (const RowRef& r : all) {
+    const auto key = std::pair{r.run, r.index};
+    const auto link = link_of(r);
+    if (!link || !broken.count(key)) continue;
+    const std::string blame = attribution->blame_of(*link);
+    const std::vector<std::string> culprits = attribution->culprits();
+    const std::string first = blame.substr(0, blame.find('+'));
+    if (blame == "link") out.broken.erase(key);
+    else if (std::find(culprits.begin(), culprits.end(), first) != culprits.end()) blamed_host[key] = first.substr(0, first.find(':'));
+  }
+  out.node_of = [blamed_host](const RowRef& r) -> std::optional<std::string> {
+    const auto it = blamed_host.find({r.run, r.index});
+    return it != blamed_host.end() ? std::optional(it->second) : host_of(r);
+  };
+  return out;
+}
+
 const char* state_name(CheckState s) {
   return s == CheckState::pass ? "PASS" : s == CheckState::fail ? "FAIL" : "N/A";
 }
@@ -473,11 +515,31 @@ AcceptReport evaluate_rules(const std::vector<Rule>& rules, const std::vector<Re
     rep.passed &= !rv.failed();
     rep.rules.push_back(std::move(rv));
   }
-  rep.nodes = place_verdicts(all, broken, host_of,
-                             "the run spans several hosts and its rows carry no 'host' column saying which measured them");
   rep.links = place_verdicts(all, broken, link_of, "the rows carry no 'link' column naming the link they measured");
+  rep.attribution = attribute_link_verdicts(rep.links);
+  const NodeBlame blame = node_blame(all, broken, rep.attribution);
+  rep.nodes = place_verdicts(all, blame.broken, blame.node_of,
+                             "the run spans several hosts and its rows carry no 'host' column saying which measured them");
   return rep;
 }
+
+namespace {
+
+// "per endpoint": each endpoint of the judged links with its role and evidence, then the links
+// at fault themselves.
+std::string attribution_section(const Attribution& a) {
+  std::string s = "#\n# per endpoint (a failing link is put on the end whose every link fails):\n";
+  for (const EndpointFinding& f : a.endpoints)
+    s += fmt::format("#   {:<4} {}: {}{}\n", f.role == EndpointRole::fine ? "PASS" : "FAIL", f.endpoint,
+                     f.role == EndpointRole::fine ? "" : std::string(role_name(f.role)) + ": ", f.evidence);
+  for (const LinkJudgement& l : a.links)
+    if (l.blame == "link")
+      s += fmt::format("#   FAIL {}: the link itself: it failed, while {} and {} pass on their other links\n", l.link,
+                       l.a, l.b);
+  return s;
+}
+
+}  // namespace
 
 std::string AcceptReport::text() const {
   std::string s = "# ccbench accept\n";
@@ -498,6 +560,7 @@ std::string AcceptReport::text() const {
   };
   places("node", nodes);
   places("link", links);
+  if (attribution) s += attribution_section(*attribution);
   int failed = static_cast<int>(std::count_if(rules.begin(), rules.end(), [](const RuleVerdict& r) { return r.failed(); }));
   s += fmt::format("#\n# Acceptance: {} ({} of {} rule{} failed)\n", passed ? "PASS" : "FAIL", failed, rules.size(),
                    rules.size() == 1 ? "" : "s");
@@ -525,6 +588,20 @@ JunitSuite rule_suite(const RuleVerdict& rv, const std::string& suite_name) {
     cases.push_back(std::move(k));
   }
   return {rv.rule->name, std::move(cases)};
+}
+
+JunitSuite endpoint_suite(const Attribution& a) {
+  std::vector<JunitCase> cases;
+  for (const EndpointFinding& f : a.endpoints) {
+    JunitCase k{"ccbench.accept.endpoints", f.endpoint, "", "", ""};
+    if (f.role != EndpointRole::fine) {
+      k.failure = fmt::format("{}: {}", role_name(f.role), f.evidence);
+      for (const LinkJudgement& l : a.links)
+        if (l.failed && (l.a == f.endpoint || l.b == f.endpoint)) k.detail += fmt::format("{} failed\n", l.link);
+    }
+    cases.push_back(std::move(k));
+  }
+  return {"endpoints", std::move(cases)};
 }
 
 JunitSuite place_suite(const std::string& title, const std::vector<PlaceVerdict>& places) {
@@ -570,6 +647,7 @@ std::string AcceptReport::junit_xml(const std::string& suite_name) const {
   for (const RuleVerdict& rv : rules) suites.push_back(rule_suite(rv, suite_name));
   suites.push_back(place_suite("nodes", nodes));
   suites.push_back(place_suite("links", links));
+  if (attribution) suites.push_back(endpoint_suite(*attribution));
   int tests = 0, failures = 0, skipped = 0;
   std::string body;
   for (const JunitSuite& s : suites) body += render_suite(s, tests, failures, skipped);

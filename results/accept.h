@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "results/attribution.h"
 #include "results/csv_reader.h"
 
 namespace ccbench {
@@ -100,12 +101,18 @@ struct PlaceVerdict {  // a node or a link
 struct AcceptReport {
   std::vector<RuleVerdict> rules;
   std::vector<PlaceVerdict> nodes, links;  // one entry "(all)" with a note when not available
+  // The link verdicts put on the endpoints they share (results/attribution.h, by verdict), where
+  // links between ranks were judged; the per-node verdict then counts a failing link's rows
+  // against the culprit it is put on, not against the host that sent them (none for a link
+  // at fault itself).
+  std::optional<Attribution> attribution;
   bool passed = true;
   std::string text() const;                                  // for people
   std::string junit_xml(const std::string& suite_name) const;  // JUnit XML for CI systems
 };
 
-// Checks every rule on the rows of every result set. A selected row with impossible values
+// Checks every rule on the rows of every result set, then puts the failing links on their
+// culprit endpoints (AcceptReport::attribution). A selected row with impossible values
 // (results/row_check.h), or a foreign column's figure that is not a finite number of zero or
 // more, breaks every check over it, "DAMAGED, not judged (FILE:LINE: what)": never a pass.
 AcceptReport evaluate_rules(const std::vector<Rule>& rules, const std::vector<ResultSet>& runs);

@@ -73,6 +73,37 @@ std::vector<LinkOutlier> find_link_outliers(const std::vector<LinkResult>& resul
   return out;
 }
 
+std::string LinkAttribution::subject() const {
+  return fmt::format("{} one-way at {}", transport, human_size(bytes));
+}
+
+std::vector<LinkAttribution> attribute_links(const std::vector<LinkResult>& results, double threshold,
+                                             std::uint64_t bytes) {
+  std::map<std::string, std::vector<LinkSample>> by_transport;
+  for (const LinkResult& r : results) {
+    if (r.mode != "pair" || r.bytes != bytes || r.dst < 0 || !r.oneway_gbps) continue;
+    const std::string link = link_name(r.src, r.src_host, r.dst, r.dst_host);
+    const auto ends = link_endpoints(link);
+    if (ends) by_transport[r.transport].push_back({link, ends->first, ends->second, *r.oneway_gbps, false});
+  }
+  std::vector<LinkAttribution> out;
+  for (const auto& [transport, samples] : by_transport)
+    out.push_back({transport, bytes, attribute_by_value(samples, threshold)});
+  return out;
+}
+
+namespace {
+
+// The blame of a cell's link in the attribution of its transport and size, "" where none.
+std::string blame_of(const LinkResult& r, const std::vector<LinkAttribution>& attributions) {
+  for (const LinkAttribution& a : attributions)
+    if (a.transport == r.transport && a.bytes == r.bytes && r.mode == "pair")
+      return a.attribution.blame_of(link_name(r.src, r.src_host, r.dst, r.dst_host));
+  return "";
+}
+
+}  // namespace
+
 std::string format_link_matrix(const std::vector<LinkResult>& results, const std::string& transport,
                                std::uint64_t bytes, LinkMetric metric, int nranks) {
   constexpr int kWidth = 9;
@@ -94,7 +125,7 @@ std::string format_link_matrix(const std::vector<LinkResult>& results, const std
 }
 
 Json links_to_json(const std::vector<LinkResult>& results, const std::vector<LinkOutlier>& outliers,
-                   const Json& context) {
+                   const Json& context, const std::vector<LinkAttribution>& attributions) {
   Json j;
   j["schema"] = "ccbench-links/1";
   j["context"] = context;
@@ -112,18 +143,26 @@ Json links_to_json(const std::vector<LinkResult>& results, const std::vector<Lin
                        {"dst", o.result->dst}, {"src_host", o.result->src_host}, {"dst_host", o.result->dst_host},
                        {"bytes", o.result->bytes}, {"metric", o.metric}, {"GBps", o.value}, {"median_GBps", o.median}});
   j["outliers"] = flagged;
+  Json judged = Json::array();
+  for (const LinkAttribution& a : attributions) {
+    Json one = attribution_json(a.attribution, a.subject());
+    one["transport"] = a.transport;
+    one["bytes"] = a.bytes;
+    judged.push_back(std::move(one));
+  }
+  j["attribution"] = judged;
   return j;
 }
 
-std::string links_to_csv(const std::vector<LinkResult>& results) {
+std::string links_to_csv(const std::vector<LinkResult>& results, const std::vector<LinkAttribution>& attributions) {
   std::string s = csv_line({"transport", "mode", "link", "src", "dst", "src_host", "dst_host", "bytes",
-                            "oneway_GBps", "bidir_GBps", "latency_us", "reason"});
+                            "oneway_GBps", "bidir_GBps", "latency_us", "reason", "culprit"});
   // Six significant digits: small sizes move well under 0.0001 GB/s on a loaded host.
   auto num = [](const std::optional<double>& v) { return v ? fmt::format("{:.6g}", *v) : std::string(); };
   for (const LinkResult& r : results)
     s += csv_line({r.transport, r.mode, link_name(r.src, r.src_host, r.dst, r.dst_host), std::to_string(r.src), r.dst < 0 ? "host" : std::to_string(r.dst), r.src_host,
                    r.dst_host, std::to_string(r.bytes), num(r.oneway_gbps), num(r.bidir_gbps), num(r.latency_us),
-                   r.reason});
+                   r.reason, blame_of(r, attributions)});
   return s;
 }
 

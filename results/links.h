@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "results/attribution.h"
 #include "results/csv_reader.h"
 #include "results/record.h"
 
@@ -52,18 +53,33 @@ struct LinkOutlier {
 std::vector<LinkOutlier> find_link_outliers(const std::vector<LinkResult>& results, double threshold,
                                             std::uint64_t bytes = 0);
 
+// Which endpoint the slow links of each transport are attributed to (results/attribution.h), by
+// the one-way bandwidth of the "pair" cells at size `bytes` (the lower of a link's two
+// directions), against `threshold` as the outliers are: one attribution per transport.
+struct LinkAttribution {
+  std::string transport;
+  std::uint64_t bytes = 0;
+  Attribution attribution;
+  std::string subject() const;  // "tcp one-way at 16 MiB"
+};
+std::vector<LinkAttribution> attribute_links(const std::vector<LinkResult>& results, double threshold,
+                                             std::uint64_t bytes);
+
 // The matrix of one transport and size for people: rows src, columns dst, "-" on the diagonal,
 // empty where not measured. `metric` picks oneway_gbps, bidir_gbps or latency_us.
 enum class LinkMetric { oneway, bidir, latency };
 std::string format_link_matrix(const std::vector<LinkResult>& results, const std::string& transport,
                                std::uint64_t bytes, LinkMetric metric, int nranks);
 
-// The whole measurement as JSON (context, options, every result, outliers); the ceilings a later
-// run reads back (--ceilings) are ceilings_from_links().
+// The whole measurement as JSON (context, options, every result, outliers, the attributions:
+// "attribution", results/attribution.h's attribution_json() each); the ceilings a later run reads
+// back (--ceilings) are ceilings_from_links().
 nlohmann::ordered_json links_to_json(const std::vector<LinkResult>& results, const std::vector<LinkOutlier>& outliers,
-                                     const nlohmann::ordered_json& context);
-// links.csv: header, then one line per result.
-std::string links_to_csv(const std::vector<LinkResult>& results);
+                                     const nlohmann::ordered_json& context,
+                                     const std::vector<LinkAttribution>& attributions = {});
+// links.csv: header, then one line per result; its last column, `culprit`, holds the blame of
+// a slow cell's link where an attribution judged it (the culprit endpoint, "link", "ambiguous").
+std::string links_to_csv(const std::vector<LinkResult>& results, const std::vector<LinkAttribution>& attributions = {});
 
 // A links.csv as rows `accept` judges: collective "link", impl "links", the transport and mode
 // (kLinkModes) as measured, busbw and algbw the one-way bandwidth, time that of one message at

@@ -174,6 +174,7 @@ const std::vector<Field>& fields() {
       optional_number("rank_spread", "rank_spread", &RunRecord::rank_spread),
       optional_number("straggler_ratio", "straggler_ratio", &RunRecord::straggler_ratio),
       optional_number("group_outlier_ratio", "group_outlier_ratio", &RunRecord::group_outlier_ratio),
+      optional(CCB_FIELD(culprit, "culprit", Kind::text)),
       number_list("rank_times_us", "rank_times[us]", &RunRecord::rank_times_us),
       number_list("rank_median_us", "rank_median[us]", &RunRecord::rank_median_us),
       optional_number("link_ceiling_gbps", kLinkCeilingHeader, &RunRecord::link_ceiling_gbps),

@@ -20,7 +20,7 @@ using Json = nlohmann::ordered_json;
 // older files is still read as not checked) and adds the health columns (results/health.h),
 // optional and empty where not read, and later the per-rank and group columns (host,
 // slowest_rank, slowest_host, rank_spread, straggler_ratio, group_outlier_ratio, rank_times,
-// rank_median), optional too, and the columns of what a row is judged against (link_ceiling,
+// rank_median, culprit), optional too, and the columns of what a row is judged against (link_ceiling,
 // efficiency, predicted_time, predicted_busbw, model_efficiency, model_link, model_reason),
 // optional and empty where the run had no ceilings or no model, and the training columns
 // (nccl_config, load, load_unit, load_alone, load_during, load_alone_end) and the energy columns
@@ -90,6 +90,10 @@ struct RunRecord {
   // Sub-group runs: this group's busbw below the median of like groups, as median / this group's
   // busbw (1 for the median group); empty for world rows.
   std::optional<double> group_outlier_ratio;
+  // --groups pairs: where the slowness of this row's link is put (results/stragglers.h
+  // mark_pair_culprits: the culprit endpoint, "link" for the link itself, "ambiguous"); empty
+  // where the row is not slow or not judged (sizes below the largest).
+  std::string culprit;
 
   // What the row is judged against, filled before it reaches a writer; empty (null) where the
   // run had nothing to judge it by or the row measured nothing (status other than ok).

@@ -123,4 +123,76 @@ std::string group_outlier_report(const std::vector<RunRecord>& rows, double thre
   return out;
 }
 
+namespace {
+
+// The rows of one pairs case at its largest size, and that case's name.
+struct PairCase {
+  std::string subject;
+  std::vector<const RunRecord*> rows;
+};
+
+std::vector<PairCase> pair_cases(const std::vector<RunRecord>& rows) {
+  std::map<std::string, std::uint64_t> largest;  // case (a like key at size 0) -> largest size
+  auto key_of = [](const RunRecord& r) {
+    RunRecord k = r;
+    k.bytes = 0;
+    return like_key(k);
+  };
+  auto is_pair = [](const RunRecord& r) { return measured(r) && r.ranks == 2 && !r.link.empty() && r.group != "world"; };
+  for (const RunRecord& r : rows)
+    if (is_pair(r)) largest[key_of(r)] = std::max(largest[key_of(r)], r.bytes);
+  std::map<std::string, PairCase> cases;
+  for (const RunRecord& r : rows) {
+    if (!is_pair(r) || r.bytes != largest[key_of(r)]) continue;
+    PairCase& c = cases[key_of(r)];
+    c.subject = row_name(r, false);
+    c.rows.push_back(&r);
+  }
+  std::vector<PairCase> out;
+  for (auto& [key, c] : cases) out.push_back(std::move(c));
+  return out;
+}
+
+}  // namespace
+
+std::vector<PairAttribution> attribute_pairs(const std::vector<RunRecord>& rows, double threshold) {
+  std::vector<PairAttribution> out;
+  for (const PairCase& c : pair_cases(rows)) {
+    std::vector<LinkSample> samples;
+    for (const RunRecord* r : c.rows)
+      if (const auto ends = link_endpoints(r->link)) {
+        // The median call's busbw: a loaded host's stray delays move the batch average of a
+        // healthy pair as far as a slow link (4 CPU ranks on 2 busy cores: 32 ms against 103),
+        // its median call least (47 us against 103 ms).
+        const double busbw = r->busbw_median_gbps > 0 ? r->busbw_median_gbps : r->busbw_gbps;
+        samples.push_back({r->link, ends->first, ends->second, busbw, false});
+      }
+    if (!samples.empty()) out.push_back({c.subject, attribute_by_value(samples, threshold)});
+  }
+  return out;
+}
+
+void mark_pair_culprits(std::vector<RunRecord>& rows, double threshold) {
+  const std::vector<PairAttribution> judged = attribute_pairs(rows, threshold);
+  for (RunRecord& r : rows) {
+    r.culprit.clear();
+    for (const PairAttribution& a : judged)
+      if (a.subject == row_name(r, false) && measured(r) && r.group != "world") r.culprit = a.attribution.blame_of(r.link);
+  }
+}
+
+std::string pair_attribution_report(const std::vector<RunRecord>& rows, double threshold) {
+  std::string out;
+  for (const PairAttribution& a : attribute_pairs(rows, threshold)) out += attribution_text(a.attribution, a.subject, "# ");
+  return out;
+}
+
+Json pair_attribution_json(const std::vector<RunRecord>& rows, double threshold) {
+  const std::vector<PairAttribution> judged = attribute_pairs(rows, threshold);
+  if (judged.empty()) return nullptr;
+  Json out = Json::array();
+  for (const PairAttribution& a : judged) out.push_back(attribution_json(a.attribution, a.subject));
+  return out;
+}
+
 }  // namespace ccbench

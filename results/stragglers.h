@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "results/attribution.h"
 #include "results/record.h"
 
 namespace ccbench {
@@ -55,5 +56,23 @@ void mark_group_outliers(std::vector<RunRecord>& rows);
 //   "# group outlier: pair 0-3 at 0.12 of the median busbw of 6 like groups in allreduce/ring
 //    float sum 1M out-of-place (below 90 % in 4 of 4 rows)"
 std::string group_outlier_report(const std::vector<RunRecord>& rows, double threshold);
+
+// ---- --groups pairs: the endpoint the slow pairs share ----
+
+// The attribution (results/attribution.h) of each case of a pairs run: the measured rows of two
+// ranks that name their link, alike but for the group (collective, impl, dtype, op, placement,
+// mode), at the largest size measured, by the busbw of the median call (busbw_median; the batch
+// figure where it is 0) against `threshold` (--group-outlier-threshold).
+struct PairAttribution {
+  std::string subject;  // "allreduce/ring float sum 1M out-of-place"
+  Attribution attribution;
+};
+std::vector<PairAttribution> attribute_pairs(const std::vector<RunRecord>& rows, double threshold);
+// Sets the `culprit` column of every row attribute_pairs() judged to its link's blame.
+void mark_pair_culprits(std::vector<RunRecord>& rows, double threshold);
+// The lines rank 0 prints after the group outliers ("# culprit (SUBJECT): HOST: evidence", ...).
+std::string pair_attribution_report(const std::vector<RunRecord>& rows, double threshold);
+// For run.json's context ("pair_attribution"): attribution_json() of each; null without pairs.
+Json pair_attribution_json(const std::vector<RunRecord>& rows, double threshold);
 
 }  // namespace ccbench

@@ -10,6 +10,7 @@
 #include "core/suggest.h"
 #include "harness/app/command_line.h"
 #include "harness/app/shared_options.h"
+#include "harness/model/acceptance_plan.h"
 #include "harness/model/model.h"
 
 namespace ccbench {
@@ -32,10 +33,20 @@ ModelCommand::ModelCommand(CLI::App& app)
   set_.integer({"--nodes", "replace the file's node count (scale the described cluster)", "the file's"}, req_.nodes,
                1, 1 << 20, "the number of nodes");
   set_.choice({"--format", "how the predictions are written"}, req_.format, {"table", "csv", "json"});
+  set_.flag({"--acceptance", "estimate the wall time of accepting the fleet: the whole job, all pairs of nodes in "
+                             "rounds and one at a time, the culprit search (first collective and algorithm)"},
+            req_.acceptance);
+  add_iterations(set_, req_.iterations, req_.warmup);
+  set_.number({"--step-setup", "with --acceptance: seconds each step adds (communicators, connections)",
+               fmt::format("{:g}", kDefaultStepSetupSeconds)},
+              req_.step_setup_s, {.lo = 0, .hi = 3600, .what = "seconds"}, "SECONDS");
 }
 
 ModelRequest ModelCommand::finish() {
   sweep_sizes(req_.sweep);
+  if (!req_.acceptance && (sub_->count("--iters") || sub_->count("--warmup_iters") || sub_->count("--step-setup")))
+    fail(ExitCode::usage, "model: -n, -w and --step-setup cost the measurements of --acceptance; without it the model "
+         "predicts one collective call (add --acceptance, or leave them out)");
   return req_;
 }
 

@@ -11,6 +11,7 @@
 #include "results/csv_reader.h"
 #include "core/error.h"
 #include "topologies/discovery.h"
+#include "harness/model/acceptance_plan.h"
 #include "harness/model/model.h"
 #include "topologies/system.h"
 
@@ -118,6 +119,39 @@ void print_predictions(const ModelRequest& req, const SystemTopology& t, const s
     fmt::print("{}\n", nlohmann::ordered_json{{"topology", t.name}, {"ranks", t.ranks()}, {"rows", rows}}.dump(2));
 }
 
+// --acceptance: the phases of accepting the fleet and their wall times (table or JSON).
+void print_acceptance(const ModelRequest& req, const SystemTopology& t, const std::vector<std::uint64_t>& sizes) {
+  AcceptanceRequest a;
+  a.collective = req.collectives.front();
+  a.algorithm = req.algorithms.empty() ? "ring" : req.algorithms.front();
+  a.sizes = sizes;
+  a.warmup = req.warmup;
+  a.iterations = req.iterations;
+  a.step_setup_s = req.step_setup_s;
+  const AcceptanceEstimate e = estimate_acceptance(t, a);
+  if (req.format == "json") {
+    nlohmann::ordered_json phases = nlohmann::ordered_json::array();
+    for (const AcceptancePhase& p : e.phases)
+      phases.push_back({{"phase", p.name}, {"steps", p.steps}, {"groups_per_step", p.groups_per_step},
+                        {"seconds", p.seconds}, {"note", p.note}});
+    fmt::print("{}\n", nlohmann::ordered_json{{"topology", t.name}, {"nodes", t.nodes}, {"collective", name(a.collective)},
+                                              {"algorithm", a.algorithm}, {"step_setup_s", a.step_setup_s},
+                                              {"phases", phases}, {"sequence_seconds", e.sequence_seconds},
+                                              {"serial_sequence_seconds", e.serial_sequence_seconds}}
+                                              .dump(2));
+    return;
+  }
+  fmt::print("# acceptance of {} nodes of {} ({} ranks each): {} {}, {} size{} from {} to {}, {} warm-up + 2 x {} timed "
+             "calls per size, {} s set-up per step\n", t.nodes, t.name, t.node.ranks, name(a.collective), a.algorithm,
+             sizes.size(), sizes.size() == 1 ? "" : "s", format_size(sizes.front()), format_size(sizes.back()), a.warmup,
+             a.iterations, a.step_setup_s);
+  fmt::print("# {:<26} {:>10} {:>12} {:>12}  {}\n", "phase", "steps", "at a time", "wall time", "");
+  for (const AcceptancePhase& p : e.phases)
+    fmt::print("  {:<26} {:>10} {:>12} {:>12}  {}\n", p.name, p.steps, p.groups_per_step, human_duration(p.seconds), p.note);
+  fmt::print("# sequence (whole job, pairs in rounds, culprit search): {}; with pairs one at a time: {}\n",
+             human_duration(e.sequence_seconds), human_duration(e.serial_sequence_seconds));
+}
+
 }  // namespace
 
 int run_model(const ModelRequest& req) {
@@ -126,6 +160,11 @@ int run_model(const ModelRequest& req) {
     if (req.nodes > 1 && t.node.nics == 0)
       fail(ExitCode::usage, "--nodes {}: topology {} describes no NICs, so its nodes cannot be joined", req.nodes, t.name);
     t.nodes = req.nodes;
+  }
+  if (req.acceptance) {
+    if (req.format == "csv") fail(ExitCode::usage, "model --acceptance: --format table or json (csv holds predictions)");
+    print_acceptance(req, t, sweep_sizes(req.sweep));
+    return 0;
   }
   print_predictions(req, t, sweep_sizes(req.sweep));
   return 0;

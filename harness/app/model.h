@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "collectives/types.h"
+#include "harness/model/acceptance_plan.h"
 #include "harness/sizes.h"
 
 namespace ccbench {
@@ -16,6 +17,11 @@ struct ModelRequest {
   SweepSpec sweep{8, 1ull << 30, 2.0, 0};
   int nodes = 0;                         // > 0: replaces the file's node count
   std::string format = "table";          // table, csv or json
+  // --acceptance: the wall time of accepting the fleet (harness/model/acceptance_plan.h) with the
+  // first collective and algorithm, -n timed and -w warm-up iterations per size.
+  bool acceptance = false;
+  int iterations = 20, warmup = 5;
+  double step_setup_s = kDefaultStepSetupSeconds;
 };
 
 // Prints the predictions on stdout; returns the exit code.

@@ -141,11 +141,16 @@ void RunCommand::add_what_options() {
               o_.pattern,
               cli::Names<InputPattern>{
                   {{"integer", InputPattern::integer}, {"precision", InputPattern::precision}}, nullptr});
-  set_.text({"--groups", "run in sub-groups of ranks; a file holds one group per line"}, o_.groups,
-            "KIND|FILE", "world, node, pairs, rails or a file");
-  set_.flag({"--serial", "with --groups: one group at a time (pairs always are)"}, o_.serial);
+  set_.text({"--groups", "run in sub-groups of ranks; pairs: every pair, in rounds of pairs on disjoint nodes, the slow "
+                         "links put on the host they share; bisect: the culprit search, halves of the nodes against the "
+                         "whole job; a file holds one group per line"},
+            o_.groups, "KIND|FILE", "world, node, pairs, rails, bisect or a file");
+  set_.flag({"--serial", "with --groups: one group at a time (pairs: one pair at a time instead of rounds of pairs on "
+                         "disjoint nodes, for an oversubscribed fabric)"},
+            o_.serial);
   set_.number({"--group-outlier-threshold", "with --groups: flag a group below this fraction of the median busbw of "
-                                            "like groups"},
+                                            "like groups; pairs: a pair below it of the healthy pairs is slow; bisect: "
+                                            "a group is healthy when the whole job is below it of the group's busbw"},
               o_.group_outlier_threshold, {.lo = 0.01, .hi = 1, .what = "a fraction"}, "FRACTION");
 }
 

@@ -19,6 +19,7 @@
 #include "results/csv_reader.h"
 #include "results/format.h"
 #include "core/error.h"
+#include "topologies/pair_rounds.h"
 #include "core/text_file.h"
 #include "transports/ib/ib_transport.h"
 #include "transports/ofi/ofi_transport.h"
@@ -94,8 +95,7 @@ std::vector<Transport> plan_transports(const LinksOptions& o, Device device, con
   return unique;
 }
 
-void print_report(const std::vector<LinkResult>& results, const std::vector<LinkOutlier>& outliers,
-                  const std::vector<std::uint64_t>& sizes, int nranks, double threshold) {
+void print_matrices(const std::vector<LinkResult>& results, const std::vector<std::uint64_t>& sizes, int nranks) {
   std::vector<std::string> transports;
   for (const LinkResult& r : results)
     if (r.mode == "pair" && std::find(transports.begin(), transports.end(), r.transport) == transports.end())
@@ -119,15 +119,29 @@ void print_report(const std::vector<LinkResult>& results, const std::vector<Link
       fmt::print("# {} {} -> {}: not measured: {}\n", r.transport, link_endpoint(r.src, r.src_host),
                  link_endpoint(r.dst, r.dst_host), r.reason);
   }
-  if (outliers.empty()) {
+}
+
+// The matrices, the outliers, then which endpoint the slow links are put on.
+void print_report(const std::vector<LinkResult>& results, const std::vector<LinkOutlier>& outliers,
+                  const std::vector<LinkAttribution>& attributions, const std::vector<std::uint64_t>& sizes, int nranks,
+                  double threshold) {
+  print_matrices(results, sizes, nranks);
+  if (outliers.empty())
     fmt::print("# outliers at {} (below {:.0f}% of the median): none\n", human_size(sizes.back()), threshold * 100);
-    return;
-  }
   for (const LinkOutlier& o : outliers)
     fmt::print("# OUTLIER {} {} {} -> {} at {}: {:.2f} GB/s {}, {:.0f}% of the median {:.2f}\n", o.result->transport,
                o.result->mode, link_endpoint(o.result->src, o.result->src_host),
                link_endpoint(o.result->dst, o.result->dst_host), human_size(o.result->bytes), o.value, o.metric,
                100 * o.value / o.median, o.median);
+  for (const LinkAttribution& a : attributions) fmt::print("{}", attribution_text(a.attribution, a.subject(), "# "));
+}
+
+// How the pairs are paced: one at a time, or in rounds of pairs on disjoint nodes.
+std::string pace_of_pairs(const LinksOptions& o, const RankLayout& layout, Device device) {
+  const size_t rounds = pair_rounds(layout.node_of, o.serial).size();
+  const size_t pairs = static_cast<size_t>(layout.nranks) * static_cast<size_t>(layout.nranks - 1) / 2;
+  if (device == Device::gpu || rounds == pairs) return "one pair at a time";
+  return fmt::format("{} pairs in {} rounds of pairs on disjoint nodes", pairs, rounds);
 }
 
 // measure_tcp_streams() kTcpCeilingRepeats times; every cell keeps its best figures (the cells
@@ -198,6 +212,10 @@ int run_links(const LinksOptions& o, int* argc, char*** argv) {
   RankLayout layout = discover_layout(world);
   try {
     check_same_tuning(world, layout);
+    if (o.fault && o.fault->rank >= layout.nranks)  // a fault that could never fire
+      throw Error::agreed(ExitCode::usage,
+                          fmt::format("CCBENCH_FAULT: rank={} does not exist in this run of {} ranks (valid: 0 to {})",
+                                      o.fault->rank, layout.nranks, layout.nranks - 1));
     std::string why_no_gpu;
     const int gpus = gpu_count(&why_no_gpu);
     std::uint64_t mine = static_cast<std::uint64_t>(gpus), min_gpus = 0;
@@ -214,9 +232,9 @@ int run_links(const LinksOptions& o, int* argc, char*** argv) {
     std::vector<std::string> notes;
     const std::vector<Transport> transports = plan_transports(o, device, agreed_ib_unavailable_reason(world, layout).value_or(""), &notes);
     if (layout.rank == 0) {
-      fmt::print("# ccbench links: {} ranks ({} ranks), sizes {} to {}, {} messages per size and pair, one pair at a "
-                 "time{}\n", layout.nranks, name(device), format_size(sizes.front()), format_size(sizes.back()),
-                 o.iterations, o.all_at_once ? ", then all at once" : "");
+      fmt::print("# ccbench links: {} ranks ({} ranks), sizes {} to {}, {} messages per size and pair, {}{}\n",
+                 layout.nranks, name(device), format_size(sizes.front()), format_size(sizes.back()), o.iterations,
+                 pace_of_pairs(o, layout, device), o.all_at_once ? ", then all at once" : "");
       for (int r = 0; r < layout.nranks; ++r) fmt::print("#   rank {}: {}\n", r, layout.host_of[static_cast<size_t>(r)]);
       for (const std::string& n : notes) fmt::print("# {}\n", n);
     }
@@ -237,12 +255,14 @@ int run_links(const LinksOptions& o, int* argc, char*** argv) {
     }
     if (layout.rank == 0) {
       const auto outliers = find_link_outliers(results, o.outlier_threshold, sizes.back());
-      print_report(results, outliers, sizes, layout.nranks, o.outlier_threshold);
+      const auto attributions = attribute_links(results, o.outlier_threshold, sizes.back());
+      print_report(results, outliers, attributions, sizes, layout.nranks, o.outlier_threshold);
       if (!o.no_files) {
         folder.mark_used();
-        write_text_file(out_dir + "/links.csv", links_to_csv(results));
+        write_text_file(out_dir + "/links.csv", links_to_csv(results, attributions));
         write_text_file(out_dir + "/links.json",
-                   links_to_json(results, outliers, links_context(o, layout, std::string(name(device)))).dump(2) + "\n");
+                        links_to_json(results, outliers, links_context(o, layout, std::string(name(device))), attributions)
+                                .dump(2) + "\n");
         fmt::print("# results: {}/ (links.csv, links.json)\n", out_dir);
       }
       std::fflush(stdout);

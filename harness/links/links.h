@@ -1,6 +1,7 @@
 #pragma once
-// `ccbench links`: the link matrix. Every ordered pair of ranks, one pair at a time (the other
-// ranks wait at a barrier, so pairs never share a link), measures
+// `ccbench links`: the link matrix. Every ordered pair of ranks, in rounds of pairs on disjoint
+// nodes (topologies/pair_rounds.h; the ranks outside a round's pairs wait at a barrier, so pairs
+// measured together share no node; --serial: one pair at a time, as on one node), measures
 //   one-way bandwidth      src streams -n messages of each size to dst (GB/s = 1e9 B/s);
 //   bidirectional          both stream to each other at once (GB/s, both directions summed);
 //   latency                ping-pong of the smallest size, half the round trip (us);
@@ -9,7 +10,9 @@
 // engines (`ce`) and SM stores (`sm`) and, per GPU, pinned host copies D2H/H2D (`pcie`): the
 // names of transports/names.h. The sweep ends at -e itself, even where the factor steps over it.
 // Rank 0 prints the matrices, flags outliers (below --outlier-threshold of the median of their
-// transport) naming ranks and hosts, and writes links.csv and links.json to the results folder.
+// transport) naming ranks and hosts, attributes slow links to the endpoint they share
+// (results/attribution.h: the culprit host), and writes links.csv and links.json to the results
+// folder.
 // A pair that cannot be measured (no peer access, transport unavailable) is an empty cell with
 // its reason, never 0.
 #include <chrono>
@@ -22,6 +25,7 @@
 
 #include <mpi.h>
 
+#include "harness/fault.h"
 #include "harness/options.h"
 #include "topologies/layout.h"
 #include "results/links.h"
@@ -39,6 +43,8 @@ struct LinksOptions {
   int warmup = 3;
   double outlier_threshold = 0.9;               // a pair below this fraction of the median is flagged
   bool all_at_once = false;
+  bool serial = false;                          // --serial: one pair at a time even across nodes
+  std::optional<FaultSpec> fault;               // CCBENCH_FAULT (tests): `slow` makes a rank late with every message
   DeviceChoice device = DeviceChoice::auto_detect;
   IbOptions ib;
   OfiOptions ofi;

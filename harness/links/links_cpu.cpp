@@ -12,6 +12,7 @@
 #include "harness/job/bootstrap.h"
 #include "harness/links/links_measure.h"
 #include "core/error.h"
+#include "topologies/pair_rounds.h"
 #include "transports/connect.h"
 
 namespace ccbench {
@@ -108,6 +109,7 @@ struct Endpoint {
   std::chrono::milliseconds timeout{};
   int rank = 0;
   bool zero_copy = false;  // the channels' zero-copy ends (DirectOut / DirectIn) instead of slot copies
+  int slow_ms = 0;         // CCBENCH_FAULT=slow on this rank: this late with every message it moves
 
   SendChannel& to(int peer) const { return set->send(static_cast<size_t>(send_index[static_cast<size_t>(peer)])); }
   RecvChannel& from(int peer) const { return set->recv(static_cast<size_t>(recv_index[static_cast<size_t>(peer)])); }
@@ -121,18 +123,24 @@ struct Endpoint {
     flows.push_back(&drain);
     run_flows(flows, timeout, rank, what);
   }
+  void late(int messages) const {
+    if (slow_ms > 0) std::this_thread::sleep_for(std::chrono::milliseconds(slow_ms) * messages);
+  }
   void send(int peer, std::uint64_t bytes, int messages) {
     StreamOut f(to(peer), out.data(), bytes, messages, peer, zero_copy);
     run({&f}, {peer}, "links: send");
+    late(messages);
   }
   void recv(int peer, std::uint64_t bytes, int messages) {
     StreamIn f(from(peer), in.data(), bytes, messages, peer, zero_copy);
     run({&f}, {}, "links: receive");
+    late(messages);
   }
   void both(int peer, std::uint64_t bytes, int messages) {
     StreamOut o(to(peer), out.data(), bytes, messages, peer, zero_copy);
     StreamIn i(from(peer), in.data(), bytes, messages, peer, zero_copy);
     run({&o, &i}, {peer}, "links: both ways");
+    late(messages);
   }
 };
 
@@ -321,34 +329,74 @@ PairFigures gather_pair_figures(MPI_Comm comm, const PairFigures& mine) {
   return {out[0], out[1], out[2]};
 }
 
+namespace {
+
+// Every rank's figures of a round, on rank 0 (its pairs' two ranks each report theirs).
+std::vector<PairFigures> gather_round_figures(MPI_Comm comm, const PairFigures& mine, int nranks) {
+  const double in[3] = {mine.oneway_s, mine.bidir_s, mine.latency_s};
+  std::vector<double> all(3 * static_cast<size_t>(nranks));
+  check_mpi(MPI_Gather(in, 3, MPI_DOUBLE, all.data(), 3, MPI_DOUBLE, 0, comm), "MPI_Gather of a round's times");
+  std::vector<PairFigures> out(static_cast<size_t>(nranks));
+  for (size_t r = 0; r < out.size(); ++r) out[r] = {all[3 * r], all[3 * r + 1], all[3 * r + 2]};
+  return out;
+}
+
+// CCBENCH_FAULT=slow: the ms this rank is late with every message of size `bytes` (0: none).
+int slow_ms_for(const LinksOptions& o, int rank, std::uint64_t bytes) {
+  const auto& f = o.fault;
+  if (!f || f->kind != FaultSpec::Kind::slow || f->rank != rank || (f->size && *f->size != bytes)) return 0;
+  return f->ms;
+}
+
+// One direction of every pair of a round, measured at the same time: the first rank of each pair
+// sends (`reverse`: the second); rank 0 gets one cell per pair.
+void measure_round(Endpoint& e, const PairRound& round, bool reverse, std::uint64_t bytes, bool latency,
+                   const LinksOptions& o, Transport transport, const RankLayout& layout, MPI_Comm comm,
+                   std::vector<LinkResult>& out) {
+  check_mpi(MPI_Barrier(comm), "MPI_Barrier between rounds of pairs");  // a round at a time
+  PairFigures mine;
+  for (const auto& [a, b] : round) {
+    const int s = reverse ? b : a, d = reverse ? a : b;
+    if (layout.rank == s || layout.rank == d)
+      mine = measure_pair(e, layout.rank == s, layout.rank == s ? d : s, bytes, o, latency);
+  }
+  const std::vector<PairFigures> all = gather_round_figures(comm, mine, layout.nranks);
+  if (layout.rank != 0) return;
+  for (const auto& [a, b] : round) {
+    const int s = reverse ? b : a, d = reverse ? a : b;
+    const PairFigures& fs = all[static_cast<size_t>(s)];
+    const PairFigures& fd = all[static_cast<size_t>(d)];
+    // A forced transport's cells carry its set's label: ofi's names the provider and protocol.
+    const bool chosen = transport == Transport::auto_select;
+    LinkResult r = link_cell(chosen ? auto_choice(layout, s, d) : e.set->label(), "pair", layout, s, d, bytes);
+    const double moved = static_cast<double>(bytes) * o.iterations;
+    r.oneway_gbps = moved / std::max(fs.oneway_s, fd.oneway_s) / 1e9;
+    r.bidir_gbps = 2 * moved / std::max(fs.bidir_s, fd.bidir_s) / 1e9;
+    if (latency) r.latency_us = std::max(fs.latency_s, fd.latency_s) * 1e6;
+    out.push_back(std::move(r));
+  }
+}
+
+}  // namespace
+
 std::vector<LinkResult> measure_cpu_links(const LinksOptions& o, Transport transport, const RankLayout& layout,
                                           MPI_Comm comm, const std::vector<std::uint64_t>& sizes) {
   // More ranks than cores (CI): waits yield at once rather than spin (collectives/cpu/executor.h).
   const unsigned cores = std::thread::hardware_concurrency();
   cpu_oversubscribed = cores > 0 && static_cast<unsigned>(layout.local_ranks()) > cores;
   Endpoint e = connect_all(o, transport, layout, comm, sizes.back());
+  const std::vector<PairRound> rounds = pair_rounds(layout.node_of, o.serial);
   std::vector<LinkResult> out;
   for (std::uint64_t bytes : sizes) {
-    const bool latency = bytes == sizes.front();
-    for (int s = 0; s < layout.nranks; ++s)
-      for (int d = 0; d < layout.nranks; ++d) {
-        if (s == d) continue;
-        check_mpi(MPI_Barrier(comm), "MPI_Barrier between pairs");  // one pair at a time
-        PairFigures mine;
-        if (layout.rank == s || layout.rank == d)
-          mine = measure_pair(e, layout.rank == s, layout.rank == s ? d : s, bytes, o, latency);
-        const PairFigures f = gather_pair_figures(comm, mine);
-        if (layout.rank != 0) continue;
-        // A forced transport's cells carry its set's label: ofi's names the provider and protocol.
-        const bool chosen = transport == Transport::auto_select;
-        LinkResult r = link_cell(chosen ? auto_choice(layout, s, d) : e.set->label(), "pair", layout, s, d, bytes);
-        const double moved = static_cast<double>(bytes) * o.iterations;
-        r.oneway_gbps = moved / f.oneway_s / 1e9;
-        r.bidir_gbps = 2 * moved / f.bidir_s / 1e9;
-        if (latency) r.latency_us = f.latency_s * 1e6;
-        out.push_back(std::move(r));
-      }
+    e.slow_ms = slow_ms_for(o, layout.rank, bytes);
+    const size_t first = out.size();
+    for (const PairRound& round : rounds)
+      for (bool reverse : {false, true}) measure_round(e, round, reverse, bytes, bytes == sizes.front(), o, transport, layout, comm, out);
+    // Cells in (src, dst) order whichever round measured them.
+    std::sort(out.begin() + static_cast<long>(first), out.end(),
+              [](const LinkResult& x, const LinkResult& y) { return std::pair(x.src, x.dst) < std::pair(y.src, y.dst); });
   }
+  e.slow_ms = 0;
   if (o.all_at_once && layout.nranks > 1) {
     const std::string& label = e.set->label();
     measure_all_at_once(e, o, label, layout, comm, sizes.back(), out);

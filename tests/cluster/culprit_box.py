@@ -1,0 +1,159 @@
+#!/usr/bin/env python3
+"""Fleet acceptance on a cluster in a box (scripts/cluster-in-a-box.sh): 4 hosts, one of them
+chosen at random by the test and shaped to 1 Gbit, the others' links as fast as the machine
+moves them. That host must be named, and no other, by
+
+  links    links.csv's culprit column, links.json's attribution, the text (pairs in 3 rounds)
+  pairs    --groups pairs: results.csv's culprit column, run.json's pair_attribution
+  accept   accept over links.csv and the pairs run with a floor of half the healthy figure: the
+           per-endpoint verdict, the per-node verdict and the JUnit endpoints suite
+  bisect   --groups bisect: the culprit search, within its step bound
+
+The box is made and removed by the test (a name of its own, down in `finally`). Where this
+machine cannot host it, the test prints the fixture's reason and exits 77 (skipped).
+
+Usage: culprit_box.py CCBENCH WORKDIR [SLOW_HOST]
+"""
+import csv
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import time
+import xml.etree.ElementTree as ET
+
+CCBENCH, WORKDIR = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
+BOX = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts", "cluster-in-a-box.sh")
+HOSTS = [f"h{i}" for i in range(1, 5)]
+SLOW = sys.argv[3] if len(sys.argv) > 3 else random.choice(HOSTS)
+NAME = f"cul{os.getpid() % 100000}"
+SKIP = 77
+# 1 Gbit is 0.125 GB/s; the unshaped veths of this machine move 1-3 GB/s under load: a link
+# through the slow host is below a tenth of the others. Half leaves room for the load's scatter.
+THRESHOLD = "0.5"
+SIZE = ["-b", "4M", "-e", "4M", "-n", "5", "-w", "1"]
+
+
+def box(*args, check=True, timeout=120):
+    p = subprocess.run(["bash", BOX, "--name", NAME, *args], capture_output=True, text=True, timeout=timeout)
+    if check and p.returncode != 0:
+        sys.exit(f"FAIL: cluster-in-a-box.sh {' '.join(args)} exited {p.returncode}\n{p.stdout}{p.stderr}")
+    return p
+
+
+def need(cond, what, text=""):
+    if not cond:
+        sys.exit(f"FAIL: {what} (slow host {SLOW})\n{text}")
+
+
+def keep(name, text):
+    """The output of a step, in WORKDIR for whoever reads the test's results."""
+    with open(os.path.join(WORKDIR, f"culprit-box-{name}.log"), "w") as f:
+        f.write(text)
+
+
+def ccbench(args, rc=0, timeout=240):
+    t0 = time.monotonic()
+    p = box("run", "-np", "4", CCBENCH, *args, check=False, timeout=timeout)
+    out = p.stdout + p.stderr
+    keep(args[0] if args[0] == "links" else args[args.index("--groups") + 1], out)
+    need(p.returncode == rc, f"ccbench {' '.join(args)} exited {p.returncode}, expected {rc}", out)
+    print(f"# ccbench {' '.join(args[:1])}: {time.monotonic() - t0:.1f} s")
+    return out
+
+
+def fresh(name):
+    d = os.path.join(WORKDIR, name)
+    shutil.rmtree(d, ignore_errors=True)
+    return d
+
+
+def csv_rows(path):
+    with open(path, newline="") as f:
+        return list(csv.DictReader(l for l in f if not l.startswith("#")))
+
+
+def check_links(d, out):
+    need("6 pairs in 3 rounds of pairs on disjoint nodes" in out, "the pairs did not run in rounds", out)
+    rows = [r for r in csv_rows(os.path.join(d, "links.csv")) if r["mode"] == "pair"]
+    need(len(rows) == 12, f"{len(rows)} pair cells", out)
+    for r in rows:
+        touches = SLOW in (r["src_host"], r["dst_host"])
+        need(r["culprit"] == (SLOW if touches else ""), f"culprit column of {r}", out)
+    judged = json.load(open(os.path.join(d, "links.json")))["attribution"]
+    need(len(judged) == 1 and judged[0]["culprits"] == [SLOW] and not judged[0]["suspects"], f"attribution {judged}", out)
+    need(f"culprit (mpi one-way at 4 MiB): {SLOW}: all 3 of its links below 50%" in out, "no culprit line", out)
+    need(out.count("# culprit") == 1, "another culprit line", out)
+    return judged[0]["reference_GBps"]
+
+
+def check_pairs(d, out):
+    rows = csv_rows(os.path.join(d, "results.csv"))
+    need(len(rows) == 6, f"{len(rows)} pair rows", out)
+    for r in rows:
+        need(r["culprit"] == (SLOW if SLOW in r["link"].replace("-", ":").split(":") else ""), f"culprit of {r['link']}",
+             out)
+    judged = json.load(open(os.path.join(d, "run.json")))["context"]["pair_attribution"]
+    need(len(judged) == 1 and judged[0]["culprits"] == [SLOW], f"pair_attribution {judged}", out)
+    need(f"# culprit (allreduce/ring float sum 4M out-of-place): {SLOW}: all 3 of its links" in out, "no culprit line",
+         out)
+
+
+def check_accept(links, healthy):
+    rules = os.path.join(WORKDIR, "culprit-box-rules.yaml")
+    with open(rules, "w") as f:
+        f.write("rules:\n  - name: every link at half the healthy figure\n    select: {collective: link, mode: pair}\n"
+                f"    require: {{min_busbw: {healthy / 2:.6g}}}\n")
+    junit = os.path.join(WORKDIR, "culprit-box.xml")
+    a = subprocess.run([CCBENCH, "accept", "--rules", rules, links, "--junit", junit], capture_output=True, text=True,
+                       timeout=60)
+    need(a.returncode == 4, f"accept exited {a.returncode}, expected 4", a.stdout + a.stderr)
+    keep("accept", a.stdout)
+    endpoints = a.stdout.split("# per endpoint")[-1]
+    nodes = a.stdout.split("# per node:")[-1].split("# per link:")[0]
+    for h in HOSTS:
+        word = "FAIL" if h == SLOW else "PASS"
+        need(f"#   {word} {h}: " in endpoints, f"endpoint {h} not {word}", a.stdout)
+        need(f"#   {word} {h}: " in nodes, f"node {h} not {word}", a.stdout)
+    need(f"FAIL {SLOW}: culprit: all 3 of its links failed, while 3 of the 3 links not involving it passed" in endpoints,
+         "no evidence", a.stdout)
+    suite = [s for s in ET.parse(junit).getroot() if s.get("name") == "endpoints"]
+    need(len(suite) == 1 and [c.get("name") for c in suite[0] if c.find("failure") is not None] == [SLOW],
+         "JUnit endpoints suite", open(junit).read())
+
+
+def main():
+    p = box("check", check=False)
+    if p.returncode == 3:
+        print(f"SKIPPED: this machine cannot host a cluster in a box: {(p.stdout + p.stderr).strip()}")
+        return SKIP
+    need(p.returncode == 0, "cluster-in-a-box.sh check failed", p.stdout + p.stderr)
+    try:
+        t0 = time.monotonic()
+        box("up", "4")
+        box("shape", SLOW, "1gbit")
+        print(f"# box up, {SLOW} shaped to 1 Gbit: {time.monotonic() - t0:.1f} s")
+        links = fresh("culprit-box-links")
+        out = ccbench(["links", *SIZE, "--outlier-threshold", THRESHOLD, "--out", links])
+        healthy = check_links(links, out)
+        pairs = fresh("culprit-box-pairs")
+        check_pairs(pairs, ccbench(["--device", "cpu", "--collective", "allreduce", "--impl", "ring", *SIZE, "--in-place",
+                                    "no", "--groups", "pairs", "--group-outlier-threshold", THRESHOLD, "--out", pairs]))
+        check_accept(links, healthy)
+        bisect = fresh("culprit-box-bisect")
+        out = ccbench(["--device", "cpu", "--collective", "allreduce", "--impl", "ring", *SIZE, "--in-place", "no",
+                       "--groups", "bisect", "--group-outlier-threshold", THRESHOLD, "--out", bisect])
+        search = json.load(open(os.path.join(bisect, "run.json")))["context"]["culprit_search"]
+        need(search["culprits"] == [SLOW] and len(search["steps"]) <= search["step_bound"], f"search {search}", out)
+        need(f"# culprit search over 4 nodes: culprit: {SLOW} (" in out, "no conclusion line", out)
+        print(f"ok: {SLOW} named by links, --groups pairs, accept and the culprit search "
+              f"({len(search['steps'])} steps); healthy links {healthy:.3g} GB/s")
+    finally:
+        box("down", check=False)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
