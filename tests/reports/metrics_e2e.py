@@ -1,0 +1,227 @@
+#!/usr/bin/env python3
+"""ccbench's Prometheus metrics (results/metrics.h) as the monitoring stack reads them.
+
+Mode `export` (no MPI): `ccbench export` of recorded runs (2 x H200 and CPU ranks) and
+`ccbench accept --metrics` with a rule that passes and one that fails. Mode `run`: a real 2-rank
+run with --accept and --metrics. Each file must
+- pass `promtool check metrics` (the Prometheus linter: format, names, units, HELP) with no
+  complaint;
+- hold, for every case and size, the busbw and median time that the results file gives (computed
+  here from results.csv on its own: the lowest busbw and longest time of rows sharing the labels),
+  and the verdicts `accept` printed;
+- be served by a real prometheus-node-exporter (127.0.0.1, a free port, textfile collector only,
+  started here and stopped in a finally block): every series of ours in its /metrics with the
+  same value, and node_textfile_scrape_error 0.
+Skipped (exit 77, "SKIPPED:") where promtool or prometheus-node-exporter is missing.
+
+Usage: metrics_e2e.py export|run CCBENCH MPIEXEC SOURCE_DIR WORK_DIR
+"""
+import csv
+import os
+import re
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+
+mode, ccbench, mpiexec, src, work = sys.argv[1:6]
+SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})? (\S+)$')
+LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
+failures = []
+
+
+def check(ok, what):
+    print(("ok: " if ok else "FAIL: ") + what, flush=True)
+    if not ok:
+        failures.append(what)
+
+
+def parse(text):
+    """{(name, frozenset(labels)): value} of a Prometheus text exposition."""
+    out = {}
+    for line in text.splitlines():
+        if not line or line.startswith("#"):
+            continue
+        m = SAMPLE.match(line)
+        if not m:
+            raise ValueError(f"not a sample line: {line!r}")
+        labels = frozenset((k, v) for k, v in LABEL.findall(m.group(3) or "") if v != "")
+        out[(m.group(1), labels)] = float(m.group(4))
+    return out
+
+
+def expected_cases(folder):
+    """busbw (B/s) and latency (s) per case and size from results.csv, the worst of equal labels."""
+    lines = [line for line in open(os.path.join(folder, "results.csv")) if not line.startswith("#")]
+    want = {}
+    single_host = None
+    for r in csv.DictReader(lines):
+        if r["status"] != "ok":
+            continue
+        host = r.get("host", "") or single_host
+        labels = frozenset((k, v) for k, v in (
+            ("collective", r["collective"]), ("impl", r["impl"]), ("transport", r["transport"]), ("dtype", r["dtype"]),
+            ("op", r["op"]), ("placement", "in-place" if r["in_place"] == "true" else "out-of-place"),
+            ("mode", r["mode"]), ("size", r["size[B]"]), ("host", host or ""), ("link", r.get("link", "")),
+            ("group", r["group"])) if v)
+        bw, lat = float(r["busbw[GB/s]"]) * 1e9, float(r["time_median[us]"]) / 1e6
+        key_bw, key_lat = ("ccbench_busbw_bytes_per_second", labels), ("ccbench_latency_seconds", labels)
+        want[key_bw] = min(want.get(key_bw, bw), bw)
+        want[key_lat] = max(want.get(key_lat, lat), lat)
+    return want
+
+
+def host_labels(want, host):
+    """The cases of a single-host run carry its host (results.csv of older runs has no host column)."""
+    out = {}
+    for (name, labels), v in want.items():
+        if not any(k == "host" for k, _ in labels):
+            labels = labels | {("host", host)}
+        out[(name, labels)] = v
+    return out
+
+
+def close(a, b):
+    return abs(a - b) <= 1e-9 * max(abs(a), abs(b), 1e-300)
+
+
+def check_cases(got, want, what):
+    missing = [k for k in want if k not in got]
+    wrong = [(k, got[k], v) for k, v in want.items() if k in got and not close(got[k], v)]
+    ours = [k for k in got if k[0] in ("ccbench_busbw_bytes_per_second", "ccbench_latency_seconds")]
+    check(not missing and not wrong and len(ours) == len(want),
+          f"{what}: {len(want)} case samples as results.csv gives them (missing {missing[:2]}, wrong {wrong[:2]}, "
+          f"{len(ours)} in the file)")
+
+
+def promtool(path, what):
+    r = subprocess.run(["promtool", "check", "metrics"], stdin=open(path), capture_output=True, text=True)
+    check(r.returncode == 0 and not r.stdout.strip() and not r.stderr.strip(),
+          f"{what}: promtool check metrics: exit {r.returncode} {r.stdout.strip()} {r.stderr.strip()}")
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def scrape(folder):
+    """/metrics of a node_exporter serving `folder` with its textfile collector alone."""
+    port = free_port()
+    exporter = subprocess.Popen(["prometheus-node-exporter", f"--web.listen-address=127.0.0.1:{port}",
+                                 "--collector.disable-defaults", "--collector.textfile",
+                                 f"--collector.textfile.directory={folder}"],
+                                stdout=subprocess.DEVNULL, stderr=open(os.path.join(work, "exporter.log"), "w"))
+    try:
+        deadline = time.monotonic() + 30
+        while True:
+            try:
+                return urllib.request.urlopen(f"http://127.0.0.1:{port}/metrics", timeout=5).read().decode()
+            except OSError:
+                if time.monotonic() > deadline or exporter.poll() is not None:
+                    raise RuntimeError("node_exporter did not serve: " + open(os.path.join(work, "exporter.log")).read())
+                time.sleep(0.2)
+    finally:
+        exporter.terminate()
+        exporter.wait(timeout=10)
+
+
+def check_served(folder, files, what):
+    served = parse(scrape(folder))
+    check(served.get(("node_textfile_scrape_error", frozenset())) == 0.0, f"{what}: node_textfile_scrape_error 0")
+    for f in files:
+        ours = {k: v for k, v in parse(open(os.path.join(folder, f)).read()).items()}
+        absent = [k for k in ours if k not in served]
+        differ = [k for k in ours if k in served and not close(served[k], ours[k])]
+        check(ours and not absent and not differ,
+              f"{what}: node_exporter serves all {len(ours)} series of {f} as written (absent {absent[:2]}, "
+              f"differ {differ[:2]})")
+
+
+def export_mode():
+    h200 = os.path.join(src, "tests/fixtures/h200x2-20261130-sweep-cc01c2c")
+    prom = os.path.join(work, "prom")
+    os.makedirs(prom)
+    r = subprocess.run([ccbench, "export", h200, "--metrics", os.path.join(prom, "h200.prom")], capture_output=True,
+                       text=True)
+    check(r.returncode == 0, f"export of the 2 x H200 run: exit {r.returncode} {r.stderr.strip()}")
+    got = parse(open(os.path.join(prom, "h200.prom")).read())
+    check_cases(got, host_labels(expected_cases(h200), "vm"), "2 x H200 export")
+    check(got.get(("ccbench_run_exit_code", frozenset({("host", "vm"), ("source", "results")}))) == 0.0,
+          "the run's exit code from its run.json")
+    promtool(os.path.join(prom, "h200.prom"), "2 x H200 export")
+    out = subprocess.run([ccbench, "export", h200], capture_output=True, text=True)
+    check(out.returncode == 0 and out.stdout.endswith("# EOF\n") and
+          parse(out.stdout).keys() == got.keys(), "export to stdout: the same series")
+    # accept: the example rules pass; a 400 GB/s floor fails on the node.
+    rules = os.path.join(src, "docs/examples/rules/h200x2.yaml")
+    ok = subprocess.run([ccbench, "accept", "--rules", rules, h200, "--metrics", os.path.join(prom, "pass.prom")],
+                        capture_output=True, text=True)
+    check(ok.returncode == 0, f"accept (passing rules) with --metrics: exit {ok.returncode}")
+    got = parse(open(os.path.join(prom, "pass.prom")).read())
+    rule_lines = [k for k in got if k[0] == "ccbench_accept_rule_passed"]
+    check(got.get(("ccbench_accept_passed", frozenset())) == 1.0 and len(rule_lines) == ok.stdout.count(": PASS (")
+          and all(got[k] == 1.0 for k in rule_lines), f"every rule passed, as accept printed ({len(rule_lines)} rules)")
+    bad = subprocess.run([ccbench, "accept", "--min-busbw", "400", h200, "--metrics", os.path.join(prom, "fail.prom")],
+                         capture_output=True, text=True)
+    got = parse(open(os.path.join(prom, "fail.prom")).read())
+    check(bad.returncode == 4 and got.get(("ccbench_accept_passed", frozenset())) == 0.0 and
+          got.get(("ccbench_accept_node_passed", frozenset({("host", "vm")}))) == 0.0,
+          "a 400 GB/s floor: accept exit 4, and the node below its rule is 0")
+    m = re.search(r"FAIL vm: (\d+) of (\d+) rows broke a rule", bad.stdout)
+    check(m and got.get(("ccbench_accept_node_failed_rows", frozenset({("host", "vm")}))) == float(m.group(1)),
+          "the node's failed rows as accept counted them")
+    for f in ("pass.prom", "fail.prom"):
+        promtool(os.path.join(prom, f), f)
+    check_served(prom, ["h200.prom", "pass.prom"], "export and accept")
+    bad_name = subprocess.run([ccbench, "export", h200, "--metrics", os.path.join(prom, "m.txt")], capture_output=True,
+                              text=True)
+    check(bad_name.returncode == 2 and "reads only files named *.prom" in bad_name.stderr, "a name without .prom: exit 2")
+
+
+def run_mode():
+    prom = os.path.join(work, "prom")
+    os.makedirs(prom)
+    out, metrics = os.path.join(work, "run"), os.path.join(prom, "ccbench.prom")
+    rules = os.path.join(work, "rules.yaml")
+    with open(rules, "w") as f:
+        f.write("rules:\n  - name: every row correct\n    require: {max_wrong: 0}\n"
+                "  - name: impossible floor\n    select: {impl: ring}\n    require: {min_busbw: 100000}\n")
+    r = subprocess.run([mpiexec, "--oversubscribe", "--allow-run-as-root", "-np", "2", ccbench, "--device", "cpu",
+                        "--collective", "allreduce,allgather", "--impl", "ring,mpi", "-b", "1K", "-e", "256K", "-f", "4",
+                        "-n", "5", "-w", "1", "--out", out, "--accept", rules, "--metrics", metrics],
+                       capture_output=True, text=True)
+    print(r.stdout[-1500:] + r.stderr[-800:])
+    check(r.returncode == 4 and f"# metrics: {metrics}" in r.stdout, f"a run with --accept and --metrics: exit 4 ({r.returncode})")
+    got = parse(open(metrics).read())
+    host = socket.gethostname()
+    check_cases(got, host_labels(expected_cases(out), host), "the run's metrics")
+    run = frozenset({("host", host), ("source", "results")})
+    check(got.get(("ccbench_run_exit_code", run)) == 4.0, "the run's exit code (4: a rule failed)")
+    check(got.get(("ccbench_accept_rule_passed", frozenset({("rule", "impossible floor"), ("where", f"{rules}:4")})))
+          == 0.0 and got.get(("ccbench_accept_rule_passed", frozenset({("rule", "every row correct"),
+                                                                        ("where", f"{rules}:2")}))) == 1.0,
+          "one rule failed, one passed, as the run printed")
+    check(not [n for n in os.listdir(prom) if n != "ccbench.prom"], "no temporary file left beside the .prom")
+    promtool(metrics, "the run's metrics")
+    check_served(prom, ["ccbench.prom"], "the run's metrics")
+
+
+def main():
+    missing = [t for t in ("promtool", "prometheus-node-exporter") if not shutil.which(t)]
+    if missing:
+        print(f"SKIPPED: {' and '.join(missing)} not found: install the Debian packages prometheus and "
+              "prometheus-node-exporter (scripts/setup.sh does)")
+        return 77
+    shutil.rmtree(work, ignore_errors=True)
+    os.makedirs(work)
+    export_mode() if mode == "export" else run_mode()
+    print("FAILED: " + "; ".join(failures) if failures else f"metrics_e2e {mode}: all checks passed")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
