@@ -100,7 +100,7 @@ void declare_families(Exposition& e) {
   e.declare("ccbench_gpu_temperature_max_celsius", "Hottest GPU temperature seen while the host's rows were measured");
   e.declare("ccbench_gpu_throttled", "1 when a GPU of the host throttled its clocks (benign reasons left out)");
   e.declare("ccbench_gpu_throttle_reason", "1 for each clock-throttle reason seen on a GPU of the host");
-  e.declare("ccbench_error_counter_growth", "Growth of a hardware error counter while the host's rows were measured");
+  e.declare("ccbench_hardware_error_growth", "Growth of a hardware error counter while the host's rows were measured");
   e.declare("ccbench_accept_passed", "1 when every acceptance rule passed, 0 when one failed");
   e.declare("ccbench_accept_rule_passed", "1 when the acceptance rule passed, 0 when it failed");
   e.declare("ccbench_accept_check_passed", "1 when the check of an acceptance rule passed, 0 when it failed");
@@ -216,7 +216,7 @@ void add_health(Exposition& e, const ResultSet& set) {
       }
     }
     for (const auto& [name, field] : counters)
-      if (h.*field) e.add("ccbench_error_counter_growth", {{"host", host}, {"counter", name}},
+      if (h.*field) e.add("ccbench_hardware_error_growth", {{"host", host}, {"counter", name}},
                           static_cast<double>(*(h.*field)), Reduce::sum);
   }
 }

@@ -16,7 +16,7 @@
 //       ccbench_run_rows{status}   per run: labels host (its first rank's) and source (results
 //       or links); info adds version, git_hash, device, kind, ranks, nodes.
 //   ccbench_gpu_temperature_max_celsius, ccbench_gpu_throttled, ccbench_gpu_throttle_reason
-//       {reason}, ccbench_error_counter_growth{counter}   health per host, from the rows'
+//       {reason}, ccbench_hardware_error_growth{counter}   health per host, from the rows'
 //       telemetry; absent where it was not read (unknown is not zero).
 //   ccbench_accept_passed, ccbench_accept_rule_passed{rule, where}, ccbench_accept_check_passed
 //       {rule, where, check}, ccbench_accept_node_passed{host}, ccbench_accept_node_failed_rows,

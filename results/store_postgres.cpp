@@ -36,10 +36,14 @@ std::vector<std::string> secrets_of(const std::string& url) {
   return out;
 }
 
-std::string scrub(std::string text, const std::vector<std::string>& secrets) {
+std::string scrub(std::string text, const std::vector<std::string>& secrets) {  // secrets out, one line
   for (const std::string& s : secrets)
     for (size_t at = text.find(s); at != std::string::npos; at = text.find(s, at)) text.replace(at, s.size(), "***");
-  return single_line(text);
+  std::string out;  // on one line, libpq's line breaks and tabs one space each
+  for (char c : single_line(text))
+    if (c != ' ' || (!out.empty() && out.back() != ' ')) out += c;
+  while (!out.empty() && out.back() == ' ') out.pop_back();
+  return out;
 }
 
 // The exit code of a failed statement, by its SQLSTATE class: the server or the connection gone
@@ -91,7 +95,12 @@ class PostgresStore : public StoreConnection {
  public:
   explicit PostgresStore(const std::string& url) : label_(store_label(url)), secrets_(secrets_of(url)) {
     connect(url);
-    exec("SET search_path TO ccbench");
+    try {
+      exec("SET search_path TO ccbench");
+    } catch (...) {
+      PQfinish(conn_);
+      throw;
+    }
   }
   ~PostgresStore() override { PQfinish(conn_); }
   PostgresStore(const PostgresStore&) = delete;

@@ -20,6 +20,7 @@
 #include "results/history.h"
 #include "results/store.h"
 #include "results/store_schema.h"
+#include "tests/unit/history_test_data.h"
 
 namespace ccbench {
 namespace {
@@ -36,6 +37,7 @@ void admin_sql(const std::string& sql, const std::string& db = "postgres") {
                                       fixture("PG_FIXTURE_PORT"));
   PGconn* c = PQconnectdb(url.c_str());
   ASSERT_EQ(PQstatus(c), CONNECTION_OK) << PQerrorMessage(c);
+  PQsetNoticeProcessor(c, [](void*, const char*) {}, nullptr);  // "database ... does not exist, skipping"
   PGresult* r = PQexec(c, sql.c_str());
   const ExecStatusType s = PQresultStatus(r);
   EXPECT_TRUE(s == PGRES_COMMAND_OK || s == PGRES_TUPLES_OK) << sql << ": " << PQerrorMessage(c);
@@ -51,29 +53,11 @@ std::string fresh_db(const std::string& name) {
                      fixture("PG_FIXTURE_PORT"));
 }
 
-Json context_of(const std::string& host, const std::string& started = "2026-11-30T10:00:00Z") {
-  return Json{{"started_utc", started}, {"git_hash", "abc123"}, {"device", "gpu"},
-              {"ranks_per_node", 2}, {"command_line", "ccbench -b 8"},
-              {"ranks_detail", Json::array({{{"rank", 0}, {"host", host}}})},
-              {"nodes_detail", Json::array({{{"host", host},
-                                             {"node", {{"gpus", {{"available", true},
-                                                                 {"gpus", Json::array({{{"name", "NVIDIA H200"}}})}}}}}}})}};
-}
+using history_test::row;
 
-RunRecord row(std::uint64_t bytes, double busbw) {
-  RunRecord r;
-  r.collective = "allreduce";
-  r.impl = "nccl";
-  r.transport = "nccl";
-  r.device = "gpu";
-  r.dtype = "float";
-  r.op = "sum";
-  r.bytes = bytes;
-  r.ranks = 2;
-  r.iterations = 20;
-  r.busbw_gbps = r.busbw_median_gbps = r.algbw_gbps = busbw;  // factor 1
-  r.time_avg_us = r.time_median_us = r.time_min_us = r.time_p95_us = r.time_max_us = bytes / (busbw * 1e3);
-  return r;
+// A run of `host` started at `started`.
+Json context_of(const std::string& host, const std::string& started = "2026-11-30T10:00:00Z") {
+  return history_test::context_of(host, "NVIDIA H200", started);
 }
 
 std::vector<RunRecord> rows_of(int n, double busbw) {
@@ -131,13 +115,15 @@ TEST(PostgresStore, SixteenWritersLoseAndDuplicateNothingAndReadersSeeWholeRuns)
   History{url};  // the tables, before the writers start
   constexpr int kWriters = 16, kRunsEach = 4, kRows = 300;
   std::atomic<bool> writing{true};
-  std::atomic<int> partial{0}, reads{0};
+  std::atomic<int> partial{0}, reads{0}, while_writing{0};
   std::thread reader([&] {
     History h(url, HistoryAccess::read);
     CaseFilter f;
     f.bytes = 1024;
     while (writing) {
-      for (const HistoryRun& r : h.runs())
+      const auto runs = h.runs();
+      if (!runs.empty() && runs.size() < size_t{kWriters * kRunsEach + 1}) ++while_writing;
+      for (const HistoryRun& r : runs)
         if (r.rows != kRows) ++partial;
       const auto points = h.trend(f);  // rows_of gives 1 KiB rows i = 0, 20, 40, ...: 15 per run
       if (points.size() % 15 != 0) ++partial;
@@ -169,7 +155,7 @@ TEST(PostgresStore, SixteenWritersLoseAndDuplicateNothingAndReadersSeeWholeRuns)
   for (int w = 0; w < kWriters; ++w) EXPECT_EQ(h.runs(fmt::format("node{:02}", w)).size(), size_t{kRunsEach});
   for (const HistoryRun& r : runs) EXPECT_EQ(r.rows, kRows) << "run " << r.id;
   EXPECT_EQ(partial, 0) << "a reader saw a run without all its rows";
-  EXPECT_GT(reads, 0);
+  EXPECT_GT(while_writing, 0) << "no read saw the store between the first run and the last (" << reads << " reads)";
 }
 
 TEST(PostgresStore, AVersionOneStoreIsMigrated) {
@@ -216,8 +202,8 @@ TEST(PostgresStore, NewerAndForeignSchemasAreRefused) {
     EXPECT_EQ(std::string(e.what()), fmt::format("history {}: schema version 99 is newer than this ccbench reads ({})",
                                                  store_label(newer), kStoreSchemaVersion));
   }
-  const std::string foreign = fresh_db("foreign");
-  admin_sql("CREATE SCHEMA ccbench; CREATE TABLE ccbench.customers (name TEXT)", "foreign");
+  const std::string foreign = fresh_db("theirs");
+  admin_sql("CREATE SCHEMA ccbench; CREATE TABLE ccbench.customers (name TEXT)", "theirs");
   try {
     History h(foreign);
     FAIL() << "a foreign schema was written to";

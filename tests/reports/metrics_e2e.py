@@ -17,6 +17,7 @@ Skipped (exit 77, "SKIPPED:") where promtool or prometheus-node-exporter is miss
 Usage: metrics_e2e.py export|run CCBENCH MPIEXEC SOURCE_DIR WORK_DIR
 """
 import csv
+import json
 import os
 import re
 import shutil
@@ -197,7 +198,7 @@ def run_mode():
     print(r.stdout[-1500:] + r.stderr[-800:])
     check(r.returncode == 4 and f"# metrics: {metrics}" in r.stdout, f"a run with --accept and --metrics: exit 4 ({r.returncode})")
     got = parse(open(metrics).read())
-    host = socket.gethostname()
+    host = json.load(open(os.path.join(out, "run.json")))["context"]["ranks_detail"][0]["host"]
     check_cases(got, host_labels(expected_cases(out), host), "the run's metrics")
     run = frozenset({("host", host), ("source", "results")})
     check(got.get(("ccbench_run_exit_code", run)) == 4.0, "the run's exit code (4: a rule failed)")

@@ -17,6 +17,7 @@
 #include "results/history.h"
 #include "results/row_check.h"
 #include "results/store_schema.h"
+#include "tests/unit/history_test_data.h"
 
 namespace ccbench {
 namespace {
@@ -29,31 +30,8 @@ std::string temp_db(const std::string& name) {
   return path;
 }
 
-Json context_of(const std::string& host, const std::string& gpu = "NVIDIA H200",
-                const std::string& started = "2026-11-30T10:00:00Z") {
-  return Json{{"started_utc", started}, {"git_hash", "abc123"}, {"device", "gpu"},
-              {"ranks_per_node", 2}, {"command_line", "ccbench -b 8"},
-              {"ranks_detail", Json::array({{{"rank", 0}, {"host", host}}})},
-              {"nodes_detail", Json::array({{{"host", host},
-                                             {"node", {{"gpus", {{"available", true},
-                                                                 {"gpus", Json::array({{{"name", gpu}}})}}}}}}})}};
-}
-
-RunRecord row(std::uint64_t bytes, double busbw) {
-  RunRecord r;
-  r.collective = "allreduce";
-  r.impl = "nccl";
-  r.transport = "nccl";
-  r.device = "gpu";
-  r.dtype = "float";
-  r.op = "sum";
-  r.bytes = bytes;
-  r.ranks = 2;
-  r.iterations = 20;
-  r.busbw_gbps = r.busbw_median_gbps = r.algbw_gbps = busbw;  // factor 1
-  r.time_avg_us = r.time_median_us = r.time_min_us = r.time_p95_us = r.time_max_us = bytes / (busbw * 1e3);
-  return r;
-}
+using history_test::context_of;
+using history_test::row;
 
 TEST(History, AppendsRunsAndReadsThemBack) {
   const std::string db = temp_db("a.db");

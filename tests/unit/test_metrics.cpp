@@ -25,8 +25,8 @@ RunRecord row(std::uint64_t bytes, double busbw, double median_us) {
   r.op = "sum";
   r.bytes = bytes;
   r.ranks = 2;
-  r.busbw_gbps = busbw;
-  r.time_median_us = median_us;
+  r.busbw_gbps = busbw;  // sound: below twice bytes / time
+  r.time_avg_us = r.time_median_us = r.time_min_us = r.time_p95_us = r.time_max_us = median_us;
   return r;
 }
 
@@ -106,8 +106,8 @@ TEST(Metrics, HealthPerHostAndLabelsEscaped) {
   EXPECT_TRUE(has_line(t, "ccbench_gpu_throttled{" + host + "} 1")) << t;
   EXPECT_TRUE(has_line(t, "ccbench_gpu_throttle_reason{" + host + ",reason=\"hw_thermal_slowdown\"} 1")) << t;
   EXPECT_EQ(t.find("reason=\"gpu_idle\""), std::string::npos) << t;
-  EXPECT_TRUE(has_line(t, "ccbench_error_counter_growth{" + host + ",counter=\"nvlink_errors\"} 7")) << t;
-  EXPECT_TRUE(has_line(t, "ccbench_error_counter_growth{" + host + ",counter=\"pcie_replays\"} 0")) << t;
+  EXPECT_TRUE(has_line(t, "ccbench_hardware_error_growth{" + host + ",counter=\"nvlink_errors\"} 7")) << t;
+  EXPECT_TRUE(has_line(t, "ccbench_hardware_error_growth{" + host + ",counter=\"pcie_replays\"} 0")) << t;
   EXPECT_EQ(t.find("counter=\"ecc_corrected\""), std::string::npos) << "a counter not read is absent";
 }
 
