@@ -254,15 +254,13 @@ void add_verdicts(Exposition& e, const AcceptReport& rep) {
   e.add("ccbench_accept_passed", {}, rep.passed ? 1 : 0);
   for (const RuleVerdict& rv : rep.rules) {
     const Labels rule = {{"rule", rv.rule->name}, {"where", rv.rule->where}};
-    bool judged = false;
+    e.add("ccbench_accept_rule_passed", rule, rv.failed() ? 0 : 1);  // as `accept` says it
     for (const CheckVerdict& cv : rv.checks) {
       if (cv.state == CheckState::not_available) continue;
-      judged = true;
       Labels l = rule;
       l.emplace_back("check", cv.check);
       e.add("ccbench_accept_check_passed", l, cv.state == CheckState::pass ? 1 : 0);
     }
-    if (judged) e.add("ccbench_accept_rule_passed", rule, rv.failed() ? 0 : 1);
   }
   add_places(e, rep.nodes, "host", "ccbench_accept_node_passed", "ccbench_accept_node_failed_rows");
   add_places(e, rep.links, "link", "ccbench_accept_link_passed", "ccbench_accept_link_failed_rows");

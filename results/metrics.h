@@ -21,7 +21,8 @@
 //   ccbench_accept_passed, ccbench_accept_rule_passed{rule, where}, ccbench_accept_check_passed
 //       {rule, where, check}, ccbench_accept_node_passed{host}, ccbench_accept_node_failed_rows,
 //       ccbench_accept_link_passed{link}, ccbench_accept_link_failed_rows   verdicts, when
-//       rules were judged: 1 pass, 0 fail, absent when not available.
+//       rules were judged: 1 pass, 0 fail, as `accept` prints them; a check, node or link that
+//       was not available is absent.
 //   ccbench_metrics_timestamp_seconds, ccbench_metrics_rows_left_out   the file itself.
 //
 // Bounded cardinality: every label but size, host, link and group takes its values from

@@ -89,8 +89,9 @@ def close(a, b):
 
 
 def check_cases(got, want, what):
+    """The file's case samples against results.csv's, which keeps 6 significant digits."""
     missing = [k for k in want if k not in got]
-    wrong = [(k, got[k], v) for k, v in want.items() if k in got and not close(got[k], v)]
+    wrong = [(k, got[k], v) for k, v in want.items() if k in got and abs(got[k] - v) > 5e-6 * abs(v)]
     ours = [k for k in got if k[0] in ("ccbench_busbw_bytes_per_second", "ccbench_latency_seconds")]
     check(not missing and not wrong and len(ours) == len(want),
           f"{what}: {len(want)} case samples as results.csv gives them (missing {missing[:2]}, wrong {wrong[:2]}, "
@@ -130,16 +131,24 @@ def scrape(folder):
         exporter.wait(timeout=10)
 
 
-def check_served(folder, files, what):
-    served = parse(scrape(folder))
+def check_served(path, what):
+    """node_exporter serving the folder the .prom file `path` is in, that file alone (two files
+    holding the same series would leave it one of them: one ccbench file per node)."""
+    served = parse(scrape(os.path.dirname(path)))
     check(served.get(("node_textfile_scrape_error", frozenset())) == 0.0, f"{what}: node_textfile_scrape_error 0")
-    for f in files:
-        ours = {k: v for k, v in parse(open(os.path.join(folder, f)).read()).items()}
-        absent = [k for k in ours if k not in served]
-        differ = [k for k in ours if k in served and not close(served[k], ours[k])]
-        check(ours and not absent and not differ,
-              f"{what}: node_exporter serves all {len(ours)} series of {f} as written (absent {absent[:2]}, "
-              f"differ {differ[:2]})")
+    ours = parse(open(path).read())
+    absent = [k for k in ours if k not in served]
+    differ = [k for k in ours if k in served and not close(served[k], ours[k])]
+    check(ours and not absent and not differ,
+          f"{what}: node_exporter serves all {len(ours)} series of {os.path.basename(path)} as written "
+          f"(absent {absent[:2]}, differ {differ[:2]})")
+
+
+def alone(path):
+    """A copy of the .prom file `path` in a folder of its own."""
+    d = os.path.join(work, "served-" + os.path.basename(path))
+    os.makedirs(d)
+    return shutil.copy(path, d)
 
 
 def export_mode():
@@ -164,8 +173,12 @@ def export_mode():
     check(ok.returncode == 0, f"accept (passing rules) with --metrics: exit {ok.returncode}")
     got = parse(open(os.path.join(prom, "pass.prom")).read())
     rule_lines = [k for k in got if k[0] == "ccbench_accept_rule_passed"]
-    check(got.get(("ccbench_accept_passed", frozenset())) == 1.0 and len(rule_lines) == ok.stdout.count(": PASS (")
+    check(got.get(("ccbench_accept_passed", frozenset())) == 1.0 and len(rule_lines) == ok.stdout.count("): PASS (")
           and all(got[k] == 1.0 for k in rule_lines), f"every rule passed, as accept printed ({len(rule_lines)} rules)")
+    checks = [k for k in got if k[0] == "ccbench_accept_check_passed"]
+    check(checks and all(got[k] == 1.0 for k in checks) and len(checks) == len([line for line in ok.stdout.splitlines() if line.startswith("#   PASS ") and
+                                    "rows broke a rule" not in line]),
+          f"every check that was judged passed, one series each ({len(checks)}); those not available absent")
     bad = subprocess.run([ccbench, "accept", "--min-busbw", "400", h200, "--metrics", os.path.join(prom, "fail.prom")],
                          capture_output=True, text=True)
     got = parse(open(os.path.join(prom, "fail.prom")).read())
@@ -177,7 +190,8 @@ def export_mode():
           "the node's failed rows as accept counted them")
     for f in ("pass.prom", "fail.prom"):
         promtool(os.path.join(prom, f), f)
-    check_served(prom, ["h200.prom", "pass.prom"], "export and accept")
+    for f in ("h200.prom", "fail.prom"):
+        check_served(alone(os.path.join(prom, f)), f)
     bad_name = subprocess.run([ccbench, "export", h200, "--metrics", os.path.join(prom, "m.txt")], capture_output=True,
                               text=True)
     check(bad_name.returncode == 2 and "reads only files named *.prom" in bad_name.stderr, "a name without .prom: exit 2")
@@ -208,7 +222,7 @@ def run_mode():
           "one rule failed, one passed, as the run printed")
     check(not [n for n in os.listdir(prom) if n != "ccbench.prom"], "no temporary file left beside the .prom")
     promtool(metrics, "the run's metrics")
-    check_served(prom, ["ccbench.prom"], "the run's metrics")
+    check_served(metrics, "the run's metrics")
 
 
 def main():
