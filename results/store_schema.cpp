@@ -90,9 +90,12 @@ void fingerprint_stored_runs(StoreConnection& s) {
   }
 }
 
-// Version 2: one run, one copy; rows in their run's order.
+// Version 2: one run, one copy; rows in their run's order; each run's row count kept with it
+// (counting them for every line of a trend took PostgreSQL 0.5 s over 1,000 runs).
 void upgrade_to_v2(StoreConnection& s) {
-  s.exec("ALTER TABLE runs ADD COLUMN fingerprint TEXT; ALTER TABLE rows ADD COLUMN seq BIGINT");
+  s.exec("ALTER TABLE runs ADD COLUMN fingerprint TEXT; ALTER TABLE runs ADD COLUMN row_count BIGINT; "
+         "ALTER TABLE rows ADD COLUMN seq BIGINT");
+  s.exec("UPDATE runs SET row_count = (SELECT COUNT(*) FROM rows WHERE rows.run_id = runs.id)");
   // A row's place in its run: SQLite's rowid grows as rows are added; PostgreSQL's physical order
   // is the order of insertion in a table nothing was deleted from.
   if (s.kind() == StoreKind::sqlite)

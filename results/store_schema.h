@@ -2,14 +2,15 @@
 // The tables of a results store, the same in SQLite and PostgreSQL, and their versions:
 //
 //   meta (key, value)          schema_version
-//   runs (id, started_utc, host, kind, git_hash, command, verdict, exit_code, context, fingerprint)
+//   runs (id, started_utc, host, kind, git_hash, command, verdict, exit_code, context, fingerprint,
+//         row_count)
 //   rows (run_id, seq, collective, impl, transport, dtype, bytes, status, record)
 //
 // `context` is run.json's context block and `record` one row as run.json writes it (JSON text);
 // the other columns are what the history's queries select and sort by. Version 1 was the SQLite
 // history of ccbench 0.3; version 2 adds runs.fingerprint (one run, one copy: a unique index on
-// start time, host and fingerprint) and rows.seq (a row's place in its run, which PostgreSQL has
-// no rowid for). A store is brought to this ccbench's version step by step, in one transaction
+// start time, host and fingerprint), runs.row_count (written with the rows, in the same
+// transaction) and rows.seq (a row's place in its run, which PostgreSQL has no rowid for). A store is brought to this ccbench's version step by step, in one transaction
 // that no other ccbench changing the schema runs beside; a newer store is refused, never
 // downgraded.
 #include <string>

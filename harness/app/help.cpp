@@ -54,7 +54,7 @@ const std::map<std::string, Usage>& usages() {
        {{"ccbench export [--format openmetrics] [--metrics FILE.prom] RUNS..."},
         "  ccbench export run/ --metrics /var/lib/prometheus/node-exporter/ccbench.prom"}},
       {"history",
-       {{"ccbench history --db FILE|URL [OPTIONS]"},
+       {{"ccbench history --db FILE/URL [OPTIONS]"},
         "  ccbench history --db runs.db --collective allreduce\n"
         "  ccbench history --db postgresql://ops@db1/fleet --host node017"}},
       {"model",

@@ -129,7 +129,7 @@ void add_links_transports(cli::OptionSet& set, std::vector<Transport>& target) {
 }
 
 void add_db(cli::OptionSet& set, std::string& target, const std::string& help) {
-  set.text({"--db", help, "CCBENCH_DB"}, target, "FILE|URL");
+  set.text({"--db", help, "CCBENCH_DB"}, target, "FILE/URL");
 }
 
 void add_metrics(cli::OptionSet& set, std::string& target, const std::string& help) {

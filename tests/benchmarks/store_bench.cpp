@@ -7,6 +7,7 @@
 //   DB           an SQLite path or a PostgreSQL URL of an empty database
 //   RESULTS_CSV  a real run's results.csv whose rows are repeated (other sizes) to make the runs
 #include <chrono>
+#include <ctime>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -23,6 +24,8 @@ using namespace ccbench;
 using Clock = std::chrono::steady_clock;
 
 double since(Clock::time_point t0) { return std::chrono::duration<double>(Clock::now() - t0).count(); }
+// This process's CPU time (user and system), seconds: what a loaded machine's wall time hides.
+double cpu_now() { return static_cast<double>(std::clock()) / CLOCKS_PER_SEC; }
 
 Json context_of(const std::string& host, int n) {
   return Json{{"started_utc", fmt::format("2026-12-02T{:02}:{:02}:{:02}Z", n / 3600 % 24, n / 60 % 60, n % 60)},
@@ -78,13 +81,16 @@ int run(int argc, char** argv) {
   f.bytes = model.front().bytes;
   for (int k = 0; k < repeat; ++k) {
     const auto t0 = Clock::now();
+    const double c0 = cpu_now();
     h.append(context_of("big", n++), big, "OK", 0);
-    fmt::print("{{\"store\": \"{}\", \"what\": \"append\", \"rows\": {}, \"seconds\": {:.4f}}}\n", kind, rows,
-               since(t0));
+    fmt::print("{{\"store\": \"{}\", \"what\": \"append\", \"rows\": {}, \"seconds\": {:.4f}, \"cpu_seconds\": {:.4f}}}\n",
+               kind, rows, since(t0), cpu_now() - c0);
     const auto t1 = Clock::now();
+    const double c1 = cpu_now();
     const size_t points = h.trend(f).size();
-    fmt::print("{{\"store\": \"{}\", \"what\": \"trend\", \"runs\": {}, \"points\": {}, \"seconds\": {:.4f}}}\n", kind,
-               h.runs().size(), points, since(t1));
+    const double wall = since(t1), cpu = cpu_now() - c1;
+    fmt::print("{{\"store\": \"{}\", \"what\": \"trend\", \"runs\": {}, \"points\": {}, \"seconds\": {:.4f}, "
+               "\"cpu_seconds\": {:.4f}}}\n", kind, h.runs().size(), points, wall, cpu);
     std::fflush(stdout);
   }
   return 0;

@@ -31,11 +31,13 @@ def bench(db, store):
 
 
 def cli_trend(db, store):
-    t0 = time.monotonic()
+    t0, c0 = time.monotonic(), os.times()
     r = subprocess.run([os.path.join(build, "ccbench"), "history", "--db", db, "--collective", "allreduce",
                         "--impl", "mpi", "--transport", "mpi", "--dtype", "float", "--size", "1K"],
                        capture_output=True, text=True, check=True)
+    c1 = os.times()
     return [{"store": store, "what": "history trend (command line)", "seconds": time.monotonic() - t0,
+             "cpu_seconds": (c1.children_user - c0.children_user) + (c1.children_system - c0.children_system),
              "points": sum(1 for line in r.stdout.splitlines() if line.startswith(" "))}]
 
 
@@ -48,6 +50,7 @@ def main():
     lite = os.path.join(tempfile.mkdtemp(prefix="ccbench-store-bench-"), "bench.db")
     stores = (("sqlite", lite), ("postgresql", pg))
     results = []
+    load_before = os.getloadavg()
     for _ in range(repeat):  # the stores alternate
         for store, db in stores:
             results += bench(db, store)
@@ -55,13 +58,17 @@ def main():
     with open(os.path.join(out, "store_speed.jsonl"), "w") as f:
         for r in results:
             f.write(json.dumps(r) + "\n")
+    print(f"load average before: {load_before}, after: {os.getloadavg()}")
     for store, _ in stores:
         for what in ("fill", "append", "trend", "history trend (command line)"):
             rs = [r for r in results if r["store"] == store and r["what"] == what]
             xs = [r["seconds"] for r in rs]
+            cpu = [r["cpu_seconds"] for r in rs if "cpu_seconds" in r]
             size = {k: rs[-1][k] for k in ("rows", "runs", "points", "rows_each") if k in rs[-1]}
-            print(f"{store:10} {what:30} n={len(xs)} median {statistics.median(xs):.3f} s, "
-                  f"range {min(xs):.3f}-{max(xs):.3f} s {size}")
+            print(f"{store:10} {what:30} n={len(xs)} wall median {statistics.median(xs):.3f} s "
+                  f"(range {min(xs):.3f}-{max(xs):.3f})" +
+                  (f", client CPU median {statistics.median(cpu):.3f} s (range {min(cpu):.3f}-{max(cpu):.3f})"
+                   if cpu else "") + f" {size}")
     return 0
 
 

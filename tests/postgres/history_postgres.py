@@ -28,6 +28,7 @@ ccbench, mpiexec, src, work = sys.argv[1:5]
 FIXTURE = os.path.join(src, "tests/fixtures/cpu2core-20261130-np2/results.csv")
 ROWS = sum(1 for line in open(FIXTURE) if not line.startswith("#")) - 1
 COPIES = 10  # the concurrent writers' runs: 10 x the fixture's rows, so that writing takes a while
+ALLREDUCE = sum(1 for line in open(FIXTURE) if line.startswith("allreduce,"))
 PORT, PASSWORD, SOCKET = os.environ["PG_FIXTURE_PORT"], os.environ["PG_FIXTURE_PASSWORD"], os.environ["PG_FIXTURE_SOCKET"]
 PSQL = os.path.join(os.environ["PG_FIXTURE_BIN"], "psql")
 failures = []
@@ -167,7 +168,7 @@ def concurrent(db_arg, check_db, label):
            for i in range(12)]
     adds = own + own[:4]  # four runs added by two processes at the same moment
     stop = os.path.join(base, "stop")
-    reader = subprocess.Popen([sys.executable, "-c", READER, ccbench, db_arg, str(ROWS * COPIES), stop],
+    reader = subprocess.Popen([sys.executable, "-c", READER, ccbench, db_arg, str(ALLREDUCE * COPIES), stop],
                               stdout=subprocess.PIPE, text=True)
     procs = [subprocess.Popen([ccbench, "history", "--db", db_arg, "--add", d], stdout=subprocess.PIPE,
                               stderr=subprocess.STDOUT, text=True) for d in adds]
@@ -191,19 +192,20 @@ def concurrent(db_arg, check_db, label):
           f"{label}: the reader read, and saw whole runs only ({seen.strip()})")
 
 
-# Lists the runs until told to stop: every listed run must have all its rows.
+# Reads every all-reduce row of the store until told to stop (`history --collective allreduce`,
+# the trend of every run): each run seen must show all of its all-reduce rows.
 READER = r"""
-import os, subprocess, sys
+import collections, os, subprocess, sys
 ccbench, db, rows, stop = sys.argv[1:5]
 reads, partial, counts = 0, [], []
 while not os.path.exists(stop):
-    r = subprocess.run([ccbench, "history", "--db", db], capture_output=True, text=True)
+    r = subprocess.run([ccbench, "history", "--db", db, "--collective", "allreduce"], capture_output=True, text=True)
     if r.returncode != 0:
         continue  # not made yet, or busy: nothing seen
     reads += 1
-    listed = [line for line in r.stdout.splitlines() if line.startswith(" ")]
-    counts.append(len(listed))
-    partial += [line for line in listed if line.split()[-2] != rows]
+    per_run = collections.Counter(line.split()[0] for line in r.stdout.splitlines() if line.startswith(" "))
+    counts.append(len(per_run))
+    partial += [f"run {run}: {n} rows" for run, n in per_run.items() if n != int(rows)]
 print(("partial " + repr(partial[:3])) if partial else f"whole ({reads} reads, runs seen {counts})")
 """
 
