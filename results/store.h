@@ -106,7 +106,8 @@ std::unique_ptr<StoreConnection> open_postgres_store(const std::string& url);
 bool postgres_built_in();
 
 // SQLite waits this long for another writer; a writer holds the file for milliseconds, and a
-// 10,000-row run for about 0.3 s (evidence cpu2core-20261202-store-speed); 30 s covers a busy disk.
+// 10,000-row run for under a second (evidence cpu2core-20261202-store-speed); 30 s covers a busy
+// disk.
 inline constexpr int kBusyTimeoutMs = 30000;
 inline constexpr int kBusyRetryMs = 20;  // between tries when SQLite answers busy without waiting
 // PostgreSQL: how long libpq tries to connect when neither the URL (connect_timeout) nor
