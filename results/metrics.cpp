@@ -41,10 +41,11 @@ std::string escaped(const std::string& v) {
   return out;
 }
 
+// 12 significant digits: more than any figure measured holds, and no "0.0029741399999999997".
 std::string number(double v) {
   if (std::isnan(v)) return "NaN";
   if (std::isinf(v)) return v > 0 ? "+Inf" : "-Inf";
-  return fmt::format("{}", v);
+  return fmt::format("{:.12g}", v);
 }
 
 // The families of one file, in the order they are declared, each with its samples keyed by their
@@ -189,7 +190,7 @@ void add_cases(Exposition& e, const ResultSet& set, double* left_out) {
     const RunRecord& r = set.rows[i];
     if (r.status != RowStatus::ok || !kept.count({key_of(case_labels(set, i, false)), r.bytes})) continue;
     const Labels l = case_labels(set, i, true);
-    e.add("ccbench_busbw_bytes_per_second", l, r.busbw_gbps * 1e9, Reduce::min);
+    e.add("ccbench_busbw_bytes_per_second", l, std::round(r.busbw_gbps * 1e9), Reduce::min);  // whole bytes: no "...99997"
     e.add("ccbench_latency_seconds", l, r.time_median_us / 1e6, Reduce::max);
   }
 }
