@@ -18,6 +18,8 @@ namespace {
 
 // Serialises ccbench processes changing the schema (pg_advisory_xact_lock): 'ccbs' 'tore'.
 constexpr long long kSchemaLockKey = 0x6363627374726fLL;
+// Secrets shorter than this are not looked for in messages (libpq's messages hold none anyway).
+constexpr size_t kShortestScrubbed = 4;
 // COPY sends its rows in pieces of about this many bytes.
 constexpr size_t kCopyChunkBytes = 1 << 20;
 
@@ -37,8 +39,9 @@ std::vector<std::string> secrets_of(const std::string& url) {
 }
 
 std::string scrub(std::string text, const std::vector<std::string>& secrets) {  // secrets out, one line
-  for (const std::string& s : secrets)
-    for (size_t at = text.find(s); at != std::string::npos; at = text.find(s, at)) text.replace(at, s.size(), "***");
+  for (const std::string& s : secrets)  // a password of a few letters would only mangle the words around it
+    if (s.size() >= kShortestScrubbed)
+      for (size_t at = text.find(s); at != std::string::npos; at = text.find(s, at)) text.replace(at, s.size(), "***");
   std::string out;  // on one line, libpq's line breaks and tabs one space each
   for (char c : single_line(text))
     if (c != ' ' || (!out.empty() && out.back() != ' ')) out += c;
@@ -229,6 +232,15 @@ void PostgresStore::begin_schema_change() {
 bool postgres_built_in() { return true; }
 
 std::unique_ptr<StoreConnection> open_postgres_store(const std::string& url) {
+  char* err = nullptr;  // a URL libpq cannot read is bad input, not a server that cannot be reached
+  if (PQconninfoOption* opts = PQconninfoParse(url.c_str(), &err)) {
+    PQconninfoFree(opts);
+  } else {
+    const std::string why = err ? scrub(err, secrets_of(url)) : "out of memory";
+    PQfreemem(err);
+    fail(ExitCode::usage, "history {}: not a PostgreSQL URL: {}; the form is postgresql://[USER@]HOST[:PORT]/DATABASE"
+         "[?PARAMETER=VALUE&...] (libpq's connection URI)", store_label(url), why);
+  }
   return std::make_unique<PostgresStore>(url);
 }
 
