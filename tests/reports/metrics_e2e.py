@@ -199,6 +199,29 @@ def export_mode():
     check(bad_name.returncode == 2 and "reads only files named *.prom" in bad_name.stderr, "a name without .prom: exit 2")
 
 
+def check_health(got, folder, host):
+    """The health series as results.csv's health columns give them: the hottest GPU, throttling,
+    and each error counter's growth summed over the rows (absent where no row read it)."""
+    lines = [line for line in open(os.path.join(folder, "results.csv")) if not line.startswith("#")]
+    rows = list(csv.DictReader(lines))
+    temps = [float(r["gpu_temp_max[C]"]) for r in rows if r.get("gpu_temp_max[C]")]
+    h = frozenset({("host", host)})
+    check(temps and got.get(("ccbench_gpu_temperature_max_celsius", h)) == max(temps),
+          f"the hottest GPU as the rows saw it ({max(temps) if temps else None} C)")
+    throttles = [r["gpu_throttle"] for r in rows if r.get("gpu_throttle")]
+    check(throttles and got.get(("ccbench_gpu_throttled", h)) == float(any(t != "none" for t in throttles)) == 1.0,
+          f"throttling as the rows saw it ({sorted(set(throttles))})")
+    for counter in ("nvlink_errors", "pcie_replays", "ecc_corrected", "ecc_uncorrected", "xid_events", "nic_errors"):
+        values = [int(r[counter]) for r in rows if r.get(counter)]
+        key = ("ccbench_hardware_error_growth", h | {("counter", counter)})
+        check(got.get(key) == (float(sum(values)) if values else None),
+              f"{counter}: {sum(values) if values else 'not read'} as the rows' growth sums to")
+    check(max(temps) == 91 and got.get(("ccbench_gpu_throttle_reason", h | {("reason", "sw_power_cap")})) == 1.0,
+          "91 C and the power cap, as replayed")
+    check(got.get(("ccbench_hardware_error_growth", h | {("counter", "nvlink_errors")})) is not None,
+          "the NVLink counter was read (a figure, not absent)")
+
+
 def run_mode():
     prom = os.path.join(work, "prom")
     os.makedirs(prom)
@@ -207,10 +230,22 @@ def run_mode():
     with open(rules, "w") as f:
         f.write("rules:\n  - name: every row correct\n    require: {max_wrong: 0}\n"
                 "  - name: impossible floor\n    select: {impl: ring}\n    require: {min_busbw: 100000}\n")
-    r = subprocess.run([mpiexec, "--oversubscribe", "--allow-run-as-root", "-np", "2", ccbench, "--device", "cpu",
-                        "--collective", "allreduce,allgather", "--impl", "ring,mpi", "-b", "1K", "-e", "256K", "-f", "4",
-                        "-n", "5", "-w", "1", "--out", out, "--accept", rules, "--metrics", metrics],
-                       capture_output=True, text=True)
+    # Health from recorded NVML answers (2 x H200, as tests/mpi/telemetry_run.py plays them), made
+    # unhealthy: GPU 1 at 91 C, GPU 0 held by its power cap, an NVLink CRC counter growing at every read.
+    answers = json.load(open(os.path.join(src, "tests/fixtures/nvml-h200x2-healthy.json")))
+    answers["answers"]["1 temperature_c"] = [91]
+    answers["answers"]["0 throttle_reasons"] = [0x4]
+    answers["answers"]["1 nvlink_crc_flit 7"] = list(range(100000))
+    replay = os.path.join(work, "nvml.json")
+    json.dump(answers, open(replay, "w"))
+    env = dict(os.environ, CCBENCH_TELEMETRY_NVML_REPLAY=replay, CCBENCH_TELEMETRY_IB_DIR=os.path.join(work, "no-ib"))
+    run = subprocess.Popen([mpiexec, "--oversubscribe", "--allow-run-as-root", "-np", "2", ccbench, "--device", "cpu",
+                            "--collective", "allreduce,allgather", "--impl", "ring,mpi", "-b", "1K", "-e", "256K", "-f",
+                            "4", "-n", "5", "-w", "1", "--telemetry", "on", "--telemetry-interval", "10",
+                            "--telemetry-counter-interval", "100", "--out", out,
+                            "--accept", rules, "--metrics", metrics],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
+    r = subprocess.CompletedProcess(run.args, run.wait(), *run.communicate())
     print(r.stdout[-1500:] + r.stderr[-800:])
     check(r.returncode == 4 and f"# metrics: {metrics}" in r.stdout, f"a run with --accept and --metrics: exit 4 ({r.returncode})")
     got = parse(open(metrics).read())
@@ -223,6 +258,7 @@ def run_mode():
                                                                         ("where", f"{rules}:2")}))) == 1.0,
           "one rule failed, one passed, as the run printed")
     check(not [n for n in os.listdir(prom) if n != "ccbench.prom"], "no temporary file left beside the .prom")
+    check_health(got, out, host)
     promtool(metrics, "the run's metrics")
     check_served(metrics, "the run's metrics")
 

@@ -129,6 +129,22 @@ TEST(Metrics, VerdictsPerRuleNodeAndLinkAndTheLatestRunOfAHost) {
   EXPECT_NE(t.find("host=\"node01\",link=\"\",group=\"world\"} 4500000000"), std::string::npos) << t;
   EXPECT_EQ(t.find("} 9000000000"), std::string::npos) << t;
   EXPECT_TRUE(has_line(t, "ccbench_metrics_rows_left_out{reason=\"older_run\"} 1")) << t;
+  EXPECT_EQ(t.find("ccbench_accept_link_passed"), std::string::npos) << "no row named a link: not available, absent";
+}
+
+TEST(Metrics, VerdictsPerLink) {
+  RunRecord slow = row(1 << 20, 2, 100), fast = row(1 << 20, 8, 100);
+  slow.link = "node01-node02";
+  fast.link = "node01-node03";
+  fast.bytes = 1 << 21;
+  const std::vector<ResultSet> runs = {run_of({slow, fast})};
+  const std::vector<Rule> rules = parse_rules("rules:\n  - name: busbw\n    require: {min_busbw: 5}\n", "r.yaml");
+  const AcceptReport rep = evaluate_rules(rules, runs);  // holds pointers to the rules
+  const std::string t = metrics_text(runs, &rep);
+  EXPECT_TRUE(has_line(t, "ccbench_accept_link_passed{link=\"node01-node02\"} 0")) << t;
+  EXPECT_TRUE(has_line(t, "ccbench_accept_link_failed_rows{link=\"node01-node02\"} 1")) << t;
+  EXPECT_TRUE(has_line(t, "ccbench_accept_link_passed{link=\"node01-node03\"} 1")) << t;
+  EXPECT_NE(t.find("link=\"node01-node02\",group=\"world\"} 2000000000"), std::string::npos) << t;
 }
 
 TEST(Metrics, TheFileIsAPromFileReplacedWhole) {
