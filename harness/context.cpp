@@ -11,6 +11,7 @@
 #include "core/git_hash.h"
 #include "harness/job/bootstrap.h"
 #include "harness/sizes.h"
+#include "results/store.h"
 #include "topologies/discovery.h"
 #if CCBENCH_HAVE_LIBFABRIC
 #include "transports/ofi/fabric.h"
@@ -54,7 +55,7 @@ Json relevant_environment() {
     if (internal) continue;
     for (const char* prefix : {"NCCL_", "UCX_", "OMPI_MCA_", "CCBENCH_", "CUDA_", "NVSHMEM_", "TORCH_SYMM", "SLURM_JOB"}) {
       if (key.rfind(prefix, 0) == 0) {
-        env[key] = kv.substr(eq + 1);
+        env[key] = without_store_secrets(kv.substr(eq + 1));  // CCBENCH_DB may be a URL with a password
         break;
       }
     }
@@ -103,6 +104,7 @@ std::string version_text() {
   add(CCBENCH_HAVE_IBVERBS, "ibverbs");
   add(CCBENCH_HAVE_LIBFABRIC, "libfabric");
   add(CCBENCH_HAVE_HWLOC, "hwloc");
+  add(CCBENCH_HAVE_POSTGRESQL, "postgres");  // libpq: --db postgresql://...
   std::string text = fmt::format("ccbench {} (git {})\nparts:{}", CCBENCH_VERSION, CCBENCH_GIT_HASH, parts);
 #if CCBENCH_HAVE_CUDA
   text += fmt::format("\nCUDA architectures: {}", CCBENCH_CUDA_ARCHITECTURES);
@@ -126,7 +128,8 @@ Json build_context(const RunOptions& opts, const SweepPlan& plan, const RankLayo
                    {"nccl", bool(CCBENCH_HAVE_NCCL)},
                    {"ibverbs", bool(CCBENCH_HAVE_IBVERBS)},
                    {"libfabric", bool(CCBENCH_HAVE_LIBFABRIC)},
-                   {"hwloc", bool(CCBENCH_HAVE_HWLOC)}};
+                   {"hwloc", bool(CCBENCH_HAVE_HWLOC)},
+                   {"postgresql", bool(CCBENCH_HAVE_POSTGRESQL)}};
   c["started_utc"] = utc_now();
   c["command_line"] = opts.command_line;
   c["ranks"] = layout.nranks;

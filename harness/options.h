@@ -74,6 +74,7 @@ struct RunOptions {
   std::vector<std::string> notes;
   std::vector<Rule> accept_rules;  // --accept FILE and --min-busbw: checked on the rows at the end
   std::string history_db;          // --db FILE or CCBENCH_DB: the run is appended there at the end
+  std::string metrics_file;        // --metrics FILE.prom: the run as Prometheus metrics (results/metrics.h)
   std::string ceilings_file;       // --ceilings: a links.json whose ceilings give run.json its efficiency
   std::string model_topology;      // --model: a topology file or preset; run.json rows get predictions
   bool measure_ceilings = false;   // --measure-ceilings: measure them first (harness/links/links.h)

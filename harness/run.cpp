@@ -24,6 +24,7 @@
 #include "harness/startup.h"
 #include "results/history.h"
 #include "results/stragglers.h"
+#include "results/metrics.h"
 #include "topologies/ring_order.h"
 #include "transports/gpu_paths.h"
 #include "transports/ib/ib_transport.h"
@@ -90,12 +91,32 @@ std::uint64_t min_over_ranks(MPI_Comm comm, std::uint64_t v) {
 ExitCode append_to_history(const std::string& db, const Json& context, const std::vector<RunRecord>& rows,
                            const RunOutcome& outcome, const std::string& out_dir) {
   try {
-    const long long id = History(db).append(context, rows, outcome.verdict, outcome.exit_code);
-    fmt::print("# history: run {} appended to {}\n", id, db);
+    History history(db);
+    const long long id = history.append(context, rows, outcome.verdict, outcome.exit_code);
+    fmt::print("# history: run {} appended to {}\n", id, history.label());
     return ExitCode::ok;
   } catch (const Error& e) {
     fmt::print(stderr, "ccbench: error: {}; the run is not in the history{}\n", e.what(),
                out_dir.empty() ? "" : fmt::format(", its results are complete in {}/", out_dir));
+    return e.code();
+  }
+}
+
+// --metrics: the run as Prometheus metrics with its exit code and, under --accept, its verdicts;
+// after the result files are closed, as the history.
+ExitCode write_run_metrics(const std::string& path, const Json& context, const std::vector<RunRecord>& rows,
+                           ExitCode code, const std::vector<Rule>& rules, const std::string& out_dir) {
+  try {
+    ResultSet run{"", rows, {}, context};
+    run.exit_code = static_cast<int>(code);
+    const std::optional<AcceptReport> verdicts =
+        rules.empty() ? std::nullopt : std::optional<AcceptReport>(evaluate_rules(rules, {run}));
+    write_metrics_file(path, metrics_text({run}, verdicts ? &*verdicts : nullptr));
+    fmt::print("# metrics: {}\n", path);
+    return ExitCode::ok;
+  } catch (const Error& e) {
+    fmt::print(stderr, "ccbench: error: {}; no metrics written{}\n", e.what(),
+               out_dir.empty() ? "" : fmt::format(", the run's results are complete in {}/", out_dir));
     return e.code();
   }
 }
@@ -502,6 +523,9 @@ void Run::record() {
   fmt::print("{}", search_report_);
   if (!opts_.history_db.empty())
     code_ = more_severe(code_, append_to_history(opts_.history_db, context_, stream_->rows(), outcome, out_dir_));
+  if (!opts_.metrics_file.empty())
+    code_ = more_severe(code_, write_run_metrics(opts_.metrics_file, context_, stream_->rows(), code_,
+                                                 opts_.accept_rules, out_dir_));
   print_summary(stream_->rows(), opts_, out_dir_, files_written_);
 }
 

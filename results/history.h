@@ -1,26 +1,23 @@
 #pragma once
-// The results history: every run appended to one SQLite file (`--db FILE` or CCBENCH_DB), so
-// that runs can be listed, a case followed over time on a host, and a node compared with the
-// median of the other nodes of its kind. Several jobs may append at once: the file uses WAL and
-// waits up to kBusyTimeoutMs for a writer. A damaged or foreign file gives Error(precondition)
-// naming it and what to do; a file that cannot be read or written as asked gives Error(usage)
-// with the system's reason, as --out does; the results files of a run are written before and
-// never depend on it. Rows with impossible values (results/row_check.h) are stored as written
-// only by a run itself (sealed by then); readers mark them (trend) or leave them out (fleet).
+// The results history: every run appended to one store (`--db` or CCBENCH_DB: an SQLite file, or
+// a PostgreSQL URL; results/store.h), so that runs can be listed, a case followed over time on a
+// host, and a node compared with the median of the other nodes of its kind. The verbs are
+// written here once, over either store. Several jobs may append at once: a run lands whole or
+// not at all (one transaction), and the same run added twice is stored once. A damaged or foreign
+// store gives Error(precondition) naming it and what to do; a store that cannot be read or written
+// as asked gives Error(usage) with the store's reason, as --out does; the results files of a run
+// are written before and never depend on it. Rows with impossible values (results/row_check.h)
+// are stored as written only by a run itself (sealed by then); readers mark them (trend) or leave
+// them out (fleet).
 #include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "results/record.h"
-
-struct sqlite3;
+#include "results/store.h"
 
 namespace ccbench {
-
-inline constexpr int kHistorySchemaVersion = 1;
-inline constexpr int kBusyTimeoutMs = 30000;  // a writer holds the file for milliseconds; 30 s covers a busy disk
-inline constexpr int kBusyRetryMs = 20;      // between tries when SQLite answers busy without waiting
 
 struct HistoryRun {
   long long id = 0;
@@ -40,34 +37,33 @@ struct TrendPoint {
   RunRecord row;
 };
 
-// How a store is opened: `read` needs an existing file and never writes to it (a read-only file,
-// in a read-only folder too, can be read); `append` creates a missing file and needs it (and its
-// folder, where SQLite keeps its -wal and -shm files) writable.
-enum class HistoryAccess { read, append };
-
 class History {
  public:
-  // Opens the store; throws Error(usage) naming the file and the system's reason when it is
-  // missing (read) or cannot be written (append), Error(precondition) when it is damaged, not a
-  // ccbench history, or of a newer schema.
-  explicit History(const std::string& path, HistoryAccess access = HistoryAccess::append);
+  // Opens the store `db` (results/store.h) and brings its tables to this ccbench's schema
+  // (results/store_schema.h): creates them (append), or upgrades an older store (also when
+  // reading: an upgrade is the one write a read makes, and needs write access). Throws
+  // Error(usage) naming the store and its reason when it is missing or holds no history yet
+  // (read) or cannot be written (append), Error(precondition) when it cannot be reached, is
+  // damaged, not a ccbench history, or of a newer schema.
+  explicit History(const std::string& db, HistoryAccess access = HistoryAccess::append);
   // Checks, without writing to it, that a run can append to the store at its end (every rank,
-  // before MPI): an existing file must be a history of a schema this ccbench reads, and the file
-  // (or, when missing, its folder) writable.
-  static void probe(const std::string& path);
+  // before MPI): an existing SQLite file must be a history of a schema this ccbench reads, and
+  // the file (or, when missing, its folder) writable. A PostgreSQL store is checked by rank 0's
+  // opening alone (one connection per job, not per rank): here nothing.
+  static void probe(const std::string& db);
   ~History();
   History(const History&) = delete;
   History& operator=(const History&) = delete;
 
   // Appends one run (its context as in run.json, its rows, its verdict and exit code, empty when
-  // not known) in one transaction; returns the run's id. Rows are stored sealed
-  // (results/row_check.h). A run already stored is not stored again: the id is the stored
-  // run's, and *already_stored (when given) says so. The same run is the same start time,
-  // command, first host and commit with the same rows as results.csv writes them (so a run
-  // appended by itself and later added from its results folder is one run).
+  // not known) in one transaction: readers see all of it or none; returns the run's id. Rows
+  // are stored sealed (results/row_check.h). A run already stored is not stored again, also
+  // when two jobs add it at the same moment: the id is the stored run's, and *already_stored
+  // (when given) says so. The same run is the same start time, command, first host and commit
+  // with the same rows as results.csv writes them (run_fingerprint, results/store_schema.h).
   long long append(const Json& context, const std::vector<RunRecord>& rows, const std::string& verdict,
                    std::optional<int> exit_code, bool* already_stored = nullptr);
-  std::vector<HistoryRun> runs(const std::string& host = "") const;  // oldest first
+  std::vector<HistoryRun> runs(const std::string& host = "") const;  // oldest first, whole runs only
   std::vector<TrendPoint> trend(const CaseFilter& filter) const;     // oldest first
   // Per case and size: the median over the latest run of every other host of `kind` (rows ok
   // and sound only: a stored row with impossible values is left out and counted in
@@ -76,10 +72,11 @@ class History {
   // is stored.
   std::vector<RunRecord> fleet_median(const std::string& kind, const std::string& exclude_host, int* hosts_used,
                                       int* damaged_left_out = nullptr) const;
+  // The store for messages: the path, or the URL without its password.
+  const std::string& label() const { return store_->label(); }
 
  private:
-  std::string path_;
-  sqlite3* db_ = nullptr;
+  std::unique_ptr<StoreConnection> store_;
 };
 
 // `ccbench history`'s tables: one line per run; one line per row of a case's trend (a row with

@@ -18,7 +18,11 @@ packages=(
   python3 python3-matplotlib
   python3-venv                   # the Python tools' virtual environment (.venv, scripts/requirements.txt)
   python3-yaml                   # scripts/tune.py reads its settings space (YAML)
-  libsqlite3-dev                 # results history (--db)
+  libsqlite3-dev                 # results history (--db FILE)
+  libpq-dev                      # results history on a PostgreSQL server (--db postgresql://...)
+  postgresql                     # tests: a PostgreSQL server each postgres test starts (initdb, postgres)
+  prometheus                     # tests: promtool checks the metrics files (--metrics, ccbench export)
+  prometheus-node-exporter       # tests: node_exporter's textfile collector serves them
   libxml2-utils                  # tests: xmllint validates the JUnit XML of `ccbench accept`
   dpkg-dev                       # cpack: dpkg-shlibdeps names the .deb's dependencies
   clang libclang-rt-dev  # scripts/test.sh: libFuzzer targets (tests/fuzz); the cluster tier's BPF loss filter

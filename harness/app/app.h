@@ -1,6 +1,6 @@
 #pragma once
 // The subcommands behind main() that have no header of their own, one file each: run.cpp,
-// compare.cpp, accept.cpp, history.cpp, list.cpp. Each returns the process exit code.
+// compare.cpp, accept.cpp, export.cpp, history.cpp, list.cpp. Each returns the process exit code.
 #include "harness/app/cli.h"
 
 namespace ccbench {
@@ -10,6 +10,7 @@ int print_version(int launcher_rank);
 int print_implementations(int launcher_rank);
 int run_compare(const CompareRequest& request);
 int run_accept(const AcceptRequest& request);
+int run_export(const ExportRequest& request);
 int run_history(const HistoryRequest& request);
 // `ccbench run` (harness/run.h): the exit code agreed by all ranks.
 int run_benchmark(const RunOptions& opts, int* argc, char*** argv);

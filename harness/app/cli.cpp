@@ -12,6 +12,7 @@
 #include "harness/app/shared_options.h"
 #include "harness/model/acceptance_plan.h"
 #include "harness/model/model.h"
+#include "results/store.h"
 
 namespace ccbench {
 
@@ -87,6 +88,7 @@ CommandLine::CommandLine()
       topo(app),
       compare(app),
       accept(app),
+      export_(app),
       history(app),
       model(app),
       list_command(app.add_subcommand("list", "list the implementations this build knows")),
@@ -101,7 +103,8 @@ CommandLine::CommandLine()
 std::vector<std::pair<const CLI::App*, const cli::OptionSet*>> CommandLine::commands() const {
   return {{&run.app(), &run.options()}, {subcommand("links"), &links.options()},
           {subcommand("topo"), &topo.options()}, {subcommand("compare"), &compare.options()},
-          {subcommand("accept"), &accept.options()}, {subcommand("history"), &history.options()},
+          {subcommand("accept"), &accept.options()}, {subcommand("export"), &export_.options()},
+          {subcommand("history"), &history.options()},
           {subcommand("model"), &model.options()}, {subcommand("help"), &help.options()}};
 }
 
@@ -116,14 +119,14 @@ const CLI::App* CommandLine::subcommand(const std::string& name) const {
 
 namespace {
 
-const std::vector<std::string> kSubcommands = {"run",    "links", "topo", "compare", "accept",
+const std::vector<std::string> kSubcommands = {"run",     "links", "topo", "compare", "accept", "export",
                                                "history", "model", "list", "help"};
 
 bool is_help(const std::string& a) { return a == "--help" || a == "-h"; }
 
 std::string full_command_line(int argc, const char* const* argv) {
   std::string s;
-  for (int i = 0; i < argc; ++i) s += (i ? " " : "") + std::string(argv[i]);
+  for (int i = 0; i < argc; ++i) s += (i ? " " : "") + without_store_secrets(argv[i]);  // --db URL: no password
   return s;
 }
 
@@ -190,6 +193,7 @@ Command finish(CommandLine& cl, int argc, const char* const* argv) {
   if (cl.links.given()) return cl.links.finish(full_command_line(argc, argv));
   if (cl.history.given()) return cl.history.finish();
   if (cl.accept.given()) return cl.accept.finish();
+  if (cl.export_.given()) return cl.export_.finish();
   if (cl.compare.given()) return cl.compare.finish();
   return cl.run.finish(full_command_line(argc, argv));
 }

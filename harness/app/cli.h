@@ -21,7 +21,7 @@ struct ListRequest {};
 struct HelpRequest { std::string text; };
 
 using Command = std::variant<RunOptions, VersionRequest, ListRequest, HelpRequest, CompareRequest, TopoRequest,
-                             AcceptRequest, HistoryRequest, LinksOptions, ModelRequest>;
+                             AcceptRequest, ExportRequest, HistoryRequest, LinksOptions, ModelRequest>;
 
 // Parses argv. With no subcommand, `run` is implied. Throws Error(usage).
 Command parse_command_line(int argc, const char* const* argv);

@@ -75,6 +75,7 @@ class CommandLine {
   TopoCommand topo;
   CompareCommand compare;
   AcceptCommand accept;
+  ExportCommand export_;
   HistoryCommand history;
   ModelCommand model;
   CLI::App* list_command;

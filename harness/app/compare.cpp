@@ -17,13 +17,13 @@ ResultSet fleet_of(const ResultSet& after, const std::string& db) {
   const std::string kind = node_kind(after.context), host = run_host(after.context);
   int hosts = 0, damaged = 0;
   ResultSet fleet;
-  fleet.csv_path = db;
+  fleet.csv_path = history.label();
   fleet.rows = history.fleet_median(kind, host, &hosts, &damaged);
   if (hosts == 0)
     fail(ExitCode::precondition, "compare --against-fleet: {} holds no run of another node of kind '{}' (this one: {})",
-         db, kind, host);
+         history.label(), kind, host);
   fmt::print("# against the fleet: median of the latest runs of {} other host{} of kind '{}' in {}\n", hosts,
-             hosts == 1 ? "" : "s", kind, db);
+             hosts == 1 ? "" : "s", kind, history.label());
   if (damaged > 0)
     fmt::print("# against the fleet: {} stored row{} with impossible values left out of the median\n", damaged,
                damaged == 1 ? "" : "s");

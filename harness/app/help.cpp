@@ -25,7 +25,7 @@ const std::map<std::string, Usage>& usages() {
       {"ccbench",
        {{"mpirun -np N ccbench [run] [OPTIONS]      measure (run is the default subcommand; one rank per GPU)",
          "mpirun -np N ccbench links|topo [OPTIONS]",
-         "ccbench compare|accept|history|model|list|help ...   (no mpirun needed)"},
+         "ccbench compare|accept|export|history|model|list|help ...   (no mpirun needed)"},
         "  mpirun -np 8 ccbench                             all-reduce and all-gather on 8 GPUs, every implementation\n"
         "                                                   built in, 8 B up to a memory-safe maximum, checked; results\n"
         "                                                   in ./ccbench-results/<UTC time>-<host>/\n"
@@ -50,8 +50,13 @@ const std::map<std::string, Usage>& usages() {
         "  ccbench compare before/ after/\n  ccbench compare run/ --pair impl=nccl:ring"}},
       {"accept",
        {{"ccbench accept [OPTIONS] RUNS..."}, "  ccbench accept run/ --rules docs/examples/rules/nvswitch8.yaml --junit out.xml"}},
+      {"export",
+       {{"ccbench export [--format openmetrics] [--metrics FILE.prom] RUNS..."},
+        "  ccbench export run/ --metrics /var/lib/prometheus/node-exporter/ccbench.prom"}},
       {"history",
-       {{"ccbench history --db FILE [OPTIONS]"}, "  ccbench history --db runs.db --collective allreduce"}},
+       {{"ccbench history --db FILE/URL [OPTIONS]"},
+        "  ccbench history --db runs.db --collective allreduce\n"
+        "  ccbench history --db postgresql://ops@db1/fleet --host node017"}},
       {"model",
        {{"ccbench model --topology FILE|PRESET [OPTIONS]"}, "  ccbench model --topology multinode-8gpu-8ndr --nodes 64"}},
       {"list",

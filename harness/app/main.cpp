@@ -30,6 +30,7 @@ int main(int argc, char** argv) {
     if (std::holds_alternative<ListRequest>(cmd)) return print_implementations(lrank);
     if (auto* c = std::get_if<CompareRequest>(&cmd)) return run_compare(*c);
     if (auto* a = std::get_if<AcceptRequest>(&cmd)) return run_accept(*a);
+    if (auto* x = std::get_if<ExportRequest>(&cmd)) return run_export(*x);
     if (auto* h = std::get_if<HistoryRequest>(&cmd)) return run_history(*h);
     if (auto* t = std::get_if<TopoRequest>(&cmd)) return t->dump.empty() ? run_topology(*t, &argc, &argv) : dump_local_topology(t->dump);
     if (auto* m = std::get_if<ModelRequest>(&cmd)) return run_model(*m);

@@ -113,6 +113,7 @@ AcceptCommand::AcceptCommand(CLI::App& app)
   set_.number({"--min-busbw", "busbw every size from 1 MiB must reach", "none"}, min_busbw_,
               {.lo = 0, .what = "GB/s", .lo_open = true}, "GBPS");
   set_.text({"--junit", "also write the verdicts as JUnit XML to this file"}, req_.junit, "FILE");
+  add_metrics(set_, req_.metrics, kMetricsHelp);
 }
 
 AcceptRequest AcceptCommand::finish() {
@@ -121,10 +122,20 @@ AcceptRequest AcceptCommand::finish() {
   return req_;
 }
 
+ExportCommand::ExportCommand(CLI::App& app)
+    : sub_(app.add_subcommand("export", "write results as metrics for Prometheus (node_exporter's textfile "
+                                        "collector)")),
+      set_(*sub_) {
+  set_.texts({"runs", "results.csv or links.csv files, or results folders"}, req_.runs, "PATH", 1, -1)->required();
+  set_.choice({"--format", "the metrics' format: the Prometheus text format, which OpenMetrics parsers read too"},
+              req_.format, {"openmetrics"});
+  add_metrics(set_, req_.metrics, "write to FILE.prom (replaced atomically) instead of stdout");
+}
+
 HistoryCommand::HistoryCommand(CLI::App& app)
     : sub_(app.add_subcommand("history", "list the runs of a history, or a case's trend")), set_(*sub_) {
   const SelectVocabulary known = rule_vocabulary();
-  add_db(set_, req_.db, "the SQLite history");
+  add_db(set_, req_.db, "the history: an SQLite file, or a PostgreSQL URL (postgresql://...)");
   set_.text({"--host", "only this host's runs"}, req_.filter.host, "HOST");
   add_filter(set_, {"--collective", "trend of this collective"}, req_.filter.collective, known.keys.at("collective"));
   add_filter(set_, {"--impl", "trend of this implementation"}, req_.filter.impl, known.keys.at("impl"));

@@ -1,5 +1,5 @@
 #pragma once
-// The subcommands that read results: `compare`, `accept` and `history`, their options declared
+// The subcommands that read results: `compare`, `accept`, `export` and `history`, their options declared
 // on the option layer (core/cli_options.h). No MPI: they run on a login node as under mpirun.
 #include <string>
 #include <vector>
@@ -23,6 +23,13 @@ struct AcceptRequest {
   std::vector<std::string> runs;  // results.csv files or folders
   std::vector<Rule> rules;        // from --rules and --min-busbw
   std::string junit;              // --junit FILE, or empty
+  std::string metrics;            // --metrics FILE.prom, or empty
+};
+
+struct ExportRequest {
+  std::vector<std::string> runs;  // results.csv or links.csv files, or results folders
+  std::string format = "openmetrics";
+  std::string metrics;            // --metrics FILE.prom; empty: stdout
 };
 
 struct HistoryRequest {
@@ -63,6 +70,19 @@ class AcceptCommand {
   AcceptRequest req_;
   std::string rules_file_;
   double min_busbw_ = 0;
+};
+
+class ExportCommand {
+ public:
+  explicit ExportCommand(CLI::App& app);
+  const cli::OptionSet& options() const { return set_; }
+  bool given() const { return sub_->parsed(); }
+  ExportRequest finish() const { return req_; }
+
+ private:
+  CLI::App* sub_;
+  cli::OptionSet set_;
+  ExportRequest req_;
 };
 
 class HistoryCommand {

@@ -188,7 +188,8 @@ void RunCommand::add_control_options() {
   set_.text({"--accept", "acceptance rules (YAML) checked on the results; exit 4 when one fails"}, accept_, "FILE");
   set_.number({"--min-busbw", "busbw every size from 1 MiB must reach (as NCCL_TESTS_MIN_BW)", "none"}, min_busbw_,
               {.lo = 0, .what = "GB/s", .lo_open = true}, "GBPS");
-  add_db(set_, o_.history_db, "append the run to this SQLite history");
+  add_db(set_, o_.history_db, "append the run to this history: an SQLite file, or a PostgreSQL URL (postgresql://...)");
+  add_metrics(set_, o_.metrics_file, kMetricsHelp);
   set_.text({"--ceilings", "links.json of `ccbench links`: run.json rows get busbw / link ceiling"}, o_.ceilings_file,
             "FILE");
   set_.text({"--model", "topology file or preset: run.json rows get the model's predicted time and busbw and "

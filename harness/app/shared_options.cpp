@@ -9,6 +9,7 @@
 
 #include "core/error.h"
 #include "core/knobs.h"
+#include "results/metrics.h"
 
 namespace ccbench {
 
@@ -128,7 +129,14 @@ void add_links_transports(cli::OptionSet& set, std::vector<Transport>& target) {
 }
 
 void add_db(cli::OptionSet& set, std::string& target, const std::string& help) {
-  set.text({"--db", help, "CCBENCH_DB"}, target, "FILE");
+  set.text({"--db", help, "CCBENCH_DB"}, target, "FILE/URL");
+}
+
+void add_metrics(cli::OptionSet& set, std::string& target, const std::string& help) {
+  set.value({"--metrics", help}, "FILE", "a file name ending in .prom", "", [&target](const std::string& v) {
+    check_metrics_path(v);
+    target = v;
+  });
 }
 
 std::string history_path(const std::string& given) {

@@ -43,6 +43,11 @@ void add_run_transport(cli::OptionSet& set, std::string& target);
 void add_links_transports(cli::OptionSet& set, std::vector<Transport>& target);
 // --db FILE: a SQLite history; `help` says what the subcommand does with it.
 void add_db(cli::OptionSet& set, std::string& target, const std::string& help);
+// --metrics FILE.prom (run, accept, export): checked when given (results/metrics.h).
+void add_metrics(cli::OptionSet& set, std::string& target, const std::string& help);
+inline constexpr const char* kMetricsHelp =
+    "also write the results as Prometheus metrics to FILE.prom (replaced atomically) for node_exporter's textfile "
+    "collector";
 // --db FILE, else CCBENCH_DB, else "" (no history).
 std::string history_path(const std::string& given);
 

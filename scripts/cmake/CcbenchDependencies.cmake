@@ -1,5 +1,5 @@
 # Finds ccbench's dependencies. Required ones stop the configure step with the Debian/Ubuntu
-# package that provides them; optional ones (CUDA, NCCL, ibverbs, libfabric, hwloc) set
+# package that provides them; optional ones (CUDA, NCCL, ibverbs, libfabric, hwloc, libpq) set
 # CCBENCH_HAVE_<PART>.
 
 function(ccbench_require found what package)
@@ -138,7 +138,18 @@ endif()
 set(option_name CCBENCH_WITH_HWLOC)
 ccbench_optional(CCBENCH_WITH_HWLOC _hwloc_found "hwloc" "install libhwloc-dev" CCBENCH_HAVE_HWLOC)
 
-foreach(part CUDA NCCL IBVERBS LIBFABRIC HWLOC YAML_CPP)
+# libpq: PostgreSQL as a results store (results/store_postgres.cpp, `--db postgresql://...`).
+set(_libpq_found OFF)
+if(PkgConfig_FOUND)
+  pkg_check_modules(LIBPQ QUIET IMPORTED_TARGET libpq)
+  if(LIBPQ_FOUND)
+    set(_libpq_found ON)
+  endif()
+endif()
+set(option_name CCBENCH_WITH_POSTGRESQL)
+ccbench_optional(CCBENCH_WITH_POSTGRESQL _libpq_found "libpq (PostgreSQL client)" "install libpq-dev" CCBENCH_HAVE_POSTGRESQL)
+
+foreach(part CUDA NCCL IBVERBS LIBFABRIC HWLOC YAML_CPP POSTGRESQL)
   if(CCBENCH_HAVE_${part})
     set(CCBENCH_HAVE_${part}_01 1)
   else()

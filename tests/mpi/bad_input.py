@@ -341,6 +341,27 @@ def cases(files, scratch, have_gpu, cuda_built):
     return c
 
 
+def store_cases(postgres_built):
+    """--db as a URL, --metrics and `export` (results/store.h, results/metrics.h)."""
+    c = [
+        Case("--metrics without .prom", ["--metrics", "m.txt"], 2,
+             ["--metrics m.txt: node_exporter's textfile collector reads only files named *.prom"]),
+        Case("--metrics in a missing folder", ["--metrics", "no/such/folder/m.prom"], 2,
+             ["--metrics no/such/folder/m.prom: its folder no/such/folder does not exist"]),
+        Case("export --format prometheus", ["export", "--format", "prometheus", "x.csv"], 2,
+             ["--format", "openmetrics"], launch="plain"),
+    ]
+    if postgres_built:
+        c += [
+            Case("--db a URL libpq cannot read", ["--db", "postgresql://[::1", "-n", "1"], 2,
+                 ["history postgresql://[::1: not a PostgreSQL URL", "the form is postgresql://[USER@]HOST"]),
+            Case("--db a server that is not there", ["--db", "postgresql://ops:pw0rd@127.0.0.1:1/x", "-n", "1"], 3,
+                 ["history postgresql://ops@127.0.0.1:1/x: cannot connect to PostgreSQL (host 127.0.0.1, port 1, "
+                  "database x, user ops)"]),
+        ]
+    return c
+
+
 def run_case(case, opts):
     cwd = tempfile.mkdtemp(prefix="case-", dir=opts.scratch)
     env = dict(os.environ, **case.env)
@@ -399,7 +420,8 @@ def main():
     with tempfile.TemporaryDirectory(prefix="ccbench-bad-input-") as scratch:
         opts.scratch = scratch
         files = make_files(scratch, opts.golden)
-        selected = [c for c in cases(files, scratch, have_gpu, cuda_built) if opts.filter in c.name]
+        every = cases(files, scratch, have_gpu, cuda_built) + store_cases("postgres built in" in version)
+        selected = [c for c in every if opts.filter in c.name]
         failed = 0
         with concurrent.futures.ThreadPoolExecutor(max_workers=opts.jobs) as pool:
             for case, rc, elapsed, problems, err in pool.map(lambda c: run_case(c, opts), selected):

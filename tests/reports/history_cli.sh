@@ -3,7 +3,8 @@
 # (exit 2, no file made); imported runs keep their own verdict and exit code (a run that ended
 # wrong, one that timed out, one without run.json: "unknown"); adding a run already stored is a
 # note, not a second copy; a store that cannot be written gives the system's reason with exit 2,
-# as --out does, and can still be read.
+# as --out does, and can still be read; another program's SQLite file (with a `meta` table of its
+# own) is refused by --add and by a run before anything is written to it, left byte for byte.
 # Usage: history_cli.sh CCBENCH SOURCE_DIR WORK_DIR
 set -u
 ccbench=$1 src=$2 work=$3
@@ -71,4 +72,24 @@ grep -q "history $work/ro/h.db: cannot write: Permission denied" "$work/ro.txt" 
   { cat "$work/ro-list.txt"; fail "a read-only store cannot be read"; }
 [ "$(grep -c '^ ' "$work/ro-list.txt")" = 4 ] || fail "the read-only store lists other runs"
 chmod 755 "$work/ro"
+
+# Another program's SQLite file: refused (exit 3) before any write: no WAL mode, no tables of ours.
+python3 - "$work/theirs.db" <<'PY' || fail "making a foreign file"
+import sqlite3, sys
+c = sqlite3.connect(sys.argv[1])
+c.executescript("CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT); INSERT INTO meta VALUES ('owner', 'billing');"
+                "CREATE TABLE invoices (n INTEGER); INSERT INTO invoices VALUES (7);")
+c.commit()
+PY
+before=$(sha256sum <"$work/theirs.db")
+"$ccbench" history --db "$work/theirs.db" --add "$work/wrong" >"$work/theirs.txt" 2>&1
+rc=$?
+cat "$work/theirs.txt"
+[ $rc = 3 ] || fail "a foreign file: exit $rc, expected 3"
+grep -q "history $work/theirs.db: not a ccbench history" "$work/theirs.txt" || fail "a foreign file: message"
+"$ccbench" --device cpu -b 1K -e 1K -n 2 --out "$work/never" --db "$work/theirs.db" >"$work/theirs-run.txt" 2>&1
+rc=$?
+[ $rc = 3 ] && grep -q "not a ccbench history" "$work/theirs-run.txt" || { cat "$work/theirs-run.txt"; fail "a run: exit $rc"; }
+[ "$(sha256sum <"$work/theirs.db")" = "$before" ] || fail "the foreign file was changed"
+[ ! -e "$work/theirs.db-wal" ] && [ ! -e "$work/never" ] || fail "a WAL file or a results folder was left"
 echo "history_cli: all checks passed"

@@ -1,14 +1,22 @@
 #!/usr/bin/env bash
-# The SQLite history from the command line: two real CPU jobs appending to one store at the same
-# time, `history` listing them and a case's trend, runs of other nodes imported and compared with
+# The history from the command line: two real CPU jobs appending to one store at the same time,
+# `history` listing them and a case's trend, runs of other nodes imported and compared with
 # --against-fleet (a node like its fleet: exit 0; one 10x slower: exit 4, every row), and a
-# damaged store refused before anything is measured (exit 3).
-# Usage: history_e2e.sh MPIEXEC CCBENCH WORK_DIR
+# damaged store (SQLite) or a server that is not there (PostgreSQL) refused before anything is
+# measured (exit 3). With STORE "postgres" (under tests/postgres/pg_server.py --databases
+# e2e,fleet) the stores are PostgreSQL databases reached over 127.0.0.1 with the password in the
+# URL, which no output and no results file may hold.
+# Usage: history_e2e.sh MPIEXEC CCBENCH WORK_DIR [sqlite|postgres]
 set -u
-mpiexec=$1 ccbench=$2 work=$3
+mpiexec=$1 ccbench=$2 work=$3 store=${4:-sqlite}
 rm -rf "$work" && mkdir -p "$work"
 fail() { echo "FAIL: $*"; exit 1; }
-db="$work/history.db"
+if [ "$store" = postgres ]; then
+  server="postgresql://ccbench:$PG_FIXTURE_PASSWORD@127.0.0.1:$PG_FIXTURE_PORT"
+  db="$server/e2e" fleet="$server/fleet" shown="postgresql://ccbench@127.0.0.1:$PG_FIXTURE_PORT/e2e"
+else
+  db="$work/history.db" fleet="$work/fleet.db" shown="$work/history.db"
+fi
 run() {  # OUT_DIR
   "$mpiexec" --oversubscribe --allow-run-as-root -np 2 "$ccbench" --device cpu --collective allreduce --impl ring \
     -b 1K -e 1M -f 32 -n 10 -w 2 --timeout 60 --format csv,json --out "$1" --db "$db" >"$1.log" 2>&1
@@ -17,8 +25,8 @@ run "$work/a" & pa=$!
 run "$work/b" & pb=$!
 wait $pa || { cat "$work/a.log"; fail "job a"; }
 wait $pb || { cat "$work/b.log"; fail "job b"; }
-grep -q "# history: run [12] appended to $db" "$work/a.log" || fail "job a not appended"
-grep -q "# history: run [12] appended to $db" "$work/b.log" || fail "job b not appended"
+grep -q "# history: run [12] appended to $shown" "$work/a.log" || { cat "$work/a.log"; fail "job a not appended"; }
+grep -q "# history: run [12] appended to $shown" "$work/b.log" || fail "job b not appended"
 
 "$ccbench" history --db "$db" >"$work/list.txt" 2>&1 || fail "history"
 cat "$work/list.txt"
@@ -34,7 +42,6 @@ cat "$work/trend.txt"
 # follows from the fleet alone: with the spreads of a loaded 2-core machine (a fastest iteration
 # 4.8x below the median at 1 MiB under the sanitizers, a mean 5.5x below it) compare's noise
 # allowance can exceed even 10x.
-fleet="$work/fleet.db"
 node() {  # NAME SLOWDOWN: run a's files under host NAME, times x SLOWDOWN, added to the fleet store
   cp -r "$work/a" "$work/$1"
   python3 - "$work/$1" "$1" "$2" <<'PY'
@@ -92,6 +99,24 @@ tail -2 "$work/slow.txt"
 [ $rc = 4 ] || { cat "$work/slow.txt"; fail "a node 10x slower than its fleet: exit $rc, expected 4"; }
 grep -q "^# FAILED: $((rows - 1)) failures in $((rows - 1)) matched rows" "$work/slow.txt" ||
   fail "a node 10x slower than its fleet: not every row a failure"
+
+if [ "$store" = postgres ]; then
+  # The password was in every URL given: no output and no results file holds it.
+  ! grep -rqF "$PG_FIXTURE_PASSWORD" "$work" || { grep -rlF "$PG_FIXTURE_PASSWORD" "$work"; fail "the password leaked"; }
+  grep -q '"command_line": ".*--db postgresql://ccbench@127.0.0.1:' "$work/a/run.json" || fail "run.json's command line"
+  # A server that is not there: refused on every rank before measuring; no results folder.
+  "$mpiexec" --oversubscribe --allow-run-as-root -np 2 "$ccbench" --device cpu --impl ring -b 1K -e 1K -n 2 \
+    --out "$work/never" --db "postgresql://ccbench:$PG_FIXTURE_PASSWORD@127.0.0.1:1/e2e" >"$work/noserver.txt" 2>&1
+  rc=$?
+  head -3 "$work/noserver.txt"
+  [ $rc = 3 ] || fail "no server: exit $rc, expected 3"
+  grep -q "history postgresql://ccbench@127.0.0.1:1/e2e: cannot connect to PostgreSQL (host 127.0.0.1, port 1, database e2e, user ccbench)" \
+    "$work/noserver.txt" || fail "no server: message"
+  ! grep -qF "$PG_FIXTURE_PASSWORD" "$work/noserver.txt" || fail "no server: the password printed"
+  [ ! -e "$work/never" ] || fail "a results folder was made for a run that never started"
+  echo "history_e2e (postgres): all checks passed"
+  exit 0
+fi
 
 # A damaged store: refused on every rank before measuring; no results folder left behind.
 head -c 4096 /dev/urandom >"$work/damaged.db"

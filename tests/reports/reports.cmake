@@ -52,3 +52,14 @@ add_test(NAME reports.report_inputs
          COMMAND bash ${CMAKE_CURRENT_LIST_DIR}/report_inputs.sh ${PROJECT_SOURCE_DIR}
                  ${CMAKE_CURRENT_BINARY_DIR}/report_inputs)
 set_tests_properties(reports.report_inputs PROPERTIES LABELS unit TIMEOUT 180 SKIP_RETURN_CODE 77)
+# Prometheus metrics (results/metrics.h) as the monitoring stack reads them: promtool's linter and
+# a real prometheus-node-exporter serving the .prom files (tests/reports/metrics_e2e.py); skipped
+# (exit 77) without the prometheus and prometheus-node-exporter packages.
+add_test(NAME reports.metrics_export
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/metrics_e2e.py export $<TARGET_FILE:ccbench>
+                 ${MPIEXEC_EXECUTABLE} ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/metrics_export)
+set_tests_properties(reports.metrics_export PROPERTIES LABELS "unit;prometheus" TIMEOUT 120 SKIP_RETURN_CODE 77)
+add_test(NAME mpi.metrics_run
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/metrics_e2e.py run $<TARGET_FILE:ccbench>
+                 ${MPIEXEC_EXECUTABLE} ${PROJECT_SOURCE_DIR} ${CMAKE_CURRENT_BINARY_DIR}/metrics_run)
+set_tests_properties(mpi.metrics_run PROPERTIES LABELS "mpi;prometheus" TIMEOUT 300 RUN_SERIAL TRUE SKIP_RETURN_CODE 77)

@@ -1,5 +1,6 @@
-// results/history: the SQLite store of runs — append and read back, trends, the fleet median,
-// two concurrent writers, damaged and newer files.
+// results/history on its SQLite store: append and read back, trends, the fleet median, 16
+// concurrent writers, damaged, newer and foreign files (left byte for byte as they were), a
+// version-1 store migrated. The same verbs on PostgreSQL: tests/postgres/test_store_postgres.cpp.
 #include <unistd.h>
 
 #include <filesystem>
@@ -15,6 +16,8 @@
 #include "core/error.h"
 #include "results/history.h"
 #include "results/row_check.h"
+#include "results/store_schema.h"
+#include "tests/unit/history_test_data.h"
 
 namespace ccbench {
 namespace {
@@ -27,31 +30,8 @@ std::string temp_db(const std::string& name) {
   return path;
 }
 
-Json context_of(const std::string& host, const std::string& gpu = "NVIDIA H200",
-                const std::string& started = "2026-11-30T10:00:00Z") {
-  return Json{{"started_utc", started}, {"git_hash", "abc123"}, {"device", "gpu"},
-              {"ranks_per_node", 2}, {"command_line", "ccbench -b 8"},
-              {"ranks_detail", Json::array({{{"rank", 0}, {"host", host}}})},
-              {"nodes_detail", Json::array({{{"host", host},
-                                             {"node", {{"gpus", {{"available", true},
-                                                                 {"gpus", Json::array({{{"name", gpu}}})}}}}}}})}};
-}
-
-RunRecord row(std::uint64_t bytes, double busbw) {
-  RunRecord r;
-  r.collective = "allreduce";
-  r.impl = "nccl";
-  r.transport = "nccl";
-  r.device = "gpu";
-  r.dtype = "float";
-  r.op = "sum";
-  r.bytes = bytes;
-  r.ranks = 2;
-  r.iterations = 20;
-  r.busbw_gbps = r.busbw_median_gbps = r.algbw_gbps = busbw;  // factor 1
-  r.time_avg_us = r.time_median_us = r.time_min_us = r.time_p95_us = r.time_max_us = bytes / (busbw * 1e3);
-  return r;
-}
+using history_test::context_of;
+using history_test::row;
 
 TEST(History, AppendsRunsAndReadsThemBack) {
   const std::string db = temp_db("a.db");
@@ -173,7 +153,7 @@ TEST(History, ANewerSchemaIsRefused) {
     History h(db);
     FAIL() << "a newer schema was opened";
   } catch (const Error& e) {
-    EXPECT_EQ(std::string(e.what()), "history " + db + ": schema version 99 is newer than this ccbench reads (1)");
+    EXPECT_EQ(std::string(e.what()), "history " + db + ": schema version 99 is newer than this ccbench reads (2)");
   }
 }
 
@@ -287,6 +267,108 @@ TEST(History, AForeignSqliteFileIsLeftAlone) {
   EXPECT_EQ(sqlite3_column_int(s, 0), 1) << "tables were added to someone else's file";
   sqlite3_finalize(s);
   sqlite3_close(raw);
+}
+
+std::string bytes_of(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// Another program's SQLite file, with a `meta` table of its own: refused before anything is
+// written to it, neither WAL mode nor our tables (issue: it was switched to WAL and given our
+// tables before the refusal).
+TEST(History, AForeignFileWithAMetaTableIsRefusedBeforeAnyWrite) {
+  for (const char* sql : {"CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT); INSERT INTO meta VALUES ('v', '7')",
+                          "CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT); CREATE TABLE notes (t TEXT); "
+                          "INSERT INTO notes VALUES ('theirs')"}) {
+    const std::string db = temp_db("theirs.db");
+    raw_sql(db, sql);
+    const std::string before = bytes_of(db);
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      try {
+        if (attempt == 0) History{db};
+        else History::probe(db);
+        FAIL() << "a foreign file was accepted: " << sql;
+      } catch (const Error& e) {
+        EXPECT_EQ(e.code(), ExitCode::precondition);
+        EXPECT_NE(std::string(e.what()).find("not a ccbench history"), std::string::npos) << e.what();
+      }
+    }
+    EXPECT_EQ(bytes_of(db), before) << "the foreign file changed: " << sql;
+    EXPECT_FALSE(std::filesystem::exists(db + "-wal")) << "a WAL file was made beside it";
+  }
+}
+
+// A store of ccbench 0.3 (schema version 1, as its SQL made it) is upgraded on first use: its
+// runs kept in order, found again when added again.
+TEST(History, AVersionOneStoreIsMigrated) {
+  const std::string db = temp_db("v1.db");
+  raw_sql(db, R"(
+CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS runs (
+  id INTEGER PRIMARY KEY, started_utc TEXT, host TEXT, kind TEXT, git_hash TEXT, command TEXT,
+  verdict TEXT, exit_code INTEGER, context TEXT NOT NULL);
+CREATE TABLE IF NOT EXISTS rows (
+  run_id INTEGER NOT NULL REFERENCES runs(id), collective TEXT, impl TEXT, transport TEXT, dtype TEXT,
+  bytes INTEGER, status TEXT, record TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS rows_case ON rows (collective, impl, transport, dtype, bytes);
+CREATE INDEX IF NOT EXISTS runs_kind ON runs (kind, host);
+INSERT INTO meta VALUES ('schema_version', '1');
+)");
+  const std::vector<RunRecord> old_rows = {row(1 << 10, 1), row(1 << 20, 76), row(1 << 30, 300)};
+  for (int run = 1; run <= 2; ++run) {
+    const Json c = context_of("old0" + std::to_string(run));
+    raw_sql(db, fmt::format("INSERT INTO runs VALUES ({}, '2026-11-30T10:00:00Z', 'old0{}', 'gpu NVIDIA H200 x2', "
+                            "'abc123', 'ccbench -b 8', 'OK', 0, '{}')", run, run, c.dump()).c_str());
+    for (const RunRecord& r : old_rows)
+      raw_sql(db, fmt::format("INSERT INTO rows VALUES ({}, 'allreduce', 'nccl', 'nccl', 'float', {}, 'ok', '{}')", run,
+                              r.bytes, to_json(sealed(r)).dump()).c_str());
+  }
+  History h(db, HistoryAccess::read);  // reading upgrades it (the file is writable)
+  {
+    auto s = open_store(db, HistoryAccess::read);
+    EXPECT_EQ(stored_schema_version(*s), kStoreSchemaVersion);
+  }
+  ASSERT_EQ(h.runs().size(), 2u);
+  EXPECT_EQ(h.runs()[1].rows, 3);
+  CaseFilter f;
+  f.host = "old02";
+  const auto t = h.trend(f);
+  ASSERT_EQ(t.size(), 3u);
+  for (size_t i = 0; i < t.size(); ++i) EXPECT_EQ(t[i].row.bytes, old_rows[i].bytes);
+  bool again = false;
+  EXPECT_EQ(History(db).append(context_of("old02"), old_rows, "OK", 0, &again), 2);
+  EXPECT_TRUE(again) << "a migrated run added again was stored twice";
+}
+
+// 16 jobs appending to one SQLite file on a local disk at once: each waits its turn (busy
+// timeout) and nothing is lost or stored twice, the run they all add included.
+TEST(History, SixteenConcurrentWritersHoldOnALocalDisk) {
+  const std::string db = temp_db("sixteen.db");
+  History{db};
+  constexpr int kWriters = 16, kRunsEach = 3;
+  std::vector<std::string> errors(kWriters);
+  std::vector<std::thread> writers;
+  std::vector<RunRecord> rows;
+  for (int i = 0; i < 200; ++i) rows.push_back(row(std::uint64_t{8} << (i % 24), 1 + i % 9));
+  for (int w = 0; w < kWriters; ++w)
+    writers.emplace_back([&, w] {
+      try {
+        History h(db);
+        h.append(context_of("shared"), rows, "OK", 0);
+        for (int i = 0; i < kRunsEach; ++i)
+          h.append(context_of("w" + std::to_string(w), "NVIDIA H200", fmt::format("2026-11-30T10:00:{:02}Z", i)), rows,
+                   "OK", 0);
+      } catch (const Error& e) {
+        errors[static_cast<size_t>(w)] = e.what();
+      }
+    });
+  for (std::thread& t : writers) t.join();
+  for (const std::string& e : errors) EXPECT_EQ(e, "");
+  History h(db, HistoryAccess::read);
+  EXPECT_EQ(h.runs().size(), static_cast<size_t>(kWriters * kRunsEach + 1));
+  EXPECT_EQ(h.runs("shared").size(), 1u);
+  for (const HistoryRun& r : h.runs()) EXPECT_EQ(r.rows, 200) << "run " << r.id;
 }
 
 }  // namespace
