@@ -10,6 +10,11 @@
 // file system without locks (flock() refused, as some cluster mounts do) the launch goes on with
 // a note on stderr.
 //
+// A launch refused by another's lock removes nothing, not even a folder it created itself: the
+// holder is in it. A launch that made the folder and holds it removes it when it stops before
+// writing anything, the lock file first while still held; a launch that opened the lock file just
+// before it went finds the file no longer at its path once it has the lock, and starts over.
+//
 // An earlier run is never replaced silently: when the folder already holds any of the files the
 // launch writes, it is refused with the way out (another --out, a new folder, or --overwrite),
 // unless `overwrite`, which removes those files first so that no file of the earlier run is left
@@ -48,6 +53,7 @@ class ResultsFolder {
   std::string path_;
   int lock_fd_ = -1;
   bool created_ = false;  // this launch created the folder
+  bool owned_ = false;    // and holds its lock (or the file system has none): only then may it remove it
   bool used_ = false;
 };
 

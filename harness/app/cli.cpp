@@ -11,6 +11,7 @@
 #include "harness/app/command_line.h"
 #include "harness/app/shared_options.h"
 #include "harness/model/model.h"
+#include "results/format.h"
 
 namespace ccbench {
 
@@ -110,9 +111,11 @@ const std::vector<std::string> kSubcommands = {"run",    "links", "topo", "compa
 
 bool is_help(const std::string& a) { return a == "--help" || a == "-h"; }
 
+// The command line as a shell would take it back: each argument quoted where it needs it, so that
+// pasting run.json's command_line runs what ran and nothing more (a "$(...)" in a path stays text).
 std::string full_command_line(int argc, const char* const* argv) {
   std::string s;
-  for (int i = 0; i < argc; ++i) s += (i ? " " : "") + std::string(argv[i]);
+  for (int i = 0; i < argc; ++i) s += (i ? " " : "") + shell_quoted(argv[i]);
   return s;
 }
 
