@@ -135,8 +135,8 @@ SweepPlan plan_implementations(const RunOptions& opts, Device device) {
     const ImplInfo* i = find_implementation(n, device);
     if (!i) {
       Device other = device == Device::cpu ? Device::gpu : Device::cpu;
-      plan.skipped.emplace_back(n, fmt::format("{} runs on {} ranks and this run uses {} ranks (--device){}", n,
-                                               name(other), name(device), nccl_also(n, device)));
+      plan.skipped.emplace_back(n, fmt::format("{} runs on {} ranks and this run uses {} ranks (--device)", n,
+                                               name(other), name(device)));
     } else if (!i->make) {
       plan.skipped.emplace_back(n, i->missing);
     } else {
@@ -275,16 +275,16 @@ void Run::choose_device() {
   }
   base_.device = device;
   if (device == Device::cpu && !opts_.gpu_only.empty())  // --device auto found CPU ranks (cpu was refused)
-    opts_.notes.push_back(fmt::format("{} act{} on GPU ranks, and this run found CPU ranks (--device auto; {}): {} "
-                                      "nothing here", fmt::join(opts_.gpu_only, ", "),
+    opts_.notes.push_back(fmt::format("{} act{} on GPU ranks, and --device auto found CPU ranks (not every rank "
+                                      "has a usable GPU): {} nothing here", fmt::join(opts_.gpu_only, ", "),
                                       opts_.gpu_only.size() == 1 ? "s" : "",
-                                      why_no_gpu.empty() ? "not every rank has a GPU" : why_no_gpu,
                                       opts_.gpu_only.size() == 1 ? "it changes" : "they change"));
   base_.cuda_device = device == Device::gpu ? layout_.host_local_rank() % std::max(gpus_, 1) : -1;
   agreed_step(world_, "device set-up", [&] {
     backend_ = device == Device::gpu ? make_gpu_backend(base_.cuda_device) : make_cpu_backend();
   });
   plan_ = with_nccl_configs(plan_implementations(opts_, device), opts_.nccl_configs);
+  for (auto& [impl, why] : plan_.skipped) why += nccl_also(impl, device);
   if (plan_.impls.empty()) {  // the same on every rank: the device is agreed
     std::string reasons;
     for (const auto& [n, why] : plan_.skipped) reasons += fmt::format("\n  {}: {}", n, why);

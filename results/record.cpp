@@ -298,9 +298,9 @@ RunRecord record_from_csv(const std::vector<std::string>& header, const std::vec
 }
 
 std::string measurement_key(const RunRecord& r) {
-  return fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}",
+  return fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}",
                      r.collective, r.impl, r.transport, r.device, r.dtype, r.op, r.root, r.bytes, r.count,
-                     r.in_place, r.mode, r.ranks, r.ranks_per_node, r.group, r.nccl_config, r.load, r.link);
+                     r.in_place, r.mode, r.ranks, r.ranks_per_node, r.group, r.nccl_config, r.load, r.link, r.host);
 }
 
 void number_cycles(std::vector<RunRecord>& rows) {

@@ -78,7 +78,8 @@ def interpreter_with(modules):
     probe = "import importlib.util, sys; sys.exit(any(importlib.util.find_spec(m) is None for m in sys.argv[1:]))"
     given = os.environ.get("CCBENCH_SYSTEM_PYTHON")
     for python in SYSTEM_PYTHONS if given is None else [p for p in given.split(":") if p]:
-        if not os.access(python, os.X_OK) or os.path.realpath(python) == os.path.realpath(sys.executable):
+        itself = sys.prefix == sys.base_prefix and os.path.realpath(python) == os.path.realpath(sys.executable)
+        if not os.access(python, os.X_OK) or itself:  # a venv's python3 links to it, with other packages
             continue
         if subprocess.run([python, "-c", probe] + list(modules), capture_output=True).returncode == 0:
             return python

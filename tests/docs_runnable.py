@@ -80,7 +80,9 @@ def blocks_of(path):
 
 def normal(line, exact, host):
     """A line as compared: spaces collapsed, this host as vm, numbers masked unless exact."""
-    line = " ".join(line.replace(host, "vm").split()) if host != "vm" else " ".join(line.split())
+    if host != "vm":
+        line = re.sub(rf"\b{re.escape(host)}\b", "vm", line)
+    line = " ".join(line.split())
     return line if exact else NUMBER.sub("N", line)
 
 

@@ -114,6 +114,7 @@ bool ProgressBoard::read(int i, Peer& out, std::uint64_t& phase) const {
     name[sizeof name - 1] = '\0';
     out.phase = name;
     out.rank = slot.world_rank;
+    out.pid = slot.pid;
     return true;
   }
   return false;
@@ -166,7 +167,9 @@ std::string ProgressBoard::describe_behind(const std::vector<std::string>& host_
     if (!behind) text += fmt::format(" is at this rank's point ('{}', {} started)", p.phase, calls(p.calls));
     else if (phase == my_phase) text += fmt::format(" started {} there, this rank {}", calls(p.calls), calls(me.calls));
     else text += fmt::format(" is still in '{}' ({} started)", p.phase, calls(p.calls));
-    if (stalled)
+    if (stalled && process_ended(p.pid))
+      text += " and has ended (its process is gone)";
+    else if (stalled)
       text += fmt::format(" and has not run for {:.1f} s: stopped (SIGSTOP, a debugger) or given no CPU",
                           silent_ms / 1000.0);
   }

@@ -47,9 +47,10 @@ class ProgressBoard {
   // killed outright (SIGKILL, the OOM killer) or crashed says nothing itself: its node-mates name it.
   std::string describe_gone(const std::vector<std::string>& host_of) const;
 
-  // A rank whose watchdog has not beaten for this long is not running: 20 missed beats of 100 ms,
-  // far beyond a time slice even with a few ranks per hardware thread.
-  static constexpr std::int64_t kStalledAfterMs = 2000;
+  // A rank whose watchdog has not beaten for this long is not running: 10 missed beats of 100 ms,
+  // far beyond a time slice even with a few ranks per hardware thread, and short beside a deadline
+  // (a rank stopped 2 s before its peer's 3 s deadline went unnamed with 2 s).
+  static constexpr std::int64_t kStalledAfterMs = 1000;
 
  private:
   // 128 bytes, so that ranks write separate cache lines when the window's base is 64-byte
@@ -67,6 +68,7 @@ class ProgressBoard {
   static_assert(sizeof(Slot) == 128 && alignof(Slot) == 8);
   struct Peer {
     int rank = -1;            // world rank
+    int pid = 0;
     std::string phase;        // the phase it is in
     std::uint64_t calls = 0;  // calls it started in that phase
     std::int64_t alive_ms = 0;  // its last beat; 0 before the first

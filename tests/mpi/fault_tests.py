@@ -259,13 +259,17 @@ def overrun(opts, check_flag="1"):
 
 
 def alloc(opts):
-    """A failed allocation on rank 1: exit 3 (precondition: out of memory)."""
+    """A failed allocation on rank 1: exit 3 (precondition: out of memory), the failed row naming
+    the size its buffers were for."""
     r = launch(opts, "alloc:rank=1", ["--impl", "ring"] + SWEEP + ["--timeout", "30"])
     check(r.rc == 3, f"exit code {r.rc}, expected 3")
     text = "rank 1: out of memory: allocation failure injected by CCBENCH_FAULT on rank 1"
     check(text in r.out + r.err, f"the output lacks {text!r}")
     rows = r.rows()
     check(rows and all(x["status"] == "failed" for x in rows), "rows other than 'failed' after the allocation failed")
+    # The row keeps the size the buffers were for (the largest asked), not 0 B.
+    check(all(x["size[B]"] == "16384" and "buffers for 16K" in x["reason"] for x in rows),
+          f"the failed row does not keep the size asked: {[(x['size[B]'], x['reason']) for x in rows]}")
     check(r.run_json()["exit_code"] == 3, "run.json exit_code is not 3")
 
 

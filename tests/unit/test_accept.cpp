@@ -417,8 +417,8 @@ TEST(Accept, UncheckedRowsAreNotAvailableForMaxWrongNeverPass) {
     r.status = RowStatus::ok;
     r.wrong.reset();
   }
-  const AcceptReport shipped =
-      evaluate_rules(load_rules(kSource + "/docs/examples/rules/cpu-node.yaml"), {cpu});
+  const std::vector<Rule> cpu_rules = load_rules(kSource + "/docs/examples/rules/cpu-node.yaml");
+  const AcceptReport shipped = evaluate_rules(cpu_rules, {cpu});  // the report points at its rules
   EXPECT_NE(shipped.text().find("rule 'every row correct' (" + kSource + "/docs/examples/rules/cpu-node.yaml:"),
             std::string::npos) << shipped.text();
   EXPECT_NE(shipped.text().find("): N/A (3 measured rows selected)\n#   N/A  max_wrong 0"), std::string::npos)

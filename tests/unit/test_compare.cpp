@@ -95,13 +95,16 @@ TEST(Compare, ThreeRunsOfOneCommandOnAnOversubscribedMachineNeverFail) {
       EXPECT_EQ(c.matched, 216);
       EXPECT_NE(c.text.find("# oversubscribed (4 ranks on 2 hardware threads)"), std::string::npos) << c.text;
     }
-  // Read as on a dedicated machine (no context), run1 -> run2 fails: the whole run 1.13x slower,
-  // and 7 all-gather/tree rows each 4 ms a call (the scheduler's tick) in run 2.
+  // Read as on a dedicated machine (no context), run1 -> run2 fails on 7 all-gather/tree rows each
+  // 4 ms a call (the scheduler's tick) in run 2; the whole run 1.13x slower is inside the rows'
+  // scatter (99 %) and no failure (kShiftScatterSigmas): the tolerance alone counted it.
   ResultSet before = runs[0], after = runs[1];
   before.context = after.context = Json::object();
   const CompareResult c = compare_runs(before, after, {});
-  EXPECT_EQ(c.failures, 8) << c.text;
-  EXPECT_NE(c.text.find("# SLOWER: the whole run, 1.13x the time of every row"), std::string::npos) << c.text;
+  EXPECT_EQ(c.failures, 7) << c.text;
+  EXPECT_NE(c.text.find("The whole run is 1.13x slower: every row alike, so the machine (or what every row shares), "
+                        "not a row; not a failure: inside the rows' scatter (99%)"),
+            std::string::npos) << c.text;
 }
 
 TEST(Compare, ASlowdownBeyondTheNoiseIsFlaggedAndNamesItsCase) {
