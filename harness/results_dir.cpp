@@ -172,6 +172,7 @@ ResultsFolder prepare_output_dir(const FolderRequest& request) {
     const bool created = fs::create_directories(dir, ec);
     if (ec) fail(ExitCode::usage, "--out: cannot create the results folder '{}': {}", dir, ec.message());
     if (!fs::is_directory(dir)) fail(ExitCode::usage, "--out: '{}' exists and is not a folder", dir);
+    if (request.between_create_and_lock) request.between_create_and_lock();
     got = lock_folder(dir, request.command_line, folder.lock_fd_);
     folder.path_ = dir;
     folder.created_ = folder.created_ || created;

@@ -19,6 +19,7 @@
 // launch writes, it is refused with the way out (another --out, a new folder, or --overwrite),
 // unless `overwrite`, which removes those files first so that no file of the earlier run is left
 // beside the new ones.
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,9 @@ struct FolderRequest {
   std::vector<std::string> files;  // the names this launch writes into it (results.csv, ...)
   bool overwrite = false;          // --overwrite
   std::string command_line;        // for the lock file
+  // Called between creating (or finding) the folder and locking it: lets a test put another
+  // launch into exactly that window, where two launches into one new folder race. Empty: none.
+  std::function<void()> between_create_and_lock = {};
 };
 
 class ResultsFolder {

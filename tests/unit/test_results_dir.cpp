@@ -175,6 +175,27 @@ TEST(ResultsFolder, TwoLaunchesIntoOneNewFolderTwentyTimesOneWinnerItsFolderInta
   }
 }
 
+// The interleaving the race above can only hit by chance, made to happen: this launch creates the
+// folder, and before it locks it another launch takes it. The refused launch removes nothing (it
+// removed the lock file and the folder it had made, under the winner, before).
+TEST(ResultsFolder, ARefusedLaunchRemovesNothingEvenAFolderItCreated) {
+  const std::string dir = fresh("created-then-taken");
+  ResultsFolder winner;
+  FolderRequest loser = request(dir, "ccbench --out loser");
+  loser.between_create_and_lock = [&] {
+    ASSERT_TRUE(fs::is_directory(dir));  // the loser made it
+    winner = prepare_output_dir(request(dir, "ccbench --out winner"));
+  };
+  const std::string why = usage_error([&] { prepare_output_dir(loser); });
+  EXPECT_NE(why.find("is in use by another ccbench launch"), std::string::npos) << why;
+  ASSERT_TRUE(fs::exists(dir + "/" + kFolderLockName)) << "the refused launch removed the winner's lock file";
+  winner.mark_used();
+  std::ofstream(dir + "/results.csv") << "the winner's\n";
+  EXPECT_TRUE(std::ifstream(dir + "/results.csv").good()) << "the winner's folder is gone";
+  const nlohmann::json holder = nlohmann::json::parse(std::ifstream(dir + "/" + kFolderLockName));
+  EXPECT_EQ(holder["command"], "ccbench --out winner");
+}
+
 TEST(RunPrepare, AFailureAfterTheFolderWasMadeLeavesNoFolder) {
   RunOptions opts;
   opts.out_dir = fresh("results");
