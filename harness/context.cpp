@@ -132,6 +132,8 @@ Json build_context(const RunOptions& opts, const SweepPlan& plan, const RankLayo
                    {"postgresql", bool(CCBENCH_HAVE_POSTGRESQL)}};
   c["started_utc"] = utc_now();
   c["command_line"] = opts.command_line;
+  c["notes"] = opts.notes;  // what options given do here, and those that change nothing (start-up block too)
+  c["oversubscribed"] = opts.oversubscribed.empty() ? Json(nullptr) : Json(opts.oversubscribed);
   c["ranks"] = layout.nranks;
   c["nodes"] = layout.nodes;
   c["ranks_per_node"] = layout.max_ranks_per_node();

@@ -1,6 +1,7 @@
 #include "harness/fault.h"
 
 #include <charconv>
+#include <set>
 #include <sstream>
 
 #include "harness/sizes.h"
@@ -43,10 +44,13 @@ FaultSpec parse_fault(const std::string& text) {
   bool have_rank = false;
   std::istringstream in(text.substr(colon + 1));
   std::string item;
+  std::set<std::string> given;
   while (std::getline(in, item, ',')) {
     auto eq = item.find('=');
     if (eq == std::string::npos) fail(ExitCode::usage, "CCBENCH_FAULT: '{}' is not key=value: {}", item, kFaultHelp);
     std::string key = item.substr(0, eq), v = item.substr(eq + 1);
+    if (!given.insert(key).second)  // one fault per run: a second value would silently win
+      fail(ExitCode::usage, "CCBENCH_FAULT='{}': {} is given twice; give each key once (one fault per run)", text, key);
     if (key == "rank") {
       f.rank = number<int>(key, v);
       have_rank = true;

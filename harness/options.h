@@ -70,8 +70,15 @@ struct RunOptions {
   double min_busbw_gbps = 0;       // NCCL_TESTS_MIN_BW (0 = no threshold)
   bool quiet = false;              // --quiet: no progress line
   double progress_interval_s = 5;  // --progress-interval: seconds between lines when not a terminal
-  // What nccl-tests flags given on the command line do here, for the start-up block.
+  // What nccl-tests flags given on the command line do here, and options that change nothing in
+  // this run: for the start-up block and run.json's context.notes.
   std::vector<std::string> notes;
+  // The options given that act on GPU ranks only ("-G 5", "--share-gpus"): refused with --device
+  // cpu; where --device auto finds CPU ranks, a note says they change nothing.
+  std::vector<std::string> gpu_only;
+  // Found at start-up (harness/startup.h gather_oversubscription): "4 ranks on 2 hardware threads
+  // (host vm)", or "" where no host has more ranks than threads.
+  std::string oversubscribed;
   std::vector<Rule> accept_rules;  // --accept FILE and --min-busbw: checked on the rows at the end
   std::string history_db;          // --db FILE or CCBENCH_DB: the run is appended there at the end
   std::string metrics_file;        // --metrics FILE.prom: the run as Prometheus metrics (results/metrics.h)

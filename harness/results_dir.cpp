@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <sys/file.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -56,21 +57,8 @@ std::string describe_holder(const std::string& lock_path) {
                      j.value("started", "?"), j.value("command", "?"));
 }
 
-// Takes the folder's lock, or says who holds it. -1 where the file system has no locks.
-int lock_folder(const std::string& dir, const std::string& command_line) {
-  const std::string path = dir + "/" + kFolderLockName;
-  const int fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
-  if (fd < 0) fail(ExitCode::usage, "--out: the results folder '{}' is not writable: {}", dir, std::strerror(errno));
-  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
-    const int err = errno;
-    close(fd);
-    if (err == EWOULDBLOCK)
-      fail(ExitCode::usage, "--out: the results folder '{}' is in use by another ccbench launch ({}); wait for it to "
-           "end, or give another --out", dir, describe_holder(path));
-    fmt::print(stderr, "ccbench: note: cannot lock the results folder '{}' ({}): a second launch into it would not "
-               "be stopped\n", dir, std::strerror(err));
-    return -1;
-  }
+// Writes who holds the lock into the lock file, for the next launch's message.
+void describe_holder_in(int fd, const std::string& path, const std::string& command_line) {
   const nlohmann::json holder = {{"pid", static_cast<long>(getpid())},
                                  {"host", host_name()},
                                  {"started", utc_now("%Y-%m-%dT%H:%M:%SZ")},
@@ -79,7 +67,43 @@ int lock_folder(const std::string& dir, const std::string& command_line) {
   // The description is for the next launch's message; the lock itself is already held.
   if (ftruncate(fd, 0) != 0 || pwrite(fd, text.data(), text.size(), 0) != static_cast<ssize_t>(text.size()))
     fmt::print(stderr, "ccbench: note: cannot describe this launch in {}: {}\n", path, std::strerror(errno));
-  return fd;
+}
+
+// Whether the descriptor still is the file at `path`: a launch that held the folder removes its
+// lock file (and the folder, when it made it and wrote nothing) before it lets go, and a lock on
+// a removed file stops no one.
+bool still_named(int fd, const std::string& path) {
+  struct stat held {}, named {};
+  return fstat(fd, &held) == 0 && stat(path.c_str(), &named) == 0 && held.st_ino == named.st_ino &&
+         held.st_dev == named.st_dev;
+}
+
+enum class Lock { held, no_locks, gone };  // gone: the folder or its lock file went meanwhile: try again
+
+// Takes the folder's lock (the descriptor in `fd`), or says who holds it (Error(usage)).
+Lock lock_folder(const std::string& dir, const std::string& command_line, int& fd) {
+  const std::string path = dir + "/" + kFolderLockName;
+  fd = open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  if (fd < 0 && errno == ENOENT) return Lock::gone;
+  if (fd < 0) fail(ExitCode::usage, "--out: the results folder '{}' is not writable: {}", dir, std::strerror(errno));
+  if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+    const int err = errno;
+    close(fd);
+    fd = -1;
+    if (err == EWOULDBLOCK)
+      fail(ExitCode::usage, "--out: the results folder '{}' is in use by another ccbench launch ({}); wait for it to "
+           "end, or give another --out", dir, describe_holder(path));
+    fmt::print(stderr, "ccbench: note: cannot lock the results folder '{}' ({}): a second launch into it would not "
+               "be stopped\n", dir, std::strerror(err));
+    return Lock::no_locks;
+  }
+  if (!still_named(fd, path)) {
+    close(fd);
+    fd = -1;
+    return Lock::gone;
+  }
+  describe_holder_in(fd, path, command_line);
+  return Lock::held;
 }
 
 // The files of an earlier run that this launch would write over; removed with `overwrite`.
@@ -101,7 +125,8 @@ void settle_earlier_run(const std::string& dir, const std::vector<std::string>& 
 }  // namespace
 
 ResultsFolder::ResultsFolder(ResultsFolder&& o) noexcept
-    : path_(std::move(o.path_)), lock_fd_(std::exchange(o.lock_fd_, -1)), created_(o.created_), used_(o.used_) {
+    : path_(std::move(o.path_)), lock_fd_(std::exchange(o.lock_fd_, -1)), created_(o.created_), owned_(o.owned_),
+      used_(o.used_) {
   o.created_ = false;
 }
 
@@ -112,6 +137,7 @@ ResultsFolder& ResultsFolder::operator=(ResultsFolder&& o) noexcept {
     path_ = std::move(o.path_);
     lock_fd_ = std::exchange(o.lock_fd_, -1);
     created_ = std::exchange(o.created_, false);
+    owned_ = o.owned_;
     used_ = o.used_;
   }
   return *this;
@@ -122,12 +148,13 @@ ResultsFolder::~ResultsFolder() {
   if (lock_fd_ >= 0) close(lock_fd_);
 }
 
-// A launch that stopped before it wrote anything leaves no folder behind, only where it made one.
+// A launch that stopped before it wrote anything leaves no folder behind, only where it made one
+// and holds it: a launch refused by another's lock has nothing of its own to remove.
 void ResultsFolder::remove_if_unused() {
-  if (!created_ || used_ || path_.empty()) return;
+  if (!created_ || used_ || path_.empty() || !owned_) return;
   std::error_code ec;
-  fs::remove(path_ + "/" + kFolderLockName, ec);
-  fs::remove(path_, ec);  // only if empty
+  fs::remove(path_ + "/" + kFolderLockName, ec);  // while still held: a launch that opened it meanwhile tries again
+  fs::remove(path_, ec);                          // only if empty: another launch may already be in it
   created_ = false;
 }
 
@@ -138,13 +165,19 @@ ResultsFolder prepare_output_dir(const FolderRequest& request) {
     const std::string base = dir;
     for (int i = 2; fs::exists(dir); ++i) dir = fmt::format("{}-{}", base, i);
   }
-  std::error_code ec;
-  const bool created = fs::create_directories(dir, ec);
-  if (ec) fail(ExitCode::usage, "--out: cannot create the results folder '{}': {}", dir, ec.message());
-  if (!fs::is_directory(dir)) fail(ExitCode::usage, "--out: '{}' exists and is not a folder", dir);
-  folder.path_ = dir;
-  folder.created_ = created;
-  folder.lock_fd_ = lock_folder(dir, request.command_line);
+  // Create or open, then lock; only what this launch made and holds is ever its to remove. A
+  // launch that held the folder may remove it between our steps: then again, from the start.
+  for (Lock got = Lock::gone; got == Lock::gone;) {
+    std::error_code ec;
+    const bool created = fs::create_directories(dir, ec);
+    if (ec) fail(ExitCode::usage, "--out: cannot create the results folder '{}': {}", dir, ec.message());
+    if (!fs::is_directory(dir)) fail(ExitCode::usage, "--out: '{}' exists and is not a folder", dir);
+    if (request.between_create_and_lock) request.between_create_and_lock();
+    got = lock_folder(dir, request.command_line, folder.lock_fd_);
+    folder.path_ = dir;
+    folder.created_ = folder.created_ || created;
+    folder.owned_ = got != Lock::gone;
+  }
   settle_earlier_run(dir, request.files, request.overwrite);
   const std::string probe = fmt::format("{}/.ccbench-write-test.{}", dir, getpid());
   FILE* f = std::fopen(probe.c_str(), "w");

@@ -10,10 +10,16 @@
 // file system without locks (flock() refused, as some cluster mounts do) the launch goes on with
 // a note on stderr.
 //
+// A launch refused by another's lock removes nothing, not even a folder it created itself: the
+// holder is in it. A launch that made the folder and holds it removes it when it stops before
+// writing anything, the lock file first while still held; a launch that opened the lock file just
+// before it went finds the file no longer at its path once it has the lock, and starts over.
+//
 // An earlier run is never replaced silently: when the folder already holds any of the files the
 // launch writes, it is refused with the way out (another --out, a new folder, or --overwrite),
 // unless `overwrite`, which removes those files first so that no file of the earlier run is left
 // beside the new ones.
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -24,6 +30,9 @@ struct FolderRequest {
   std::vector<std::string> files;  // the names this launch writes into it (results.csv, ...)
   bool overwrite = false;          // --overwrite
   std::string command_line;        // for the lock file
+  // Called between creating (or finding) the folder and locking it: lets a test put another
+  // launch into exactly that window, where two launches into one new folder race. Empty: none.
+  std::function<void()> between_create_and_lock = {};
 };
 
 class ResultsFolder {
@@ -48,6 +57,7 @@ class ResultsFolder {
   std::string path_;
   int lock_fd_ = -1;
   bool created_ = false;  // this launch created the folder
+  bool owned_ = false;    // and holds its lock (or the file system has none): only then may it remove it
   bool used_ = false;
 };
 

@@ -10,6 +10,9 @@
 #include "core/checks.h"
 #include "core/error.h"
 #include "core/git_hash.h"
+#if CCBENCH_HAVE_NCCL
+#include "collectives/nccl/nccl_library.h"
+#endif
 #include "harness/acceptance.h"
 #include "harness/bisect_run.h"
 #include "harness/context.h"
@@ -85,6 +88,18 @@ std::uint64_t min_over_ranks(MPI_Comm comm, std::uint64_t v) {
   std::uint64_t out = v;
   check_mpi(MPI_Allreduce(&v, &out, 1, MPI_UINT64_T, MPI_MIN, comm), "MPI_Allreduce");
   return out;
+}
+
+// For an NCCL implementation skipped on CPU ranks: whether NCCL could have run here at all, so that
+// a node meant to have GPUs says what it lacks ("" for other implementations, or where it loads).
+std::string nccl_also(const std::string& impl, Device device) {
+  if (impl.rfind("nccl", 0) != 0 || device != Device::cpu) return "";
+#if CCBENCH_HAVE_NCCL
+  std::string why;
+  return nccl_api(&why) ? "" : "; NCCL could not be loaded here either: " + why;
+#else
+  return "; this ccbench was built without NCCL";
+#endif
 }
 
 // After the result files are closed: a failure here loses nothing of the run.
@@ -229,6 +244,7 @@ void Run::connect(int* argc, char*** argv) {
 
 void Run::set_up() {
   agree_on_the_run();
+  note_oversubscription();
   choose_device();
   size_the_sweep();
   fill_base_context();
@@ -297,11 +313,17 @@ void Run::choose_device() {
     base_.ib_unavailable = probe_gpu_ib(world_, layout_, opts_.transport);
   }
   base_.device = device;
+  if (device == Device::cpu && !opts_.gpu_only.empty())  // --device auto found CPU ranks (cpu was refused)
+    opts_.notes.push_back(fmt::format("{} act{} on GPU ranks, and --device auto found CPU ranks (not every rank "
+                                      "has a usable GPU): {} nothing here", fmt::join(opts_.gpu_only, ", "),
+                                      opts_.gpu_only.size() == 1 ? "s" : "",
+                                      opts_.gpu_only.size() == 1 ? "it changes" : "they change"));
   base_.cuda_device = device == Device::gpu ? layout_.host_local_rank() % std::max(gpus_, 1) : -1;
   agreed_step(world_, "device set-up", [&] {
     backend_ = device == Device::gpu ? make_gpu_backend(base_.cuda_device) : make_cpu_backend();
   });
   plan_ = with_nccl_configs(plan_implementations(opts_, device), opts_.nccl_configs);
+  for (auto& [impl, why] : plan_.skipped) why += nccl_also(impl, device);
   if (plan_.impls.empty()) {  // the same on every rank: the device is agreed
     std::string reasons;
     for (const auto& [n, why] : plan_.skipped) reasons += fmt::format("\n  {}: {}", n, why);
@@ -332,7 +354,26 @@ void Run::size_the_sweep() {
     sweep.max_bytes = capped;
   }
   plan_.sizes = sweep_sizes(sweep);
+  check_fault_fits();
   if (opts_.baseline.empty()) opts_.baseline = gpu ? (opts_.nccl_symmetric ? "nccl-symm" : "nccl") : "mpi";
+}
+
+// A CCBENCH_FAULT whose size or iteration this run never reaches would never fire: refused, alike
+// on every rank (the sizes are agreed), rather than a test that passes without its fault.
+void Run::check_fault_fits() const {
+  if (!opts_.fault || opts_.fault->kind == FaultSpec::Kind::alloc) return;
+  const FaultSpec& f = *opts_.fault;
+  if (f.size && std::find(plan_.sizes.begin(), plan_.sizes.end(), *f.size) == plan_.sizes.end())
+    throw Error::agreed(ExitCode::usage,
+                        fmt::format("CCBENCH_FAULT: size={} is not among the sizes of this sweep ({} to {}): it would "
+                                    "never fire", format_size(*f.size), format_size(plan_.sizes.front()),
+                                    format_size(plan_.sizes.back())));
+  const bool per_iteration = f.kind != FaultSpec::Kind::slow && f.kind != FaultSpec::Kind::corrupt_send;
+  if (per_iteration && f.iteration >= opts_.iterations)
+    throw Error::agreed(ExitCode::usage,
+                        fmt::format("CCBENCH_FAULT: iteration={} is beyond the {} timed iteration{} of a measurement "
+                                    "(-n {}; valid: 0 to {}): it would never fire", f.iteration, opts_.iterations,
+                                    opts_.iterations == 1 ? "" : "s", opts_.iterations, opts_.iterations - 1));
 }
 
 // What every implementation is set up with.
@@ -529,17 +570,29 @@ void Run::record() {
   print_summary(stream_->rows(), opts_, out_dir_, files_written_);
 }
 
+// Ranks outnumbering the hardware threads they may run on: said once, at start-up and in run.json
+// (context.oversubscribed), and the straggler and group-outlier lines become one note each.
+void Run::note_oversubscription() {
+  guard_.watchdog().enter("start-up: comparing ranks with hardware threads");
+  opts_.oversubscribed = gather_oversubscription(world_, layout_);
+  if (!opts_.oversubscribed.empty())
+    opts_.notes.push_back(fmt::format("oversubscribed: {}: the times follow the scheduler rather than the hardware, "
+                                      "and a rank waiting for a thread looks like a straggler; for performance figures "
+                                      "run at most one rank per hardware thread", opts_.oversubscribed));
+}
+
 // With -r naming no rank, the rows of rooted collectives are skipped with the reason; a run of
 // none of them says that -r changes nothing rather than nothing at all.
-void Run::note_ignored_root() const {
-  if (rank_ != 0 || opts_.root < layout_.nranks) return;
+void Run::note_ignored_root() {
+  if (opts_.root < layout_.nranks) return;
   std::vector<std::string> measured;
   for (Collective c : opts_.collectives) {
     if (has_root(c)) return;
     measured.emplace_back(name(c));
   }
-  fmt::print("# note: -r {} names no rank of this run (valid: 0 to {}), and no collective measured here ({}) takes "
-             "a root: it changes nothing\n", opts_.root, layout_.nranks - 1, fmt::join(measured, ", "));
+  opts_.notes.push_back(fmt::format("-r {} names no rank of this run (valid: 0 to {}), and no collective measured "
+                                    "here ({}) takes a root: it changes nothing",
+                                    opts_.root, layout_.nranks - 1, fmt::join(measured, ", ")));
 }
 
 void Run::end_with_error(const Error& e) {

@@ -89,6 +89,7 @@ class Run {
   void agree_on_the_run();
   void choose_device();
   void size_the_sweep();
+  void check_fault_fits() const;
   void fill_base_context();
   void start_telemetry();
   void open_results();
@@ -97,7 +98,8 @@ class Run {
   void measure_load_again();  // --overlap: alone after the rows, into their load_alone_end
   void judge();
   void record();
-  void note_ignored_root() const;
+  void note_ignored_root();
+  void note_oversubscription();
   void end_with_error(const Error& e);
   void finish();
   // A row's ceiling and model columns (the stream's completion).

@@ -13,6 +13,7 @@
 
 #include "core/error.h"
 #include "results/compare.h"
+#include "results/format.h"
 #include "results/stragglers.h"
 
 namespace ccbench {
@@ -47,8 +48,9 @@ std::string results_written(const RunOptions& opts, const std::string& out_dir) 
   for (const auto& [format, file] : {std::pair{"csv", "results.csv"}, {"json", "run.json"}, {"md", "results.md"}})
     if (wants_format(opts, format)) files += (files.empty() ? "" : ", ") + std::string(file);
   std::string s = opts.no_files ? "no results folder (--out none)"
-                                : fmt::format("{}/ ({})", out_dir, files.empty() ? "no files: --format table" : files);
-  if (!opts.json_file.empty()) s += fmt::format("; JSON also in {} (-J)", opts.json_file);
+                                : fmt::format("{}/ ({})", path_on_one_line(out_dir),
+                                              files.empty() ? "no files: --format table" : files);
+  if (!opts.json_file.empty()) s += fmt::format("; JSON also in {} (-J)", path_on_one_line(opts.json_file));
   return s;
 }
 
@@ -102,15 +104,15 @@ std::unique_ptr<ResultSink> make_run_sinks(const RunOptions& opts, const SweepPl
 
 void print_summary(const std::vector<RunRecord>& rows, const RunOptions& opts, const std::string& dir,
                    const std::vector<std::string>& written) {
-  fmt::print("{}", straggler_report(rows, opts.straggler_threshold));
-  fmt::print("{}", group_outlier_report(rows, opts.group_outlier_threshold));
+  fmt::print("{}", straggler_report(rows, opts.straggler_threshold, opts.oversubscribed));
+  fmt::print("{}", group_outlier_report(rows, opts.group_outlier_threshold, opts.oversubscribed));
   fmt::print("{}", pair_attribution_report(rows, opts.group_outlier_threshold));
   const std::string summary = comparison_table(rows, opts.baseline, false);
   if (!summary.empty()) fmt::print("#\n{}", summary);
   if (!written.empty()) {
     std::string list;
     for (const std::string& f : written) list += (list.empty() ? "" : ", ") + f;
-    fmt::print("# results: {}/ ({})\n", dir, list);
+    fmt::print("# results: {}/ ({})\n", path_on_one_line(dir), list);
   }
   std::fflush(stdout);
 }

@@ -180,10 +180,19 @@ void inject_before(const FaultSpec& f) {
   }
 }
 
+// Why CCBENCH_FAULT's index=X cannot name an element of a buffer of `elements` here ("" when it
+// can): a fault that does not do what it says is refused, never moved to another element.
+std::string index_refusal(const FaultSpec& f, std::uint64_t elements, const std::string& buffer, const std::string& where) {
+  if (f.index < elements) return "";
+  return fmt::format("CCBENCH_FAULT index={} names no element of {} in {}: it holds {} element{}{}; give an index "
+                     "the buffer holds", f.index, buffer, where, elements, elements == 1 ? "" : "s",
+                     elements ? fmt::format(" (valid: 0 to {})", elements - 1) : "");
+}
+
 // Faults that damage data after the collective: one wrong element, or bytes past the end.
 void inject_after(const FaultSpec& f, Backend& b, std::byte* out, size_t elements, size_t esz, std::byte* used_end) {
-  if (f.kind == FaultSpec::Kind::corrupt && elements > 0) {
-    std::byte* e = out + std::min<std::uint64_t>(f.index, elements - 1) * esz;
+  if (f.kind == FaultSpec::Kind::corrupt && f.index < elements) {
+    std::byte* e = out + f.index * esz;
     b.complement(e, e, esz);
   } else if (f.kind == FaultSpec::Kind::overrun) {
     b.fill_bytes(used_end, f.bytes, 0x5A);
@@ -294,6 +303,7 @@ int Runner::slow_fault_ms(const std::string& impl, std::uint64_t size) const {
 }
 
 void Runner::emit(RunRecord row) {
+  row.cycle = cycle_;
   if (row.status == RowStatus::ok || row.status == RowStatus::wrong) measured_any_ = true;
   if (row.status == RowStatus::wrong) code_ = more_severe(code_, ExitCode::wrong_results);
   if (rank_ != 0) return;
@@ -314,6 +324,7 @@ RunRecord Runner::base_record(const ImplState& st, const CaseSpec& spec) const {
   r.ranks_per_node = base_.layout->max_ranks_per_node();
   r.nodes = base_.layout->nodes;
   r.group = group_;
+  r.cycle = cycle_;
   if (nranks_ == 2) {
     const int a = world_ranks_.empty() ? 0 : world_ranks_[0], b = world_ranks_.empty() ? 1 : world_ranks_[1];
     r.link = link_name(a, base_.layout->host_of[0], b, base_.layout->host_of[1]);
@@ -378,6 +389,7 @@ std::vector<std::string> Runner::abort_implementations() {
 ExitCode Runner::run() {
   const JobGuard::Attachment attached = guard_.attach([this] { return abort_implementations(); });
   for (int cycle = 0; !stop_ && (opts_.cycles == 0 || cycle < opts_.cycles); ++cycle) {
+    cycle_ = cycle + 1;
     const size_t first_row = rows_.size();
     for (Collective coll : opts_.collectives) {
       run_collective(coll);
@@ -482,8 +494,10 @@ std::unique_ptr<Runner::Series> Runner::open_series(ImplState& st, const CaseSpe
   }));
   if (agreed.code == ExitCode::ok) return series;
   RunRecord r = base_record(st, first);
+  r.bytes = plan_.sizes.back();  // the buffers are sized for the largest size asked
   r.status = RowStatus::failed;
-  r.reason = "buffers: " + agreed.message;
+  r.reason = fmt::format("buffers for {} ({} bytes each): {}", format_size(r.bytes),
+                         buffer_capacity(opts_, plan_.sizes.back()), agreed.message);
   emit(r);
   code_ = more_severe(code_, agreed.code);
   return nullptr;
@@ -561,7 +575,7 @@ Runner::Measurement Runner::plan_measurement(Series& bufs, const CaseSpec& spec,
 // A size that cannot run is a skipped row; otherwise the phases, then the agreement.
 bool Runner::measure(ImplState& st, Series& bufs, Measurement& m) {
   RunRecord row = base_record(st, m.spec);
-  row.bytes = m.shape.bytes;
+  row.bytes = m.shape.count ? m.shape.bytes : m.size;  // a size of no whole element keeps the size asked
   row.count = m.shape.count;
   row.in_place = m.in_place;
   std::optional<std::string> why;
@@ -581,7 +595,7 @@ bool Runner::measure(ImplState& st, Series& bufs, Measurement& m) {
   Implementation& impl = *st.impl;
   slow_ms_ = slow_fault_ms(st.info->name, m.size);
   if (telemetry_) telemetry_->begin_row();  // marks the size's start (reads nothing); never inside the timed loop
-  const Outcome local = run_catching([&] {
+  Outcome local = run_catching([&] {
     prepare(bufs, m);
     warm_up(impl, m);
     timed_phases(st, bufs, m);
@@ -593,6 +607,7 @@ bool Runner::measure(ImplState& st, Series& bufs, Measurement& m) {
     check_guards(bufs, m);
   });
   backend_.drop_capture();
+  if (!fault_refusal_.empty() && local.code == ExitCode::ok) local = {ExitCode::usage, std::exchange(fault_refusal_, "")};
   row.transport = impl.transport();  // what the calls connected over (NCCL connects at its first call)
   return agree(m, std::move(row), local);
 }
@@ -635,7 +650,7 @@ void Runner::prepare(Series& bufs, Measurement& m) {
 }
 
 void Runner::warm_up(Implementation& impl, Measurement& m) {
-  watchdog_.enter(m.where + ": warm-up");
+  watchdog_.enter(m.where + ": warm-up", {}, static_cast<std::uint64_t>(opts_.warmup));
   for (int i = 0; i < opts_.warmup; ++i) {
     if (i == 0) impl.probe_begin();
     call(impl, m.args(), opts_.agg_iters);
@@ -670,7 +685,8 @@ void Runner::timed_phases(ImplState& st, Series& bufs, Measurement& m) {
 
 // Back-to-back batch: the nccl-tests-comparable figure.
 void Runner::timed_batch(Implementation& impl, Series& bufs, Measurement& m) {
-  watchdog_.enter(m.where + ": timed batch");  // before the barrier: enter() may do work (watchdog.h)
+  // Before the barrier: enter() may do work (watchdog.h). The barrier and -n calls.
+  watchdog_.enter(m.where + ": timed batch", {}, static_cast<std::uint64_t>(opts_.iterations) + 1);
   if (m.in_place) reset(bufs, m);
   backend_.synchronize();
   barrier();
@@ -708,6 +724,8 @@ void Runner::single_iterations(ImplState& st, Series& bufs, Measurement& m) {
     if (fault) {
       fault_fired_ = true;
       std::byte* end = m.buffers.out_in_send ? m.S + m.send_bytes : m.R + m.recv_bytes;
+      if (opts_.fault->kind == FaultSpec::Kind::corrupt)
+        fault_refusal_ = index_refusal(*opts_.fault, m.checked, who() + "'s output", m.where);
       inject_after(*opts_.fault, backend_, m.out, m.checked, m.esz, end);
     }
     if (opts_.check && checkable) check_output(bufs, m, fmt::format("iteration {}", i), m.wrong);
@@ -797,8 +815,9 @@ void Runner::damage_send_buffer(const std::string& impl, const Measurement& m) {
   const auto& f = opts_.fault;
   if (m.in_place || !f || f->kind != FaultSpec::Kind::corrupt_send || !fault_here(impl, m.size, f->iteration)) return;
   fault_fired_ = true;
-  if (m.shape.send_elements == 0) return;
-  std::byte* e = m.S + std::min<std::uint64_t>(f->index, m.shape.send_elements - 1) * m.esz;
+  fault_refusal_ = index_refusal(*f, m.shape.send_elements, who() + "'s send buffer", m.where);
+  if (!fault_refusal_.empty()) return;
+  std::byte* e = m.S + f->index * m.esz;
   backend_.complement(e, e, m.esz);
   backend_.synchronize();
 }

@@ -136,8 +136,10 @@ class Runner {
   ExitCode code_ = ExitCode::ok;
   bool measured_any_ = false;
   bool stop_ = false;
+  int cycle_ = 1;  // the sweep being measured (-N), from 1: every row's cycle column
   std::string stop_reason_;
   bool fault_fired_ = false;
+  std::string fault_refusal_;  // CCBENCH_FAULT's index names no element: this rank's row fails with it (exit 2)
   int world_rank_ = 0;
   int slow_ms_ = 0;  // CCBENCH_FAULT slow: sleep this long after every call of this measurement
   telemetry::Sampler* telemetry_ = nullptr;

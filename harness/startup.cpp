@@ -203,6 +203,31 @@ std::string gpu_uuid(int cuda_device) {
 
 std::string gpu_identity(const std::string& pci_id, const std::string& uuid) { return pci_id.empty() ? uuid : pci_id; }
 
+std::string gather_oversubscription(MPI_Comm comm, const RankLayout& layout) {
+  cpu_set_t mine;
+  CPU_ZERO(&mine);
+  if (sched_getaffinity(0, sizeof mine, &mine) != 0) CPU_ZERO(&mine);  // unknown: counts no thread
+  const size_t n = static_cast<size_t>(layout.nranks);
+  std::vector<cpu_set_t> all(n);
+  check_mpi(MPI_Allgather(&mine, sizeof mine, MPI_BYTE, all.data(), sizeof mine, MPI_BYTE, comm),
+            "MPI_Allgather of CPU affinity");
+  std::map<std::string, std::pair<int, cpu_set_t>> hosts;  // host -> ranks, the union of their threads
+  for (size_t r = 0; r < n; ++r) {
+    auto [it, fresh] = hosts.try_emplace(layout.host_of[r]);
+    if (fresh) CPU_ZERO(&it->second.second);
+    ++it->second.first;
+    CPU_OR(&it->second.second, &it->second.second, &all[r]);
+  }
+  std::string out;
+  for (const auto& [host, use] : hosts) {
+    const int threads = CPU_COUNT(&use.second);
+    if (threads > 0 && use.first > threads)
+      out += fmt::format("{}{} ranks on {} hardware thread{} (host {})", out.empty() ? "" : "; ", use.first, threads,
+                         threads == 1 ? "" : "s", host);
+  }
+  return out;
+}
+
 std::vector<std::string> gather_gpu_ids(MPI_Comm comm, int cuda_device) {
   int size = 1;
   CCB_MPI(MPI_Comm_size(comm, &size));

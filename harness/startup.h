@@ -46,6 +46,11 @@ std::vector<std::vector<bool>> gather_gpu_peer_access(MPI_Comm comm, const RankL
 // own GPU (cuda_device) from NVML about the GPUs of the ranks on its host (layout.gpu_of); kUnknownLinks across
 // hosts, without a GPU or where NVML does not say.
 std::vector<std::vector<int>> gather_gpu_links(MPI_Comm comm, const RankLayout& layout, int cuda_device);
+// Collective over `comm`: where ranks outnumber the hardware threads they may run on, the hosts
+// and counts ("4 ranks on 2 hardware threads (host vm)", several joined by "; "); "" when no host
+// is oversubscribed. A host's threads are the union of its ranks' CPU affinity masks, so ranks
+// bound to shared cores count as oversubscribed too. The same text on every rank.
+std::string gather_oversubscription(MPI_Comm comm, const RankLayout& layout);
 // Collective: every rank's placement gathered on rank 0, which gets the whole block (others "").
 std::string startup_block(MPI_Comm comm, const RankLayout& layout, const Backend& backend, int cuda_device,
                           const RunOptions& opts, std::uint64_t measurements, const std::string& results);

@@ -69,13 +69,19 @@ template <typename... Args>
   fail(ExitCode::usage, "{}:{}:{}: {}", file, m.line + 1, m.column + 1, fmt::format(f, std::forward<Args>(args)...));
 }
 
+// Unknown keys, and a key given twice (YAML parsers keep one of the two values silently).
 void check_keys(const std::string& file, const YAML::Node& map, const std::vector<std::string>& valid,
                 const char* what) {
   if (!map.IsMap()) bad(file, map, "{} must be a mapping of keys ({})", what, joined(valid));
+  std::map<std::string, int> first_line;
   for (const auto& kv : map) {
     const std::string key = kv.first.as<std::string>();
     if (std::find(valid.begin(), valid.end(), key) == valid.end())
       bad(file, kv.first, "unknown key '{}' in {} (valid: {}){}", key, what, joined(valid), did_you_mean(key, valid));
+    const auto [it, fresh] = first_line.emplace(key, kv.first.Mark().line + 1);
+    if (!fresh)
+      bad(file, kv.first, "'{}' is given twice in {} (first at line {}); give each key once, with every limit or "
+          "value under it", key, what, it->second);
   }
 }
 
@@ -313,12 +319,16 @@ const std::vector<CheckKind>& check_kinds() {
   return kinds;
 }
 
-CheckVerdict run_check(const CheckKind& k, double limit, const std::vector<RowRef>& rows,
+// A row in a verdict: its case and size, the link it measured where it names one (a links.csv row
+// or a pair's), and its cycle where a run repeated its sweep (-N).
+std::string label_of(const RowRef& r, bool cycles);
+
+CheckVerdict run_check(const CheckKind& k, double limit, const std::vector<RowRef>& rows, bool cycles,
                        std::set<std::pair<const ResultSet*, size_t>>& broken_rows) {
   CheckVerdict v;
   v.check = fmt::format("{} {:g}{}", k.name, limit, k.unit);
   const bool wrong_check = k.limit == &Requirement::max_wrong;
-  int carried = 0;
+  int carried = 0, unchecked = 0;
   for (const RowRef& r : rows) {
     const RunRecord& x = r.row();
     std::string why;
@@ -336,17 +346,22 @@ CheckVerdict run_check(const CheckKind& k, double limit, const std::vector<RowRe
       else if (wrong_check && x.status == RowStatus::wrong)
         why = "status wrong (guard damage or a failed check)";
     } else {
+      unchecked += wrong_check;  // its data was not checked: no count, so neither a pass nor a failure
       continue;
     }
     if (why.empty()) continue;
-    v.broken.push_back(fmt::format("{}: {}", row_label(x), why));
+    v.broken.push_back(fmt::format("{}: {}", label_of(r, cycles), why));
     broken_rows.insert({r.run, r.index});
   }
-  if (k.column && carried == 0 && v.broken.empty()) {
+  if (!v.broken.empty()) {
+    v.state = CheckState::fail;
+  } else if (unchecked > 0) {  // an unchecked row proves nothing about its elements
+    v.state = CheckState::not_available;
+    v.note = fmt::format("not available for {} of {} selected rows: their data was not checked (-c 0, or rows of "
+                         "links.csv); select checked rows, or run with -c 1", unchecked, rows.size());
+  } else if (k.column && carried == 0) {
     v.state = CheckState::not_available;
     v.note = fmt::format("not available: no selected row carries the column '{}'", k.column);
-  } else {
-    v.state = v.broken.empty() ? CheckState::pass : CheckState::fail;
   }
   return v;
 }
@@ -373,6 +388,12 @@ std::optional<std::string> link_of(const RowRef& r) {
   auto it = r.run->extra[r.index].find(kLinkColumn);
   if (it == r.run->extra[r.index].end() || it->second.empty()) return std::nullopt;
   return it->second;
+}
+
+std::string label_of(const RowRef& r, bool cycles) {
+  std::string label = row_label(r.row(), cycles);
+  if (const auto link = link_of(r)) label += "  link " + *link;
+  return label;
 }
 
 std::vector<PlaceVerdict> place_verdicts(const std::vector<RowRef>& all,
@@ -487,12 +508,34 @@ bool RuleVerdict::failed() const {
   return std::any_of(checks.begin(), checks.end(), [](const CheckVerdict& c) { return c.state == CheckState::fail; });
 }
 
+CheckState RuleVerdict::state() const {
+  if (failed()) return CheckState::fail;
+  const bool judged =
+      std::none_of(checks.begin(), checks.end(), [](const CheckVerdict& c) { return c.state == CheckState::not_available; });
+  return judged ? CheckState::pass : CheckState::not_available;
+}
+
+namespace {
+
+// The first kBrokenRowsListed of `broken`, each after `prefix`, then how many more there are.
+std::string listed_rows(const std::vector<std::string>& broken, const char* prefix) {
+  std::string s;
+  for (size_t i = 0; i < broken.size() && i < kBrokenRowsListed; ++i) s += prefix + broken[i] + "\n";
+  if (broken.size() > kBrokenRowsListed)
+    s += fmt::format("{}... and {} more row{}\n", prefix, broken.size() - kBrokenRowsListed,
+                     broken.size() - kBrokenRowsListed == 1 ? "" : "s");
+  return s;
+}
+
+}  // namespace
+
 AcceptReport evaluate_rules(const std::vector<Rule>& rules, const std::vector<ResultSet>& runs) {
   std::vector<RowRef> all;
   for (const ResultSet& run : runs)
     for (size_t i = 0; i < run.rows.size(); ++i) all.push_back({&run, i});
   AcceptReport rep;
   std::set<std::pair<const ResultSet*, size_t>> broken;
+  const bool cycles = std::any_of(all.begin(), all.end(), [](const RowRef& r) { return r.row().cycle > 1; });
   for (const Rule& rule : rules) {
     RuleVerdict rv;
     rv.rule = &rule;
@@ -501,7 +544,7 @@ AcceptReport evaluate_rules(const std::vector<Rule>& rules, const std::vector<Re
     for (const RowRef& r : all) {
       if (!rule.select.matches(r.row())) continue;
       if (r.row().status != RowStatus::skipped) selected.push_back(r);
-      else if (skipped.empty()) skipped = fmt::format("{}: skipped ({})", row_label(r.row()), single_line(r.row().reason));
+      else if (skipped.empty()) skipped = fmt::format("{}: skipped ({})", label_of(r, cycles), single_line(r.row().reason));
     }
     rv.rows = static_cast<int>(selected.size());
     if (selected.empty()) {
@@ -510,7 +553,7 @@ AcceptReport evaluate_rules(const std::vector<Rule>& rules, const std::vector<Re
                                             : "every row it selects was skipped, e.g. " + skipped}});
     } else {
       for (const CheckKind& k : check_kinds())
-        if (rule.require.*k.limit) rv.checks.push_back(run_check(k, *(rule.require.*k.limit), selected, broken));
+        if (rule.require.*k.limit) rv.checks.push_back(run_check(k, *(rule.require.*k.limit), selected, cycles, broken));
     }
     rep.passed &= !rv.failed();
     rep.rules.push_back(std::move(rv));
@@ -545,10 +588,10 @@ std::string AcceptReport::text() const {
   std::string s = "# ccbench accept\n";
   for (const RuleVerdict& rv : rules) {
     s += fmt::format("#\n# rule '{}' ({}): {} ({} measured row{} selected)\n", rv.rule->name, rv.rule->where,
-                     rv.failed() ? "FAIL" : "PASS", rv.rows, rv.rows == 1 ? "" : "s");
+                     state_name(rv.state()), rv.rows, rv.rows == 1 ? "" : "s");
     for (const CheckVerdict& c : rv.checks) {
       s += fmt::format("#   {:<4} {}{}\n", state_name(c.state), c.check, c.note.empty() ? "" : "  (" + c.note + ")");
-      for (const std::string& b : c.broken) s += fmt::format("#          {}\n", b);
+      s += listed_rows(c.broken, "#          ");
     }
   }
   auto places = [&](const char* what, const std::vector<PlaceVerdict>& v) {
@@ -561,9 +604,13 @@ std::string AcceptReport::text() const {
   places("node", nodes);
   places("link", links);
   if (attribution) s += attribution_section(*attribution);
-  int failed = static_cast<int>(std::count_if(rules.begin(), rules.end(), [](const RuleVerdict& r) { return r.failed(); }));
-  s += fmt::format("#\n# Acceptance: {} ({} of {} rule{} failed)\n", passed ? "PASS" : "FAIL", failed, rules.size(),
-                   rules.size() == 1 ? "" : "s");
+  auto count = [&](CheckState st) {
+    return std::count_if(rules.begin(), rules.end(), [st](const RuleVerdict& r) { return r.state() == st; });
+  };
+  const auto failed = count(CheckState::fail), unjudged = count(CheckState::not_available);
+  s += fmt::format("#\n# Acceptance: {} ({} of {} rule{} failed{})\n", !passed ? "FAIL" : unjudged ? "N/A" : "PASS",
+                   failed, rules.size(), rules.size() == 1 ? "" : "s",
+                   unjudged ? fmt::format(", {} not judged in full: see N/A above", unjudged) : "");
   return s;
 }
 
@@ -581,7 +628,7 @@ JunitSuite rule_suite(const RuleVerdict& rv, const std::string& suite_name) {
     JunitCase k{"ccbench.accept." + suite_name, rv.rule->name + ": " + c.check, "", "", ""};
     if (c.state == CheckState::fail) {
       k.failure = fmt::format("{} row{} broke it", c.broken.size(), c.broken.size() == 1 ? "" : "s");
-      for (const std::string& b : c.broken) k.detail += b + "\n";
+      k.detail = listed_rows(c.broken, "");
     } else if (c.state == CheckState::not_available) {
       k.skipped = c.note;
     }

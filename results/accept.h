@@ -89,6 +89,9 @@ struct RuleVerdict {
   int rows = 0;  // measured rows selected (skipped rows, cases that cannot run there, are not checked)
   std::vector<CheckVerdict> checks;
   bool failed() const;
+  // FAIL when a check failed; else N/A when a check could not be judged (a rule that needs data
+  // the rows do not carry, such as max_wrong over unchecked rows, is never PASS); else PASS.
+  CheckState state() const;
 };
 
 struct PlaceVerdict {  // a node or a link
@@ -98,6 +101,10 @@ struct PlaceVerdict {  // a node or a link
   std::string note;
 };
 
+// Rows listed under a failed check, in the text and in JUnit; the rest are counted ("... and 189
+// more rows"): a whole node failing a bandwidth floor lists every size of every case otherwise.
+inline constexpr std::size_t kBrokenRowsListed = 10;
+
 struct AcceptReport {
   std::vector<RuleVerdict> rules;
   std::vector<PlaceVerdict> nodes, links;  // one entry "(all)" with a note when not available
@@ -106,7 +113,7 @@ struct AcceptReport {
   // against the culprit it is put on, not against the host that sent them (none for a link
   // at fault itself).
   std::optional<Attribution> attribution;
-  bool passed = true;
+  bool passed = true;  // no rule failed (exit code 0); the text says N/A, not PASS, where one was not judged
   std::string text() const;                                  // for people
   std::string junit_xml(const std::string& suite_name) const;  // JUnit XML for CI systems
 };

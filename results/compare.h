@@ -44,8 +44,10 @@ struct CompareResult {
 };
 
 // Compares two runs row by row (kept in results/compare_runs.cpp). Rows match on (collective,
-// impl, transport, device, dtype, op, root, bytes, in_place, mode, ranks, group) minus the fields
-// named in `pairs`; a key repeated within a file is matched occurrence by occurrence.
+// impl, transport, device, dtype, op, root, bytes, in_place, mode, ranks, group, cycle) minus the
+// fields named in `pairs`: cycle k of a repeated run (-N) with cycle k of the other, so that every
+// cycle is judged; a key repeated within a file and cycle is matched occurrence by occurrence.
+// Where a run has several cycles, every row named says its cycle.
 //
 // Values first: a row with impossible values (results/row_check.h) on either side is not judged
 // but DAMAGED, a failure naming its file and line.
@@ -70,14 +72,16 @@ struct CompareResult {
 // case, where measured on both sides, not slower; for a case of one size, the same size in the
 // other placement; a case with neither counts; count_isolated counts them all).
 // The shift itself is told apart from the rows: "the whole run 0.52x: every row alike, the
-// machine (or what every row shares), not a row". A shift slower than the tolerance is one
-// failure.
+// machine (or what every row shares), not a row". A shift slower than the tolerance and than
+// kShiftScatterSigmas of the rows' scatter is one failure: a machine whose rows move that much
+// between two runs of one command moves that much as a whole too.
 // Where either run was oversubscribed (more ranks than hardware threads on a node, from the run
 // contexts) the figures follow the scheduler rather than the hardware: slowdowns, of rows and of
 // the whole run, are shown and not counted, and the report says so.
-// A row that was ok and is wrong, failed or (unless allow_skipped) skipped now, a baseline row
-// missing now (unless allow_missing; reported per case, not per row) and a comparison that
-// matched no row at all (its reason and the --pair that would match first) are failures.
+// A row that was ok and is wrong, failed or (unless allow_skipped) skipped now, a row of the later
+// run only that is wrong or failed, a baseline row missing now (unless allow_missing; reported
+// per case, not per row) and a comparison that matched no row at all (its reason and the --pair
+// that would match first) are failures.
 // The runs' contexts (ResultSet::context) give the settings that differ, printed on top (when
 // both are known). Throws Error(usage) on a bad tolerance, pair field or format.
 CompareResult compare_runs(const ResultSet& before, const ResultSet& after, const CompareOptions& options);
@@ -91,14 +95,22 @@ inline constexpr int kMinRowsForScatter = 8;         // a median deviation of fe
 inline constexpr double kScatterSigmas = 4.0;        // rows beyond 4 robust sigmas of the pair's scatter count
 inline constexpr int kMinIterationsForSpread = 5;    // a median and a minimum of fewer say nothing of a spread
 inline constexpr double kDisturbedWidening = 2.0;    // a slower median twice as far above its fastest iteration
+// The whole run counts beyond 1.5 robust sigmas of the rows' scatter (and the tolerance): five runs
+// of one 2-rank command on the loaded 2-core machine, every ordered pair compared (evidence
+// cpu2core-20261202-whole-run): their rows scattered 10-21 % and the runs differed as a whole by
+// up to 1.17x, 1.2 scatters; the tolerance alone failed 5 of the 20 pairs, one scatter 2, 1.5
+// scatters none. A real slowdown of the whole run (1.5x on a pair scattering 8 %,
+// reports.compare_detection) stays far beyond it.
+inline constexpr double kShiftScatterSigmas = 1.5;
 
 // Sorted "key" -> value of the settings in a run context that can change a measurement: git
 // commit, ccbench and library versions, command line, environment (NCCL_*, ...), hosts, ranks,
 // nodes, device.
 std::vector<std::pair<std::string, std::string>> context_settings(const Json& context);
 
-// A row for people, as flagged lines name it: its case, placement and size.
-std::string row_label(const RunRecord& r);
+// A row for people, as flagged lines name it: its case, placement and size, and with `name_cycle`
+// (rows of a repeated run, -N) its cycle.
+std::string row_label(const RunRecord& r, bool name_cycle = false);
 
 // Parses "field=before:after" (--pair); throws Error(usage) naming what is valid.
 ComparePair parse_compare_pair(const std::string& text);

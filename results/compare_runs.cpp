@@ -36,6 +36,8 @@ std::string RunRecord::*member_of(const std::string& field) {
 
 // Everything that names a case except the size: the table's case and the placement.
 std::string match_key(const RunRecord& r) { return fmt::format("{}\x1f{}", case_key(r), r.in_place); }
+// The same within one sweep of a repeated run (-N): rows of different cycles are never neighbours.
+std::string cycle_key(const RunRecord& r) { return fmt::format("{}\x1f{}", match_key(r), r.cycle); }
 
 // The case in words, as every flagged line names it.
 std::string row_title(const RunRecord& r) { return fmt::format("{}  {}", case_title(r), placement(r)); }
@@ -79,6 +81,17 @@ struct Entry {
 
 const RunRecord& any_row(const Entry& e) { return e.before ? *e.before : *e.after; }
 
+// Whether either run repeated its sweep (-N): then every row named says its cycle.
+bool has_cycles(const std::vector<Entry>& entries) {
+  return std::any_of(entries.begin(), entries.end(), [](const Entry& e) { return any_row(e).cycle > 1; });
+}
+
+// An entry's case and placement, and its cycle where the runs have several.
+std::string entry_title(const Entry& e, bool cycles) {
+  const RunRecord& r = any_row(e);
+  return cycles ? fmt::format("{}  cycle {}", row_title(r), r.cycle) : row_title(r);
+}
+
 // The shown figure's after / before ratio.
 double shown_ratio(const Entry& e) { return e.by_time ? std::exp(e.slowdown) : std::exp(-e.slowdown); }
 double percent(double log_ratio) { return (std::exp(log_ratio) - 1) * 100; }
@@ -90,6 +103,8 @@ struct PairNoise {
   int rows = 0;             // rows both come from
   std::string oversubscribed;  // "4 ranks on 2 hardware threads (before)", or ""
   bool estimated() const { return rows >= kMinRowsForScatter; }
+  // The whole run's slowdown that counts, log: the tolerance or the rows' scatter, the larger.
+  double shift_threshold(double tolerance) const { return std::max(std::log1p(tolerance), kShiftScatterSigmas * scatter); }
 };
 
 std::string verdict_text(const Entry& e) {
@@ -110,7 +125,8 @@ std::string verdict_text(const Entry& e) {
     case Verdict::now_ok: return "now ok";
     case Verdict::not_ok: return fmt::format("{} before and after", row_status_name(e.after->status));
     case Verdict::missing: return e.failure ? "MISSING now" : "missing now (allowed)";
-    case Verdict::extra: return "only after";
+    case Verdict::extra:
+      return e.failure ? fmt::format("ONLY AFTER, {}", row_status_name(e.after->status)) : "only after";
   }
   return "";
 }
@@ -152,8 +168,9 @@ void judge_row(Entry& e, double fixed_cost, const CompareOptions& o) {
     e.failure = !o.allow_missing;
     return;
   }
-  if (!e.before) {
+  if (!e.before) {  // a wrong or failed row is a failure whether or not the baseline has it
     e.verdict = Verdict::extra;
+    e.failure = e.after->status == RowStatus::wrong || e.after->status == RowStatus::failed;
     return;
   }
   if (!e.damage.empty()) {
@@ -205,11 +222,11 @@ int mark_isolated(std::vector<Entry>& entries) {
   std::map<std::string, std::vector<Entry*>> by_case;  // measured on both sides, by size
   std::map<std::string, bool> sizes;                   // case without placement, size, placement -> slower
   auto size_key = [](const RunRecord& r, bool in_place) {
-    return fmt::format("{}\x1f{}\x1f{}", case_key(r), r.bytes, in_place);
+    return fmt::format("{}\x1f{}\x1f{}\x1f{}", case_key(r), r.bytes, in_place, r.cycle);
   };
   for (Entry& e : entries) {
     if (!e.compared()) continue;
-    by_case[match_key(*e.before)].push_back(&e);
+    by_case[cycle_key(*e.before)].push_back(&e);
     sizes[size_key(*e.before, e.before->in_place)] = e.verdict == Verdict::slower;
   }
   int unflagged = 0;
@@ -260,14 +277,14 @@ std::string both_damage(const Side& before, size_t bi, const Side& after, size_t
 std::vector<Entry> match_rows(const Side& before, const Side& after) {
   std::map<std::string, std::vector<size_t>> unmatched;  // row key -> indices into after, in file order
   for (size_t i = 0; i < after.rows.size(); ++i)
-    unmatched[fmt::format("{}\x1f{}", match_key(after.rows[i]), after.rows[i].bytes)].push_back(i);
+    unmatched[fmt::format("{}\x1f{}", cycle_key(after.rows[i]), after.rows[i].bytes)].push_back(i);
   std::vector<Entry> entries;
   std::vector<bool> used(after.rows.size(), false);
   for (size_t bi = 0; bi < before.rows.size(); ++bi) {
     const RunRecord& b = before.rows[bi];
     Entry e;
     e.before = &b;
-    auto it = unmatched.find(fmt::format("{}\x1f{}", match_key(b), b.bytes));
+    auto it = unmatched.find(fmt::format("{}\x1f{}", cycle_key(b), b.bytes));
     if (it != unmatched.end() && !it->second.empty()) {
       const size_t ai = it->second.front();
       e.after = &after.rows[ai];
@@ -314,9 +331,13 @@ std::string why_nothing_matched(const std::vector<RunRecord>& before, const std:
   return s.empty() ? "; the sizes, ranks, placements or collectives differ" : s;
 }
 
-// "4 ranks on 2 hardware threads" when a CPU run put more ranks on a node than it has threads.
+// "4 ranks on 2 hardware threads" when a run put more ranks on a node than it has threads: what the
+// run found at start-up (context.oversubscribed, affinity included), or for runs before it, a CPU
+// run's ranks per node against the node's threads.
 std::string oversubscription(const Json& c) {
-  if (!c.is_object() || c.value("device", "") != "cpu") return "";
+  if (!c.is_object()) return "";
+  if (const Json& o = c.value("oversubscribed", Json()); o.is_string()) return o.get<std::string>();
+  if (c.value("device", "") != "cpu") return "";
   const Json& nodes = c.value("nodes_detail", Json::array());
   if (!nodes.is_array() || nodes.empty()) return "";
   const Json cpu = nodes[0].value("node", Json::object()).value("cpu", Json::object());
@@ -362,6 +383,7 @@ struct Summary {
   const PairNoise& noise;
   int matched, failures;
   bool shift_counted;            // the whole run is slower beyond the tolerance on a dedicated machine
+  bool cycles;                   // a run repeated its sweep: rows are named with their cycle
   std::string nothing_matched;   // non-empty: why no row matched
   std::vector<std::string> gaps;  // rows missing now or only after, one line per case
 };
@@ -386,13 +408,18 @@ std::string shift_line(const Summary& s) {
     return fmt::format("too few rows ({} compared, {} needed) to tell the whole run's shift and scatter; rows are "
                        "judged by the tolerance and their own spread", n.rows, kMinRowsForScatter);
   std::string l = fmt::format("the rows' median time changed {:.2f}x (median of {} rows); they scatter {:.0f}% around "
-                              "it (robust sigma), and a row counts beyond {:g} of that",
-                              std::exp(n.shift), n.rows, percent(n.scatter), kScatterSigmas);
+                              "it (robust sigma), and a row counts beyond {:g} of that, the whole run beyond {:.0f}%",
+                              std::exp(n.shift), n.rows, percent(n.scatter), kScatterSigmas,
+                              percent(n.shift_threshold(s.o.tolerance)));
   if (std::abs(n.shift) <= std::log1p(s.o.tolerance)) return l;
   l += fmt::format(". The whole run is {:.2f}x {}: every row alike, so the machine (or what every row shares), not a row",
                    std::exp(n.shift), n.shift > 0 ? "slower" : "faster");
-  if (n.shift > 0 && !s.shift_counted) l += fmt::format("; not a failure: {}, where figures follow the scheduler", n.oversubscribed);
-  else if (s.shift_counted) l += "; a failure";
+  if (s.shift_counted) l += "; a failure";
+  else if (n.shift > 0 && !n.oversubscribed.empty())
+    l += fmt::format("; not a failure: {}, where figures follow the scheduler", n.oversubscribed);
+  else if (n.shift > 0)
+    l += fmt::format("; not a failure: inside the rows' scatter ({:.0f}%), which two runs of one command on this "
+                     "machine move by as a whole", percent(n.scatter));
   return l;
 }
 
@@ -413,11 +440,11 @@ std::string failure_lines(const Summary& s, const char* prefix) {
   for (const Entry& e : s.entries) {
     if (!e.failure || !e.before || !e.after) continue;
     const std::string why = e.verdict == Verdict::damaged ? "DAMAGED (" + e.damage + ")" : verdict_text(e);
-    out += fmt::format("{}{}: {}  ({} -> {})\n", prefix, why, row_label(any_row(e)), figure(e.before, e.by_time),
+    out += fmt::format("{}{}: {}  ({} -> {})\n", prefix, why, row_label(any_row(e), s.cycles), figure(e.before, e.by_time),
                        figure(e.after, e.by_time));
   }
   for (const std::string& g : s.gaps)
-    if (g.rfind("MISSING", 0) == 0) out += prefix + g + "\n";
+    if (g.rfind("MISSING", 0) == 0 || g.rfind("ONLY AFTER", 0) == 0) out += prefix + g + "\n";
   return out;
 }
 
@@ -440,7 +467,7 @@ std::string render_table(const Summary& s) {
   std::map<std::string, std::vector<std::vector<std::string>>> blocks;
   for (const Entry& e : s.entries) {
     if (!e.before || !e.after) continue;
-    const std::string t = row_title(any_row(e));
+    const std::string t = entry_title(e, s.cycles);
     if (!blocks.count(t)) order.push_back(t);
     blocks[t].push_back({human_size(any_row(e).bytes), e.by_time ? "time" : "busbw", figure(e.before, e.by_time),
                          figure(e.after, e.by_time), ratio_text(e), noise_text(e), verdict_text(e)});
@@ -474,7 +501,7 @@ std::string render_markdown(const Summary& s) {
   for (const Entry& e : s.entries) {
     if (!e.before || !e.after) continue;
     const std::string v = e.verdict == Verdict::damaged ? "DAMAGED (" + e.damage + ")" : verdict_text(e);
-    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", md_cell(row_title(any_row(e))),
+    out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", md_cell(entry_title(e, s.cycles)),
                        human_size(any_row(e).bytes), e.by_time ? "time" : "busbw", figure(e.before, e.by_time),
                        figure(e.after, e.by_time), ratio_text(e), noise_text(e), e.failure ? "**" + md_cell(v) + "**" : md_cell(v));
   }
@@ -502,6 +529,7 @@ std::string render_json(const Summary& s) {
   j["rows"] = Json::array();
   for (const Entry& e : s.entries) {
     Json r = {{"case", row_title(any_row(e))},
+              {"cycle", any_row(e).cycle},
               {"figure", e.by_time ? "time_median_us" : "busbw_median_gbps"},
               {"before", e.before ? Json(to_json(*e.before)) : Json(nullptr)},
               {"after", e.after ? Json(to_json(*e.after)) : Json(nullptr)},
@@ -523,12 +551,13 @@ std::vector<std::string> gap_lines(const std::vector<Entry>& entries) {
   };
   std::vector<std::string> order;
   std::map<std::string, Gap> gaps;
+  const bool cycles = has_cycles(entries);
   for (const Entry& e : entries) {
     if (e.before && e.after) continue;
-    const std::string key = verdict_text(e) + "\x1f" + row_title(any_row(e));
+    const std::string key = verdict_text(e) + "\x1f" + entry_title(e, cycles);
     if (!gaps.count(key)) order.push_back(key);
     Gap& g = gaps[key];
-    g.what = fmt::format("{}: {}", verdict_text(e), row_title(any_row(e)));
+    g.what = fmt::format("{}: {}", verdict_text(e), entry_title(e, cycles));
     g.sizes.push_back(any_row(e).bytes);
   }
   std::vector<std::string> out;
@@ -543,7 +572,11 @@ std::vector<std::string> gap_lines(const std::vector<Entry>& entries) {
 
 }  // namespace
 
-std::string row_label(const RunRecord& r) { return fmt::format("{}  size {}", row_title(r), human_size(r.bytes)); }
+std::string row_label(const RunRecord& r, bool name_cycle) {
+  std::string l = fmt::format("{}  size {}", row_title(r), human_size(r.bytes));
+  if (name_cycle) l += fmt::format("  cycle {}", r.cycle);
+  return l;
+}
 
 ComparePair parse_compare_pair(const std::string& text) {
   const auto eq = text.find('='), colon = text.find(':', eq == std::string::npos ? 0 : eq);
@@ -620,10 +653,11 @@ CompareResult compare_runs(const ResultSet& before_set, const ResultSet& after_s
     res.matched += e.before && e.after;
   }
   const bool shift_counted =
-      noise.estimated() && noise.shift > std::log1p(o.tolerance) && noise.oversubscribed.empty();
+      noise.estimated() && noise.shift > noise.shift_threshold(o.tolerance) && noise.oversubscribed.empty();
   res.failures += shift_counted;
   const auto settings = differing_settings(before_set.context, after_set.context);
-  Summary s{entries, o, settings, noise, res.matched, res.failures, shift_counted, "", gap_lines(entries)};
+  Summary s{entries, o, settings, noise, res.matched, res.failures, shift_counted, has_cycles(entries), "",
+            gap_lines(entries)};
   if (res.matched == 0) {
     s.nothing_matched = why_nothing_matched(before.rows, after.rows);
     if (!o.pairs.empty()) s.nothing_matched += " (rows as paired: " + pairs_text(o) + ")";

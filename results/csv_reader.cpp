@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <charconv>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -138,7 +139,26 @@ std::vector<RunRecord> records_of(const CsvTable& t, const std::string& path) {
       throw e.with_context(fmt::format("{}: line {}", path, t.row_lines[i]));
     }
   }
+  if (std::find(t.header.begin(), t.header.end(), "cycle") == t.header.end()) number_cycles(out);
   return out;
+}
+
+// The schema version the '#' lines before the header state ("# ccbench results, schema_version
+// 3"), checked; a CSV without one (another program's) is judged by its header alone.
+void check_preamble_schema(const std::string& text, const std::string& path) {
+  std::istringstream in(text);
+  std::string line;
+  const std::string mark = "schema_version ";
+  for (size_t n = 1; std::getline(in, line) && (line.empty() || line[0] == '#'); ++n) {
+    const size_t at = line.find(mark);
+    if (at == std::string::npos) continue;
+    const std::string v = line.substr(at + mark.size());
+    long long version = 0;
+    const auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), version);
+    if (ec != std::errc() || (end != v.data() + v.size() && *end != '\r'))
+      fail(ExitCode::usage, "{}:{}: '{}' does not give a schema version number", path, n, line);
+    check_schema_version(version, fmt::format("{}:{}", path, n));
+  }
 }
 
 // The context a results.csv carries in its '#' lines (run.json has the full one).
@@ -162,6 +182,11 @@ void read_run_json(const std::filesystem::path& run_json, ResultSet& set) {
     fail(ExitCode::usage, "{}: not valid JSON ({}); move it away to read the CSV alone", run_json.string(), e.what());
   }
   if (!doc.is_object()) fail(ExitCode::usage, "{}: not a ccbench run.json (not a JSON object)", run_json.string());
+  if (const Json& v = doc.value("schema_version", Json()); !v.is_null()) {
+    if (!v.is_number_integer())
+      fail(ExitCode::usage, "{}: schema_version {} is not a version number", run_json.string(), v.dump());
+    check_schema_version(v.get<long long>(), run_json.string());
+  }
   if (doc.contains("context") && doc["context"].is_object()) set.context = doc["context"];
   const Json& code = doc.value("exit_code", Json());
   const Json& verdict = doc.value("verdict", Json());
@@ -177,7 +202,11 @@ void read_run_json(const std::filesystem::path& run_json, ResultSet& set) {
 
 CsvTable read_csv_file(const std::string& path) { return parse_file_text(read_text(path), path); }
 
-std::vector<RunRecord> read_results_csv(const std::string& path) { return records_of(read_csv_file(path), path); }
+std::vector<RunRecord> read_results_csv(const std::string& path) {
+  const std::string text = read_text(path);
+  check_preamble_schema(text, path);
+  return records_of(parse_file_text(text, path), path);
+}
 
 ResultSet read_result_set(const std::string& file_or_folder) {
   namespace fs = std::filesystem;
@@ -190,6 +219,7 @@ ResultSet read_result_set(const std::string& file_or_folder) {
            file_or_folder);
   }
   const std::string text = read_text(set.csv_path);
+  check_preamble_schema(text, set.csv_path);
   const CsvTable t = parse_file_text(text, set.csv_path);
   set.rows = records_of(t, set.csv_path);
   set.lines = t.row_lines;

@@ -24,7 +24,9 @@ CsvTable parse_csv(const std::string& text);
 // Reads and parses a file; throws Error(usage) naming the file when it cannot be read.
 CsvTable read_csv_file(const std::string& path);
 // The run records of a results.csv; columns are found by their header, extra columns ignored.
-// Throws Error(usage) naming the file and line of a bad row.
+// A file without the cycle column (schema before 4) gets its repeated rows numbered
+// (number_cycles()). Throws Error(usage) naming the file and line of a bad row, and of a
+// '# ... schema_version N' line naming a version this build does not read.
 std::vector<RunRecord> read_results_csv(const std::string& path);
 
 // Writes one CSV line (with '\n') of `fields`. A field is quoted, its quotes doubled, when it
@@ -37,7 +39,8 @@ std::string csv_line(const std::vector<std::string>& fields);
 // run.json's "context" when run.json lies beside the CSV, else what the CSV's '#' lines say
 // ({"command_line": ...}), with the run's own outcome from run.json (exit code and verdict;
 // empty where there is no run.json or the run had not ended). Throws Error(usage) naming the
-// path when neither a results.csv nor its folder is given. Rows are read as written: a row
+// path when neither a results.csv nor its folder is given, and when the CSV or run.json states
+// a schema_version this build does not read. Rows are read as written: a row
 // with impossible values (results/row_check.h) is kept, and every reader checks it with
 // damage() before judging it.
 struct ResultSet {

@@ -25,6 +25,35 @@ std::string single_line(const std::string& s) {
   return out;
 }
 
+namespace {
+bool has_control(const std::string& s) {
+  return std::any_of(s.begin(), s.end(), [](char c) { return static_cast<unsigned char>(c) < 0x20 || c == 0x7f; });
+}
+}  // namespace
+
+std::string shell_quoted(const std::string& a) {
+  if (!a.empty() && a.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./:=,+@%-") ==
+                        std::string::npos)
+    return a;
+  if (has_control(a)) {
+    std::string q = "$'";
+    for (char c : a) {
+      if (c == '\n') q += "\\n";
+      else if (c == '\t') q += "\\t";
+      else if (c == '\r') q += "\\r";
+      else if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) q += fmt::format("\\x{:02x}", static_cast<unsigned char>(c));
+      else if (c == '\'' || c == '\\') q += std::string("\\") + c;
+      else q += c;
+    }
+    return q + "'";
+  }
+  std::string q = "'";
+  for (char c : a) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+std::string path_on_one_line(const std::string& path) { return has_control(path) ? shell_quoted(path) : path; }
+
 std::string wrong_text(const RunRecord& r) { return r.wrong ? std::to_string(*r.wrong) : "N/A"; }
 
 std::string case_key(const RunRecord& r) {

@@ -14,6 +14,15 @@ std::string human_size(std::uint64_t bytes);
 // `s` on one line: CR, LF and tab become spaces, so a reason cannot break a table row.
 std::string single_line(const std::string& s);
 
+// An argument as a POSIX shell reads it back, so that a recorded command line can be pasted and
+// runs nothing it did not: as is when it holds only characters no shell treats specially, else in
+// single quotes ('it'\''s'), and as $'...' with \n, \t, \r, \xHH escapes when it holds a
+// control character (a newline would otherwise end the line that records it).
+std::string shell_quoted(const std::string& arg);
+// A path on a line of output: as is when every character is printable, else shell_quoted(), so
+// that a newline in a folder name cannot break the line or forge another.
+std::string path_on_one_line(const std::string& path);
+
 // The wrong count as the table and Markdown print it: the number, or N/A when not checked.
 std::string wrong_text(const RunRecord& r);
 

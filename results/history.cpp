@@ -92,8 +92,9 @@ std::string trend_table(const std::vector<TrendPoint>& points) {
                               "started (UTC)", "host", "case", "size", "time_median", "busbw_median", "time_cv", "status");
   for (const TrendPoint& p : points) {
     const RunRecord& r = p.row;
-    const std::string what = fmt::format("{} {}/{} {} {}", r.collective, r.impl, r.transport, r.dtype,
-                                         r.in_place ? "in-place" : "out-of-place");
+    const std::string what = fmt::format("{} {}/{} {} {}{}", r.collective, r.impl, r.transport, r.dtype,
+                                         r.in_place ? "in-place" : "out-of-place",
+                                         r.cycle > 1 ? fmt::format(" cycle {}", r.cycle) : "");
     s += fmt::format("  {:>4}  {:<20}  {:<12}  {:<44}  {:>9}  {:>9.3f} us  {:>9.2f} GB/s  {:>7.3f}  {}\n", p.run.id,
                      p.run.started_utc, p.run.host, what, human_size(r.bytes), r.time_median_us, r.busbw_median_gbps,
                      r.time_cv, status_text(r));

@@ -3,6 +3,7 @@
 #include <charconv>
 #include <functional>
 #include <limits>
+#include <map>
 #include <type_traits>
 #include <utility>
 
@@ -91,6 +92,16 @@ Field wrong_field() {
                }};
 }
 
+// The sweep of a repeated run, from 1; files before schema 4 lack it (number_cycles()).
+Field cycle_field() {
+  return optional(Field{{"cycle", "cycle"}, Kind::integer, [](const RunRecord& r) { return Json(r.cycle); },
+                        [](RunRecord& r, const Json& v) {
+                          r.cycle = checked<int>(v, "cycle");
+                          if (r.cycle < 1)
+                            fail(ExitCode::usage, "column 'cycle': {} is not a cycle (valid: 1 or more)", r.cycle);
+                        }});
+}
+
 // An optional number: null in JSON and empty in CSV when not set.
 template <typename T>
 Field optional_number(const char* key, const char* header, std::optional<T> RunRecord::*member) {
@@ -151,6 +162,7 @@ const std::vector<Field>& fields() {
       CCB_FIELD(ranks_per_node, "ranks_per_node", Kind::integer),
       CCB_FIELD(nodes, "nodes", Kind::integer),
       CCB_FIELD(group, "group", Kind::text),
+      cycle_field(),
       CCB_FIELD(warmup, "warmup", Kind::integer),
       CCB_FIELD(iterations, "iterations", Kind::integer),
       CCB_FIELD(time_avg_us, "time_avg[us]", Kind::real),
@@ -285,6 +297,23 @@ RunRecord record_from_csv(const std::vector<std::string>& header, const std::vec
     }
   }
   return record_from_json(j);
+}
+
+std::string measurement_key(const RunRecord& r) {
+  return fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}",
+                     r.collective, r.impl, r.transport, r.device, r.dtype, r.op, r.root, r.bytes, r.count,
+                     r.in_place, r.mode, r.ranks, r.ranks_per_node, r.group, r.nccl_config, r.load, r.link, r.host);
+}
+
+void number_cycles(std::vector<RunRecord>& rows) {
+  std::map<std::string, int> seen;
+  for (RunRecord& r : rows) r.cycle = ++seen[measurement_key(r)];
+}
+
+void check_schema_version(long long version, const std::string& where) {
+  if (version >= kOldestSchemaVersion && version <= kSchemaVersion) return;
+  fail(ExitCode::usage, "{}: schema_version {} is not one this ccbench reads (it reads {} to {}); read it with the "
+       "ccbench that wrote it, or a newer one", where, version, kOldestSchemaVersion, kSchemaVersion);
 }
 
 }  // namespace ccbench

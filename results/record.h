@@ -25,7 +25,12 @@ using Json = nlohmann::ordered_json;
 // optional and empty where the run had no ceilings or no model, and the training columns
 // (nccl_config, load, load_unit, load_alone, load_during, load_alone_end) and the energy columns
 // of the health block (energy_window), optional and empty where not used.
-inline constexpr int kSchemaVersion = 3;
+// Version 4 adds `cycle`: which sweep of a repeated run (-N/--cycles) measured the row, so that a
+// key measured N times is N rows told apart. Older files lack the column; readers number a key's
+// repeated rows by their order in the file (what -N wrote), see number_cycles().
+inline constexpr int kSchemaVersion = 4;
+// The schema versions this build reads; a file of any other is refused, naming them.
+inline constexpr int kOldestSchemaVersion = 1;
 
 // The CSV headers of the judged-against columns that acceptance rules read (results/accept.h).
 inline constexpr const char* kLinkCeilingHeader = "link_ceiling[GB/s]";
@@ -53,6 +58,7 @@ struct RunRecord {
   int ranks_per_node = 0;
   int nodes = 0;
   std::string group = "world";  // which ranks took part
+  int cycle = 1;                // which sweep of -N/--cycles measured it, from 1
   // The link a row of two ranks measured (--groups pairs, a 2-rank run, a row of links.csv), named
   // by results/links.h link_name(); "" for rows of more ranks.
   std::string link;
@@ -145,6 +151,16 @@ Json to_json(const RunRecord& r);              // keys in record_columns() order
 // field marked an unchecked row) is read as not checked.
 RunRecord record_from_json(const Json& j);
 std::vector<std::string> to_csv_fields(const RunRecord& r);  // one string per column
+// What a row measured, every field that names its case and size but the cycle, and where (its
+// host and link, so that the rows of two nodes in one file are not taken for repeats): two rows
+// with the same key are the same measurement repeated (-N). '\x1f' separates the fields.
+std::string measurement_key(const RunRecord& r);
+// Rows of a file without the cycle column (schema before 4): the k-th row of a measurement key
+// gets cycle k, as a repeated run wrote them in order.
+void number_cycles(std::vector<RunRecord>& rows);
+// A file's schema_version, checked: throws Error(usage) naming `where` and the versions this
+// build reads (kOldestSchemaVersion to kSchemaVersion) when it is another.
+void check_schema_version(long long version, const std::string& where);
 // Parses one CSV row given as header -> value; throws Error(usage) naming the bad column.
 RunRecord record_from_csv(const std::vector<std::string>& header, const std::vector<std::string>& fields);
 

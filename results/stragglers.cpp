@@ -53,9 +53,7 @@ struct Behind {
   }
 };
 
-}  // namespace
-
-std::string straggler_report(const std::vector<RunRecord>& rows, double threshold) {
+std::string straggler_lines(const std::vector<RunRecord>& rows, double threshold) {
   std::map<std::pair<std::string, int>, Behind> behind;  // (group, rank) -> rows it was behind in
   std::map<std::string, int> timed;                       // group -> rows with per-rank times
   for (const RunRecord& r : rows) {
@@ -78,8 +76,6 @@ std::string straggler_report(const std::vector<RunRecord>& rows, double threshol
   return out;
 }
 
-namespace {
-
 bool measured(const RunRecord& r) { return r.status == RowStatus::ok || r.status == RowStatus::wrong; }
 
 // The rows of a sub-group run that compare with each other (all but the group name).
@@ -101,7 +97,9 @@ void mark_group_outliers(std::vector<RunRecord>& rows) {
   }
 }
 
-std::string group_outlier_report(const std::vector<RunRecord>& rows, double threshold) {
+namespace {
+
+std::string group_outlier_lines(const std::vector<RunRecord>& rows, double threshold) {
   std::map<std::string, Behind> below;  // group -> rows below the threshold
   std::map<std::string, int> compared;        // group -> rows compared with like groups
   std::map<std::string, int> groups_per_key;  // like key -> groups compared
@@ -153,6 +151,16 @@ std::vector<PairCase> pair_cases(const std::vector<RunRecord>& rows) {
   return out;
 }
 
+// Where the run was oversubscribed, every line of `kind` ("straggler") says it may be the
+// scheduler's doing: "# straggler (oversubscribed: maybe the scheduler): rank 2 ...".
+std::string downgraded(std::string lines, const std::string& kind, const std::string& oversubscribed) {
+  if (oversubscribed.empty()) return lines;
+  const std::string from = "# " + kind + ": ", to = "# " + kind + " (oversubscribed: maybe the scheduler): ";
+  for (size_t at = lines.find(from); at != std::string::npos; at = lines.find(from, at + to.size()))
+    lines.replace(at, from.size(), to);
+  return lines;
+}
+
 }  // namespace
 
 std::vector<PairAttribution> attribute_pairs(const std::vector<RunRecord>& rows, double threshold) {
@@ -193,6 +201,15 @@ Json pair_attribution_json(const std::vector<RunRecord>& rows, double threshold)
   Json out = Json::array();
   for (const PairAttribution& a : judged) out.push_back(attribution_json(a.attribution, a.subject));
   return out;
+}
+
+std::string straggler_report(const std::vector<RunRecord>& rows, double threshold, const std::string& oversubscribed) {
+  return downgraded(straggler_lines(rows, threshold), "straggler", oversubscribed);
+}
+
+std::string group_outlier_report(const std::vector<RunRecord>& rows, double threshold,
+                                 const std::string& oversubscribed) {
+  return downgraded(group_outlier_lines(rows, threshold), "group outlier", oversubscribed);
 }
 
 }  // namespace ccbench

@@ -36,8 +36,12 @@ void fill_straggler_columns(RunRecord& row, const std::vector<std::string>& host
 // by more than `threshold` (0.2 = 20 %) over the median rank, naming its worst row:
 //   "# straggler: rank 3 (host node07) 1.35x the median rank in allreduce/ring float sum 64M
 //    out-of-place (slowest by more than 20 % in 5 of 6 rows)"
-// The rank behind in the most rows comes first. Empty when no rank stays behind.
-std::string straggler_report(const std::vector<RunRecord>& rows, double threshold);
+// The rank behind in the most rows comes first. Empty when no rank stays behind. Where the run
+// was `oversubscribed` (its description, "4 ranks on 2 hardware threads (host vm)"; "" when not),
+// each line says "# straggler (oversubscribed: maybe the scheduler): ...": there a rank waiting
+// for a hardware thread lags by chance, so a line is a lead, not a finding.
+std::string straggler_report(const std::vector<RunRecord>& rows, double threshold,
+                             const std::string& oversubscribed = "");
 
 // ---- Sub-group runs: groups far below like groups ----
 
@@ -55,7 +59,9 @@ void mark_group_outliers(std::vector<RunRecord>& rows);
 // `threshold` (0.9 = 90 %) of the median of like groups, naming its worst row:
 //   "# group outlier: pair 0-3 at 0.12 of the median busbw of 6 like groups in allreduce/ring
 //    float sum 1M out-of-place (below 90 % in 4 of 4 rows)"
-std::string group_outlier_report(const std::vector<RunRecord>& rows, double threshold);
+// Oversubscribed, each line says so, as straggler_report()'s.
+std::string group_outlier_report(const std::vector<RunRecord>& rows, double threshold,
+                                 const std::string& oversubscribed = "");
 
 // ---- --groups pairs: the endpoint the slow pairs share ----
 

@@ -8,7 +8,8 @@ RESULTS are results.csv files or results folders (run.json beside results.csv gi
 environment). The report holds: the environment of each run; bus bandwidth against size (log
 x) per collective, placement and mode, a line per implementation/transport with its min-p95
 band (from the fastest and the 95th-percentile iteration), wrong/failed rows marked; latency
-against size up to 64 KiB; for a merged sweep (scripts/sweep.py), a line per setting and its
+against size up to 64 KiB (a series per group of a --groups run, per cycle of a -N run and per
+launch of a sweep, so that no line joins two groups' rows); for a merged sweep (scripts/sweep.py), a line per setting and its
 sweep.md summary (best setting per size band); the acceptance verdicts of `ccbench accept --junit` (a results
 folder's accept.xml is found by itself); the link matrices as heatmaps from the links.json of `ccbench links`
 (--links, or one in a results folder; else the section says why it is absent).
@@ -123,15 +124,21 @@ def environment(run):
 
 
 def series_of(runs):
-    """(collective, placement, mode) -> label -> [rows], labels being impl/transport (and run name
-    when several runs are given)."""
+    """(collective, placement, mode) -> label -> [rows], labels being impl/transport, and what else
+    tells rows of one size apart so that each series holds one row per size: the sweep's settings
+    and launch, the group of a --groups run, the cycle of a repeated run (-N), the run's name when
+    several runs are given."""
     out = collections.OrderedDict()
     for run in runs:
+        cycles = len({r.get("cycle") or "1" for r in run.rows}) > 1
         for r in run.rows:
             placement = "in-place" if r.get("in_place") == "true" else "out-of-place"
             key = (r["collective"], placement, r.get("mode", "eager"))
             label = (f"{r['impl']}/{r['transport']}" + "".join(f" {n}={r.get(n, '')}" for n in run.settings)
                      + (f" [{r['nccl_config']}]" if r.get("nccl_config") else "")
+                     + (f" {r['group']}" if r.get("group", "world") not in ("", "world") else "")
+                     + (f" cycle {r.get('cycle') or '1'}" if cycles else "")
+                     + (f" launch {r['launch']}" if r.get("launch") else "")
                      + (f" ({run.name})" if len(runs) > 1 else ""))
             out.setdefault(key, collections.OrderedDict()).setdefault(label, []).append(r)
     return out

@@ -19,6 +19,10 @@ TIME_ORDER = ["time_min[us]", "time_median[us]", "time_p95[us]", "time_max[us]"]
 MAX_BUS_FACTOR = 2.0    # all-reduce's 2(n-1)/n is the largest bus factor, below 2 (results/row_check.h)
 ROUNDING_SLACK = 0.01   # rounding of figures printed with as few as 2-3 digits (results/row_check.h)
 DAMAGED_LISTED = 5      # damaged rows named in the message; the rest are counted
+STATUSES = ("ok", "wrong", "skipped", "failed")  # a row's status (results/record.h RowStatus)
+# The schema versions of results.csv these tools read (results/record.h kOldestSchemaVersion to
+# kSchemaVersion); a '# ... schema_version N' line naming another is refused.
+SCHEMA_VERSIONS = range(1, 5)
 
 
 class BadInput(Exception):
@@ -49,6 +53,8 @@ def _number(row, column):
 def damage(row):
     """'' for a sound row, else what is impossible in it ('busbw[GB/s] is nan; ...')."""
     problems = []
+    if row.get("status") not in STATUSES:  # an empty or unknown status says nothing of the row
+        problems.append(f"status '{row.get('status')}' is not one of {', '.join(STATUSES)}")
     values = {}
     for c in FIGURES:
         if c not in row:
@@ -83,6 +89,17 @@ def damage(row):
     return "; ".join(problems)
 
 
+def _check_schema(path, comments):
+    """Raises BadInput when a '#' line states a schema_version these tools do not read."""
+    for line in comments:
+        if "schema_version " not in line:
+            continue
+        text = line.split("schema_version ", 1)[1].strip()
+        if not text.isdigit() or int(text) not in SCHEMA_VERSIONS:
+            raise BadInput(f"{path}: schema_version {text} is not one these tools read (they read "
+                           f"{SCHEMA_VERSIONS.start} to {SCHEMA_VERSIONS.stop - 1}); read it with the ccbench that wrote it")
+
+
 def read(path):
     """(rows, comment lines) of a results.csv; raises BadInput."""
     kept, line_of, comments = [], [], []
@@ -94,6 +111,7 @@ def read(path):
             line_of.append(number)
     if not kept:
         raise BadInput(f"{path}: not a ccbench results.csv: no header and no rows (an empty file, or comments only)")
+    _check_schema(path, comments)
     reader = csv.DictReader(io.StringIO("".join(kept)))
     rows = []
     try:

@@ -1,11 +1,13 @@
 #!/usr/bin/env python3
 """Tuning sweep: measures the same ccbench run under every combination of environment settings.
 
-Usage: scripts/sweep.py --sweep-env NAME=v1,v2,... [--sweep-env ...] [--np N] [--ccbench PATH]
-                        [--out DIR] -- ccbench options
+Usage: scripts/sweep.py --sweep-env NAME=v1,v2,... [--sweep-env ...] [--np N] [--repeat N]
+                        [--ccbench PATH] [--out DIR] -- ccbench options
 
-One mpirun per combination, each into OUT/<combo>/, with the combination's settings passed as
-`-x NAME=value`. A fresh launch per combination covers every kind of setting: those NCCL caches
+--repeat N (3) launches of each combination, each into OUT/<combo>/launch-K/, with the
+combination's settings passed as `-x NAME=value`; the combinations alternate (every one once, then
+every one again in the reverse order, ...), so that a machine getting busier or quieter over the
+sweep weighs on all of them alike. A fresh launch per combination covers every kind of setting: those NCCL caches
 once per process (most NCCL_PARAM values, NCCL_P2P_*, NCCL_SHM_DISABLE, NCCL_IB_*, NCCL_SOCKET_*,
 NCCL_BUFFSIZE), our own CCBENCH_* knobs (read once at start) and the per-communicator ones
 (NCCL_ALGO, NCCL_PROTO), which a fresh process reads for its fresh communicator too.
@@ -15,9 +17,10 @@ listed, else its first value.
 Each setting is checked to have reached ccbench: run.json's context.environment must list it with
 its value (and must not list a `default` one); NCCL_ALGO/NCCL_PROTO are also checked against the
 `algorithm` column of nccl rows. A combination that fails the check keeps its rows, turned
-`failed` with the reason. The rows of all combinations are merged into OUT/results.csv with one
-column per setting; the best setting per size band and case, with its gain over the baseline and
-the measured spread, goes to OUT/sweep.md and stdout.
+`failed` with the reason. The rows of all launches are merged into OUT/results.csv with one column
+per setting and a `launch` column; the best setting per size band and case goes to OUT/sweep.md
+and stdout, judged by judge(): the median over the launches against the baseline's, and a gain
+inside the spread (the launches' own scatter, or the rows' where larger) reported as none.
 
 Environment: MPIRUN is the launcher, split into words [mpirun].
 Exit: 2 on bad usage; 3 when a setting did not take effect; else the worst exit of the launches.
@@ -37,6 +40,9 @@ import sys
 import time
 
 DEFAULT = "default"
+# Launches of each setting: a median of 3 launches is robust to one disturbed launch, and their
+# range measures how much a launch moves on this machine (judge()).
+DEFAULT_REPEAT = 3
 # Size bands of the summary, the one place they are defined: (name, lowest size, highest size + 1).
 BANDS = [("latency", 0, 64 << 10), ("medium", 64 << 10, 16 << 20), ("bandwidth", 16 << 20, math.inf)]
 # Columns that identify a case apart from its size (all present in results.csv schema 2).
@@ -155,44 +161,56 @@ def algorithm_problems(name, value, rows):
     return [f"{name}={value} but NCCL reported algorithm '{bad[0]}' on {len(bad)} of {len(shown)} nccl rows"]
 
 
+def alternating(items, repeat):
+    """[(launch number from 1, item)]: every item once, then again in the reverse order, ..."""
+    order = []
+    for k in range(repeat):
+        order += [(k + 1, x) for x in (items if k % 2 == 0 else items[::-1])]
+    return order
+
+
 def run_combinations(args, settings, passthrough):
-    """Launches every combination; returns (worst exit, [(comments, fields, rows)] of those with results)."""
+    """Launches every combination args.repeat times, alternating; returns (worst exit,
+    [(comments, fields, rows)] of the launches with results), each row with its `launch`."""
     names = [n for n, _ in settings]
+    combos = [list(zip(names, values)) for values in itertools.product(*[v for _, v in settings])]
     worst, results = 0, []
-    for i, values in enumerate(itertools.product(*[v for _, v in settings])):
-        combo = list(zip(names, values))
-        out_dir = os.path.join(args.out, combo_dir(i, combo))
+    for launch_no, combo in alternating(list(enumerate(combos)), args.repeat):
+        i, combo = combo
+        name = os.path.join(combo_dir(i, combo), f"launch-{launch_no}")
+        out_dir = os.path.join(args.out, name)
         rc = launch(args, combo, out_dir, passthrough)
         worst = max(worst, rc)
         path = os.path.join(out_dir, "results.csv")
         if not os.path.exists(path):
-            print(f"sweep.py: FAILED {combo_dir(i, combo)}: no results ({path}), exit {rc}", file=sys.stderr)
+            print(f"sweep.py: FAILED {name}: no results ({path}), exit {rc}", file=sys.stderr)
             continue
         comments, fields, rows = read_rows(path)
         problems = effect_problems(combo, out_dir, rows)
         for p in problems:
-            print(f"sweep.py: FAILED {combo_dir(i, combo)}: {p}", file=sys.stderr)
+            print(f"sweep.py: FAILED {name}: {p}", file=sys.stderr)
         if problems:
             worst = max(worst, EXIT_PRECONDITION)
             for r in rows:
                 r["status"], r["reason"] = "failed", "sweep: " + "; ".join(problems)
         for r in rows:
-            r.update(combo)
+            r.update(combo, launch=str(launch_no))
         results.append((comments, fields, rows))
     return worst, results
 
 
-def write_merged(out, names, results):
+def write_merged(out, names, results, more=()):
     """Writes OUT/results.csv: the first run's '#' lines, the settings line, then every run's rows
-    (each already carrying its `names` columns) under names + the first run's columns.
-    `results` is [(comments, fields, rows)] as read_rows gives them. Shared with scripts/paths.sh."""
+    (each already carrying its `names` and `more` columns) under names + more + the first run's
+    columns. `results` is [(comments, fields, rows)] as read_rows gives them. Shared with
+    scripts/paths.sh."""
     comments, fields = results[0][0], results[0][1]
     rows = [r for res in results for r in res[2]]
     path = os.path.join(out, "results.csv")
     with open(path, "w", newline="", encoding="utf-8") as f:
         f.writelines(comments)
         f.write(SETTINGS_LINE + ",".join(names) + "\n")
-        w = csv.DictWriter(f, fieldnames=names + list(fields), extrasaction="ignore")
+        w = csv.DictWriter(f, fieldnames=list(names) + list(more) + list(fields), extrasaction="ignore")
         w.writeheader()
         w.writerows(rows)
     return path, rows
@@ -202,25 +220,88 @@ def band_of(size):
     return next(name for name, lo, hi in BANDS if lo <= size < hi)
 
 
-def summarize(settings, rows):
-    """Markdown lines: per band and case, the best combination, its gain and the spread."""
-    names = [n for n, _ in settings]
-    base = tuple(baseline(v) for _, v in settings)
-    # (band, case) -> combo -> size -> (time, cv)
+def launches_of(rows, names, key_of):
+    """{key: {combo: {launch: {size: (median time, row spread)}}}} of the ok rows, `key_of(row,
+    size)` giving each row's key (None: left out); a row without a `launch` column is launch 1."""
     table = {}
     for r in rows:
         if r["status"] != "ok" or not r.get("time_median[us]"):
             continue
         size = int(r["size[B]"])
-        key = (band_of(size), tuple(r.get(c, "") for c in CASE_COLUMNS))
+        key = key_of(r, size)
+        if key is None:
+            continue
         combo = tuple(r[n] for n in names)
-        table.setdefault(key, {}).setdefault(combo, {})[size] = (float(r["time_median[us]"]), row_spread(r))
+        by_launch = table.setdefault(key, {}).setdefault(combo, {})
+        by_launch.setdefault(r.get("launch") or "1", {})[size] = (float(r["time_median[us]"]), row_spread(r))
+    return table
+
+
+def by_launch(rows):
+    """{launch: {(case, size): (median time, row spread)}} of one setting's ok rows, every case and
+    size one key: what judge() takes to judge a setting over a whole run."""
+    out = {}
+    for r in rows:
+        if r["status"] == "ok" and r.get("time_median[us]"):
+            key = tuple(r.get(c, "") for c in CASE_COLUMNS) + (int(r["size[B]"]),)
+            out.setdefault(r.get("launch") or "1", {})[key] = (float(r["time_median[us]"]), row_spread(r))
+    return out
+
+
+def judge(ref, cand):
+    """The one rule of the sweep table, tune's table and tune's environment file: (gain, spread,
+    counted) of `cand` over the baseline `ref`, each {launch: {size: (time, row spread)}} (a size
+    may be any key: by_launch() keys case and size). A launch's time is the geometric mean over the
+    sizes both measured in every launch; gain = the
+    baseline's median launch time / the candidate's - 1. spread = the larger of the launches'
+    scatter (each side's slowest / fastest launch - 1, both sides added: how far one launch of a
+    setting moves on this machine) and the rows' own (the median over the sizes of both rows'
+    spreads added, each the median over its launches). The gain counts only beyond the spread:
+    on this rule two settings that are the same show a gain beyond it in 0.7 % of lines at 3
+    launches each (simulated: 3 against 3 draws of one log-normal distribution). None when they
+    share no size."""
+    sizes = set.intersection(*[set(by_size) for by_size in list(ref.values()) + list(cand.values())])
+    if not sizes:
+        return None
+
+    def launch_times(side):
+        return [math.exp(statistics.fmean(math.log(by_size[s][0]) for s in sizes)) for by_size in side.values()]
+
+    def row_spreads(side, s):
+        return statistics.median(by_size[s][1] for by_size in side.values())
+
+    tr, tc = launch_times(ref), launch_times(cand)
+    gain = statistics.median(tr) / statistics.median(tc) - 1
+    launch_spread = max(tr) / min(tr) - 1 + max(tc) / min(tc) - 1
+    rows = statistics.median(row_spreads(ref, s) + row_spreads(cand, s) for s in sizes)
+    spread = max(launch_spread, rows)
+    return gain, spread, gain > spread
+
+
+def best_of(combos, base):
+    """(best combination, its judge()) among `combos` against the baseline; the best by gain."""
+    judged = {c: judge(combos[base], combos[c]) for c in combos if c != base}
+    judged = {c: j for c, j in judged.items() if j is not None}
+    if not judged:
+        return base, None
+    best = max(judged, key=lambda c: judged[c][0])
+    return best, judged[best]
+
+
+def summarize(settings, rows):
+    """Markdown lines: per band and case, the best combination, its gain and the spread."""
+    names = [n for n, _ in settings]
+    base = tuple(baseline(v) for _, v in settings)
+    table = launches_of(rows, names, lambda r, size: (band_of(size), tuple(r.get(c, "") for c in CASE_COLUMNS)))
+    launches = max((len(by_launch) for combos in table.values() for by_launch in combos.values()), default=0)
     lines = ["# Sweep summary", "",
              "Settings: " + ", ".join(f"{n} = {','.join(v)} (baseline {baseline(v)})" for n, v in settings), "",
              "Bands: " + ", ".join(f"{n} {fmt_size(lo)}..{fmt_size(hi)}" for n, lo, hi in BANDS) + ".",
-             "Gain = baseline / best median time - 1 (geometric mean over the band's sizes); "
-             "spread = the median, over the band's sizes, of the sum of both rows' spreads (each "
-             "max(time_cv, p95/median - 1)); a gain inside the spread is reported as none.", "",
+             f"Launches: up to {launches} of each setting, alternating. Gain = the baseline's median launch / the "
+             "best setting's - 1, a launch's time the geometric mean of its median times over the band's sizes; "
+             "spread = the larger of the launches' scatter (slowest / fastest launch - 1, both settings added) and "
+             "the rows' own (the median over the band's sizes of both rows' max(time_cv, p95/median - 1) added); "
+             "a gain inside the spread is reported as none.", "",
              "| band | case | best setting | gain | spread |", "|---|---|---|---|---|"]
     for (band, case), combos in sorted(table.items(), key=lambda kv: ([b for b, *_ in BANDS].index(kv[0][0]), kv[0][1])):
         lines.append(summary_line(band, case, combos, names, base))
@@ -233,25 +314,21 @@ def row_spread(r):
     return max(float(r["time_cv"] or 0), p95 / median - 1 if median > 0 else 0)
 
 
+def gain_text(judged):
+    """The gain column: the gain, or none where it is inside the spread."""
+    gain, spread, counted = judged
+    return f"{gain:+.1%}" if counted else "none (inside the noise)"
+
+
 def summary_line(band, case, combos, names, base):
     case_text = case_label(dict(zip(CASE_COLUMNS, case)))
     if base not in combos:
         return f"| {band} | {case_text} | (baseline not measured) | - | - |"
-    ref = combos[base]
-
-    def ratio(combo):  # geometric mean of baseline/combo time over the sizes both measured
-        sizes = [s for s in ref if s in combos[combo]]
-        if not sizes:
-            return 0.0
-        return math.exp(sum(math.log(ref[s][0] / combos[combo][s][0]) for s in sizes) / len(sizes))
-
-    best = max(combos, key=ratio)
-    gain = ratio(best) - 1
-    spread = statistics.median(ref[s][1] + combos[best][s][1] for s in ref if s in combos[best])
+    best, judged = best_of(combos, base)
+    if judged is None:
+        return f"| {band} | {case_text} | (no other setting measured the same sizes) | - | - |"
     setting = ", ".join(f"{n}={v}" for n, v in zip(names, best))
-    if best == base or gain <= spread:
-        return f"| {band} | {case_text} | {setting} | none (inside the noise) | {spread:.1%} |"
-    return f"| {band} | {case_text} | {setting} | {gain:+.1%} | {spread:.1%} |"
+    return f"| {band} | {case_text} | {setting} | {gain_text(judged)} | {judged[1]:.1%} |"
 
 
 def case_label(c):
@@ -291,6 +368,7 @@ def main():
     p = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     p.add_argument("--sweep-env", action="append", default=[], metavar="NAME=v1,v2,...")
     p.add_argument("--np", type=int, default=2)
+    p.add_argument("--repeat", type=int, default=DEFAULT_REPEAT, help="launches of each combination")
     p.add_argument("--ccbench", default="")
     p.add_argument("--out", default="")
     argv = sys.argv[1:]
@@ -299,6 +377,9 @@ def main():
     settings = parse_settings(args.sweep_env)
     if args.np < 1:
         usage_error(f"--np {args.np}: give a positive number of ranks")
+    if args.repeat < 1:
+        usage_error(f"--repeat {args.repeat}: give a positive number of launches per combination "
+                    f"({DEFAULT_REPEAT} by default: fewer cannot tell a gain from a launch's scatter)")
     for a in passthrough:
         if a.split("=")[0] in ("--out", "--format"):
             usage_error(f"give {a} to sweep.py, not after -- (sweep.py sets --out and --format per combination)")
@@ -308,12 +389,12 @@ def main():
     if not results:
         print("sweep.py: no combination produced results", file=sys.stderr)
         return worst or EXIT_PRECONDITION
-    path, rows = write_merged(args.out, [n for n, _ in settings], results)
+    path, rows = write_merged(args.out, [n for n, _ in settings], results, ["launch"])
     md = "\n".join(summarize(settings, rows)) + "\n"
     with open(os.path.join(args.out, "sweep.md"), "w", encoding="utf-8") as f:
         f.write(md)
     print(md, end="")
-    print(f"merged: {path} ({len(rows)} rows of {len(results)} combinations); summary: {args.out}/sweep.md")
+    print(f"merged: {path} ({len(rows)} rows of {len(results)} launches); summary: {args.out}/sweep.md")
     return worst
 
 

@@ -1,16 +1,18 @@
 #!/usr/bin/env python3
 """Automatic tuner: successive halving over a space of environment settings.
 
-Usage: scripts/tune.py --space FILE.yaml --budget MINUTES [--np N] [--ccbench PATH] [--out DIR]
-                       [--iters N] -- ccbench options (the sizes that matter; not -n, --out, --format)
+Usage: scripts/tune.py --space FILE.yaml --budget MINUTES [--np N] [--repeat N] [--ccbench PATH]
+                       [--out DIR] [--iters N] -- ccbench options (the sizes that matter; not -n,
+                       --out, --format)
 
 FILE.yaml maps each variable to its values, e.g. {NCCL_PROTO: [default, LL, Simple],
 NCCL_MIN_NCHANNELS: [default, 8, 16]}; `default` leaves the variable unset and is the baseline
 where listed, else the first value is. Every combination is a candidate.
-Round 1 measures every candidate with --iters timed iterations [2]; each later round keeps the
-better half (lowest geometric mean, over the rows, of median time relative to the baseline) and
-doubles the iterations, until one candidate is left. The baseline is measured in every round, so
-gains compare like with like. A round that would not end within the budget (estimated from the
+Round 1 measures every candidate with --iters timed iterations [2], in --repeat launches [3]
+alternating between the candidates (as scripts/sweep.py); each later round keeps the better half
+(the largest gain over the baseline by sweep.judge(): medians over the launches) and doubles the
+iterations, until one candidate is left. The baseline is measured in every round, so gains
+compare like with like. A round that would not end within the budget (estimated from the
 launches so far) is not started; round 1 stops launching when the budget is spent (its first
 launch, the baseline, always runs).
 Settings NCCL reads per communicator (NCCL_ALGO, NCCL_PROTO, and NCCL_MIN_CTAS, NCCL_MAX_CTAS,
@@ -18,9 +20,11 @@ NCCL_CGA_CLUSTER_SIZE, given as their ncclConfig_t fields) are measured in one l
 communicator per value (ccbench run --nccl-config), their rows told apart by the nccl_config
 column; every other setting is read once per process, so each of its values is a fresh mpirun
 (as scripts/sweep.py). Every launch is checked for its settings having arrived.
-Outputs: OUT/round-R/<combo>/ per launch; OUT/tune.md (rounds, and from the last round the best
-setting per size band and case with gain and spread, as sweep.md); OUT/tune.env, `export`
-(or `unset`) lines of the winner, or of the baseline when the winner's gain is inside the noise.
+Outputs: OUT/round-R/<combo>/launch-K/ per launch; OUT/tune.md (rounds, the verdict over every
+size and case of the last round, and the best setting per size band and case with gain and
+spread, as sweep.md); OUT/tune.env, `export` (or `unset`) lines of the winner, or of the baseline
+when the winner's gain is inside the spread. The table and the file follow one rule
+(sweep.judge), and the table's first line is the file's verdict.
 Exit: 2 bad usage; 3 when a setting did not take effect or nothing was measured; else the worst
 launch exit.
 """
@@ -115,16 +119,20 @@ def combo_rows(names, combo, rows):
 
 def measure(args, settings, combos, iters, round_dir, deadline):
     """Launches each combination with `iters` iterations (those differing only in per-communicator
-    settings together); returns (worst exit, {combo: rows})."""
+    settings together), args.repeat times alternating; returns (worst exit, {combo: rows}), each
+    row with its `launch`."""
     names = [n for n, _ in settings]
-    worst, measured = 0, {}
+    worst, measured, failed = 0, {}, set()
     plan = launches(names, combos)
-    for i, (pairs, config, members) in enumerate(plan):
-        if i > 0 and time.monotonic() > deadline:  # the first (the baseline's) always runs
-            print(f"tune.py: budget spent; {sum(len(m) for _, _, m in plan[i:])} candidate(s) of this round "
-                  "not measured", file=sys.stderr)
+    order = sweep.alternating(list(enumerate(plan)), args.repeat)
+    for done, (launch_no, (i, (pairs, config, members))) in enumerate(order):
+        if done > 0 and time.monotonic() > deadline:  # the first (the baseline's) always runs
+            left = {c for _, (_, (_, _, m)) in order[done:] for c in m} - set(measured)
+            print(f"tune.py: budget spent; {len(left)} candidate(s) of this round not measured, "
+                  f"{len(order) - done} launch(es) left out", file=sys.stderr)
             break
-        out_dir = os.path.join(round_dir, sweep.combo_dir(i, pairs + ([("comm", "swept")] if config else [])))
+        name = sweep.combo_dir(i, pairs + ([("comm", "swept")] if config else []))
+        out_dir = os.path.join(round_dir, name, f"launch-{launch_no}")
         rc = sweep.launch(args, pairs, out_dir, args.passthrough + ["-n", str(iters)] + config)
         worst = max(worst, rc)
         path = os.path.join(out_dir, "results.csv")
@@ -132,42 +140,48 @@ def measure(args, settings, combos, iters, round_dir, deadline):
             print(f"tune.py: FAILED {out_dir}: no results, exit {rc}", file=sys.stderr)
             continue
         rows = sweep.read_rows(path)[2]
-        launch_problems = sweep.effect_problems(pairs, out_dir, rows)
+        bad = launch_problems(settings, out_dir, pairs, config, members, rows)
+        worst = max(worst, sweep.EXIT_PRECONDITION if bad else 0)
+        failed |= bad
         for combo in members:
-            mine = combo_rows(names, combo, rows)
-            problems = list(launch_problems)
-            for name, value in zip(names, combo):
-                if name in sweep.ALGORITHM_SETTINGS and value != sweep.DEFAULT:
-                    problems += sweep.algorithm_problems(name, value, mine)
-            if config and not any(r["impl"].startswith("nccl") and r["status"] == "ok" for r in mine):
-                why = next((r["reason"] for r in mine if r["impl"].startswith("nccl") and r["reason"]), "no row")
-                problems.append(f"no measured nccl row with the nccl_config of {label(settings, combo)} ({why})")
-            for p in problems:
-                print(f"tune.py: FAILED {out_dir} ({label(settings, combo)}): {p}", file=sys.stderr)
-            if problems:
-                worst = max(worst, sweep.EXIT_PRECONDITION)
-                continue
-            measured[combo] = [dict(r, **dict(zip(names, combo))) for r in mine
-                               if r["status"] == "ok" and r.get("time_median[us]")]
-    return worst, measured
+            if combo not in failed:
+                measured.setdefault(combo, []).extend(
+                    dict(r, launch=str(launch_no), **dict(zip(names, combo))) for r in combo_rows(names, combo, rows)
+                    if r["status"] == "ok" and r.get("time_median[us]"))
+    return worst, {c: rows for c, rows in measured.items() if c not in failed}
+
+
+def launch_problems(settings, out_dir, pairs, config, members, rows):
+    """The combinations of a launch whose settings did not take effect there (each said)."""
+    names = [n for n, _ in settings]
+    common = sweep.effect_problems(pairs, out_dir, rows)
+    bad = set()
+    for combo in members:
+        mine = combo_rows(names, combo, rows)
+        problems = list(common)
+        for name, value in zip(names, combo):
+            if name in sweep.ALGORITHM_SETTINGS and value != sweep.DEFAULT:
+                problems += sweep.algorithm_problems(name, value, mine)
+        if config and not any(r["impl"].startswith("nccl") and r["status"] == "ok" for r in mine):
+            why = next((r["reason"] for r in mine if r["impl"].startswith("nccl") and r["reason"]), "no row")
+            problems.append(f"no measured nccl row with the nccl_config of {label(settings, combo)} ({why})")
+        for p in problems:
+            print(f"tune.py: FAILED {out_dir} ({label(settings, combo)}): {p}", file=sys.stderr)
+        if problems:
+            bad.add(combo)
+    return bad
+
+
+def judged(rows, base_rows):
+    """sweep.judge() of a candidate's rows against the baseline's over every case and size they
+    share, or None."""
+    return sweep.judge(sweep.by_launch(base_rows), sweep.by_launch(rows))
 
 
 def relative_time(rows, base_rows):
-    """Geometric mean over shared (case, size) rows of median time / the baseline's; inf if none."""
-    base = {row_key(r): float(r["time_median[us]"]) for r in base_rows}
-    ratios = [float(r["time_median[us]"]) / base[row_key(r)] for r in rows if base.get(row_key(r), 0) > 0]
-    return math.exp(sum(math.log(max(x, 1e-12)) for x in ratios) / len(ratios)) if ratios else math.inf
-
-
-def relative_spread(rows, base_rows):
-    """Median over shared rows of both rows' spreads added (as the sweep summary)."""
-    base = {row_key(r): sweep.row_spread(r) for r in base_rows}
-    spreads = [sweep.row_spread(r) + base[row_key(r)] for r in rows if row_key(r) in base]
-    return statistics.median(spreads) if spreads else math.inf
-
-
-def row_key(r):
-    return tuple(r.get(c, "") for c in sweep.CASE_COLUMNS) + (r["size[B]"],)
+    """Median launch time relative to the baseline's (1 / (1 + gain)); inf where none is shared."""
+    j = judged(rows, base_rows)
+    return 1 / (1 + j[0]) if j else math.inf
 
 
 def ctas_conflict(settings, combo):
@@ -203,7 +217,8 @@ def halve(args, settings, deadline):
             break
         last = measured
         scores = sorted((relative_time(measured[c], measured[base]), c) for c in alive if c in measured)
-        lines.append(f"- round {r}: {len(batch)} candidates with -n {iters}; best relative time "
+        lines.append(f"- round {r}: {len(batch)} candidates with -n {iters}, {args.repeat} launch(es) each; best "
+                     "relative time "
                      + (f"{scores[0][0]:.3f} ({label(settings, scores[0][1])})" if scores else "-"))
         alive = [c for _, c in scores[:max(1, len(scores) // 2)]] if len(scores) > 1 else [c for _, c in scores]
         if len(scores) <= 1:
@@ -224,17 +239,19 @@ def env_file(settings, combo, comment):
 
 
 def verdict(settings, last, base):
-    """(combo to write, comment) from the last round: the winner, or the baseline inside the noise."""
-    others = [c for c in last if c != base]
+    """(combo to write, comment, its table line) from the last round, by sweep.judge() over every
+    case and size: the winner, or the baseline where the best gain is inside the spread."""
+    others = [c for c in last if c != base and judged(last[c], last[base])]
     if not others:
-        return base, "only the baseline was measured; these are the baseline settings"
-    best = min(others, key=lambda c: relative_time(last[c], last[base]))
-    gain = 1 / relative_time(last[best], last[base]) - 1
-    spread = relative_spread(last[best], last[base])
-    if gain <= spread:
+        return base, "only the baseline was measured; these are the baseline settings", None
+    best = max(others, key=lambda c: judged(last[c], last[base])[0])
+    j = judged(last[best], last[base])
+    gain, spread, counted = j
+    line = f"| all | every case and size | {label(settings, best)} | {sweep.gain_text(j)} | {spread:.1%} |"
+    if not counted:
         return base, (f"best candidate {label(settings, best)} gained {gain:+.1%}, inside the spread "
-                      f"{spread:.1%}: none; these are the baseline settings")
-    return best, f"winner {label(settings, best)}: {gain:+.1%} over the baseline (spread {spread:.1%})"
+                      f"{spread:.1%}: none; these are the baseline settings"), line
+    return best, f"winner {label(settings, best)}: {gain:+.1%} over the baseline (spread {spread:.1%})", line
 
 
 def main():
@@ -243,14 +260,15 @@ def main():
     p.add_argument("--budget", type=float, required=True, help="minutes")
     p.add_argument("--iters", type=int, default=2)
     p.add_argument("--np", type=int, default=2)
+    p.add_argument("--repeat", type=int, default=sweep.DEFAULT_REPEAT, help="launches of each candidate per round")
     p.add_argument("--ccbench", default="")
     p.add_argument("--out", default="")
     argv = sys.argv[1:]
     split = argv.index("--") if "--" in argv else len(argv)
     args, args.passthrough = p.parse_args(argv[:split]), argv[split + 1:]
     settings = read_space(args.space)
-    if not args.budget > 0 or args.iters < 1 or args.np < 1:
-        sweep.usage_error("--budget (minutes), --iters and --np must be positive")
+    if not args.budget > 0 or args.iters < 1 or args.np < 1 or args.repeat < 1:
+        sweep.usage_error("--budget (minutes), --iters, --np and --repeat must be positive")
     for a in args.passthrough:
         if a.split("=")[0] in ("--out", "--format", "-n", "--iters"):
             sweep.usage_error(f"give {a} to tune.py, not after -- (tune.py sets it per round)")
@@ -261,10 +279,14 @@ def main():
     if not last:
         print("tune.py: nothing was measured", file=sys.stderr)
         return worst or sweep.EXIT_PRECONDITION
-    combo, comment = verdict(settings, last, base)
+    combo, comment, line = verdict(settings, last, base)
     rows = [r for c in last for r in last[c]]
+    table = sweep.summarize(settings, rows)[2:]
+    if line:  # the environment file's verdict, by the table's own rule, first
+        at = next(i for i, l in enumerate(table) if l.startswith("|---")) + 1
+        table.insert(at, line)
     md = "\n".join(["# Tuning (successive halving)", ""] + lines + ["", f"Environment file: {comment}.", ""]
-                   + sweep.summarize(settings, rows)[2:]) + "\n"
+                    + table) + "\n"
     with open(os.path.join(args.out, "tune.md"), "w", encoding="utf-8") as f:
         f.write(md)
     with open(os.path.join(args.out, "tune.env"), "w", encoding="utf-8") as f:

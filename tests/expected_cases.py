@@ -357,12 +357,16 @@ class Want:
     size-level reason may skip; with `graph`, the CUDA-graph row of the same size follows it when
     it was measured)."""
 
-    def __init__(self, kind, in_place=False, size=0, count=0, reason=None, graph=False):
+    def __init__(self, kind, in_place=False, size=0, count=0, reason=None, graph=False, cycle=1):
         self.kind, self.in_place, self.size, self.count = kind, in_place, size, count
-        self.reason, self.graph = reason, graph
+        self.reason, self.graph, self.cycle = reason, graph, cycle
+
+    def in_cycle(self, cycle):
+        return Want(self.kind, self.in_place, self.size, self.count, self.reason, self.graph, cycle)
 
     def describe(self):
         where = f"{self.size} B {'in-place' if self.in_place else 'out-of-place'}"
+        where += f" (cycle {self.cycle})" if self.cycle > 1 else ""
         return f"{where}: skipped, '{self.reason}'" if self.kind == "skip" else f"{where} measured"
 
 
@@ -387,8 +391,9 @@ def case_rows(plan, impl, coll, dtype, op, n):
     for size in plan.sizes():
         count, nbytes = shape(coll, dtype, n, size)
         for ip in placements:
-            if count == 0:
-                rows.append(Want("skip", in_place=ip, reason=f"{size} B is less than one {dtype} element per rank"))
+            if count == 0:  # the row keeps the size asked
+                rows.append(Want("skip", in_place=ip, size=size,
+                                 reason=f"{size} B is less than one {dtype} element per rank"))
             else:
                 rows.append(Want("measure", ip, nbytes, count, graph=graph))
     return rows
@@ -408,7 +413,8 @@ def expected_cases(plan):
                     for dtype in plan.dtypes:
                         for op in plan.ops if coll in REDUCING else ["none"]:
                             wants = case_rows(plan, variant, coll, dtype, op, n)
-                            out[(group, coll, variant, dtype, op)] = (n, wants * plan.cycles)
+                            out[(group, coll, variant, dtype, op)] = (
+                                n, [w.in_cycle(c) for c in range(1, plan.cycles + 1) for w in wants])
     return out
 
 
@@ -436,11 +442,17 @@ def _allowed(plan, key, reason, level):
 
 def _row_matches(r, want, mode):
     return (r["in_place"] == ("true" if want.in_place else "false") and int(r["size[B]"]) == want.size
-            and int(r["count[elements]"]) == want.count and r["mode"] == mode)
+            and int(r["count[elements]"]) == want.count and r["mode"] == mode and _cycle(r) == want.cycle)
+
+
+def _cycle(r):
+    """The row's cycle column (results.csv schema 4; a run of one cycle before it: 1)."""
+    return int(r.get("cycle") or 1)
 
 
 def _got(r):
-    return f"{r['status']} {r['size[B]']} B in_place={r['in_place']} mode={r['mode']} ({r['reason']!r})"
+    return (f"{r['status']} {r['size[B]']} B in_place={r['in_place']} mode={r['mode']} cycle={_cycle(r)} "
+            f"({r['reason']!r})")
 
 
 class _CaseRows:
@@ -455,7 +467,8 @@ class _CaseRows:
     def skip(self, w):
         r = self.rows[self.i]
         self.i += 1
-        if r["status"] != "skipped" or r["reason"] != w.reason or r["in_place"] != ("true" if w.in_place else "false"):
+        if (r["status"] != "skipped" or r["reason"] != w.reason or r["in_place"] != ("true" if w.in_place else "false")
+                or int(r["size[B]"]) != w.size or _cycle(r) != w.cycle):
             self.fail(f"expected {w.describe()}; got {_got(r)}")
 
     def measured_row(self, w, mode):
@@ -498,7 +511,7 @@ def _skipped_whole(plan, rows, wants):
     reasons = {w.reason for w in wants if w.kind == "skip"}
     return len(rows) == plan.cycles and len(wants) > plan.cycles * len(reasons) and all(
         r["status"] == "skipped" and r["size[B]"] == "0" and r["in_place"] == "false" and r["reason"] not in reasons
-        for r in rows)
+        and _cycle(r) == c for c, r in enumerate(rows, 1))
 
 
 def _check_case(plan, key, n, wants, rows, measured_statuses):
@@ -542,9 +555,9 @@ def check_case_set(rows, plan, measured_statuses=("ok",)):
         group, coll, impl = key[0], key[1], base_impl(key[2])
         skipped = plan_skipped.get((group, coll, impl))
         if wants is None or skipped:
-            if wants is None and len(skipped or []) != plan.cycles:
-                fails.append(f"{_where(key)}: expected {plan.cycles} skipped row(s) saying why {impl} cannot run "
-                             f"on {plan.device} ranks; got {len(skipped or [])}")
+            if wants is None and [_cycle(r) for r in skipped or []] != list(range(1, plan.cycles + 1)):
+                fails.append(f"{_where(key)}: expected {plan.cycles} skipped row(s), cycles 1 to {plan.cycles}, saying "
+                             f"why {impl} cannot run on {plan.device} ranks; got {len(skipped or [])}")
             elif wants is not None and not (plan.device == "gpu" and "built without" in skipped[0]["reason"]):
                 fails.append(f"{_where(key)}: {impl} skipped whole: {skipped[0]['reason']!r}")
             continue

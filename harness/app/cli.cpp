@@ -13,6 +13,7 @@
 #include "harness/model/acceptance_plan.h"
 #include "harness/model/model.h"
 #include "results/store.h"
+#include "results/format.h"
 
 namespace ccbench {
 
@@ -124,9 +125,11 @@ const std::vector<std::string> kSubcommands = {"run",     "links", "topo", "comp
 
 bool is_help(const std::string& a) { return a == "--help" || a == "-h"; }
 
+// The command line as a shell would take it back: each argument quoted where it needs it, so that
+// pasting run.json's command_line runs what ran and nothing more (a "$(...)" in a path stays text).
 std::string full_command_line(int argc, const char* const* argv) {
   std::string s;
-  for (int i = 0; i < argc; ++i) s += (i ? " " : "") + without_store_secrets(argv[i]);  // --db URL: no password
+  for (int i = 0; i < argc; ++i) s += (i ? " " : "") + shell_quoted(without_store_secrets(argv[i]));  // --db URL: no password
   return s;
 }
 

@@ -1,4 +1,6 @@
 // `ccbench compare`: two runs, or a run against the median of its fleet (--against-fleet).
+#include <set>
+
 #include <fmt/format.h>
 
 #include "core/error.h"
@@ -10,6 +12,21 @@
 namespace ccbench {
 
 namespace {
+
+// The fleet's median rows (of every cycle of the other hosts' runs alike) once for every cycle of
+// `after` (-N): each cycle of the node is judged against the fleet.
+ResultSet for_every_cycle(ResultSet fleet, const ResultSet& after) {
+  std::set<int> cycles;
+  for (const RunRecord& r : after.rows) cycles.insert(r.cycle);
+  std::vector<RunRecord> rows;
+  for (int c : cycles)
+    for (RunRecord r : fleet.rows) {
+      r.cycle = c;
+      rows.push_back(std::move(r));
+    }
+  fleet.rows = std::move(rows);
+  return fleet;
+}
 
 // The median of the latest runs of the other hosts of `after`'s kind in the history `db`.
 ResultSet fleet_of(const ResultSet& after, const std::string& db) {
@@ -27,7 +44,7 @@ ResultSet fleet_of(const ResultSet& after, const std::string& db) {
   if (damaged > 0)
     fmt::print("# against the fleet: {} stored row{} with impossible values left out of the median\n", damaged,
                damaged == 1 ? "" : "s");
-  return fleet;
+  return for_every_cycle(std::move(fleet), after);
 }
 
 }  // namespace

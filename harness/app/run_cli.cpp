@@ -15,6 +15,7 @@
 #include "harness/app/results_cli.h"
 #include "harness/app/shared_options.h"
 #include "harness/sizes.h"
+#include "transports/names.h"
 #if CCBENCH_HAVE_NCCL
 #include "collectives/nccl/nccl_library.h"
 #endif
@@ -383,6 +384,63 @@ void RunCommand::finish_outputs() {
                           "and an output folder (not --out none)");
 }
 
+// The options given that act on GPU ranks only, as typed ("-G 5").
+std::vector<std::string> RunCommand::given_gpu_options() const {
+  std::vector<std::string> out;
+  if (o_.graph_launches > 0) out.push_back(fmt::format("-G {}", o_.graph_launches));
+  for (const std::string& c : nccl_config_) out.push_back("--nccl-config " + c);
+  for (const char* flag : {"--nccl-library", "--share-gpus", "--gpudirect"})
+    if (sub_->count(flag)) out.emplace_back(flag);
+  return out;
+}
+
+// --tree, --ring-order and --baseline given for implementations an explicit --impl list leaves
+// out: they would change nothing.
+void RunCommand::refuse_unused_by_implementations() const {
+  if (impl_ == "all" || impl_ == "default") return;
+  auto names_any = [&](std::initializer_list<const char*> wanted) {
+    return std::any_of(o_.impls.begin(), o_.impls.end(), [&](const std::string& i) {
+      return std::any_of(wanted.begin(), wanted.end(), [&](const char* w) { return i == w; });
+    });
+  };
+  if (sub_->count("--tree") && !names_any({"tree"}))
+    fail(ExitCode::usage, "--tree shapes the trees of the tree implementation, and --impl {} names no tree: leave "
+         "--tree out, or add tree", impl_);
+  if (sub_->count("--ring-order") && !names_any({"ring", "hier", "best"}))
+    fail(ExitCode::usage, "--ring-order orders the ring of ring, hier and best, and --impl {} names none of them: "
+         "leave --ring-order out, or add ring", impl_);
+  if (!o_.baseline.empty() && std::find(o_.impls.begin(), o_.impls.end(), o_.baseline) == o_.impls.end())
+    fail(ExitCode::usage, "--baseline {}: the summary compares the implementations measured with it, and --impl {} "
+         "does not measure it: add it to --impl, or name one of {}", o_.baseline, impl_, cli::joined(o_.impls));
+}
+
+// The rule: an option that would change nothing in this run is never ignored silently. Where the
+// command line alone says so, it is refused here (exit 2, before MPI); where only the ranks can
+// tell (--device auto finding CPU ranks), the run says so in a note at start-up and in run.json.
+void RunCommand::refuse_options_that_do_not_apply() {
+  o_.gpu_only = given_gpu_options();
+  if (o_.device == DeviceChoice::cpu && !o_.gpu_only.empty())
+    fail(ExitCode::usage, "{} act{} on GPU ranks, and --device cpu measures CPU ranks: leave {} out, or measure GPU "
+         "ranks (--device gpu or auto)", cli::joined(o_.gpu_only), o_.gpu_only.size() == 1 ? "s" : "",
+         o_.gpu_only.size() == 1 ? "it" : "them");
+  if (o_.groups == "world")
+    for (const char* flag : {"--serial", "--group-outlier-threshold"})
+      if (sub_->count(flag))
+        fail(ExitCode::usage, "{} acts on the groups of a --groups run, and this run has none (--groups world): "
+             "leave {} out, or give --groups node, pairs, rails or a file", flag, flag);
+  const auto t = parse_transport(o_.transport);
+  const bool may_use_ib = t == Transport::ib || t == Transport::auto_select || t == Transport::net;  // auto, net: ib where it can
+  for (const char* flag : {"--ib-dev", "--gid-index", "--ib-qps", "--ib-chunk", "--ib-mtu", "--ib-tc", "--ib-sl"})
+    if (sub_->count(flag) && !may_use_ib)
+      fail(ExitCode::usage, "{} sets up the ib transport, and --transport {} does not use it: leave {} out, or give "
+           "--transport ib", flag, o_.transport, flag);
+  for (const char* flag : {"--ofi-provider", "--ofi-domain", "--ofi-protocol"})
+    if (sub_->count(flag) && t != Transport::ofi)
+      fail(ExitCode::usage, "{} sets up the ofi transport, which only --transport ofi uses (this run: --transport "
+           "{}): leave {} out, or give --transport ofi", flag, o_.transport, flag);
+  refuse_unused_by_implementations();
+}
+
 RunOptions RunCommand::finish(const std::string& command_line) {
   finish_sweep();
   o_.warmup += per_iter_skip_;
@@ -415,6 +473,7 @@ RunOptions RunCommand::finish(const std::string& command_line) {
          o_.device == DeviceChoice::cpu ? "--device cpu" : "--groups " + o_.groups);
   validate_ib_options(o_.ib);
   o_.ofi.hmem = o_.ib.gpudirect;  // one flag for both: where GPU ranks' FIFO slots live
+  refuse_options_that_do_not_apply();
   read_nccl_tests_environment(o_);
   o_.command_line = command_line;
   return o_;

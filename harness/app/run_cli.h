@@ -34,6 +34,10 @@ class RunCommand {
                  std::function<std::string(const std::string& label, long long value)> use);
   void finish_sweep();
   void finish_outputs();
+  // Options that would change nothing in this run: refused where the command line says so.
+  void refuse_options_that_do_not_apply();
+  std::vector<std::string> given_gpu_options() const;
+  void refuse_unused_by_implementations() const;
   std::vector<std::string> implementation_list();
 
   CLI::App* sub_;

@@ -94,9 +94,7 @@ JobGuard::JobGuard(std::chrono::milliseconds timeout, int rank)
     : timeout_(timeout),
       rank_(rank),
       signals_([this](int sig, bool from_launcher) { on_signal(sig, from_launcher); }),
-      watchdog_(timeout, [this](const std::string& phase, std::chrono::milliseconds waited) {
-        on_deadline(phase, waited);
-      }) {}
+      watchdog_(timeout, [this](const Expiry& e) { on_deadline(e); }) {}
 
 // The signal handler reads the watchdog, which goes first: the signal thread ends before it.
 JobGuard::~JobGuard() { signals_.stop(); }
@@ -212,17 +210,39 @@ void JobGuard::carry_out(const JobEnd& given) {
   _exit(end.exit_code);
 }
 
-void JobGuard::on_deadline(const std::string& phase, std::chrono::milliseconds waited) {
+namespace {
+
+// Why a phase ran out of time, as far as this rank can tell: still starting calls when its
+// deadline came (the work asked takes longer than --timeout; nothing is stuck), or not.
+std::string expiry_cause(const Expiry& e, std::chrono::milliseconds timeout) {
+  if (!e.progressing) return "a rank or link is stuck";
+  if (e.calls_asked > e.calls_started) {
+    const double needed_s = e.waited.count() / 1000.0 * static_cast<double>(e.calls_asked) /
+                            static_cast<double>(std::max<std::uint64_t>(e.calls_started, 1));
+    return fmt::format("nothing is stuck: this rank had started {} of the {} calls of this phase and was still "
+                       "starting more; the deadline is too short for the work asked: give a longer --timeout (about "
+                       "{:.0f} s at this rate) or fewer iterations (-n, -w)", e.calls_started, e.calls_asked, needed_s);
+  }
+  return fmt::format("this rank was still working ({} calls started in this phase): the deadline of {:.0f} s may be "
+                     "too short for the work asked, or a peer stopped answering", e.calls_started,
+                     timeout.count() / 1000.0);
+}
+
+}  // namespace
+
+void JobGuard::on_deadline(const Expiry& e) {
   begin_ending(rank0_grace_for_timeout(timeout_));
   const std::string late = board_ ? board_->describe_behind(host_of_) : "";
   JobEnd end;
   end.exit_code = static_cast<int>(ExitCode::timeout);
+  const std::string cause = expiry_cause(e, timeout_);
   end.message = fmt::format(
-      "rank {} (host {}): timeout: '{}' has taken {:.1f} s (--timeout {:.0f} s); a rank or link is stuck; {}; "
-      "ending the run with exit code 5",
-      rank_, host_, phase, waited.count() / 1000.0, timeout_.count() / 1000.0,
-      late.empty() ? "no rank of this node is behind" : "behind it on this node: " + late);
-  end.reason = fmt::format("timeout in '{}' on rank {}{}", phase, rank_, late.empty() ? "" : "; behind it: " + late);
+      "rank {} (host {}): timeout: '{}' has taken {:.1f} s (--timeout {:.0f} s); {}; {}; ending the run with exit "
+      "code 5",
+      rank_, host_, e.phase, e.waited.count() / 1000.0, timeout_.count() / 1000.0, cause,
+      late.empty() ? "no rank of this node is behind or stopped" : "behind it on this node: " + late);
+  end.reason = fmt::format("timeout in '{}' on rank {}{}{}", e.phase, rank_,
+                           e.progressing ? "; " + cause : "", late.empty() ? "" : "; behind it: " + late);
   end.verdict = "FAILED: timeout";
   end.rank0_grace = rank0_grace_for_timeout(timeout_);
   carry_out(end);
@@ -242,6 +262,10 @@ void JobGuard::on_signal(int sig, bool from_launcher) {
   const std::string phase = watchdog_.phase();
   std::string reason = fmt::format("rank {} (host {}) was terminated by {} during '{}'", rank_, host_,
                                    signal_name(sig), phase.empty() ? "-" : phase);
+  // The launcher ends the others when a rank dies: a node-mate already gone is the first cause.
+  if (const std::string gone = board_ && from_launcher ? board_->describe_gone(host_of_) : ""; !gone.empty())
+    reason = fmt::format("{} ended first, without a word from ccbench (killed: SIGKILL, the OOM killer; or a crash: "
+                         "the launcher's message names the signal); then {}", gone, reason);
   // The launcher may end the job because a node went away (mpirun's keepalive): say which.
   if (from_launcher && hosts_note_)
     if (const HostsNote note = hosts_note_(kSignalProbeWait); note.host_lost) reason += "; " + note.text;

@@ -1,6 +1,13 @@
 #include "harness/job/progress_board.h"
 
+#include <signal.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <cerrno>
+#include <fstream>
+#include <iterator>
+#include <chrono>
 #include <cstring>
 #include <new>
 
@@ -29,6 +36,7 @@ ProgressBoard::ProgressBoard(MPI_Comm world) {
   Slot* slots = static_cast<Slot*>(base);
   Slot* own = new (&slots[local_]) Slot{};
   own->world_rank = world_rank;
+  own->pid = static_cast<std::int32_t>(getpid());
   // Every slot is constructed before anyone reads it.
   check_mpi(MPI_Barrier(node_), "MPI_Barrier after building the progress board");
   slots_.store(slots);
@@ -41,7 +49,10 @@ ProgressBoard::~ProgressBoard() {
 }
 
 void ProgressBoard::free() {
-  slots_.store(nullptr);
+  {
+    std::lock_guard lock(beat_mu_);
+    slots_.store(nullptr);
+  }
   if (win_ != MPI_WIN_NULL) CCB_MPI(MPI_Win_free(&win_));
   if (node_ != MPI_COMM_NULL) CCB_MPI(MPI_Comm_free(&node_));
 }
@@ -68,6 +79,23 @@ void ProgressBoard::arrive() {
   me.calls.store(me.calls.load(std::memory_order_relaxed) + 1, std::memory_order_release);
 }
 
+namespace {
+std::int64_t now_ms() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now().time_since_epoch())
+      .count();
+}
+}  // namespace
+
+void ProgressBoard::beat() {
+  std::lock_guard lock(beat_mu_);
+  if (Slot* s = slots_.load()) s[local_].alive_ms.store(now_ms(), std::memory_order_relaxed);
+}
+
+std::uint64_t ProgressBoard::own_calls() const {
+  Slot* s = slots_.load();
+  return s ? s[local_].calls.load(std::memory_order_relaxed) : 0;
+}
+
 // A consistent copy of slot i (seqlock); false if it kept changing.
 bool ProgressBoard::read(int i, Peer& out, std::uint64_t& phase) const {
   Slot* s = slots_.load();
@@ -80,14 +108,44 @@ bool ProgressBoard::read(int i, Peer& out, std::uint64_t& phase) const {
     std::memcpy(name, slot.name, sizeof name);
     phase = slot.phase.load(std::memory_order_relaxed);
     out.calls = slot.calls.load(std::memory_order_acquire);
+    out.alive_ms = slot.alive_ms.load(std::memory_order_relaxed);
     std::atomic_thread_fence(std::memory_order_acquire);
     if (slot.seq.load(std::memory_order_relaxed) != before) continue;
     name[sizeof name - 1] = '\0';
     out.phase = name;
     out.rank = slot.world_rank;
+    out.pid = slot.pid;
     return true;
   }
   return false;
+}
+
+namespace {
+
+// Whether process `pid` has ended: gone, or a zombie its parent (the launcher's daemon) has not
+// reaped yet.
+bool process_ended(int pid) {
+  if (pid <= 0) return false;
+  if (kill(pid, 0) != 0) return errno == ESRCH;
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  const size_t paren = text.rfind(')');  // the command name may hold spaces and parentheses
+  return paren != std::string::npos && paren + 2 < text.size() && (text[paren + 2] == 'Z' || text[paren + 2] == 'X');
+}
+
+}  // namespace
+
+std::string ProgressBoard::describe_gone(const std::vector<std::string>& host_of) const {
+  Slot* s = slots_.load();
+  if (!s) return {};
+  std::string text;
+  for (int i = 0; i < local_size_; ++i) {
+    if (i == local_ || !process_ended(s[i].pid)) continue;
+    const int rank = s[i].world_rank;
+    const std::string host = rank >= 0 && static_cast<size_t>(rank) < host_of.size() ? host_of[rank] : "?";
+    text += fmt::format("{}rank {} (host {}, pid {})", text.empty() ? "" : ", ", rank, host, s[i].pid);
+  }
+  return text;
 }
 
 std::string ProgressBoard::describe_behind(const std::vector<std::string>& host_of) const {
@@ -100,14 +158,20 @@ std::string ProgressBoard::describe_behind(const std::vector<std::string>& host_
     Peer p;
     std::uint64_t phase = 0;
     if (i == local_ || !read(i, p, phase)) continue;
-    if (phase > my_phase || (phase == my_phase && p.calls >= me.calls)) continue;  // not behind
+    const std::int64_t silent_ms = p.alive_ms > 0 ? now_ms() - p.alive_ms : 0;
+    const bool stalled = silent_ms > kStalledAfterMs;
+    const bool behind = phase < my_phase || (phase == my_phase && p.calls < me.calls);
+    if (!behind && !stalled) continue;
     const std::string host = p.rank >= 0 && static_cast<size_t>(p.rank) < host_of.size() ? host_of[p.rank] : "?";
-    text += text.empty() ? "" : "; ";
-    if (phase == my_phase)
-      text += fmt::format("rank {} (host {}) started {} there, this rank {}", p.rank, host, calls(p.calls),
-                          calls(me.calls));
-    else
-      text += fmt::format("rank {} (host {}) is still in '{}' ({} started)", p.rank, host, p.phase, calls(p.calls));
+    text += fmt::format("{}rank {} (host {})", text.empty() ? "" : "; ", p.rank, host);
+    if (!behind) text += fmt::format(" is at this rank's point ('{}', {} started)", p.phase, calls(p.calls));
+    else if (phase == my_phase) text += fmt::format(" started {} there, this rank {}", calls(p.calls), calls(me.calls));
+    else text += fmt::format(" is still in '{}' ({} started)", p.phase, calls(p.calls));
+    if (stalled && process_ended(p.pid))
+      text += " and has ended (its process is gone)";
+    else if (stalled)
+      text += fmt::format(" and has not run for {:.1f} s: stopped (SIGSTOP, a debugger) or given no CPU",
+                          silent_ms / 1000.0);
   }
   return text;
 }

@@ -8,6 +8,7 @@
 // Ranks on other nodes are not visible from here; their own node-mates name them.
 #include <atomic>
 #include <cstdint>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -28,11 +29,28 @@ class ProgressBoard {
   // This rank's progress; only the owning rank's main thread calls these.
   void enter_phase(const std::string& phase);
   void arrive();  // one more synchronising call started in the current phase
+  // This rank is alive: called by its watchdog thread every check interval. A process stopped
+  // (SIGSTOP, a debugger) or never scheduled stops beating, whatever point its calls reached.
+  void beat();
+  // Calls this rank started in its current phase (its own slot).
+  std::uint64_t own_calls() const;
 
   // From any thread, without MPI: the ranks of this node behind this rank, with where they are:
   // "rank 1 (host a) started 1 call there, this rank 2 calls" (same phase) or "rank 1 (host a)
-  // is still in '<phase>' (3 calls started)", joined by "; "; "" when none is behind.
+  // is still in '<phase>' (3 calls started)", and the ranks that have not run for kStalledAfter
+  // whatever their point ("rank 0 (host a) has not run for 4.2 s: stopped, or given no CPU"),
+  // joined by "; "; "" when none is behind or stalled.
   std::string describe_behind(const std::vector<std::string>& host_of) const;
+
+  // From any thread, without MPI: the ranks of this node whose process no longer runs (gone, or
+  // dead and not yet reaped), "rank 1 (host a, pid 4242)" joined by ", "; "" when none. A rank
+  // killed outright (SIGKILL, the OOM killer) or crashed says nothing itself: its node-mates name it.
+  std::string describe_gone(const std::vector<std::string>& host_of) const;
+
+  // A rank whose watchdog has not beaten for this long is not running: 10 missed beats of 100 ms,
+  // far beyond a time slice even with a few ranks per hardware thread, and short beside a deadline
+  // (a rank stopped 2 s before its peer's 3 s deadline went unnamed with 2 s).
+  static constexpr std::int64_t kStalledAfterMs = 1000;
 
  private:
   // 128 bytes, so that ranks write separate cache lines when the window's base is 64-byte
@@ -40,21 +58,27 @@ class ProgressBoard {
   struct Slot {
     std::atomic<std::uint32_t> seq;    // odd while the owner rewrites the phase
     std::int32_t world_rank;
+    std::int32_t pid;                  // the rank's process, on this node
+    std::int32_t unused;
     std::atomic<std::uint64_t> phase;  // phases entered so far
     std::atomic<std::uint64_t> calls;  // calls started in the current phase
-    char name[104];
+    std::atomic<std::int64_t> alive_ms;  // the steady clock (CLOCK_MONOTONIC, one per host) at its last beat
+    char name[88];
   };
   static_assert(sizeof(Slot) == 128 && alignof(Slot) == 8);
   struct Peer {
     int rank = -1;            // world rank
+    int pid = 0;
     std::string phase;        // the phase it is in
     std::uint64_t calls = 0;  // calls it started in that phase
+    std::int64_t alive_ms = 0;  // its last beat; 0 before the first
   };
   bool read(int i, Peer& out, std::uint64_t& phase) const;
 
   MPI_Comm node_ = MPI_COMM_NULL;
   MPI_Win win_ = MPI_WIN_NULL;
   std::atomic<Slot*> slots_{nullptr};  // the node's slots, by node-local rank
+  std::mutex beat_mu_;                 // beat() never writes into a window free() is unmapping
   int local_ = 0, local_size_ = 0;
 };
 

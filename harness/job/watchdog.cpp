@@ -22,13 +22,15 @@ Watchdog::~Watchdog() {
   thread_.join();
 }
 
-void Watchdog::enter(std::string phase, std::chrono::milliseconds allowance) {
+void Watchdog::enter(std::string phase, std::chrono::milliseconds allowance, std::uint64_t calls_asked) {
   if (board_) board_->enter_phase(phase);
   {
     std::lock_guard<std::mutex> lock(mu_);
     phase_ = std::move(phase);
-    since_ = std::chrono::steady_clock::now();
+    since_ = last_progress_ = std::chrono::steady_clock::now();
     limit_ = allowance.count() > 0 ? allowance : timeout_;
+    calls_asked_ = calls_asked;
+    last_calls_ = 0;
     armed_ = true;
   }
   if (on_enter_) on_enter_();
@@ -48,13 +50,20 @@ void Watchdog::loop() {
   std::unique_lock<std::mutex> lock(mu_);
   while (!stop_) {
     cv_.wait_for(lock, kCheckInterval);
+    if (board_) board_->beat();
     if (stop_ || !armed_) continue;
-    auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::steady_clock::now() - since_);
+    const auto now = std::chrono::steady_clock::now();
+    const std::uint64_t calls = board_ ? board_->own_calls() : 0;
+    if (calls != last_calls_) {
+      last_calls_ = calls;
+      last_progress_ = now;
+    }
+    auto waited = std::chrono::duration_cast<std::chrono::milliseconds>(now - since_);
     if (waited < limit_) continue;
-    std::string phase = phase_;
+    const Expiry e{phase_, waited, calls, calls_asked_, calls > 0 && now - last_progress_ < kProgressWindow};
     armed_ = false;
     lock.unlock();
-    on_expire_(phase, waited);  // normally does not return
+    on_expire_(e);  // normally does not return
     lock.lock();
   }
 }

@@ -16,6 +16,7 @@
 #include "harness/links/links_measure.h"
 #include "harness/results_dir.h"
 #include "harness/sizes.h"
+#include "harness/startup.h"
 #include "results/csv_reader.h"
 #include "results/format.h"
 #include "core/error.h"
@@ -124,12 +125,14 @@ void print_matrices(const std::vector<LinkResult>& results, const std::vector<st
 // The matrices, the outliers, then which endpoint the slow links are put on.
 void print_report(const std::vector<LinkResult>& results, const std::vector<LinkOutlier>& outliers,
                   const std::vector<LinkAttribution>& attributions, const std::vector<std::uint64_t>& sizes, int nranks,
-                  double threshold) {
+                  double threshold, const std::string& oversubscribed) {
   print_matrices(results, sizes, nranks);
   if (outliers.empty())
     fmt::print("# outliers at {} (below {:.0f}% of the median): none\n", human_size(sizes.back()), threshold * 100);
+  // Oversubscribed, a pair whose ranks waited for a hardware thread looks slow: a lead, not a finding.
+  const char* kind = oversubscribed.empty() ? "OUTLIER" : "outlier (oversubscribed: maybe the scheduler)";
   for (const LinkOutlier& o : outliers)
-    fmt::print("# OUTLIER {} {} {} -> {} at {}: {:.2f} GB/s {}, {:.0f}% of the median {:.2f}\n", o.result->transport,
+    fmt::print("# {} {} {} {} -> {} at {}: {:.2f} GB/s {}, {:.0f}% of the median {:.2f}\n", kind, o.result->transport,
                o.result->mode, link_endpoint(o.result->src, o.result->src_host),
                link_endpoint(o.result->dst, o.result->dst_host), human_size(o.result->bytes), o.value, o.metric,
                100 * o.value / o.median, o.median);
@@ -231,6 +234,11 @@ int run_links(const LinksOptions& o, int* argc, char*** argv) {
     const std::vector<std::uint64_t> sizes = sweep_sizes(spec);
     std::vector<std::string> notes;
     const std::vector<Transport> transports = plan_transports(o, device, agreed_ib_unavailable_reason(world, layout).value_or(""), &notes);
+    const std::string oversubscribed = gather_oversubscription(world, layout);
+    if (!oversubscribed.empty())
+      notes.push_back(fmt::format("note: oversubscribed: {}: a pair's figures follow the scheduler too, so outliers "
+                                  "are leads, not findings; for link figures run at most one rank per hardware thread",
+                                  oversubscribed));
     if (layout.rank == 0) {
       fmt::print("# ccbench links: {} ranks ({} ranks), sizes {} to {}, {} messages per size and pair, {}{}\n",
                  layout.nranks, name(device), format_size(sizes.front()), format_size(sizes.back()), o.iterations,
@@ -256,14 +264,14 @@ int run_links(const LinksOptions& o, int* argc, char*** argv) {
     if (layout.rank == 0) {
       const auto outliers = find_link_outliers(results, o.outlier_threshold, sizes.back());
       const auto attributions = attribute_links(results, o.outlier_threshold, sizes.back());
-      print_report(results, outliers, attributions, sizes, layout.nranks, o.outlier_threshold);
+      print_report(results, outliers, attributions, sizes, layout.nranks, o.outlier_threshold, oversubscribed);
       if (!o.no_files) {
         folder.mark_used();
         write_text_file(out_dir + "/links.csv", links_to_csv(results, attributions));
-        write_text_file(out_dir + "/links.json",
-                        links_to_json(results, outliers, links_context(o, layout, std::string(name(device))), attributions)
-                                .dump(2) + "\n");
-        fmt::print("# results: {}/ (links.csv, links.json)\n", out_dir);
+        Json context = links_context(o, layout, std::string(name(device)));
+        context["oversubscribed"] = oversubscribed.empty() ? Json(nullptr) : Json(oversubscribed);
+        write_text_file(out_dir + "/links.json", links_to_json(results, outliers, context, attributions).dump(2) + "\n");
+        fmt::print("# results: {}/ (links.csv, links.json)\n", path_on_one_line(out_dir));
       }
       std::fflush(stdout);
     }

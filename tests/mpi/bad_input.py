@@ -165,6 +165,32 @@ def cases(files, scratch, have_gpu, cuda_built):
              ["--transport: unknown value 'shmm': it names no row ccbench writes", "(did you mean 'shm'?)"],
              launch="plain"),
     ]
+    # Options that would change nothing in the run: refused where the command line says so
+    # (docs/reliability.md "Options that do not apply"; --device auto finding CPU ranks: a note).
+    gpu_only = "acts on GPU ranks, and --device cpu measures CPU ranks"
+    c += [
+        Case("-G with --device cpu", ["--device", "cpu", "-G", "5"], 2, ["-G 5 " + gpu_only, "leave it out"]),
+        Case("--nccl-config with --device cpu", ["--device", "cpu", "--nccl-config", "maxCTAs=2"], 2,
+             ["--nccl-config maxCTAs=2 " + gpu_only]),
+        Case("--share-gpus with --device cpu", ["--device", "cpu", "--share-gpus"], 2, ["--share-gpus " + gpu_only]),
+        Case("-G and --share-gpus with --device cpu", ["--device", "cpu", "-G", "2", "--share-gpus"], 2,
+             ["-G 2, --share-gpus act on GPU ranks, and --device cpu measures CPU ranks: leave them out"]),
+        Case("--serial without --groups", ["--serial"], 2,
+             ["--serial acts on the groups of a --groups run, and this run has none (--groups world)"]),
+        Case("--group-outlier-threshold without --groups", ["--group-outlier-threshold", "0.5"], 2,
+             ["--group-outlier-threshold acts on the groups of a --groups run"]),
+        Case("--ib-qps with --transport shm", ["--transport", "shm", "--ib-qps", "2"], 2,
+             ["--ib-qps sets up the ib transport, and --transport shm does not use it"]),
+        Case("--ofi-provider without --transport ofi", ["--ofi-provider", "tcp"], 2,
+             ["--ofi-provider sets up the ofi transport, which only --transport ofi uses (this run: --transport auto)"]),
+        Case("--tree with no tree", ["--impl", "ring,mpi", "--tree", "binary"], 2,
+             ["--tree shapes the trees of the tree implementation, and --impl ring,mpi names no tree"]),
+        Case("--ring-order with no ring", ["--impl", "mpi", "--ring-order", "topo"], 2,
+             ["--ring-order orders the ring of ring, hier and best, and --impl mpi names none of them"]),
+        Case("--baseline not measured", ["--impl", "ring,tree", "--baseline", "mpi"], 2,
+             ["--baseline mpi: the summary compares the implementations measured with it, and --impl ring,tree does "
+              "not measure it"]),
+    ]
     # nccl-tests flags ccbench cannot honour: refused, naming what to use instead.
     c += [
         Case("-g 8 (nccl-tests' single-process example)", ["-b", "8", "-e", "128M", "-f", "2", "-g", "8"], 2,
@@ -225,6 +251,8 @@ def cases(files, scratch, have_gpu, cuda_built):
         ("bytes 0", "overrun:rank=0,bytes=0", ["CCBENCH_FAULT: bytes must be from 1 to 4096"]),
         ("bytes 5000", "overrun:rank=0,bytes=5000", ["CCBENCH_FAULT: bytes must be from 1 to 4096"]),
         ("empty impl", "stop:rank=1,impl=", ["CCBENCH_FAULT: impl= needs a name"]),
+        ("a key twice", "stop:rank=1,rank=2", ["CCBENCH_FAULT='stop:rank=1,rank=2': rank is given twice",
+                                               "give each key once"]),
     ]
     for label, value, texts in faults:
         c.append(Case(f"CCBENCH_FAULT {label}", small, 2, texts, env={"CCBENCH_FAULT": value}))
@@ -232,6 +260,14 @@ def cases(files, scratch, have_gpu, cuda_built):
     c.append(Case("CCBENCH_FAULT rank outside the run", small + ["--out", "none"], 2,
                   ["CCBENCH_FAULT: rank=2 does not exist in this run of 2 ranks", "valid: 0 to 1"],
                   env={"CCBENCH_FAULT": "stop:rank=2"}, pre=False))
+    # A size or iteration the run never reaches: the fault could never fire (the sizes are known
+    # after MPI start-up).
+    c.append(Case("CCBENCH_FAULT size not swept", small + ["--out", "none"], 2,
+                  ["CCBENCH_FAULT: size=4K is not among the sizes of this sweep (8 to 8): it would never fire"],
+                  env={"CCBENCH_FAULT": "stop:rank=1,size=4K"}, pre=False))
+    c.append(Case("CCBENCH_FAULT iteration past -n", small + ["--out", "none"], 2,
+                  ["CCBENCH_FAULT: iteration=1 is beyond the 1 timed iteration of a measurement (-n 1; valid: 0 to 0)"],
+                  env={"CCBENCH_FAULT": "stop:rank=1,iteration=1"}, pre=False))
     slot_bytes_help = "a multiple of 64 from 64 to 64M"
     for value in ["abc", "0", "100", "65", "1G", "-64", "99999999999999999999", "64Q"]:
         c.append(Case(f"CCBENCH_CPU_SLOT_BYTES={value}", small, 2,

@@ -3,8 +3,9 @@
 each a real ccbench launch (mpirun -np 2 --oversubscribe, CPU ranks), checked in what the run
 printed and wrote: the "# Using devices" lines of both ranks, the measurement count, the progress
 lines on stderr (not a terminal here: one line per interval), the -J file, the rows and times of
--m runs, and the exit codes; -z 1 (nccl-tests' blocking mode) and a launch without mpirun (one
-rank), each with the note it must print.
+-m runs, and the exit codes; -z 1 (nccl-tests' blocking mode), a launch without mpirun (one
+rank) and -G on the CPU ranks --device auto found, each with the note it must print (-G's in
+run.json too); the recorded command line quoted so that pasting it runs nothing.
 
 Usage: cli_runs.py --ccbench PATH --mpiexec PATH
 Prints one line per check; exits 1 if any failed.
@@ -105,6 +106,38 @@ def first_run(opts, cwd):
           p.stdout + p.stderr)
     rc, out, err = launch(opts, small, cwd)
     check(rc == 0 and "# note: 1 rank" not in out, "two ranks: no one-rank note", out)
+
+
+def options_that_do_not_apply(opts, cwd):
+    """-G on CPU ranks that --device auto found: a note at start-up and in run.json's context.notes,
+    and no graph row; with --device cpu a usage error before MPI (tests/mpi/bad_input.py has the
+    matrix). On 2 ranks of a machine with 2 or more hardware threads no oversubscription is said,
+    a command line with a `$(...)` in a path is recorded so that pasting it runs nothing."""
+    folder = os.path.join(cwd, "g$(touch pwned)")
+    args = ["-G", "3", "--collective", "allreduce", "--impl", "ring", "-b", "1K", "-e", "1K", "-n", "2", "-w", "1",
+            "--out", folder, "--quiet"]
+    rc, out, err = launch(opts, args, cwd)
+    if "cpu ranks" not in out.splitlines()[0] if out else True:
+        print("skip -G note: --device auto found GPU ranks here; the note is for CPU ranks")
+    else:
+        note = "-G 3 acts on GPU ranks, and --device auto found CPU ranks (not every rank has a usable GPU): it changes nothing here"
+        check(rc == 0 and out.count(note) == 1, "-G on CPU ranks found by --device auto: one note at start-up", out + err)
+        try:
+            with open(os.path.join(folder, "run.json"), encoding="utf-8") as f:
+                context = json.load(f)["context"]
+            rows = read_rows(os.path.join(folder, "results.csv"))
+        except (OSError, ValueError, KeyError) as e:
+            check(False, "-G on CPU ranks: run.json and results.csv readable", str(e))
+            return
+        check(note in context.get("notes", []), "-G on CPU ranks: the note in run.json's context.notes", str(context.get("notes")))
+        check(rows and all(r["mode"] == "eager" for r in rows), "-G on CPU ranks: no graph row")
+        over = 2 > len(os.sched_getaffinity(0))
+        check((context.get("oversubscribed") is not None) == over and ("oversubscribed" in out) == over,
+              "2 ranks: oversubscription said exactly where the ranks outnumber the hardware threads", out)
+        recorded = context.get("command_line", "")
+        check("'" + folder + "'" in recorded, f"the command line quotes the folder: {recorded}")
+        subprocess.run(["bash", "-c", "set -- " + recorded.split(" ", 1)[1]], cwd=cwd, capture_output=True)
+        check(not os.path.exists(os.path.join(cwd, "pwned")), "the recorded command line, pasted, ran nothing")
 
 
 def min_bandwidth(opts, cwd):
@@ -220,6 +253,7 @@ def main():
         quiet_and_refusals(opts, cwd)
         first_run(opts, cwd)
         min_bandwidth(opts, cwd)
+        options_that_do_not_apply(opts, cwd)
         agg_iters_rows(opts, cwd)
         agg_iters_time(opts, cwd)
     print(f"cli runs: {len(FAILED)} check(s) failed")

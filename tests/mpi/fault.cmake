@@ -24,13 +24,16 @@ foreach(scenario known_time known_time_aggregated)
   set_tests_properties(gpu1_${scenario} PROPERTIES LABELS "gpu;gpu1" SKIP_RETURN_CODE 77 TIMEOUT 180 RUN_SERIAL TRUE)
 endforeach()
 
-# How a job ends when its output or its start goes wrong: two launches into one --out, a results
+# How a job ends when its output or its start goes wrong: two launches into one --out (and two
+# into one new folder at once, 20 times: one winner, its folder intact), a fault that could never
+# fire as given, a deadline too short for the work asked, rank 0 stopped from outside, a results
 # file in the way, a full disk (a tmpfs in a mount namespace of its own: skipped where none can be
 # mounted), a usage error whichever rank exits first, a fault rank or -r outside the run, SIGTERM
 # through mpirun, verdicts that end the run; each checked for the exit code, the time, the message
 # said once and the files (fault_tests.py).
-foreach(scenario results_folder_taken results_csv_unwritable tmp_name_taken full_disk usage_error_any_rank
-                 fault_rank_out_of_range root_out_of_range terminate_quiet verdicts_quiet)
+foreach(scenario results_folder_taken out_race results_csv_unwritable tmp_name_taken full_disk usage_error_any_rank
+                 fault_rank_out_of_range fault_beyond_the_run root_out_of_range terminate_quiet verdicts_quiet
+                 deadline_too_short stopped_from_outside)
   add_test(NAME mpi.fault.${scenario}
            COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/fault_tests.py --ccbench $<TARGET_FILE:ccbench>
                    --mpiexec ${MPIEXEC_EXECUTABLE} ${scenario})

@@ -158,8 +158,10 @@ def kill(opts):
     j = r.run_json()
     check(j["complete"] is False, "run.json says complete after a rank was killed")
     check(len(j["rows"]) == len(rows), "run.json and results.csv hold different rows")
-    # mpirun ends rank 0 with SIGTERM: rank 0 says so, and where it was.
-    check(re.match(r"rank 0 \(host .*\) was terminated by SIGTERM during 'allreduce/ring float sum 16K ",
+    # Rank 1 dies first (SIGKILL says nothing); mpirun then ends rank 0 with SIGTERM: rank 0 names
+    # rank 1 as the first cause (its process gone), then itself and where it was.
+    check(re.match(r"rank 1 \(host .*, pid \d+\) ended first, without a word from ccbench \(killed: SIGKILL.*\); "
+                   r"then rank 0 \(host .*\) was terminated by SIGTERM during 'allreduce/ring float sum 16K ",
                    j["incomplete_reason"] or ""), f"run.json reason {j['incomplete_reason']!r}")
     check(j["verdict"] == "FAILED: terminated", f"run.json verdict {j['verdict']!r}")
 
@@ -257,13 +259,17 @@ def overrun(opts, check_flag="1"):
 
 
 def alloc(opts):
-    """A failed allocation on rank 1: exit 3 (precondition: out of memory)."""
+    """A failed allocation on rank 1: exit 3 (precondition: out of memory), the failed row naming
+    the size its buffers were for."""
     r = launch(opts, "alloc:rank=1", ["--impl", "ring"] + SWEEP + ["--timeout", "30"])
     check(r.rc == 3, f"exit code {r.rc}, expected 3")
     text = "rank 1: out of memory: allocation failure injected by CCBENCH_FAULT on rank 1"
     check(text in r.out + r.err, f"the output lacks {text!r}")
     rows = r.rows()
     check(rows and all(x["status"] == "failed" for x in rows), "rows other than 'failed' after the allocation failed")
+    # The row keeps the size the buffers were for (the largest asked), not 0 B.
+    check(all(x["size[B]"] == "16384" and "buffers for 16K" in x["reason"] for x in rows),
+          f"the failed row does not keep the size asked: {[(x['size[B]'], x['reason']) for x in rows]}")
     check(r.run_json()["exit_code"] == 3, "run.json exit_code is not 3")
 
 
@@ -358,6 +364,23 @@ SLOW_SWEEP = ["--impl", "ring", "--device", "cpu", "--collective", "allreduce", 
 SLOW_MS = 100  # far above the time of a 4K CPU all-reduce, even on a loaded machine (ASan, 4 ranks on 2 cores)
 
 
+# A run with more ranks than hardware threads marks its straggler and group-outlier lines as leads
+# (results/stragglers.h); the tests read both forms, and check the run said so at start-up.
+OVERSUBSCRIBED = r"(?: \(oversubscribed: maybe the scheduler\))?"
+
+
+def oversubscribed_said(r, ranks):
+    """Where `ranks` outnumber this machine's hardware threads: said once at start-up, in run.json,
+    and on every straggler line; elsewhere none of it."""
+    over = ranks > len(os.sched_getaffinity(0))
+    notes = re.findall(r"^# note: oversubscribed: .*$", r.out, re.M)
+    check(len(notes) == (1 if over else 0), f"oversubscription notes {notes} for {ranks} ranks")
+    check((r.run_json()["context"].get("oversubscribed") is not None) == over, "run.json: context.oversubscribed")
+    marked = re.findall(r"^# straggler \(oversubscribed: maybe the scheduler\): ", r.out, re.M)
+    plain = re.findall(r"^# straggler: ", r.out, re.M)
+    check(not (plain if over else marked), f"straggler lines not marked as the run was: {marked or plain}")
+
+
 def straggler(opts):
     """A rank that finishes every call SLOW_MS late (slow) among 4: every row names it as the slowest
     rank with its host, run.json keeps every rank's times, and one line after the table names it."""
@@ -375,9 +398,10 @@ def straggler(opts):
         check(j["rank_median_us"][2] >= SLOW_MS * 1000, f"rank 2's median {j['rank_median_us'][2]} us < {SLOW_MS} ms")
         others = j["rank_median_us"][:2] + j["rank_median_us"][3:]
         check(max(others) * 1.2 < j["rank_median_us"][2], f"another rank is as slow as rank 2: {j['rank_median_us']}")
-    lines = re.findall(r"^# straggler: .*$", r.out, re.M)
+    lines = re.findall(rf"^# straggler{OVERSUBSCRIBED}: .*$", r.out, re.M)
     check(len(lines) == 1, f"straggler lines: {lines}")
-    check(re.match(rf"# straggler: rank 2 \(host {re.escape(HOST)}\) [0-9.]+x the median rank in allreduce/ring float "
+    oversubscribed_said(r, 4)
+    check(re.match(rf"# straggler{OVERSUBSCRIBED}: rank 2 \(host {re.escape(HOST)}\) [0-9.]+x the median rank in allreduce/ring float "
                    r"sum \S+ \S+ \(slowest by more than 20 % in 6 of 6 rows\)$", lines[0]), f"line: {lines[0]}")
     print(lines[0])
 
@@ -409,7 +433,7 @@ def straggler_threshold(opts):
         r = launch(opts, "slow:rank=2,ms=3", LATE_SWEEP + extra, ranks=4)
         check(r.rc == 0, f"exit code {r.rc}, expected 0")
         rows = r.rows()
-        lines = {m[0]: int(m[2]) for m in re.findall(r"^# straggler: rank (\d+) .* \(slowest by more than (\d+) % "
+        lines = {m[0]: int(m[2]) for m in re.findall(rf"^# straggler{OVERSUBSCRIBED}: rank (\d+) .* \(slowest by more than (\d+) % "
                                                       r"in (\d+) of \d+ rows\)$", r.out, re.M)
                  if int(m[1]) == round(threshold * 100)}
         want = counted(rows, "straggler_ratio", lambda v: v > 1 + threshold)
@@ -431,7 +455,7 @@ def group_outlier_threshold(opts):
                    ranks=4)
         check(r.rc == 0, f"exit code {r.rc}, expected 0")
         rows = r.rows()
-        lines = {m[0]: int(m[1]) for m in re.findall(r"^# group outlier: (\S+) at .* \(below \d+ % in (\d+) of \d+ "
+        lines = {m[0]: int(m[1]) for m in re.findall(rf"^# group outlier{OVERSUBSCRIBED}: (\S+) at .* \(below \d+ % in (\d+) of \d+ "
                                                       r"rows\)$", r.out, re.M)}
         want = counted(rows, "group_outlier_ratio", lambda v: v * threshold > 1)
         check(lines == want, f"threshold {threshold:g}: the lines count {lines}, the rows {want}")
@@ -442,7 +466,8 @@ def group_outlier_threshold(opts):
 
 
 def outlier_lines(out):
-    return re.findall(r"^# group outlier: (.+?) at ([0-9.]+(?:e[-+][0-9]+)?) of the median busbw of (\d+) like groups", out, re.M)
+    return re.findall(rf"^# group outlier{OVERSUBSCRIBED}: (.+?) at ([0-9.]+(?:e[-+][0-9]+)?) of the median busbw of (\d+) "
+                      r"like groups", out, re.M)
 
 
 def group_pairs(opts):
@@ -462,7 +487,7 @@ def group_pairs(opts):
             check(x["slowest_rank"] == "2", f"{x['group']} names rank {x['slowest_rank']} as its slowest")
     named = sorted(l[0] for l in outlier_lines(r.out))
     check(named == ["pair 0-2", "pair 1-2", "pair 2-3"], f"outlier lines name {named}")
-    print("\n".join(re.findall(r"^# group outlier: .*$", r.out, re.M)))
+    print("\n".join(re.findall(rf"^# group outlier{OVERSUBSCRIBED}: .*$", r.out, re.M)))
 
 
 def group_node(opts):
@@ -692,6 +717,115 @@ def results_folder_taken(opts):
     check(fourth.rc == 0 and fourth.run_json()["complete"] is True, f"--overwrite exited {fourth.rc}")
     check(open(os.path.join(folder, "run.json"), "rb").read() != before["run.json"], "--overwrite left the old run.json")
     shutil.rmtree(folder, ignore_errors=True)
+
+
+def out_race(opts):
+    """Two launches into one new --out at the same moment, 20 times: exactly one wins each time
+    (exit 0, its run complete), the other is refused (exit 2) and removes nothing of the winner's:
+    a refused launch cleans up only what it made and holds (harness/results_dir.h). Plain
+    launches (one rank each), so that the two meet within the same few milliseconds."""
+    base = tempfile.mkdtemp(prefix="ccbench-race-")
+    args = ["--device", "cpu", "--collective", "allreduce", "--impl", "ring", "-b", "8", "-e", "8", "-n", "1", "-w", "0",
+            "--quiet", "--timeout", "60"]
+    for trial in range(20):
+        folder = os.path.join(base, f"new-{trial}")
+        procs = [subprocess.Popen([opts.ccbench] + args + ["--out", folder], stdout=subprocess.PIPE,
+                                  stderr=subprocess.PIPE, text=True, errors="replace") for _ in range(2)]
+        ends = [(p.wait(timeout=120), *p.communicate()) for p in procs]
+        LAST.update(out=ends[0][1] + ends[1][1], err=ends[0][2] + ends[1][2], folder=folder)
+        codes = sorted(e[0] for e in ends)
+        check(codes == [0, 2], f"trial {trial}: exit codes {codes}, expected one winner (0) and one refusal (2)")
+        loser = next(e for e in ends if e[0] == 2)
+        check("is in use by another ccbench launch" in loser[2] or "already holds the results of an earlier run" in loser[2],
+              f"trial {trial}: the refusal does not say why: {loser[2]!r}")
+        run = Run(0, "", "", 0, folder)
+        check(len(run.rows()) == 2 and run.run_json()["complete"] is True,
+              f"trial {trial}: the winner's folder is not intact")
+        check(os.path.exists(os.path.join(folder, ".ccbench.lock")), f"trial {trial}: the lock file is gone")
+    print("out_race: 20 of 20 trials had one winner with its folder intact")
+    shutil.rmtree(base, ignore_errors=True)
+
+
+def deadline_too_short(opts):
+    """-n 1000000 at 1 MiB with -T 3: nothing is stuck, the deadline is simply too short for the
+    work asked; the job ends with exit code 5 saying so (calls started of those asked) instead of
+    "a rank or link is stuck"."""
+    timeout = 3
+    r = launch(opts, None, ["--device", "cpu", "--collective", "allreduce", "--impl", "mpi", "-b", "1M", "-e", "1M",
+                            "-n", "1000000", "-w", "0", "--in-place", "no", "--timeout", str(timeout)],
+               bound=hang_bound(timeout))
+    check(r.rc == 5, f"exit code {r.rc}, expected 5 (timeout)")
+    said = re.search(r"'allreduce/mpi float sum 1M out-of-place: timed batch' has taken [0-9.]+ s \(--timeout 3 s\); "
+                     r"nothing is stuck: this rank had started (\d+) of the 1000001 calls of this phase and was still "
+                     r"starting more; the deadline is too short for the work asked: give a longer --timeout \(about "
+                     r"(\d+) s at this rate\)", r.err)
+    check(said is not None, "stderr does not say the deadline was too short for the work, with the calls")
+    check(0 < int(said.group(1)) < 1000001 and int(said.group(2)) > timeout, f"calls {said.groups()}")
+    check("a rank or link is stuck" not in r.err, "stderr calls the run stuck")
+    j = r.run_json()
+    check(j["exit_code"] == 5 and "nothing is stuck" in (j["incomplete_reason"] or ""),
+          f"run.json: {j['exit_code']} {j['incomplete_reason']!r}")
+
+
+def stopped_from_outside(opts):
+    """Rank 0 stopped by SIGSTOP from outside at any point of a soak (often inside MPI_Allreduce, its
+    calls counted alike, so nothing is behind by count): rank 1 names rank 0 as not running, and the
+    job ends within the bound of a stuck job."""
+    timeout = 3
+    folder = tempfile.mkdtemp(prefix="ccbench-sigstop-")
+    cmd = [opts.mpiexec, "--oversubscribe", "--allow-run-as-root", "-np", "2", opts.ccbench, "--device", "cpu",
+           "--collective", "allreduce", "--impl", "mpi", "-b", "256K", "-e", "256K", "-n", "20", "-w", "0",
+           "--cycles", "0", "--timeout", str(timeout), "--out", folder]
+    print("$ " + " ".join(cmd))
+    p = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, errors="replace")
+    pid0 = None
+    try:
+        start = time.monotonic()
+        line = ""
+        while time.monotonic() - start < 30 and pid0 is None:
+            line = p.stdout.readline()
+            m = re.match(r"^#  Rank +0 Pid +(\d+) ", line)
+            pid0 = int(m.group(1)) if m else None
+        check(pid0 is not None, "the start-up block did not name rank 0's pid")
+        time.sleep(2)  # well inside the soak
+        os.kill(pid0, signal.SIGSTOP)
+        stopped = time.monotonic()
+        out, err = p.communicate(timeout=hang_bound(timeout) + 30)
+    finally:
+        if pid0:
+            for sig in (signal.SIGCONT, signal.SIGKILL):
+                try:
+                    os.kill(pid0, sig)
+                except ProcessLookupError:
+                    pass
+        if p.poll() is None:
+            p.kill()
+    LAST.update(out=out, err=err, folder=folder)
+    took = time.monotonic() - stopped
+    print(f"fault {opts.scenario}: exit code {p.returncode} {took:.1f} s after SIGSTOP")
+    check(took < hang_bound(timeout), f"the job took {took:.1f} s after the stop, more than {hang_bound(timeout)} s")
+    check(re.search(rf"rank 1 \(host {re.escape(HOST)}\): timeout: .*behind it on this node: rank 0 \(host "
+                    rf"{re.escape(HOST)}\).* has not run for [0-9.]+ s: stopped", err) is not None or
+          re.search(rf"rank 0 \(host {re.escape(HOST)}\)[^;]* has not run for [0-9.]+ s: stopped", err) is not None,
+          "rank 1 does not name rank 0 as stopped")
+    shutil.rmtree(folder, ignore_errors=True)
+
+
+def fault_beyond_the_run(opts):
+    """CCBENCH_FAULT whose index, size or iteration the run never reaches is refused, never moved or
+    dropped: an index past the output (exit 2, the row failed naming the valid range), a size not
+    swept and an iteration past -n (exit 2 at start-up, nothing measured)."""
+    r = launch(opts, "corrupt:rank=1,size=1K,index=100000", ["--impl", "ring"] + SWEEP + ["--timeout", "30"])
+    check(r.rc == 2, f"index past the output: exit code {r.rc}, expected 2")
+    failed = [x for x in r.rows() if x["status"] == "failed"]
+    check(len(failed) == 1 and "CCBENCH_FAULT index=100000 names no element of rank 1 (host" in failed[0]["reason"]
+          and "(valid: 0 to 255)" in failed[0]["reason"], f"the failed row: {failed}")
+    for fault, what in (("stop:rank=1,size=3K", "size=3K is not among the sizes of this sweep (1K to 16K)"),
+                        ("stop:rank=1,iteration=3", "iteration=3 is beyond the 3 timed iterations of a measurement "
+                                                    "(-n 3; valid: 0 to 2)")):
+        r = launch(opts, fault, ["--impl", "ring"] + SWEEP + ["--timeout", "30"])
+        check(r.rc == 2 and f"CCBENCH_FAULT: {what}: it would never fire" in r.err, f"{fault}: exit {r.rc}: {r.err!r}")
+        check(not os.path.exists(os.path.join(r.folder, "results.csv")), f"{fault}: measured before the refusal")
 
 
 def make_unwritable(path, text="an earlier run\n"):
@@ -925,6 +1059,10 @@ SCENARIOS = {
     "soak_corrupt": lambda o: soak(o, "corrupt:rank=1,size=4K,index=3"),
     "mismatch": mismatch,
     "results_folder_taken": results_folder_taken,
+    "out_race": out_race,
+    "deadline_too_short": deadline_too_short,
+    "stopped_from_outside": stopped_from_outside,
+    "fault_beyond_the_run": fault_beyond_the_run,
     "results_csv_unwritable": results_csv_unwritable,
     "tmp_name_taken": tmp_name_taken,
     "full_disk": full_disk,

@@ -71,8 +71,13 @@ if CASE == "matrix":
     j = json.load(open(os.path.join(d, "links.json")))
     need(j["schema"] == "ccbench-links/1" and len(j["results"]) == len(rows), "links.json does not match links.csv")
     need(j["context"]["ranks"] == 3 and len(j["context"]["hosts"]) == 3, "links.json context lacks the ranks")
+    # 3 ranks on fewer hardware threads: said once, in links.json too, and outliers are leads only.
+    oversubscribed = 3 > len(os.sched_getaffinity(0))
+    need(("note: oversubscribed: 3 ranks on" in out) == oversubscribed, "oversubscription not said (or said wrongly)", out)
+    need((j["context"].get("oversubscribed") is not None) == oversubscribed, "links.json: context.oversubscribed")
+    kind = "outlier (oversubscribed: maybe the scheduler)" if oversubscribed else "OUTLIER"
     for o in j["outliers"]:  # each named in the output with ranks and hosts
-        line = f"OUTLIER {o['transport']} pair rank {o['src']} ({o['src_host']}) -> rank {o['dst']} ({o['dst_host']})"
+        line = f"{kind} {o['transport']} pair rank {o['src']} ({o['src_host']}) -> rank {o['dst']} ({o['dst_host']})"
         need(line in out, f"outlier {o} not printed", out)
     print(f"ok: {len(rows)} cells, {len(j['outliers'])} outliers")
 

@@ -24,8 +24,10 @@ def check(cond, what):
         failures.append(what)
 
 
-def sweep(args, out, settings):
+def sweep(args, out, settings, repeat=1):
+    """The mechanics need one launch per setting; repeat=None leaves sweep.py's default."""
     cmd = [sys.executable, args.sweep, "--np", "2", "--ccbench", args.ccbench, "--out", out]
+    cmd += ["--repeat", str(repeat)] if repeat else []
     for s in settings:
         cmd += ["--sweep-env", s]
     env = dict(os.environ, MPIRUN=args.mpiexec + " --allow-run-as-root")
@@ -85,12 +87,13 @@ def test_bad_input(args, tmp):
     check(rc == 2 and "is given twice" in stderr, f"a duplicate name exits 2 naming it (got {rc}: {stderr.strip()!r})")
 
 
-def tune(args, tmp, name, space, budget):
+def tune(args, tmp, name, space, budget, repeat=1):
     out, space_file = os.path.join(tmp, name), os.path.join(tmp, name + ".yaml")
     with open(space_file, "w") as f:
         f.write(space)
     cmd = [sys.executable, args.tune, "--space", space_file, "--budget", budget, "--np", "2",
-           "--ccbench", args.ccbench, "--out", out, "--"] + [a for a in RUN if a not in ("-n", "5")]
+           "--ccbench", args.ccbench, "--out", out] + (["--repeat", str(repeat)] if repeat else [])
+    cmd += ["--"] + [a for a in RUN if a not in ("-n", "5")]
     env = dict(os.environ, MPIRUN=args.mpiexec + " --allow-run-as-root")
     p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=180)
     return p.returncode, p.stdout, p.stderr, out, space_file
@@ -122,6 +125,43 @@ def test_tune_budget_and_space(args, tmp):
     check(rc == 2 and f"{space}:2: not valid YAML" in stderr, f"malformed space: exit 2 with file and line ({stderr!r})")
     rc, _, stderr, out, space = tune(args, tmp, "bad2", "CCBENCH_CPU_SLOT_DEPTH: 4\n", "1")
     check(rc == 2 and "must map to a list of values" in stderr, f"a name without a list: exit 2 ({stderr!r})")
+
+
+class Noise:
+    """A busy process beside the launches, as other jobs on a shared node: the noisy machine."""
+
+    def __enter__(self):
+        self.p = subprocess.Popen([sys.executable, "-c", "while True: pass"])
+        return self
+
+    def __exit__(self, *exc):
+        self.p.kill()
+        self.p.wait()
+
+
+def test_identical(args, tmp):
+    """Two settings that change nothing on CPU ranks (NCCL_IB_TIMEOUT unset and 20: NCCL does not
+    run), each launched 3 times (the default) on a machine kept busy: the sweep table says none for
+    every line; tune keeps the baseline and its table's verdict line says none too."""
+    with Noise():
+        rc, stdout, stderr = sweep(args, os.path.join(tmp, "same"), ["NCCL_IB_TIMEOUT=default,20"], repeat=None)
+        check(rc == 0, f"identical settings: sweep exits 0 (got {rc}; {stderr[-300:]!r})")
+        lines = [l for l in open(os.path.join(tmp, "same", "sweep.md")).read().splitlines() if l.startswith("| ")][2:]
+        check(lines and all("none (inside the noise)" in l for l in lines), f"identical settings: no gain: {lines}")
+        rows = merged_rows(os.path.join(tmp, "same"))
+        check(sorted({(r["NCCL_IB_TIMEOUT"], r["launch"]) for r in rows}) ==
+              [(v, str(k)) for v in ("20", "default") for k in (1, 2, 3)],
+              "identical settings: 3 launches of each, their rows told apart by the launch column")
+        rc, stdout, stderr, out, _ = tune(args, tmp, "tune-same", "NCCL_IB_TIMEOUT: [default, 20]\n", "5", repeat=None)
+    check(rc == 0, f"identical settings: tune exits 0 (got {rc}; {stderr[-300:]!r})")
+    env = open(os.path.join(out, "tune.env")).read()
+    md = open(os.path.join(out, "tune.md")).read()
+    check("inside the spread" in env and "unset NCCL_IB_TIMEOUT" in env, f"identical settings: tune.env keeps the "
+          f"baseline: {env!r}")
+    verdict = [l for l in md.splitlines() if l.startswith("| all |")]
+    check(len(verdict) == 1 and "none (inside the noise)" in verdict[0], f"tune.md's verdict line says none: {verdict}")
+    check(all("none (inside the noise)" in l for l in md.splitlines() if l.startswith("| ") and "NCCL_IB_TIMEOUT=" in l),
+          "tune.md: no line shows a gain for identical settings")
 
 
 def test_algorithm_check(args):
@@ -171,12 +211,14 @@ def test_choices(args):
     check("| X=a | none (inside the noise) | 10.0% |" in md, "sweep: a 1% gain inside a 10% spread is reported as none")
 
     last = {("default",): crafted([100, 100]), ("a",): crafted([50, 50]), ("b",): crafted([200, 200])}
-    combo, comment = tune.verdict(settings, last, ("default",))
-    check(combo == ("a",) and comment.startswith("winner X=a: +100.0%"), f"tune: the fastest candidate wins: {comment}")
-    combo, comment = tune.verdict(settings, {("default",): crafted([100, 100], 0.05), ("a",): crafted([99, 99], 0.05)},
-                                  ("default",))
-    check(combo == ("default",) and "inside the spread" in comment,
-          f"tune: a gain inside the noise keeps the baseline: {comment}")
+    combo, comment, line = tune.verdict(settings, last, ("default",))
+    check(combo == ("a",) and comment.startswith("winner X=a: +100.0%") and "| X=a | +100.0% |" in line,
+          f"tune: the fastest candidate wins, in the file and the table alike: {comment} / {line}")
+    combo, comment, line = tune.verdict(settings, {("default",): crafted([100, 100], 0.05),
+                                                   ("a",): crafted([99, 99], 0.05)}, ("default",))
+    check(combo == ("default",) and "inside the spread" in comment and "| X=a | none (inside the noise) |" in line,
+          f"tune: a gain inside the noise keeps the baseline, and its table line says none: {comment} / {line}")
+    test_launches(settings, sweep, tune)
 
     # Halving: a, b and c measured against the baseline; c is fastest in every round and wins.
     speed = {"default": 100, "a": 80, "b": 120, "c": 60}
@@ -188,7 +230,7 @@ def test_choices(args):
     real = tune.measure
     tune.measure = measure
     try:
-        opts = argparse.Namespace(iters=2, out="unused")
+        opts = argparse.Namespace(iters=2, out="unused", repeat=3)
         _, lines, last, base = tune.halve(opts, [("X", ["default", "a", "b", "c"])], float("inf"))
     finally:
         tune.measure = real
@@ -196,6 +238,32 @@ def test_choices(args):
           f"tune: round 1 measures every candidate, round 2 the fastest half with twice the iterations: {launched}")
     check(sorted(last) == [("c",), ("default",)] and "best relative time 0.600 (X=c)" in lines[0],
           f"tune: the fastest candidate survives the halving: {lines}")
+
+
+def launched(times_per_launch, **setting):
+    """crafted() rows of several launches: [[times of launch 1], [times of launch 2], ...]."""
+    return [dict(r, launch=str(k)) for k, times in enumerate(times_per_launch, 1) for r in crafted(times, **setting)]
+
+
+def test_launches(settings, sweep, tune):
+    """Medians over launches and the launches' scatter decide: one disturbed launch (1000x slower)
+    does not make a setting win or lose; a gain inside the launches' scatter is none in the sweep
+    table, tune's table line and tune's file alike; a gain beyond it counts."""
+    base = launched([[100, 100], [100000, 100000], [101, 101]], X="default")  # launch 2 disturbed
+    same = launched([[102, 102], [99, 99], [100, 100]], X="a")
+    md = "\n".join(sweep.summarize(settings, base + same))
+    check("| X=a | none (inside the noise) |" in md and "+" not in md.split("| X=a |")[1].split("\n")[0],
+          f"sweep: one disturbed baseline launch gives no gain to an equal setting: {md.splitlines()[-1]}")
+    scattered = launched([[100, 100], [130, 130], [90, 90]], X="default") + launched([[80, 80], [95, 95], [110, 110]], X="a")
+    md = "\n".join(sweep.summarize(settings, scattered))
+    check("| X=a | none (inside the noise) |" in md,
+          f"sweep: a 5% median gain inside 40% + 38% of launch scatter is none: {md.splitlines()[-1]}")
+    combo, comment, line = tune.verdict(settings, {("default",): [r for r in scattered if r["X"] == "default"],
+                                                   ("a",): [r for r in scattered if r["X"] == "a"]}, ("default",))
+    check(combo == ("default",) and "none" in line, f"tune: the same gain is none in the file and its table line: {line}")
+    real = launched([[100, 100], [104, 104], [98, 98]], X="default") + launched([[50, 50], [52, 52], [49, 49]], X="a")
+    md = "\n".join(sweep.summarize(settings, real))
+    check("| X=a | +100.0% |" in md, f"sweep: a 2x gain beyond a 6% + 6% launch scatter counts: {md.splitlines()[-1]}")
 
 
 def main():
@@ -213,6 +281,7 @@ def main():
         test_grid(args, tmp)
         test_tune_budget_and_space(args, tmp)
         test_tune(args, tmp)
+        test_identical(args, tmp)
     print(f"{len(failures)} failure(s)")
     return 1 if failures else 0
 

@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """`ccbench accept` at its boundaries, from the command line: a value equal to a limit passes
 (min_* fail below it, max_* above it), a limit just past it fails; a wrong row fails
-max_wrong even when its count is within the limit (its status says the data was wrong).
+max_wrong even when its count is within the limit (its status says the data was wrong); a row
+never checked is N/A for max_wrong, its rule and the verdict too, never PASS.
 
     accept_boundaries.py CCBENCH WORK_DIR
 
@@ -27,7 +28,7 @@ ROW = dict(zip(COLUMNS, ["allreduce", "ring", "shm", "cpu", "float", "sum", "-1"
 def results(folder, rows):
     os.makedirs(folder, exist_ok=True)
     with open(os.path.join(folder, "results.csv"), "w", encoding="utf-8", newline="") as f:
-        f.write("# ccbench results, schema_version 3\n")
+        f.write("# ccbench results, schema_version 4\n")
         w = csv.DictWriter(f, fieldnames=COLUMNS, lineterminator="\n")
         w.writeheader()
         for r in rows:
@@ -48,6 +49,9 @@ CASES = [
     ("a wrong row of 2 elements within max_wrong 5 fails (its status)", [{}, WRONG], "max_wrong: 5", 4,
      "status wrong (guard damage or a failed check)"),
     ("a wrong row of 2 elements beyond max_wrong 1 fails (its count)", [WRONG], "max_wrong: 1", 4, "2 elements > 1"),
+    # A row never checked (-c 0) has no count: max_wrong is N/A there, the rule and the verdict too, never PASS.
+    ("max_wrong 0 over a row never checked is N/A, never PASS", [{"wrong[elements]": "", "reason": "not checked (-c 0)"}],
+     "max_wrong: 0", 0, "# Acceptance: N/A (0 of 1 rule failed, 1 not judged in full: see N/A above)"),
 ]
 
 

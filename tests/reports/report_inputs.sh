@@ -52,24 +52,40 @@ done
 grep -q "$work/nan.csv:4: time_avg\[us\] is nan; " "$work/report.py-nan.txt" || fail "the nan rows are not named by line"
 [ ! -e "$work/out-nan" ] || fail "report.py made its folder for input it refused"
 
-# A python3 without the tools' packages (a bare venv): without the project's venv the tool ends
-# with exit 3 naming that interpreter; with one (CCBENCH_VENV, as setup.sh makes it over the
-# system's python3) it re-runs itself there and writes the report.
+# A python3 without the tools' packages (a bare venv): without the project's venv and without a
+# system python3 that has them (CCBENCH_SYSTEM_PYTHON empty) the tool ends with exit 3 naming
+# that interpreter and the set-up step; with the project's venv (CCBENCH_VENV, as setup.sh makes
+# it over the system's python3), or with none but a system python3 that has them, it re-runs
+# itself there and writes the report.
 /usr/bin/python3 -m venv --without-pip "$work/bare" || fail "cannot make a bare venv"
 bare="$work/bare/bin/python3"
 if ! "$bare" -c "import matplotlib" 2>/dev/null; then
-  CCBENCH_VENV="$work/no-venv" "$bare" "$src/scripts/report.py" "$csv" --out "$work/bare-out" >"$work/bare.txt" 2>&1
+  CCBENCH_SYSTEM_PYTHON= CCBENCH_VENV="$work/no-venv" "$bare" "$src/scripts/report.py" "$csv" --out "$work/bare-out" \
+    >"$work/bare.txt" 2>&1
   rc=$?
   [ $rc = 3 ] || { cat "$work/bare.txt"; fail "report.py without matplotlib: exit $rc, expected 3"; }
   grep -qF "report.py: error: $bare (Python " "$work/bare.txt" || { cat "$work/bare.txt"; fail "the interpreter not named"; }
-  grep -q "cannot import matplotlib (scripts/requirements.txt). Run scripts/setup.sh" "$work/bare.txt" ||
-    fail "what to do not said"
+  grep -qF "cannot import matplotlib (scripts/requirements.txt). Run $src/scripts/setup.sh" "$work/bare.txt" ||
+    { cat "$work/bare.txt"; fail "what to do not said"; }
   ! grep -q Traceback "$work/bare.txt" || fail "a traceback without matplotlib"
   if /usr/bin/python3 -c "import matplotlib" 2>/dev/null; then
     /usr/bin/python3 -m venv --without-pip --system-site-packages "$work/venv" || fail "cannot make a venv"
     CCBENCH_VENV="$work/venv" "$bare" "$src/scripts/report.py" "$csv" --out "$work/venv-out" >"$work/venv.txt" 2>&1 ||
       { cat "$work/venv.txt"; fail "report.py started by a python3 without matplotlib did not use the venv"; }
     [ -s "$work/venv-out/report.html" ] || fail "no report from the venv"
+    CCBENCH_VENV="$work/no-venv" "$bare" "$src/scripts/report.py" "$csv" --out "$work/sys-out" >"$work/sys.txt" 2>&1 ||
+      { cat "$work/sys.txt"; fail "report.py without a venv did not use the system python3 that has matplotlib"; }
+    [ -s "$work/sys-out/report.html" ] || fail "no report from the system python3"
+  fi
+  # The set-up under a python3 without the packages, the system's having them: the environment is
+  # made over the system's at once, pip never tried (an offline cluster would wait for it).
+  if /usr/bin/python3 "$src/scripts/toolenv.py" --check >/dev/null 2>&1; then
+    start=$(date +%s)
+    CCBENCH_VENV="$work/setup-venv" "$bare" "$src/scripts/toolenv.py" --setup >"$work/setup.txt" 2>&1 ||
+      { cat "$work/setup.txt"; fail "toolenv.py --setup under a python3 without the packages"; }
+    [ ! -e "$work/setup-venv/pip.log" ] || { cat "$work/setup-venv/pip.log"; fail "--setup tried pip"; }
+    [ $(( $(date +%s) - start )) -le 10 ] || fail "--setup took more than 10 s"
+    "$work/setup-venv/bin/python3" "$src/scripts/toolenv.py" --check || fail "the environment --setup made lacks the packages"
   fi
 fi
 

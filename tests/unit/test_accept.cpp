@@ -33,6 +33,7 @@ RunRecord gpu_row(const std::string& impl, std::uint64_t bytes, double us, doubl
   r.time_p95_us = r.time_max_us = us * 1.01;
   r.time_cv = 0.005;
   r.busbw_gbps = r.busbw_median_gbps = busbw;
+  r.wrong = 0;  // checked (-c 1), every element right
   return r;
 }
 
@@ -384,6 +385,78 @@ TEST(Accept, JunitCountsAndEscapes) {
   EXPECT_NE(x.find("<skipped message=\"not available: no selected row carries the column"), std::string::npos) << x;
   EXPECT_NE(x.find("<testcase classname=\"ccbench.accept.nodes\" name=\"node01\" time=\"0\">\n      <failure"),
             std::string::npos) << x;
+}
+
+// A row whose data was never checked (-c 0; a links.csv row) has no wrong count: max_wrong cannot
+// pass on it. The check, its rule and the overall line say N/A; a wrong row still fails.
+TEST(Accept, UncheckedRowsAreNotAvailableForMaxWrongNeverPass) {
+  ResultSet run = one_node_run();
+  for (RunRecord& r : run.rows) r.wrong.reset();
+  const AcceptReport r = check("rules:\n  - {name: every row correct, require: {max_wrong: 0}}\n", {run});
+  const std::string t = r.text();
+  EXPECT_TRUE(r.passed) << t;  // nothing failed: exit 0, but no PASS said
+  EXPECT_NE(t.find("# rule 'every row correct' (t.yaml:2): N/A (3 measured rows selected)\n#   N/A  max_wrong 0 "
+                   "elements  (not available for 3 of 3 selected rows: their data was not checked (-c 0, or rows of "
+                   "links.csv); select checked rows, or run with -c 1)"),
+            std::string::npos) << t;
+  EXPECT_NE(t.find("# Acceptance: N/A (0 of 1 rule failed, 1 not judged in full: see N/A above)"), std::string::npos) << t;
+  EXPECT_EQ(t.find("PASS max_wrong"), std::string::npos) << t;
+  run.rows[1].wrong = 0;  // one checked: still not every row
+  EXPECT_NE(check("rules:\n  - {require: {max_wrong: 0}}\n", {run}).text().find("not available for 2 of 3"),
+            std::string::npos);
+  run.rows[2].wrong = 5;
+  run.rows[2].status = RowStatus::wrong;
+  const AcceptReport w = check("rules:\n  - {require: {max_wrong: 0}}\n", {run});
+  EXPECT_FALSE(w.passed) << w.text();
+  EXPECT_NE(w.text().find("#   FAIL max_wrong 0 elements"), std::string::npos) << w.text();
+  // The shipped rules for CPU nodes select the rows ccbench checks: over a -c 0 run, N/A.
+  ResultSet cpu = run;
+  for (RunRecord& r : cpu.rows) {
+    r.impl = "ring";
+    r.device = "cpu";
+    r.status = RowStatus::ok;
+    r.wrong.reset();
+  }
+  const std::vector<Rule> cpu_rules = load_rules(kSource + "/docs/examples/rules/cpu-node.yaml");
+  const AcceptReport shipped = evaluate_rules(cpu_rules, {cpu});  // the report points at its rules
+  EXPECT_NE(shipped.text().find("rule 'every row correct' (" + kSource + "/docs/examples/rules/cpu-node.yaml:"),
+            std::string::npos) << shipped.text();
+  EXPECT_NE(shipped.text().find("): N/A (3 measured rows selected)\n#   N/A  max_wrong 0"), std::string::npos)
+      << shipped.text();
+}
+
+TEST(Accept, AKeyGivenTwiceIsAnErrorNamingBothLines) {
+  EXPECT_EQ(usage_error("rules:\n  - name: x\n    require: {max_wrong: 0}\n    require: {min_busbw: 1000}\n"),
+            "bad.yaml:4:5: 'require' is given twice in a rule (first at line 3); give each key once, with every limit "
+            "or value under it");
+  EXPECT_EQ(usage_error("rules:\n  - require: {min_busbw: 1, min_busbw: 2}\n"),
+            "bad.yaml:2:29: 'min_busbw' is given twice in 'require' (first at line 2); give each key once, with every "
+            "limit or value under it");
+  EXPECT_EQ(usage_error("rules:\n  - {require: {max_wrong: 0}}\nrules:\n  - {require: {max_wrong: 1}}\n"),
+            "bad.yaml:3:1: 'rules' is given twice in the rules file (first at line 1); give each key once, with every "
+            "limit or value under it");
+}
+
+TEST(Accept, RowsNameTheirLinkAndCycleAndLongListsAreCapped) {
+  ResultSet run;
+  for (int i = 0; i < 25; ++i) {
+    RunRecord r = gpu_row("links", 1 << 20, 100, 1);
+    r.collective = "link";
+    r.link = fmt::format("vm:0-vm:{}", i + 1);
+    r.cycle = 1 + i % 2;
+    run.rows.push_back(r);
+  }
+  run.extra.resize(run.rows.size());
+  const AcceptReport r = check("rules:\n  - {require: {min_busbw: 5}}\n", {run});
+  const std::string t = r.text();
+  EXPECT_NE(t.find("size 1 MiB  cycle 1  link vm:0-vm:1: 1 GB/s < 5\n"), std::string::npos) << t;
+  EXPECT_NE(t.find("size 1 MiB  cycle 2  link vm:0-vm:2: 1 GB/s < 5\n"), std::string::npos) << t;
+  EXPECT_NE(t.find("#          ... and 15 more rows\n"), std::string::npos) << t;
+  EXPECT_EQ(t.find("link vm:0-vm:11:"), std::string::npos) << t;  // the 11th is counted, not listed
+  const std::string x = r.junit_xml("t");
+  EXPECT_NE(x.find("<failure message=\"25 rows broke it\" type=\"threshold\">"), std::string::npos) << x;
+  EXPECT_NE(x.find("link vm:0-vm:10: 1 GB/s &lt; 5\n... and 15 more rows\n</failure>"), std::string::npos) << x;
+  EXPECT_NE(x.find("<testcase classname=\"ccbench.accept.links\" name=\"vm:0-vm:1\""), std::string::npos) << x;
 }
 
 }  // namespace

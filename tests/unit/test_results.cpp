@@ -16,6 +16,7 @@
 #include "results/format.h"
 #include "results/record.h"
 #include "results/stats.h"
+#include "usage_error.h"
 
 namespace ccbench {
 namespace {
@@ -430,6 +431,58 @@ TEST_F(CsvFile, ReadsVersionOneFiles) {
   EXPECT_EQ(rs[0].busbw_gbps, sample_record().busbw_gbps);
   h.erase(std::find(h.begin(), h.end(), "busbw[GB/s]"));  // a required column still is
   EXPECT_THROW(read_results_csv(write("v1-short.csv", csv_line(h))), Error);
+}
+
+// Schema 4 names the sweep of a repeated run (-N) in `cycle`; files before it repeated the rows of
+// a key without one: read back, the k-th row of a key is cycle k, as -N wrote them.
+TEST_F(CsvFile, RepeatedRowsOfFilesWithoutACycleColumnAreNumberedInOrder) {
+  std::vector<std::string> h = csv_header_names();
+  const auto at = std::find(h.begin(), h.end(), "cycle") - h.begin();
+  ASSERT_LT(static_cast<size_t>(at), h.size());
+  h.erase(h.begin() + at);
+  RunRecord a = sample_record(), b = sample_record();
+  b.bytes *= 2;
+  std::string text = "# ccbench results, schema_version 3\n" + csv_line(h);
+  for (const RunRecord& r : {a, b, a, b, a}) {
+    std::vector<std::string> f = to_csv_fields(r);
+    f.erase(f.begin() + at);
+    text += csv_line(f);
+  }
+  const std::vector<RunRecord> rs = read_results_csv(write("v3.csv", text));
+  ASSERT_EQ(rs.size(), 5u);
+  EXPECT_EQ((std::vector<int>{rs[0].cycle, rs[1].cycle, rs[2].cycle, rs[3].cycle, rs[4].cycle}),
+            (std::vector<int>{1, 1, 2, 2, 3}));
+  // With the column, the file says it: nothing renumbered.
+  a.cycle = 7;
+  const std::vector<RunRecord> own = read_results_csv(write("v4.csv", csv_line(csv_header_names()) +
+                                                                      csv_line(to_csv_fields(a))));
+  EXPECT_EQ(own.at(0).cycle, 7);
+}
+
+TEST_F(CsvFile, AnUnknownSchemaVersionIsRefusedNamingTheVersionsRead) {
+  const std::string body = csv_line(csv_header_names()) + csv_line(to_csv_fields(sample_record()));
+  const std::string p = write("v99.csv", "# ccbench results, schema_version 99\n" + body);
+  const std::string m = usage_error([&] { read_results_csv(p); });
+  EXPECT_NE(m.find(p + ":1: schema_version 99 is not one this ccbench reads (it reads 1 to 4)"), std::string::npos) << m;
+  EXPECT_NE(usage_error([&] { read_result_set(p); }).find("schema_version 99"), std::string::npos);
+  // run.json beside the CSV is checked too.
+  const std::string csv = write("results.csv", "# ccbench results, schema_version 4\n" + body);
+  write("run.json", R"({"schema_version": 99, "complete": true, "context": {}, "rows": []})");
+  const std::string j = usage_error([&] { read_result_set(csv); });
+  EXPECT_NE(j.find("run.json: schema_version 99 is not one this ccbench reads (it reads 1 to 4)"), std::string::npos) << j;
+}
+
+TEST(Record, CycleRoundTripsAndAZeroCycleIsRefused) {
+  RunRecord r = sample_record();
+  r.cycle = 3;
+  EXPECT_EQ(record_from_json(to_json(r)).cycle, 3);
+  EXPECT_EQ(record_from_csv(csv_header_names(), to_csv_fields(r)).cycle, 3);
+  Json j = to_json(r);
+  j["cycle"] = 0;
+  const std::string m = usage_error([&] { record_from_json(j); });
+  EXPECT_NE(m.find("column 'cycle': 0 is not a cycle (valid: 1 or more)"), std::string::npos) << m;
+  j.erase("cycle");  // files before schema 4
+  EXPECT_EQ(record_from_json(j).cycle, 1);
 }
 
 TEST_F(CsvFile, ErrorsNameTheFileAndLine) {

@@ -2,15 +2,21 @@
 // an earlier run refused unless --overwrite; a lock left by an ended launch holds nobody; a folder
 // made and never used goes again. flock() locks belong to an open file, so one process can play
 // two launches.
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
+
+#include <algorithm>
 
 #include <filesystem>
 #include <fstream>
 #include <string>
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include "core/error.h"
 #include "harness/results_dir.h"
 #include "harness/run.h"
 #include "usage_error.h"
@@ -114,6 +120,80 @@ TEST(ResultsFolder, ANewTimestampedFolderWhenNoneIsNamed) {
     EXPECT_EQ(a.path().rfind("ccbench-results/", 0), 0u) << a.path();
   }
   fs::current_path(cwd);
+}
+
+// One racing launch in a child process: waits on `go`, then prepares `dir`. The winner keeps the
+// folder for a while (the loser's clean-up, if any, happens meanwhile), writes its results.csv,
+// and checks that its folder and lock file are still there and still its own: exit 0; refused:
+// exit 2 (anything else: 1).
+[[noreturn]] void race_one(const std::string& dir, int go) {
+  char c = 0;
+  if (read(go, &c, 1) != 1) _exit(1);
+  int code = 1;
+  try {
+    ResultsFolder f = prepare_output_dir(request(dir));
+    struct stat before {};
+    stat((dir + "/" + kFolderLockName).c_str(), &before);
+    usleep(200 * 1000);
+    f.mark_used();
+    std::ofstream(dir + "/results.csv") << "mine\n";
+    struct stat after {};
+    const bool intact = stat((dir + "/" + kFolderLockName).c_str(), &after) == 0 && after.st_ino == before.st_ino &&
+                        std::ifstream(dir + "/results.csv").good();
+    code = intact ? 0 : 1;
+  } catch (const Error& e) {
+    code = e.code() == ExitCode::usage ? 2 : 1;
+  }
+  _exit(code);
+}
+
+TEST(ResultsFolder, TwoLaunchesIntoOneNewFolderTwentyTimesOneWinnerItsFolderIntact) {
+  for (int trial = 0; trial < 20; ++trial) {
+    const std::string dir = fresh(fmt::format("race-{}", trial));
+    int go[2];
+    ASSERT_EQ(pipe(go), 0);
+    pid_t kids[2];
+    for (pid_t& k : kids) {
+      k = fork();
+      ASSERT_GE(k, 0);
+      if (k == 0) race_one(dir, go[0]);
+    }
+    ASSERT_EQ(write(go[1], "gg", 2), 2);  // both start at once
+    close(go[0]);
+    close(go[1]);
+    int codes[2];
+    for (int i = 0; i < 2; ++i) {
+      int status = 0;
+      ASSERT_EQ(waitpid(kids[i], &status, 0), kids[i]);
+      codes[i] = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+    }
+    std::sort(codes, codes + 2);
+    EXPECT_EQ(codes[0], 0) << "trial " << trial << ": no winner with its folder intact (exit codes " << codes[0] << ", "
+                           << codes[1] << ")";
+    EXPECT_EQ(codes[1], 2) << "trial " << trial << ": the other launch was not refused (exit " << codes[1] << ")";
+    EXPECT_TRUE(fs::exists(dir + "/results.csv")) << "trial " << trial << ": the winner's results are gone";
+  }
+}
+
+// The interleaving the race above can only hit by chance, made to happen: this launch creates the
+// folder, and before it locks it another launch takes it. The refused launch removes nothing (it
+// removed the lock file and the folder it had made, under the winner, before).
+TEST(ResultsFolder, ARefusedLaunchRemovesNothingEvenAFolderItCreated) {
+  const std::string dir = fresh("created-then-taken");
+  ResultsFolder winner;
+  FolderRequest loser = request(dir, "ccbench --out loser");
+  loser.between_create_and_lock = [&] {
+    ASSERT_TRUE(fs::is_directory(dir));  // the loser made it
+    winner = prepare_output_dir(request(dir, "ccbench --out winner"));
+  };
+  const std::string why = usage_error([&] { prepare_output_dir(loser); });
+  EXPECT_NE(why.find("is in use by another ccbench launch"), std::string::npos) << why;
+  ASSERT_TRUE(fs::exists(dir + "/" + kFolderLockName)) << "the refused launch removed the winner's lock file";
+  winner.mark_used();
+  std::ofstream(dir + "/results.csv") << "the winner's\n";
+  EXPECT_TRUE(std::ifstream(dir + "/results.csv").good()) << "the winner's folder is gone";
+  const nlohmann::json holder = nlohmann::json::parse(std::ifstream(dir + "/" + kFolderLockName));
+  EXPECT_EQ(holder["command"], "ccbench --out winner");
 }
 
 TEST(RunPrepare, AFailureAfterTheFolderWasMadeLeavesNoFolder) {

@@ -357,12 +357,12 @@ TEST_F(SinkTest, CsvCommandLineComment) {
   auto s = make_csv_sink(p);
   s->begin(Json::object({{"command_line", Json::array({"ccbench", "--tag", "it's", ""})}}));
   EXPECT_TRUE(golden::read(p).starts_with(
-      "# ccbench results, schema_version 3\n# command: ccbench --tag 'it'\\''s' ''\ncollective,impl,"))
+      "# ccbench results, schema_version 4\n# command: ccbench --tag 'it'\\''s' ''\ncollective,impl,"))
       << golden::read(p);
   auto t = make_csv_sink(path("other.csv"));
   t->begin(Json::object({{"command_line", "ccbench run\n-b 8"}}));
   EXPECT_TRUE(golden::read(path("other.csv"))
-                  .starts_with("# ccbench results, schema_version 3\n# command: ccbench run -b 8\ncollective"));
+                  .starts_with("# ccbench results, schema_version 4\n# command: ccbench run -b 8\ncollective"));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -435,7 +435,7 @@ TEST_F(SinkTest, ReviseRewritesTheFilesWithTheRowsAsRevised) {
   ASSERT_EQ(back.size(), 2u);
   EXPECT_EQ(back[0].group_outlier_ratio, 1.5);
   EXPECT_EQ(back[1].group_outlier_ratio, 0.75);
-  EXPECT_TRUE(golden::read(csv).starts_with("# ccbench results, schema_version 3\n")) << golden::read(csv);
+  EXPECT_TRUE(golden::read(csv).starts_with("# ccbench results, schema_version 4\n")) << golden::read(csv);
   const Json j = Json::parse(golden::read(json));
   ASSERT_EQ(j["rows"].size(), 2u);
   EXPECT_EQ(j["rows"][0]["group_outlier_ratio"], 1.5);
