@@ -16,8 +16,7 @@
 // first in odd rounds), so that load on a shared machine falls on both sides alike;
 // scripts/ofi_compare.py takes the best of the rounds. Every ofi row states `of_raw`: its rate over
 // the raw row's of the same round and size. Slots as the CPU implementations use them
-// (CCBENCH_CPU_SLOT_BYTES / _DEPTH, 256 KiB x 4 by default; ofi channels as the executors size
-// them for the provider). bytes_per_second counts each byte once.
+// (CCBENCH_CPU_SLOT_BYTES / _DEPTH, 256 KiB x 4 by default). bytes_per_second counts each byte once.
 // Run: mpirun -np 2 build/ccbench_channel_bench --benchmark_out=channels.json --benchmark_out_format=json
 #include <algorithm>
 #include <chrono>
