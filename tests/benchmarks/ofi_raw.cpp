@@ -39,7 +39,7 @@ class Loop final : public OfiRawLoop {
     control_.allocate(2 * sizeof(std::uint64_t), 1);
     control_mr_ = ep_->register_memory(control_.slot(0), control_.stride, false, -1, 1);
     if (rank_ == 1) {
-      slots_.allocate(slot_, depth_);
+      slots_.allocate_huge(slot_, depth_);  // as the rma channels' receivers allocate theirs
       slots_mr_ = ep_->register_memory(slots_.slot(0), slots_.stride * static_cast<std::size_t>(depth_), true, -1, 2);
       const std::array<std::uint64_t, 3> mine = {slots_mr_->key(),
                                                  ofi_remote_address(plan_, reinterpret_cast<std::uint64_t>(slots_.slot(0)), 0),

@@ -327,7 +327,9 @@ class OfiChannelEnd {
     check_mpi(MPI_Comm_rank(a.comm, &rank_), "MPI_Comm_rank");
     char* base = a.slots;
     if (!base) {
-      own_.allocate(slot_bytes_, depth_);
+      // Receivers' slots take the peer's writes; shm's pin their pages per write (slot_memory.h).
+      if (remote_write) own_.allocate_huge(slot_bytes_, depth_);
+      else own_.allocate(slot_bytes_, depth_);
       base = own_.slot(0);
     }
     region_ = {reinterpret_cast<std::uint64_t>(base), caller_slots_ ? slot_bytes_ : own_.stride,
