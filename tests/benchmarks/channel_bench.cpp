@@ -17,6 +17,8 @@
 // scripts/ofi_compare.py takes the best of the rounds. Every ofi row states `of_raw`: its rate over
 // the raw row's of the same round and size. Slots as the CPU implementations use them
 // (CCBENCH_CPU_SLOT_BYTES / _DEPTH, 256 KiB x 4 by default). bytes_per_second counts each byte once.
+// --no-copy-out (before Google Benchmark's flags): rank 1 releases each slot without copying it
+// out, as the raw rows' rank 1 does, to tell the consumer's copy apart from the transport's cost.
 // Run: mpirun -np 2 build/ccbench_channel_bench --benchmark_out=channels.json --benchmark_out_format=json
 #include <algorithm>
 #include <chrono>
@@ -79,6 +81,7 @@ struct Group {
 const std::vector<Group> kGroups = {{6, {0, 1, 4}}, {7, {2, 3, 5}}};
 
 int g_rank = 0;
+bool g_copy_out = true;  // --no-copy-out clears it
 
 // The raw rows' rates (bytes/s) by (raw medium, bytes, round), for the ofi rows' of_raw.
 std::map<std::tuple<size_t, std::int64_t, std::int64_t>, double>& raw_rates() {
@@ -146,7 +149,8 @@ void serve_channel(Medium& m, std::uint64_t bytes) {
       rx.release();
       break;
     }
-    std::memcpy(user_buffer().data() + piece_offset(j++, rx.slot_bytes()), p, n);
+    if (g_copy_out) std::memcpy(user_buffer().data() + piece_offset(j, rx.slot_bytes()), p, n);
+    ++j;
     owed -= std::min<std::uint64_t>(owed, n);
     rx.release();
     if (owed == 0) {
@@ -231,7 +235,7 @@ void BM_Channel(benchmark::State& state, size_t medium) {
 #endif
     return;
   }
-  state.SetLabel(m.set->label());
+  state.SetLabel(m.set->label() + (g_copy_out ? "" : " (no copy out)"));
   if (const auto raw = raw_of(medium)) {
     const auto it = raw_rates().find(key(*raw));
     if (it != raw_rates().end()) state.counters["of_raw"] = rate / it->second;
@@ -296,6 +300,13 @@ void register_benchmarks() {
 int main(int argc, char** argv) {
   using namespace ccbench;
   MPI_Init(&argc, &argv);
+  for (int i = 1; i < argc; ++i)
+    if (std::string(argv[i]) == "--no-copy-out") {
+      g_copy_out = false;
+      std::copy(argv + i + 1, argv + argc, argv + i);
+      --argc;
+      break;
+    }
   int n = 0;
   MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
   MPI_Comm_size(MPI_COMM_WORLD, &n);
