@@ -17,6 +17,12 @@ struct SlotMemory {
   std::size_t stride = 0;
   // `depth` slots of at least `slot_bytes` each; throws Error(precondition) when out of memory.
   void allocate(std::size_t slot_bytes, int depth);
+  // As allocate(), in whole huge pages (kHugePageBytes, aligned to one) the kernel is asked to
+  // back with transparent huge pages (MADV_HUGEPAGE; only advice: where THP is off, small pages).
+  // For slots another process writes through process_vm_writev, which pins the target's pages on
+  // every call: one page-table walk per huge page instead of one per 4 KiB (transports/ofi).
+  static constexpr std::size_t kHugePageBytes = 2u << 20;
+  void allocate_huge(std::size_t slot_bytes, int depth);
   char* slot(std::size_t i) const { return base.get() + i * stride; }
 };
 

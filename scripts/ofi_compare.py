@@ -4,23 +4,30 @@ ofi over tcp;ofi_rxm against our tcp, ofi over shm against our shm.
 
 Two measurements, both alternating the two sides so that load on a shared machine falls on both:
   channels   one launch of ccbench_channel_bench (mpirun -np 2): each channel streaming 1, 4 and
-             16 MiB, ROUNDS rounds, the sides' order swapped every round (same launch);
+             16 MiB, ROUNDS rounds, the sides' order swapped every round (same launch), each round
+             after the provider's raw row (a bare write loop, no protocol of ours: the ceiling);
   allreduce  ccbench runs of the ring all-reduce on 2 ranks, 1 to 16 MiB: one launch per side and
              round (a launch takes one --transport), the sides alternating.
-For each size and side it prints the best of the rounds and the spread (slowest..fastest), and
-ofi / ours as best over best (the target: 0.8 or more). Writes everything to --out (JSON).
+--repeat N does both N times (N launches of the channel benchmark, N x ROUNDS all-reduce launches
+per side), so that a figure is the best of more runs on a machine whose load comes and goes.
+For each size and side it prints the best of the rounds, their median and the spread
+(slowest..fastest), ofi / ours as best over best (the targets: 0.8 over shm, 0.9 over tcp) and as
+median over median, and ofi / raw, best over best (the target: 0.8; for the all-reduce its busbw
+over the raw channel rate). Writes everything to --out (JSON).
 
-Usage: scripts/ofi_compare.py [--build DIR] [--rounds 3] [--out ofi-compare.json] [--skip-allreduce]
+Usage: scripts/ofi_compare.py [--build DIR] [--rounds 3] [--repeat 1] [--out ofi-compare.json] [--skip-allreduce]
 """
 import argparse
 import csv
 import json
 import os
+import statistics
 import subprocess
 import sys
 import tempfile
 
 PAIRS = [("tcp", "ofi_tcp"), ("shm", "ofi_shm")]
+RAW = {"ofi_tcp": "ofi_tcp_raw", "ofi_shm": "ofi_shm_raw"}  # the provider's ceiling of each ofi side
 RUN_SIDES = {"tcp": ["--transport", "tcp"], "ofi_tcp": ["--transport", "ofi", "--ofi-provider", "tcp"],
              "shm": ["--transport", "shm"], "ofi_shm": ["--transport", "ofi", "--ofi-provider", "shm"]}
 MPIRUN = ["mpirun", "--oversubscribe", "--allow-run-as-root", "-np", "2"]
@@ -30,7 +37,7 @@ def channels(build, rounds):
     """{(side, bytes): [GB/s per round]} from one launch of the channel benchmark."""
     with tempfile.NamedTemporaryFile(suffix=".json") as out:
         cmd = MPIRUN + [os.path.join(build, "ccbench_channel_bench"), f"--benchmark_out={out.name}",
-                        "--benchmark_out_format=json", "--benchmark_filter=BM_Channel/(tcp|ofi_tcp|shm|ofi_shm)/",
+                        "--benchmark_out_format=json", "--benchmark_filter=BM_Channel/(tcp|ofi_tcp|shm|ofi_shm|ofi_tcp_raw|ofi_shm_raw)/",
                         "--benchmark_min_time=0.5"]
         print("$ " + " ".join(cmd), file=sys.stderr)
         subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
@@ -67,18 +74,32 @@ def allreduce(build, rounds):
     return got
 
 
-def table(title, got):
-    print(f"\n{title}: best of rounds (slowest..fastest), GB/s")
-    print(f"{'size':>8}  {'ours':>8} {'best':>7} {'spread':>15}   {'ofi':>8} {'best':>7} {'spread':>15}   ofi/ours")
+def table(title, got, raw):
+    """Prints and returns, per pair and size, ours and ofi (best, median, spread), ofi / ours (best over
+    best, median over median) and ofi / raw (best over best) where `raw` ({(side, bytes): [GB/s]})
+    holds the provider's row."""
+    print(f"\n{title}: best (median, slowest..fastest) of {len(next(iter(got.values())))} rounds, GB/s")
+    print(f"{'size':>6}  {'ours':>4} {'best':>6} {'(median, spread)':>23}   {'ofi':>8} {'best':>6} {'(median, spread)':>23}"
+          f"   ofi/ours best (median)   {'raw':>6}  ofi/raw")
     lines = []
     for ours, ofi in PAIRS:
         for size in sorted({s for (side, s) in got if side == ours}):
             a, b = got[(ours, size)], got.get((ofi, size), [0])
+            r = raw.get((RAW[ofi], size), [0])
             ratio = max(b) / max(a) if max(a) > 0 else 0
-            print(f"{size >> 20:>6}Mi  {ours:>8} {max(a):7.2f} {min(a):7.2f}..{max(a):<7.2f}   {ofi:>8} {max(b):7.2f} "
-                  f"{min(b):7.2f}..{max(b):<7.2f}   {ratio:.2f}")
-            lines.append({"bytes": size, "ours": ours, "ofi": ofi, "ours_gbps": a, "ofi_gbps": b, "ratio_best": ratio})
+            median_ratio = statistics.median(b) / statistics.median(a) if statistics.median(a) > 0 else 0
+            of_raw = max(b) / max(r) if max(r) > 0 else 0
+            print(f"{size >> 20:>4}Mi  {ours:>4} {max(a):6.2f} ({statistics.median(a):5.2f}, {min(a):5.2f}..{max(a):<5.2f})"
+                  f"   {ofi:>8} {max(b):6.2f} ({statistics.median(b):5.2f}, {min(b):5.2f}..{max(b):<5.2f})"
+                  f"   {ratio:13.2f} ({median_ratio:4.2f})   {max(r):6.2f}  {of_raw:7.2f}")
+            lines.append({"bytes": size, "ours": ours, "ofi": ofi, "ours_gbps": a, "ofi_gbps": b, "ratio_best": ratio,
+                          "ratio_median": median_ratio, "raw": RAW[ofi], "raw_gbps": r, "ofi_of_raw_best": of_raw})
     return lines
+
+
+def merge(into, more):
+    for k, v in more.items():
+        into.setdefault(k, []).extend(v)
 
 
 def main():
@@ -86,17 +107,26 @@ def main():
     ap.add_argument("--build", default="build")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--out", default="ofi-compare.json")
+    ap.add_argument("--repeat", type=int, default=1)
     ap.add_argument("--skip-allreduce", action="store_true")
     o = ap.parse_args()
     if not 1 <= o.rounds <= 3:
         sys.exit("--rounds: 1 to 3 (the channel benchmark registers three rounds)")
+    if not 1 <= o.repeat <= 20:
+        sys.exit("--repeat: 1 to 20")
     load = os.getloadavg()
-    record = {"cpus": os.cpu_count(), "load_before": load}
-    got, context = channels(o.build, o.rounds)
-    record["channels"] = table("channels (one launch, sides alternating)", got)
+    record = {"cpus": os.cpu_count(), "load_before": load, "repeat": o.repeat, "rounds": o.rounds}
+    got, reduced = {}, {}
+    for _ in range(o.repeat):
+        more, context = channels(o.build, o.rounds)
+        merge(got, more)
+        if not o.skip_allreduce:
+            merge(reduced, allreduce(o.build, o.rounds))
+    record["channels"] = table("channels (launches of the benchmark, sides alternating, raw first)", got, got)
     record["channel_bench_context"] = context
     if not o.skip_allreduce:
-        record["allreduce"] = table("ring all-reduce busbw, 2 ranks (launches alternating)", allreduce(o.build, o.rounds))
+        record["allreduce"] = table("ring all-reduce busbw, 2 ranks (launches alternating; raw: the channel row)",
+                                    reduced, got)
     record["load_after"] = os.getloadavg()
     print(f"\n{os.cpu_count()} CPUs; load average before {load[0]:.1f}, after {record['load_after'][0]:.1f}")
     with open(o.out, "w") as f:

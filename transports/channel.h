@@ -16,7 +16,9 @@ namespace ccbench {
 // memory: no copy through the channel's own slots. tcp offers them always (the socket calls read
 // and write the caller's buffers); ib where the caller gave the channel its own slot memory
 // (ChannelRequest::slots), which it registers: sends must then lie in those slots, and a receive
-// names the slot the peer's RDMA WRITE has already filled. The depth and credits are the
+// names the slot the peer's RDMA WRITE has already filled; ofi as ib, and its send end also for any
+// of the caller's memory where the provider needs no registration to send (the CPU executors send
+// from their buffers through it, collectives/cpu/executor.h). The depth and credits are the
 // channel's as for slot posts. Same thread rule as the channel.
 class DirectSend {
  public:

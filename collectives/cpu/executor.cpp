@@ -77,7 +77,18 @@ void run_flows(std::span<Flow* const> flows, std::chrono::milliseconds timeout, 
   }
 }
 
-bool try_move(const Move& m, const ReduceKernels& k, MoveWait* wait) {
+namespace {
+
+// The caller's memory a move's sends can go from (Move's comment), or nullptr.
+const void* direct_source(const Move& m) {
+  if (m.out) return m.out;
+  if (m.nfrom == 0 && m.in && !m.finalize) return m.in;
+  return nullptr;
+}
+
+// The reduction of `m` into `out` and the slots of its sends without a zero-copy end, which are
+// posted; received slots released. False, with nothing done, while a slot is missing.
+bool reduce_move(Move& m, const ReduceKernels& k, const void* direct_from, MoveWait* wait) {
   const size_t bytes = m.count * k.element_bytes();
   const void* src[kMaxReduceSrc];
   void* dst[kMaxReduceDst];
@@ -96,7 +107,12 @@ bool try_move(const Move& m, const ReduceKernels& k, MoveWait* wait) {
     src[ns++] = p;
   }
   if (m.out) dst[nd++] = m.out;
+  unsigned direct = 0;
   for (int i = 0; i < m.nto; ++i) {
+    if (direct_from && m.to[i]->direct()) {
+      direct |= 1u << i;
+      continue;
+    }
     void* p = m.to[i]->try_acquire();
     if (!p) {
       *wait = {false, m.to_rank[i]};
@@ -104,9 +120,30 @@ bool try_move(const Move& m, const ReduceKernels& k, MoveWait* wait) {
     }
     dst[nd++] = p;
   }
-  k.reduce_multi(dst, nd, src, ns, m.count, m.finalize);
-  for (int i = 0; i < m.nto; ++i) m.to[i]->post(bytes);
+  if (nd > 0) k.reduce_multi(dst, nd, src, ns, m.count, m.finalize);
+  for (int i = 0; i < m.nto; ++i)
+    if (!(direct & (1u << i))) m.to[i]->post(bytes);
   for (int i = 0; i < m.nfrom; ++i) m.from[i]->release();
+  m.reduced = true;
+  m.direct_left = direct;
+  return true;
+}
+
+}  // namespace
+
+bool try_move(Move& m, const ReduceKernels& k, MoveWait* wait) {
+  const void* from = direct_source(m);
+  if (!m.reduced && !reduce_move(m, k, from, wait)) return false;
+  const size_t bytes = m.count * k.element_bytes();
+  for (int i = 0; i < m.nto; ++i) {
+    const unsigned bit = 1u << i;
+    if ((m.direct_left & bit) && m.to[i]->direct()->try_post_from(from, bytes)) m.direct_left &= ~bit;
+  }
+  for (int i = 0; i < m.nto; ++i)
+    if (m.direct_left & (1u << i)) {
+      *wait = {false, m.to_rank[i]};
+      return false;
+    }
   return true;
 }
 
@@ -118,7 +155,8 @@ bool MoveFlow::advance() {
     }
     have_ = true;
   }
-  if (!try_move(cur_, kernels_, &wait_)) return false;
+  const bool reduced = cur_.reduced;
+  if (!try_move(cur_, kernels_, &wait_)) return cur_.reduced != reduced;
   have_ = false;
   return true;
 }

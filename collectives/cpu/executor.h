@@ -52,6 +52,12 @@ void run_flows(std::span<Flow* const> flows, std::chrono::milliseconds timeout, 
 // One step: src = [in] + received slots, dst = [out] + slots to send;
 // dst[k] = src[0] op src[1] op ... (finalized when `finalize`), then sends are posted and the
 // received slots released. A single source is copied. count * element size <= slot size.
+// Where a send channel has a zero-copy end (channel.h's direct()) and the bytes to send already lie
+// in the caller's memory, they go from there instead of through a slot: from `out`, which the move
+// fills with exactly what a slot would hold, or from `in` for a plain send (no receives, nothing
+// to finalize). The schedules never write such memory again within a call before the bytes left
+// (each output piece is written once; an input piece in place is overwritten only by a result that
+// needed the peer to have received it), and the executors drain every send before returning.
 struct Move {
   const void* in = nullptr;  // this rank's input piece, or nullptr
   void* out = nullptr;       // this rank's output piece, or nullptr (may equal `in`)
@@ -62,6 +68,10 @@ struct Move {
   int nfrom = 0, nto = 0;
   size_t count = 0;  // elements
   bool finalize = false;
+  // try_move's progress: whether the reduction ran, and the direct sends (bit i: to[i]) it still
+  // has to post (a zero-copy end without a free slot yet).
+  bool reduced = false;
+  unsigned direct_left = 0;
 
   void recv_from(RecvChannel* c, int rank) {
     from[nfrom] = c;
@@ -79,9 +89,11 @@ struct MoveWait {
   int rank = -1;     // the peer
 };
 
-// Performs `m` if every slot it needs is there (true); otherwise does nothing and sets *wait.
+// Performs `m` if every slot it needs is there (true); otherwise sets *wait and returns false,
+// having done nothing, or (m.reduced now set) having reduced and released what it received while a
+// zero-copy send still waits for a free slot: the next call posts only what is left.
 // Throws Error(runtime) when a received slot's size differs from the expected one.
-bool try_move(const Move& m, const ReduceKernels& k, MoveWait* wait);
+bool try_move(Move& m, const ReduceKernels& k, MoveWait* wait);
 
 // A flow of moves in order, produced one at a time by next().
 class MoveFlow : public Flow {

@@ -114,10 +114,14 @@ class BruckFlow final : public Flow {
     const size_t total = static_cast<size_t>(r.round.blocks) * per_block_;
     bool progress = false;
     if (sent_ < total) {
-      Move m = piece(r, sent_, true);
-      if (try_move(m, k_, &send_wait_)) {
+      if (!sending_) sending_ = piece(r, sent_, true);  // kept until done: a direct send may wait
+      const bool reduced = sending_->reduced;
+      if (try_move(*sending_, k_, &send_wait_)) {
         ++sent_;
+        sending_.reset();
         progress = true;
+      } else {
+        progress = progress || sending_->reduced != reduced;
       }
     }
     if (received_ < total) {
@@ -177,6 +181,7 @@ class BruckFlow final : public Flow {
   int rank_, n_;
   size_t slice_, per_block_, esz_;
   size_t round_ = 0, sent_ = 0, received_ = 0;
+  std::optional<Move> sending_;  // the send piece in progress
   MoveWait send_wait_, recv_wait_;
 };
 

@@ -14,6 +14,10 @@ CASE:
                                       or 6 naming the provider and the peer; earlier rows stay
   links                               `ccbench links --transport ofi`: every pair measured
   topo                                `ccbench topo` lists the providers and domains
+  channel_bench                       ccbench_channel_bench (--channel-bench PATH) at 1 MiB: the raw
+                                      provider rows (a bare write loop, whose bytes rank 1 checks)
+                                      of tcp;ofi_rxm and shm give a figure, and the ofi channel rows
+                                      state their fraction of it (of_raw)
 PROVIDER is as --ofi-provider takes it (tcp, shm, or `default` for ccbench's own choice);
 CCBENCH_OFI_TEST_PROVIDER=efa replaces tcp in every case (a cluster with that NIC).
 Prints what it checked; exits 1 when a check fails, 77 when this ccbench has no libfabric.
@@ -216,11 +220,54 @@ def check_topo(opts):
     print(f"  providers listed: {sorted(providers)}")
 
 
+# The raw rows' figures a run must fall within to be taken as a measurement: 1 MB/s (a machine
+# loaded many times over still moves a MiB in well under a second: cpu2core-20261201-ofi-compare
+# saw 20x slowdowns from 3-10 GB/s) up to 1 TB/s (no host memory copies that fast; a row that
+# claims more moved nothing). Rank 1 checks that the bytes landed; a row whose bytes did not is an error.
+RAW_SANE = (1e6, 1e12)
+# The write each provider's raw row loops on: the one ccbench's rma channels send data with.
+RAW_OP = {"ofi_tcp_raw": "raw fi_writedata", "ofi_shm_raw": "raw fi_write"}
+
+
+def check_channel_bench(opts):
+    """The channel micro-benchmark's raw provider rows and the ofi rows' fraction of them."""
+    if not opts.channel_bench or not os.path.exists(opts.channel_bench):
+        raise Skipped("ccbench_channel_bench is not built (Google Benchmark missing, or CCBENCH_BUILD_BENCHMARKS=OFF)")
+    d = fresh(opts, "ofi-channel-bench")
+    os.makedirs(d)
+    out = os.path.join(d, "channels.json")
+    cmd = [opts.mpiexec, "--oversubscribe", "--allow-run-as-root", "-np", "2", opts.channel_bench,
+           "--benchmark_filter=BM_Channel/(ofi_tcp|ofi_shm|ofi_tcp_raw|ofi_shm_raw)/bytes:1048576/round:0",
+           "--benchmark_min_time=0.05", f"--benchmark_out={out}", "--benchmark_out_format=json"]
+    print("$ " + " ".join(cmd))
+    p = subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=240)
+    need(p.returncode == 0, f"exit code {p.returncode}\n{p.stdout[-2000:]}\n{p.stderr[-2000:]}")
+    with open(out, encoding="utf-8") as f:
+        rows = {b["name"].split("/")[1]: b for b in json.load(f)["benchmarks"]}
+    need(set(rows) == {"ofi_tcp", "ofi_shm", "ofi_tcp_raw", "ofi_shm_raw"}, f"rows: {sorted(rows)}")
+    for name, b in sorted(rows.items()):
+        need(not b.get("error_occurred"), f"{name}: {b.get('error_message')}")
+        rate = b["bytes_per_second"]
+        need(RAW_SANE[0] < rate < RAW_SANE[1], f"{name}: {rate:.3g} B/s, outside {RAW_SANE}")
+        if name in RAW_OP:
+            need(b["label"] == RAW_OP[name], f"{name}: label {b['label']!r}, expected {RAW_OP[name]!r}")
+        else:
+            frac = b.get("of_raw")
+            need(frac is not None and 0 < frac < 100, f"{name}: of_raw {frac}")
+        frac = "" if name in RAW_OP else f", of_raw {b['of_raw']:.2f}"
+        print(f"  {name}: {rate / 1e9:.2f} GB/s ({b['label']}){frac}")
+
+
+class Skipped(Exception):
+    pass
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ccbench", required=True)
     ap.add_argument("--mpiexec", required=True)
     ap.add_argument("--workdir", required=True)
+    ap.add_argument("--channel-bench", default="", help="ccbench_channel_bench (case channel_bench)")
     ap.add_argument("case")
     opts = ap.parse_args()
     version = subprocess.run([opts.ccbench, "--version"], capture_output=True, text=True).stdout
@@ -241,11 +288,16 @@ def main():
             check_links(opts)
         elif kind == "topo":
             check_topo(opts)
+        elif kind == "channel_bench":
+            check_channel_bench(opts)
         else:
             raise Failed(f"unknown case {opts.case}")
     except Failed as e:
         print(f"FAIL {opts.case}: {e}")
         return 1
+    except Skipped as e:
+        print(f"SKIPPED: {e}")
+        return SKIP
     print(f"OK {opts.case}")
     return 0
 

@@ -7,6 +7,8 @@
 //   - credits: a sender with `depth` slots unreleased gets no more until the receiver releases;
 //   - zero-copy ends (the GPU net proxy's calls) with the caller's slots: sends straight from them,
 //     receives landing in the slot the peer wrote, in order, only a message's bytes written;
+//   - zero-copy sends from any memory (the CPU executors'), offered where the plan allows it, the
+//     bytes no longer read once sent() counts them;
 //   - a peer that closes its endpoint mid-transfer is Error(runtime) naming the provider and the
 //     peer (tcp;ofi_rxm: the connection resets under the next send);
 //   - names that do not exist: Error(usage) listing the providers or domains there are.
@@ -186,6 +188,51 @@ void direct_ring(const RankLayout& layout, const Setting& s) {
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
+// Zero-copy sends from any of the caller's memory, never registered (the CPU executors' use):
+// offered exactly where the plan says the provider needs no registration to send; every message
+// goes from its own place in a buffer that is overwritten as soon as sent() counts the post, so
+// a transport still reading it after that would deliver the overwritten bytes.
+void any_memory_sends(const RankLayout& layout, const Setting& s) {
+  constexpr int kDepth = 3, kCount = 150;
+  constexpr size_t kSlot = 16384;
+  constexpr unsigned char kOverwritten = 0x5a;
+  const int next = (g_rank + 1) % g_n, prev = (g_rank + g_n - 1) % g_n;
+  auto set = connect_channels(MPI_COMM_WORLD, layout, {{next, 35, true}, {prev, 35, false}},
+                              ofi_channels(kSlot, kDepth));
+  const std::string what = "zero-copy from any memory [" + s.label() + "]";
+  DirectSend* tx = set->send(0).direct();
+  const bool offered = select_ofi(layout, kSlot).plan.send_any_memory;
+  check((tx != nullptr) == offered, fmt::format("{}: a zero-copy send end {}", what, offered ? "offered" : "withheld"));
+  check(set->recv(1).direct() == nullptr, what + ": no zero-copy receive end without caller slots");
+  if (!tx) return;
+  std::vector<unsigned char> from(kCount * kSlot);  // message m at m * kSlot, never reused
+  std::uint64_t posted = 0, cleared = 0, got = 0;
+  long bad = 0;
+  RecvChannel& rx = set->recv(1);
+  const auto until = Clock::now() + std::chrono::seconds(60);
+  while ((posted < kCount || got < kCount || cleared < kCount) && Clock::now() < until) {
+    if (posted < kCount) {
+      unsigned char* b = &from[posted * kSlot];
+      const size_t n = size_of(posted, kSlot);
+      for (size_t i = 0; i < n; ++i) b[i] = pattern(g_rank, 1, posted, i);
+      if (tx->try_post_from(b, n)) ++posted;
+    }
+    for (; cleared < tx->sent(); ++cleared) std::memset(&from[cleared * kSlot], kOverwritten, kSlot);
+    size_t n = 0;
+    if (const auto* p = static_cast<const unsigned char*>(rx.try_peek(&n))) {
+      bad += n != size_of(got, kSlot);
+      for (size_t i = 0; i < n; ++i) bad += p[i] != pattern(prev, 1, got, i);
+      rx.release();
+      ++got;
+    }
+    set->send(0).try_drain();
+  }
+  check(got == kCount && cleared == kCount, fmt::format("{}: {} of {} messages arrived, {} counted sent", what, got,
+                                                         kCount, cleared));
+  check(bad == 0, fmt::format("{}: {} wrong sizes or bytes", what, bad));
+  MPI_Barrier(MPI_COMM_WORLD);
+}
+
 // Ranks 0 and 1 connect both ways and exchange a slot each way; then rank 1 closes its endpoint
 // and rank 0 sends on: its transfers must fail naming the provider and rank 1, within seconds.
 void peer_disappears(const RankLayout& layout, const Setting& s, const std::string& provider) {
@@ -284,6 +331,7 @@ int main(int argc, char** argv) {
         slot_ring(layout, s, fmt::format("ofi:{}:{}", full_name(p), name(proto)));
         credits_bound(layout, s);
         direct_ring(layout, s);
+        any_memory_sends(layout, s);
         if (g_n >= 2 && p != "shm") peer_disappears(layout, s, full_name(p));
       }
     if (g_n >= 2) bad_names(layout);

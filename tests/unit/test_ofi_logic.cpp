@@ -176,6 +176,37 @@ TEST(OfiPlan, EachHonouredBitChangesWhatIsDone) {
   EXPECT_EQ(plan_ofi(psm3(), OfiProtocol::automatic, 4096).protocol, OfiProtocol::rma);  // FI_CONTEXT honoured
 }
 
+// libfabric's shm copies a write without remote CQ data itself, inside fi_write; with CQ data the
+// receiver pulls the bytes: so over shm the data goes as fi_write and the CQ data follows alone.
+// Everywhere else the CQ data rides on the write. Credits are injected where 8 bytes can be, and
+// sends go from unregistered memory where no descriptor is asked.
+TEST(OfiPlan, ShmWritesBareThenNotifiesCreditsAreInjected) {
+  OfiEndpointInfo shm = here()[2];
+  shm.inject_size = 4096;
+  const OfiPlan s = plan_ofi(shm, OfiProtocol::automatic, 256 * 1024);
+  EXPECT_EQ(s.protocol, OfiProtocol::rma);
+  EXPECT_TRUE(s.notify_after_write && s.length_in_data);
+  EXPECT_TRUE(s.inject_credits);
+  EXPECT_TRUE(s.send_any_memory);  // FI_MR_HMEM asks registration of GPU memory only
+
+  OfiEndpointInfo rxm = endpoint("tcp;ofi_rxm", "lo");
+  rxm.inject_size = 64;
+  const OfiPlan t = plan_ofi(rxm, OfiProtocol::automatic, 256 * 1024);
+  EXPECT_FALSE(t.notify_after_write);  // fi_writedata
+  EXPECT_TRUE(t.inject_credits && t.send_any_memory);
+
+  EXPECT_FALSE(plan_ofi(shm, OfiProtocol::tagged, 4096).notify_after_write);  // tagged: no writes at all
+  OfiEndpointInfo short_data = shm;
+  short_data.cq_data_size = 4;  // the notice must carry the length: 8 bytes of CQ data
+  EXPECT_FALSE(plan_ofi(short_data, OfiProtocol::automatic, 4096).notify_after_write);
+  OfiEndpointInfo tiny = rxm;
+  tiny.inject_size = 4;
+  EXPECT_FALSE(plan_ofi(tiny, OfiProtocol::automatic, 4096).inject_credits);  // sent from credit buffers
+  EXPECT_FALSE(plan_ofi(efa(), OfiProtocol::automatic, 4096).send_any_memory);  // FI_MR_LOCAL
+  EXPECT_TRUE(ofi_writes_faster_without_data("shm"));
+  EXPECT_FALSE(ofi_writes_faster_without_data("tcp;ofi_rxm"));
+}
+
 TEST(OfiPlan, BitsNotHonouredAreRefusedByName) {
   expect_error([] { plan_ofi(endpoint("x", "d", kRmaCaps, kMsgPrefix), OfiProtocol::automatic, 4096); },
                ExitCode::precondition, {"provider x (domain d) demands mode FI_MSG_PREFIX"});

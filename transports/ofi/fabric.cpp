@@ -85,6 +85,7 @@ OfiEndpointInfo translate(const fi_info* i) {
   e.mr_key_size = i->domain_attr->mr_key_size;
   e.max_msg_size = i->ep_attr->max_msg_size;
   e.tx_size = i->tx_attr ? i->tx_attr->size : 0;
+  e.inject_size = i->tx_attr ? i->tx_attr->inject_size : 0;
   e.rx_size = i->rx_attr ? i->rx_attr->size : 0;
   return e;
 }
@@ -180,22 +181,31 @@ class Endpoint final : public OfiEndpoint {
     return m;
   }
 
-  bool write_data(const void* buf, std::size_t len, const OfiMemory& mem, std::uint64_t peer, std::uint64_t remote_addr,
-                  std::uint64_t key, std::uint64_t data, std::uint64_t cookie) override {
+  bool write(const void* buf, std::size_t len, const OfiMemory* mem, std::uint64_t peer, std::uint64_t remote_addr,
+             std::uint64_t key, std::optional<std::uint64_t> data, std::uint64_t cookie) override {
     Op* op = take_op(cookie);
-    const ssize_t rc = fi_writedata(ep_, buf, len, desc(mem), data, peer, remote_addr, key, &op->ctx);
-    return posted(rc, op, "fi_writedata");
+    if (data) return posted(fi_writedata(ep_, buf, len, desc(mem), *data, peer, remote_addr, key, &op->ctx), op,
+                            "fi_writedata");
+    return posted(fi_write(ep_, buf, len, desc(mem), peer, remote_addr, key, &op->ctx), op, "fi_write");
   }
 
-  bool tsend(const void* buf, std::size_t len, const OfiMemory& mem, std::uint64_t peer, std::uint64_t tag,
+  bool tsend(const void* buf, std::size_t len, const OfiMemory* mem, std::uint64_t peer, std::uint64_t tag,
              std::uint64_t cookie) override {
     Op* op = take_op(cookie);
     return posted(fi_tsend(ep_, buf, len, desc(mem), peer, tag, &op->ctx), op, "fi_tsend");
   }
 
+  bool inject_data(std::uint64_t peer, std::uint64_t remote_addr, std::uint64_t key, std::uint64_t data) override {
+    return injected(fi_inject_writedata(ep_, nullptr, 0, data, peer, remote_addr, key), "fi_inject_writedata");
+  }
+
+  bool tinject(const void* buf, std::size_t len, std::uint64_t peer, std::uint64_t tag) override {
+    return injected(fi_tinject(ep_, buf, len, peer, tag), "fi_tinject");
+  }
+
   bool trecv(void* buf, std::size_t len, const OfiMemory& mem, std::uint64_t tag, std::uint64_t cookie) override {
     Op* op = take_op(cookie);
-    return posted(fi_trecv(ep_, buf, len, desc(mem), FI_ADDR_UNSPEC, tag, 0, &op->ctx), op, "fi_trecv");
+    return posted(fi_trecv(ep_, buf, len, desc(&mem), FI_ADDR_UNSPEC, tag, 0, &op->ctx), op, "fi_trecv");
   }
 
   int poll(std::vector<OfiCompletion>& out, int max) override {
@@ -241,7 +251,7 @@ class Endpoint final : public OfiEndpoint {
     fabric_ = nullptr;
   }
 
-  void* desc(const OfiMemory& m) const { return plan_.local_desc || plan_.hmem_iface ? m.desc() : nullptr; }
+  void* desc(const OfiMemory* m) const { return m && (plan_.local_desc || plan_.hmem_iface) ? m->desc() : nullptr; }
 
   Op* take_op(std::uint64_t cookie) {
     if (free_.empty()) {
@@ -265,6 +275,12 @@ class Endpoint final : public OfiEndpoint {
     free_.push_back(op);
     if (rc == -FI_EAGAIN) return false;
     ofi_fail(call, rc, step("posting an operation"));
+  }
+
+  bool injected(ssize_t rc, const char* call) {
+    if (rc == 0) return true;
+    if (rc == -FI_EAGAIN) return false;
+    ofi_fail(call, rc, step("injecting an operation"));
   }
 
   int read_error(std::vector<OfiCompletion>& out) {

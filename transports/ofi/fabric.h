@@ -10,6 +10,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -60,12 +61,23 @@ class OfiEndpoint {
   virtual std::unique_ptr<OfiMemory> register_memory(void* p, std::size_t bytes, bool remote_write, int cuda_device,
                                                      std::uint64_t requested_key) = 0;
   // The posts: false when the provider has no room now (FI_EAGAIN); the caller progresses (poll)
-  // and posts again. Buffers stay untouched until the completion with `cookie`.
-  virtual bool write_data(const void* buf, std::size_t len, const OfiMemory& mem, std::uint64_t peer,
-                          std::uint64_t remote_addr, std::uint64_t key, std::uint64_t data, std::uint64_t cookie) = 0;
-  virtual bool tsend(const void* buf, std::size_t len, const OfiMemory& mem, std::uint64_t peer, std::uint64_t tag,
+  // and posts again. Buffers stay untouched until the completion with `cookie`. `mem` is the
+  // region holding a local buffer, or nullptr for host memory never registered (only where the
+  // plan's send_any_memory allows it).
+  // fi_writedata (remote CQ data `data`), or fi_write (none) where `data` is nullopt.
+  virtual bool write(const void* buf, std::size_t len, const OfiMemory* mem, std::uint64_t peer,
+                     std::uint64_t remote_addr, std::uint64_t key, std::optional<std::uint64_t> data,
+                     std::uint64_t cookie) = 0;
+  virtual bool tsend(const void* buf, std::size_t len, const OfiMemory* mem, std::uint64_t peer, std::uint64_t tag,
                      std::uint64_t cookie) = 0;
   virtual bool trecv(void* buf, std::size_t len, const OfiMemory& mem, std::uint64_t tag, std::uint64_t cookie) = 0;
+  // The injected posts (FI_INJECT): the provider copies what they carry before returning, so the
+  // caller's bytes are free at once, and no completion ever comes (failures show on later
+  // operations). fi_inject_writedata of no bytes: remote CQ data `data` alone, naming
+  // `remote_addr` of a region the peer registered for remote writes.
+  virtual bool inject_data(std::uint64_t peer, std::uint64_t remote_addr, std::uint64_t key, std::uint64_t data) = 0;
+  // fi_tinject of `len` bytes (at most info().inject_size).
+  virtual bool tinject(const void* buf, std::size_t len, std::uint64_t peer, std::uint64_t tag) = 0;
   // Closes the endpoint itself: nothing moves into or out of registered memory afterwards, so the
   // regions can be closed and their memory freed; then this object goes.
   virtual void quiesce() = 0;

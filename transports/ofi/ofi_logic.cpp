@@ -237,9 +237,14 @@ OfiPlan plan_ofi(const OfiEndpointInfo& info, OfiProtocol wanted, std::uint64_t 
   } else {
     p.protocol = OfiProtocol::rma;
     p.length_in_data = info.cq_data_size >= 8;
+    p.notify_after_write = p.length_in_data && ofi_writes_faster_without_data(info.provider);
   }
+  p.inject_credits = info.inject_size >= kOfiCreditBytes;
+  p.send_any_memory = !p.local_desc;
   return p;
 }
+
+bool ofi_writes_faster_without_data(std::string_view provider) { return provider == "shm"; }
 
 std::uint64_t ofi_remote_address(const OfiPlan& plan, std::uint64_t base, std::uint64_t offset) {
   return plan.virt_addr ? base + offset : offset;

@@ -113,6 +113,7 @@ struct OfiEndpointInfo {
   std::uint64_t max_msg_size = 0;      // ep_attr->max_msg_size
   std::size_t mr_key_size = 0;         // bytes of a registration key
   std::size_t tx_size = 0, rx_size = 0;  // operations each queue takes before FI_EAGAIN
+  std::size_t inject_size = 0;         // tx_attr->inject_size: the most bytes an injected post carries
 };
 
 // Where the ranks are: whether they share one host and one node (emulated nodes count as nodes).
@@ -145,15 +146,19 @@ void check_same_ofi_provider(const std::vector<std::string>& chosen, const std::
 
 // ---------------------------------------------------------------------------------------------
 // What an entry obliges us to do, and which protocol carries the data.
-//   rma     the receiver's slots are registered for remote writes; each slot goes as one
-//           fi_writedata into the receiver's slot of the same index, its remote CQ data naming
-//           the channel and slot (ofi_cq_data), and the slot's bytes where the CQ data has 8 bytes
-//           (tcp;ofi_rxm reports no length for remote writes: measured here, len 0); with 4 bytes
-//           (efa, verbs) the length is the completion's, as fi_cq(3) specifies for remote writes
-//           with CQ data and aws-ofi-nccl relies on over EFA.
+//   rma     the receiver's slots are registered for remote writes; each slot goes as one write
+//           into the receiver's slot of the same index, and remote CQ data naming the channel and
+//           slot (ofi_cq_data) tells the receiver it landed, with the slot's bytes where the CQ
+//           data has 8 bytes (tcp;ofi_rxm reports no length for remote writes: measured here, len
+//           0); with 4 bytes (efa, verbs) the length is the completion's, as fi_cq(3) specifies for
+//           remote writes with CQ data and aws-ofi-nccl relies on over EFA. The CQ data rides on the
+//           write itself (fi_writedata), or, where the provider moves writes without CQ data faster
+//           (notify_after_write), the write goes bare (fi_write) and a write of no bytes carrying
+//           the CQ data follows once the write has completed (fi_inject_writedata).
 //   tagged  the receiver posts one tagged receive per free slot into that slot; each slot goes as
 //           one fi_tsend whose tag names sender, channel and slot (ofi_tag).
-// Either way credits go back as tagged 8-byte messages carrying the count of slots released.
+// Either way credits go back as tagged 8-byte messages carrying the count of slots released,
+// injected (fi_tinject: no completion, no buffer held) where the provider's inject size takes 8.
 // ---------------------------------------------------------------------------------------------
 struct OfiPlan {
   OfiProtocol protocol = OfiProtocol::tagged;  // rma or tagged
@@ -165,7 +170,24 @@ struct OfiPlan {
   bool hmem_iface = false;   // FI_MR_HMEM: GPU memory is registered with iface CUDA and its device
   bool hmem = false;         // the entry carries GPU memory (FI_HMEM capability)
   bool length_in_data = false;  // rma: the remote CQ data carries the slot's length (8 bytes of it)
+  bool notify_after_write = false;  // rma: fi_write, then the CQ data alone once it completed
+  bool inject_credits = false;  // credits go as fi_tinject (inject size >= 8 bytes)
+  // Sends may go from host memory never registered (no FI_MR_LOCAL; FI_MR_HMEM asks it for GPU
+  // memory only: fi_mr(3)), so the channels offer their zero-copy send end for any of the caller's
+  // host memory.
+  bool send_any_memory = false;
 };
+
+// Whether `provider` moves a write without remote CQ data by a faster path than one with it.
+// libfabric's shm (1.17, smr_generic_rma): a write without CQ data, with FI_MR_VIRT_ADDR and no
+// RMA ordering asked, is copied by the writer itself (process_vm_writev inside fi_write, "fast
+// RMA"); with CQ data it becomes a command the receiver carries out, pulling the bytes with
+// process_vm_readv inside its own fi_cq_read: the receiver then copies every byte twice (the pull
+// and its own read of the slot) on one core, which halved the channel's rate (issue 34).
+// The notification's order is safe there: a write's completion means its bytes are in the target's
+// memory (the writer copied them, or, without CMA, the receiver processed the write: fi_shm(7)), and
+// the notification is posted only after that completion.
+bool ofi_writes_faster_without_data(std::string_view provider);
 
 // The plan for `info` moving slots of `slot_bytes`: Error(precondition) naming the provider and the
 // bit when `info` demands a mode this transport does not honour, when its largest message is
@@ -184,6 +206,7 @@ std::uint64_t ofi_remote_address(const OfiPlan& plan, std::uint64_t base, std::u
 // A tag: kind (2 bits) | sender rank (20) | channel tag (20) | slot (6): 48 bits, within what every
 // provider of kOfiProviderOrder matches. Error(runtime) for a rank, tag or slot out of range.
 enum class OfiMsgKind : std::uint32_t { data = 1, credit = 2 };
+inline constexpr std::size_t kOfiCreditBytes = 8;  // a credit: the count of slots released, u64
 inline constexpr int kOfiMaxRanks = 1 << 20;
 inline constexpr int kOfiMaxSlots = 64;  // the deepest channel (CCBENCH_CPU_SLOT_DEPTH's bound)
 std::uint64_t ofi_tag(OfiMsgKind kind, int sender, int channel_tag, std::uint32_t slot);

@@ -1,11 +1,13 @@
 #include "transports/ofi/ofi_transport.h"
 
 #include <algorithm>
+#include <array>
 #include <cstring>
 #include <deque>
 #include <functional>
 #include <map>
 #include <mutex>
+#include <optional>
 
 #include <fmt/format.h>
 
@@ -187,6 +189,7 @@ constexpr int kReceiverDataTag = 1 << 22;
 constexpr std::size_t kNameBytes = 64;
 // A credit is the count of slots released so far.
 using Credit = std::uint64_t;
+static_assert(sizeof(Credit) == kOfiCreditBytes);
 
 std::string peer_label(const SetupArgs& a) { return fmt::format("rank {} (host {})", a.peer, a.layout->host_of[a.peer]); }
 
@@ -324,7 +327,9 @@ class OfiChannelEnd {
     check_mpi(MPI_Comm_rank(a.comm, &rank_), "MPI_Comm_rank");
     char* base = a.slots;
     if (!base) {
-      own_.allocate(slot_bytes_, depth_);
+      // Receivers' slots take the peer's writes; shm's pin their pages per write (slot_memory.h).
+      if (remote_write) own_.allocate_huge(slot_bytes_, depth_);
+      else own_.allocate(slot_bytes_, depth_);
       base = own_.slot(0);
     }
     region_ = {reinterpret_cast<std::uint64_t>(base), caller_slots_ ? slot_bytes_ : own_.stride,
@@ -497,9 +502,23 @@ class OfiRecvChannel final : public RecvChannel, public DirectRecv, public OfiCh
       return job_.ep().trecv(slot(k), slot_bytes_, *mr_, tag, ofi_cookie(id_, OfiOp::data_recv, k));
     });
   }
-  // Sends the count of slots released so far; with every credit buffer in flight, the next one
-  // to complete sends the newest count (counts only grow, so later ones include earlier ones).
+  // Sends the count of slots released so far (counts only grow, so later ones include earlier
+  // ones). Injected where the provider takes 8 bytes so: one credit waits in the job's queue at
+  // most, and carries the newest count when it goes. Otherwise from a credit buffer; with every
+  // buffer in flight, the next one to complete sends the newest count.
   void send_credit() {
+    const std::uint64_t tag = ofi_tag(OfiMsgKind::credit, rank_, tag_, 0);
+    if (job_.plan().inject_credits) {
+      if (credit_queued_) return;
+      credit_queued_ = true;
+      job_.post([this, tag] {
+        const Credit released = ring_.released();
+        if (!job_.ep().tinject(&released, sizeof released, peer_address_, tag)) return false;
+        credit_queued_ = false;
+        return true;
+      });
+      return;
+    }
     if (free_credits_.empty()) {
       credit_owed_ = true;
       return;
@@ -508,9 +527,8 @@ class OfiRecvChannel final : public RecvChannel, public DirectRecv, public OfiCh
     const std::uint32_t n = free_credits_.back();
     free_credits_.pop_back();
     *credit(n) = ring_.released();
-    const std::uint64_t tag = ofi_tag(OfiMsgKind::credit, rank_, tag_, 0);
     job_.post([this, n, tag] {
-      return job_.ep().tsend(credit(n), sizeof(Credit), *credit_mr_, peer_address_, tag,
+      return job_.ep().tsend(credit(n), sizeof(Credit), credit_mr_.get(), peer_address_, tag,
                              ofi_cookie(id_, OfiOp::credit_send, n));
     });
   }
@@ -520,6 +538,7 @@ class OfiRecvChannel final : public RecvChannel, public DirectRecv, public OfiCh
   MPI_Request send_req_ = MPI_REQUEST_NULL;
   std::vector<std::uint32_t> free_credits_;  // credit buffers not in flight
   bool credit_owed_ = false;
+  bool credit_queued_ = false;  // an injected credit waits in the job's queue
 };
 
 class OfiSendChannel final : public SendChannel, public DirectSend, public OfiChannelEnd {
@@ -548,28 +567,33 @@ class OfiSendChannel final : public SendChannel, public DirectSend, public OfiCh
   }
   void post(std::size_t bytes) override {
     if (bytes > slot_bytes_) fail(ExitCode::runtime, "ofi: post of {} bytes to {} into slots of {}", bytes, peer_, slot_bytes_);
-    send_slot(region_.slot_offset(window_.slot_to_fill()), bytes);
+    send_from(slot(window_.slot_to_fill()), mr_.get(), bytes);
   }
   std::size_t slot_bytes() const override { return slot_bytes_; }
   bool try_drain() override {
     if (writes_.outstanding()) job_.progress();
     return writes_.outstanding() == 0;
   }
-  DirectSend* direct() override { return caller_slots_ ? this : nullptr; }
-  // The bytes go as they are, from wherever they lie in the caller's registered slots.
+  // Caller slots: sends from them (registered). Otherwise, where the provider asks no descriptors,
+  // sends from any of the caller's memory: the CPU executors send their output straight from it.
+  DirectSend* direct() override { return caller_slots_ || job_.plan().send_any_memory ? this : nullptr; }
+  // The bytes go as they are: from wherever they lie in the caller's registered slots, or from
+  // any memory (never registered) where the plan allows it.
   bool try_post_from(const void* data, std::size_t bytes) override {
     if (bytes > slot_bytes_)
       fail(ExitCode::runtime, "ofi: zero-copy send of {} bytes to {} into slots of {}", bytes, peer_, slot_bytes_);
-    const std::uint64_t offset = region_.offset_of(reinterpret_cast<std::uint64_t>(data), bytes);
+    if (caller_slots_) (void)region_.offset_of(reinterpret_cast<std::uint64_t>(data), bytes);
     if (!can_post()) job_.progress();
     if (!can_post()) return false;
-    send_slot(offset, bytes);
+    send_from(static_cast<const char*>(data), caller_slots_ ? mr_.get() : nullptr, bytes);
     return true;
   }
   std::uint64_t sent() const override { return writes_.done(); }
   void on_completion(OfiOp op, std::uint32_t seq, const OfiCompletion& c) override {
     if (op == OfiOp::data_send) {  // the slot's bytes have left this rank's memory
-      writes_.on_complete(ofi_unwrap_seq(seq, writes_.done()));
+      const std::uint64_t s = ofi_unwrap_seq(seq, writes_.done());
+      if (job_.plan().notify_after_write) notify(s);
+      writes_.on_complete(s);
       return;
     }
     if (op != OfiOp::credit_recv || c.len != sizeof(Credit))
@@ -591,30 +615,43 @@ class OfiSendChannel final : public SendChannel, public DirectSend, public OfiCh
       return job_.ep().trecv(credit(k), sizeof(Credit), *credit_mr_, tag, ofi_cookie(id_, OfiOp::credit_recv, k));
     });
   }
-  // Sends `bytes` at `local_offset` of the slots into the peer's next slot.
-  void send_slot(std::uint64_t local_offset, std::size_t bytes) {
+  // Sends `bytes` at `from` (in region `mem`, or never registered: nullptr) into the peer's next
+  // slot. notify_after_write: the write goes bare and its CQ data waits for its completion; shm
+  // completes the write inside fi_write, so the progress call sends the notice at once.
+  void send_from(const char* from, const OfiMemory* mem, std::size_t bytes) {
     const std::uint64_t seq = window_.posted();
     const std::uint32_t k = window_.slot_to_fill();
-    const char* from = reinterpret_cast<const char*>(region_.base) + local_offset;
     const std::uint64_t cookie = ofi_cookie(id_, OfiOp::data_send, seq);
+    const bool notify_later = job_.plan().notify_after_write;
     if (protocol() == OfiProtocol::rma) {
-      const std::uint64_t remote = remote_.base + k * remote_stride_;
+      const std::uint64_t remote = remote_address(k);
       const std::uint64_t data = ofi_cq_data(remote_.channel, k, job_.plan().length_in_data, bytes);
+      const std::optional<std::uint64_t> with = notify_later ? std::nullopt : std::optional<std::uint64_t>(data);
+      notices_[k] = data;
       job_.post([=, this] {
-        return job_.ep().write_data(from, bytes, *mr_, peer_address_, remote, remote_.key, data, cookie);
+        return job_.ep().write(from, bytes, mem, peer_address_, remote, remote_.key, with, cookie);
       });
     } else {
       const std::uint64_t tag = ofi_tag(OfiMsgKind::data, rank_, tag_, k);
-      job_.post([=, this] { return job_.ep().tsend(from, bytes, *mr_, peer_address_, tag, cookie); });
+      job_.post([=, this] { return job_.ep().tsend(from, bytes, mem, peer_address_, tag, cookie); });
     }
     window_.on_post();
     writes_.on_post();
+    if (notify_later) job_.progress();
+  }
+  std::uint64_t remote_address(std::uint32_t k) const { return remote_.base + k * remote_stride_; }
+  // The CQ data of post `seq`, alone, now that its write has completed.
+  void notify(std::uint64_t seq) {
+    const auto k = static_cast<std::uint32_t>(seq % static_cast<std::uint64_t>(depth_));
+    const std::uint64_t remote = remote_address(k), data = notices_[k];
+    job_.post([=, this] { return job_.ep().inject_data(peer_address_, remote, remote_.key, data); });
   }
 
   CreditWindow window_;
   InOrderCompletions writes_;  // which posts' bytes have left the slots
   OfiConnData remote_;
   std::uint64_t remote_stride_ = 0;
+  std::array<std::uint64_t, kOfiMaxSlots> notices_{};  // rma: the CQ data of each slot's last post
 };
 
 }  // namespace
