@@ -255,7 +255,8 @@ void add_verdicts(Exposition& e, const AcceptReport& rep) {
   e.add("ccbench_accept_passed", {}, rep.passed ? 1 : 0);
   for (const RuleVerdict& rv : rep.rules) {
     const Labels rule = {{"rule", rv.rule->name}, {"where", rv.rule->where}};
-    e.add("ccbench_accept_rule_passed", rule, rv.failed() ? 0 : 1);  // as `accept` says it
+    // As `accept` says it: a rule not judged in full (N/A) is absent, neither passed nor failed.
+    if (rv.state() != CheckState::not_available) e.add("ccbench_accept_rule_passed", rule, rv.failed() ? 0 : 1);
     for (const CheckVerdict& cv : rv.checks) {
       if (cv.state == CheckState::not_available) continue;
       Labels l = rule;

@@ -121,8 +121,6 @@ std::string group_outlier_lines(const std::vector<RunRecord>& rows, double thres
   return out;
 }
 
-namespace {
-
 // The rows of one pairs case at its largest size, and that case's name.
 struct PairCase {
   std::string subject;

@@ -238,7 +238,10 @@ def run_mode():
     answers["answers"]["1 nvlink_crc_flit 7"] = list(range(100000))
     replay = os.path.join(work, "nvml.json")
     json.dump(answers, open(replay, "w"))
-    env = dict(os.environ, CCBENCH_TELEMETRY_NVML_REPLAY=replay, CCBENCH_TELEMETRY_IB_DIR=os.path.join(work, "no-ib"))
+    # A row's counter growth needs a counter read (every 100 ms at least) to end inside its size:
+    # the 1 KiB mpi rows are made 30 ms a call slow (the test fault), so they last ~0.2 s each.
+    env = dict(os.environ, CCBENCH_TELEMETRY_NVML_REPLAY=replay, CCBENCH_TELEMETRY_IB_DIR=os.path.join(work, "no-ib"),
+               CCBENCH_FAULT="slow:rank=0,size=1024,impl=mpi,ms=30")
     run = subprocess.Popen([mpiexec, "--oversubscribe", "--allow-run-as-root", "-np", "2", ccbench, "--device", "cpu",
                             "--collective", "allreduce,allgather", "--impl", "ring,mpi", "-b", "1K", "-e", "256K", "-f",
                             "4", "-n", "5", "-w", "1", "--telemetry", "on", "--telemetry-interval", "10",
