@@ -502,7 +502,7 @@ def group_node(opts):
     check(all(x["slowest_rank"] == "2" for x in rows if x["group"] == "node1"), "node1 rows do not name rank 2")
     bad = launch(opts, None, SLOW_SWEEP + ["--groups", "/nonexistent/groups.txt"], ranks=2)
     check(bad.rc == 2, f"exit code {bad.rc} for an unreadable --groups file, expected 2")
-    check("--groups /nonexistent/groups.txt: not world, node, pairs or rails, and no such file" in bad.err,
+    check("--groups /nonexistent/groups.txt: not world, node, pairs, rails or bisect, and no such file" in bad.err,
           "no message naming the --groups file")
 
 

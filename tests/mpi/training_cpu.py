@@ -8,7 +8,7 @@ checked in what it printed and wrote:
     at run time a precondition error (exit 3), each saying why;
   - --energy on CPU ranks: the run completes, every row's energy columns are empty, run.json's
     energy block and the start-up line say why;
-  - --nccl-config on CPU ranks: NCCL's rows skipped with the reason, ours measured;
+  - --nccl-config with --device cpu: refused (exit 2) before anything is measured, saying why;
   - scripts/tune.py groups the settings NCCL reads per communicator into one launch each
     (--nccl-config), one launch per value of the others, and gives each candidate its rows;
   - check_results' model of a run (tests/expected_cases.py) knows fp8 and --nccl-config's cases,
@@ -105,12 +105,10 @@ def energy_not_available(opts, cwd):
 def nccl_config_on_cpu(opts, cwd):
     rc, out, err = launch(opts, ["--device", "cpu", "--nccl-config", "maxCTAs=2,4", "--collective", "allreduce",
                                  "--impl", "ring,nccl", "-b", "1K", "-e", "1K", "--out", "configs"], cwd)
-    check(rc == 0, "--nccl-config on CPU ranks: exit code 0", out + err)
-    found = rows(os.path.join(cwd, "configs"))
-    nccl = [r for r in found if r["impl"] == "nccl"]
-    check(nccl and all(r["status"] == "skipped" and r["reason"] for r in nccl),
-          "--nccl-config on CPU ranks: nccl skipped with the reason", str(nccl[:2]))
-    check(any(r["impl"] == "ring" and r["status"] == "ok" for r in found), "--nccl-config on CPU ranks: ring measured")
+    check(rc == 2, f"--nccl-config with --device cpu: exit code {rc}, expected 2 (it changes nothing there)", out + err)
+    check("--nccl-config maxCTAs=2,4 acts on GPU ranks, and --device cpu measures CPU ranks" in err,
+          "--nccl-config with --device cpu: the message says why and what to do", err)
+    check(not os.path.exists(os.path.join(cwd, "configs", "results.csv")), "--nccl-config with --device cpu: nothing measured")
 
 
 def tune_launches():
