@@ -131,7 +131,9 @@ BisectOutcome run_bisection(const RunOptions& opts, const SweepPlan& plan, const
       round.push_back(groups.size());
       groups.push_back(group_of(l, step, g));
     }
-    GroupRunOutcome part = run_group_rounds(groups, {round}, opts, plan, world, backend, sink, guard);
+    // The halves at once, or one after the other with --serial (where they would share cores or links).
+    const std::vector<std::vector<size_t>> rounds = opts.serial ? group_rounds(groups, true) : std::vector<std::vector<size_t>>{round};
+    GroupRunOutcome part = run_group_rounds(groups, rounds, opts, plan, world, backend, sink, guard);
     out.run.code = more_severe(out.run.code, part.code);
     out.run.measured_any = out.run.measured_any || part.measured_any;
     if (out.run.stop_reason.empty()) out.run.stop_reason = part.stop_reason;

@@ -591,17 +591,23 @@ def read_rows(path):
 BANDWIDTH_TOLERANCE = 2e-5
 
 # A row's time_avg (the back-to-back batch per call) may be below its fastest single call (those
-# wait on a barrier's skew or a sleeping proxy thread), but not by this factor: over 7,964 recorded
-# rows the lowest ratio was 1/69 (NCCL's first 8-byte row over NET/Socket, h200x2-20261130-r7),
-# the next 0.22 (8 ranks on 2 cores); a batch loop that timed no call gives ratios near 1/4000.
-TIME_AVG_FLOOR = 0.01
+# wait on a barrier's skew, a sleeping proxy thread or, with more ranks than cores, the scheduler),
+# but not by this factor. Lowest ratios seen: 1/69 over 7,964 recorded rows (NCCL's first 8-byte
+# row over NET/Socket, h200x2-20261130-r7); 1/122 on a cluster in a box (6 ranks of 3 hosts on 2
+# cores: single calls of 13 ms that wait for the scheduler, a ring all-gather batch at 108 us per
+# call). A batch loop that timed no call gives ratios near 1/4000.
+# Rooted collectives are left out: in a batch the root's sends (broadcast, scatter) and the
+# others' sends to the root (reduce, gather) queue without waiting for each call's receiver, so
+# their batch may be far below a single call that waits for the round trip (the cluster in a box
+# over tcp, ofi and mpi: down to 1/1230 against single calls of 4 to 8 ms).
+TIME_AVG_FLOOR = 0.001
 
 
 def check_bandwidth(rows):
     """Every measured row: algbw = bytes / time_avg, busbw = algbw x the bus factor of its
     collective for the row's rank count (in a --groups run the group's), busbw_median = bytes /
     time_median x the same factor (GB/s = 1e9 B/s, times in microseconds); time_avg not below
-    TIME_AVG_FLOOR x time_min."""
+    TIME_AVG_FLOOR x time_min, except for rooted collectives."""
     fails = []
     for i, r in enumerate(rows):
         if r["status"] not in ("ok", "wrong"):
@@ -613,7 +619,7 @@ def check_bandwidth(rows):
         checks = [("algbw[GB/s]", "time_avg[us]", 1.0), ("busbw[GB/s]", "time_avg[us]", factor),
                   ("busbw_median[GB/s]", "time_median[us]", factor)]
         t_avg, t_min = float(r["time_avg[us]"]), float(r["time_min[us]"])
-        if not t_avg >= TIME_AVG_FLOOR * t_min:
+        if r["collective"] not in ROOTED and not t_avg >= TIME_AVG_FLOOR * t_min:
             fails.append(f"{where}: time_avg {t_avg:g} us is below {TIME_AVG_FLOOR:g} x the fastest single call "
                          f"({t_min:g} us): the batch cannot have timed its calls")
         for column, time_column, f in checks:

@@ -147,7 +147,7 @@ void RunCommand::add_what_options() {
                          "whole job; a file holds one group per line"},
             o_.groups, "KIND|FILE", "world, node, pairs, rails, bisect or a file");
   set_.flag({"--serial", "with --groups: one group at a time (pairs: one pair at a time instead of rounds of pairs on "
-                         "disjoint nodes, for an oversubscribed fabric)"},
+                         "disjoint nodes, for an oversubscribed fabric; bisect: a step's halves one after the other)"},
             o_.serial);
   set_.number({"--group-outlier-threshold", "with --groups: flag a group below this fraction of the median busbw of "
                                             "like groups; pairs: a pair below it of the healthy pairs is slow; bisect: "

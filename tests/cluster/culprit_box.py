@@ -17,6 +17,7 @@ Usage: culprit_box.py CCBENCH WORKDIR [SLOW_HOST]
 import csv
 import json
 import os
+import re
 import random
 import shutil
 import subprocess
@@ -79,9 +80,12 @@ def check_links(d, out):
     need("6 pairs in 3 rounds of pairs on disjoint nodes" in out, "the pairs did not run in rounds", out)
     rows = [r for r in csv_rows(os.path.join(d, "links.csv")) if r["mode"] == "pair"]
     need(len(rows) == 12, f"{len(rows)} pair cells", out)
+    # A link away from the slow host is never put on a host; it may be judged slow itself ("link")
+    # where its pair shared the 2 cores with another pair's round (4 ranks on 2 cores: h1-h4 at
+    # 0.23 GB/s against a 0.63 reference once), as tests/mpi/culprit_tests.py allows too.
     for r in rows:
         touches = SLOW in (r["src_host"], r["dst_host"])
-        need(r["culprit"] == (SLOW if touches else ""), f"culprit column of {r}", out)
+        need(r["culprit"] == SLOW if touches else r["culprit"] in ("", "link"), f"culprit column of {r}", out)
     judged = json.load(open(os.path.join(d, "links.json")))["attribution"]
     need(len(judged) == 1 and judged[0]["culprits"] == [SLOW] and not judged[0]["suspects"], f"attribution {judged}", out)
     need(f"culprit (mpi one-way at 4 MiB): {SLOW}: all 3 of its links below 50%" in out, "no culprit line", out)
@@ -93,8 +97,8 @@ def check_pairs(d, out):
     rows = csv_rows(os.path.join(d, "results.csv"))
     need(len(rows) == 6, f"{len(rows)} pair rows", out)
     for r in rows:
-        need(r["culprit"] == (SLOW if SLOW in r["link"].replace("-", ":").split(":") else ""), f"culprit of {r['link']}",
-             out)
+        touches = SLOW in r["link"].replace("-", ":").split(":")
+        need(r["culprit"] == SLOW if touches else r["culprit"] in ("", "link"), f"culprit of {r['link']}", out)
     judged = json.load(open(os.path.join(d, "run.json")))["context"]["pair_attribution"]
     need(len(judged) == 1 and judged[0]["culprits"] == [SLOW], f"pair_attribution {judged}", out)
     need(f"# culprit (allreduce/ring float sum 4M out-of-place): {SLOW}: all 3 of its links" in out, "no culprit line",
@@ -117,8 +121,9 @@ def check_accept(links, healthy):
         word = "FAIL" if h == SLOW else "PASS"
         need(f"#   {word} {h}: " in endpoints, f"endpoint {h} not {word}", a.stdout)
         need(f"#   {word} {h}: " in nodes, f"node {h} not {word}", a.stdout)
-    need(f"FAIL {SLOW}: culprit: all 3 of its links failed, while 3 of the 3 links not involving it passed" in endpoints,
-         "no evidence", a.stdout)
+    # 2 of 3 where a healthy pair was itself slow beside another pair's round (check_links).
+    need(re.search(f"FAIL {SLOW}: culprit: all 3 of its links failed, while [23] of the 3 links not involving it passed",
+                   endpoints), "no evidence", a.stdout)
     suite = [s for s in ET.parse(junit).getroot() if s.get("name") == "endpoints"]
     need(len(suite) == 1 and [c.get("name") for c in suite[0] if c.find("failure") is not None] == [SLOW],
          "JUnit endpoints suite", open(junit).read())
@@ -139,12 +144,15 @@ def main():
         out = ccbench(["links", *SIZE, "--outlier-threshold", THRESHOLD, "--out", links])
         healthy = check_links(links, out)
         pairs = fresh("culprit-box-pairs")
+        # --serial: two ring pairs at once are 4 spinning ranks on the 2 cores, every pair then at
+        # 0.07 GB/s, below the shaped link (a scheduler quantum per step); one pair at a time 0.49.
         check_pairs(pairs, ccbench(["--device", "cpu", "--collective", "allreduce", "--impl", "ring", *SIZE, "--in-place",
-                                    "no", "--groups", "pairs", "--group-outlier-threshold", THRESHOLD, "--out", pairs]))
+                                    "no", "--groups", "pairs", "--serial", "--group-outlier-threshold", THRESHOLD,
+                                    "--out", pairs]))
         check_accept(links, healthy)
         bisect = fresh("culprit-box-bisect")
         out = ccbench(["--device", "cpu", "--collective", "allreduce", "--impl", "ring", *SIZE, "--in-place", "no",
-                       "--groups", "bisect", "--group-outlier-threshold", THRESHOLD, "--out", bisect])
+                       "--groups", "bisect", "--serial", "--group-outlier-threshold", THRESHOLD, "--out", bisect])
         search = json.load(open(os.path.join(bisect, "run.json")))["context"]["culprit_search"]
         need(search["culprits"] == [SLOW] and len(search["steps"]) <= search["step_bound"], f"search {search}", out)
         need(f"# culprit search over 4 nodes: culprit: {SLOW} (" in out, "no conclusion line", out)
