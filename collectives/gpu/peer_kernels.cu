@@ -297,6 +297,11 @@ __global__ void __launch_bounds__(kThreads) bruck_kernel(PeerParams p) {
     T* mine = out + static_cast<std::size_t>(p.rank) * p.count + part.offset;
     if (in + part.offset != mine) reduce_copy<T, 1, 1>(p.op, false, p.nranks, {in + part.offset}, {mine}, part.count);
   }
+  // Round 0 sends this piece on from `out`: where `in` and `out` differ in alignment, reduce_copy
+  // hands the elements to other threads than the copy did (its shifted path), so the block must
+  // have written all of it first. Without this a thread read an element before it was written:
+  // stale data where the buffer was new (gpu1_teardown_1000), never seen with buffers reused.
+  __syncthreads();
   for (int k = 0; k < schedule::bruck_rounds(p.nranks); ++k) {
     const schedule::BruckRound br = schedule::bruck_round(p.nranks, p.rank, k);
     T* dest = reinterpret_cast<T*>(recv_of(p, br.send_to));
