@@ -11,7 +11,7 @@
 find_package(Python3 COMPONENTS Interpreter REQUIRED)
 set(_cluster_tests ${CMAKE_CURRENT_LIST_DIR}/cluster_tests.py)
 foreach(case collectives:tcp collectives:ofi collectives:mpi groups links_topo interface loss cut:ring cut:mpi slurm
-             shaped)
+             shaped fleet_store)
   string(REPLACE ":" "_" name ${case})
   add_test(NAME cluster.${name}
            COMMAND ${Python3_EXECUTABLE} ${_cluster_tests} --ccbench $<TARGET_FILE:ccbench> --build ${CMAKE_BINARY_DIR}

@@ -26,6 +26,9 @@ CASE:
   shaped                 one host shaped to 1 Gbit/s: compare of a healthy and a shaped run fails
                          on the large rows; the model fed the shaped rate predicts the shaped
                          ring within 15 %
+  fleet_store            one PostgreSQL server on h1 (198.18.0.1), a job on every host at once
+                         writing its run to it over the box's network: each run stored whole,
+                         once, under its host, no password printed
 Prints what it checked and how long the box took; exits 0 when every check passes, 1 when one
 fails, 77 (skipped, with the reason) where this machine cannot host a box.
 """
@@ -45,6 +48,8 @@ from box import Box  # noqa: E402  (tests/cluster/box.py)
 HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE = os.path.abspath(os.path.join(HERE, "..", ".."))
 CHECK = os.path.join(SOURCE, "tests", "check_results.py")
+PG_SERVER = os.path.join(SOURCE, "tests", "postgres", "pg_server.py")
+SKIP = 77
 HOSTS = 3
 IMPLS = "mpi,ring,tree,direct,hier"
 DTYPES = "int8,bfloat16,float64"  # 1, 2 and 8 bytes: the reductions themselves are checked on one host
@@ -392,6 +397,73 @@ def case_shaped(opts):
               f"{[round(e, 2) for e in effs]}")
 
 
+def start_store(box, opts):
+    """tests/postgres/pg_server.py on h1, listening on 198.18.0.1 too, with a database `fleet`;
+    returns (the server's process, the URL every host reaches it at, the file that holds it up)."""
+    ready, hold = os.path.join(opts.work, "store-server.json"), os.path.join(opts.work, "store-server.hold")
+    for f in (ready, hold):
+        if os.path.exists(f):
+            os.remove(f)
+    open(hold, "w").close()
+    keep_up = (f"import json, os, time\njson.dump({{k: os.environ[k] for k in ('PG_FIXTURE_PORT', 'PG_FIXTURE_PASSWORD')}}, "
+               f"open({ready!r}, 'w'))\nwhile os.path.exists({hold!r}): time.sleep(0.2)\n")
+    server = subprocess.Popen(box.exec_cmd("h1", [sys.executable, PG_SERVER, "--listen", "198.18.0.1", "--databases",
+                                                  "fleet", "--", sys.executable, "-c", keep_up]),
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    deadline = time.monotonic() + 120
+    while not os.path.exists(ready) and server.poll() is None and time.monotonic() < deadline:
+        time.sleep(0.2)
+    if not os.path.exists(ready):
+        out = server.communicate(timeout=60)[0] if server.poll() is not None else ""
+        if server.returncode == SKIP:
+            print(out.strip())  # "SKIPPED: ..." with the reason: the machine lacks the server
+            sys.exit(SKIP)
+        server.kill()
+        raise Failed(f"the PostgreSQL server on h1 did not come up (exit {server.returncode})\n{out}")
+    time.sleep(0.2)  # the file is written whole before it is read
+    got = json.load(open(ready))
+    return server, f"postgresql://ccbench:{got['PG_FIXTURE_PASSWORD']}@198.18.0.1:{got['PG_FIXTURE_PORT']}/fleet", hold
+
+
+def case_fleet_store(opts):
+    """Every host of the box writes its run to one PostgreSQL server at the same moment."""
+    with Box("store", HOSTS, build_dir=opts.build, deadline_s=opts.deadline) as box:
+        server, url, hold = start_store(box, opts)
+        password = url.split(":")[2].split("@")[0]
+        try:
+            hosts = [f"h{i}" for i in range(1, HOSTS + 1)]
+            folders = {h: fresh(opts, f"cluster-store-{h}") for h in hosts}
+            args = ["--device", "cpu", "--collective", "allreduce,allgather", "--impl", "ring,mpi", "-b", "1K", "-e",
+                    "64K", "-f", "4", "-n", "3", "-w", "1", "--db", url]
+            jobs = {h: subprocess.Popen(box.exec_cmd(h, [opts.ccbench, *args, "--out", folders[h]]),
+                                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) for h in hosts}
+            outs = {h: j.communicate(timeout=300)[0] for h, j in jobs.items()}
+            for h in hosts:
+                need(jobs[h].returncode == 0, f"the job on {h}: exit {jobs[h].returncode}", outs[h][-2000:])
+                need("# history: run " in outs[h] and password not in outs[h], f"the job on {h}: stored, no password",
+                     outs[h][-2000:])
+            listed = box.exec("h2", [opts.ccbench, "history", "--db", url])
+            print(listed.stdout)
+            need(listed.returncode == 0 and password not in listed.stdout + listed.stderr, "history list from h2",
+                 listed.stdout + listed.stderr)
+            runs = [line.split() for line in listed.stdout.splitlines() if re.match(r"\s+\d+\s", line)]
+            for h in hosts:
+                with open(os.path.join(folders[h], "results.csv")) as f:
+                    want = len([line for line in f if not line.startswith("#")]) - 1  # the header
+                mine = [r for r in runs if r[2] == h]
+                # "  run  started  host  kind (2 words)  commit  rows  verdict": OK runs end in "ROWS OK"
+                need(len(mine) == 1 and mine[0][-1] == "OK" and int(mine[0][-2]) == want,
+                     f"{h}: one run of {want} rows in the store, found {mine}", listed.stdout)
+            need(len(runs) == HOSTS, f"{len(runs)} runs stored, expected {HOSTS}", listed.stdout)
+            print(f"ok: {HOSTS} hosts wrote their runs at once to one PostgreSQL server on h1, each whole and once")
+        finally:
+            os.remove(hold)
+            try:
+                server.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                server.kill()
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--ccbench", required=True)
@@ -409,7 +481,7 @@ def main():
     cases = {"collectives": lambda: case_collectives(opts, arg), "groups": lambda: case_groups(opts),
              "links_topo": lambda: case_links_topo(opts), "interface": lambda: case_interface(opts),
              "loss": lambda: case_loss(opts), "cut": lambda: case_cut(opts, arg), "slurm": lambda: case_slurm(opts),
-             "shaped": lambda: case_shaped(opts)}
+             "shaped": lambda: case_shaped(opts), "fleet_store": lambda: case_fleet_store(opts)}
     if name not in cases:
         sys.exit(f"unknown case {opts.case}")
     start = time.monotonic()

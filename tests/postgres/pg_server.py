@@ -1,10 +1,12 @@
 #!/usr/bin/env python3
 """A PostgreSQL server of its own for one test, started and removed by the test itself.
 
-Usage: pg_server.py [--databases NAME,...] [--durable] -- COMMAND [ARGS...]
+Usage: pg_server.py [--databases NAME,...] [--durable] [--listen ADDR] -- COMMAND [ARGS...]
 
 initdb and postgres in a temporary folder under /tmp, listening on a Unix socket in that folder
-and on 127.0.0.1 only, at a free port chosen at random; run as an unprivileged user when started
+and on 127.0.0.1 only (and on ADDR with --listen, an address of the network namespace it runs in,
+from 198.18.0.0/15 only, taking password logins from that range: a host of a cluster in a box),
+at a free port chosen at random; run as an unprivileged user when started
 as root (initdb refuses root): `postgres` where it exists, else `nobody`, through setpriv. The
 server dies with this script (setpriv --pdeathsig: also when the test runner kills it with
 SIGKILL on a timeout); the folder is removed in a finally block, and folders of servers whose
@@ -22,6 +24,7 @@ The server runs with fsync off (a test's data need not survive a power cut), exc
 with the reason and exits 77 (ctest's SKIP_RETURN_CODE), running nothing.
 """
 import glob
+import ipaddress
 import os
 import pwd
 import secrets
@@ -92,7 +95,11 @@ def remove_stale():
             shutil.rmtree(d, ignore_errors=True)
 
 
-def start(bindir, user, root, durable):
+# --listen takes addresses of the benchmarking range only (RFC 2544), the one the cluster in a box uses.
+BOX_RANGE = "198.18.0.0/15"
+
+
+def start(bindir, user, root, durable, listen=None):
     data, sock = os.path.join(root, "data"), os.path.join(root, "sock")
     password = secrets.token_hex(12)
     pwfile = os.path.join(root, "pw")
@@ -106,12 +113,16 @@ def start(bindir, user, root, durable):
                                   "-N"]),
                    check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, cwd=root)
     os.remove(pwfile)
+    if listen:
+        with open(os.path.join(data, "pg_hba.conf"), "a") as f:
+            f.write(f"host all all {BOX_RANGE} scram-sha-256\n")
+    addresses = "127.0.0.1" + (f",{listen}" if listen else "")
     for attempt in range(3):  # a port taken between choosing it and binding it: another
         port = free_port()
         log = open(os.path.join(root, "server.log"), "w")
         server = subprocess.Popen(
             as_user(user, [os.path.join(bindir, "postgres"), "-D", data, "-p", str(port), "-k", sock,
-                           "-c", "listen_addresses=127.0.0.1", "-c", "fsync=" + ("on" if durable else "off"),
+                           "-c", f"listen_addresses={addresses}", "-c", "fsync=" + ("on" if durable else "off"),
                            "-c", "max_connections=80",
                            "-c", "unix_socket_permissions=0777"], pdeathsig=True),
             stdout=log, stderr=subprocess.STDOUT, cwd=root)
@@ -142,6 +153,11 @@ def main():
     command = sys.argv[sys.argv.index("--") + 1:]
     ours = sys.argv[1:sys.argv.index("--")]
     databases = ours[ours.index("--databases") + 1].split(",") if "--databases" in ours else []
+    listen = ours[ours.index("--listen") + 1] if "--listen" in ours else None
+    if listen and ipaddress.ip_address(listen) not in ipaddress.ip_network(BOX_RANGE):
+        print(f"pg_server.py: --listen {listen}: only addresses of {BOX_RANGE} (the cluster in a box's range)",
+              file=sys.stderr)
+        return 2
     bindir = find_bin()
     if not bindir:
         print("SKIPPED: the PostgreSQL server's binaries (initdb, postgres, pg_isready) were not found: install "
@@ -160,7 +176,7 @@ def main():
     try:
         with open(os.path.join(root, "owner.pid"), "w") as f:
             f.write(str(os.getpid()))
-        server, port, password = start(bindir, user, root, "--durable" in ours)
+        server, port, password = start(bindir, user, root, "--durable" in ours, listen)
         sock = os.path.join(root, "sock")
         env = dict(os.environ, PG_FIXTURE_URL=f"postgresql://ccbench@/postgres?host={sock}&port={port}",
                    PG_FIXTURE_SOCKET=sock, PG_FIXTURE_PORT=str(port), PG_FIXTURE_USER="ccbench",
@@ -170,7 +186,8 @@ def main():
         for db in databases:
             subprocess.run([os.path.join(bindir, "createdb"), "-h", sock, "-p", str(port), "-U", "ccbench", db],
                            check=True, env=env)
-        print(f"# PostgreSQL {bindir} on {sock} and 127.0.0.1:{port} as {user[0]}", flush=True)
+        print(f"# PostgreSQL {bindir} on {sock} and {'127.0.0.1' + (', ' + listen if listen else '')} port {port} "
+              f"as {user[0]}", flush=True)
         return subprocess.run(command, env=env).returncode
     finally:
         if server:
