@@ -102,6 +102,13 @@ inline constexpr double kDisturbedWidening = 2.0;    // a slower median twice as
 // scatters none. A real slowdown of the whole run (1.5x on a pair scattering 8 %,
 // reports.compare_detection) stays far beyond it.
 inline constexpr double kShiftScatterSigmas = 1.5;
+// A row's allowance from the scatter stops at 3x the whole run's shift: the scatter is a median
+// deviation of the rows, so where a third or more of them really moved together (a slower link
+// slows every bandwidth-bound size) it grows with them and takes the change for noise. Two hosts
+// of a cluster in a box, one shaped to 1 Gbit/s, float 8 B to 4 MiB: 14 of 40 rows 12x slower, a
+// scatter of 102 %, 4 of it 16.7x, and no row failed. Rows of runs not oversubscribed need far
+// less (82 % on the noisiest pair above); a row's own spread still widens its allowance.
+inline constexpr double kScatterAllowanceCap = 3.0;
 
 // Sorted "key" -> value of the settings in a run context that can change a measurement: git
 // commit, ccbench and library versions, command line, environment (NCCL_*, ...), hosts, ranks,

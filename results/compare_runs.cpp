@@ -203,7 +203,8 @@ PairNoise pair_noise(const std::vector<Entry>& entries) {
 // The slowdown's verdict of a comparable row against the pair's noise.
 void judge_slowdown(Entry& e, const PairNoise& n, double tolerance) {
   const double sb = e.few_iterations ? 0 : own_spread(*e.before), sa = e.few_iterations ? 0 : own_spread(*e.after);
-  e.threshold = std::max({std::log1p(tolerance), kScatterSigmas * n.scatter, sb + sa});
+  const double from_scatter = std::min(kScatterSigmas * n.scatter, std::log(kScatterAllowanceCap));
+  e.threshold = std::max({std::log1p(tolerance), from_scatter, sb + sa});
   const double beyond = e.slowdown - n.shift;
   if (beyond > e.threshold) {
     const bool disturbed = sa > sb + std::log(kDisturbedWidening);
@@ -407,9 +408,13 @@ std::string shift_line(const Summary& s) {
   if (!n.estimated())
     return fmt::format("too few rows ({} compared, {} needed) to tell the whole run's shift and scatter; rows are "
                        "judged by the tolerance and their own spread", n.rows, kMinRowsForScatter);
+  const bool capped = kScatterSigmas * n.scatter > std::log(kScatterAllowanceCap);
   std::string l = fmt::format("the rows' median time changed {:.2f}x (median of {} rows); they scatter {:.0f}% around "
-                              "it (robust sigma), and a row counts beyond {:g} of that, the whole run beyond {:.0f}%",
+                              "it (robust sigma), and a row counts beyond {:g} of that{}, the whole run beyond {:.0f}%",
                               std::exp(n.shift), n.rows, percent(n.scatter), kScatterSigmas,
+                              capped ? fmt::format(" (at most {:g}x: so wide a scatter comes from rows that moved)",
+                                                   kScatterAllowanceCap)
+                                     : "",
                               percent(n.shift_threshold(s.o.tolerance)));
   if (std::abs(n.shift) <= std::log1p(s.o.tolerance)) return l;
   l += fmt::format(". The whole run is {:.2f}x {}: every row alike, so the machine (or what every row shares), not a row",

@@ -372,7 +372,8 @@ def case_shaped(opts):
         # ones slow down against the run as a whole. Where they were 14 of 40 rows (float from 8 B),
         # compare's scatter of the rows (a median absolute deviation) grew to 102 % with them and
         # no row failed in 1 of 2 runs; at 200 Mbit/s (20 of 40 rows slower) 539 %, none failed in
-        # 2 of 3 (docs/guides/compare.md, "What compare cannot see").
+        # 2 of 3, before compare capped the allowance a scatter gives (docs/guides/compare.md, "When many
+        # rows moved together").
         args = ["--device", "cpu", "--transport", "tcp", "--impl", "ring", "--collective", "allreduce", "-d", "int8",
                 "-b", "1", "-e", "4M", "-f", "2", "-n", "5", "-w", "1", "-T", "60"]
         healthy = checked_run(opts, box, "cluster-shaped-healthy", hosts, args)
