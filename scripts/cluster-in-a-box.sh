@@ -12,7 +12,9 @@
 #
 # Usage: cluster-in-a-box.sh [--name NAME] [--dir DIR] VERB ...
 #   check [--slurm]             can this machine host a box? exit 0, or 3 with the reason
-#   up N [--slurm]              start N hosts (2..250); idempotent (a box already up with N hosts stays)
+#   up N [--slurm] [--share DIR]...
+#                               start N hosts (2..250); idempotent (a box already up with N hosts stays);
+#                               a DIR under /tmp or /dev/shm stays visible in every host (a build there)
 #   status                      hosts, addresses, links, shaping, daemons
 #   shape HOST RATE [LOSS]      RATE as tc writes it (1gbit, 500mbit) or none; LOSS percent per
 #                               direction (0.1, 0.1%) or 0; both directions of HOST's link
@@ -124,8 +126,12 @@ h=\$1 cg="$dir/run/cgroup-\$1"
 echo \$\$ >"$dir/run/\$h.pid.new" && mv "$dir/run/\$h.pid.new" "$dir/run/\$h.pid"
 mkdir -p "\$cg" && mount --rbind /sys/fs/cgroup "\$cg" && umount -l /sys && mount -t sysfs "sys-\$h" /sys &&
   mount --rbind "\$cg" /sys/fs/cgroup && umount -l "\$cg" &&
-  hostname "\$h" && mount --bind "$dir/etc/hosts.\$h" /etc/hosts &&
-  mount -t tmpfs -o mode=1777 "tmp-\$h" /tmp && mount -t tmpfs -o mode=1777 "shm-\$h" /dev/shm || exit 1
+  hostname "\$h" && mount --bind "$dir/etc/hosts.\$h" /etc/hosts || exit 1
+# Folders given with up --share stay where they are under the private /tmp and /dev/shm: held
+# aside before those are replaced, then bound back at their own paths.
+k=0; while IFS= read -r p; do k=\$((k+1)); mkdir -p "$dir/run/share-\$h-\$k" && mount --bind "\$p" "$dir/run/share-\$h-\$k" || exit 1; done <"$dir/etc/shared"
+mount -t tmpfs -o mode=1777 "tmp-\$h" /tmp && mount -t tmpfs -o mode=1777 "shm-\$h" /dev/shm || exit 1
+k=0; while IFS= read -r p; do k=\$((k+1)); mkdir -p "\$p" && mount --bind "$dir/run/share-\$h-\$k" "\$p" && umount -l "$dir/run/share-\$h-\$k" || exit 1; done <"$dir/etc/shared"
 exec sleep infinity
 EOF
   # Open MPI's plm_rsh_agent: HOST COMMAND... runs COMMAND in HOST, as ssh would.
@@ -163,10 +169,13 @@ wait_for_hosts() {
 }
 
 up() {
-  local n="" slurm=0
+  local n="" slurm=0 shared=()
   while [ $# -gt 0 ]; do
     case "$1" in
       --slurm) slurm=1 ;;
+      --share)
+        [ $# -gt 1 ] && [[ "$2" == /* ]] && [ -d "$2" ] || die 2 "up: --share takes a folder's absolute path (got '${2:-nothing}')"
+        shared+=("$(realpath "$2")"); shift ;;
       *) [ -z "$n" ] || die 2 "up: one host count, got '$n' and '$1'"; n=$1 ;;
     esac
     shift
@@ -185,6 +194,7 @@ up() {
     mkdir -p "$dir"
     echo "$n" >"$dir/hosts.count"
     write_host_files "$n"
+    printf '%s\n' "${shared[@]}" | grep -E '^/(tmp|dev/shm)/' >"$dir/etc/shared" || true
     ip netns add "$switch_ns"
     ip -n "$switch_ns" link add br0 type bridge
     ip -n "$switch_ns" link set br0 up
@@ -217,7 +227,12 @@ enter() {
   local h=$1 pid wd=/; shift
   pid=$(holder_pid "$h")
   [ -n "$pid" ] && kill -0 "$pid" 2>/dev/null || die 6 "host $h of box '$name' is not running (cluster-in-a-box.sh --name $name up N)"
-  case "$PWD/" in /tmp/*|/dev/shm/*) ;; *) wd=$PWD ;; esac
+  # The current folder where the host sees it: not under /tmp or /dev/shm, unless shared (up --share).
+  case "$PWD/" in
+    /tmp/*|/dev/shm/*)
+      local p; while IFS= read -r p; do case "$PWD/" in "$p"/*) wd=$PWD ;; esac; done <"$dir/etc/shared" ;;
+    *) wd=$PWD ;;
+  esac
   SLURM_CONF="$dir/slurm/slurm.conf" nsenter -t "$pid" -n -u -m --wd="$wd" -- "$@"
 }
 

@@ -21,6 +21,7 @@ import subprocess
 import sys
 
 SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts", "cluster-in-a-box.sh")
+SOURCE = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 SKIP = 77
 UNAVAILABLE = 3  # cluster-in-a-box.sh: this machine cannot host a box
 
@@ -34,10 +35,21 @@ class Deadline(Exception):
     pass
 
 
+def share_args(*folders):
+    """`up --share` for the source tree and `folders` where they lie under /tmp or /dev/shm, which
+    every host replaces with its own (a CI clone in /tmp: the hosts would not see ccbench)."""
+    out = []
+    for d in {os.path.realpath(SOURCE), *(os.path.realpath(f) for f in folders if f)}:
+        if d.startswith(("/tmp/", "/dev/shm/")):
+            out += ["--share", d]
+    return out
+
+
 class Box:
     def __init__(self, short, hosts, slurm=False, build_dir=None, deadline_s=None):
         assert short.isalnum() and short.islower() and len(short) <= 7, short
         self.name = tier_prefix(build_dir or os.getcwd()) + short
+        self.build_dir = build_dir or os.getcwd()
         self.hosts = hosts
         self.slurm = slurm
         self.deadline_s = deadline_s
@@ -53,7 +65,7 @@ class Box:
             signal.signal(signal.SIGALRM, self._on_alarm)
             signal.alarm(int(self.deadline_s))
         self.box("down", check=False, quiet=True)  # what a killed earlier run of this test left
-        up = ["up", str(self.hosts)] + (["--slurm"] if self.slurm else [])
+        up = ["up", str(self.hosts)] + (["--slurm"] if self.slurm else []) + share_args(self.build_dir)
         p = self.box(*up, check=False)
         if p.returncode == UNAVAILABLE:
             print(f"SKIPPED: cluster-in-a-box cannot run here: {p.stderr.strip()}")

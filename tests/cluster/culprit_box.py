@@ -25,6 +25,8 @@ import sys
 import time
 import xml.etree.ElementTree as ET
 
+from box import share_args  # noqa: E402  (tests/cluster/box.py)
+
 CCBENCH, WORKDIR = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
 BOX = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts", "cluster-in-a-box.sh")
 HOSTS = [f"h{i}" for i in range(1, 5)]
@@ -137,9 +139,17 @@ def main():
     need(p.returncode == 0, "cluster-in-a-box.sh check failed", p.stdout + p.stderr)
     try:
         t0 = time.monotonic()
-        box("up", "4")
-        box("shape", SLOW, "1gbit")
-        print(f"# box up, {SLOW} shaped to 1 Gbit: {time.monotonic() - t0:.1f} s")
+        box("up", "4", *share_args(os.path.dirname(CCBENCH), WORKDIR))  # a build under /tmp stays visible
+        # 1 Gbit/s, or a quarter of the healthy links where the machine's load makes them slower
+        # than that: 4 hosts on 2 cores beside a sanitizer build measured 0.106 GB/s, below 1 Gbit/s.
+        probe = fresh("culprit-box-probe")
+        ccbench(["links", *SIZE, "--out", probe])
+        healthy = sorted(float(r["oneway_GBps"]) for r in csv_rows(os.path.join(probe, "links.csv"))
+                         if r["mode"] == "pair" and r["oneway_GBps"])
+        rate = min(1000, int(healthy[len(healthy) // 2] * 8000 / 4))
+        box("shape", SLOW, f"{rate}mbit")
+        print(f"# box up, {SLOW} shaped to {rate} Mbit/s (healthy links {healthy[len(healthy) // 2]:.3g} GB/s): "
+              f"{time.monotonic() - t0:.1f} s")
         links = fresh("culprit-box-links")
         out = ccbench(["links", *SIZE, "--outlier-threshold", THRESHOLD, "--out", links])
         healthy = check_links(links, out)
