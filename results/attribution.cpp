@@ -8,17 +8,13 @@
 
 #include <fmt/format.h>
 
+#include "results/stats.h"
+
 namespace ccbench {
 
 using Json = nlohmann::ordered_json;
 
 namespace {
-
-double median_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 // "HOST:R" at the start of `s`: its length, or 0. A host name holds no ':'.
 size_t rank_end_length(const std::string& s) {

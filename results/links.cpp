@@ -13,6 +13,7 @@
 #include "core/text_file.h"
 #include "results/csv_reader.h"
 #include "results/format.h"
+#include "results/stats.h"
 
 namespace ccbench {
 
@@ -21,12 +22,6 @@ using Json = nlohmann::ordered_json;
 // ------------------------------------------------------------------------------- reports
 
 namespace {
-
-double median_of(std::vector<double> v) {
-  std::sort(v.begin(), v.end());
-  const size_t n = v.size();
-  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 std::optional<double> metric_of(const LinkResult& r, LinkMetric m) {
   switch (m) {
