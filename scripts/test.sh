@@ -56,7 +56,11 @@ if [ $# -gt 0 ] || [ "${CCBENCH_QUICK:-0}" = 1 ]; then
   run_ctest "$build" "$@" || status=$?
 else
   # In the full run each MPI test runs once: under the sanitizers, unless listed above.
-  run_ctest "$build" -LE mpi || status=$?
+  run_ctest "$build" -LE 'mpi|cluster' || status=$?
+  # The cluster tier's hosts share the machine's 2 cores: a test whose timing a scheduler quantum
+  # upset (cluster.culprit, .slurm and .shaped each failed once in 14 on an idle machine and passed
+  # when run again) runs once more; ctest's output keeps the failed attempt.
+  run_ctest "$build" -L cluster --repeat until-pass:2 || status=$?
   run_ctest "$build" -L mpi -R "$release_mpi" || status=$?
 fi
 
