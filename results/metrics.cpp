@@ -102,8 +102,9 @@ void declare_families(Exposition& e) {
   e.declare("ccbench_gpu_throttled", "1 when a GPU of the host throttled its clocks (benign reasons left out)");
   e.declare("ccbench_gpu_throttle_reason", "1 for each clock-throttle reason seen on a GPU of the host");
   e.declare("ccbench_hardware_error_growth", "Growth of a hardware error counter while the host's rows were measured");
-  e.declare("ccbench_accept_passed", "1 when every acceptance rule passed, 0 when one failed");
-  e.declare("ccbench_accept_rule_passed", "1 when the acceptance rule passed, 0 when it failed");
+  e.declare("ccbench_accept_passed", "1 when no acceptance rule failed (as accept's exit code 0), 0 when one did");
+  e.declare("ccbench_accept_rule_passed", "1 when the acceptance rule passed, 0 when it failed; absent when accept "
+            "could not judge it in full (N/A)");
   e.declare("ccbench_accept_check_passed", "1 when the check of an acceptance rule passed, 0 when it failed");
   e.declare("ccbench_accept_node_passed", "1 when no row of the node broke a rule, 0 when one did");
   e.declare("ccbench_accept_node_failed_rows", "Rows of the node that broke a rule");
