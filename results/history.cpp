@@ -15,10 +15,6 @@ namespace ccbench {
 
 namespace {
 
-std::string text_of(const Json& c, const char* key) {
-  return c.contains(key) && c[key].is_string() ? c[key].get<std::string>() : "";
-}
-
 HistoryRun run_from(const SqlRow& s) {  // columns: id, started, host, kind, git, command, verdict, exit, rows
   HistoryRun r;
   r.id = s.integer(0);
@@ -51,7 +47,7 @@ RunRecord stored_row(const std::string& store, long long run_id, const std::stri
 
 std::string run_host(const Json& c) {
   if (c.contains("ranks_detail") && c["ranks_detail"].is_array() && !c["ranks_detail"].empty())
-    return text_of(c["ranks_detail"][0], "host");
+    return json_text(c["ranks_detail"][0], "host");
   return "?";
 }
 
@@ -63,7 +59,7 @@ std::string node_kind(const Json& c) {
     if (gpus.value("available", false) && gpus.contains("gpus") && !gpus["gpus"].empty())
       model = gpus["gpus"][0].value("name", "");
   }
-  const std::string device = text_of(c, "device");
+  const std::string device = json_text(c, "device");
   const int per_node = c.value("ranks_per_node", 0);
   return fmt::format("{}{} x{}", device.empty() ? "?" : device, model.empty() ? "" : " " + model, per_node);
 }
@@ -150,9 +146,9 @@ const std::vector<std::string> kRowColumns = {"run_id", "seq",    "collective", 
 
 long long History::append(const Json& context, const std::vector<RunRecord>& rows, const std::string& verdict,
                           std::optional<int> exit_code, bool* already_stored) {
-  const std::string started = text_of(context, "started_utc"), host = run_host(context);
+  const std::string started = json_text(context, "started_utc"), host = run_host(context);
   const std::string fingerprint =
-      run_fingerprint(started, text_of(context, "command_line"), host, text_of(context, "git_hash"), rows);
+      run_fingerprint(started, json_text(context, "command_line"), host, json_text(context, "git_hash"), rows);
   std::vector<std::vector<SqlValue>> values = row_values(rows);  // before the transaction: it holds the store
   StoreConnection& s = *store_;
   s.begin_write();
@@ -162,7 +158,7 @@ long long History::append(const Json& context, const std::vector<RunRecord>& row
     s.query("INSERT INTO runs (started_utc, host, kind, git_hash, command, verdict, exit_code, context, fingerprint, "
             "row_count) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (started_utc, host, fingerprint) "
             "DO NOTHING RETURNING id",
-            {started, host, node_kind(context), text_of(context, "git_hash"), text_of(context, "command_line"), verdict,
+            {started, host, node_kind(context), json_text(context, "git_hash"), json_text(context, "command_line"), verdict,
              exit_code ? SqlValue(static_cast<long long>(*exit_code)) : SqlValue(nullptr), context.dump(), fingerprint,
              static_cast<long long>(rows.size())},
             [&](const SqlRow& r) {

@@ -115,10 +115,6 @@ void declare_families(Exposition& e) {
             "older_run: an older run of the same host and source)");
 }
 
-std::string text_of(const Json& c, const char* key) {
-  return c.contains(key) && c[key].is_string() ? c[key].get<std::string>() : "";
-}
-
 // Which node measured row i of `set`: its host column, or the one host of a single-node run
 // ("" when neither says), as acceptance names nodes.
 std::string host_of(const ResultSet& set, size_t i) {
@@ -228,11 +224,11 @@ void add_run(Exposition& e, const ResultSet& set) {
   const Labels run = {{"host", run_host(c)}, {"source", links_run(set) ? "links" : "results"}};
   Labels info = run;
   auto number_text = [&c](const char* key) { return c.contains(key) && c[key].is_number() ? c[key].dump() : ""; };
-  info.insert(info.end(), {{"version", text_of(c, "ccbench_version")}, {"git_hash", text_of(c, "git_hash")},
-                           {"device", text_of(c, "device")}, {"kind", node_kind(c)}, {"ranks", number_text("ranks")},
+  info.insert(info.end(), {{"version", json_text(c, "ccbench_version")}, {"git_hash", json_text(c, "git_hash")},
+                           {"device", json_text(c, "device")}, {"kind", node_kind(c)}, {"ranks", number_text("ranks")},
                            {"nodes", number_text("nodes")}});
   e.add("ccbench_run_info", info, 1);
-  if (const auto t = epoch_of(text_of(c, "started_utc"))) e.add("ccbench_run_start_timestamp_seconds", run, *t);
+  if (const auto t = epoch_of(json_text(c, "started_utc"))) e.add("ccbench_run_start_timestamp_seconds", run, *t);
   if (set.exit_code) e.add("ccbench_run_exit_code", run, *set.exit_code);
   for (RowStatus s : {RowStatus::ok, RowStatus::wrong, RowStatus::skipped, RowStatus::failed}) {
     Labels l = run;
@@ -276,7 +272,7 @@ std::vector<const ResultSet*> latest_runs(const std::vector<ResultSet>& runs, do
   for (const ResultSet& set : runs) {
     const std::string key = run_host(set.context) + '\x1f' + (links_run(set) ? "links" : "results");
     const ResultSet*& have = latest[key];
-    if (have && text_of(have->context, "started_utc") > text_of(set.context, "started_utc")) {
+    if (have && json_text(have->context, "started_utc") > json_text(set.context, "started_utc")) {
       *left_out += static_cast<double>(set.rows.size());
       continue;
     }

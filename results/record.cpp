@@ -13,6 +13,12 @@
 
 namespace ccbench {
 
+bool row_measured(const RunRecord& r) { return r.status == RowStatus::ok || r.status == RowStatus::wrong; }
+
+std::string json_text(const Json& obj, const char* key) {
+  return obj.contains(key) && obj[key].is_string() ? obj[key].get<std::string>() : "";
+}
+
 std::string_view row_status_name(RowStatus s) {
   switch (s) {
     case RowStatus::ok: return "ok";

@@ -137,6 +137,12 @@ struct RunRecord {
   RowHealth health;
 };
 
+// Whether the row holds figures: ok or wrong (a wrong row was timed, its check failed).
+bool row_measured(const RunRecord& r);
+
+// obj[key] when it is a string, else "" (run.json fields written by other versions).
+std::string json_text(const Json& obj, const char* key);
+
 // Column descriptor: the JSON key and the CSV header (units in brackets). An optional column
 // was added after schema version 1: older files lack it, and reading leaves its default.
 struct Column {

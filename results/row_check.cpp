@@ -106,14 +106,12 @@ void check_consistency(const RunRecord& r, std::string& s) {
   check_bound(r, "busbw_median_gbps", r.busbw_median_gbps, "time_median_us", r.time_median_us, kMaxBusFactor, s);
 }
 
-bool measured(const RunRecord& r) { return r.status == RowStatus::ok || r.status == RowStatus::wrong; }
-
 }  // namespace
 
 std::string row_damage(const RunRecord& r) {
   std::string s;
   check_signs(r, s);
-  if (s.empty() && measured(r)) check_consistency(r, s);
+  if (s.empty() && row_measured(r)) check_consistency(r, s);
   return s;
 }
 

@@ -104,8 +104,6 @@ void FanoutSink::revise(const std::vector<RunRecord>& rows) {
 
 namespace {
 
-bool measured(const RunRecord& r) { return r.status == RowStatus::ok || r.status == RowStatus::wrong; }
-
 std::string verdict_of(const RunOutcome& o) {
   if (!o.verdict.empty()) return o.verdict;
   if (o.exit_code == 0) return "OK";
@@ -143,7 +141,7 @@ class Footer {
     const std::string key = case_key(r);
     auto c = std::find_if(cases_.begin(), cases_.end(), [&](const CaseBw& x) { return x.key == key; });
     if (c == cases_.end()) c = cases_.insert(cases_.end(), CaseBw{key, case_label(r)});
-    if (!measured(r)) return;
+    if (!row_measured(r)) return;
     c->sum += r.busbw_gbps;
     ++c->n;
     if (r.wrong) {
@@ -248,7 +246,7 @@ class TableSink : public ResultSink {
   }
 
   static std::string side(const RunRecord* r) {
-    if (!r || !measured(*r)) return fmt::format(kSideFmt, "-", "-", "-", "-", "-");
+    if (!r || !row_measured(*r)) return fmt::format(kSideFmt, "-", "-", "-", "-", "-");
     return fmt::format(kSideFmt, fmt::format("{:.2f}", r->time_avg_us), fmt::format("{:.2f}", r->time_median_us),
                        fmt::format("{:.2f}", r->algbw_gbps), fmt::format("{:.2f}", r->busbw_gbps), wrong_text(*r));
   }
@@ -270,7 +268,7 @@ class TableSink : public ResultSink {
     const std::string lead =
         fmt::format("{:>12}  {:>12}  {:>8}  {:>6}  {:>6}", any.bytes, any.count, any.dtype, any.op, any.root);
     // Neither side measured for the same reason (the usual skip): one text line.
-    const bool oop_text = oop && !measured(*oop), ip_text = ip && !measured(*ip);
+    const bool oop_text = oop && !row_measured(*oop), ip_text = ip && !row_measured(*ip);
     if ((oop_text || !oop) && (ip_text || !ip) &&
         (!oop || !ip || (oop->status == ip->status && oop->reason == ip->reason))) {
       line(lead + "  " + status_text(any));
@@ -279,7 +277,7 @@ class TableSink : public ResultSink {
     line(lead + side(oop) + side(ip) + (show_algorithm_ ? "  " + algorithm_text(oop, ip) : ""));
     // What a number cannot say: why a side is missing, and the first wrong element.
     for (auto [r, name] : {std::pair{oop, "out-of-place"}, std::pair{ip, "in-place"}}) {
-      if (r && (!measured(*r) || (r->status == RowStatus::wrong && !r->reason.empty())))
+      if (r && (!row_measured(*r) || (r->status == RowStatus::wrong && !r->reason.empty())))
         line(fmt::format("#   {} {}", name, status_text(*r)));
     }
   }
@@ -625,7 +623,7 @@ class MarkdownSink : public ResultSink {
       const std::string status = r.reason.empty() ? std::string(row_status_name(r.status))
                                                   : fmt::format("{}: {}", row_status_name(r.status), cell(r.reason));
       s += fmt::format("| {} | {} | {} | {} | ", human_size(r.bytes), r.count, place, algorithm);
-      if (measured(r))
+      if (row_measured(r))
         s += fmt::format("{:.2f} | {:.2f} | {:.2f} | {:.1f}% | {:.2f} | {:.2f} | {:.2f} | {} |", r.time_avg_us,
                          r.time_median_us, r.time_p95_us, 100.0 * r.time_cv, r.algbw_gbps, r.busbw_gbps,
                          r.busbw_median_gbps, wrong_text(r));

@@ -15,7 +15,14 @@
 # (quick local runs); CCBENCH_FUZZ_SECONDS.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+# Each stage's wall time, so a slow CI run says where its minutes went.
+stage_start=$SECONDS
+stage_done() {
+  echo "test.sh: $1 took $((SECONDS - stage_start)) s (total $SECONDS s)"
+  stage_start=$SECONDS
+}
 ./scripts/setup.sh
+stage_done "set-up and build"
 build="${CCBENCH_BUILD_DIR:-build}"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 export NCCL_NVLS_ENABLE="${NCCL_NVLS_ENABLE:-0}"
@@ -54,14 +61,18 @@ run_ctest() {
 status=0
 if [ $# -gt 0 ] || [ "${CCBENCH_QUICK:-0}" = 1 ]; then
   run_ctest "$build" "$@" || status=$?
+  stage_done "ctest"
 else
   # In the full run each MPI test runs once: under the sanitizers, unless listed above.
   run_ctest "$build" -LE 'mpi|cluster' || status=$?
+  stage_done "tests without mpi or cluster labels"
   # The cluster tier's hosts share the machine's 2 cores: a test whose timing a scheduler quantum
   # upset (cluster.culprit, .slurm and .shaped each failed once in 14 on an idle machine and passed
   # when run again) runs once more; ctest's output keeps the failed attempt.
   run_ctest "$build" -L cluster --repeat until-pass:2 || status=$?
+  stage_done "cluster tier"
   run_ctest "$build" -L mpi -R "$release_mpi" || status=$?
+  stage_done "release MPI tests"
 fi
 
 if [ "${CCBENCH_QUICK:-0}" = 1 ]; then
@@ -90,6 +101,7 @@ if [ ! -f "$asan/CMakeCache.txt" ]; then
 fi
 cmake "$asan" -DCCBENCH_FUZZ_SECONDS="$seconds" >/dev/null
 cmake --build "$asan" -j "$jobs" >"$asan/build.log" 2>&1 || { tail -40 "$asan/build.log" >&2; exit 3; }
+stage_done "sanitizer build"
 export ASAN_OPTIONS="detect_leaks=0:halt_on_error=1:abort_on_error=0:print_summary=1"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 asan_status=0
@@ -107,6 +119,7 @@ fi
 [ $asan_status = 0 ] && echo "test.sh: sanitizers: unit and MPI tests clean under ASan + UBSan"
 unset ASAN_OPTIONS UBSAN_OPTIONS
 [ $asan_status = 0 ] || status=$asan_status
+stage_done "sanitizer tests"
 
 # Fuzzers: each libFuzzer target of the same build for $seconds from its seeds.
 echo "test.sh: fuzzers: ${seconds} s each"
@@ -114,5 +127,6 @@ fuzz_status=0
 run_ctest "$asan" -L fuzz || fuzz_status=$?
 grep -h "^fuzz fuzz_.*: Done" "$asan/Testing/Temporary/LastTest.log" | sed 's/^/test.sh: /' || true
 [ $fuzz_status = 0 ] || status=$fuzz_status
+stage_done "fuzzers"
 
 exit $status

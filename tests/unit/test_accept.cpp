@@ -52,7 +52,7 @@ AcceptReport check(const std::string& yaml, const std::vector<ResultSet>& runs) 
   return evaluate_rules(rules, runs);
 }
 
-std::string usage_error(const std::string& yaml) {
+std::string rules_error(const std::string& yaml) {
   try {
     parse_rules(yaml, "bad.yaml");
   } catch (const Error& e) {
@@ -262,23 +262,23 @@ TEST(Accept, AForeignColumnThatIsNotAFiniteNumberFails) {
 }
 
 TEST(Accept, BadRuleFilesNameFileLineAndWhatIsExpected) {
-  EXPECT_EQ(usage_error("rules:\n  - name: x\n    require: {min_busbw: 3\n"),
+  EXPECT_EQ(rules_error("rules:\n  - name: x\n    require: {min_busbw: 3\n"),
             "bad.yaml:4:1: not valid YAML: end of map flow not found");
-  const std::string unknown = usage_error("rules:\n  - require:\n      min_bw: 300\n");
+  const std::string unknown = rules_error("rules:\n  - require:\n      min_bw: 300\n");
   EXPECT_EQ(unknown.rfind("bad.yaml:3:7: unknown key 'min_bw' in 'require' (valid: min_busbw, ", 0), 0u) << unknown;
-  EXPECT_EQ(usage_error("rules:\n  - select: {colective: allreduce}\n    require: {max_wrong: 0}\n"),
+  EXPECT_EQ(rules_error("rules:\n  - select: {colective: allreduce}\n    require: {max_wrong: 0}\n"),
             "bad.yaml:2:14: unknown key 'colective' in 'select' (valid: collective, impl, transport, dtype, op, mode, "
             "group, min_size, max_size) (did you mean 'collective'?)");
-  EXPECT_EQ(usage_error("rules:\n  - require: {min_busbw: fast}\n"),
+  EXPECT_EQ(rules_error("rules:\n  - require: {min_busbw: fast}\n"),
             "bad.yaml:2:26: 'min_busbw': 'fast' is not valid; expected a number >= 0 (GB/s)");
-  EXPECT_EQ(usage_error("rules:\n  - select: {min_size: 1X}\n    require: {max_wrong: 0}\n"),
+  EXPECT_EQ(rules_error("rules:\n  - select: {min_size: 1X}\n    require: {max_wrong: 0}\n"),
             "bad.yaml:2:24: 'min_size': '1X' is not a size; expected bytes, optionally with K, M, G or T (powers of "
             "1024)");
-  EXPECT_EQ(usage_error("rules:\n  - name: no limits\n"), "bad.yaml:2:5: rule 'no limits' has no 'require'");
-  EXPECT_EQ(usage_error("rule:\n  - require: {max_wrong: 0}\n"),
+  EXPECT_EQ(rules_error("rules:\n  - name: no limits\n"), "bad.yaml:2:5: rule 'no limits' has no 'require'");
+  EXPECT_EQ(rules_error("rule:\n  - require: {max_wrong: 0}\n"),
             "bad.yaml: expected a mapping with the key 'rules' holding a list of rules (see docs/examples/rules/)");
-  EXPECT_EQ(usage_error("rules: []\n"), "bad.yaml:1:8: 'rules' must be a non-empty list of rules");
-  EXPECT_EQ(usage_error("rules:\n  - {require: {max_wrong: 0}}\nextra: 1\n"),
+  EXPECT_EQ(rules_error("rules: []\n"), "bad.yaml:1:8: 'rules' must be a non-empty list of rules");
+  EXPECT_EQ(rules_error("rules:\n  - {require: {max_wrong: 0}}\nextra: 1\n"),
             "bad.yaml:3:1: unknown key 'extra' in the rules file (valid: rules)");
   try {
     load_rules("/nonexistent/rules.yaml");
@@ -426,13 +426,13 @@ TEST(Accept, UncheckedRowsAreNotAvailableForMaxWrongNeverPass) {
 }
 
 TEST(Accept, AKeyGivenTwiceIsAnErrorNamingBothLines) {
-  EXPECT_EQ(usage_error("rules:\n  - name: x\n    require: {max_wrong: 0}\n    require: {min_busbw: 1000}\n"),
+  EXPECT_EQ(rules_error("rules:\n  - name: x\n    require: {max_wrong: 0}\n    require: {min_busbw: 1000}\n"),
             "bad.yaml:4:5: 'require' is given twice in a rule (first at line 3); give each key once, with every limit "
             "or value under it");
-  EXPECT_EQ(usage_error("rules:\n  - require: {min_busbw: 1, min_busbw: 2}\n"),
+  EXPECT_EQ(rules_error("rules:\n  - require: {min_busbw: 1, min_busbw: 2}\n"),
             "bad.yaml:2:29: 'min_busbw' is given twice in 'require' (first at line 2); give each key once, with every "
             "limit or value under it");
-  EXPECT_EQ(usage_error("rules:\n  - {require: {max_wrong: 0}}\nrules:\n  - {require: {max_wrong: 1}}\n"),
+  EXPECT_EQ(rules_error("rules:\n  - {require: {max_wrong: 0}}\nrules:\n  - {require: {max_wrong: 1}}\n"),
             "bad.yaml:3:1: 'rules' is given twice in the rules file (first at line 1); give each key once, with every "
             "limit or value under it");
 }

@@ -23,7 +23,7 @@
 namespace ccbench {
 namespace {
 
-std::string usage_error(const std::vector<std::string>& args) {
+std::string option_error(const std::vector<std::string>& args) {
   return ccbench::usage_error([&] { parse(args); });
 }
 
@@ -216,10 +216,10 @@ TEST(CommandLine, TransportsGoThroughTheTable) {
   EXPECT_EQ(std::get<RunOptions>(parse({"--transport", "cuda_ipc"})).transport, "p2p");
   EXPECT_EQ(std::get<LinksOptions>(parse({"links", "--transport", "tcp,mpi,tcp"})).transports,
             (std::vector<Transport>{Transport::tcp, Transport::mpi}));
-  EXPECT_NE(usage_error({"--transport", "ce"}).find("valid for links on GPU ranks only"), std::string::npos);
-  EXPECT_NE(usage_error({"links", "--transport", "p2p"}).find("valid for run on GPU ranks only"), std::string::npos);
-  EXPECT_NE(usage_error({"--transport", "nccl"}).find("give --impl nccl"), std::string::npos);
-  EXPECT_NE(usage_error({"history", "--db", "x.db", "--transport", "shmm"}).find("did you mean 'shm'"),
+  EXPECT_NE(option_error({"--transport", "ce"}).find("valid for links on GPU ranks only"), std::string::npos);
+  EXPECT_NE(option_error({"links", "--transport", "p2p"}).find("valid for run on GPU ranks only"), std::string::npos);
+  EXPECT_NE(option_error({"--transport", "nccl"}).find("give --impl nccl"), std::string::npos);
+  EXPECT_NE(option_error({"history", "--db", "x.db", "--transport", "shmm"}).find("did you mean 'shm'"),
             std::string::npos);
   EXPECT_EQ(std::get<HistoryRequest>(parse({"history", "--db", "x.db", "--transport", "shm+mpi"})).filter.transport,
             "shm+mpi");
@@ -240,17 +240,17 @@ TEST(FirstRun, HelpOpensWithCcbenchAndMpirunExamples) {
 }
 
 TEST(FirstRun, DidYouMeanForFlagsValuesAndSubcommands) {
-  EXPECT_NE(usage_error({"--iter", "5"}).find("unknown argument(s): --iter 5 (did you mean '--iters'?)"),
+  EXPECT_NE(option_error({"--iter", "5"}).find("unknown argument(s): --iter 5 (did you mean '--iters'?)"),
             std::string::npos);
-  EXPECT_NE(usage_error({"--tolerance", "0.1"}).find("--tolerance is an option of `ccbench compare`"),
+  EXPECT_NE(option_error({"--tolerance", "0.1"}).find("--tolerance is an option of `ccbench compare`"),
             std::string::npos);
-  EXPECT_NE(usage_error({"comapre", "a", "b"}).find("(did you mean 'compare'?)"), std::string::npos);
-  EXPECT_NE(usage_error({"--collective", "allreduc"}).find("(did you mean 'allreduce'?)"), std::string::npos);
-  EXPECT_NE(usage_error({"-d", "flaot"}).find("(did you mean 'float'?)"), std::string::npos);
-  EXPECT_NE(usage_error({"--impl", "rign"}).find("(did you mean 'ring'?)"), std::string::npos);
-  EXPECT_NE(usage_error({"--transport", "shmm"}).find("(did you mean 'shm'?)"), std::string::npos);
-  EXPECT_NE(usage_error({"links", "--ib-qsp", "2"}).find("did you mean '--ib-qps'"), std::string::npos);
-  EXPECT_NE(usage_error({"model", "--topology", "x", "--impl", "hierr"}).find("did you mean 'hier'"), std::string::npos);
+  EXPECT_NE(option_error({"comapre", "a", "b"}).find("(did you mean 'compare'?)"), std::string::npos);
+  EXPECT_NE(option_error({"--collective", "allreduc"}).find("(did you mean 'allreduce'?)"), std::string::npos);
+  EXPECT_NE(option_error({"-d", "flaot"}).find("(did you mean 'float'?)"), std::string::npos);
+  EXPECT_NE(option_error({"--impl", "rign"}).find("(did you mean 'ring'?)"), std::string::npos);
+  EXPECT_NE(option_error({"--transport", "shmm"}).find("(did you mean 'shm'?)"), std::string::npos);
+  EXPECT_NE(option_error({"links", "--ib-qsp", "2"}).find("did you mean '--ib-qps'"), std::string::npos);
+  EXPECT_NE(option_error({"model", "--topology", "x", "--impl", "hierr"}).find("did you mean 'hier'"), std::string::npos);
 }
 
 TEST(FirstRun, BlockingModeIsAcceptedAndSaysWhereItsFiguresAre) {
@@ -264,9 +264,9 @@ TEST(FirstRun, BlockingModeIsAcceptedAndSaysWhereItsFiguresAre) {
 
 TEST(FirstRun, NoLetterWithTwoMeanings) {
   EXPECT_TRUE(std::holds_alternative<VersionRequest>(parse({"--version"})));
-  EXPECT_NE(usage_error({"-V"}).find("the version is ccbench --version"), std::string::npos);
-  EXPECT_NE(usage_error({"-V", "16"}).find("-V/--device_cta_count 16"), std::string::npos);
-  EXPECT_NE(usage_error({"run", "-V", "16"}).find("CCBENCH_GPU_CHANNELS"), std::string::npos);
+  EXPECT_NE(option_error({"-V"}).find("the version is ccbench --version"), std::string::npos);
+  EXPECT_NE(option_error({"-V", "16"}).find("-V/--device_cta_count 16"), std::string::npos);
+  EXPECT_NE(option_error({"run", "-V", "16"}).find("CCBENCH_GPU_CHANNELS"), std::string::npos);
 }
 
 TEST(FirstRun, LinksSweepEndsAtItsLargestSize) {
@@ -282,7 +282,7 @@ TEST(FirstRun, LinksSweepEndsAtItsLargestSize) {
 TEST(FirstRun, TopoWritesIntoItsResultsFolder) {
   EXPECT_EQ(std::get<TopoRequest>(parse({"topo"})).out, "");  // a new ccbench-results/<time>-<host>/
   EXPECT_EQ(std::get<TopoRequest>(parse({"topo", "--out", "here"})).out, "here");
-  EXPECT_NE(usage_error({"topo", "--out", "topology.json"}).find("--out is a results folder"), std::string::npos);
+  EXPECT_NE(option_error({"topo", "--out", "topology.json"}).find("--out is a results folder"), std::string::npos);
 }
 
 // ---- the reference ---------------------------------------------------------------------------

@@ -19,7 +19,7 @@
 namespace ccbench {
 namespace {
 
-constexpr std::size_t kSlot = 256;
+constexpr std::size_t kSlotBytes = 256;
 constexpr int kSlots = gpu::kFifoSlots;
 
 TEST(KnobChoice, AcceptsTheValidWordsOnly) {
@@ -126,10 +126,10 @@ struct Copies {
 
 // One FIFO in host memory: slots, sizes, tail and head.
 struct Fifo {
-  std::vector<char> slots = std::vector<char>(kSlots * kSlot, 0);
+  std::vector<char> slots = std::vector<char>(kSlots * kSlotBytes, 0);
   volatile std::uint64_t sizes[kSlots] = {};
   volatile std::uint64_t tail = 0, head = 0;
-  char* slot(std::uint64_t step) { return slots.data() + (step % kSlots) * kSlot; }
+  char* slot(std::uint64_t step) { return slots.data() + (step % kSlots) * kSlotBytes; }
 };
 
 StageEnds ends(Fifo& src, Fifo& dst, bool src_sizes, bool dst_sizes) {
@@ -158,7 +158,7 @@ void produce(Fifo& f, std::size_t bytes, char fill) {
 TEST(FifoStage, PublishesATailOnlyOnceItsCopyHasLanded) {
   Fifo src, dst;
   Copies c;
-  FifoStage stage(ends(src, dst, true, true), kSlot, c.copier());
+  FifoStage stage(ends(src, dst, true, true), kSlotBytes, c.copier());
   EXPECT_FALSE(stage.advance());  // nothing published yet
   produce(src, 100, 'a');
   EXPECT_TRUE(stage.advance());
@@ -188,7 +188,7 @@ TEST(FifoStage, RefusesACounterOffItsAlignment) {
     e.dst_tail = reinterpret_cast<volatile std::uint64_t*>(raw + off);
     Copies c;
     try {
-      FifoStage stage(e, kSlot, c.copier());
+      FifoStage stage(e, kSlotBytes, c.copier());
       ADD_FAILURE() << "a destination tail " << off << " bytes off its alignment was accepted";
     } catch (const Error& err) {
       EXPECT_EQ(err.code(), ExitCode::runtime);
@@ -198,18 +198,18 @@ TEST(FifoStage, RefusesACounterOffItsAlignment) {
     }
   }
   Copies c;
-  FifoStage aligned(ends(src, dst, true, true), kSlot, c.copier());  // the laid-out counters pass
+  FifoStage aligned(ends(src, dst, true, true), kSlotBytes, c.copier());  // the laid-out counters pass
   EXPECT_FALSE(aligned.advance());
 }
 
 TEST(FifoStage, WholeSlotsWhereTheSourceKeepsNoSizes) {
   Fifo src, dst;
   Copies c;
-  FifoStage stage(ends(src, dst, false, false), kSlot, c.copier());
+  FifoStage stage(ends(src, dst, false, false), kSlotBytes, c.copier());
   produce(src, 10, 'b');
   stage.advance();
   ASSERT_EQ(c.pending.size(), 1u);
-  EXPECT_EQ(c.pending.front().bytes, kSlot);
+  EXPECT_EQ(c.pending.front().bytes, kSlotBytes);
   c.land_one();
   stage.advance();
   EXPECT_EQ(dst.tail, 1u);
@@ -219,13 +219,13 @@ TEST(FifoStage, WholeSlotsWhereTheSourceKeepsNoSizes) {
 TEST(FifoStage, StartsNoCopyIntoASlotItsConsumerHasNotFreed) {
   Fifo src, dst;
   Copies c;
-  FifoStage stage(ends(src, dst, true, false), kSlot, c.copier());
-  for (int i = 0; i < kSlots; ++i) produce(src, kSlot, static_cast<char>('0' + i));
+  FifoStage stage(ends(src, dst, true, false), kSlotBytes, c.copier());
+  for (int i = 0; i < kSlots; ++i) produce(src, kSlotBytes, static_cast<char>('0' + i));
   stage.advance();
   while (c.land_one()) stage.advance();
   EXPECT_EQ(dst.tail, static_cast<std::uint64_t>(kSlots));
   EXPECT_EQ(src.head, static_cast<std::uint64_t>(kSlots));  // every source slot free again
-  produce(src, kSlot, 'x');
+  produce(src, kSlotBytes, 'x');
   EXPECT_FALSE(stage.advance());  // the consumer still holds every destination slot
   EXPECT_TRUE(c.pending.empty());
   dst.head = 1;  // the consumer frees step 0's slot
@@ -241,8 +241,8 @@ TEST(FifoStage, StartsNoCopyIntoASlotItsConsumerHasNotFreed) {
 TEST(FifoStage, AStepLargerThanASlotIsARuntimeErrorNamingThePeer) {
   Fifo src, dst;
   Copies c;
-  FifoStage stage(ends(src, dst, true, false), kSlot, c.copier());
-  src.sizes[0] = kSlot + 1;
+  FifoStage stage(ends(src, dst, true, false), kSlotBytes, c.copier());
+  src.sizes[0] = kSlotBytes + 1;
   src.tail = 1;
   try {
     stage.advance();
@@ -261,8 +261,8 @@ TEST(FifoStage, AStepLargerThanASlotIsARuntimeErrorNamingThePeer) {
 TEST(FifoStage, TwoStagesCarryAStreamOfStepsIntact) {
   Fifo sender, shared, receiver;
   Copies send_copies, recv_copies;
-  FifoStage send(ends(sender, shared, true, true), kSlot, send_copies.copier());
-  FifoStage recv(ends(shared, receiver, true, false), kSlot, recv_copies.copier());
+  FifoStage send(ends(sender, shared, true, true), kSlotBytes, send_copies.copier());
+  FifoStage recv(ends(shared, receiver, true, false), kSlotBytes, recv_copies.copier());
   std::mt19937 rng(1);
   constexpr std::uint64_t kSteps = 2000;
   std::uint64_t produced = 0, consumed = 0;
@@ -271,7 +271,7 @@ TEST(FifoStage, TwoStagesCarryAStreamOfStepsIntact) {
     switch (rng() % 5) {
       case 0:
         if (produced < kSteps && sender.tail < sender.head + kSlots) {
-          bytes_of.push_back(rng() % (kSlot + 1));
+          bytes_of.push_back(rng() % (kSlotBytes + 1));
           produce(sender, bytes_of.back(), static_cast<char>(produced % 251 + 1));
           ++produced;
         }

@@ -28,7 +28,7 @@ namespace {
 constexpr ReduceOp kPairOps[] = {ReduceOp::sum, ReduceOp::prod, ReduceOp::min, ReduceOp::max};
 // avg's divisors: up to 128 and beyond (a quotient of e4m3 values can then fall between
 // multiples of 2^-16, where rounding at 1/256 scale would round twice: fp8_lanes.h).
-constexpr int kRankCounts[] = {2, 3, 7, 129, 255, 1000};
+constexpr int kFp8RankCounts[] = {2, 3, 7, 129, 255, 1000};
 
 template <typename T>
 DataType type_of() {
@@ -153,7 +153,7 @@ TEST_P(Fp8Loops, EveryPairEveryOpAsReducePair) {
 template <typename T>
 void avg_every_pair(VectorIsa isa) {
   const auto pairs = every_pair();
-  for (int nranks : kRankCounts) {
+  for (int nranks : kFp8RankCounts) {
     const ReduceKernels k(type_of<T>(), ReduceOp::avg, nranks, isa);
     if (!pass_matches<T>(k, pairs, 1, false, false, nranks)) return;
     for (int ndst = 1; ndst <= 2; ++ndst)

@@ -17,10 +17,10 @@
 namespace ccbench {
 namespace {
 
-constexpr std::uint64_t kSeed = 0x5eed;
+constexpr std::uint64_t kReferenceSeed = 0x5eed;
 constexpr ReduceOp kOps[] = {ReduceOp::sum, ReduceOp::prod, ReduceOp::min, ReduceOp::max, ReduceOp::avg};
 constexpr InputPattern kPatterns[] = {InputPattern::integer, InputPattern::precision};
-constexpr int kRankCounts[] = {1, 2, 3, 4, 5, 7, 8, 16, 63, 64, 65, 257};
+constexpr int kReferenceRankCounts[] = {1, 2, 3, 4, 5, 7, 8, 16, 63, 64, 65, 257};
 
 template <typename T>
 std::uint64_t bits_of(T v) {
@@ -54,7 +54,7 @@ DataType type_of() {
 template <typename T>
 T reference_of(ReduceOp op, std::uint64_t index, int n, InputPattern pattern) {
   T out{};
-  reference::reduced(type_of<T>(), op, kSeed, index, n, pattern, &out);
+  reference::reduced(type_of<T>(), op, kReferenceSeed, index, n, pattern, &out);
   return out;
 }
 
@@ -139,10 +139,10 @@ template <typename T>
 void expected_values_match_reference() {
   for (InputPattern pattern : kPatterns)
     for (ReduceOp op : kOps)
-      for (int n : kRankCounts)
+      for (int n : kReferenceRankCounts)
         for (std::uint64_t i = 0; i < (n <= 16 ? 300u : 40u); ++i) {
           const std::uint64_t index = i * 7919 + static_cast<std::uint64_t>(n);
-          const T fast = reduced_value<T>(op, kSeed, index, n, pattern);
+          const T fast = reduced_value<T>(op, kReferenceSeed, index, n, pattern);
           const T want = reference_of<T>(op, index, n, pattern);
           ASSERT_TRUE(same_result(fast, want))
               << name(pattern) << " " << name(op) << " n=" << n << " index " << index << ": expected value 0x"
@@ -175,7 +175,7 @@ TYPED_TEST(Reference, ReductionLoopsGiveTheReferenceAtEveryTail) {
         std::vector<std::vector<T>> in(static_cast<std::size_t>(nsrc), std::vector<T>(count));
         for (int r = 0; r < nsrc; ++r)
           for (std::size_t i = 0; i < count; ++i)
-            in[static_cast<std::size_t>(r)][i] = input_value<T>(op, kSeed, r, i, nsrc, InputPattern::precision);
+            in[static_cast<std::size_t>(r)][i] = input_value<T>(op, kReferenceSeed, r, i, nsrc, InputPattern::precision);
         std::vector<T> out(count + 1, T{}), guard = out;
         const void* src[3] = {in[0].data(), in[1].data(), nsrc > 2 ? in[2].data() : nullptr};
         void* dst[1] = {out.data()};

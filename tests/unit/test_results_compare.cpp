@@ -18,8 +18,6 @@
 namespace ccbench {
 namespace {
 
-void expect_golden(const std::string& name, const std::string& actual) { golden::expect_matches(name, actual); }
-
 RunRecord rec(const std::string& impl, std::uint64_t bytes, double busbw, bool in_place = false) {
   RunRecord r;
   r.collective = "allreduce";
@@ -57,7 +55,7 @@ TEST(ComparisonTable, Golden) {
   rows.back().status = RowStatus::skipped;
   rows.push_back(rec("tree", 1 << 30, 200));
   rows.back().busbw_median_gbps = 310;  // a noisy batch: the median is shown beside it
-  expect_golden("comparison.txt", comparison_table(rows, "nccl", false));  // the figure the run prints
+  golden::expect_matches("comparison.txt", comparison_table(rows, "nccl", false));  // the figure the run prints
 }
 
 TEST(ComparisonTable, RatiosToTheBaseline) {

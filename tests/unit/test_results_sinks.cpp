@@ -25,8 +25,6 @@
 namespace ccbench {
 namespace {
 
-void expect_golden(const std::string& name, const std::string& actual) { golden::expect_matches(name, actual); }
-
 RunRecord row(const std::string& impl, const std::string& transport, std::uint64_t bytes, bool in_place) {
   RunRecord r;
   r.collective = "allreduce";
@@ -161,7 +159,7 @@ TEST(TableSink, Golden) {
   std::ostringstream out;
   auto s = make_table_sink(out);
   run_all(*s);
-  expect_golden("table.txt", out.str());
+  golden::expect_matches("table.txt", out.str());
 }
 
 TEST(TableSink, PairsOutOfPlaceWithItsInPlaceTwin) {
@@ -332,7 +330,7 @@ TEST_F(SinkTest, CsvGoldenAndReadBack) {
   auto s = make_csv_sink(p);
   run_all(*s);
   s.reset();
-  expect_golden("results.csv", golden::read(p));
+  golden::expect_matches("results.csv", golden::read(p));
   const std::vector<RunRecord> back = read_results_csv(p);
   const std::vector<RunRecord> rows = golden_rows();
   ASSERT_EQ(back.size(), rows.size());
@@ -466,7 +464,7 @@ TEST_F(SinkTest, MarkdownGolden) {
   EXPECT_NE(golden::read(p).find("RING/LL128 2ch"), std::string::npos);
   for (size_t i = 1; i < rows.size(); ++i) s->add(rows[i]);
   s->finish(golden_outcome());
-  expect_golden("results.md", golden::read(p));
+  golden::expect_matches("results.md", golden::read(p));
 }
 
 // A row judged against a link ceiling and the model, another without a prediction, a skipped one.

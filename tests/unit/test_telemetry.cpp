@@ -596,7 +596,7 @@ Options parse(const std::vector<std::string>& args) {
 }
 
 // The usage error `args` give.
-std::string usage_error(const std::vector<std::string>& args) {
+std::string telemetry_option_error(const std::vector<std::string>& args) {
   return ccbench::usage_error([&] { parse(args); });
 }
 
@@ -604,28 +604,28 @@ TEST(TelemetryOptions, ValidatedWithClearMessages) {
   EXPECT_TRUE(parse({}).enabled) << "telemetry is on by default";
   EXPECT_EQ(parse({}).interval, std::chrono::milliseconds(100));
   EXPECT_EQ(parse({}).counter_interval, std::chrono::milliseconds(1000));
-  EXPECT_NE(usage_error({"--telemetry-counter-interval", "50"})
+  EXPECT_NE(telemetry_option_error({"--telemetry-counter-interval", "50"})
                 .find("--telemetry-counter-interval: '50' is not valid; expected a whole number from 100 to 600000 "
                       "(milliseconds)"),
             std::string::npos);
   EXPECT_EQ(parse({"--telemetry-counter-interval", "2000"}).counter_interval, std::chrono::milliseconds(2000));
-  EXPECT_NE(usage_error({"--telemetry-interval", "5"})
+  EXPECT_NE(telemetry_option_error({"--telemetry-interval", "5"})
                 .find("--telemetry-interval: '5' is not valid; expected a whole number from 10 to 60000"),
             std::string::npos);
-  EXPECT_NE(usage_error({"--telemetry", "maybe"}).find("--telemetry: unknown value 'maybe' (valid: on, off)"),
+  EXPECT_NE(telemetry_option_error({"--telemetry", "maybe"}).find("--telemetry: unknown value 'maybe' (valid: on, off)"),
             std::string::npos);
-  EXPECT_NE(usage_error({"--temp-limit", "hot"}).find("--temp-limit: 'hot' is not a number; expected degrees Celsius"),
+  EXPECT_NE(telemetry_option_error({"--temp-limit", "hot"}).find("--temp-limit: 'hot' is not a number; expected degrees Celsius"),
             std::string::npos);
-  EXPECT_NE(usage_error({"--temp-limit", "0"}).find("above 0 and at most 150"), std::string::npos);
+  EXPECT_NE(telemetry_option_error({"--temp-limit", "0"}).find("above 0 and at most 150"), std::string::npos);
   EXPECT_EQ(parse({"--temp-limit", "90.5"}).temp_limit_c, 90.5);
-  EXPECT_NE(usage_error({"--telemetry", "off", "--fail-on-health"}).find("--fail-on-health needs telemetry on"),
+  EXPECT_NE(telemetry_option_error({"--telemetry", "off", "--fail-on-health"}).find("--fail-on-health needs telemetry on"),
             std::string::npos);
 }
 
 TEST(TelemetryOptions, TheOptionsThatNeedItRefuseItTurnedOff) {
   EXPECT_TRUE(parse({"--fail-on-health"}).enabled);
   EXPECT_TRUE(parse({"--telemetry-record", "answers.json"}).enabled);
-  EXPECT_NE(usage_error({"--telemetry", "off", "--telemetry-record", "answers.json"})
+  EXPECT_NE(telemetry_option_error({"--telemetry", "off", "--telemetry-record", "answers.json"})
                 .find("--telemetry-record needs telemetry on"),
             std::string::npos);
   EXPECT_TRUE(parse({"--telemetry", "on"}).enabled);

@@ -100,10 +100,10 @@ std::vector<IbPortInfo> ports_of(ibv_device* d) {
   return out;
 }
 
-class Memory final : public IbMemory {
+class IbRegistration final : public IbMemory {
  public:
-  explicit Memory(ibv_mr* mr) : mr_(mr) {}
-  ~Memory() override { ibv_dereg_mr(mr_); }
+  explicit IbRegistration(ibv_mr* mr) : mr_(mr) {}
+  ~IbRegistration() override { ibv_dereg_mr(mr_); }
   std::uint32_t lkey() const override { return mr_->lkey; }
   std::uint32_t rkey() const override { return mr_->rkey; }
   std::uint64_t addr() const override { return reinterpret_cast<std::uint64_t>(mr_->addr); }
@@ -245,7 +245,7 @@ class Device final : public IbDevice {
   std::unique_ptr<IbMemory> register_host(void* p, std::size_t bytes, bool remote_write) override {
     ibv_mr* mr = ibv_reg_mr(pd_, p, bytes, access(remote_write));
     if (!mr) verbs_fail("ibv_reg_mr", errno, fmt::format("registering {} bytes of host memory (check ulimit -l)", bytes));
-    return std::make_unique<Memory>(mr);
+    return std::make_unique<IbRegistration>(mr);
   }
   std::unique_ptr<IbMemory> register_dmabuf(int fd, std::uint64_t offset, std::size_t bytes, std::uint64_t iova,
                                             bool remote_write) override {
@@ -253,7 +253,7 @@ class Device final : public IbDevice {
     if (!mr)
       verbs_fail("ibv_reg_dmabuf_mr", errno, fmt::format("registering {} bytes of GPU memory for GPUDirect RDMA "
                  "(needs a dma-buf capable driver; --gpudirect off stages through host memory)", bytes));
-    return std::make_unique<Memory>(mr);
+    return std::make_unique<IbRegistration>(mr);
   }
   std::unique_ptr<IbQueuePair> create_qp(int max_send, int max_recv, const std::string& peer) override {
     ibv_qp_init_attr a{};

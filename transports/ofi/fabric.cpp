@@ -97,10 +97,10 @@ struct Op {
   std::uint64_t cookie = 0;
 };
 
-class Memory final : public OfiMemory {
+class OfiRegistration final : public OfiMemory {
  public:
-  explicit Memory(fid_mr* mr) : mr_(mr) {}
-  ~Memory() override { close_fid(&mr_->fid); }
+  explicit OfiRegistration(fid_mr* mr) : mr_(mr) {}
+  ~OfiRegistration() override { close_fid(&mr_->fid); }
   void* desc() const override { return fi_mr_desc(mr_); }
   std::uint64_t key() const override { return fi_mr_key(mr_); }
 
@@ -173,7 +173,7 @@ class Endpoint final : public OfiEndpoint {
       ofi_fail("fi_mr_regattr", rc, step(fmt::format("registering {} bytes of {} memory{}", bytes,
                                                      cuda_device >= 0 ? "GPU" : "host",
                                                      cuda_device >= 0 ? "" : " (check ulimit -l)")));
-    auto m = std::make_unique<Memory>(mr);
+    auto m = std::make_unique<OfiRegistration>(mr);
     if (plan_.bind_endpoint) {  // FI_MR_ENDPOINT: the region is usable once bound and enabled
       if (int rc = fi_mr_bind(mr, &ep_->fid, 0)) ofi_fail("fi_mr_bind", rc, step("binding a region to the endpoint"));
       if (int rc = fi_mr_enable(mr)) ofi_fail("fi_mr_enable", rc, step("enabling a region"));
