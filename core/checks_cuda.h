@@ -16,6 +16,11 @@ namespace ccbench {
   fail(code, "CUDA error {} ({}) in {} at {}:{}", cudaGetErrorName(rc), cudaGetErrorString(rc), call, file, line);
 }
 
+// The driver API version of the entry points host code looks up with
+// cudaGetDriverEntryPointByVersion (no link-time libcuda, so the binary starts without a driver):
+// CUDA 12.0.
+constexpr unsigned kDriverApiVersion = 12000;
+
 }  // namespace ccbench
 
 #define CCB_CUDA(call)                                                                            \

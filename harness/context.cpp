@@ -29,7 +29,7 @@ Json gpu_runtime_versions();  // gpu_backend.cpp (an empty object without CUDA)
 
 namespace {
 
-std::string utc_now() {
+std::string started_utc_now() {
   std::time_t t = std::time(nullptr);
   std::tm tm{};
   gmtime_r(&t, &tm);
@@ -64,7 +64,7 @@ Json relevant_environment() {
 }
 
 template <typename T>
-Json names_of(const std::vector<T>& v) {
+Json context_names(const std::vector<T>& v) {
   Json a = Json::array();
   for (const T& x : v) a.push_back(std::string(name(x)));
   return a;
@@ -130,7 +130,7 @@ Json build_context(const RunOptions& opts, const SweepPlan& plan, const RankLayo
                    {"libfabric", bool(CCBENCH_HAVE_LIBFABRIC)},
                    {"hwloc", bool(CCBENCH_HAVE_HWLOC)},
                    {"postgresql", bool(CCBENCH_HAVE_POSTGRESQL)}};
-  c["started_utc"] = utc_now();
+  c["started_utc"] = started_utc_now();
   c["command_line"] = opts.command_line;
   c["notes"] = opts.notes;  // what options given do here, and those that change nothing (start-up block too)
   c["oversubscribed"] = opts.oversubscribed.empty() ? Json(nullptr) : Json(opts.oversubscribed);
@@ -158,11 +158,11 @@ Json build_context(const RunOptions& opts, const SweepPlan& plan, const RankLayo
   Json skipped = Json::array();
   for (const auto& [n, why] : plan.skipped) skipped.push_back({{"impl", n}, {"reason", why}});
   c["options"] = {
-      {"collectives", names_of(opts.collectives)},
+      {"collectives", context_names(opts.collectives)},
       {"implementations", impls},
       {"implementations_skipped", skipped},
-      {"dtypes", names_of(opts.dtypes)},
-      {"ops", names_of(opts.ops)},
+      {"dtypes", context_names(opts.dtypes)},
+      {"ops", context_names(opts.ops)},
       {"min_bytes", plan.sizes.front()},
       {"max_bytes", plan.sizes.back()},
       {"sizes", plan.sizes.size()},

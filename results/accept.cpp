@@ -56,7 +56,7 @@ const std::vector<LimitKey> kLimitKeys = {
     {"min_gb_per_joule", &Requirement::min_gb_per_joule, "GB moved per joule (--energy)"},
 };
 
-std::string joined(const std::vector<std::string>& v) {
+std::string comma_list(const std::vector<std::string>& v) {
   std::string s;
   for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
   return s;
@@ -72,12 +72,12 @@ template <typename... Args>
 // Unknown keys, and a key given twice (YAML parsers keep one of the two values silently).
 void check_keys(const std::string& file, const YAML::Node& map, const std::vector<std::string>& valid,
                 const char* what) {
-  if (!map.IsMap()) bad(file, map, "{} must be a mapping of keys ({})", what, joined(valid));
+  if (!map.IsMap()) bad(file, map, "{} must be a mapping of keys ({})", what, comma_list(valid));
   std::map<std::string, int> first_line;
   for (const auto& kv : map) {
     const std::string key = kv.first.as<std::string>();
     if (std::find(valid.begin(), valid.end(), key) == valid.end())
-      bad(file, kv.first, "unknown key '{}' in {} (valid: {}){}", key, what, joined(valid), did_you_mean(key, valid));
+      bad(file, kv.first, "unknown key '{}' in {} (valid: {}){}", key, what, comma_list(valid), did_you_mean(key, valid));
     const auto [it, fresh] = first_line.emplace(key, kv.first.Mark().line + 1);
     if (!fresh)
       bad(file, kv.first, "'{}' is given twice in {} (first at line {}); give each key once, with every limit or "
@@ -95,7 +95,7 @@ std::string known_value(const std::string& file, const YAML::Node& n, const std:
   std::optional<std::string> row = k->second.canonical ? k->second.canonical(v) : std::nullopt;
   if (!k->second.canonical && std::find(names.begin(), names.end(), v) != names.end()) row = v;
   if (!row)
-    bad(file, n, "'{}': unknown value '{}': it would select no row (valid: {}){}", key, v, joined(names),
+    bad(file, n, "'{}': unknown value '{}': it would select no row (valid: {}){}", key, v, comma_list(names),
         did_you_mean(v, names));
   return *row;
 }
@@ -156,7 +156,7 @@ Requirement parse_require(const std::string& file, const YAML::Node& n) {
   Requirement r;
   for (const LimitKey& k : kLimitKeys)
     if (n[k.key]) r.*k.member = number_value(file, n[k.key], k);
-  if (n.size() == 0) bad(file, n, "'require' is empty; give at least one of {}", joined(valid));
+  if (n.size() == 0) bad(file, n, "'require' is empty; give at least one of {}", comma_list(valid));
   return r;
 }
 
@@ -367,7 +367,7 @@ CheckVerdict run_check(const CheckKind& k, double limit, const std::vector<RowRe
 }
 
 // Which node measured a row: its 'host' column, or the one host of a single-node run.
-std::optional<std::string> host_of(const RowRef& r) {
+std::optional<std::string> row_host(const RowRef& r) {
   if (!r.row().host.empty()) return r.row().host;
   if (r.index < r.run->extra.size()) {
     auto it = r.run->extra[r.index].find(kHostColumn);
@@ -382,7 +382,7 @@ std::optional<std::string> host_of(const RowRef& r) {
   return std::nullopt;
 }
 
-std::optional<std::string> link_of(const RowRef& r) {
+std::optional<std::string> row_link(const RowRef& r) {
   if (!r.row().link.empty()) return r.row().link;
   if (r.index >= r.run->extra.size()) return std::nullopt;
   auto it = r.run->extra[r.index].find(kLinkColumn);
@@ -392,7 +392,7 @@ std::optional<std::string> link_of(const RowRef& r) {
 
 std::string label_of(const RowRef& r, bool cycles) {
   std::string label = row_label(r.row(), cycles);
-  if (const auto link = link_of(r)) label += "  link " + *link;
+  if (const auto link = row_link(r)) label += "  link " + *link;
   return label;
 }
 
@@ -453,7 +453,7 @@ std::optional<Attribution> attribute_link_verdicts(const std::vector<PlaceVerdic
 
 // Where the per-node verdict puts each row: a broken row of a link on the host of the culprit
 // it is blamed on (not on the host that sent it); a broken row of a link at fault itself on no
-// node's account; every other row as host_of() says.
+// node's account; every other row as row_host() says.
 struct NodeBlame {
   std::set<std::pair<const ResultSet*, size_t>> broken;
   std::function<std::optional<std::string>(const RowRef&)> node_of;
@@ -461,12 +461,12 @@ struct NodeBlame {
 
 NodeBlame node_blame(const std::vector<RowRef>& all, const std::set<std::pair<const ResultSet*, size_t>>& broken,
                      const std::optional<Attribution>& attribution) {
-  NodeBlame out{broken, host_of};
+  NodeBlame out{broken, row_host};
   if (!attribution) return out;
   std::map<std::pair<const ResultSet*, size_t>, std::string> blamed_host;
   for (const RowRef& r : all) {
     const auto key = std::pair{r.run, r.index};
-    const auto link = link_of(r);
+    const auto link = row_link(r);
     if (!link || !broken.count(key)) continue;
     const std::string blame = attribution->blame_of(*link);
     const std::vector<std::string> culprits = attribution->culprits();
@@ -476,7 +476,7 @@ NodeBlame node_blame(const std::vector<RowRef>& all, const std::set<std::pair<co
   }
   out.node_of = [blamed_host](const RowRef& r) -> std::optional<std::string> {
     const auto it = blamed_host.find({r.run, r.index});
-    return it != blamed_host.end() ? std::optional(it->second) : host_of(r);
+    return it != blamed_host.end() ? std::optional(it->second) : row_host(r);
   };
   return out;
 }
@@ -558,7 +558,7 @@ AcceptReport evaluate_rules(const std::vector<Rule>& rules, const std::vector<Re
     rep.passed &= !rv.failed();
     rep.rules.push_back(std::move(rv));
   }
-  rep.links = place_verdicts(all, broken, link_of, "the rows carry no 'link' column naming the link they measured");
+  rep.links = place_verdicts(all, broken, row_link, "the rows carry no 'link' column naming the link they measured");
   rep.attribution = attribute_link_verdicts(rep.links);
   const NodeBlame blame = node_blame(all, broken, rep.attribution);
   rep.nodes = place_verdicts(all, blame.broken, blame.node_of,

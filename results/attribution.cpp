@@ -72,7 +72,7 @@ std::optional<std::pair<std::string, double>> slowest_endpoint(const std::vector
   return best;
 }
 
-std::string percent(double v) { return fmt::format("{:.0f}%", 100 * v); }
+std::string fraction_percent(double v) { return fmt::format("{:.0f}%", 100 * v); }
 
 // The evidence of a culprit or suspect: its links' figures (by value) and the links not involving it.
 std::string against_the_others(const Attribution& a, const std::string& e, const char* verb_pass) {
@@ -98,7 +98,7 @@ std::string own_links(const Attribution& a, const std::string& e, int n) {
     }
   const double ref = *a.reference;
   return fmt::format("all {} of its links below {} of {:.3g} GB/s ({:.3g} to {:.3g} GB/s, {} to {})", n,
-                     percent(a.threshold), ref, lo, hi, percent(lo / ref), percent(hi / ref));
+                     fraction_percent(a.threshold), ref, lo, hi, fraction_percent(lo / ref), fraction_percent(hi / ref));
 }
 
 void write_evidence(Attribution& a, size_t endpoint_count) {
@@ -250,13 +250,13 @@ std::string attribution_text(const Attribution& a, const std::string& subject, c
   for (const LinkJudgement& l : a.links)
     if (l.blame == "link")
       s += a.by_value ? fmt::format("{}link at fault ({}): {}: {:.3g} GB/s, {} of {:.3g}, while {} and {} are fine on "
-                                    "their other links\n", prefix, subject, l.link, l.value, percent(l.value / *a.reference),
+                                    "their other links\n", prefix, subject, l.link, l.value, fraction_percent(l.value / *a.reference),
                                     *a.reference, l.a, l.b)
                       : fmt::format("{}link at fault ({}): {}: it failed, while {} and {} pass on other links\n", prefix,
                                     subject, l.link, l.a, l.b);
   if (a.failed_links() == 0)
     s += a.by_value ? fmt::format("{}culprit ({}): none: all {} links within {} of {:.3g} GB/s\n", prefix, subject,
-                                  a.links.size(), percent(a.threshold), *a.reference)
+                                  a.links.size(), fraction_percent(a.threshold), *a.reference)
                     : fmt::format("{}culprit ({}): none: all {} links passed\n", prefix, subject, a.links.size());
   return s;
 }

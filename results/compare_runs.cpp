@@ -62,7 +62,7 @@ enum class Verdict {
   same, faster, slower, isolated, disturbed, scheduled, damaged, now_bad, now_skipped, now_ok, not_ok, missing, extra
 };
 
-struct Entry {
+struct RowEntry {
   const RunRecord* before = nullptr;  // null: only in after
   const RunRecord* after = nullptr;   // null: missing now
   std::string damage;                 // why one side cannot be judged: "before FILE:LINE: ..."
@@ -79,22 +79,22 @@ struct Entry {
   }
 };
 
-const RunRecord& any_row(const Entry& e) { return e.before ? *e.before : *e.after; }
+const RunRecord& any_row(const RowEntry& e) { return e.before ? *e.before : *e.after; }
 
 // Whether either run repeated its sweep (-N): then every row named says its cycle.
-bool has_cycles(const std::vector<Entry>& entries) {
-  return std::any_of(entries.begin(), entries.end(), [](const Entry& e) { return any_row(e).cycle > 1; });
+bool has_cycles(const std::vector<RowEntry>& entries) {
+  return std::any_of(entries.begin(), entries.end(), [](const RowEntry& e) { return any_row(e).cycle > 1; });
 }
 
 // An entry's case and placement, and its cycle where the runs have several.
-std::string entry_title(const Entry& e, bool cycles) {
+std::string entry_title(const RowEntry& e, bool cycles) {
   const RunRecord& r = any_row(e);
   return cycles ? fmt::format("{}  cycle {}", row_title(r), r.cycle) : row_title(r);
 }
 
 // The shown figure's after / before ratio.
-double shown_ratio(const Entry& e) { return e.by_time ? std::exp(e.slowdown) : std::exp(-e.slowdown); }
-double percent(double log_ratio) { return (std::exp(log_ratio) - 1) * 100; }
+double shown_ratio(const RowEntry& e) { return e.by_time ? std::exp(e.slowdown) : std::exp(-e.slowdown); }
+double shift_percent(double log_ratio) { return (std::exp(log_ratio) - 1) * 100; }
 
 // What this pair of runs says about its own noise (compare.h).
 struct PairNoise {
@@ -107,8 +107,8 @@ struct PairNoise {
   double shift_threshold(double tolerance) const { return std::max(std::log1p(tolerance), kShiftScatterSigmas * scatter); }
 };
 
-std::string verdict_text(const Entry& e) {
-  const double beyond = percent(e.threshold);
+std::string verdict_text(const RowEntry& e) {
+  const double beyond = shift_percent(e.threshold);
   switch (e.verdict) {
     case Verdict::same: return "";
     case Verdict::faster: return "faster";
@@ -143,12 +143,12 @@ std::map<std::string, double> fixed_costs(const std::vector<RunRecord>& rows) {
 }
 
 // Rows ok on both sides, sound, with a time to compare.
-bool comparable(const Entry& e) {
+bool comparable(const RowEntry& e) {
   return e.before && e.after && e.damage.empty() && e.before->status == RowStatus::ok &&
          e.after->status == RowStatus::ok && e.before->time_median_us > 0 && e.after->time_median_us > 0;
 }
 
-void judge_status(Entry& e, const CompareOptions& o) {
+void judge_status(RowEntry& e, const CompareOptions& o) {
   const RowStatus b = e.before->status, a = e.after->status;
   if (a == RowStatus::wrong || a == RowStatus::failed) {
     e.verdict = b == a ? Verdict::not_ok : Verdict::now_bad;
@@ -162,7 +162,7 @@ void judge_status(Entry& e, const CompareOptions& o) {
 }
 
 // Everything but the slowdown's verdict, which needs the whole run's noise first.
-void judge_row(Entry& e, double fixed_cost, const CompareOptions& o) {
+void judge_row(RowEntry& e, double fixed_cost, const CompareOptions& o) {
   if (!e.after) {
     e.verdict = Verdict::missing;
     e.failure = !o.allow_missing;
@@ -187,9 +187,9 @@ void judge_row(Entry& e, double fixed_cost, const CompareOptions& o) {
   e.few_iterations = std::min(b.iterations, a.iterations) < kMinIterationsForSpread;
 }
 
-PairNoise pair_noise(const std::vector<Entry>& entries) {
+PairNoise pair_noise(const std::vector<RowEntry>& entries) {
   std::vector<double> x;
-  for (const Entry& e : entries)
+  for (const RowEntry& e : entries)
     if (comparable(e)) x.push_back(e.slowdown);
   PairNoise n;
   n.rows = static_cast<int>(x.size());
@@ -201,7 +201,7 @@ PairNoise pair_noise(const std::vector<Entry>& entries) {
 }
 
 // The slowdown's verdict of a comparable row against the pair's noise.
-void judge_slowdown(Entry& e, const PairNoise& n, double tolerance) {
+void judge_slowdown(RowEntry& e, const PairNoise& n, double tolerance) {
   const double sb = e.few_iterations ? 0 : own_spread(*e.before), sa = e.few_iterations ? 0 : own_spread(*e.after);
   const double from_scatter = std::min(kScatterSigmas * n.scatter, std::log(kScatterAllowanceCap));
   e.threshold = std::max({std::log1p(tolerance), from_scatter, sb + sa});
@@ -219,20 +219,20 @@ void judge_slowdown(Entry& e, const PairNoise& n, double tolerance) {
 // disturbance of that one measurement (another process, a page fault storm), not a regression: a
 // slower link or algorithm shows at neighbouring sizes too. A case of one size has the same size
 // in the other placement for its neighbour. Returns how many it unflagged.
-int mark_isolated(std::vector<Entry>& entries) {
-  std::map<std::string, std::vector<Entry*>> by_case;  // measured on both sides, by size
+int mark_isolated(std::vector<RowEntry>& entries) {
+  std::map<std::string, std::vector<RowEntry*>> by_case;  // measured on both sides, by size
   std::map<std::string, bool> sizes;                   // case without placement, size, placement -> slower
   auto size_key = [](const RunRecord& r, bool in_place) {
     return fmt::format("{}\x1f{}\x1f{}\x1f{}", case_key(r), r.bytes, in_place, r.cycle);
   };
-  for (Entry& e : entries) {
+  for (RowEntry& e : entries) {
     if (!e.compared()) continue;
     by_case[cycle_key(*e.before)].push_back(&e);
     sizes[size_key(*e.before, e.before->in_place)] = e.verdict == Verdict::slower;
   }
   int unflagged = 0;
   for (auto& [key, v] : by_case) {
-    std::sort(v.begin(), v.end(), [](const Entry* a, const Entry* b) { return a->before->bytes < b->before->bytes; });
+    std::sort(v.begin(), v.end(), [](const RowEntry* a, const RowEntry* b) { return a->before->bytes < b->before->bytes; });
     std::vector<bool> slower(v.size());
     for (size_t i = 0; i < v.size(); ++i) slower[i] = v[i]->verdict == Verdict::slower;
     for (size_t i = 0; i < v.size(); ++i) {
@@ -275,15 +275,15 @@ std::string both_damage(const Side& before, size_t bi, const Side& after, size_t
   return d;
 }
 
-std::vector<Entry> match_rows(const Side& before, const Side& after) {
+std::vector<RowEntry> match_rows(const Side& before, const Side& after) {
   std::map<std::string, std::vector<size_t>> unmatched;  // row key -> indices into after, in file order
   for (size_t i = 0; i < after.rows.size(); ++i)
     unmatched[fmt::format("{}\x1f{}", cycle_key(after.rows[i]), after.rows[i].bytes)].push_back(i);
-  std::vector<Entry> entries;
+  std::vector<RowEntry> entries;
   std::vector<bool> used(after.rows.size(), false);
   for (size_t bi = 0; bi < before.rows.size(); ++bi) {
     const RunRecord& b = before.rows[bi];
-    Entry e;
+    RowEntry e;
     e.before = &b;
     auto it = unmatched.find(fmt::format("{}\x1f{}", cycle_key(b), b.bytes));
     if (it != unmatched.end() && !it->second.empty()) {
@@ -297,14 +297,14 @@ std::vector<Entry> match_rows(const Side& before, const Side& after) {
   }
   for (size_t i = 0; i < after.rows.size(); ++i)
     if (!used[i]) {
-      Entry e;
+      RowEntry e;
       e.after = &after.rows[i];
       entries.push_back(e);
     }
   return entries;
 }
 
-std::string joined(const std::set<std::string>& v) {
+std::string comma_joined(const std::set<std::string>& v) {
   std::string l;
   for (const auto& x : v) l += (l.empty() ? "" : ",") + x;
   return l;
@@ -322,7 +322,7 @@ std::string why_nothing_matched(const std::vector<RunRecord>& before, const std:
     for (const RunRecord& r : before) vb.insert(r.*member_of(f));
     for (const RunRecord& r : after) va.insert(r.*member_of(f));
     if (vb == va) continue;
-    s += fmt::format("; {} is {} before and {} after", f, joined(vb), joined(va));
+    s += fmt::format("; {} is {} before and {} after", f, comma_joined(vb), comma_joined(va));
     std::set<std::string> only_b, only_a;
     std::set_difference(vb.begin(), vb.end(), va.begin(), va.end(), std::inserter(only_b, only_b.end()));
     std::set_difference(va.begin(), va.end(), vb.begin(), vb.end(), std::inserter(only_a, only_a.end()));
@@ -357,9 +357,9 @@ std::string figure(const RunRecord* r, bool by_time) {
   return by_time ? fmt::format("{:.3g} us", r->time_median_us) : fmt::format("{:.2f} GB/s", r->busbw_median_gbps);
 }
 
-std::string ratio_text(const Entry& e) { return e.compared() ? fmt::format("{:.2f}x", shown_ratio(e)) : "-"; }
-std::string noise_text(const Entry& e) {
-  return e.compared() ? fmt::format("{:.0f}%{}", percent(e.threshold), e.few_iterations ? "*" : "") : "-";
+std::string ratio_text(const RowEntry& e) { return e.compared() ? fmt::format("{:.2f}x", shown_ratio(e)) : "-"; }
+std::string noise_text(const RowEntry& e) {
+  return e.compared() ? fmt::format("{:.0f}%{}", shift_percent(e.threshold), e.few_iterations ? "*" : "") : "-";
 }
 
 std::vector<std::pair<std::string, std::array<std::string, 2>>> differing_settings(const Json& cb, const Json& ca) {
@@ -378,7 +378,7 @@ std::vector<std::pair<std::string, std::array<std::string, 2>>> differing_settin
 }
 
 struct Summary {
-  const std::vector<Entry>& entries;
+  const std::vector<RowEntry>& entries;
   const CompareOptions& o;
   const std::vector<std::pair<std::string, std::array<std::string, 2>>>& settings;
   const PairNoise& noise;
@@ -411,11 +411,11 @@ std::string shift_line(const Summary& s) {
   const bool capped = kScatterSigmas * n.scatter > std::log(kScatterAllowanceCap);
   std::string l = fmt::format("the rows' median time changed {:.2f}x (median of {} rows); they scatter {:.0f}% around "
                               "it (robust sigma), and a row counts beyond {:g} of that{}, the whole run beyond {:.0f}%",
-                              std::exp(n.shift), n.rows, percent(n.scatter), kScatterSigmas,
+                              std::exp(n.shift), n.rows, shift_percent(n.scatter), kScatterSigmas,
                               capped ? fmt::format(" (at most {:g}x: so wide a scatter comes from rows that moved)",
                                                    kScatterAllowanceCap)
                                      : "",
-                              percent(n.shift_threshold(s.o.tolerance)));
+                              shift_percent(n.shift_threshold(s.o.tolerance)));
   if (std::abs(n.shift) <= std::log1p(s.o.tolerance)) return l;
   l += fmt::format(". The whole run is {:.2f}x {}: every row alike, so the machine (or what every row shares), not a row",
                    std::exp(n.shift), n.shift > 0 ? "slower" : "faster");
@@ -424,7 +424,7 @@ std::string shift_line(const Summary& s) {
     l += fmt::format("; not a failure: {}, where figures follow the scheduler", n.oversubscribed);
   else if (n.shift > 0)
     l += fmt::format("; not a failure: inside the rows' scatter ({:.0f}%), which two runs of one command on this "
-                     "machine move by as a whole", percent(n.scatter));
+                     "machine move by as a whole", shift_percent(n.scatter));
   return l;
 }
 
@@ -442,7 +442,7 @@ std::string failure_lines(const Summary& s, const char* prefix) {
   if (s.shift_counted)
     out += fmt::format("{}SLOWER: the whole run, {:.2f}x the time of every row (the machine, not a row)\n", prefix,
                        std::exp(s.noise.shift));
-  for (const Entry& e : s.entries) {
+  for (const RowEntry& e : s.entries) {
     if (!e.failure || !e.before || !e.after) continue;
     const std::string why = e.verdict == Verdict::damaged ? "DAMAGED (" + e.damage + ")" : verdict_text(e);
     out += fmt::format("{}{}: {}  ({} -> {})\n", prefix, why, row_label(any_row(e), s.cycles), figure(e.before, e.by_time),
@@ -459,7 +459,7 @@ std::string render_table(const Summary& s) {
                     "the rows or their own spread; * = from too few iterations to tell a spread)\n";
   if (!s.nothing_matched.empty()) {
     out += "# " + verdict_line(s) + "\n";
-    const auto before_only = std::count_if(s.entries.begin(), s.entries.end(), [](const Entry& e) { return e.before; });
+    const auto before_only = std::count_if(s.entries.begin(), s.entries.end(), [](const RowEntry& e) { return e.before; });
     out += fmt::format("# {} row{} before, {} after: none with the same case and size in both\n", before_only,
                        before_only == 1 ? "" : "s", s.entries.size() - static_cast<size_t>(before_only));
   }
@@ -470,7 +470,7 @@ std::string render_table(const Summary& s) {
   if (const std::string l = oversubscribed_line(s); !l.empty()) out += "# " + l + "\n";
   std::vector<std::string> order;
   std::map<std::string, std::vector<std::vector<std::string>>> blocks;
-  for (const Entry& e : s.entries) {
+  for (const RowEntry& e : s.entries) {
     if (!e.before || !e.after) continue;
     const std::string t = entry_title(e, s.cycles);
     if (!blocks.count(t)) order.push_back(t);
@@ -503,7 +503,7 @@ std::string render_markdown(const Summary& s) {
     out += "\n";
   }
   out += "| case | size | figure | before | after | ratio | noise | verdict |\n|---|---|---|---|---|---|---|---|\n";
-  for (const Entry& e : s.entries) {
+  for (const RowEntry& e : s.entries) {
     if (!e.before || !e.after) continue;
     const std::string v = e.verdict == Verdict::damaged ? "DAMAGED (" + e.damage + ")" : verdict_text(e);
     out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", md_cell(entry_title(e, s.cycles)),
@@ -532,7 +532,7 @@ std::string render_json(const Summary& s) {
   j["settings_differ"] = Json::object();
   for (const auto& [k, v] : s.settings) j["settings_differ"][k] = {{"before", v[0]}, {"after", v[1]}};
   j["rows"] = Json::array();
-  for (const Entry& e : s.entries) {
+  for (const RowEntry& e : s.entries) {
     Json r = {{"case", row_title(any_row(e))},
               {"cycle", any_row(e).cycle},
               {"figure", e.by_time ? "time_median_us" : "busbw_median_gbps"},
@@ -549,7 +549,7 @@ std::string render_json(const Summary& s) {
 }
 
 // Rows of one run only, one line per case and kind: "MISSING now: <case>: 19 sizes, 8 B - 2 MiB".
-std::vector<std::string> gap_lines(const std::vector<Entry>& entries) {
+std::vector<std::string> gap_lines(const std::vector<RowEntry>& entries) {
   struct Gap {
     std::string what;
     std::vector<std::uint64_t> sizes;
@@ -557,7 +557,7 @@ std::vector<std::string> gap_lines(const std::vector<Entry>& entries) {
   std::vector<std::string> order;
   std::map<std::string, Gap> gaps;
   const bool cycles = has_cycles(entries);
-  for (const Entry& e : entries) {
+  for (const RowEntry& e : entries) {
     if (e.before && e.after) continue;
     const std::string key = verdict_text(e) + "\x1f" + entry_title(e, cycles);
     if (!gaps.count(key)) order.push_back(key);
@@ -611,7 +611,7 @@ std::vector<std::pair<std::string, std::string>> context_settings(const Json& c)
     std::set<std::string> hosts;
     for (const Json& r : c["ranks_detail"])
       if (r.contains("host")) hosts.insert(text(r["host"]));
-    out["hosts"] = joined(hosts);
+    out["hosts"] = comma_joined(hosts);
   }
   return {out.begin(), out.end()};
 }
@@ -634,26 +634,26 @@ CompareResult compare_runs(const ResultSet& before_set, const ResultSet& after_s
   check_options(o);
   const Side before = select_side(before_set, o.pairs, false);
   const Side after = select_side(after_set, o.pairs, true);
-  std::vector<Entry> entries = match_rows(before, after);
+  std::vector<RowEntry> entries = match_rows(before, after);
   const auto cost = fixed_costs(before.rows);
-  for (Entry& e : entries) {
+  for (RowEntry& e : entries) {
     auto it = cost.find(match_key(any_row(e)));
     judge_row(e, it == cost.end() ? 0 : it->second, o);
   }
   PairNoise noise = pair_noise(entries);
   noise.oversubscribed = oversubscription(before_set.context);
   if (noise.oversubscribed.empty()) noise.oversubscribed = oversubscription(after_set.context);
-  for (Entry& e : entries)
+  for (RowEntry& e : entries)
     if (comparable(e)) judge_slowdown(e, noise, o.tolerance);
   CompareResult res;
   if (!o.count_isolated) mark_isolated(entries);
   if (!noise.oversubscribed.empty())  // figures that follow the scheduler: shown, never counted
-    for (Entry& e : entries)
+    for (RowEntry& e : entries)
       if (e.verdict == Verdict::slower) {
         e.verdict = Verdict::scheduled;
         e.failure = false;
       }
-  for (const Entry& e : entries) {
+  for (const RowEntry& e : entries) {
     res.failures += e.failure;
     res.matched += e.before && e.after;
   }

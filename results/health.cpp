@@ -34,13 +34,13 @@ struct Counter { std::optional<std::uint64_t> RowHealth::*member; };
 struct Throttle {};
 using Access = std::variant<Real, Counter, Throttle>;
 
-struct Entry {
+struct HealthEntry {
   HealthColumn column;
   Access access;
 };
 
-const std::vector<Entry>& entries() {
-  static const std::vector<Entry> e = {
+const std::vector<HealthEntry>& entries() {
+  static const std::vector<HealthEntry> e = {
       {{"gpu_temp_max_c", "gpu_temp_max[C]"}, Real{&RowHealth::temp_max_c}},
       {{"gpu_power_mean_w", "gpu_power_mean[W]"}, Real{&RowHealth::power_mean_w}},
       {{"gpu_sm_clock_min_mhz", "gpu_sm_clock_min[MHz]"}, Real{&RowHealth::sm_clock_min_mhz}},
@@ -58,7 +58,7 @@ const std::vector<Entry>& entries() {
   return e;
 }
 
-const Entry& entry(size_t i) {
+const HealthEntry& entry(size_t i) {
   if (i >= entries().size()) fail(ExitCode::usage, "health column {} does not exist", i);
   return entries()[i];
 }
@@ -118,7 +118,7 @@ std::uint64_t parse_throttle_names(std::string_view text) {
 const std::vector<HealthColumn>& health_columns() {
   static const std::vector<HealthColumn> cols = [] {
     std::vector<HealthColumn> c;
-    for (const Entry& e : entries()) c.push_back(e.column);
+    for (const HealthEntry& e : entries()) c.push_back(e.column);
     return c;
   }();
   return cols;
@@ -132,7 +132,7 @@ Json health_value(const RowHealth& h, size_t i) {
 }
 
 void set_health_value(RowHealth& h, size_t i, const Json& v) {
-  const Entry& e = entry(i);
+  const HealthEntry& e = entry(i);
   const bool ok = v.is_null() || (std::holds_alternative<Throttle>(e.access) ? v.is_string()
                                   : std::holds_alternative<Counter>(e.access) ? v.is_number_unsigned()
                                                                                 : v.is_number());
@@ -156,7 +156,7 @@ std::string health_cell(const Json& v) {
 Json health_value_from_cell(std::string_view key, const std::string& text) {
   size_t i = 0;
   while (i < entries().size() && entries()[i].column.key != key) ++i;
-  const Entry& e = entry(i);
+  const HealthEntry& e = entry(i);
   if (text.empty()) return nullptr;
   if (std::holds_alternative<Throttle>(e.access)) {
     parse_throttle_names(text);  // rejects unknown names here, with the column's name

@@ -117,7 +117,7 @@ void declare_families(Exposition& e) {
 
 // Which node measured row i of `set`: its host column, or the one host of a single-node run
 // ("" when neither says), as acceptance names nodes.
-std::string host_of(const ResultSet& set, size_t i) {
+std::string metric_host(const ResultSet& set, size_t i) {
   if (!set.rows[i].host.empty()) return set.rows[i].host;
   if (i < set.extra.size())
     if (auto it = set.extra[i].find(kHostColumn); it != set.extra[i].end()) return it->second;
@@ -129,7 +129,7 @@ std::string host_of(const ResultSet& set, size_t i) {
   return hosts.size() == 1 ? *hosts.begin() : "";
 }
 
-std::string link_of(const ResultSet& set, size_t i) {
+std::string metric_link(const ResultSet& set, size_t i) {
   if (!set.rows[i].link.empty()) return set.rows[i].link;
   if (i < set.extra.size())
     if (auto it = set.extra[i].find(kLinkColumn); it != set.extra[i].end()) return it->second;
@@ -153,7 +153,7 @@ Labels case_labels(const ResultSet& set, size_t i, bool with_size) {
   Labels l = {{"collective", r.collective}, {"impl", r.impl}, {"transport", r.transport}, {"dtype", r.dtype},
               {"op", r.op}, {"placement", placement(r)}, {"mode", r.mode}};
   if (with_size) l.emplace_back("size", std::to_string(r.bytes));
-  l.insert(l.end(), {{"host", host_of(set, i)}, {"link", link_of(set, i)}, {"group", r.group}});
+  l.insert(l.end(), {{"host", metric_host(set, i)}, {"link", metric_link(set, i)}, {"group", r.group}});
   return l;
 }
 
@@ -199,7 +199,7 @@ void add_health(Exposition& e, const ResultSet& set) {
       {"xid_events", &RowHealth::xid_events},       {"nic_errors", &RowHealth::nic_errors}};
   for (size_t i = 0; i < set.rows.size(); ++i) {
     const RowHealth& h = set.rows[i].health;
-    const std::string host = host_of(set, i);
+    const std::string host = metric_host(set, i);
     if (h.temp_max_c) e.add("ccbench_gpu_temperature_max_celsius", {{"host", host}}, *h.temp_max_c, Reduce::max);
     if (h.throttle) {
       const std::uint64_t bits = health_relevant_throttle(*h.throttle);

@@ -131,7 +131,7 @@ namespace {
 
 // "  GPU0 NVIDIA H200  0000:19:00.0  NUMA 0  PCIe Gen5 x16  18 NVLinks up, 26.6 GB/s each way per
 // link"; a PCIe link trained below its maximum is marked, as it is a classic acceptance failure.
-std::string describe_gpu(const nlohmann::ordered_json& x) {
+std::string gpu_line(const nlohmann::ordered_json& x) {
   const int numa = x.value("numa_node", -1);
   std::string s = fmt::format("  GPU{} {}  {}  NUMA {}", x.value("index", 0u), x.value("name", std::string("?")),
                               x.value("pci", std::string("?")), numa < 0 ? "unknown" : std::to_string(numa));
@@ -233,7 +233,7 @@ std::string describe_node(const nlohmann::ordered_json& node) {
     return s;
   }
   s += fmt::format("gpus: driver {}\n", g.value("driver", "?"));
-  for (const auto& x : g["gpus"]) s += describe_gpu(x);
+  for (const auto& x : g["gpus"]) s += gpu_line(x);
   s += describe_paths(node);
   return s;
 }

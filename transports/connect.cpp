@@ -477,4 +477,6 @@ std::unique_ptr<ChannelSet> connect_channels(MPI_Comm comm, const RankLayout& la
   return ChannelConnector(comm, layout, requests, options).run();
 }
 
+std::string peer_label(const SetupArgs& a) { return fmt::format("rank {} (host {})", a.peer, a.layout->host_of[a.peer]); }
+
 }  // namespace ccbench

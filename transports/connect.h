@@ -77,6 +77,9 @@ struct SetupArgs {
   int slots_gpu = -1;
 };
 
+// "rank 3 (host h2)": the peer of `a` as set-up errors name it.
+std::string peer_label(const SetupArgs& a);
+
 // A transport as an ops table entry. Set-up calls run on the rank named, in this order:
 // prepare (every rank, if any rank uses the transport), create_recv (receiver), attach_send
 // (sender, with the receiver's ChannelSetup), connected (receiver, once every rank has attached).

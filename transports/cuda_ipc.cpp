@@ -64,9 +64,6 @@ void open_agreed(MPI_Comm comm, const std::vector<Exported>& all, const std::vec
   }
 }
 
-// The driver API version whose cuMemGetAddressRange (the _v2 entry point) we call: CUDA 12.0.
-constexpr unsigned kDriverApiVersion = 12000;
-
 // cuMemGetAddressRange through the runtime's driver entry point: no link-time dependency on
 // libcuda, so the binary still starts on machines without a GPU driver.
 void allocation_of(const void* ptr, std::uintptr_t* base) {

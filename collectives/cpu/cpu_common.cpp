@@ -19,7 +19,7 @@ namespace {
 // settings measured (64K-1M x 2-8 deep, none better than 256K x 4 beyond the noise:
 // cpu2core-20261130-np2) and bound the memory a typo can take.
 constexpr std::uint64_t kCacheLineBytes = 64;
-constexpr std::uint64_t kMaxSlotBytes = 64ull << 20;
+constexpr std::uint64_t kMaxCpuSlotBytes = 64ull << 20;
 constexpr int kMinDepth = 2;  // one slot filling while the peer drains the other
 constexpr int kMaxDepth = 64;
 
@@ -28,7 +28,7 @@ constexpr int kMaxDepth = 64;
 SlotConfig slot_config_from_env() {
   SlotConfig c;
   c.slot_bytes = env_size("CCBENCH_CPU_SLOT_BYTES", kDefaultSlotBytes,
-                          {.lo = kCacheLineBytes, .hi = kMaxSlotBytes, .multiple = kCacheLineBytes});
+                          {.lo = kCacheLineBytes, .hi = kMaxCpuSlotBytes, .multiple = kCacheLineBytes});
   c.depth = static_cast<int>(env_int("CCBENCH_CPU_SLOT_DEPTH", kDefaultSlotDepth, kMinDepth, kMaxDepth));
   return c;
 }

@@ -13,7 +13,7 @@ namespace ccbench::gpu {
 namespace {
 
 constexpr std::size_t kPage = 4096;
-constexpr std::size_t kMaxSlotBytes = std::size_t(16) << 20;
+constexpr std::size_t kMaxGpuSlotBytes = std::size_t(16) << 20;
 constexpr std::size_t kNoLimit = std::size_t(1) << 40;
 
 // Through core's knob reader: a bad value is Error(usage) naming the variable and what is valid.
@@ -24,12 +24,12 @@ int env_count(const char* name, int fallback, int hi) { return static_cast<int>(
 
 }  // namespace
 
-std::size_t slot_bytes() { return knob_bytes("CCBENCH_GPU_SLOT_BYTES", kDefaultSlotBytes, kPage, kMaxSlotBytes, kPage); }
+std::size_t slot_bytes() { return knob_bytes("CCBENCH_GPU_SLOT_BYTES", kDefaultSlotBytes, kPage, kMaxGpuSlotBytes, kPage); }
 int ring_channels() { return env_count("CCBENCH_GPU_CHANNELS", kDefaultRingChannels, kMaxChannels); }
 int host_channels() { return env_count("CCBENCH_GPU_HOST_CHANNELS", kDefaultHostChannels, kMaxChannels); }
 int net_channels() { return env_count("CCBENCH_GPU_NET_CHANNELS", kDefaultNetChannels, kMaxChannels); }
 std::size_t net_slot_bytes() {
-  return std::min(slot_bytes(), knob_bytes("CCBENCH_GPU_NET_SLOT_BYTES", kNetSlotBytes, kPage, kMaxSlotBytes, kPage));
+  return std::min(slot_bytes(), knob_bytes("CCBENCH_GPU_NET_SLOT_BYTES", kNetSlotBytes, kPage, kMaxGpuSlotBytes, kPage));
 }
 int tree_channels() { return env_count("CCBENCH_GPU_TREE_CHANNELS", kDefaultTreeChannels, kMaxTreeChannels); }
 int twoshot_blocks() { return env_count("CCBENCH_GPU_TWOSHOT_BLOCKS", kDefaultTwoshotBlocks, kMaxChannels); }

@@ -21,7 +21,7 @@
 
 namespace {
 
-constexpr std::int64_t MiB = 1024 * 1024;
+constexpr std::int64_t kMiB = 1024 * 1024;
 constexpr int kCopiesPerIteration = 10;  // one event pair brackets this many copies
 
 #if CCBENCH_HAVE_CUDA
@@ -152,13 +152,13 @@ void BM_PinnedCopy_d2h(benchmark::State& s) { pinned_copies(s, true); }
 void BM_PinnedCopy_h2d(benchmark::State& s) { pinned_copies(s, false); }
 
 // 1 GiB as the anchors; 64 MiB shows how close a smaller copy comes.
-#define GPU_SIZES ->Arg(64 * MiB)->Arg(1024 * MiB)->UseManualTime()->Unit(benchmark::kMillisecond)
+#define GPU_SIZES ->Arg(64 * kMiB)->Arg(1024 * kMiB)->UseManualTime()->Unit(benchmark::kMillisecond)
 BENCHMARK(BM_GpuPeerCopy_ce) GPU_SIZES;
 BENCHMARK(BM_GpuPeerCopy_sm) GPU_SIZES;
 BENCHMARK(BM_GpuPeerBidir_ce) GPU_SIZES;
 BENCHMARK(BM_GpuPeerBidir_sm) GPU_SIZES;
 #undef GPU_SIZES
-BENCHMARK(BM_PinnedCopy_d2h)->Arg(256 * MiB)->UseManualTime()->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_PinnedCopy_h2d)->Arg(256 * MiB)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_PinnedCopy_d2h)->Arg(256 * kMiB)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_PinnedCopy_h2d)->Arg(256 * kMiB)->UseManualTime()->Unit(benchmark::kMillisecond);
 
 }  // namespace

@@ -18,7 +18,7 @@ const std::string kData = CCBENCH_TEST_DATA_DIR;
 const std::string kFixtures = CCBENCH_SOURCE_DIR "/tests/fixtures";
 
 // A CPU row: time `us` at `bytes`, spread `cv` (p95 as far above the median).
-RunRecord row(const std::string& impl, std::uint64_t bytes, double us, double cv = 0.01) {
+RunRecord timed_row(const std::string& impl, std::uint64_t bytes, double us, double cv = 0.01) {
   RunRecord r;
   r.collective = "allreduce";
   r.impl = impl;
@@ -42,7 +42,7 @@ RunRecord row(const std::string& impl, std::uint64_t bytes, double us, double cv
 // A sweep of one impl from 8 B to 128 MiB (9 sizes): a 10 us fixed cost, then 10 GB/s.
 std::vector<RunRecord> sweep(const std::string& impl, double cv = 0.01) {
   std::vector<RunRecord> rows;
-  for (std::uint64_t b = 8; b <= (128u << 20); b *= 8) rows.push_back(row(impl, b, 10 + b / 1e4, cv));
+  for (std::uint64_t b = 8; b <= (128u << 20); b *= 8) rows.push_back(timed_row(impl, b, 10 + b / 1e4, cv));
   return rows;
 }
 
@@ -110,7 +110,7 @@ TEST(Compare, ThreeRunsOfOneCommandOnAnOversubscribedMachineNeverFail) {
 TEST(Compare, ASlowdownBeyondTheNoiseIsFlaggedAndNamesItsCase) {
   auto before = sweep("ring"), after = before;
   for (size_t i = after.size() - 2; i < after.size(); ++i)  // the two largest sizes at half the busbw
-    after[i] = row("ring", after[i].bytes, after[i].time_median_us * 2);
+    after[i] = timed_row("ring", after[i].bytes, after[i].time_median_us * 2);
   const CompareResult c = cmp(before, after);
   EXPECT_EQ(c.failures, 2) << c.text;
   EXPECT_NE(c.text.find("# SLOWER (beyond 5% noise/tolerance): allreduce  impl ring  transport shm  device cpu  ranks 2 (2 "
@@ -122,7 +122,7 @@ TEST(Compare, ASlowdownBeyondTheNoiseIsFlaggedAndNamesItsCase) {
 
 TEST(Compare, ASlowdownAtOneSizeOnlyIsReportedNotCounted) {
   auto before = sweep("ring"), after = before;
-  after[6] = row("ring", after[6].bytes, after[6].time_median_us * 2);  // 2 MiB only, its neighbours unchanged
+  after[6] = timed_row("ring", after[6].bytes, after[6].time_median_us * 2);  // 2 MiB only, its neighbours unchanged
   const CompareResult c = cmp(before, after);
   EXPECT_EQ(c.failures, 0) << c.text;
   EXPECT_NE(c.text.find("    2 MiB   busbw  9.54 GB/s  4.77 GB/s  0.50x     5%  slower (beyond 5%, but at this size only)\n"),
@@ -141,7 +141,7 @@ TEST(Compare, ASlowdownAtOneSizeOnlyIsReportedNotCounted) {
 
 // A row whose fastest iteration is `low` below its median (its own spread).
 RunRecord spread_row(std::uint64_t bytes, double us, double low) {
-  RunRecord r = row("ring", bytes, us);
+  RunRecord r = timed_row("ring", bytes, us);
   r.time_min_us = us * (1 - low);
   return r;
 }
@@ -169,7 +169,7 @@ TEST(Compare, OneSlowOutlierOfFiveIterationsCannotHideATenfoldDrop) {
     r.time_cv = 1.9;
   }
   for (size_t i = 4; i < 6; ++i) {
-    after[i] = row("ring", before[i].bytes, before[i].time_median_us * 10);
+    after[i] = timed_row("ring", before[i].bytes, before[i].time_median_us * 10);
     after[i].iterations = 5;
   }
   const CompareResult c = cmp(before, after);
@@ -183,7 +183,7 @@ TEST(Compare, TooFewIterationsAreNotedAndTheirSpreadIgnored) {
     r.iterations = 3;
     r.time_min_us = r.time_median_us / 4;  // three samples: no spread to speak of
   }
-  for (size_t i = 4; i < 6; ++i) after[i] = row("ring", before[i].bytes, before[i].time_median_us * 2);
+  for (size_t i = 4; i < 6; ++i) after[i] = timed_row("ring", before[i].bytes, before[i].time_median_us * 2);
   const CompareResult c = cmp(before, after);
   EXPECT_EQ(c.failures, 2) << c.text;
   EXPECT_NE(c.text.find("  0.50x    5%*  SLOWER"), std::string::npos) << c.text;
@@ -192,7 +192,7 @@ TEST(Compare, TooFewIterationsAreNotedAndTheirSpreadIgnored) {
 
 TEST(Compare, AWholeRunShiftIsToldApartFromRowRegressions) {
   auto before = sweep("ring"), after = before;
-  for (RunRecord& r : after) r = row("ring", r.bytes, r.time_median_us / 0.52);
+  for (RunRecord& r : after) r = timed_row("ring", r.bytes, r.time_median_us / 0.52);
   const CompareResult c = cmp(before, after);
   EXPECT_EQ(c.failures, 1) << c.text;  // one: the run, not nine rows
   EXPECT_NE(c.text.find("The whole run is 1.92x slower: every row alike, so the machine (or what every row shares), "
@@ -202,20 +202,20 @@ TEST(Compare, AWholeRunShiftIsToldApartFromRowRegressions) {
             std::string::npos) << c.text;
   EXPECT_EQ(count_lines_with(c.text, "SLOWER (beyond"), 0) << c.text;
   // A row slower beyond the shift is still a row regression.
-  after[8] = row("ring", before[8].bytes, before[8].time_median_us / 0.52 * 2);
-  after[7] = row("ring", before[7].bytes, before[7].time_median_us / 0.52 * 2);
+  after[8] = timed_row("ring", before[8].bytes, before[8].time_median_us / 0.52 * 2);
+  after[7] = timed_row("ring", before[7].bytes, before[7].time_median_us / 0.52 * 2);
   EXPECT_EQ(cmp(before, after).failures, 3) << cmp(before, after).text;
 }
 
 TEST(Compare, AnOversubscribedRunsSlowdownsAreShownNotCounted) {
   auto before = sweep("ring"), after = before;
-  for (RunRecord& r : after) r = row("ring", r.bytes, r.time_median_us * 1.5);
+  for (RunRecord& r : after) r = timed_row("ring", r.bytes, r.time_median_us * 1.5);
   ResultSet b = set_of(before), a = set_of(after);
   const Json node = {{"node", {{"cpu", {{"hardware_threads", 2}}}}}};
   for (ResultSet* s : {&b, &a})
     s->context = {{"device", "cpu"}, {"ranks_per_node", 4}, {"nodes_detail", Json::array({node})}};
   // Two adjacent sizes 2x slower beyond the shift: shown, not counted either.
-  for (size_t i : {7u, 8u}) after[i] = row("ring", before[i].bytes, before[i].time_median_us * 3);
+  for (size_t i : {7u, 8u}) after[i] = timed_row("ring", before[i].bytes, before[i].time_median_us * 3);
   a = set_of(after);
   for (ResultSet* s : {&b, &a})
     s->context = {{"device", "cpu"}, {"ranks_per_node", 4}, {"nodes_detail", Json::array({node})}};
@@ -244,7 +244,7 @@ TEST(Compare, OneNoisyRowCannotBlowUpTheScatter) {
   }
   std::vector<RunRecord> after = before;
   after[3] = spread_row(before[3].bytes, before[3].time_median_us * 30, 0.9);
-  for (size_t i : {6u, 7u}) after[i] = row("ring", before[i].bytes, before[i].time_median_us * 2);
+  for (size_t i : {6u, 7u}) after[i] = timed_row("ring", before[i].bytes, before[i].time_median_us * 2);
   const CompareResult c = cmp(before, after);
   EXPECT_EQ(c.failures, 2) << c.text;
   EXPECT_NE(c.text.find("slower (beyond 900%), but disturbed: its iterations spread over 10.0x; run again"),
@@ -263,9 +263,9 @@ TEST(Compare, ManyRowsSlowerTogetherCannotHideInTheScatterTheyMake) {
   for (const char* impl : {"ring", "tree", "mpi", "direct"}) {
     int i = 0;
     for (std::uint64_t b = 8; b <= (8u << 18); b *= 4, ++i) {  // 10 sizes, 8 B to 2 MiB
-      before.push_back(row(impl, b, 10 + b / 1e4));
+      before.push_back(timed_row(impl, b, 10 + b / 1e4));
       const double slower = b >= (8u << 12) ? 8.0 : 1.0;  // 32 KiB and up: the 4 largest
-      after.push_back(row(impl, b, (10 + b / 1e4) * slower * jitter[i]));
+      after.push_back(timed_row(impl, b, (10 + b / 1e4) * slower * jitter[i]));
     }
   }
   const CompareResult c = cmp(before, after);
@@ -283,7 +283,7 @@ TEST(Compare, SmallSizesCompareTimeLargeSizesBusbw) {
 }
 
 TEST(Compare, EightByteRowsWithZeroBusbwNeverFlagOnBusbw) {
-  RunRecord b = row("ring", 8, 10), a = row("ring", 8, 10.2);
+  RunRecord b = timed_row("ring", 8, 10), a = timed_row("ring", 8, 10.2);
   b.busbw_gbps = b.busbw_median_gbps = a.busbw_gbps = a.busbw_median_gbps = 0;  // as printed: 0.00
   const CompareResult c = cmp({b}, {a});
   EXPECT_EQ(c.failures, 0) << c.text;
@@ -355,7 +355,7 @@ TEST(Compare, PairsCompareTransportsAcrossRunsAndImplementationsWithinOne) {
 
   std::vector<RunRecord> one_run = sweep("ring");
   for (RunRecord r : sweep("mpi")) {
-    r = row("mpi", r.bytes, r.time_median_us * 3);  // MPI three times slower than ring
+    r = timed_row("mpi", r.bytes, r.time_median_us * 3);  // MPI three times slower than ring
     one_run.push_back(r);
   }
   o.pairs = {parse_compare_pair("impl=ring:mpi")};
@@ -474,12 +474,12 @@ TEST(Compare, AWholeRunShiftInsideTheRowsScatterIsNotAFailure) {
   // a busy machine does (the false "SLOWER: the whole run" of a fixed 5 % tolerance).
   const double scatter[] = {1.0, 1.3, 0.77, 1.25, 0.8, 1.2, 0.83, 1.15, 0.87};
   auto before = sweep("ring"), after = before;
-  for (size_t i = 0; i < after.size(); ++i) after[i] = row("ring", after[i].bytes, after[i].time_median_us * 1.07 * scatter[i]);
+  for (size_t i = 0; i < after.size(); ++i) after[i] = timed_row("ring", after[i].bytes, after[i].time_median_us * 1.07 * scatter[i]);
   const CompareResult c = cmp(before, after);
   EXPECT_EQ(c.failures, 0) << c.text;
   EXPECT_NE(c.text.find("not a failure: inside the rows' scatter"), std::string::npos) << c.text;
   // Well beyond that scatter, the whole run is one failure.
-  for (size_t i = 0; i < after.size(); ++i) after[i] = row("ring", before[i].bytes, before[i].time_median_us * 1.6 * scatter[i]);
+  for (size_t i = 0; i < after.size(); ++i) after[i] = timed_row("ring", before[i].bytes, before[i].time_median_us * 1.6 * scatter[i]);
   const CompareResult slow = cmp(before, after);
   EXPECT_EQ(slow.failures, 1) << slow.text;
   EXPECT_NE(slow.text.find("# SLOWER: the whole run"), std::string::npos) << slow.text;

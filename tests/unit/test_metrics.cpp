@@ -15,7 +15,7 @@
 namespace ccbench {
 namespace {
 
-RunRecord row(std::uint64_t bytes, double busbw, double median_us) {
+RunRecord metric_row(std::uint64_t bytes, double busbw, double median_us) {
   RunRecord r;
   r.collective = "allreduce";
   r.impl = "ring";
@@ -49,10 +49,10 @@ const char* kCase = "collective=\"allreduce\",impl=\"ring\",transport=\"shm\",dt
                     "placement=\"out-of-place\",mode=\"eager\",size=\"1048576\",host=\"node01\",link=\"\",group=\"world\"";
 
 TEST(Metrics, CasesRunAndFileFamilies) {
-  RunRecord skipped = row(1 << 20, 0, 0);
+  RunRecord skipped = metric_row(1 << 20, 0, 0);
   skipped.status = RowStatus::skipped;
   skipped.impl = "tree";
-  const std::string t = metrics_text({run_of({row(1 << 20, 4.5, 210), skipped})});
+  const std::string t = metrics_text({run_of({metric_row(1 << 20, 4.5, 210), skipped})});
   EXPECT_TRUE(has_line(t, "# TYPE ccbench_busbw_bytes_per_second gauge")) << t;
   EXPECT_TRUE(has_line(t, std::string("ccbench_busbw_bytes_per_second{") + kCase + "} 4500000000")) << t;
   EXPECT_TRUE(has_line(t, std::string("ccbench_latency_seconds{") + kCase + "} 0.00021")) << t;
@@ -70,16 +70,16 @@ TEST(Metrics, CasesRunAndFileFamilies) {
 }
 
 TEST(Metrics, RowsSharingLabelsGiveTheWorst) {
-  RunRecord second_cycle = row(1 << 20, 3.0, 400);
-  const std::string t = metrics_text({run_of({row(1 << 20, 4.5, 210), second_cycle})});
+  RunRecord second_cycle = metric_row(1 << 20, 3.0, 400);
+  const std::string t = metrics_text({run_of({metric_row(1 << 20, 4.5, 210), second_cycle})});
   EXPECT_TRUE(has_line(t, std::string("ccbench_busbw_bytes_per_second{") + kCase + "} 3000000000")) << t;
   EXPECT_TRUE(has_line(t, std::string("ccbench_latency_seconds{") + kCase + "} 0.0004")) << t;
 }
 
 TEST(Metrics, SizesPerCaseAreCapped) {
   std::vector<RunRecord> rows;
-  for (std::uint64_t b = 1000; b <= 100 * 1000; b += 1000) rows.push_back(row(b, 1, 1));  // 100 sizes, -i 1000
-  rows.push_back(row(65536, 1, 1));
+  for (std::uint64_t b = 1000; b <= 100 * 1000; b += 1000) rows.push_back(metric_row(b, 1, 1));  // 100 sizes, -i 1000
+  rows.push_back(metric_row(65536, 1, 1));
   const std::string t = metrics_text({run_of(rows)});
   size_t samples = 0;
   for (size_t at = t.find("\nccbench_busbw_bytes_per_second{"); at != std::string::npos;
@@ -90,7 +90,7 @@ TEST(Metrics, SizesPerCaseAreCapped) {
 }
 
 TEST(Metrics, HealthPerHostAndLabelsEscaped) {
-  RunRecord hot = row(1 << 20, 4, 1);
+  RunRecord hot = metric_row(1 << 20, 4, 1);
   hot.host = "rack\"1\"\\n";
   hot.health.temp_max_c = 81;
   hot.health.throttle = kThrottleHwThermal | kThrottleGpuIdle;  // idle is benign
@@ -112,9 +112,9 @@ TEST(Metrics, HealthPerHostAndLabelsEscaped) {
 }
 
 TEST(Metrics, VerdictsPerRuleNodeAndLinkAndTheLatestRunOfAHost) {
-  const std::vector<ResultSet> runs = {run_of({row(1 << 20, 9, 1)}, "node01", "2026-12-01T10:00:00Z"),
-                                       run_of({row(1 << 20, 4.5, 1)}, "node01", "2026-12-01T11:00:00Z"),
-                                       run_of({row(1 << 20, 7, 1)}, "node02")};
+  const std::vector<ResultSet> runs = {run_of({metric_row(1 << 20, 9, 1)}, "node01", "2026-12-01T10:00:00Z"),
+                                       run_of({metric_row(1 << 20, 4.5, 1)}, "node01", "2026-12-01T11:00:00Z"),
+                                       run_of({metric_row(1 << 20, 7, 1)}, "node02")};
   const std::vector<Rule> rules = parse_rules("rules:\n  - name: busbw\n    require: {min_busbw: 5}\n", "r.yaml");
   const AcceptReport rep = evaluate_rules(rules, {runs[1], runs[2]});
   const std::string t = metrics_text(runs, &rep);
@@ -133,7 +133,7 @@ TEST(Metrics, VerdictsPerRuleNodeAndLinkAndTheLatestRunOfAHost) {
 }
 
 TEST(Metrics, VerdictsPerLink) {
-  RunRecord slow = row(1 << 20, 2, 100), fast = row(1 << 20, 8, 100);
+  RunRecord slow = metric_row(1 << 20, 2, 100), fast = metric_row(1 << 20, 8, 100);
   slow.link = "node01-node02";
   fast.link = "node01-node03";
   fast.bytes = 1 << 21;

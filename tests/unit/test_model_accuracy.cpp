@@ -21,11 +21,11 @@ struct Recorded {
   const char* preset;  // the --model of that run
 };
 
-std::string fixture(const std::string& rel) {
+std::string accuracy_fixture(const std::string& rel) {
   return std::string(CCBENCH_SOURCE_DIR) + "/tests/fixtures/" + rel;
 }
 
-Json read_json(const std::string& path) {
+Json read_fixture_json(const std::string& path) {
   std::ifstream in(path);
   return Json::parse(in, nullptr, false);
 }
@@ -35,10 +35,10 @@ TEST(ModelAccuracy, OurRingAndTreeOn2xH200AreWithin15PercentFrom64MiB) {
                            {"h200x2-20261130-r9/host", "h200x2-host"}};
   int checked = 0;
   for (const Recorded& run : runs) {
-    const Json doc = read_json(fixture(std::string(run.folder) + "/run.json"));
+    const Json doc = read_fixture_json(accuracy_fixture(std::string(run.folder) + "/run.json"));
     ASSERT_TRUE(doc.is_object() && doc.contains("rows")) << run.folder;
     const RunModel model = load_run_model(run.preset);
-    const auto ceilings = read_link_ceilings(fixture(std::string(run.folder) + "/links.json"));
+    const auto ceilings = read_link_ceilings(accuracy_fixture(std::string(run.folder) + "/links.json"));
     for (const Json& row : doc["rows"]) {
       const std::string impl = row.value("impl", "");
       if ((impl != "ring" && impl != "tree") || row.value("bytes", std::uint64_t{0}) < kFrom) continue;

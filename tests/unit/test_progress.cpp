@@ -12,9 +12,9 @@ namespace ccbench {
 namespace {
 
 // Keeps what reaches the sink behind the progress decorator.
-class Recorder final : public ResultSink {
+class ProgressRecorder final : public ResultSink {
  public:
-  explicit Recorder(int* rows) : rows_(rows) {}
+  explicit ProgressRecorder(int* rows) : rows_(rows) {}
   void begin(const Json&) override {}
   void add(const RunRecord&) override { ++*rows_; }
   void finish(const RunOutcome&) override {}
@@ -31,7 +31,7 @@ ProgressPlan small_plan() {
   return p;
 }
 
-RunRecord row(const char* coll, const char* impl, std::uint64_t bytes, bool in_place) {
+RunRecord progress_row(const char* coll, const char* impl, std::uint64_t bytes, bool in_place) {
   RunRecord r;
   r.collective = coll;
   r.impl = impl;
@@ -62,20 +62,20 @@ TEST(Progress, RowsAdvanceTheCount) {
   ProgressSettings s;
   s.out = out;
   s.interval = std::chrono::duration<double>(0);  // a line for every row
-  ProgressSink sink(std::make_unique<Recorder>(&rows), small_plan(), s);
+  ProgressSink sink(std::make_unique<ProgressRecorder>(&rows), small_plan(), s);
   sink.begin(Json::object());
-  sink.add(row("allreduce", "mpi", 0, false));  // an implementation skipped up front: not planned
+  sink.add(progress_row("allreduce", "mpi", 0, false));  // an implementation skipped up front: not planned
   EXPECT_EQ(sink.done(), 0u);
-  sink.add(row("allreduce", "ring", 8, false));
-  sink.add(row("allreduce", "ring", 8, true));
+  sink.add(progress_row("allreduce", "ring", 8, false));
+  sink.add(progress_row("allreduce", "ring", 8, true));
   EXPECT_EQ(sink.done(), 2u);
-  RunRecord graph = row("allreduce", "ring", 8, true);
+  RunRecord graph = progress_row("allreduce", "ring", 8, true);
   graph.mode = "graph";
   sink.add(graph);  // beside its eager twin: no measurement of its own
   EXPECT_EQ(sink.done(), 2u);
-  sink.add(row("allreduce", "tree", 0, false));  // a whole case skipped: ring counts as done, tree's 6 too
+  sink.add(progress_row("allreduce", "tree", 0, false));  // a whole case skipped: ring counts as done, tree's 6 too
   EXPECT_EQ(sink.done(), 12u);
-  sink.add(row("broadcast", "ring", 8, false));
+  sink.add(progress_row("broadcast", "ring", 8, false));
   EXPECT_EQ(sink.done(), 13u);
   EXPECT_NE(sink.line().find("13/24 measurements (54%)"), std::string::npos) << sink.line();
   sink.finish({true, "", 0, "OK"});
@@ -96,8 +96,8 @@ TEST(Progress, CyclesRepeatThePairs) {
   p.in_place = InPlaceChoice::no;
   p.cycles = 3;
   int rows = 0;
-  ProgressSink sink(std::make_unique<Recorder>(&rows), p, ProgressSettings{false, std::chrono::hours(1), stderr});
-  for (int c = 0; c < 3; ++c) sink.add(row("allgather", "ring", 64, false));
+  ProgressSink sink(std::make_unique<ProgressRecorder>(&rows), p, ProgressSettings{false, std::chrono::hours(1), stderr});
+  for (int c = 0; c < 3; ++c) sink.add(progress_row("allgather", "ring", 64, false));
   EXPECT_EQ(sink.done(), 3u);
   EXPECT_NE(sink.line().find("3/3 measurements (100%)"), std::string::npos) << sink.line();
 }
@@ -105,10 +105,10 @@ TEST(Progress, CyclesRepeatThePairs) {
 TEST(Progress, TerminalLineIsRedrawnInPlace) {
   int rows = 0;
   std::FILE* out = std::tmpfile();
-  ProgressSink sink(std::make_unique<Recorder>(&rows), small_plan(), ProgressSettings{true, std::chrono::seconds(5), out});
-  sink.add(row("allreduce", "ring", 8, false));
+  ProgressSink sink(std::make_unique<ProgressRecorder>(&rows), small_plan(), ProgressSettings{true, std::chrono::seconds(5), out});
+  sink.add(progress_row("allreduce", "ring", 8, false));
   std::this_thread::sleep_for(std::chrono::milliseconds(120));
-  sink.add(row("allreduce", "ring", 8, true));
+  sink.add(progress_row("allreduce", "ring", 8, true));
   sink.finish({true, "", 0, "OK"});
   const std::string text = read_all(out);
   EXPECT_NE(text.find("\rccbench: 2/24 measurements"), std::string::npos) << text;

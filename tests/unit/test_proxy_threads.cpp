@@ -25,7 +25,7 @@ bool eventually(F done) {
 }
 
 // The message check() rethrows (an Error(runtime)), or "" while there is none.
-std::string error_of(const ProxyThreads& t) {
+std::string proxy_error_of(const ProxyThreads& t) {
   try {
     t.check();
   } catch (const Error& e) {
@@ -55,20 +55,20 @@ TEST(ProxyThreads, KeepsTheFirstErrorForCheck) {
   ProxyThreads t;
   t.start([]() -> bool { fail(ExitCode::runtime, "copy to rank 3 failed"); });
   t.start([&] { return ++healthy > 0; });  // another thread goes on
-  ASSERT_TRUE(eventually([&] { return !error_of(t).empty(); }));
-  EXPECT_EQ(error_of(t), "copy to rank 3 failed");
+  ASSERT_TRUE(eventually([&] { return !proxy_error_of(t).empty(); }));
+  EXPECT_EQ(proxy_error_of(t), "copy to rank 3 failed");
   const int before = healthy;
   EXPECT_TRUE(eventually([&] { return healthy > before; }));
   t.stop();
-  EXPECT_EQ(error_of(t), "copy to rank 3 failed");  // kept after stop
+  EXPECT_EQ(proxy_error_of(t), "copy to rank 3 failed");  // kept after stop
 }
 
 TEST(ProxyThreads, AnErrorInBeginEndsThatThreadBeforeAnyPass) {
   std::atomic<int> passes{0};
   ProxyThreads t;
   t.start([&] { return ++passes > 0; }, [] { fail(ExitCode::runtime, "cudaSetDevice failed"); });
-  ASSERT_TRUE(eventually([&] { return !error_of(t).empty(); }));
-  EXPECT_EQ(error_of(t), "cudaSetDevice failed");
+  ASSERT_TRUE(eventually([&] { return !proxy_error_of(t).empty(); }));
+  EXPECT_EQ(proxy_error_of(t), "cudaSetDevice failed");
   t.stop();
   EXPECT_EQ(passes, 0);
 }

@@ -42,7 +42,7 @@ bool same_result(T a, T b) {
 }
 
 template <typename T>
-DataType type_of() {
+DataType reference_type_of() {
   DataType found = DataType::float32;
   for (DataType t : kAllDataTypes)
     dispatch_type(t, [&](auto v) {
@@ -54,7 +54,7 @@ DataType type_of() {
 template <typename T>
 T reference_of(ReduceOp op, std::uint64_t index, int n, InputPattern pattern) {
   T out{};
-  reference::reduced(type_of<T>(), op, kReferenceSeed, index, n, pattern, &out);
+  reference::reduced(reference_type_of<T>(), op, kReferenceSeed, index, n, pattern, &out);
   return out;
 }
 
@@ -152,9 +152,9 @@ void expected_values_match_reference() {
 
 template <typename T>
 class Reference : public testing::Test {};
-using ElementTypes = testing::Types<std::int8_t, std::uint8_t, std::int32_t, std::uint32_t, std::int64_t,
+using ReferenceTypes = testing::Types<std::int8_t, std::uint8_t, std::int32_t, std::uint32_t, std::int64_t,
                                     std::uint64_t, half_t, bfloat16_t, float, double, fp8_e4m3_t, fp8_e5m2_t>;
-TYPED_TEST_SUITE(Reference, ElementTypes);
+TYPED_TEST_SUITE(Reference, ReferenceTypes);
 
 TYPED_TEST(Reference, ExpectedValuesAreTheReferences) { expected_values_match_reference<TypeParam>(); }
 
@@ -170,7 +170,7 @@ TYPED_TEST(Reference, ReductionLoopsGiveTheReferenceAtEveryTail) {
   for (std::size_t c : {1023, 1025, 2047, 2049, 4095, 4097}) counts.push_back(c);
   for (ReduceOp op : kOps)
     for (int nsrc : {2, 3}) {
-      const ReduceKernels loops(type_of<T>(), op, nsrc);
+      const ReduceKernels loops(reference_type_of<T>(), op, nsrc);
       for (std::size_t count : counts) {
         std::vector<std::vector<T>> in(static_cast<std::size_t>(nsrc), std::vector<T>(count));
         for (int r = 0; r < nsrc; ++r)
@@ -183,7 +183,7 @@ TYPED_TEST(Reference, ReductionLoopsGiveTheReferenceAtEveryTail) {
         for (std::size_t i = 0; i < count; ++i) {
           T ranks[3], want{};
           for (int r = 0; r < nsrc; ++r) ranks[r] = in[static_cast<std::size_t>(r)][i];
-          reference::reduce(type_of<T>(), op, ranks, nsrc, &want);
+          reference::reduce(reference_type_of<T>(), op, ranks, nsrc, &want);
           ASSERT_TRUE(same_result(out[i], want)) << name(op) << " " << nsrc << " inputs, count " << count
                                                  << ", element " << i << ": 0x" << std::hex << bits_of(out[i])
                                                  << ", reference 0x" << bits_of(want);
@@ -202,7 +202,7 @@ void every_fp8_pair() {
       for (std::uint32_t b = 0; b < 256; ++b) {
         const T pair[2] = {T{static_cast<std::uint8_t>(a)}, T{static_cast<std::uint8_t>(b)}};
         T want{};
-        reference::reduce(type_of<T>(), op, pair, 2, &want);
+        reference::reduce(reference_type_of<T>(), op, pair, 2, &want);
         const T got = reduce_pair<T>(op, pair[0], pair[1]);
         ASSERT_TRUE(same_result(got, want)) << name(op) << " 0x" << std::hex << a << " 0x" << b << ": 0x"
                                             << bits_of(got) << ", reference 0x" << bits_of(want);

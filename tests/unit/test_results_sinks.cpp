@@ -25,7 +25,7 @@
 namespace ccbench {
 namespace {
 
-RunRecord row(const std::string& impl, const std::string& transport, std::uint64_t bytes, bool in_place) {
+RunRecord sink_row(const std::string& impl, const std::string& transport, std::uint64_t bytes, bool in_place) {
   RunRecord r;
   r.collective = "allreduce";
   r.impl = impl;
@@ -65,13 +65,13 @@ RunRecord timed(RunRecord r, double avg, double median, double busbw, double bus
 std::vector<RunRecord> golden_rows() {
   std::vector<RunRecord> rows;
   for (bool ip : {false, true}) {
-    RunRecord r = timed(row("nccl", "nccl", 16384, ip), 11.5, 11.25, 2.137, 2.184);
+    RunRecord r = timed(sink_row("nccl", "nccl", 16384, ip), 11.5, 11.25, 2.137, 2.184);
     r.device = "gpu";
     r.algorithm = ip ? "RING/LL 2ch" : "RING/LL128 2ch";
     rows.push_back(r);
   }
   for (bool ip : {false, true}) {
-    RunRecord r = timed(row("nccl", "nccl", 16384, ip), 9.5, 9.25, 2.587, 2.657);
+    RunRecord r = timed(sink_row("nccl", "nccl", 16384, ip), 9.5, 9.25, 2.587, 2.657);
     r.device = "gpu";
     r.mode = "graph";
     r.algorithm = "RING/LL 2ch";
@@ -82,28 +82,28 @@ std::vector<RunRecord> golden_rows() {
     rows.push_back(r);
   }
   for (bool ip : {false, true}) {
-    RunRecord r = row("mpi", "mpi", 8, ip);
+    RunRecord r = sink_row("mpi", "mpi", 8, ip);
     r.status = RowStatus::skipped;
     r.reason = "needs \"MPI_IN_PLACE\" on 1-element buffers, which this MPI rejects";
     rows.push_back(r);
   }
-  rows.push_back(timed(row("mpi", "mpi", 16384, false), 31.25, 30.5, 0.7864, 0.8058));
-  rows.push_back(timed(row("mpi", "mpi", 16384, true), 32.5, 31.75, 0.7562, 0.7741));
+  rows.push_back(timed(sink_row("mpi", "mpi", 16384, false), 31.25, 30.5, 0.7864, 0.8058));
+  rows.push_back(timed(sink_row("mpi", "mpi", 16384, true), 32.5, 31.75, 0.7562, 0.7741));
   for (bool ip : {false, true}) {
-    RunRecord r = timed(row("tree", "shm", 16384, ip), 27.5, 26.75, 0.8937, 0.9187);
+    RunRecord r = timed(sink_row("tree", "shm", 16384, ip), 27.5, 26.75, 0.8937, 0.9187);
     r.wrong.reset();
     r.reason = "not checked (-c 0)";
     rows.push_back(r);
   }
-  rows.push_back(timed(row("ring", "shm", 8, false), 12.87, 12.5, 0.00093, 0.00096));
-  rows.push_back(timed(row("ring", "shm", 8, true), 14.16, 14, 0.00085, 0.00086));
-  rows.push_back(timed(row("ring", "shm", 16384, false), 25.3, 24.9, 0.9714, 0.987));
-  RunRecord wrong = timed(row("ring", "shm", 16384, true), 26.1, 25.75, 0.9416, 0.9544);
+  rows.push_back(timed(sink_row("ring", "shm", 8, false), 12.87, 12.5, 0.00093, 0.00096));
+  rows.push_back(timed(sink_row("ring", "shm", 8, true), 14.16, 14, 0.00085, 0.00086));
+  rows.push_back(timed(sink_row("ring", "shm", 16384, false), 25.3, 24.9, 0.9714, 0.987));
+  RunRecord wrong = timed(sink_row("ring", "shm", 16384, true), 26.1, 25.75, 0.9416, 0.9544);
   wrong.status = RowStatus::wrong;
   wrong.wrong = 3;
   wrong.reason = "rank 1 (node-b) index 17: expected 6, got 7";
   rows.push_back(wrong);
-  RunRecord failed = row("ring", "shm", 16777216, false);
+  RunRecord failed = sink_row("ring", "shm", 16777216, false);
   failed.status = RowStatus::failed;
   failed.reason = "timeout after 30 s\nwaiting for rank 2 (node-b)";
   rows.push_back(failed);
@@ -166,11 +166,11 @@ TEST(TableSink, PairsOutOfPlaceWithItsInPlaceTwin) {
   std::ostringstream out;
   auto s = make_table_sink(out);
   s->begin(Json::object());
-  s->add(timed(row("ring", "shm", 1024, false), 10, 10, 1, 1));
+  s->add(timed(sink_row("ring", "shm", 1024, false), 10, 10, 1, 1));
   // Held until its twin arrives: the case header is out, the row is not.
   EXPECT_NE(out.str().find("# allreduce  impl ring"), std::string::npos);
   EXPECT_EQ(out.str().find("        1024"), std::string::npos);
-  s->add(timed(row("ring", "shm", 1024, true), 20, 20, 2, 2));
+  s->add(timed(sink_row("ring", "shm", 1024, true), 20, 20, 2, 2));
   const std::string paired = out.str();
   EXPECT_NE(paired.find("        1024           256     float     sum      -1      10.00      10.00"),
             std::string::npos)
@@ -182,9 +182,9 @@ TEST(TableSink, UnpairedRowsShowTheMissingSideAsDashes) {
   std::ostringstream out;
   auto s = make_table_sink(out);
   s->begin(Json::object());
-  s->add(timed(row("ring", "shm", 1024, false), 10, 10, 1, 1));
-  s->add(timed(row("ring", "shm", 2048, false), 10, 10, 1, 1));  // not the twin: 1024 goes out alone
-  s->add(timed(row("ring", "shm", 4096, true), 10, 10, 1, 1));   // no out-of-place row before it
+  s->add(timed(sink_row("ring", "shm", 1024, false), 10, 10, 1, 1));
+  s->add(timed(sink_row("ring", "shm", 2048, false), 10, 10, 1, 1));  // not the twin: 1024 goes out alone
+  s->add(timed(sink_row("ring", "shm", 4096, true), 10, 10, 1, 1));   // no out-of-place row before it
   RunOutcome ok;
   ok.verdict = "OK";
   s->finish(ok);
@@ -201,8 +201,8 @@ TEST(TableSink, OneSideFailedIsNamedBelowTheRow) {
   std::ostringstream out;
   auto s = make_table_sink(out);
   s->begin(Json::object());
-  s->add(timed(row("ring", "shm", 64, false), 5, 5, 0.01, 0.01));
-  RunRecord f = row("ring", "shm", 64, true);
+  s->add(timed(sink_row("ring", "shm", 64, false), 5, 5, 0.01, 0.01));
+  RunRecord f = sink_row("ring", "shm", 64, true);
   f.status = RowStatus::failed;
   f.reason = "guard region after the buffer damaged";
   s->add(f);
@@ -231,7 +231,7 @@ std::vector<RunRecord> unchecked_rows() {
   std::vector<RunRecord> rows;
   for (std::uint64_t bytes : {1024, 2048})
     for (bool ip : {false, true}) {
-      RunRecord r = timed(row("ring", "shm", bytes, ip), 10, 10, 1, 1);
+      RunRecord r = timed(sink_row("ring", "shm", bytes, ip), 10, 10, 1, 1);
       r.wrong.reset();
       r.reason = "not checked (-c 0)";
       rows.push_back(r);
@@ -259,12 +259,12 @@ TEST(TableSink, UncheckedRowsShowNAAndTheFooterAgrees) {
 
 TEST(TableSink, FooterSumsCheckedRowsOnly) {
   std::vector<RunRecord> rows = unchecked_rows();
-  RunRecord bad = timed(row("ring", "shm", 4096, false), 10, 10, 1, 1);
+  RunRecord bad = timed(sink_row("ring", "shm", 4096, false), 10, 10, 1, 1);
   bad.wrong = 3;
   bad.status = RowStatus::wrong;
   bad.reason = "rank 0: element 1 expected 2 got 3";
   rows.push_back(bad);
-  rows.push_back(timed(row("ring", "shm", 4096, true), 10, 10, 1, 1));
+  rows.push_back(timed(sink_row("ring", "shm", 4096, true), 10, 10, 1, 1));
   const std::string t = table_of(rows, RunOutcome{false, "", 1, ""});
   EXPECT_NE(t.find("\n# Out of bounds values : 3 FAILED (4 rows not checked)\n"), std::string::npos) << t;
 }
@@ -274,7 +274,7 @@ TEST(TableSink, InPlaceGraphReplaysOfASumAreNotSummed) {
   std::vector<RunRecord> rows;
   for (const char* mode : {"eager", "graph"})
     for (bool ip : {false, true}) {
-      RunRecord r = timed(row("ring", "cuda_ipc", 65536, ip), 10, 10, 1, 1);
+      RunRecord r = timed(sink_row("ring", "cuda_ipc", 65536, ip), 10, 10, 1, 1);
       r.mode = mode;
       if (r.mode == "graph" && ip) {
         r.wrong.reset();
@@ -290,10 +290,10 @@ TEST(TableSink, InPlaceGraphReplaysOfASumAreNotSummed) {
 
 TEST(TableSink, AverageBusBandwidthPerCaseNeverMixed) {
   std::vector<RunRecord> rows;
-  rows.push_back(timed(row("ring", "shm", 1024, false), 10, 10, 1, 1));
-  rows.push_back(timed(row("ring", "shm", 2048, false), 10, 10, 3, 3));
-  rows.push_back(timed(row("tree", "shm", 1024, false), 10, 10, 10, 10));
-  RunRecord ag = timed(row("ring", "shm", 1024, false), 10, 10, 7, 7);
+  rows.push_back(timed(sink_row("ring", "shm", 1024, false), 10, 10, 1, 1));
+  rows.push_back(timed(sink_row("ring", "shm", 2048, false), 10, 10, 3, 3));
+  rows.push_back(timed(sink_row("tree", "shm", 1024, false), 10, 10, 10, 10));
+  RunRecord ag = timed(sink_row("ring", "shm", 1024, false), 10, 10, 7, 7);
   ag.collective = "allgather";
   rows.push_back(ag);
   const std::string t = table_of(rows, RunOutcome{});
@@ -308,7 +308,7 @@ TEST(TableSink, AverageBusBandwidthPerCaseNeverMixed) {
 
 TEST(FooterSink, PrintsTheTablesFooterAlone) {
   std::vector<RunRecord> rows = unchecked_rows();
-  rows.push_back(timed(row("tree", "shm", 1024, false), 10, 10, 4, 4));
+  rows.push_back(timed(sink_row("tree", "shm", 1024, false), 10, 10, 4, 4));
   RunOutcome o{false, "stopped", 1, "FAILED: wrong results"};
   std::ostringstream out;
   auto s = make_footer_sink(out);
@@ -469,7 +469,7 @@ TEST_F(SinkTest, MarkdownGolden) {
 
 // A row judged against a link ceiling and the model, another without a prediction, a skipped one.
 std::vector<RunRecord> judged_rows() {
-  RunRecord a = timed(row("ring", "shm", 1 << 20, false), 100, 100, 8, 8);
+  RunRecord a = timed(sink_row("ring", "shm", 1 << 20, false), 100, 100, 8, 8);
   a.link_ceiling_gbps = 10;
   a.efficiency = 0.8;
   a.predicted_time_us = 90;
@@ -477,9 +477,9 @@ std::vector<RunRecord> judged_rows() {
   a.model_efficiency = 0.8;
   a.model_link_gbps = 10;
   a.model_link = "measured ceiling";
-  RunRecord b = timed(row("mpi", "mpi", 1 << 20, false), 100, 100, 6, 6);
+  RunRecord b = timed(sink_row("mpi", "mpi", 1 << 20, false), 100, 100, 6, 6);
   b.model_reason = "the model has no algorithm for impl mpi";
-  RunRecord c = row("ring", "shm", 4, false);
+  RunRecord c = sink_row("ring", "shm", 4, false);
   c.status = RowStatus::skipped;
   c.model_reason = "not measured";
   return {a, b, c};
@@ -551,7 +551,7 @@ TEST_F(SinkTest, MarkdownEscapesTableCells) {
   const std::string p = path("results.md");
   auto s = make_markdown_sink(p);
   s->begin(Json::object());
-  RunRecord r = row("ring", "shm", 8, false);
+  RunRecord r = sink_row("ring", "shm", 8, false);
   r.status = RowStatus::skipped;
   r.reason = "a|b\nc";
   s->add(r);
@@ -632,7 +632,7 @@ TEST(FanoutSink, EverySinkGetsEveryCallEvenWhenOneThrows) {
   f.add_sink(std::make_unique<Recording>(&a, true));
   f.add_sink(std::make_unique<Recording>(&b, false));
   EXPECT_THROW(f.begin(Json::object()), Error);
-  EXPECT_THROW(f.add(row("ring", "shm", 8, false)), Error);
+  EXPECT_THROW(f.add(sink_row("ring", "shm", 8, false)), Error);
   EXPECT_THROW(f.finish(RunOutcome{}), Error);
   const std::vector<std::string> expected{"begin", "add ring", "finish"};
   EXPECT_EQ(a, expected);

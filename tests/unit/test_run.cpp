@@ -177,7 +177,7 @@ TEST(RecordStream, RowsAreCompletedBeforeAnyWriterSeesThemAndKept) {
 // The stage before MPI, and the plan
 // ---------------------------------------------------------------------------------------------
 
-void expect_usage_error(RunOptions opts, const std::string& message) {
+void expect_run_usage_error(RunOptions opts, const std::string& message) {
   try {
     Run(std::move(opts)).prepare();
     ADD_FAILURE() << "no error; expected: " << message;
@@ -191,23 +191,23 @@ TEST(RunPrepare, RefusesBadOutputsCeilingsAndModelsBeforeMpi) {
   RunOptions files_without_folder;
   files_without_folder.no_files = true;
   files_without_folder.formats = {"table", "csv"};
-  expect_usage_error(files_without_folder, "--out none writes no files, but --format csv asks for one");
+  expect_run_usage_error(files_without_folder, "--out none writes no files, but --format csv asks for one");
   RunOptions json_into_folder;
   json_into_folder.no_files = true;
   json_into_folder.formats = {"table"};
   json_into_folder.json_file = ::testing::TempDir();
-  expect_usage_error(json_into_folder, "-J/--output_file: '" + ::testing::TempDir() + "' is a folder");
+  expect_run_usage_error(json_into_folder, "-J/--output_file: '" + ::testing::TempDir() + "' is a folder");
   const std::string not_links = scratch("not-links.json");
   std::ofstream(not_links) << R"({"schema": "something else"})";
   RunOptions bad_ceilings;
   bad_ceilings.no_files = true;
   bad_ceilings.formats = {"table"};
   bad_ceilings.ceilings_file = not_links;
-  expect_usage_error(bad_ceilings, "is not a links.json");
+  expect_run_usage_error(bad_ceilings, "is not a links.json");
   RunOptions bad_model = bad_ceilings;
   bad_model.ceilings_file.clear();
   bad_model.model_topology = "no-such-system";
-  expect_usage_error(bad_model, "--model no-such-system");
+  expect_run_usage_error(bad_model, "--model no-such-system");
 }
 
 TEST(RunPrepare, MakesTheResultsFolderAndReadsTheCeilingsAndTheModel) {

@@ -9,7 +9,7 @@
 namespace ccbench {
 namespace {
 
-RunRecord row(const std::string& impl, int nodes, int per_node, std::uint64_t bytes = 64ull << 20) {
+RunRecord model_row(const std::string& impl, int nodes, int per_node, std::uint64_t bytes = 64ull << 20) {
   RunRecord r;
   r.collective = "allreduce";
   r.impl = impl;
@@ -26,7 +26,7 @@ RunRecord row(const std::string& impl, int nodes, int per_node, std::uint64_t by
 
 TEST(RunModel, RingRowsArePredictedOnTheFilesNodeScaledToTheRow) {
   const RunModel m = load_run_model("cpu-node");  // 8 ranks in the file, 10 GB/s links
-  const RowPrediction two = predict_row(m, row("ring", 1, 2), {});
+  const RowPrediction two = predict_row(m, model_row("ring", 1, 2), {});
   ASSERT_TRUE(two.busbw_gbps) << two.reason;
   SystemTopology t = m.system;
   t.node.ranks = 2;
@@ -38,19 +38,19 @@ TEST(RunModel, RingRowsArePredictedOnTheFilesNodeScaledToTheRow) {
 TEST(RunModel, AMeasuredCeilingReplacesTheFilesLinkInsideOneNode) {
   const RunModel m = load_run_model("cpu-node");
   const std::vector<LinkCeiling> ceilings = {{"shm", 3.0, 4.0}};  // per direction, both busy: 2 GB/s
-  const RowPrediction p = predict_row(m, row("ring", 1, 2), ceilings);
+  const RowPrediction p = predict_row(m, model_row("ring", 1, 2), ceilings);
   ASSERT_TRUE(p.busbw_gbps) << p.reason;
   EXPECT_TRUE(p.calibrated);
   EXPECT_DOUBLE_EQ(*p.link_gbps, 2.0);
   EXPECT_LT(*p.busbw_gbps, 2.0 + 1e-9);  // the asymptote is the link
   EXPECT_GT(*p.busbw_gbps, 1.5);         // 64 MiB is close to it
   // Another transport's ceiling does not apply.
-  EXPECT_FALSE(predict_row(m, row("ring", 1, 2), {{"tcp", 3.0, 4.0}}).calibrated);
+  EXPECT_FALSE(predict_row(m, model_row("ring", 1, 2), {{"tcp", 3.0, 4.0}}).calibrated);
 }
 
 TEST(RunModel, NcclIsItsFasterAlgorithm) {
   const RunModel m = load_run_model("h200x2-nv18");
-  RunRecord r = row("nccl", 1, 2, 8);
+  RunRecord r = model_row("nccl", 1, 2, 8);
   r.device = "gpu";
   const RowPrediction p = predict_row(m, r, {});
   ASSERT_TRUE(p.time_us) << p.reason;
@@ -66,11 +66,11 @@ TEST(RunModel, CpuHierIsPredictedByTheLeaderSchemeAndGpuHierByTheTwoLevelOne) {
                                     "  nic: {bandwidth_gbps: 1, latency_us: 2}\n",
                                     "c");
   const RunModel m{t, "c.yaml"};
-  const RowPrediction cpu = predict_row(m, row("hier", 2, 2), {});
+  const RowPrediction cpu = predict_row(m, model_row("hier", 2, 2), {});
   ASSERT_TRUE(cpu.busbw_gbps) << cpu.reason;
   EXPECT_EQ(cpu.reason, "");
   EXPECT_DOUBLE_EQ(*cpu.time_us, CollectiveModel(t, Collective::allreduce, "hier-leader").predict(64ull << 20).time_us);
-  RunRecord gpu_row = row("hier", 2, 2);
+  RunRecord gpu_row = model_row("hier", 2, 2);
   gpu_row.device = "gpu";
   const RowPrediction gpu = predict_row(m, gpu_row, {});
   ASSERT_TRUE(gpu.time_us) << gpu.reason;
@@ -80,7 +80,7 @@ TEST(RunModel, CpuHierIsPredictedByTheLeaderSchemeAndGpuHierByTheTwoLevelOne) {
 
 TEST(RunModel, GpuHierIsTheModelsHier) {
   const RunModel m = load_run_model("multinode-8gpu-8ndr");
-  RunRecord r = row("hier", 2, 8);
+  RunRecord r = model_row("hier", 2, 8);
   r.device = "gpu";
   const RowPrediction p = predict_row(m, r, {});
   ASSERT_TRUE(p.time_us) << p.reason;
@@ -91,7 +91,7 @@ TEST(RunModel, GpuHierIsTheModelsHier) {
 
 TEST(RunModel, AcrossEmulatedNodesTheMeasuredTcpCeilingIsEachNodesNic) {
   const RunModel m = load_run_model("cpu-node");  // no NICs in the file
-  RunRecord r = row("ring", 2, 1);
+  RunRecord r = model_row("ring", 2, 1);
   r.transport = "tcp";
   const std::vector<LinkCeiling> ceilings = {{"tcp", 3.0, 4.0}};  // 2 GB/s per direction, both busy
   const RowPrediction p = predict_row(m, r, ceilings);
@@ -110,7 +110,7 @@ TEST(RunModel, AcrossEmulatedNodesTheMeasuredTcpCeilingIsEachNodesNic) {
                                      "  nic: {bandwidth_gbps: 50, latency_us: 3}\n",
                                      "c"),
                       "c.yaml"};
-  RunRecord four = row("ring", 2, 2);
+  RunRecord four = model_row("ring", 2, 2);
   four.transport = "tcp";
   t = nics.system;
   t.nodes = 2;
@@ -151,7 +151,7 @@ TEST(RunModel, AcrossEmulatedNodesTheMeasuredTcpCeilingIsEachNodesNic) {
 }
 
 TEST(RunModel, KernelTermsComeFromTheTopologyFile) {
-  RunRecord r = row("ring", 1, 2);
+  RunRecord r = model_row("ring", 1, 2);
   r.device = "gpu";
   r.transport = "p2p";
   r.algorithm = "ring 4ch";  // 4 blocks: 40.8 GB/s at most with the H200 figures
@@ -168,7 +168,7 @@ TEST(RunModel, KernelTermsComeFromTheTopologyFile) {
 
 TEST(RunModel, GpuRingAndTreeRowsArePredictedWithTheChannelsTheyRan) {
   const RunModel m = load_run_model("h200x2-nv18");
-  RunRecord r = row("tree", 1, 2);
+  RunRecord r = model_row("tree", 1, 2);
   r.device = "gpu";
   r.transport = "p2p";
   r.algorithm = "double tree 2x32ch";
@@ -184,7 +184,7 @@ TEST(RunModel, GpuRingAndTreeRowsArePredictedWithTheChannelsTheyRan) {
 
 TEST(RunModel, GpuRowsOfRanksSharingAGpuGetNoPredictionAndSayWhy) {
   const RunModel m = load_run_model("h200x2-nv18");
-  RunRecord r = row("ring", 1, 2);
+  RunRecord r = model_row("ring", 1, 2);
   r.device = "gpu";
   r.transport = "p2p";
   auto run_with = [&](const char* second_gpu) {
@@ -205,12 +205,12 @@ TEST(RunModel, GpuRowsOfRanksSharingAGpuGetNoPredictionAndSayWhy) {
 
 TEST(RunModel, RowsWithoutAPredictionSayWhy) {
   const RunModel m = load_run_model("cpu-node");
-  EXPECT_NE(predict_row(m, row("mpi", 1, 2), {}).reason.find("no algorithm for impl mpi"), std::string::npos);
-  EXPECT_NE(predict_row(m, row("ring", 2, 2), {}).reason.find("describes no NICs"), std::string::npos);
-  RunRecord uneven = row("ring", 2, 2);
+  EXPECT_NE(predict_row(m, model_row("mpi", 1, 2), {}).reason.find("no algorithm for impl mpi"), std::string::npos);
+  EXPECT_NE(predict_row(m, model_row("ring", 2, 2), {}).reason.find("describes no NICs"), std::string::npos);
+  RunRecord uneven = model_row("ring", 2, 2);
   uneven.ranks = 3;
   EXPECT_NE(predict_row(m, uneven, {}).reason.find("same ranks on every node"), std::string::npos);
-  RunRecord broadcast = row("ring", 1, 2);
+  RunRecord broadcast = model_row("ring", 1, 2);
   broadcast.collective = "broadcast";
   const RowPrediction b = predict_row(m, broadcast, {});
   EXPECT_FALSE(b.busbw_gbps);

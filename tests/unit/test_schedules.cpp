@@ -14,7 +14,7 @@
 namespace ccbench::schedule {
 namespace {
 
-constexpr int kMaxRanks = 64;
+constexpr int kMaxScheduleRanks = 64;
 using RankSet = std::uint64_t;  // which ranks' inputs a value contains
 RankSet bit(int r) { return RankSet{1} << r; }
 RankSet all_ranks(int n) { return n == 64 ? ~RankSet{0} : bit(n) - 1; }
@@ -94,7 +94,7 @@ RingRun simulate_ring(int n, int steps, StepFn step, bool reduction) {
 }
 
 TEST(RingSchedule, AllReduceSendsWhatTheNextRankReceivesAndEndsReducedEverywhere) {
-  for (int n = 2; n <= kMaxRanks; ++n) {
+  for (int n = 2; n <= kMaxScheduleRanks; ++n) {
     ASSERT_EQ(ring_allreduce_steps(n), 2 * n - 1);
     RingRun run = simulate_ring(n, ring_allreduce_steps(n), ring_allreduce_step, true);
     for (int c = 0; c < n; ++c) {
@@ -109,7 +109,7 @@ TEST(RingSchedule, AllReduceSendsWhatTheNextRankReceivesAndEndsReducedEverywhere
 }
 
 TEST(RingSchedule, ReduceScatterEndsEachChunkReducedAtItsRank) {
-  for (int n = 2; n <= kMaxRanks; ++n) {
+  for (int n = 2; n <= kMaxScheduleRanks; ++n) {
     RingRun run = simulate_ring(n, ring_reducescatter_steps(n), ring_reducescatter_step, true);
     for (int c = 0; c < n; ++c) {
       EXPECT_EQ(run.completed_at[c], 1) << "n=" << n << " chunk " << c;
@@ -125,7 +125,7 @@ TEST(RingSchedule, ReduceScatterEndsEachChunkReducedAtItsRank) {
 }
 
 TEST(RingSchedule, AllGatherDeliversEveryPieceEverywhereOnce) {
-  for (int n = 2; n <= kMaxRanks; ++n) {
+  for (int n = 2; n <= kMaxScheduleRanks; ++n) {
     RingRun run = simulate_ring(n, ring_allgather_steps(n), ring_allgather_step, false);
     for (int p = 0; p < n; ++p)
       for (int c = 0; c < n; ++c) {
@@ -138,7 +138,7 @@ TEST(RingSchedule, AllGatherDeliversEveryPieceEverywhereOnce) {
 // The chain reduce, followed from its first rank along the ring: every rank receives exactly what
 // the previous one sent, adds its own input once, and only the root stores, the sum of all inputs.
 TEST(ChainSchedule, ReduceCarriesEveryInputOnceToTheRootOnly) {
-  for (int n = 2; n <= kMaxRanks; ++n) {
+  for (int n = 2; n <= kMaxScheduleRanks; ++n) {
     for (int root = 0; root < n; ++root) {
       std::optional<RankSet> carried;  // what the previous rank on the chain sent
       for (int k = 1; k <= n; ++k) {
@@ -300,7 +300,7 @@ TEST(DoubleTree, OneTreeCarriesTheWholeBuffer) {
 // ---- Bruck all-gather ----
 
 TEST(Bruck, RoundsDeliverEveryBlockToEveryRankOnce) {
-  for (int n = 1; n <= kMaxRanks; ++n) {
+  for (int n = 1; n <= kMaxScheduleRanks; ++n) {
     std::vector<RankSet> have(n);
     for (int r = 0; r < n; ++r) have[r] = bit(r);
     for (int k = 0; k < bruck_rounds(n); ++k) {
@@ -332,7 +332,7 @@ TEST(Bruck, RoundsDeliverEveryBlockToEveryRankOnce) {
 // entry barrier over them (round k: post to send_to, wait for recv_from) leaves every rank having
 // heard from every other through a chain of posts: the kernel may then write any peer's output.
 TEST(Bruck, PeersAreLogNAndTheirDisseminationBarrierReachesEveryRank) {
-  for (int n = 1; n <= kMaxRanks; ++n) {
+  for (int n = 1; n <= kMaxScheduleRanks; ++n) {
     std::vector<RankSet> heard(n);  // whose arrival each rank knows of (transitively)
     for (int r = 0; r < n; ++r) {
       heard[r] = bit(r);

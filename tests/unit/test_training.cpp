@@ -331,7 +331,7 @@ TEST(TrainingColumns, AcceptanceRulesOnEnergy) {
 
 // ---- the options ---------------------------------------------------------------------------
 
-Command parse(std::vector<std::string> args) {
+Command parse_training(std::vector<std::string> args) {
   args.insert(args.begin(), "ccbench");
   std::vector<const char*> argv;
   for (auto& a : args) argv.push_back(a.c_str());
@@ -340,33 +340,33 @@ Command parse(std::vector<std::string> args) {
 
 TEST(TrainingOptions, ParsedAndRefusedWithTheReason) {
   const RunOptions o = std::get<RunOptions>(
-      parse({"--overlap", "membw:512M", "--nccl-config", "maxCTAs=4,8", "--nccl-config", "NCCL_PROTO=Simple", "--energy", "5"}));
+      parse_training({"--overlap", "membw:512M", "--nccl-config", "maxCTAs=4,8", "--nccl-config", "NCCL_PROTO=Simple", "--energy", "5"}));
   EXPECT_EQ(o.overlap.kind, LoadKind::membw);
   EXPECT_EQ(o.overlap.size, 512ull << 20);
   ASSERT_EQ(o.nccl_configs.size(), 2u);
   EXPECT_EQ(o.nccl_configs[1].label(), "maxCTAs=8;NCCL_PROTO=Simple");
   EXPECT_EQ(o.telemetry.energy_window, std::chrono::milliseconds(5000));
-  EXPECT_EQ(std::get<RunOptions>(parse({"--energy", "on"})).telemetry.energy_window, std::chrono::milliseconds(1000));
-  EXPECT_EQ(std::get<RunOptions>(parse({})).telemetry.energy_window, std::chrono::milliseconds(0));
-  EXPECT_EQ(std::get<RunOptions>(parse({})).overlap.kind, LoadKind::none);
-  expect_usage([] { parse({"--device", "cpu", "--overlap", "gemm"}); }, "not with --device cpu");
-  expect_usage([] { parse({"--groups", "pairs", "--overlap", "gemm"}); }, "not with --groups pairs");
-  expect_usage([] { parse({"--energy", "0.5"}); }, "from 1 to 600");
-  expect_usage([] { parse({"--energy", "yes"}); }, "valid: off, on");
-  expect_usage([] { parse({"--nccl-config", "maxCTAs=x"}); }, "--nccl-config maxCTAs=x");
-  expect_usage([] { parse({"--nccl-config", "maxCTAs=4", "--impl", "ring,tree"}); },
+  EXPECT_EQ(std::get<RunOptions>(parse_training({"--energy", "on"})).telemetry.energy_window, std::chrono::milliseconds(1000));
+  EXPECT_EQ(std::get<RunOptions>(parse_training({})).telemetry.energy_window, std::chrono::milliseconds(0));
+  EXPECT_EQ(std::get<RunOptions>(parse_training({})).overlap.kind, LoadKind::none);
+  expect_usage([] { parse_training({"--device", "cpu", "--overlap", "gemm"}); }, "not with --device cpu");
+  expect_usage([] { parse_training({"--groups", "pairs", "--overlap", "gemm"}); }, "not with --groups pairs");
+  expect_usage([] { parse_training({"--energy", "0.5"}); }, "from 1 to 600");
+  expect_usage([] { parse_training({"--energy", "yes"}); }, "valid: off, on");
+  expect_usage([] { parse_training({"--nccl-config", "maxCTAs=x"}); }, "--nccl-config maxCTAs=x");
+  expect_usage([] { parse_training({"--nccl-config", "maxCTAs=4", "--impl", "ring,tree"}); },
                "--impl ring,tree names no NCCL implementation");
-  EXPECT_EQ(std::get<RunOptions>(parse({"--nccl-config", "maxCTAs=4", "--impl", "ring,nccl-tree"})).nccl_configs.size(),
+  EXPECT_EQ(std::get<RunOptions>(parse_training({"--nccl-config", "maxCTAs=4", "--impl", "ring,nccl-tree"})).nccl_configs.size(),
             1u);
-  expect_usage([] { parse({"--overlap", "gemm:100"}); }, "a multiple of 64");
-  expect_usage([] { parse({"--overlap", "fast"}); }, "valid: gemm[:N] (N from 256 to 65536");
+  expect_usage([] { parse_training({"--overlap", "gemm:100"}); }, "a multiple of 64");
+  expect_usage([] { parse_training({"--overlap", "fast"}); }, "valid: gemm[:N] (N from 256 to 65536");
   // The room, given before or after the load, and its default.
   EXPECT_EQ(o.overlap.room_sms, kDefaultRoomSms);
-  EXPECT_EQ(std::get<RunOptions>(parse({"--overlap-room", "0", "--overlap", "gemm"})).overlap.room_sms, 0);
-  EXPECT_EQ(std::get<RunOptions>(parse({"--overlap", "gemm", "--overlap-room", "32"})).overlap.room_sms, 32);
-  expect_usage([] { parse({"--overlap", "gemm", "--overlap-room", "2000"}); }, "0 to 1024");
-  expect_usage([] { parse({"--overlap", "gemm", "--overlap-room", "-1"}); }, "--overlap-room");
-  const auto notes = std::get<RunOptions>(parse({"--overlap-room", "8"})).notes;
+  EXPECT_EQ(std::get<RunOptions>(parse_training({"--overlap-room", "0", "--overlap", "gemm"})).overlap.room_sms, 0);
+  EXPECT_EQ(std::get<RunOptions>(parse_training({"--overlap", "gemm", "--overlap-room", "32"})).overlap.room_sms, 32);
+  expect_usage([] { parse_training({"--overlap", "gemm", "--overlap-room", "2000"}); }, "0 to 1024");
+  expect_usage([] { parse_training({"--overlap", "gemm", "--overlap-room", "-1"}); }, "--overlap-room");
+  const auto notes = std::get<RunOptions>(parse_training({"--overlap-room", "8"})).notes;
   EXPECT_NE(std::find(notes.begin(), notes.end(), "--overlap-room 8 changes nothing without --overlap"), notes.end());
 }
 

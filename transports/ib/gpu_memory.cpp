@@ -9,6 +9,7 @@
 #if CCBENCH_HAVE_CUDA
 #include <cuda.h>
 #include <cuda_runtime.h>
+#include "core/checks_cuda.h"
 #endif
 
 namespace ccbench {
@@ -30,9 +31,6 @@ void flush_gpudirect_writes(int) {
 #else
 
 namespace {
-
-// The driver API version of the entry points called: CUDA 12.0.
-constexpr unsigned kDriverApiVersion = 12000;
 
 // The driver API calls used here, looked up through the runtime's driver entry points: no
 // link-time dependency on libcuda, so the binary still starts where no GPU driver is installed.

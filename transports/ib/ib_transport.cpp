@@ -18,7 +18,7 @@ namespace ccbench {
 
 namespace {
 
-IbOptions& options_storage() {
+IbOptions& ib_options_storage() {
   static IbOptions o;
   return o;
 }
@@ -27,10 +27,10 @@ IbOptions& options_storage() {
 
 void set_ib_options(const IbOptions& options) {
   validate_ib_options(options);
-  options_storage() = options;
+  ib_options_storage() = options;
 }
 
-const IbOptions& ib_options() { return options_storage(); }
+const IbOptions& ib_options() { return ib_options_storage(); }
 
 std::optional<std::string> agreed_ib_unavailable_reason(MPI_Comm comm, const RankLayout& layout) {
   const std::optional<std::string> mine = ib_unavailable_reason();
@@ -66,7 +66,7 @@ namespace {
 
 // MPI tags of the connection-data exchange: above every channel tag (connect.cpp's 2^20).
 constexpr int kSenderDataTag = 1 << 21;
-constexpr int kReceiverDataTag = (1 << 21) + (1 << 20);
+constexpr int kIbReceiverDataTag = (1 << 21) + (1 << 20);
 
 class IbChannelEnd;
 
@@ -86,8 +86,6 @@ class IbJob final : public TransportJob {
   std::map<std::uint32_t, IbChannelEnd*> owners_;
   std::vector<IbCompletion> batch_;
 };
-
-std::string peer_label(const SetupArgs& a) { return fmt::format("rank {} (host {})", a.peer, a.layout->host_of[a.peer]); }
 
 // What both ends have: slots (their own, or the caller's for zero-copy ends), registered memory,
 // QPs, the peer's data.
@@ -219,7 +217,7 @@ class IbRecvChannel final : public RecvChannel, public DirectRecv, public IbChan
     next_on_qp_.resize(qps_.size());
     for (size_t q = 0; q < qps_.size(); ++q) next_on_qp_[q] = q;
     post_receive(a.comm, kSenderDataTag + a.tag);  // the sender sends during attach_send
-    send_data(a.comm, kReceiverDataTag + a.tag);
+    send_data(a.comm, kIbReceiverDataTag + a.tag);
   }
   void connected(const SetupArgs& a) {
     connect_to(receive_data(a));
@@ -283,7 +281,7 @@ class IbSendChannel final : public SendChannel, public DirectSend, public IbChan
       : IbChannelEnd(a, false), window_(name(Transport::ib), static_cast<std::uint32_t>(depth_)),
         writes_(name(Transport::ib), static_cast<std::uint32_t>(depth_)) {
     for (int i = 0; i < depth_; ++i) qps_[0]->post_recv(wr_id(WrKind::recv));  // credits arrive on QP 0
-    post_receive(a.comm, kReceiverDataTag + a.tag);
+    post_receive(a.comm, kIbReceiverDataTag + a.tag);
     const IbConnData remote = receive_data(a);
     if (remote.slots != region_.depth || remote.bytes != region_.bytes())
       fail(ExitCode::precondition, "ib: {} offers {} slots in {} bytes, this rank expects {} in {}", peer_,

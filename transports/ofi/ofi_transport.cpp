@@ -31,7 +31,7 @@ namespace ccbench {
 
 namespace {
 
-OfiOptions& options_storage() {
+OfiOptions& ofi_options_storage() {
   static OfiOptions o;
   return o;
 }
@@ -43,10 +43,10 @@ std::string g_gpu_provider = "?";  // prepare_ofi_gpu()'s choice
 
 void set_ofi_options(const OfiOptions& options) {
   validate_ofi_options(options);
-  options_storage() = options;
+  ofi_options_storage() = options;
 }
 
-const OfiOptions& ofi_options() { return options_storage(); }
+const OfiOptions& ofi_options() { return ofi_options_storage(); }
 
 int ofi_hmem_device() { return g_hmem_device; }
 
@@ -184,14 +184,12 @@ namespace {
 
 // MPI tags of the connection-data exchange: above every channel tag (connect.cpp's 2^20) and
 // apart from ib's (2^21 and up).
-constexpr int kReceiverDataTag = 1 << 22;
+constexpr int kOfiReceiverDataTag = 1 << 22;
 // Bytes of a provider name exchanged when the ranks agree on one.
 constexpr std::size_t kNameBytes = 64;
 // A credit is the count of slots released so far.
 using Credit = std::uint64_t;
 static_assert(sizeof(Credit) == kOfiCreditBytes);
-
-std::string peer_label(const SetupArgs& a) { return fmt::format("rank {} (host {})", a.peer, a.layout->host_of[a.peer]); }
 
 // Polls `req` until it completes, or Error(timeout) naming `what` once the set-up deadline passes.
 void wait_request(MPI_Request& req, MPI_Status* st, std::chrono::steady_clock::time_point deadline,
@@ -428,7 +426,7 @@ class OfiRecvChannel final : public RecvChannel, public DirectRecv, public OfiCh
     d.base = ofi_remote_address(job_.plan(), region_.base, 0);
     d.bytes = region_.bytes();
     blob_ = encode_ofi_conn(d);
-    check_mpi(MPI_Isend(blob_.data(), static_cast<int>(blob_.size()), MPI_BYTE, peer_rank_, kReceiverDataTag + tag_,
+    check_mpi(MPI_Isend(blob_.data(), static_cast<int>(blob_.size()), MPI_BYTE, peer_rank_, kOfiReceiverDataTag + tag_,
                         a.comm, &send_req_), "MPI_Isend of ofi connection data");
   }
   // Every sender has attached: this rank's connection data has been taken.
@@ -550,7 +548,7 @@ class OfiSendChannel final : public SendChannel, public DirectSend, public OfiCh
     OfiConnBlob blob{};
     MPI_Request req = MPI_REQUEST_NULL;
     MPI_Status st{};
-    check_mpi(MPI_Irecv(blob.data(), static_cast<int>(blob.size()), MPI_BYTE, peer_rank_, kReceiverDataTag + tag_,
+    check_mpi(MPI_Irecv(blob.data(), static_cast<int>(blob.size()), MPI_BYTE, peer_rank_, kOfiReceiverDataTag + tag_,
                         a.comm, &req), "MPI_Irecv of ofi connection data");
     wait_request(req, &st, a.deadline, fmt::format("{} did not send its ofi connection data in time", peer_));
     int count = 0;
