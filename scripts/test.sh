@@ -30,10 +30,15 @@ jobs="$(nproc)"
 generator=()
 command -v ninja >/dev/null && generator=(-G Ninja)
 
-# Prints which tests of a build folder were skipped and why (skipped is not passed).
+# Prints which tests of a build folder were skipped and why (skipped is not passed), GoogleTest
+# cases run in shards too (their names, then their reasons).
 report_skipped() {
-  grep -h "^SKIPPED:" "$1/Testing/Temporary/LastTest.log" 2>/dev/null | sort | uniq -c |
-    sed "s|^|ctest ($1): skipped test(s): |" || true
+  local log="$1/Testing/Temporary/LastTest.log"
+  grep -h "^SKIPPED:" "$log" 2>/dev/null | sort | uniq -c | sed "s|^|ctest ($1): skipped test(s): |" || true
+  grep -h "^\[  SKIPPED \] [A-Za-z]" "$log" 2>/dev/null | sed 's/ ([0-9]* ms)$//; s/^\[  SKIPPED \] //' | sort -u |
+    sed "s|^|ctest ($1): skipped GoogleTest case: |" || true
+  grep -h -A1 ": Skipped$" "$log" 2>/dev/null | grep -v -e ": Skipped$" -e "^--$" | sort | uniq -c |
+    sed "s|^|ctest ($1): GoogleTest cases skipped because: |" || true
 }
 
 # MPI tests the sanitizer stage leaves to this build (each is also reached another way there):
@@ -60,11 +65,14 @@ run_ctest() {
 
 status=0
 if [ $# -gt 0 ] || [ "${CCBENCH_QUICK:-0}" = 1 ]; then
+  # The whole suite runs the GoogleTest cases once: in shards (see tests/CMakeLists.txt).
+  [ $# -gt 0 ] || set -- -LE gtest_case
   run_ctest "$build" "$@" || status=$?
   stage_done "ctest"
 else
   # In the full run each MPI test runs once: under the sanitizers, unless listed above.
-  run_ctest "$build" -LE 'mpi|cluster' || status=$?
+  # GoogleTest cases in two shards (label unit), not one process each (tests/CMakeLists.txt).
+  run_ctest "$build" -LE 'mpi|cluster|gtest_case' || status=$?
   stage_done "tests without mpi or cluster labels"
   # The cluster tier's hosts share the machine's 2 cores: a test whose timing a scheduler quantum
   # upset (cluster.culprit, .slurm and .shaped each failed once in 14 on an idle machine and passed
@@ -108,7 +116,7 @@ asan_status=0
 # Left out here: $release_mpi (run in the first stage), the browser test and
 # reports.report_inputs (Python reading files, no ccbench run). Kept for what only they reach under
 # the sanitizers: the 5 MiB run (several slots per step on 3 ranks) and the 5-rank all-case run.
-run_ctest "$asan" -L 'unit|mpi' -LE browser -E "$release_mpi|reports\.report_inputs" || asan_status=$?
+run_ctest "$asan" -L 'unit|mpi' -LE 'browser|gtest_case' -E "$release_mpi|reports\.report_inputs" || asan_status=$?
 # A sanitizer report fails its test; say so plainly if one slipped into a log that passed. Only
 # the reports' own lines count (a test's text may name a sanitizer).
 if grep -qE "^==[0-9]+==ERROR: (Address|Leak)Sanitizer|^SUMMARY: (Address|Leak|UndefinedBehavior)Sanitizer|:[0-9]+:[0-9]+: runtime error:" \
