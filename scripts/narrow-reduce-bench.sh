@@ -20,9 +20,12 @@ bench="${CCBENCH_BUILD_DIR:-build}/ccbench_microbench"
 out="${1:-narrow-reduce}"
 [ -x "$bench" ] || { echo "narrow-reduce-bench: no $bench (build the benchmarks first)" >&2; exit 2; }
 types='BM_Reduce<(float|half_t|bfloat16_t|fp8_e4m3_t|fp8_e5m2_t)>/bytes:[0-9]+/in:2/out:1$'
+# Google Benchmark 1.8 wants a unit on --benchmark_min_time ("0.1s", else it warns once per
+# benchmark); 1.7 (Debian 12) takes a bare number of seconds and refuses the suffix.
+min_time() { "$1" --help 2>&1 | grep -q '<float>s' && echo 0.1s || echo 0.1; }
 run() {  # BINARY FILTER REPETITIONS OUT.json
   "$1" --benchmark_filter="$2" --benchmark_repetitions="$3" --benchmark_enable_random_interleaving=true \
-    --benchmark_min_time=0.1 --benchmark_format=json --benchmark_out="$4" >/dev/null
+    --benchmark_min_time="$(min_time "$1")" --benchmark_format=json --benchmark_out="$4" >/dev/null
 }
 if [ -n "${BASELINE:-}" ]; then
   [ -x "$BASELINE" ] || { echo "narrow-reduce-bench: BASELINE=$BASELINE is not an executable" >&2; exit 2; }
