@@ -56,12 +56,6 @@ const std::vector<LimitKey> kLimitKeys = {
     {"min_gb_per_joule", &Requirement::min_gb_per_joule, "GB moved per joule (--energy)"},
 };
 
-std::string comma_list(const std::vector<std::string>& v) {
-  std::string s;
-  for (const auto& x : v) s += (s.empty() ? "" : ", ") + x;
-  return s;
-}
-
 // Throws the usage error for `node` of `file`: "FILE:LINE:COLUMN: message".
 template <typename... Args>
 [[noreturn]] void bad(const std::string& file, const YAML::Node& node, fmt::format_string<Args...> f, Args&&... args) {
@@ -72,12 +66,12 @@ template <typename... Args>
 // Unknown keys, and a key given twice (YAML parsers keep one of the two values silently).
 void check_keys(const std::string& file, const YAML::Node& map, const std::vector<std::string>& valid,
                 const char* what) {
-  if (!map.IsMap()) bad(file, map, "{} must be a mapping of keys ({})", what, comma_list(valid));
+  if (!map.IsMap()) bad(file, map, "{} must be a mapping of keys ({})", what, fmt::join(valid, ", "));
   std::map<std::string, int> first_line;
   for (const auto& kv : map) {
     const std::string key = kv.first.as<std::string>();
     if (std::find(valid.begin(), valid.end(), key) == valid.end())
-      bad(file, kv.first, "unknown key '{}' in {} (valid: {}){}", key, what, comma_list(valid), did_you_mean(key, valid));
+      bad(file, kv.first, "unknown key '{}' in {} (valid: {}){}", key, what, fmt::join(valid, ", "), did_you_mean(key, valid));
     const auto [it, fresh] = first_line.emplace(key, kv.first.Mark().line + 1);
     if (!fresh)
       bad(file, kv.first, "'{}' is given twice in {} (first at line {}); give each key once, with every limit or "
@@ -95,7 +89,7 @@ std::string known_value(const std::string& file, const YAML::Node& n, const std:
   std::optional<std::string> row = k->second.canonical ? k->second.canonical(v) : std::nullopt;
   if (!k->second.canonical && std::find(names.begin(), names.end(), v) != names.end()) row = v;
   if (!row)
-    bad(file, n, "'{}': unknown value '{}': it would select no row (valid: {}){}", key, v, comma_list(names),
+    bad(file, n, "'{}': unknown value '{}': it would select no row (valid: {}){}", key, v, fmt::join(names, ", "),
         did_you_mean(v, names));
   return *row;
 }
@@ -156,7 +150,7 @@ Requirement parse_require(const std::string& file, const YAML::Node& n) {
   Requirement r;
   for (const LimitKey& k : kLimitKeys)
     if (n[k.key]) r.*k.member = number_value(file, n[k.key], k);
-  if (n.size() == 0) bad(file, n, "'require' is empty; give at least one of {}", comma_list(valid));
+  if (n.size() == 0) bad(file, n, "'require' is empty; give at least one of {}", fmt::join(valid, ", "));
   return r;
 }
 
@@ -366,33 +360,12 @@ CheckVerdict run_check(const CheckKind& k, double limit, const std::vector<RowRe
   return v;
 }
 
-// Which node measured a row: its 'host' column, or the one host of a single-node run.
-std::optional<std::string> row_host(const RowRef& r) {
-  if (!r.row().host.empty()) return r.row().host;
-  if (r.index < r.run->extra.size()) {
-    auto it = r.run->extra[r.index].find(kHostColumn);
-    if (it != r.run->extra[r.index].end() && !it->second.empty()) return it->second;
-  }
-  std::set<std::string> hosts;
-  const Json& c = r.run->context;
-  if (c.contains("ranks_detail") && c["ranks_detail"].is_array())
-    for (const Json& d : c["ranks_detail"])
-      if (d.contains("host") && d["host"].is_string()) hosts.insert(d["host"].get<std::string>());
-  if (hosts.size() == 1) return *hosts.begin();
-  return std::nullopt;
-}
-
-std::optional<std::string> row_link(const RowRef& r) {
-  if (!r.row().link.empty()) return r.row().link;
-  if (r.index >= r.run->extra.size()) return std::nullopt;
-  auto it = r.run->extra[r.index].find(kLinkColumn);
-  if (it == r.run->extra[r.index].end() || it->second.empty()) return std::nullopt;
-  return it->second;
-}
+std::optional<std::string> ref_host(const RowRef& r) { return row_host(*r.run, r.index); }
+std::optional<std::string> ref_link(const RowRef& r) { return row_link(*r.run, r.index); }
 
 std::string label_of(const RowRef& r, bool cycles) {
   std::string label = row_label(r.row(), cycles);
-  if (const auto link = row_link(r)) label += "  link " + *link;
+  if (const auto link = ref_link(r)) label += "  link " + *link;
   return label;
 }
 
@@ -461,12 +434,12 @@ struct NodeBlame {
 
 NodeBlame node_blame(const std::vector<RowRef>& all, const std::set<std::pair<const ResultSet*, size_t>>& broken,
                      const std::optional<Attribution>& attribution) {
-  NodeBlame out{broken, row_host};
+  NodeBlame out{broken, ref_host};
   if (!attribution) return out;
   std::map<std::pair<const ResultSet*, size_t>, std::string> blamed_host;
   for (const RowRef& r : all) {
     const auto key = std::pair{r.run, r.index};
-    const auto link = row_link(r);
+    const auto link = ref_link(r);
     if (!link || !broken.count(key)) continue;
     const std::string blame = attribution->blame_of(*link);
     const std::vector<std::string> culprits = attribution->culprits();
@@ -476,7 +449,7 @@ NodeBlame node_blame(const std::vector<RowRef>& all, const std::set<std::pair<co
   }
   out.node_of = [blamed_host](const RowRef& r) -> std::optional<std::string> {
     const auto it = blamed_host.find({r.run, r.index});
-    return it != blamed_host.end() ? std::optional(it->second) : row_host(r);
+    return it != blamed_host.end() ? std::optional(it->second) : ref_host(r);
   };
   return out;
 }
@@ -529,6 +502,26 @@ std::string listed_rows(const std::vector<std::string>& broken, const char* pref
 
 }  // namespace
 
+std::optional<std::string> row_host(const ResultSet& set, size_t i) {
+  if (!set.rows[i].host.empty()) return set.rows[i].host;
+  if (i < set.extra.size())
+    if (auto it = set.extra[i].find(kHostColumn); it != set.extra[i].end() && !it->second.empty()) return it->second;
+  std::set<std::string> hosts;
+  const Json& c = set.context;
+  if (c.contains("ranks_detail") && c["ranks_detail"].is_array())
+    for (const Json& d : c["ranks_detail"])
+      if (d.is_object() && d.contains("host") && d["host"].is_string()) hosts.insert(d["host"].get<std::string>());
+  if (hosts.size() == 1) return *hosts.begin();
+  return std::nullopt;
+}
+
+std::optional<std::string> row_link(const ResultSet& set, size_t i) {
+  if (!set.rows[i].link.empty()) return set.rows[i].link;
+  if (i < set.extra.size())
+    if (auto it = set.extra[i].find(kLinkColumn); it != set.extra[i].end() && !it->second.empty()) return it->second;
+  return std::nullopt;
+}
+
 AcceptReport evaluate_rules(const std::vector<Rule>& rules, const std::vector<ResultSet>& runs) {
   std::vector<RowRef> all;
   for (const ResultSet& run : runs)
@@ -558,7 +551,7 @@ AcceptReport evaluate_rules(const std::vector<Rule>& rules, const std::vector<Re
     rep.passed &= !rv.failed();
     rep.rules.push_back(std::move(rv));
   }
-  rep.links = place_verdicts(all, broken, row_link, "the rows carry no 'link' column naming the link they measured");
+  rep.links = place_verdicts(all, broken, ref_link, "the rows carry no 'link' column naming the link they measured");
   rep.attribution = attribute_link_verdicts(rep.links);
   const NodeBlame blame = node_blame(all, broken, rep.attribution);
   rep.nodes = place_verdicts(all, blame.broken, blame.node_of,

@@ -124,4 +124,10 @@ struct AcceptReport {
 // more, breaks every check over it, "DAMAGED, not judged (FILE:LINE: what)": never a pass.
 AcceptReport evaluate_rules(const std::vector<Rule>& rules, const std::vector<ResultSet>& runs);
 
+// Which node measured row i of `set`: its 'host' column, or the one host of a single-node run;
+// nullopt when neither says. Acceptance and the metrics name nodes by it.
+std::optional<std::string> row_host(const ResultSet& set, size_t i);
+// Which link row i of `set` measured: its 'link' column; nullopt when it has none.
+std::optional<std::string> row_link(const ResultSet& set, size_t i);
+
 }  // namespace ccbench

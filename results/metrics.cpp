@@ -115,27 +115,6 @@ void declare_families(Exposition& e) {
             "older_run: an older run of the same host and source)");
 }
 
-// Which node measured row i of `set`: its host column, or the one host of a single-node run
-// ("" when neither says), as acceptance names nodes.
-std::string metric_host(const ResultSet& set, size_t i) {
-  if (!set.rows[i].host.empty()) return set.rows[i].host;
-  if (i < set.extra.size())
-    if (auto it = set.extra[i].find(kHostColumn); it != set.extra[i].end()) return it->second;
-  std::set<std::string> hosts;
-  const Json& c = set.context;
-  if (c.contains("ranks_detail") && c["ranks_detail"].is_array())
-    for (const Json& d : c["ranks_detail"])
-      if (d.is_object() && d.contains("host") && d["host"].is_string()) hosts.insert(d["host"].get<std::string>());
-  return hosts.size() == 1 ? *hosts.begin() : "";
-}
-
-std::string metric_link(const ResultSet& set, size_t i) {
-  if (!set.rows[i].link.empty()) return set.rows[i].link;
-  if (i < set.extra.size())
-    if (auto it = set.extra[i].find(kLinkColumn); it != set.extra[i].end()) return it->second;
-  return "";
-}
-
 bool links_run(const ResultSet& set) {
   return std::any_of(set.rows.begin(), set.rows.end(), [](const RunRecord& r) { return r.collective == "link"; });
 }
@@ -153,7 +132,8 @@ Labels case_labels(const ResultSet& set, size_t i, bool with_size) {
   Labels l = {{"collective", r.collective}, {"impl", r.impl}, {"transport", r.transport}, {"dtype", r.dtype},
               {"op", r.op}, {"placement", placement(r)}, {"mode", r.mode}};
   if (with_size) l.emplace_back("size", std::to_string(r.bytes));
-  l.insert(l.end(), {{"host", metric_host(set, i)}, {"link", metric_link(set, i)}, {"group", r.group}});
+  l.insert(l.end(),
+           {{"host", row_host(set, i).value_or("")}, {"link", row_link(set, i).value_or("")}, {"group", r.group}});
   return l;
 }
 
@@ -199,7 +179,7 @@ void add_health(Exposition& e, const ResultSet& set) {
       {"xid_events", &RowHealth::xid_events},       {"nic_errors", &RowHealth::nic_errors}};
   for (size_t i = 0; i < set.rows.size(); ++i) {
     const RowHealth& h = set.rows[i].health;
-    const std::string host = metric_host(set, i);
+    const std::string host = row_host(set, i).value_or("");
     if (h.temp_max_c) e.add("ccbench_gpu_temperature_max_celsius", {{"host", host}}, *h.temp_max_c, Reduce::max);
     if (h.throttle) {
       const std::uint64_t bits = health_relevant_throttle(*h.throttle);
