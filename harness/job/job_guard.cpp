@@ -250,6 +250,7 @@ void JobGuard::on_deadline(const Expiry& e) {
 
 void JobGuard::on_signal(int sig, bool from_launcher) {
   begin_ending(std::chrono::milliseconds(0));
+  if (board_) board_->mark_signalled(sig);  // before this process can end: node-mates must not blame it
   JobEnd quiet;  // no message: the run is over, or the launcher ends this rank (see the header)
   if (settled_) {
     quiet.exit_code = settled_code_;

@@ -91,6 +91,11 @@ void ProgressBoard::beat() {
   if (Slot* s = slots_.load()) s[local_].alive_ms.store(now_ms(), std::memory_order_relaxed);
 }
 
+void ProgressBoard::mark_signalled(int sig) {
+  std::lock_guard lock(beat_mu_);
+  if (Slot* s = slots_.load()) s[local_].signalled.store(sig, std::memory_order_release);
+}
+
 std::uint64_t ProgressBoard::own_calls() const {
   Slot* s = slots_.load();
   return s ? s[local_].calls.load(std::memory_order_relaxed) : 0;
@@ -140,7 +145,7 @@ std::string ProgressBoard::describe_gone(const std::vector<std::string>& host_of
   if (!s) return {};
   std::string text;
   for (int i = 0; i < local_size_; ++i) {
-    if (i == local_ || !process_ended(s[i].pid)) continue;
+    if (i == local_ || s[i].signalled.load(std::memory_order_acquire) != 0 || !process_ended(s[i].pid)) continue;
     const int rank = s[i].world_rank;
     const std::string host = rank >= 0 && static_cast<size_t>(rank) < host_of.size() ? host_of[rank] : "?";
     text += fmt::format("{}rank {} (host {}, pid {})", text.empty() ? "" : ", ", rank, host, s[i].pid);

@@ -34,6 +34,9 @@ class ProgressBoard {
   void beat();
   // Calls this rank started in its current phase (its own slot).
   std::uint64_t own_calls() const;
+  // This rank got signal `sig` and is ending on it (called from its signal thread, first thing):
+  // its node-mates then know that its process ended on a signal, not killed outright or crashed.
+  void mark_signalled(int sig);
 
   // From any thread, without MPI: the ranks of this node behind this rank, with where they are:
   // "rank 1 (host a) started 1 call there, this rank 2 calls" (same phase) or "rank 1 (host a)
@@ -43,8 +46,10 @@ class ProgressBoard {
   std::string describe_behind(const std::vector<std::string>& host_of) const;
 
   // From any thread, without MPI: the ranks of this node whose process no longer runs (gone, or
-  // dead and not yet reaped), "rank 1 (host a, pid 4242)" joined by ", "; "" when none. A rank
-  // killed outright (SIGKILL, the OOM killer) or crashed says nothing itself: its node-mates name it.
+  // dead and not yet reaped) and never marked a signal, "rank 1 (host a, pid 4242)" joined by ", ";
+  // "" when none. A rank killed outright (SIGKILL, the OOM killer) or crashed says nothing itself:
+  // its node-mates name it. A rank that the launcher ended with SIGTERM before this rank got its
+  // own SIGTERM (a node-mate scheduled first) marked itself and is not named.
   std::string describe_gone(const std::vector<std::string>& host_of) const;
 
   // A rank whose watchdog has not beaten for this long is not running: 10 missed beats of 100 ms,
@@ -59,7 +64,7 @@ class ProgressBoard {
     std::atomic<std::uint32_t> seq;    // odd while the owner rewrites the phase
     std::int32_t world_rank;
     std::int32_t pid;                  // the rank's process, on this node
-    std::int32_t unused;
+    std::atomic<std::int32_t> signalled;  // the signal this rank is ending on; 0 while none
     std::atomic<std::uint64_t> phase;  // phases entered so far
     std::atomic<std::uint64_t> calls;  // calls started in the current phase
     std::atomic<std::int64_t> alive_ms;  // the steady clock (CLOCK_MONOTONIC, one per host) at its last beat
