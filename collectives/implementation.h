@@ -50,10 +50,10 @@ struct ImplContext {
   // GPU: why ib cannot carry data between every pair of ranks (agreed over the ranks), or nullopt
   // when it can; auto then takes ib across nodes (transports/gpu_paths.h).
   std::optional<std::string> ib_unavailable = std::string("ib was not probed for this run");
-  int cuda_device = -1;            // GPU ordinal of this rank
-  void* stream = nullptr;          // cudaStream_t of this rank (GPU)
+  int cuda_device = -1;                                        // GPU ordinal of this rank
+  void* stream = nullptr;                                      // cudaStream_t of this rank (GPU)
   std::chrono::milliseconds timeout{std::chrono::minutes(5)};  // bound of every wait
-  RingOrderChoice ring_order;      // --ring-order: ring implementations build their ring with ring_order()
+  RingOrderChoice ring_order;  // --ring-order: ring implementations build their ring with ring_order()
   schedule::TreeShape tree = schedule::TreeShape::double_binary;  // --tree: the all-reduce trees of `tree`
   // GPU: the SMs a collective's grid may hold; 0 = every SM. --overlap leaves the collectives
   // this many SMs beside its load (harness/overlap.h): a grid larger than that would wait for the
@@ -145,8 +145,7 @@ class Implementation {
 std::optional<std::string> case_unsupported(const Implementation& impl, std::string_view impl_name,
                                             const CaseSpec& spec, const ImplContext& ctx);
 // The first half of case_unsupported(): the reason when `c` is not among impl.collectives().
-std::optional<std::string> undeclared_collective(const Implementation& impl, std::string_view impl_name,
-                                                 Collective c);
+std::optional<std::string> undeclared_collective(const Implementation& impl, std::string_view impl_name, Collective c);
 
 // A named implementation for one kind of rank. A name can exist for both kinds ("ring" is a CPU
 // executor on CPU ranks and a CUDA kernel on GPU ranks).
@@ -155,7 +154,7 @@ struct ImplInfo {
   Device device;
   std::string summary;
   std::function<std::unique_ptr<Implementation>()> make;  // empty when not built in
-  std::string missing;                                     // why it is not built in
+  std::string missing;                                    // why it is not built in
   // The setting this instance runs with (--nccl-config: "maxCTAs=4;NCCL_ALGO=Ring"), the rows'
   // nccl_config column; "" for the implementation as registered.
   std::string setting = "";
@@ -166,7 +165,7 @@ struct ImplInfo {
 const std::vector<ImplInfo>& implementations();
 bool is_known_implementation(std::string_view name);
 const ImplInfo* find_implementation(std::string_view name, Device device);  // nullptr if none
-std::string valid_implementations();  // the distinct names, comma-separated
+std::string valid_implementations();                                        // the distinct names, comma-separated
 // `info` once per configuration of --nccl-config (nccl_config.h): same name, its setting the
 // configuration's label, each its own NCCL communicator. Empty for every implementation but
 // NCCL's (and without NCCL built in).

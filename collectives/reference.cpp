@@ -28,7 +28,8 @@ std::uint64_t sign_bit(const FloatFormat& f) { return std::uint64_t{1} << (f.exp
 
 std::uint64_t quiet_nan(const FloatFormat& f) {
   const std::uint64_t exponent = all_ones(f.exponent_bits) << f.fraction_bits;
-  return f.ieee_specials ? exponent | (std::uint64_t{1} << (f.fraction_bits - 1)) : exponent | all_ones(f.fraction_bits);
+  return f.ieee_specials ? exponent | (std::uint64_t{1} << (f.fraction_bits - 1))
+                         : exponent | all_ones(f.fraction_bits);
 }
 
 std::uint64_t infinity_or_max(bool negative, const FloatFormat& f) {
@@ -112,7 +113,8 @@ void float_reduce(DataType type, ReduceOp op, const void* inputs, int n, void* o
   const FloatFormat& f = format_of(type);
   const std::size_t size = element_size(type);
   std::vector<long double> v(static_cast<std::size_t>(n));
-  for (std::size_t r = 0; r < v.size(); ++r) v[r] = decode(element_bits(static_cast<const char*>(inputs) + r * size, size), f);
+  for (std::size_t r = 0; r < v.size(); ++r)
+    v[r] = decode(element_bits(static_cast<const char*>(inputs) + r * size, size), f);
   const long double acc = fold(op, v);
   std::uint64_t bits = 0;
   if (op == ReduceOp::avg) bits = float_average(acc, n, f);
@@ -160,7 +162,7 @@ std::uint64_t encode(long double x, const FloatFormat& f) {
   int e2 = 0;
   std::frexp(a, &e2);
   const int e = e2 - 1 < min_exponent(f) ? min_exponent(f) : e2 - 1;
-  const int quantum = e - f.fraction_bits;                              // the exponent of the last place
+  const int quantum = e - f.fraction_bits;  // the exponent of the last place
   const long double rounded = std::ldexp(std::nearbyint(std::ldexp(a, -quantum)), quantum);  // to nearest even
   if (rounded > max_finite(f)) return infinity_or_max(negative, f);
   return pack(negative, rounded, f);

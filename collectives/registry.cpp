@@ -38,8 +38,8 @@ std::vector<ImplInfo> build_registry() {
   // Baselines first: the comparison summary reads left to right from them.
   r.push_back({"mpi", Device::cpu, "the MPI library's own collectives (MPI_Allreduce, MPI_Alltoall, ...)",
                make_mpi_baseline, ""});
-  r.push_back({"ring", Device::cpu, "pipelined ring over shared memory (same node) or MPI point-to-point",
-               make_ring_cpu, ""});
+  r.push_back(
+      {"ring", Device::cpu, "pipelined ring over shared memory (same node) or MPI point-to-point", make_ring_cpu, ""});
   r.push_back({"tree", Device::cpu, "double binary tree all-reduce, log-depth (Bruck) all-gather", make_tree_cpu, ""});
   r.push_back({"direct", Device::cpu, "pairwise exchange over a channel per pair: all-to-all(v), gather, scatter",
                make_direct_cpu, ""});
@@ -50,8 +50,8 @@ std::vector<ImplInfo> build_registry() {
   r.push_back({"nccl", Device::gpu, "NCCL, its own choice of algorithm and protocol", make_nccl_default, ""});
   r.push_back({"nccl-ring", Device::gpu, "NCCL with NCCL_ALGO=Ring", make_nccl_ring, ""});
   r.push_back({"nccl-tree", Device::gpu, "NCCL with NCCL_ALGO=Tree", make_nccl_tree, ""});
-  r.push_back({"nccl-symm", Device::gpu, "NCCL on ncclMemAlloc buffers registered as symmetric windows",
-               make_nccl_symm, ""});
+  r.push_back(
+      {"nccl-symm", Device::gpu, "NCCL on ncclMemAlloc buffers registered as symmetric windows", make_nccl_symm, ""});
 #else
   for (const char* n : {"nccl", "nccl-ring", "nccl-tree", "nccl-symm"})
     r.push_back({n, Device::gpu, "NCCL", {}, kNoNccl});
@@ -59,8 +59,8 @@ std::vector<ImplInfo> build_registry() {
 #if CCBENCH_HAVE_CUDA
   r.push_back({"ring", Device::gpu, "ring CUDA kernel over FIFOs on any GPU path (p2p, host, net)", make_ring_gpu, ""});
   r.push_back({"tree", Device::gpu,
-               "double binary tree all-reduce over FIFOs on any GPU path; log-depth all-gather over p2p",
-               make_tree_gpu, ""});
+               "double binary tree all-reduce over FIFOs on any GPU path; log-depth all-gather over p2p", make_tree_gpu,
+               ""});
   r.push_back({"oneshot", Device::gpu,
                "one-shot all-reduce: every rank pushes its input to every peer as LL lines; reduce: the root reads "
                "every input",
@@ -102,7 +102,8 @@ const ImplInfo* find_implementation(std::string_view name, Device device) {
 
 std::vector<ImplInfo> nccl_config_variants(const ImplInfo& info, const std::vector<NcclConfig>& configs) {
   std::vector<ImplInfo> out;
-  const bool nccl = info.name == "nccl" || info.name == "nccl-ring" || info.name == "nccl-tree" || info.name == "nccl-symm";
+  const bool nccl =
+      info.name == "nccl" || info.name == "nccl-ring" || info.name == "nccl-tree" || info.name == "nccl-symm";
   if (!nccl || !info.make) return out;
 #if CCBENCH_HAVE_NCCL
   for (const NcclConfig& c : configs) {
@@ -124,8 +125,7 @@ void check_tuning_environment() {
 #endif
 }
 
-std::optional<std::string> undeclared_collective(const Implementation& impl, std::string_view impl_name,
-                                                 Collective c) {
+std::optional<std::string> undeclared_collective(const Implementation& impl, std::string_view impl_name, Collective c) {
   const CollectiveSet declared = impl.collectives();
   if (declared.contains(c)) return std::nullopt;
   return fmt::format("{} implements {}; not {}", impl_name, join_names(declared.list()), name(c));

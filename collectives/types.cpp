@@ -17,14 +17,14 @@ std::optional<E> lookup(std::string_view s, const std::pair<std::string_view, E>
 }
 
 constexpr std::pair<std::string_view, DataType> kTypeNames[] = {
-    {"int8", DataType::int8},       {"char", DataType::int8},         {"uint8", DataType::uint8},
-    {"int32", DataType::int32},     {"int", DataType::int32},         {"uint32", DataType::uint32},
-    {"int64", DataType::int64},     {"uint64", DataType::uint64},     {"half", DataType::float16},
-    {"float16", DataType::float16}, {"fp16", DataType::float16},      {"bfloat16", DataType::bfloat16},
-    {"bf16", DataType::bfloat16},   {"float", DataType::float32},     {"float32", DataType::float32},
-    {"fp32", DataType::float32},    {"double", DataType::float64},    {"float64", DataType::float64},
-    {"fp64", DataType::float64},    {"f8e4m3", DataType::f8e4m3},     {"fp8_e4m3", DataType::f8e4m3},
-    {"e4m3", DataType::f8e4m3},     {"f8e5m2", DataType::f8e5m2},     {"fp8_e5m2", DataType::f8e5m2},
+    {"int8", DataType::int8},       {"char", DataType::int8},      {"uint8", DataType::uint8},
+    {"int32", DataType::int32},     {"int", DataType::int32},      {"uint32", DataType::uint32},
+    {"int64", DataType::int64},     {"uint64", DataType::uint64},  {"half", DataType::float16},
+    {"float16", DataType::float16}, {"fp16", DataType::float16},   {"bfloat16", DataType::bfloat16},
+    {"bf16", DataType::bfloat16},   {"float", DataType::float32},  {"float32", DataType::float32},
+    {"fp32", DataType::float32},    {"double", DataType::float64}, {"float64", DataType::float64},
+    {"fp64", DataType::float64},    {"f8e4m3", DataType::f8e4m3},  {"fp8_e4m3", DataType::f8e4m3},
+    {"e4m3", DataType::f8e4m3},     {"f8e5m2", DataType::f8e5m2},  {"fp8_e5m2", DataType::f8e5m2},
     {"e5m2", DataType::f8e5m2},
 };
 constexpr std::pair<std::string_view, ReduceOp> kOpNames[] = {
@@ -32,13 +32,20 @@ constexpr std::pair<std::string_view, ReduceOp> kOpNames[] = {
     {"max", ReduceOp::max}, {"avg", ReduceOp::avg},
 };
 constexpr std::pair<std::string_view, Collective> kCollNames[] = {
-    {"allreduce", Collective::allreduce},         {"all_reduce", Collective::allreduce},
-    {"allgather", Collective::allgather},         {"all_gather", Collective::allgather},
-    {"reducescatter", Collective::reducescatter}, {"reduce_scatter", Collective::reducescatter},
-    {"broadcast", Collective::broadcast},         {"sendrecv", Collective::sendrecv},
-    {"alltoall", Collective::alltoall},           {"all_to_all", Collective::alltoall},
-    {"alltoallv", Collective::alltoallv},         {"reduce", Collective::reduce},
-    {"gather", Collective::gather},               {"scatter", Collective::scatter},
+    {"allreduce", Collective::allreduce},
+    {"all_reduce", Collective::allreduce},
+    {"allgather", Collective::allgather},
+    {"all_gather", Collective::allgather},
+    {"reducescatter", Collective::reducescatter},
+    {"reduce_scatter", Collective::reducescatter},
+    {"broadcast", Collective::broadcast},
+    {"sendrecv", Collective::sendrecv},
+    {"alltoall", Collective::alltoall},
+    {"all_to_all", Collective::alltoall},
+    {"alltoallv", Collective::alltoallv},
+    {"reduce", Collective::reduce},
+    {"gather", Collective::gather},
+    {"scatter", Collective::scatter},
 };
 
 }  // namespace
@@ -109,7 +116,6 @@ size_t element_size(DataType t) {
   return 1;
 }
 
-
 std::vector<Collective> CollectiveSet::list() const {
   std::vector<Collective> out;
   for (Collective c : kAllCollectives)
@@ -165,12 +171,10 @@ double bus_factor(Collective c, int nranks) {
 }
 
 size_t in_place_send_offset(Collective c, int rank, size_t count) {
-  return collective_descriptor(c).in_place == InPlaceLayout::send_in_recv_block ? static_cast<size_t>(rank) * count
-                                                                                 : 0;
+  return collective_descriptor(c).in_place == InPlaceLayout::send_in_recv_block ? static_cast<size_t>(rank) * count : 0;
 }
 size_t in_place_recv_offset(Collective c, int rank, size_t count) {
-  return collective_descriptor(c).in_place == InPlaceLayout::recv_in_send_block ? static_cast<size_t>(rank) * count
-                                                                                 : 0;
+  return collective_descriptor(c).in_place == InPlaceLayout::recv_in_send_block ? static_cast<size_t>(rank) * count : 0;
 }
 bool supports_in_place(Collective c) { return collective_descriptor(c).in_place != InPlaceLayout::none; }
 

@@ -21,12 +21,22 @@ enum class ReduceOp { sum, prod, min, max, avg, none };
 // values that need each floating type's whole mantissa and exponent range, signed zeros, NaN
 // and, for the narrow floats, subnormals and every bit pattern.
 enum class InputPattern : std::uint8_t { integer, precision };
-enum class Collective { allreduce, allgather, reducescatter, broadcast, sendrecv, alltoall, alltoallv, reduce, gather, scatter };
+enum class Collective {
+  allreduce,
+  allgather,
+  reducescatter,
+  broadcast,
+  sendrecv,
+  alltoall,
+  alltoallv,
+  reduce,
+  gather,
+  scatter
+};
 
-inline constexpr DataType kAllDataTypes[] = {DataType::int8,    DataType::uint8,    DataType::int32,
-                                             DataType::uint32,  DataType::int64,    DataType::uint64,
-                                             DataType::float16, DataType::bfloat16, DataType::float32,
-                                             DataType::float64, DataType::f8e4m3,  DataType::f8e5m2};
+inline constexpr DataType kAllDataTypes[] = {
+    DataType::int8,    DataType::uint8,    DataType::int32,   DataType::uint32,  DataType::int64,  DataType::uint64,
+    DataType::float16, DataType::bfloat16, DataType::float32, DataType::float64, DataType::f8e4m3, DataType::f8e5m2};
 inline constexpr ReduceOp kAllReduceOps[] = {ReduceOp::sum, ReduceOp::prod, ReduceOp::min, ReduceOp::max,
                                              ReduceOp::avg};
 inline constexpr Collective kAllCollectives[] = {
@@ -65,10 +75,10 @@ enum class BlockMultiple : std::uint8_t {
 };
 // How busbw follows from algbw (nccl-tests doc/PERFORMANCE.md).
 enum class BusFactorRule : std::uint8_t {
-  one,                 // broadcast, sendrecv: every byte crosses one link once
-  ranks_minus_1,       // all-gather, reduce-scatter: (n-1)/n of the data leaves each rank
-  two_ranks_minus_1,   // all-reduce: a reduce-scatter then an all-gather, 2(n-1)/n
-  skewed_leaving,      // alltoallv: the share of a rank's data that leaves it, 1 - 2/(n(n+1))
+  one,                // broadcast, sendrecv: every byte crosses one link once
+  ranks_minus_1,      // all-gather, reduce-scatter: (n-1)/n of the data leaves each rank
+  two_ranks_minus_1,  // all-reduce: a reduce-scatter then an all-gather, 2(n-1)/n
+  skewed_leaving,     // alltoallv: the share of a rank's data that leaves it, 1 - 2/(n(n+1))
 };
 // Which ranks' receive buffers hold output.
 enum class OutputRanks : std::uint8_t {
@@ -77,10 +87,10 @@ enum class OutputRanks : std::uint8_t {
 };
 // Where the input sits when the collective runs in place (as NCCL lays it out).
 enum class InPlaceLayout : std::uint8_t {
-  none,               // no in-place form (sendrecv would overwrite the data being sent)
-  same_buffer,        // send == recv
-  send_in_recv_block, // send = recv + rank*count (all-gather)
-  recv_in_send_block, // recv = send + rank*count (reduce-scatter)
+  none,                // no in-place form (sendrecv would overwrite the data being sent)
+  same_buffer,         // send == recv
+  send_in_recv_block,  // send = recv + rank*count (all-gather)
+  recv_in_send_block,  // recv = send + rank*count (reduce-scatter)
 };
 
 struct CollectiveDescriptor {
@@ -106,18 +116,18 @@ struct CollectiveDescriptor {
 inline constexpr CollectiveDescriptor kCollectiveDescriptors[] = {
     {Collective::allreduce, "allreduce", false, BlockMultiple::one, BlockMultiple::one,
      BusFactorRule::two_ranks_minus_1, true, false, OutputRanks::every_rank, InPlaceLayout::same_buffer, false},
-    {Collective::allgather, "allgather", true, BlockMultiple::one, BlockMultiple::ranks,
-     BusFactorRule::ranks_minus_1, false, false, OutputRanks::every_rank, InPlaceLayout::send_in_recv_block, true},
+    {Collective::allgather, "allgather", true, BlockMultiple::one, BlockMultiple::ranks, BusFactorRule::ranks_minus_1,
+     false, false, OutputRanks::every_rank, InPlaceLayout::send_in_recv_block, true},
     {Collective::reducescatter, "reducescatter", true, BlockMultiple::ranks, BlockMultiple::one,
      BusFactorRule::ranks_minus_1, true, false, OutputRanks::every_rank, InPlaceLayout::recv_in_send_block, false},
-    {Collective::broadcast, "broadcast", false, BlockMultiple::one, BlockMultiple::one, BusFactorRule::one, false,
-     true, OutputRanks::every_rank, InPlaceLayout::same_buffer, true},
-    {Collective::sendrecv, "sendrecv", false, BlockMultiple::one, BlockMultiple::one, BusFactorRule::one, false,
-     false, OutputRanks::every_rank, InPlaceLayout::none, false},
+    {Collective::broadcast, "broadcast", false, BlockMultiple::one, BlockMultiple::one, BusFactorRule::one, false, true,
+     OutputRanks::every_rank, InPlaceLayout::same_buffer, true},
+    {Collective::sendrecv, "sendrecv", false, BlockMultiple::one, BlockMultiple::one, BusFactorRule::one, false, false,
+     OutputRanks::every_rank, InPlaceLayout::none, false},
     // All-to-all: block p of my send buffer goes to rank p, block p of my receive buffer comes
     // from rank p. No in-place form: a block would be overwritten before it is sent.
-    {Collective::alltoall, "alltoall", true, BlockMultiple::ranks, BlockMultiple::ranks,
-     BusFactorRule::ranks_minus_1, false, false, OutputRanks::every_rank, InPlaceLayout::none, false},
+    {Collective::alltoall, "alltoall", true, BlockMultiple::ranks, BlockMultiple::ranks, BusFactorRule::ranks_minus_1,
+     false, false, OutputRanks::every_rank, InPlaceLayout::none, false},
     // Skewed all-to-all: rank r sends 1 + (p - r) mod n units of count elements to rank p (to
     // itself 1, to the next rank 2, ..., to the previous rank n), so every pair of ranks moves a
     // different amount while every rank sends and receives n(n+1)/2 units: S is that total.
@@ -125,8 +135,8 @@ inline constexpr CollectiveDescriptor kCollectiveDescriptors[] = {
      BusFactorRule::skewed_leaving, false, false, OutputRanks::every_rank, InPlaceLayout::none, false},
     {Collective::reduce, "reduce", false, BlockMultiple::one, BlockMultiple::one, BusFactorRule::one, true, true,
      OutputRanks::root_only, InPlaceLayout::same_buffer, false},
-    {Collective::gather, "gather", true, BlockMultiple::one, BlockMultiple::ranks, BusFactorRule::ranks_minus_1,
-     false, true, OutputRanks::root_only, InPlaceLayout::send_in_recv_block, true},
+    {Collective::gather, "gather", true, BlockMultiple::one, BlockMultiple::ranks, BusFactorRule::ranks_minus_1, false,
+     true, OutputRanks::root_only, InPlaceLayout::send_in_recv_block, true},
     {Collective::scatter, "scatter", true, BlockMultiple::ranks, BlockMultiple::one, BusFactorRule::ranks_minus_1,
      false, true, OutputRanks::every_rank, InPlaceLayout::recv_in_send_block, true},
 };
@@ -134,11 +144,13 @@ inline constexpr CollectiveDescriptor kCollectiveDescriptors[] = {
 constexpr const CollectiveDescriptor& collective_descriptor(Collective c) {
   return kCollectiveDescriptors[static_cast<int>(c)];
 }
-static_assert([] {
-  for (int i = 0; i < static_cast<int>(std::size(kCollectiveDescriptors)); ++i)
-    if (static_cast<int>(kCollectiveDescriptors[i].coll) != i) return false;
-  return std::size(kCollectiveDescriptors) == std::size(kAllCollectives);
-}(), "kCollectiveDescriptors: one descriptor per collective, in enum order");
+static_assert(
+    [] {
+      for (int i = 0; i < static_cast<int>(std::size(kCollectiveDescriptors)); ++i)
+        if (static_cast<int>(kCollectiveDescriptors[i].coll) != i) return false;
+      return std::size(kCollectiveDescriptors) == std::size(kAllCollectives);
+    }(),
+    "kCollectiveDescriptors: one descriptor per collective, in enum order");
 
 // Facts of the table as bit masks (bit = the collective's enum value), folded at compile time:
 // CUDA kernels may ask has_reduce_op() and has_root() with a run-time collective, and the table
@@ -150,7 +162,8 @@ constexpr unsigned descriptor_mask(Flag flag) {
     if (flag(d)) mask |= 1u << static_cast<int>(d.coll);
   return mask;
 }
-inline constexpr unsigned kReducingCollectives = descriptor_mask([](const CollectiveDescriptor& d) { return d.reduces; });
+inline constexpr unsigned kReducingCollectives =
+    descriptor_mask([](const CollectiveDescriptor& d) { return d.reduces; });
 inline constexpr unsigned kRootedCollectives = descriptor_mask([](const CollectiveDescriptor& d) { return d.rooted; });
 
 // constexpr scalars only, so that CUDA kernels can use them (nvcc --expt-relaxed-constexpr).
@@ -218,10 +231,10 @@ class CollectiveSet {
 
 // The shape of one measurement of collective `c` over `nranks` ranks for a requested size.
 struct CollectiveShape {
-  size_t count = 0;         // elements per rank in the input (all-gather, reduce-scatter: per-rank piece)
-  size_t send_elements = 0; // elements in each rank's send buffer
-  size_t recv_elements = 0; // elements in each rank's receive buffer
-  size_t bytes = 0;         // the algbw size S reported for this measurement
+  size_t count = 0;          // elements per rank in the input (all-gather, reduce-scatter: per-rank piece)
+  size_t send_elements = 0;  // elements in each rank's send buffer
+  size_t recv_elements = 0;  // elements in each rank's receive buffer
+  size_t bytes = 0;          // the algbw size S reported for this measurement
 };
 // Sizes follow nccl-tests: for the collectives whose descriptor says size_is_total (all-gather,
 // reduce-scatter, all-to-all, gather, scatter: n pieces; alltoallv: n(n+1)/2 units) the size is the

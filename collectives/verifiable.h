@@ -156,8 +156,8 @@ CCB_HD double fp8_avg_tolerance(int nranks) {
 // Machine epsilon of a floating type: the distance from 1 to the next value.
 template <typename T>
 CCB_HD double machine_epsilon() {
-  if constexpr (is_fp8<T>) return 1.0 / (1 << T::kMantissa);  // 3 (e4m3) or 2 (e5m2) fraction bits
-  else if constexpr (std::is_same_v<T, half_t>) return 1.0 / 1024;  // 10 fraction bits
+  if constexpr (is_fp8<T>) return 1.0 / (1 << T::kMantissa);           // 3 (e4m3) or 2 (e5m2) fraction bits
+  else if constexpr (std::is_same_v<T, half_t>) return 1.0 / 1024;     // 10 fraction bits
   else if constexpr (std::is_same_v<T, bfloat16_t>) return 1.0 / 128;  // 7 fraction bits
   else if constexpr (std::is_same_v<T, float>) return 1.1920928955078125e-7;
   else return 2.220446049250313e-16;
@@ -202,8 +202,8 @@ CCB_HD T integer_input(ReduceOp op, std::uint64_t seed, int rank, std::uint64_t 
       return from_arith<T>(static_cast<A>(static_cast<std::int64_t>(h % (2 * b - 1)) - (b - 1)));
     }
     // min, max, data movement: integers within the exact range.
-    const std::int64_t m = static_cast<std::int64_t>(exact_integer_limit<T>() > 1048576.0 ? 1048576.0
-                                                                                         : exact_integer_limit<T>());
+    const std::int64_t m =
+        static_cast<std::int64_t>(exact_integer_limit<T>() > 1048576.0 ? 1048576.0 : exact_integer_limit<T>());
     return from_arith<T>(static_cast<A>(static_cast<std::int64_t>(h % (2 * m + 1)) - m));
   }
 }
@@ -240,8 +240,7 @@ template <typename A>
 CCB_HD A pow2(int e) {
   if constexpr (std::is_same_v<A, float>)
     return e >= -126 ? bits_float(static_cast<std::uint32_t>(e + 127) << 23) : bits_float(1u << (e + 149));
-  else
-    return e >= -1022 ? bits_double(static_cast<std::uint64_t>(e + 1023) << 52) : bits_double(1ull << (e + 1074));
+  else return e >= -1022 ? bits_double(static_cast<std::uint64_t>(e + 1023) << 52) : bits_double(1ull << (e + 1074));
 }
 
 // The scales s of the precision sum pattern, where m * 2^s with |m| < 2^p is exact and finite in
@@ -304,8 +303,8 @@ CCB_HD T precision_sum_input(std::uint64_t h, std::uint64_t cls, int rank, int n
 // The precision product pattern of float and double: one carrier rank per element holds a value of
 // full precision at an exponent the other ranks' factors 2^+-1 cannot push out of the normal range.
 template <typename T>
-CCB_HD T precision_prod_input(std::uint64_t seed, std::uint64_t h, std::uint64_t cls, int rank,
-                              std::uint64_t index, int nranks) {
+CCB_HD T precision_prod_input(std::uint64_t seed, std::uint64_t h, std::uint64_t cls, int rank, std::uint64_t index,
+                              int nranks) {
   if (rank != static_cast<int>((cls >> 8) % static_cast<std::uint64_t>(nranks)))
     return integer_input<T>(ReduceOp::prod, seed, rank, index, nranks);
   const int budget = nranks < product_exponent_budget<T>() ? nranks : product_exponent_budget<T>();
@@ -353,7 +352,6 @@ CCB_HD T input_value(ReduceOp op, std::uint64_t seed, int rank, std::uint64_t in
 template <typename T>
 CCB_HD T reduced_value(ReduceOp op, std::uint64_t seed, std::uint64_t index, int nranks,
                        InputPattern pattern = InputPattern::integer) {
-
   if (op == ReduceOp::avg) {
     // Sum in a wide type, then divide, as an exact reference.
     if constexpr (std::is_integral_v<T>) {
@@ -420,8 +418,8 @@ namespace ccbench {
 // Input element `index` of rank `rank` for collective `coll`. All-reduce, reduce-scatter: the op's
 // pattern; data movement collectives: the op-free pattern.
 template <typename T>
-CCB_HD T collective_input(Collective coll, ReduceOp op, std::uint64_t seed, int rank, std::uint64_t index,
-                          int nranks, InputPattern pattern = InputPattern::integer) {
+CCB_HD T collective_input(Collective coll, ReduceOp op, std::uint64_t seed, int rank, std::uint64_t index, int nranks,
+                          InputPattern pattern = InputPattern::integer) {
   return input_value<T>(has_reduce_op(coll) ? op : ReduceOp::none, seed, rank, index, nranks, pattern);
 }
 
@@ -430,8 +428,7 @@ CCB_HD T collective_input(Collective coll, ReduceOp op, std::uint64_t seed, int 
 // rank; only the root's is compared (output_elements).
 template <typename T>
 CCB_HD T collective_expected(Collective coll, ReduceOp op, std::uint64_t seed, int rank, int nranks, int root,
-                             std::uint64_t count, std::uint64_t j,
-                             InputPattern pattern = InputPattern::integer) {
+                             std::uint64_t count, std::uint64_t j, InputPattern pattern = InputPattern::integer) {
   const int block = count ? static_cast<int>(j / count) : 0;  // the block j lies in (n-block outputs)
   switch (coll) {
     case Collective::allreduce:
@@ -445,8 +442,8 @@ CCB_HD T collective_expected(Collective coll, ReduceOp op, std::uint64_t seed, i
     case Collective::sendrecv:
       return input_value<T>(ReduceOp::none, seed, (rank + nranks - 1) % nranks, j, nranks, pattern);
     case Collective::alltoall:  // block p came from rank p's block `rank`
-      return input_value<T>(ReduceOp::none, seed, block, static_cast<std::uint64_t>(rank) * count + j % count,
-                            nranks, pattern);
+      return input_value<T>(ReduceOp::none, seed, block, static_cast<std::uint64_t>(rank) * count + j % count, nranks,
+                            pattern);
     case Collective::alltoallv: {
       int from = 0;
       while (from + 1 < nranks && alltoallv_recv_offset(rank, from + 1, nranks, count) <= j) ++from;

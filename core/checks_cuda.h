@@ -23,8 +23,8 @@ constexpr unsigned kDriverApiVersion = 12000;
 
 }  // namespace ccbench
 
-#define CCB_CUDA(call)                                                                            \
-  do {                                                                                            \
-    cudaError_t ccb_rc_ = (call);                                                                 \
+#define CCB_CUDA(call)                                                                           \
+  do {                                                                                           \
+    cudaError_t ccb_rc_ = (call);                                                                \
     if (ccb_rc_ != cudaSuccess) ::ccbench::throw_cuda_error(ccb_rc_, #call, __FILE__, __LINE__); \
   } while (0)

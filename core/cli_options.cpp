@@ -49,9 +49,7 @@ std::string names_cell(const Declared& d) {
 
 }  // namespace
 
-bool Range::contains(double x) const {
-  return (lo_open ? x > lo : x >= lo) && (hi_open ? x < hi : x <= hi);
-}
+bool Range::contains(double x) const { return (lo_open ? x > lo : x >= lo) && (hi_open ? x < hi : x <= hi); }
 
 std::string Range::text() const {
   std::string low, high;
@@ -210,7 +208,8 @@ CLI::Option* OptionSet::size(const Spec& spec, std::uint64_t& target, std::uint6
   return value(spec, "SIZE", kSizeValid, target ? format_size(target) : "", [&target, label, lo](const std::string& v) {
     const std::uint64_t bytes = parse_size(v, label);
     if (bytes < lo)
-      fail(ExitCode::usage, "{}: '{}' is too small: the size must be at least {} byte{}", label, v, lo, lo == 1 ? "" : "s");
+      fail(ExitCode::usage, "{}: '{}' is too small: the size must be at least {} byte{}", label, v, lo,
+           lo == 1 ? "" : "s");
     target = bytes;
   });
 }
@@ -228,8 +227,8 @@ CLI::Option* OptionSet::text(const Spec& spec, std::string& target, std::string 
 }
 
 CLI::Option* OptionSet::texts(const Spec& spec, std::vector<std::string>& target, std::string type, int min, int max) {
-  CLI::Option* opt =
-      add_value(spec, std::move(type), "", "", [&target](const std::string& v) { target.push_back(v); }, false);
+  CLI::Option* opt = add_value(
+      spec, std::move(type), "", "", [&target](const std::string& v) { target.push_back(v); }, false);
   return opt->expected(min, max)->allow_extra_args(max != 1);
 }
 

@@ -31,8 +31,8 @@ namespace ccbench::cli {
 
 // What a declaration says about an option, besides what it binds.
 struct Spec {
-  std::string names;         // CLI11's form: "-n,--iters"; a positional argument has no dash
-  std::string help;          // what it does, without its type, valid values or default
+  std::string names;              // CLI11's form: "-n,--iters"; a positional argument has no dash
+  std::string help;               // what it does, without its type, valid values or default
   std::string default_text = {};  // the default in words instead of the bound value's
   std::string nccl_tests = {};    // an nccl-tests flag: what ccbench does with it ("" = not one)
 };
@@ -46,7 +46,7 @@ struct Declared {
   std::string default_text;  // "" when there is none
   std::string help;
   std::string nccl_tests;
-  std::string group;         // the heading it is listed under ("" = the command's options)
+  std::string group;  // the heading it is listed under ("" = the command's options)
 };
 
 // A range of real numbers, and what they are in words ("seconds", "a fraction").
@@ -64,7 +64,7 @@ struct Range {
 // A vocabulary of names: for choices and comma-separated lists.
 template <typename T>
 struct Names {
-  std::vector<std::pair<std::string, T>> canonical;  // in the order listed; names shown
+  std::vector<std::pair<std::string, T>> canonical;         // in the order listed; names shown
   std::function<std::optional<T>(std::string_view)> parse;  // also aliases; null: canonical only
 };
 
@@ -107,8 +107,7 @@ class OptionSet {
   CLI::Option* text(const Spec& spec, std::string& target, std::string type, std::string valid = "");
   // Free text: min..max values (max -1: any number) each time it is given; an option may be given
   // several times (--pair A --pair B).
-  CLI::Option* texts(const Spec& spec, std::vector<std::string>& target, std::string type, int min = 1,
-                     int max = -1);
+  CLI::Option* texts(const Spec& spec, std::vector<std::string>& target, std::string type, int min = 1, int max = -1);
   // Any other value: `parse` reads it (and throws Error(usage)); type, valid and the default as
   // they are to be shown. Like every single option here, given twice it is a usage error naming
   // both values (never the last silently winning).
@@ -134,8 +133,8 @@ class OptionSet {
 
 // Error(usage) for `value` of `label` not among `names`: "LABEL: unknown value 'V' (valid: ...)"
 // with the closest names.
-[[noreturn]] void unknown_name(const std::string& label, const std::string& value, const std::vector<std::string>& names,
-                               const std::string& valid_suffix = "");
+[[noreturn]] void unknown_name(const std::string& label, const std::string& value,
+                               const std::vector<std::string>& names, const std::string& valid_suffix = "");
 
 // A plain decimal whole number from lo to hi ("010" is ten; no sign, no blanks), or Error(usage):
 // "LABEL: 'TEXT' is not valid; expected a whole number from LO to HI (MEANING)".

@@ -7,12 +7,12 @@ namespace ccbench {
 
 enum class ExitCode : int {
   ok = 0,
-  wrong_results = 1,   // a check found a wrong element or a damaged guard region
-  usage = 2,           // bad flags, sizes, files or environment
-  precondition = 3,    // transport unavailable, too few GPUs, out of memory, impl cannot run here
-  threshold = 4,       // an acceptance threshold was missed
-  timeout = 5,         // a deadline expired (hang)
-  runtime = 6,         // CUDA / NCCL / MPI / verbs / socket error
+  wrong_results = 1,  // a check found a wrong element or a damaged guard region
+  usage = 2,          // bad flags, sizes, files or environment
+  precondition = 3,   // transport unavailable, too few GPUs, out of memory, impl cannot run here
+  threshold = 4,      // an acceptance threshold was missed
+  timeout = 5,        // a deadline expired (hang)
+  runtime = 6,        // CUDA / NCCL / MPI / verbs / socket error
 };
 
 // How severe a code is when ranks disagree: a hang outranks a runtime error, which outranks a

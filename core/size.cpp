@@ -32,15 +32,15 @@ std::uint64_t parse_size(std::string_view text, std::string_view what) {
   if (text.front() == '-') fail(ExitCode::usage, "{}: negative size '{}'; expected {}", what, text, kSizeHelp);
   std::uint64_t value = 0;
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
-  if (ec == std::errc::result_out_of_range)
-    fail(ExitCode::usage, "{}: size '{}' does not fit in 64 bits", what, text);
+  if (ec == std::errc::result_out_of_range) fail(ExitCode::usage, "{}: size '{}' does not fit in 64 bits", what, text);
   if (ec != std::errc() || end == text.data())
     fail(ExitCode::usage, "{}: '{}' is not a size; expected {}", what, text, kSizeHelp);
   const std::string suffix(end, text.data() + text.size());
   const int shift = suffix_shift(suffix);
   if (shift < 0 && suffix[0] == '.')
     fail(ExitCode::usage, "{}: fractional size '{}'; expected {}", what, text, kSizeHelp);
-  if (shift < 0) fail(ExitCode::usage, "{}: unknown size suffix '{}' in '{}'; expected {}", what, suffix, text, kSizeHelp);
+  if (shift < 0)
+    fail(ExitCode::usage, "{}: unknown size suffix '{}' in '{}'; expected {}", what, suffix, text, kSizeHelp);
   if (shift && value > (kMax >> shift)) fail(ExitCode::usage, "{}: size '{}' does not fit in 64 bits", what, text);
   return value << shift;
 }

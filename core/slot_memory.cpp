@@ -29,7 +29,8 @@ void SlotMemory::allocate(std::size_t slot_bytes, int depth) {
 
 void SlotMemory::allocate_huge(std::size_t slot_bytes, int depth) {
   stride = (slot_bytes + kPageBytes - 1) / kPageBytes * kPageBytes;
-  const std::size_t bytes = (stride * static_cast<std::size_t>(depth) + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;
+  const std::size_t bytes =
+      (stride * static_cast<std::size_t>(depth) + kHugePageBytes - 1) / kHugePageBytes * kHugePageBytes;
   base.reset(aligned(kHugePageBytes, bytes, slot_bytes, depth));
   (void)madvise(base.get(), bytes, MADV_HUGEPAGE);  // advice only: small pages where THP is off
 }

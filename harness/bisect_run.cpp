@@ -79,7 +79,8 @@ std::optional<double> figure_of(const std::vector<RunRecord>& rows, const std::s
     if (r.group == group && r.status == RowStatus::ok) largest = std::max(largest, r.bytes);
   const RunRecord* pick = nullptr;
   for (const RunRecord& r : rows)
-    if (r.group == group && r.status == RowStatus::ok && r.bytes == largest && (!pick || (pick->in_place && !r.in_place)))
+    if (r.group == group && r.status == RowStatus::ok && r.bytes == largest &&
+        (!pick || (pick->in_place && !r.in_place)))
       pick = &r;
   if (!pick) return std::nullopt;
   return pick->busbw_gbps;
@@ -103,15 +104,16 @@ Json search_json(const BisectionSearch& search, const BisectionSearch::NodeName&
     for (const BisectionGroup& g : step.groups) {
       Json members = Json::array();
       for (int n : g.nodes) members.push_back(name(n));
-      groups.push_back({{"nodes", members}, {"busbw_GBps", g.figure ? Json(*g.figure) : Json(nullptr)}, {"verdict", g.verdict}});
+      groups.push_back(
+          {{"nodes", members}, {"busbw_GBps", g.figure ? Json(*g.figure) : Json(nullptr)}, {"verdict", g.verdict}});
     }
     steps.push_back({{"groups", groups}});
   }
   Json culprits = Json::array(), suspects = Json::array();
   for (int n : search.culprits()) culprits.push_back(name(n));
   for (int n : search.suspects()) suspects.push_back(name(n));
-  return {{"nodes", nodes}, {"steps", steps}, {"step_bound", bisection_step_bound(nodes)}, {"culprits", culprits},
-          {"suspects", suspects}, {"conclusion", search.conclusion()}};
+  return {{"nodes", nodes},       {"steps", steps},       {"step_bound", bisection_step_bound(nodes)},
+          {"culprits", culprits}, {"suspects", suspects}, {"conclusion", search.conclusion()}};
 }
 
 }  // namespace
@@ -123,7 +125,8 @@ BisectOutcome run_bisection(const RunOptions& opts, const SweepPlan& plan, const
   BisectionSearch search(l.nodes, opts.group_outlier_threshold, name);  // decided on rank 0
   BisectOutcome out;
   for (int step = 0;; ++step) {
-    const std::vector<std::vector<int>> nodes = broadcast_step(world.comm, l.rank == 0 && !search.done() ? &search.next() : nullptr);
+    const std::vector<std::vector<int>> nodes =
+        broadcast_step(world.comm, l.rank == 0 && !search.done() ? &search.next() : nullptr);
     if (nodes.empty()) break;
     std::vector<RankGroup> groups;
     std::vector<size_t> round;
@@ -132,7 +135,8 @@ BisectOutcome run_bisection(const RunOptions& opts, const SweepPlan& plan, const
       groups.push_back(group_of(l, step, g));
     }
     // The halves at once, or one after the other with --serial (where they would share cores or links).
-    const std::vector<std::vector<size_t>> rounds = opts.serial ? group_rounds(groups, true) : std::vector<std::vector<size_t>>{round};
+    const std::vector<std::vector<size_t>> rounds =
+        opts.serial ? group_rounds(groups, true) : std::vector<std::vector<size_t>>{round};
     GroupRunOutcome part = run_group_rounds(groups, rounds, opts, plan, world, backend, sink, guard);
     out.run.code = more_severe(out.run.code, part.code);
     out.run.measured_any = out.run.measured_any || part.measured_any;
@@ -146,8 +150,7 @@ BisectOutcome run_bisection(const RunOptions& opts, const SweepPlan& plan, const
   }
   if (l.rank == 0) {
     out.report += fmt::format("# culprit search over {} nodes: {} ({} steps; at most {} for one slow node)\n", l.nodes,
-                              search.conclusion(), search.steps().size(),
-                              bisection_step_bound(l.nodes));
+                              search.conclusion(), search.steps().size(), bisection_step_bound(l.nodes));
     out.json = search_json(search, name, l.nodes);
   }
   return out;

@@ -17,7 +17,7 @@ namespace ccbench {
 
 struct BisectOutcome {
   GroupRunOutcome run;
-  std::string report;         // rank 0: the lines printed after the table
+  std::string report;           // rank 0: the lines printed after the table
   nlohmann::ordered_json json;  // rank 0: the search for run.json ("culprit_search")
 };
 

@@ -53,7 +53,8 @@ Json relevant_environment() {
                               "OMPI_MCA_initial_wdir", "OMPI_MCA_mpi_oversubscribe", "OMPI_MCA_rmaps_"})
       internal |= key.rfind(inner, 0) == 0;
     if (internal) continue;
-    for (const char* prefix : {"NCCL_", "UCX_", "OMPI_MCA_", "CCBENCH_", "CUDA_", "NVSHMEM_", "TORCH_SYMM", "SLURM_JOB"}) {
+    for (const char* prefix :
+         {"NCCL_", "UCX_", "OMPI_MCA_", "CCBENCH_", "CUDA_", "NVSHMEM_", "TORCH_SYMM", "SLURM_JOB"}) {
       if (key.rfind(prefix, 0) == 0) {
         env[key] = without_store_secrets(kv.substr(eq + 1));  // CCBENCH_DB may be a URL with a password
         break;
@@ -124,12 +125,9 @@ Json build_context(const RunOptions& opts, const SweepPlan& plan, const RankLayo
   c["schema_version"] = kSchemaVersion;
   c["ccbench_version"] = CCBENCH_VERSION;
   c["git_hash"] = CCBENCH_GIT_HASH;
-  c["built_in"] = {{"cuda", bool(CCBENCH_HAVE_CUDA)},
-                   {"nccl", bool(CCBENCH_HAVE_NCCL)},
-                   {"ibverbs", bool(CCBENCH_HAVE_IBVERBS)},
-                   {"libfabric", bool(CCBENCH_HAVE_LIBFABRIC)},
-                   {"hwloc", bool(CCBENCH_HAVE_HWLOC)},
-                   {"postgresql", bool(CCBENCH_HAVE_POSTGRESQL)}};
+  c["built_in"] = {{"cuda", bool(CCBENCH_HAVE_CUDA)},       {"nccl", bool(CCBENCH_HAVE_NCCL)},
+                   {"ibverbs", bool(CCBENCH_HAVE_IBVERBS)}, {"libfabric", bool(CCBENCH_HAVE_LIBFABRIC)},
+                   {"hwloc", bool(CCBENCH_HAVE_HWLOC)},     {"postgresql", bool(CCBENCH_HAVE_POSTGRESQL)}};
   c["started_utc"] = started_utc_now();
   c["command_line"] = opts.command_line;
   c["notes"] = opts.notes;  // what options given do here, and those that change nothing (start-up block too)
@@ -141,7 +139,8 @@ Json build_context(const RunOptions& opts, const SweepPlan& plan, const RankLayo
   c["ring_order"] = ring_order(opts.ring_order, layout);  // the ring of our ring implementations, by position
   Json hosts = Json::array();
   for (int r = 0; r < layout.nranks; ++r) {
-    Json h = {{"rank", r}, {"host", layout.host_of[static_cast<size_t>(r)]},
+    Json h = {{"rank", r},
+              {"host", layout.host_of[static_cast<size_t>(r)]},
               {"local_rank", layout.local_rank_of[static_cast<size_t>(r)]}};
     if (static_cast<size_t>(r) < devices.size()) h["device"] = devices[static_cast<size_t>(r)];
     hosts.push_back(h);
@@ -170,10 +169,13 @@ Json build_context(const RunOptions& opts, const SweepPlan& plan, const RankLayo
       {"warmup", opts.warmup},
       {"agg_iters", opts.agg_iters},
       {"check", opts.check},
-      {"rank_time", std::array{"rank 0", "mean over ranks", "fastest rank", "slowest rank"}[static_cast<int>(opts.rank_time)]},
+      {"rank_time",
+       std::array{"rank 0", "mean over ranks", "fastest rank", "slowest rank"}[static_cast<int>(opts.rank_time)]},
       {"misalign_elements", opts.misalign},
       {"graph_launches", opts.graph_launches},
-      {"in_place", opts.in_place == InPlaceChoice::both ? "both" : opts.in_place == InPlaceChoice::yes ? "yes" : "no"},
+      {"in_place", opts.in_place == InPlaceChoice::both  ? "both"
+                   : opts.in_place == InPlaceChoice::yes ? "yes"
+                                                         : "no"},
       {"transport", opts.transport},
       {"ring_order", opts.ring_order.text},
       {"tree", name(opts.tree)},

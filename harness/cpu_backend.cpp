@@ -31,7 +31,8 @@ class CpuBackend final : public Backend {
     dispatch_type(s.dtype, [&](auto t) {
       using T = decltype(t);
       T* d = static_cast<T*>(dst);
-      for (std::size_t i = 0; i < n; ++i) d[i] = collective_input<T>(s.coll, s.op, s.seed, s.rank, base + i, s.nranks, s.pattern);
+      for (std::size_t i = 0; i < n; ++i)
+        d[i] = collective_input<T>(s.coll, s.op, s.seed, s.rank, base + i, s.nranks, s.pattern);
     });
   }
 

@@ -15,9 +15,9 @@ namespace ccbench {
 // cublasGemmEx's C entry point (the header adds a C++ overload taking a cudaDataType compute
 // type); the cast checks the signature against the header.
 using CublasGemmEx = decltype(static_cast<cublasStatus_t (*)(
-    cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const void*, const void*, cudaDataType, int,
-    const void*, cudaDataType, int, const void*, void*, cudaDataType, int, cublasComputeType_t, cublasGemmAlgo_t)>(
-    &cublasGemmEx));
+                                  cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const void*,
+                                  const void*, cudaDataType, int, const void*, cudaDataType, int, const void*, void*,
+                                  cudaDataType, int, cublasComputeType_t, cublasGemmAlgo_t)>(&cublasGemmEx));
 
 struct CublasApi {
   std::string path;  // the file dlopen loaded, as the dynamic linker resolved it

@@ -35,7 +35,8 @@ EnergyMeter::EnergyMeter(std::chrono::milliseconds window, MPI_Comm comm, const 
   for (const std::string& why : gather_strings(comm, mine))  // rank 0 holds them
     if (reason_.empty() && !why.empty()) reason_ = why;
   std::array<int, 2> local{reader ? 1 : 0, mine.empty() ? 0 : 1}, total{};
-  check_mpi(MPI_Allreduce(local.data(), total.data(), 2, MPI_INT, MPI_SUM, comm), "MPI_Allreduce of the energy readers");
+  check_mpi(MPI_Allreduce(local.data(), total.data(), 2, MPI_INT, MPI_SUM, comm),
+            "MPI_Allreduce of the energy readers");
   gpus_ = total[0];
   active_ = total[1] == 0;
   if (!active_ && reason_.empty()) reason_ = "a rank cannot read its GPU's energy counter (rank 0 has the reason)";
@@ -90,10 +91,11 @@ void EnergyMeter::begin() {
 std::int64_t EnergyMeter::more_calls(std::int64_t done, double batch_us) {
   const std::chrono::duration<double, std::milli> elapsed = std::chrono::steady_clock::now() - start_;
   // MPI_MAX of -elapsed: the shortest clock; of the time per call: the slowest rank's.
-  std::array<double, 2> mine{-elapsed.count(), done > 0 ? elapsed.count() * 1000.0 / static_cast<double>(done)
-                                                        : batch_us},
+  std::array<double, 2> mine{-elapsed.count(),
+                             done > 0 ? elapsed.count() * 1000.0 / static_cast<double>(done) : batch_us},
       most{};
-  check_mpi(MPI_Allreduce(mine.data(), most.data(), 2, MPI_DOUBLE, MPI_MAX, comm_), "MPI_Allreduce of the energy window");
+  check_mpi(MPI_Allreduce(mine.data(), most.data(), 2, MPI_DOUBLE, MPI_MAX, comm_),
+            "MPI_Allreduce of the energy window");
   const std::chrono::duration<double, std::milli> shortest(-most[0]);
   seconds_ = shortest.count() / 1000.0;
   return telemetry::energy_calls_left(shortest, most[1], done, window_);

@@ -34,7 +34,8 @@ bool reads_its_gpu(const RankLayout& layout);
 class EnergyMeter {
  public:
   // Collective over `comm`. `window` 0: off (nothing is opened).
-  EnergyMeter(std::chrono::milliseconds window, MPI_Comm comm, const RankLayout& layout, Device device, int cuda_device);
+  EnergyMeter(std::chrono::milliseconds window, MPI_Comm comm, const RankLayout& layout, Device device,
+              int cuda_device);
   ~EnergyMeter();
   EnergyMeter(const EnergyMeter&) = delete;
   EnergyMeter& operator=(const EnergyMeter&) = delete;
@@ -70,8 +71,8 @@ class EnergyMeter {
   std::chrono::milliseconds window_;
   bool active_ = false;
   std::string reason_;
-  int gpus_ = 0;  // GPUs read, over the job
-  std::unique_ptr<telemetry::GpuSource> source_;     // reading ranks
+  int gpus_ = 0;                                  // GPUs read, over the job
+  std::unique_ptr<telemetry::GpuSource> source_;  // reading ranks
   std::unique_ptr<telemetry::EnergyCounter> counter_;
   std::optional<std::uint64_t> start_mj_;
   std::chrono::steady_clock::time_point start_;

@@ -31,7 +31,7 @@ struct FaultSpec {
   int rank = 0;
   std::optional<std::uint64_t> size;  // requested bytes of the measurement
   int iteration = 0;
-  std::string impl;                   // empty: any
+  std::string impl;  // empty: any
   int ms = 1000;
   std::uint64_t index = 0;
   std::uint64_t bytes = 1;

@@ -187,10 +187,13 @@ int gpu_count(std::string* why) {
   if (rc != cudaSuccess) {
     cudaGetLastError();
     int driver = 0;  // 0: no libcuda.so (no NVIDIA driver), which CUDA calls an insufficient driver
-    const bool no_driver = rc == cudaErrorNoDevice ? false : cudaDriverGetVersion(&driver) != cudaSuccess || driver == 0;
+    const bool no_driver =
+        rc == cudaErrorNoDevice ? false : cudaDriverGetVersion(&driver) != cudaSuccess || driver == 0;
     if (why)
-      *why = no_driver ? fmt::format("no NVIDIA driver is loaded (CUDA: {}); install the driver, or measure CPU ranks "
-                                     "(--device cpu)", cudaGetErrorName(rc))
+      *why = no_driver ? fmt::format(
+                             "no NVIDIA driver is loaded (CUDA: {}); install the driver, or measure CPU ranks "
+                             "(--device cpu)",
+                             cudaGetErrorName(rc))
                        : fmt::format("{} ({})", cudaGetErrorName(rc), cudaGetErrorString(rc));
     return 0;
   }

@@ -21,7 +21,8 @@ namespace ccbench {
 
 namespace {
 
-constexpr const char* kGroupsHelp = "valid: world, node, pairs, rails, bisect, or a file of groups (one per line: [NAME:] RANK RANK ...)";
+constexpr const char* kGroupsHelp =
+    "valid: world, node, pairs, rails, bisect, or a file of groups (one per line: [NAME:] RANK RANK ...)";
 
 std::vector<RankGroup> by_key(const RankLayout& l, const std::vector<int>& key_of, const char* prefix) {
   std::map<int, RankGroup> groups;
@@ -59,7 +60,9 @@ int rank_number(const std::string& word, const std::string& where, int nranks) {
 // One group per line: "[NAME:] RANK RANK ..."; '#' starts a comment.
 std::vector<RankGroup> from_file(const std::string& path, int nranks) {
   std::ifstream in(path);
-  if (!in) fail(ExitCode::usage, "--groups {}: not world, node, pairs, rails or bisect, and no such file can be read ({})", path, kGroupsHelp);
+  if (!in)
+    fail(ExitCode::usage, "--groups {}: not world, node, pairs, rails or bisect, and no such file can be read ({})",
+         path, kGroupsHelp);
   std::vector<RankGroup> out;
   std::string line;
   for (int n = 1; std::getline(in, line); ++n) {
@@ -104,11 +107,13 @@ std::vector<RankGroup> make_groups(const std::string& spec, const RankLayout& l)
     groups = from_file(spec, l.nranks);
   }
   // From the run's layout, not the flag: a precondition of this launch (exit 3).
-  if (groups.empty()) fail(ExitCode::precondition, "--groups {}: a run of {} rank has no pair of ranks", spec, l.nranks);
+  if (groups.empty())
+    fail(ExitCode::precondition, "--groups {}: a run of {} rank has no pair of ranks", spec, l.nranks);
   for (const RankGroup& g : groups)
     if (g.ranks.size() < 2)
-      fail(ExitCode::precondition, "--groups {}: group {} has 1 rank; a group needs at least 2 (start more ranks per {})",
-           spec, g.name, spec == "rails" ? "local index" : "node");
+      fail(ExitCode::precondition,
+           "--groups {}: group {} has 1 rank; a group needs at least 2 (start more ranks per {})", spec, g.name,
+           spec == "rails" ? "local index" : "node");
   return groups;
 }
 
@@ -147,7 +152,8 @@ std::vector<std::vector<size_t>> pair_group_rounds(const std::vector<RankGroup>&
 namespace {
 
 // The group of `rounds[round]` this rank belongs to (nullptr: none in this round).
-const RankGroup* my_group(const std::vector<RankGroup>& groups, const std::vector<size_t>& round, int rank, int& index) {
+const RankGroup* my_group(const std::vector<RankGroup>& groups, const std::vector<size_t>& round, int rank,
+                          int& index) {
   for (size_t i : round)
     if (std::binary_search(groups[i].ranks.begin(), groups[i].ranks.end(), rank)) {
       index = static_cast<int>(i);
@@ -175,8 +181,7 @@ constexpr int kLastRowTag = 3;
 // itself, speak first (the rank that waits longest decides least).
 struct ProgressPace {
   explicit ProgressPace(std::chrono::milliseconds timeout)
-      : interval(std::max(timeout / 4, std::chrono::milliseconds(10))),
-        rank0_wait(timeout + 2 * interval),
+      : interval(std::max(timeout / 4, std::chrono::milliseconds(10))), rank0_wait(timeout + 2 * interval),
         others_wait(timeout + 4 * interval) {}
   std::chrono::milliseconds interval, rank0_wait, others_wait;
 };
@@ -217,7 +222,8 @@ class Sends {
   bool wait_all_for(std::chrono::milliseconds limit) {
     const auto until = std::chrono::steady_clock::now() + limit;
     int done = 0;
-    while (MPI_Testall(static_cast<int>(requests_.size()), requests_.data(), &done, MPI_STATUSES_IGNORE) == MPI_SUCCESS &&
+    while (MPI_Testall(static_cast<int>(requests_.size()), requests_.data(), &done, MPI_STATUSES_IGNORE) ==
+               MPI_SUCCESS &&
            !done && std::chrono::steady_clock::now() < until)
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
     return done != 0;
@@ -268,16 +274,14 @@ class RowCollector final : public ResultSink {
   }
   void begin(const Json&) override {}
   void add(const RunRecord& row) override {
-    while (receive(false)) {
-    }
+    while (receive(false)) {}
     take(row);
   }
   void finish(const RunOutcome&) override {}
   // Rank 0 entered a phase of its own group's run.
   void poll() {
     if (!polls_.due()) return;
-    while (receive(false)) {
-    }
+    while (receive(false)) {}
     news_ = true;
     relay();
   }
@@ -322,7 +326,8 @@ class RowCollector final : public ResultSink {
                     .reason = reason,
                     .verdict = "FAILED: timeout",
                     .message = fmt::format("rank 0: {} (reported by world rank {}, the group's first); ending the run "
-                                           "with exit code 5", reason, leader),
+                                           "with exit code 5",
+                                           reason, leader),
                     .abort_mpi = true});
   }
   void take(const RunRecord& row) {
@@ -347,19 +352,22 @@ class RowCollector final : public ResultSink {
 
 // A rank other than 0 at the end of a round: waits for rank 0's word that every group has ended,
 // its deadline restarting with each news of progress that rank 0 passes on.
-void wait_for_round_end(MPI_Comm rows, Watchdog& watchdog, const std::string& phase, std::chrono::milliseconds allowance) {
+void wait_for_round_end(MPI_Comm rows, Watchdog& watchdog, const std::string& phase,
+                        std::chrono::milliseconds allowance) {
   for (;;) {
     watchdog.enter(phase, allowance);
     MPI_Status st;
     check_mpi(MPI_Probe(0, MPI_ANY_TAG, rows, &st), "MPI_Probe for rank 0's news of the groups");
-    check_mpi(MPI_Recv(nullptr, 0, MPI_CHAR, 0, st.MPI_TAG, rows, MPI_STATUS_IGNORE), "MPI_Recv of rank 0's news of the groups");
+    check_mpi(MPI_Recv(nullptr, 0, MPI_CHAR, 0, st.MPI_TAG, rows, MPI_STATUS_IGNORE),
+              "MPI_Recv of rank 0's news of the groups");
     if (st.MPI_TAG == kRoundEndTag) return;
   }
 }
 
 // How many groups of `round` are led by a rank other than world rank 0.
 int other_leaders(const std::vector<RankGroup>& groups, const std::vector<size_t>& round) {
-  return static_cast<int>(std::count_if(round.begin(), round.end(), [&](size_t i) { return groups[i].ranks.front() != 0; }));
+  return static_cast<int>(
+      std::count_if(round.begin(), round.end(), [&](size_t i) { return groups[i].ranks.front() != 0; }));
 }
 
 }  // namespace
@@ -422,8 +430,8 @@ class GroupRun {
     ResultSink* rows_to = rank_ == 0 ? static_cast<ResultSink*>(&collector_) : leads ? &forward : nullptr;
     {
       OnEnter news(watchdog_, rank_ == 0 ? std::function<void()>([this] { collector_.poll(); })
-                              : leads  ? std::function<void()>([&forward] { forward.beat(); })
-                                       : std::function<void()>());
+                              : leads    ? std::function<void()>([&forward] { forward.beat(); })
+                                         : std::function<void()>());
       Runner runner(opts_, plan_, ctx, backend_, rows_to, guard_);
       runner.set_group(group.name, group.ranks);
       out_.code = more_severe(out_.code, runner.run());
@@ -449,7 +457,8 @@ class GroupRun {
     } else {
       wait_for_round_end(rows_comm_, watchdog_,
                          fmt::format("--groups: waiting for the groups of this round ({} first; {:.1f} s from the last "
-                                     "news of progress)", first, seconds(pace_.others_wait)),
+                                     "news of progress)",
+                                     first, seconds(pace_.others_wait)),
                          pace_.others_wait);
     }
   }
@@ -480,8 +489,8 @@ GroupRunOutcome run_group_rounds(const std::vector<RankGroup>& groups, const std
 }
 
 GroupRunOutcome run_in_groups(const std::vector<RankGroup>& groups, const std::vector<std::vector<size_t>>& rounds,
-                              const RunOptions& opts, const SweepPlan& plan, const ImplContext& world,
-                              Backend& backend, ResultSink* sink, JobGuard& guard) {
+                              const RunOptions& opts, const SweepPlan& plan, const ImplContext& world, Backend& backend,
+                              ResultSink* sink, JobGuard& guard) {
   GroupRunOutcome out = run_group_rounds(groups, rounds, opts, plan, world, backend, sink, guard);
   // The outlier and culprit columns compare every group: known only now, so the files are
   // revised with them.

@@ -60,8 +60,8 @@ struct GroupRunOutcome {
 // start; a group's rank 0 that times out hands its row to world rank 0, which ends the run with
 // it (ResultSink::add_last, JobGuard::end_job). Collective over `world`.
 GroupRunOutcome run_in_groups(const std::vector<RankGroup>& groups, const std::vector<std::vector<size_t>>& rounds,
-                              const RunOptions& opts, const SweepPlan& plan, const ImplContext& world,
-                              Backend& backend, ResultSink* sink, JobGuard& guard);
+                              const RunOptions& opts, const SweepPlan& plan, const ImplContext& world, Backend& backend,
+                              ResultSink* sink, JobGuard& guard);
 // run_in_groups() without the comparison of every group at the end (no revise): one part of a
 // run whose groups are planned as it goes (harness/bisect_run.h). Collective over `world`.
 GroupRunOutcome run_group_rounds(const std::vector<RankGroup>& groups, const std::vector<std::vector<size_t>>& rounds,

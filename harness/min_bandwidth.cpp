@@ -22,8 +22,10 @@ MinBandwidthVerdict judge_min_bandwidth(const std::vector<RunRecord>& rows, doub
   }
   MinBandwidthVerdict v;
   const double floor = min_gbps * kMinBandwidthTolerance;
-  v.report = fmt::format("# NCCL_TESTS_MIN_BW {} GB/s: each case's average bus bandwidth must reach {:.2f} GB/s "
-                         "(90%, as nccl-tests)\n", min_gbps, floor);
+  v.report = fmt::format(
+      "# NCCL_TESTS_MIN_BW {} GB/s: each case's average bus bandwidth must reach {:.2f} GB/s "
+      "(90%, as nccl-tests)\n",
+      min_gbps, floor);
   for (const std::string& key : order) {
     const auto& [sum, n] = cases[key];
     const double avg = sum / n;

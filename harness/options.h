@@ -33,30 +33,30 @@ constexpr int kMaxAggIters = 1024;
 struct RunOptions {
   SweepSpec sweep{8, 0, 2.0, 0};  // max_bytes 0: chosen from memory and device (see runner)
   bool max_given = false;
-  int iterations = 20;             // -n
-  int warmup = 5;                  // -w
-  int agg_iters = 1;               // -m: collectives issued back to back per iteration (times are per collective)
-  bool check = true;               // -c
+  int iterations = 20;                 // -n
+  int warmup = 5;                      // -w
+  int agg_iters = 1;                   // -m: collectives issued back to back per iteration (times are per collective)
+  bool check = true;                   // -c
   RankTime rank_time = RankTime::max;  // -a
-  int misalign = 0;                // -u: send and receive buffers start this many elements late
-  int graph_launches = 0;          // -G: 0 = eager only
-  int root = 0;                    // -r
+  int misalign = 0;                    // -u: send and receive buffers start this many elements late
+  int graph_launches = 0;              // -G: 0 = eager only
+  int root = 0;                        // -r
   std::vector<Collective> collectives{Collective::allreduce, Collective::allgather};
   std::vector<DataType> dtypes{DataType::float32};
   std::vector<ReduceOp> ops{ReduceOp::sum};
   std::vector<std::string> impls{"default"};  // default: GPU nccl,ring,tree,best; CPU mpi,ring,tree
   DeviceChoice device = DeviceChoice::auto_detect;
   std::string transport = "auto";
-  IbOptions ib;                    // --ib-*, --gpudirect: the ib transport of CPU and GPU ranks
-  OfiOptions ofi;                  // --ofi-*: the ofi transport of CPU and GPU ranks
+  IbOptions ib;    // --ib-*, --gpudirect: the ib transport of CPU and GPU ranks
+  OfiOptions ofi;  // --ofi-*: the ofi transport of CPU and GPU ranks
   InPlaceChoice in_place = InPlaceChoice::both;
-  bool share_gpus = false;         // allow several ranks on one GPU
-  RingOrderChoice ring_order;      // --ring-order (topologies/ring_order.h)
+  bool share_gpus = false;                                        // allow several ranks on one GPU
+  RingOrderChoice ring_order;                                     // --ring-order (topologies/ring_order.h)
   schedule::TreeShape tree = schedule::TreeShape::double_binary;  // --tree
-  int emulate_nodes = 1;           // --emulate-nodes: emulated nodes per node (topologies/layout.h)
-  std::string out_dir;             // empty: ./ccbench-results/<UTC time>-<host>
-  bool no_files = false;           // --out none: table only
-  bool overwrite = false;          // --overwrite: replace an earlier run's files in --out
+  int emulate_nodes = 1;   // --emulate-nodes: emulated nodes per node (topologies/layout.h)
+  std::string out_dir;     // empty: ./ccbench-results/<UTC time>-<host>
+  bool no_files = false;   // --out none: table only
+  bool overwrite = false;  // --overwrite: replace an earlier run's files in --out
   std::vector<std::string> formats{"table", "csv", "json", "md"};
   std::uint64_t seed = 0x5eed;
   InputPattern pattern = InputPattern::integer;  // --pattern (collectives/verifiable.h)
@@ -79,17 +79,17 @@ struct RunOptions {
   // Found at start-up (harness/startup.h gather_oversubscription): "4 ranks on 2 hardware threads
   // (host vm)", or "" where no host has more ranks than threads.
   std::string oversubscribed;
-  std::vector<Rule> accept_rules;  // --accept FILE and --min-busbw: checked on the rows at the end
-  std::string history_db;          // --db FILE or CCBENCH_DB: the run is appended there at the end
-  std::string metrics_file;        // --metrics FILE.prom: the run as Prometheus metrics (results/metrics.h)
-  std::string ceilings_file;       // --ceilings: a links.json whose ceilings give run.json its efficiency
-  std::string model_topology;      // --model: a topology file or preset; run.json rows get predictions
-  bool measure_ceilings = false;   // --measure-ceilings: measure them first (harness/links/links.h)
-  double straggler_threshold = 0.2;  // --straggler-threshold: name a rank this much behind the median rank
-  std::string groups = "world";         // --groups: world, node, pairs, rails or a file (harness/groups.h)
-  bool serial = false;                  // --serial: one group at a time
+  std::vector<Rule> accept_rules;        // --accept FILE and --min-busbw: checked on the rows at the end
+  std::string history_db;                // --db FILE or CCBENCH_DB: the run is appended there at the end
+  std::string metrics_file;              // --metrics FILE.prom: the run as Prometheus metrics (results/metrics.h)
+  std::string ceilings_file;             // --ceilings: a links.json whose ceilings give run.json its efficiency
+  std::string model_topology;            // --model: a topology file or preset; run.json rows get predictions
+  bool measure_ceilings = false;         // --measure-ceilings: measure them first (harness/links/links.h)
+  double straggler_threshold = 0.2;      // --straggler-threshold: name a rank this much behind the median rank
+  std::string groups = "world";          // --groups: world, node, pairs, rails or a file (harness/groups.h)
+  bool serial = false;                   // --serial: one group at a time
   double group_outlier_threshold = 0.9;  // --group-outlier-threshold: flag groups below this of the median
-  telemetry::Options telemetry;    // --telemetry, --telemetry-interval, --temp-limit, --fail-on-health, --energy ...
+  telemetry::Options telemetry;  // --telemetry, --telemetry-interval, --temp-limit, --fail-on-health, --energy ...
   // Training workloads: a compute load beside the collectives (--overlap, harness/overlap.h), and
   // one NCCL communicator per combination of per-communicator settings (--nccl-config,
   // collectives/nccl/nccl_config.h).

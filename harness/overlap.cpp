@@ -33,10 +33,11 @@ std::uint64_t load_size(const std::string& text, const std::string& size, std::u
 }  // namespace
 
 std::string overlap_valid() {
-  return fmt::format("gemm[:N] (N from {} to {}, a multiple of {}; default {}), membw[:SIZE] (from {} to {}, a "
-                     "multiple of {}; default {}), none",
-                     kMinGemmN, kMaxGemmN, kGemmMultiple, kDefaultGemmN, format_size(kMinMembw),
-                     format_size(kMaxMembw), kMembwMultiple, format_size(kDefaultMembwBytes));
+  return fmt::format(
+      "gemm[:N] (N from {} to {}, a multiple of {}; default {}), membw[:SIZE] (from {} to {}, a "
+      "multiple of {}; default {}), none",
+      kMinGemmN, kMaxGemmN, kGemmMultiple, kDefaultGemmN, format_size(kMinMembw), format_size(kMaxMembw),
+      kMembwMultiple, format_size(kDefaultMembwBytes));
 }
 
 OverlapSpec parse_overlap(const std::string& text) {
@@ -48,15 +49,16 @@ OverlapSpec parse_overlap(const std::string& text) {
             size.empty() ? kDefaultGemmN
                          : load_size(text, size, kMinGemmN, kMaxGemmN, kGemmMultiple,
                                      fmt::format("N must be a whole number from {} to {}, a multiple of {} (m = n = k "
-                                                 "= N)", kMinGemmN, kMaxGemmN, kGemmMultiple)),
+                                                 "= N)",
+                                                 kMinGemmN, kMaxGemmN, kGemmMultiple)),
             kDefaultRoomSms};
   if (kind == "membw")
     return {LoadKind::membw,
             size.empty() ? kDefaultMembwBytes
                          : load_size(text, size, kMinMembw, kMaxMembw, kMembwMultiple,
                                      fmt::format("SIZE must be bytes from {} to {}, a multiple of {} (K/M/G = powers "
-                                                 "of 1024)", format_size(kMinMembw), format_size(kMaxMembw),
-                                                 kMembwMultiple)),
+                                                 "of 1024)",
+                                                 format_size(kMinMembw), format_size(kMaxMembw), kMembwMultiple)),
             kDefaultRoomSms};
   fail(ExitCode::usage, "--overlap: unknown load '{}' (valid: {})", text, overlap_valid());
 }

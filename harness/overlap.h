@@ -43,7 +43,7 @@ struct OverlapSpec {
   int room_sms = 0;        // SMs the load leaves to the collectives (--overlap-room)
 };
 
-inline constexpr std::uint64_t kDefaultGemmN = 8192;    // ~1.3 ms per GEMM at 820 TFLOPS (H200)
+inline constexpr std::uint64_t kDefaultGemmN = 8192;  // ~1.3 ms per GEMM at 820 TFLOPS (H200)
 inline constexpr std::uint64_t kDefaultMembwBytes = 1ull << 30;
 // 16 SMs (12 % of an H200's 132) for the collectives beside a load: room for 16 ring channels
 // or NCCL with maxCTAs=16; the GEMM alone loses about that share. --overlap-room 0 gives the load
@@ -93,8 +93,8 @@ class WindowWork {
   double rate(const std::array<std::optional<double>, 2>& at) const;
 
  private:
-  std::array<double, 2> before_{};   // work done before each mark
-  std::array<bool, 2> settled_{};    // a span reached past the mark: later ones add nothing
+  std::array<double, 2> before_{};  // work done before each mark
+  std::array<bool, 2> settled_{};   // a span reached past the mark: later ones add nothing
 };
 
 // One GPU rank's load (harness/overlap_gpu.cpp). Every call from the thread that runs the

@@ -256,11 +256,11 @@ class GpuLoad final : public OverlapLoad {
   cudaStream_t idle_ = nullptr;    // nothing runs on it: the marks of the window alone
   const CublasApi* cublas_ = nullptr;
   cublasHandle_t handle_ = nullptr;
-  std::vector<void*> buffers_;  // gemm: A, B, C; membw: source, destination
-  std::size_t copy_smem_ = 0;   // membw: shared memory a block reserves (one block per SM)
+  std::vector<void*> buffers_;    // gemm: A, B, C; membw: source, destination
+  std::size_t copy_smem_ = 0;     // membw: shared memory a block reserves (one block per SM)
   cudaEvent_t origin_ = nullptr;  // on the load's stream before the first span: times are from it
   std::array<Span, kRingSpans> ring_{};
-  std::array<cudaEvent_t, 2> window_{};  // the window's begin and end
+  std::array<cudaEvent_t, 2> window_{};      // the window's begin and end
   std::array<std::atomic<int>, 2> state_{};  // MarkState of each window mark since start()
   // The feeder's while it runs, the calling thread's after halt().
   std::uint64_t retired_ = 0;

@@ -51,14 +51,17 @@ Json JobLoad::context() const {
           {"alone_end", alone_end ? Json(*alone_end) : Json(nullptr)}};
 }
 
-JobLoad open_job_load(const OverlapSpec& spec, Device device, MPI_Comm comm, const RankLayout& layout, int cuda_device) {
+JobLoad open_job_load(const OverlapSpec& spec, Device device, MPI_Comm comm, const RankLayout& layout,
+                      int cuda_device) {
   JobLoad j;
   j.spec = spec;
   if (spec.kind == LoadKind::none) return j;
   agreed_step(comm, "--overlap", [&] {
     if (device != Device::gpu)
-      fail(ExitCode::precondition, "--overlap {} runs a load beside the collectives on GPU ranks, and these are CPU "
-           "ranks: leave --overlap out, or run on GPU ranks", load_label(spec));
+      fail(ExitCode::precondition,
+           "--overlap {} runs a load beside the collectives on GPU ranks, and these are CPU "
+           "ranks: leave --overlap out, or run on GPU ranks",
+           load_label(spec));
     j.load = make_gpu_load(spec, cuda_device);
   });
   j.gpus = count_gpus(comm, layout);
@@ -66,20 +69,21 @@ JobLoad open_job_load(const OverlapSpec& spec, Device device, MPI_Comm comm, con
   check_mpi(MPI_Allreduce(&mine, &j.sms, 1, MPI_INT, MPI_MIN, comm), "MPI_Allreduce of the GPUs' SMs");
   j.alone = measure_alone(j, comm, "--overlap: the load alone");
   if (layout.rank == 0)
-    fmt::print("# overlap: {} on every GPU rank beside the collectives' timed batches and iterations, at the lowest "
-               "stream priority; {} of {} SMs left to the collectives (our kernels' grids capped to them; NCCL's: "
-               "--nccl-config maxCTAs); alone {:.1f} {} per GPU (every rank of a GPU loading it)\n",
-               load_label(spec), spec.room_sms, j.sms, j.alone, load_unit(spec));
+    fmt::print(
+        "# overlap: {} on every GPU rank beside the collectives' timed batches and iterations, at the lowest "
+        "stream priority; {} of {} SMs left to the collectives (our kernels' grids capped to them; NCCL's: "
+        "--nccl-config maxCTAs); alone {:.1f} {} per GPU (every rank of a GPU loading it)\n",
+        load_label(spec), spec.room_sms, j.sms, j.alone, load_unit(spec));
   return j;
 }
 
 void measure_alone_again(JobLoad& job, MPI_Comm comm, int rank) {
   job.alone_end = measure_alone(job, comm, "--overlap: the load alone after the rows");
   if (rank == 0)
-    fmt::print("# overlap: alone after the rows {:.1f} {} per GPU, {:+.1f} % against {:.1f} before them (a warm GPU "
-               "at its power cap: compare the rows' load_during with both)\n",
-               *job.alone_end, load_unit(job.spec), job.alone > 0 ? 100.0 * (*job.alone_end / job.alone - 1) : 0.0,
-               job.alone);
+    fmt::print(
+        "# overlap: alone after the rows {:.1f} {} per GPU, {:+.1f} % against {:.1f} before them (a warm GPU "
+        "at its power cap: compare the rows' load_during with both)\n",
+        *job.alone_end, load_unit(job.spec), job.alone > 0 ? 100.0 * (*job.alone_end / job.alone - 1) : 0.0, job.alone);
 }
 
 }  // namespace ccbench

@@ -17,8 +17,8 @@ constexpr int kFillThreads = 512;
 // more than HBM's bandwidth-latency product (~5 MB over an H200's 132 SMs) asks.
 constexpr int kUnroll = 4;
 
-__global__ void __launch_bounds__(kCopyThreads) copy_kernel(const uint4* __restrict__ src, uint4* __restrict__ dst,
-                                                            std::size_t n) {
+__global__ void __launch_bounds__(kCopyThreads)
+    copy_kernel(const uint4* __restrict__ src, uint4* __restrict__ dst, std::size_t n) {
   const std::size_t stride = std::size_t(gridDim.x) * blockDim.x;
   std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x;
   for (; i + (kUnroll - 1) * stride < n; i += kUnroll * stride) {
@@ -33,7 +33,8 @@ __global__ void __launch_bounds__(kCopyThreads) copy_kernel(const uint4* __restr
 
 // Values in [-1, 1) from the index: a GEMM's products then stay small and never overflow.
 __global__ void fill_kernel(__nv_bfloat16* p, std::size_t n, std::uint32_t salt) {
-  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n; i += std::size_t(gridDim.x) * blockDim.x) {
+  for (std::size_t i = blockIdx.x * std::size_t(blockDim.x) + threadIdx.x; i < n;
+       i += std::size_t(gridDim.x) * blockDim.x) {
     std::uint32_t h = static_cast<std::uint32_t>(i) * 2654435761u ^ salt;
     h ^= h >> 15;
     p[i] = __float2bfloat16(static_cast<float>(h & 0xffff) / 32768.0f - 1.0f);
@@ -53,7 +54,7 @@ int copy_block_smem(std::size_t* bytes) {
 
 int launch_copy(const void* src, void* dst, std::size_t bytes, int blocks, std::size_t smem, void* stream) {
   copy_kernel<<<blocks, kCopyThreads, smem, static_cast<cudaStream_t>(stream)>>>(static_cast<const uint4*>(src),
-                                                                                  static_cast<uint4*>(dst), bytes / 16);
+                                                                                 static_cast<uint4*>(dst), bytes / 16);
   return cudaGetLastError();
 }
 

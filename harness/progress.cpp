@@ -36,7 +36,8 @@ std::string format_duration(std::chrono::duration<double> d) {
 }
 
 ProgressSink::ProgressSink(std::unique_ptr<ResultSink> inner, ProgressPlan plan, ProgressSettings settings)
-    : inner_(std::move(inner)), plan_(std::move(plan)), settings_(settings), start_(Clock::now()), last_shown_(start_) {}
+    : inner_(std::move(inner)), plan_(std::move(plan)), settings_(settings), start_(Clock::now()), last_shown_(start_) {
+}
 
 void ProgressSink::begin(const Json& context) {
   start_ = last_shown_ = Clock::now();

@@ -60,7 +60,7 @@ int listen_on(const std::string& address, std::uint16_t* port, std::string* why)
     return -1;
   }
   *port = ntohs(at.ss_family == AF_INET6 ? reinterpret_cast<sockaddr_in6*>(&at)->sin6_port
-                                          : reinterpret_cast<sockaddr_in*>(&at)->sin_port);
+                                         : reinterpret_cast<sockaddr_in*>(&at)->sin_port);
   return fd;
 }
 
@@ -90,8 +90,7 @@ Reachability::Reachability(MPI_Comm world, const RankLayout& layout, std::chrono
     if (c.port == 0)
       unprobed_ += fmt::format("{}host {} (rank {}) could not be probed: {}", unprobed_.empty() ? "" : "; ", host, r,
                                std::string(c.why, strnlen(c.why, sizeof c.why)));
-    else
-      peers_.push_back({r, host, std::string(c.address, strnlen(c.address, sizeof c.address)), c.port});
+    else peers_.push_back({r, host, std::string(c.address, strnlen(c.address, sizeof c.address)), c.port});
   }
 }
 
@@ -113,10 +112,10 @@ Reachability::Report Reachability::describe(std::chrono::milliseconds budget) co
     fds[i].fd = socket_at(p.address, p.port, &at, &len);
     if (fds[i].fd < 0)
       said[i] = fmt::format("host {} (rank {}) not probed: no socket: {}", p.host, p.rank, std::strerror(errno));
-    else if (connect(fds[i].fd, reinterpret_cast<sockaddr*>(&at), len) == 0)
-      answered[i] = true;
+    else if (connect(fds[i].fd, reinterpret_cast<sockaddr*>(&at), len) == 0) answered[i] = true;
     else if (errno != EINPROGRESS)
-      said[i] = fmt::format("host {} (rank {}, {}) cannot be reached: {}", p.host, p.rank, p.address, std::strerror(errno));
+      said[i] =
+          fmt::format("host {} (rank {}, {}) cannot be reached: {}", p.host, p.rank, p.address, std::strerror(errno));
   }
   const auto deadline = Clock::now() + budget;
   for (;;) {
@@ -142,7 +141,8 @@ Reachability::Report Reachability::describe(std::chrono::milliseconds budget) co
       int err = 0;
       socklen_t len = sizeof err;
       getsockopt(fds[i].fd, SOL_SOCKET, SO_ERROR, &err, &len);
-      if (err != 0) what = fmt::format("rank {} (host {}, {}) did not accept: {}", p.rank, p.host, p.address, std::strerror(err));
+      if (err != 0)
+        what = fmt::format("rank {} (host {}, {}) did not accept: {}", p.rank, p.host, p.address, std::strerror(err));
     }
     if (fds[i].fd >= 0) close(fds[i].fd);
     if (!what.empty()) out += (out.empty() ? "" : "; ") + what;

@@ -49,8 +49,7 @@ std::string describe_holder(const std::string& lock_path) {
   std::string text;
   try {
     text = read_text_file(lock_path);
-  } catch (const Error&) {
-  }
+  } catch (const Error&) {}
   const nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
   if (!j.is_object() || !j.contains("pid")) return "a launch that has not yet said who it is";
   return fmt::format("pid {} on host {}, started {}: {}", j.value("pid", 0), j.value("host", "?"),
@@ -73,7 +72,8 @@ void describe_holder_in(int fd, const std::string& path, const std::string& comm
 // lock file (and the folder, when it made it and wrote nothing) before it lets go, and a lock on
 // a removed file stops no one.
 bool still_named(int fd, const std::string& path) {
-  struct stat held {}, named {};
+  struct stat held {
+  }, named{};
   return fstat(fd, &held) == 0 && stat(path.c_str(), &named) == 0 && held.st_ino == named.st_ino &&
          held.st_dev == named.st_dev;
 }
@@ -91,10 +91,14 @@ Lock lock_folder(const std::string& dir, const std::string& command_line, int& f
     close(fd);
     fd = -1;
     if (err == EWOULDBLOCK)
-      fail(ExitCode::usage, "--out: the results folder '{}' is in use by another ccbench launch ({}); wait for it to "
-           "end, or give another --out", dir, describe_holder(path));
-    fmt::print(stderr, "ccbench: note: cannot lock the results folder '{}' ({}): a second launch into it would not "
-               "be stopped\n", dir, std::strerror(err));
+      fail(ExitCode::usage,
+           "--out: the results folder '{}' is in use by another ccbench launch ({}); wait for it to "
+           "end, or give another --out",
+           dir, describe_holder(path));
+    fmt::print(stderr,
+               "ccbench: note: cannot lock the results folder '{}' ({}): a second launch into it would not "
+               "be stopped\n",
+               dir, std::strerror(err));
     return Lock::no_locks;
   }
   if (!still_named(fd, path)) {
@@ -114,9 +118,10 @@ void settle_earlier_run(const std::string& dir, const std::vector<std::string>& 
     if (fs::exists(fs::symlink_status(dir + "/" + f, ec))) found.push_back(f);
   if (found.empty()) return;
   if (!overwrite)
-    fail(ExitCode::usage, "--out: '{}' already holds the results of an earlier run ({}); they are never replaced "
-         "silently: give another --out, leave --out out for a new folder, or add --overwrite to replace them", dir,
-         fmt::join(found, ", "));
+    fail(ExitCode::usage,
+         "--out: '{}' already holds the results of an earlier run ({}); they are never replaced "
+         "silently: give another --out, leave --out out for a new folder, or add --overwrite to replace them",
+         dir, fmt::join(found, ", "));
   for (const std::string& f : found)
     if (!fs::remove(dir + "/" + f, ec) && ec)
       fail(ExitCode::usage, "--overwrite: cannot remove {}/{} of the earlier run: {}", dir, f, ec.message());

@@ -149,8 +149,9 @@ SweepPlan plan_implementations(const RunOptions& opts, Device device) {
   if (opts.impls.size() == 1 && opts.impls[0] == "default") {
     // The baseline, our ring and tree, and our fastest kernel for each size.
     const std::string nccl = opts.nccl_symmetric ? "nccl-symm" : "nccl";  // -R 2
-    const std::vector<std::string> names = device == Device::gpu ? std::vector<std::string>{nccl, "ring", "tree", "best"}
-                                                                 : std::vector<std::string>{"mpi", "ring", "tree"};
+    const std::vector<std::string> names = device == Device::gpu
+                                               ? std::vector<std::string>{nccl, "ring", "tree", "best"}
+                                               : std::vector<std::string>{"mpi", "ring", "tree"};
     for (const std::string& n : names)
       if (const ImplInfo* i = find_implementation(n, device); i && i->make) plan.impls.push_back(i);
     return plan;
@@ -159,8 +160,8 @@ SweepPlan plan_implementations(const RunOptions& opts, Device device) {
     const ImplInfo* i = find_implementation(n, device);
     if (!i) {
       Device other = device == Device::cpu ? Device::gpu : Device::cpu;
-      plan.skipped.emplace_back(n, fmt::format("{} runs on {} ranks and this run uses {} ranks (--device)", n,
-                                               name(other), name(device)));
+      plan.skipped.emplace_back(
+          n, fmt::format("{} runs on {} ranks and this run uses {} ranks (--device)", n, name(other), name(device)));
     } else if (!i->make) {
       plan.skipped.emplace_back(n, i->missing);
     } else {
@@ -258,9 +259,9 @@ void Run::set_up() {
 // verdict on every rank before any work.
 void Run::agree_on_the_run() {
   guard_.watchdog().enter("start-up: comparing builds and arguments");
-  check_same_run(world_, layout_,
-                 fmt::format("ccbench {} git {} args '{}'", CCBENCH_VERSION, CCBENCH_GIT_HASH,
-                             arguments_of(opts_.command_line)));
+  check_same_run(
+      world_, layout_,
+      fmt::format("ccbench {} git {} args '{}'", CCBENCH_VERSION, CCBENCH_GIT_HASH, arguments_of(opts_.command_line)));
   check_same_tuning(world_, layout_);
   if (opts_.fault && opts_.fault->rank >= layout_.nranks)  // a fault that could never fire
     throw Error::agreed(ExitCode::usage,
@@ -274,7 +275,8 @@ void Run::agree_on_the_run() {
   if (opts_.groups == "bisect")
     agreed_step(world_, "--groups bisect", [&] {
       if (layout_.nodes < 2)
-        ccbench::fail(ExitCode::precondition, "--groups bisect: the run has 1 node, and the culprit search halves nodes: "
+        ccbench::fail(ExitCode::precondition,
+                      "--groups bisect: the run has 1 node, and the culprit search halves nodes: "
                       "run on 2 or more (hosts, or --emulate-nodes N)");
     });
   else if (opts_.groups != "world")
@@ -300,28 +302,31 @@ void Run::choose_device() {
   base_.ib_unavailable = std::string("not probed on CPU ranks");
   if (opts_.device == DeviceChoice::gpu || (opts_.device == DeviceChoice::auto_detect && min_gpus > 0)) {
     agreed_step(world_, "--device gpu", [&] {
-      if (gpus_ == 0) ccbench::fail(ExitCode::precondition, "host {} has no usable GPU: {}", layout_.host(), why_no_gpu);
+      if (gpus_ == 0)
+        ccbench::fail(ExitCode::precondition, "host {} has no usable GPU: {}", layout_.host(), why_no_gpu);
       if (layout_.host_ranks() > gpus_ && !opts_.share_gpus)
-        ccbench::fail(ExitCode::precondition,
-                      "host {} runs {} ranks but has {} GPUs: start one rank per GPU (mpirun -np), or pass --share-gpus",
-                      layout_.host(), layout_.host_ranks(), gpus_);
+        ccbench::fail(
+            ExitCode::precondition,
+            "host {} runs {} ranks but has {} GPUs: start one rank per GPU (mpirun -np), or pass --share-gpus",
+            layout_.host(), layout_.host_ranks(), gpus_);
     });
     device = Device::gpu;
     agreed_step(world_, "--transport for GPU ranks", [&] { pin_nccl_path(opts_.transport, layout_); });
     if (ofi)  // where the net FIFO slots live: GPU memory where the provider takes it
-      agreed_step(world_, "--transport ofi", [&] { prepare_ofi_gpu(layout_, layout_.host_local_rank() % std::max(gpus_, 1)); });
+      agreed_step(world_, "--transport ofi",
+                  [&] { prepare_ofi_gpu(layout_, layout_.host_local_rank() % std::max(gpus_, 1)); });
     base_.ib_unavailable = probe_gpu_ib(world_, layout_, opts_.transport);
   }
   base_.device = device;
   if (device == Device::cpu && !opts_.gpu_only.empty())  // --device auto found CPU ranks (cpu was refused)
-    opts_.notes.push_back(fmt::format("{} act{} on GPU ranks, and --device auto found CPU ranks (not every rank "
-                                      "has a usable GPU): {} nothing here", fmt::join(opts_.gpu_only, ", "),
-                                      opts_.gpu_only.size() == 1 ? "s" : "",
-                                      opts_.gpu_only.size() == 1 ? "it changes" : "they change"));
+    opts_.notes.push_back(
+        fmt::format("{} act{} on GPU ranks, and --device auto found CPU ranks (not every rank "
+                    "has a usable GPU): {} nothing here",
+                    fmt::join(opts_.gpu_only, ", "), opts_.gpu_only.size() == 1 ? "s" : "",
+                    opts_.gpu_only.size() == 1 ? "it changes" : "they change"));
   base_.cuda_device = device == Device::gpu ? layout_.host_local_rank() % std::max(gpus_, 1) : -1;
-  agreed_step(world_, "device set-up", [&] {
-    backend_ = device == Device::gpu ? make_gpu_backend(base_.cuda_device) : make_cpu_backend();
-  });
+  agreed_step(world_, "device set-up",
+              [&] { backend_ = device == Device::gpu ? make_gpu_backend(base_.cuda_device) : make_cpu_backend(); });
   plan_ = with_nccl_configs(plan_implementations(opts_, device), opts_.nccl_configs);
   for (auto& [impl, why] : plan_.skipped) why += nccl_also(impl, device);
   if (plan_.impls.empty()) {  // the same on every rank: the device is agreed
@@ -349,8 +354,10 @@ void Run::size_the_sweep() {
                           fmt::format("-b {} does not fit in memory: each rank has about {} bytes free for {} buffers",
                                       format_size(sweep.min_bytes), avail, kBuffersPerRank));
     if (rank_ == 0)
-      fmt::print("# note: -e {} does not fit in memory (4 buffers of the largest size per rank, {:.1f} GB free): "
-                 "capped at {}\n", format_size(sweep.max_bytes), avail / 1e9, format_size(capped));
+      fmt::print(
+          "# note: -e {} does not fit in memory (4 buffers of the largest size per rank, {:.1f} GB free): "
+          "capped at {}\n",
+          format_size(sweep.max_bytes), avail / 1e9, format_size(capped));
     sweep.max_bytes = capped;
   }
   plan_.sizes = sweep_sizes(sweep);
@@ -364,16 +371,18 @@ void Run::check_fault_fits() const {
   if (!opts_.fault || opts_.fault->kind == FaultSpec::Kind::alloc) return;
   const FaultSpec& f = *opts_.fault;
   if (f.size && std::find(plan_.sizes.begin(), plan_.sizes.end(), *f.size) == plan_.sizes.end())
-    throw Error::agreed(ExitCode::usage,
-                        fmt::format("CCBENCH_FAULT: size={} is not among the sizes of this sweep ({} to {}): it would "
-                                    "never fire", format_size(*f.size), format_size(plan_.sizes.front()),
-                                    format_size(plan_.sizes.back())));
+    throw Error::agreed(
+        ExitCode::usage,
+        fmt::format("CCBENCH_FAULT: size={} is not among the sizes of this sweep ({} to {}): it would "
+                    "never fire",
+                    format_size(*f.size), format_size(plan_.sizes.front()), format_size(plan_.sizes.back())));
   const bool per_iteration = f.kind != FaultSpec::Kind::slow && f.kind != FaultSpec::Kind::corrupt_send;
   if (per_iteration && f.iteration >= opts_.iterations)
     throw Error::agreed(ExitCode::usage,
                         fmt::format("CCBENCH_FAULT: iteration={} is beyond the {} timed iteration{} of a measurement "
-                                    "(-n {}; valid: 0 to {}): it would never fire", f.iteration, opts_.iterations,
-                                    opts_.iterations == 1 ? "" : "s", opts_.iterations, opts_.iterations - 1));
+                                    "(-n {}; valid: 0 to {}): it would never fire",
+                                    f.iteration, opts_.iterations, opts_.iterations == 1 ? "" : "s", opts_.iterations,
+                                    opts_.iterations - 1));
 }
 
 // What every implementation is set up with.
@@ -387,7 +396,7 @@ void Run::fill_base_context() {
     layout_.gpu_of = gather_gpu_ids(world_, base_.cuda_device);
     layout_.gpu_peer_access = gather_gpu_peer_access(world_, layout_, base_.cuda_device);
   }
-  layout_.numa_of = gather_numa_nodes(world_, base_.cuda_device);  // for --ring-order topo
+  layout_.numa_of = gather_numa_nodes(world_, base_.cuda_device);                   // for --ring-order topo
   if (plan_.device == Device::gpu && opts_.ring_order.kind == RingOrderKind::topo)  // NVLink neighbours
     layout_.gpu_links = gather_gpu_links(world_, layout_, base_.cuda_device);
   base_.stream = backend_stream(*backend_);
@@ -565,8 +574,8 @@ void Run::record() {
   if (!opts_.history_db.empty())
     code_ = more_severe(code_, append_to_history(opts_.history_db, context_, stream_->rows(), outcome, out_dir_));
   if (!opts_.metrics_file.empty())
-    code_ = more_severe(code_, write_run_metrics(opts_.metrics_file, context_, stream_->rows(), code_,
-                                                 opts_.accept_rules, out_dir_));
+    code_ = more_severe(
+        code_, write_run_metrics(opts_.metrics_file, context_, stream_->rows(), code_, opts_.accept_rules, out_dir_));
   print_summary(stream_->rows(), opts_, out_dir_, files_written_);
 }
 
@@ -576,9 +585,11 @@ void Run::note_oversubscription() {
   guard_.watchdog().enter("start-up: comparing ranks with hardware threads");
   opts_.oversubscribed = gather_oversubscription(world_, layout_);
   if (!opts_.oversubscribed.empty())
-    opts_.notes.push_back(fmt::format("oversubscribed: {}: the times follow the scheduler rather than the hardware, "
-                                      "and a rank waiting for a thread looks like a straggler; for performance figures "
-                                      "run at most one rank per hardware thread", opts_.oversubscribed));
+    opts_.notes.push_back(
+        fmt::format("oversubscribed: {}: the times follow the scheduler rather than the hardware, "
+                    "and a rank waiting for a thread looks like a straggler; for performance figures "
+                    "run at most one rank per hardware thread",
+                    opts_.oversubscribed));
 }
 
 // With -r naming no rank, the rows of rooted collectives are skipped with the reason; a run of
@@ -590,9 +601,10 @@ void Run::note_ignored_root() {
     if (has_root(c)) return;
     measured.emplace_back(name(c));
   }
-  opts_.notes.push_back(fmt::format("-r {} names no rank of this run (valid: 0 to {}), and no collective measured "
-                                    "here ({}) takes a root: it changes nothing",
-                                    opts_.root, layout_.nranks - 1, fmt::join(measured, ", ")));
+  opts_.notes.push_back(
+      fmt::format("-r {} names no rank of this run (valid: 0 to {}), and no collective measured "
+                  "here ({}) takes a root: it changes nothing",
+                  opts_.root, layout_.nranks - 1, fmt::join(measured, ", ")));
 }
 
 void Run::end_with_error(const Error& e) {
@@ -622,7 +634,7 @@ void Run::end_with_error(const Error& e) {
 
 void Run::finish() {
   folder_.remove_if_unused();  // before the other ranks may exit: the launcher then ends rank 0
-  if (in_step_) {  // every rank ends with rank 0's final code, once rank 0 has said and recorded it
+  if (in_step_) {              // every rank ends with rank 0's final code, once rank 0 has said and recorded it
     guard_.watchdog().enter("agreeing on the final exit code");
     int code = static_cast<int>(code_);
     if (MPI_Bcast(&code, 1, MPI_INT, 0, world_) == MPI_SUCCESS) code_ = static_cast<ExitCode>(code);

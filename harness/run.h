@@ -121,8 +121,8 @@ class Run {
   // set_up()
   std::vector<RankGroup> groups_;  // --groups other than world, and the rounds they run in
   std::vector<std::vector<std::size_t>> rounds_;
-  std::string search_report_;           // --groups bisect (rank 0): the steps and the conclusion
-  Json search_json_;                    // and the same for run.json ("culprit_search")
+  std::string search_report_;  // --groups bisect (rank 0): the steps and the conclusion
+  Json search_json_;           // and the same for run.json ("culprit_search")
   int gpus_ = 0;
   std::unique_ptr<Backend> backend_;
   SweepPlan plan_;

@@ -79,8 +79,9 @@ std::unique_ptr<FanoutSink> format_sinks(const RunOptions& opts, const std::stri
     const char* file;
     std::unique_ptr<ResultSink> (*make)(const std::string& path);
   };
-  static const FileFormat kFileFormats[] = {
-      {"csv", "results.csv", make_csv_sink}, {"json", "run.json", make_json_sink}, {"md", "results.md", make_markdown_sink}};
+  static const FileFormat kFileFormats[] = {{"csv", "results.csv", make_csv_sink},
+                                            {"json", "run.json", make_json_sink},
+                                            {"md", "results.md", make_markdown_sink}};
   for (const FileFormat& f : kFileFormats) {
     if (!wants_format(opts, f.format)) continue;
     fan->add_sink(f.make(dir + "/" + f.file));

@@ -182,11 +182,14 @@ void inject_before(const FaultSpec& f) {
 
 // Why CCBENCH_FAULT's index=X cannot name an element of a buffer of `elements` here ("" when it
 // can): a fault that does not do what it says is refused, never moved to another element.
-std::string index_refusal(const FaultSpec& f, std::uint64_t elements, const std::string& buffer, const std::string& where) {
+std::string index_refusal(const FaultSpec& f, std::uint64_t elements, const std::string& buffer,
+                          const std::string& where) {
   if (f.index < elements) return "";
-  return fmt::format("CCBENCH_FAULT index={} names no element of {} in {}: it holds {} element{}{}; give an index "
-                     "the buffer holds", f.index, buffer, where, elements, elements == 1 ? "" : "s",
-                     elements ? fmt::format(" (valid: 0 to {})", elements - 1) : "");
+  return fmt::format(
+      "CCBENCH_FAULT index={} names no element of {} in {}: it holds {} element{}{}; give an index "
+      "the buffer holds",
+      f.index, buffer, where, elements, elements == 1 ? "" : "s",
+      elements ? fmt::format(" (valid: 0 to {})", elements - 1) : "");
 }
 
 // Faults that damage data after the collective: one wrong element, or bytes past the end.
@@ -221,8 +224,8 @@ struct Runner::Measurement {
   std::uint64_t size = 0;  // as swept (the shape's bytes may be rounded to whole elements)
   CollectiveShape shape{};
   bool in_place = false;
-  bool graphs = false;     // CUDA-graph replays follow the eager phases
-  std::string where;       // "allreduce/ring float sum 4K in-place": phases and messages
+  bool graphs = false;  // CUDA-graph replays follow the eager phases
+  std::string where;    // "allreduce/ring float sum 4K in-place": phases and messages
   PatternSpec pat{};
   std::size_t esz = 0, offset = 0, send_bytes = 0, recv_bytes = 0;
   std::byte* S = nullptr;  // send buffer, after the -u offset
@@ -292,7 +295,8 @@ std::string Runner::who() const {
 
 std::string Runner::group_ranks_note() const {
   if (world_ranks_.empty()) return "";
-  return fmt::format(" (group {}'s ranks 0 to {} are world ranks {})", group_, nranks_ - 1, fmt::join(world_ranks_, ", "));
+  return fmt::format(" (group {}'s ranks 0 to {} are world ranks {})", group_, nranks_ - 1,
+                     fmt::join(world_ranks_, ", "));
 }
 
 int Runner::slow_fault_ms(const std::string& impl, std::uint64_t size) const {
@@ -348,10 +352,10 @@ Runner::ImplState* Runner::ready(const ImplInfo& info) {
   st->ctx = base_;
   watchdog_.enter(fmt::format("set-up of {}", info.name));
   const Outcome agreed = agree_outcome(base_.comm, run_catching([&] {
-    st->impl = info.make();
-    if (auto why = st->impl->refuses(st->ctx)) st->refusal = *why;
-    else st->impl->setup(st->ctx);
-  }));
+                                         st->impl = info.make();
+                                         if (auto why = st->impl->refuses(st->ctx)) st->refusal = *why;
+                                         else st->impl->setup(st->ctx);
+                                       }));
   st->usable = agreed.code == ExitCode::ok && st->refusal.empty();
   if (st->usable) record_ring(*st);
   if (agreed.code != ExitCode::ok) {
@@ -460,10 +464,8 @@ std::vector<CaseSpec> Runner::runnable_cases(ImplState& st, Collective coll) {
       std::optional<std::string> why;
       if (has_root(coll) && opts_.root >= nranks_)
         why = fmt::format("root {} does not exist with {} ranks (valid: 0 to {})", opts_.root, nranks_, nranks_ - 1);
-      else if (!st.refusal.empty() && !undeclared_collective(*st.impl, st.info->name, coll))
-        why = st.refusal;
-      else
-        why = case_unsupported(*st.impl, st.info->name, spec, st.ctx);
+      else if (!st.refusal.empty() && !undeclared_collective(*st.impl, st.info->name, coll)) why = st.refusal;
+      else why = case_unsupported(*st.impl, st.info->name, spec, st.ctx);
       if (!why) {
         cases.push_back(spec);
         continue;
@@ -483,15 +485,16 @@ std::unique_ptr<Runner::Series> Runner::open_series(ImplState& st, const CaseSpe
   std::unique_ptr<Series> series;
   const std::string& impl = st.info->name;
   watchdog_.enter(fmt::format("{}/{}: buffer allocation and registration", name(first.coll), impl));
-  const Outcome agreed = agree_outcome(base_.comm, run_catching([&] {
-    if (fault_here(impl, plan_.sizes.back(), 0) && opts_.fault->kind == FaultSpec::Kind::alloc) {
-      fault_fired_ = true;
-      fail(ExitCode::precondition, "out of memory: allocation failure injected by CCBENCH_FAULT on {}", who());
-    }
-    series = std::make_unique<Series>(backend_, st.impl->allocator(), buffer_capacity(opts_, plan_.sizes.back()));
-    st.impl->attach(
-        BufferSet{series->send.data(), series->send.capacity(), series->recv.data(), series->recv.capacity(), first.coll});
-  }));
+  const Outcome agreed = agree_outcome(
+      base_.comm, run_catching([&] {
+        if (fault_here(impl, plan_.sizes.back(), 0) && opts_.fault->kind == FaultSpec::Kind::alloc) {
+          fault_fired_ = true;
+          fail(ExitCode::precondition, "out of memory: allocation failure injected by CCBENCH_FAULT on {}", who());
+        }
+        series = std::make_unique<Series>(backend_, st.impl->allocator(), buffer_capacity(opts_, plan_.sizes.back()));
+        st.impl->attach(BufferSet{series->send.data(), series->send.capacity(), series->recv.data(),
+                                  series->recv.capacity(), first.coll});
+      }));
   if (agreed.code == ExitCode::ok) return series;
   RunRecord r = base_record(st, first);
   r.bytes = plan_.sizes.back();  // the buffers are sized for the largest size asked
@@ -516,7 +519,7 @@ void Runner::abort_on_timeout(RunRecord row, const std::string& message) {
   guard_.end_job({.exit_code = static_cast<int>(ExitCode::timeout),
                   .reason = "timeout: " + message,
                   .verdict = "FAILED: timeout",
-                  .message = "",  // printed above
+                  .message = "",      // printed above
                   .abort_mpi = true,  // the main thread: MPI_Abort is allowed here
                   .rank0_grace = rank0_grace_for_timeout(opts_.timeout)});
 }
@@ -560,8 +563,8 @@ Runner::Measurement Runner::plan_measurement(Series& bufs, const CaseSpec& spec,
   m.offset = static_cast<std::size_t>(opts_.misalign) * m.esz;
   m.send_bytes = m.shape.send_elements * m.esz;
   m.recv_bytes = m.shape.recv_elements * m.esz;
-  m.pat = PatternSpec{spec.coll,    spec.dtype, spec.op,        opts_.seed, rank_,
-                      nranks_,      spec.root,  m.shape.count, opts_.pattern};
+  m.pat =
+      PatternSpec{spec.coll, spec.dtype, spec.op, opts_.seed, rank_, nranks_, spec.root, m.shape.count, opts_.pattern};
   m.S = bufs.send.data() + m.offset;
   m.R = bufs.recv.data() + m.offset;
   m.buffers = call_buffers(spec.coll, in_place, m.S, m.R, rank_, m.shape.count, m.esz);
@@ -579,10 +582,8 @@ bool Runner::measure(ImplState& st, Series& bufs, Measurement& m) {
   row.count = m.shape.count;
   row.in_place = m.in_place;
   std::optional<std::string> why;
-  if (m.shape.count == 0)
-    why = fmt::format("{} B is less than one {} element per rank", m.size, name(m.spec.dtype));
-  else
-    why = st.impl->unsupported_count(m.spec, m.shape.count);
+  if (m.shape.count == 0) why = fmt::format("{} B is less than one {} element per rank", m.size, name(m.spec.dtype));
+  else why = st.impl->unsupported_count(m.spec, m.shape.count);
   if (why) {
     row.status = RowStatus::skipped;
     row.reason = *why;
@@ -607,7 +608,8 @@ bool Runner::measure(ImplState& st, Series& bufs, Measurement& m) {
     check_guards(bufs, m);
   });
   backend_.drop_capture();
-  if (!fault_refusal_.empty() && local.code == ExitCode::ok) local = {ExitCode::usage, std::exchange(fault_refusal_, "")};
+  if (!fault_refusal_.empty() && local.code == ExitCode::ok)
+    local = {ExitCode::usage, std::exchange(fault_refusal_, "")};
   row.transport = impl.transport();  // what the calls connected over (NCCL connects at its first call)
   return agree(m, std::move(row), local);
 }
@@ -799,7 +801,9 @@ void Runner::energy_window(Implementation& impl, Series& bufs, Measurement& m) {
     check_output(bufs, m, "after the energy window", m.wrong);
 }
 
-bool Runner::graph_checked(const Measurement& m) const { return opts_.check && (!m.in_place || repeats_in_place(m.spec.coll, m.spec.op)); }
+bool Runner::graph_checked(const Measurement& m) const {
+  return opts_.check && (!m.in_place || repeats_in_place(m.spec.coll, m.spec.op));
+}
 
 void Runner::check_output(Series& bufs, Measurement& m, const std::string& when, std::int64_t& counter) {
   Mismatches w = backend_.compare(m.pat, bufs.expected.data(), m.out, m.checked);
@@ -825,8 +829,8 @@ void Runner::damage_send_buffer(const std::string& impl, const Measurement& m) {
 void Runner::check_send_buffer(Measurement& m) {
   Mismatches w = backend_.check_input(m.pat, m.S, m.shape.send_elements, 0);
   if (w.wrong && m.first_wrong.empty())
-    m.first_wrong = fmt::format("{}: the send buffer was modified: element {} expected {} got {}", who(),
-                                w.first_index, w.expected, w.actual);
+    m.first_wrong = fmt::format("{}: the send buffer was modified: element {} expected {} got {}", who(), w.first_index,
+                                w.expected, w.actual);
   m.wrong += static_cast<std::int64_t>(w.wrong);
 }
 
@@ -863,7 +867,8 @@ bool Runner::agree(Measurement& m, RunRecord row, const Outcome& local) {
   }
   RankTimes own = gather_rank_times(base_.comm, m.batch_us, summarize(m.iter_us).median);
   set_rank_columns(row, std::move(own), base_.layout->host_of);
-  if (row.slowest_rank && !world_ranks_.empty()) row.slowest_rank = world_ranks_.at(static_cast<size_t>(*row.slowest_rank));
+  if (row.slowest_rank && !world_ranks_.empty())
+    row.slowest_rank = world_ranks_.at(static_cast<size_t>(*row.slowest_rank));
   m.batch_us = over_ranks(base_.comm, std::vector<double>{m.batch_us}, opts_.rank_time).front();
   m.iter_us = over_ranks(base_.comm, m.iter_us, opts_.rank_time);
   if (m.graphs) m.graph_us = over_ranks(base_.comm, m.graph_us, opts_.rank_time);
@@ -896,7 +901,8 @@ void Runner::emit_measured(Measurement& m, RunRecord row, std::int64_t wrong, st
   set_times(row, summarize(m.iter_us), m.batch_us, factor);
   // Guard damage counts whatever -c says; wrong elements only where they were checked.
   row.wrong = opts_.check ? std::optional<std::int64_t>(wrong + damaged)
-                          : damaged ? std::optional<std::int64_t>(damaged) : std::nullopt;
+              : damaged   ? std::optional<std::int64_t>(damaged)
+                          : std::nullopt;
   settle(row, first, opts_.check ? "" : kNotCheckedReason);
   emit(row);
   if (!m.graphs) return;
@@ -904,7 +910,7 @@ void Runner::emit_measured(Measurement& m, RunRecord row, std::int64_t wrong, st
   RunRecord g = row;
   const TimeStats gt = summarize(m.graph_us);
   g.mode = "graph";
-  clear_rank_columns(g);  // they hold the eager calls' per-rank times
+  clear_rank_columns(g);               // they hold the eager calls' per-rank times
   g.health.energy_per_coll_j.reset();  // the energy window ran eager calls
   g.health.gb_per_joule.reset();
   g.health.energy_window_s.reset();

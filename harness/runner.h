@@ -82,8 +82,8 @@ class Runner {
   bool measure(ImplState& impl, Series& series, Measurement& m);
   // The phases of a measurement, in order. Each works on this rank alone (no agreement).
   Measurement plan_measurement(Series& bufs, const CaseSpec& spec, std::uint64_t size, bool in_place) const;
-  void reset(Series& bufs, const Measurement& m);      // input in place, output poisoned
-  void prepare(Series& bufs, Measurement& m);          // inputs, expected output, guards armed
+  void reset(Series& bufs, const Measurement& m);  // input in place, output poisoned
+  void prepare(Series& bufs, Measurement& m);      // inputs, expected output, guards armed
   void warm_up(Implementation& impl, Measurement& m);
   // The timed batch and the single iterations, beside the --overlap load where there is one.
   void timed_phases(ImplState& impl, Series& bufs, Measurement& m);
@@ -100,8 +100,8 @@ class Runner {
   // Agreement over all ranks, then the eager row and (with -G) the graph row.
   bool agree(Measurement& m, RunRecord row, const Outcome& local);
   bool graph_checked(const Measurement& m) const;  // in-place replays of most ops change the data
-  void emit_measured(Measurement& m, RunRecord row, std::int64_t wrong, std::int64_t graph_wrong,
-                     std::int64_t damaged, const std::vector<std::string>& descriptions);
+  void emit_measured(Measurement& m, RunRecord row, std::int64_t wrong, std::int64_t graph_wrong, std::int64_t damaged,
+                     const std::vector<std::string>& descriptions);
   // Call helpers: each call is counted on the progress board first, so that a stuck run can
   // name who is behind. call() issues `collectives` of the case back to back (-m).
   void call(Implementation& impl, const CallArgs& args, int collectives);

@@ -16,7 +16,7 @@ inline constexpr std::size_t kMaxSweepSizes = 10000;
 struct SweepSpec {
   std::uint64_t min_bytes = 8;
   std::uint64_t max_bytes = 8;
-  double factor = 2.0;        // used when increment == 0
+  double factor = 2.0;  // used when increment == 0
   std::uint64_t increment = 0;
   // The last size is max_bytes itself even where a step goes past it (`links -e 4M -f 8`: 8 .. 2M
   // and 4M). Off for `run`, whose sweep is nccl-tests' (-e 100 -f 4: 8, 32).

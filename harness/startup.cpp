@@ -172,8 +172,9 @@ bool bound_cores(std::vector<int>& cores, std::set<int>& nodes) {
 std::vector<int> gather_numa_nodes(MPI_Comm comm, int cuda_device) {
   std::vector<int> cores;
   std::set<int> nodes;
-  int mine = cuda_device >= 0 ? numa_of_gpu(cuda_device)
-                              : bound_cores(cores, nodes) && nodes.size() == 1 ? *nodes.begin() : -1;
+  int mine = cuda_device >= 0                                 ? numa_of_gpu(cuda_device)
+             : bound_cores(cores, nodes) && nodes.size() == 1 ? *nodes.begin()
+                                                              : -1;
   int size = 1;
   CCB_MPI(MPI_Comm_size(comm, &size));
   std::vector<int> all(static_cast<size_t>(size), -1);
@@ -281,7 +282,8 @@ std::vector<std::vector<int>> gather_gpu_links(MPI_Comm comm, const RankLayout& 
   check_mpi(MPI_Allgather(row.data(), static_cast<int>(n), MPI_INT, all.data(), static_cast<int>(n), MPI_INT, comm),
             "MPI_Allgather of NVLink links");
   std::vector<std::vector<int>> links(n);
-  for (size_t r = 0; r < n; ++r) links[r].assign(all.begin() + static_cast<long>(r * n), all.begin() + static_cast<long>((r + 1) * n));
+  for (size_t r = 0; r < n; ++r)
+    links[r].assign(all.begin() + static_cast<long>(r * n), all.begin() + static_cast<long>((r + 1) * n));
   return links;
 }
 
@@ -296,9 +298,10 @@ std::string cpu_binding() {
 std::string describe_rank_placement(const RankLayout& layout, const Backend& backend, int cuda_device,
                                     const std::string& transport) {
   const bool gpu = backend.device() == Device::gpu;
-  return fmt::format("Pid {:6} on {:>12} {} ({}) transport {}", static_cast<long>(getpid()), layout.host(),
-                     gpu ? gpu_placement(cuda_device) : "CPU", cpu_binding(),
-                     gpu ? transport + " (per implementation: see the transport column)" : cpu_transport(layout, transport));
+  return fmt::format(
+      "Pid {:6} on {:>12} {} ({}) transport {}", static_cast<long>(getpid()), layout.host(),
+      gpu ? gpu_placement(cuda_device) : "CPU", cpu_binding(),
+      gpu ? transport + " (per implementation: see the transport column)" : cpu_transport(layout, transport));
 }
 
 std::string startup_block(MPI_Comm comm, const RankLayout& layout, const Backend& backend, int cuda_device,
@@ -315,7 +318,8 @@ std::string startup_block(MPI_Comm comm, const RankLayout& layout, const Backend
                    describe_ring_order(ring_order(opts.ring_order, layout)));
   s += fmt::format("# Tree: {}\n", name(opts.tree));
   if (opts.pattern != InputPattern::integer)
-    s += fmt::format("# Input pattern: {} (full-precision values, signed zeros, NaN, subnormals)\n", name(opts.pattern));
+    s +=
+        fmt::format("# Input pattern: {} (full-precision values, signed zeros, NaN, subnormals)\n", name(opts.pattern));
   s += fmt::format("# Measurements: {}{}\n", measurements, opts.cycles == 0 ? " per cycle (until stopped)" : "");
   s += fmt::format("# Iterations: {} warm-up, {} timed, agg iters {}{}\n", opts.warmup, opts.iterations, opts.agg_iters,
                    opts.agg_iters > 1 ? " (collectives back to back per iteration; times are per collective)" : "");

@@ -30,8 +30,8 @@ namespace {
 
 const std::vector<std::string> kTopKeys = {"rules"};
 const std::vector<std::string> kRuleKeys = {"name", "select", "require"};
-const std::vector<std::string> kSelectKeys = {"collective", "impl", "transport", "dtype", "op",
-                                              "mode",       "group", "min_size", "max_size"};
+const std::vector<std::string> kSelectKeys = {"collective", "impl",  "transport", "dtype",   "op",
+                                              "mode",       "group", "min_size",  "max_size"};
 
 // A requirement key, its member and what its value means.
 struct LimitKey {
@@ -71,11 +71,14 @@ void check_keys(const std::string& file, const YAML::Node& map, const std::vecto
   for (const auto& kv : map) {
     const std::string key = kv.first.as<std::string>();
     if (std::find(valid.begin(), valid.end(), key) == valid.end())
-      bad(file, kv.first, "unknown key '{}' in {} (valid: {}){}", key, what, fmt::join(valid, ", "), did_you_mean(key, valid));
+      bad(file, kv.first, "unknown key '{}' in {} (valid: {}){}", key, what, fmt::join(valid, ", "),
+          did_you_mean(key, valid));
     const auto [it, fresh] = first_line.emplace(key, kv.first.Mark().line + 1);
     if (!fresh)
-      bad(file, kv.first, "'{}' is given twice in {} (first at line {}); give each key once, with every limit or "
-          "value under it", key, what, it->second);
+      bad(file, kv.first,
+          "'{}' is given twice in {} (first at line {}); give each key once, with every limit or "
+          "value under it",
+          key, what, it->second);
   }
 }
 
@@ -113,7 +116,12 @@ std::uint64_t size_value(const std::string& file, const YAML::Node& n, const std
   std::uint64_t v = 0;
   auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), v);
   const std::string suffix(end, t.data() + t.size());
-  int shift = suffix.empty() ? 0 : suffix == "K" ? 10 : suffix == "M" ? 20 : suffix == "G" ? 30 : suffix == "T" ? 40 : -1;
+  int shift = suffix.empty()  ? 0
+              : suffix == "K" ? 10
+              : suffix == "M" ? 20
+              : suffix == "G" ? 30
+              : suffix == "T" ? 40
+                              : -1;
   if (ec != std::errc() || shift < 0 || (shift && v > (UINT64_MAX >> shift)))
     bad(file, n, "'{}': '{}' is not a size; expected bytes, optionally with K, M, G or T (powers of 1024)", key, t);
   return v << shift;
@@ -132,8 +140,12 @@ RowSelector parse_select(const std::string& file, const YAML::Node& n, const Sel
   check_keys(file, n, kSelectKeys, "'select'");
   RowSelector s;
   const std::vector<std::pair<const char*, std::vector<std::string> RowSelector::*>> lists = {
-      {"collective", &RowSelector::collective}, {"impl", &RowSelector::impl}, {"transport", &RowSelector::transport},
-      {"dtype", &RowSelector::dtype},           {"op", &RowSelector::op},     {"mode", &RowSelector::mode},
+      {"collective", &RowSelector::collective},
+      {"impl", &RowSelector::impl},
+      {"transport", &RowSelector::transport},
+      {"dtype", &RowSelector::dtype},
+      {"op", &RowSelector::op},
+      {"mode", &RowSelector::mode},
       {"group", &RowSelector::group}};
   for (const auto& [key, member] : lists)
     if (n[key]) s.*member = names(file, n[key], key, known);
@@ -262,7 +274,8 @@ std::optional<double> throttle_reasons(const RowHealth& h) {
 // The growth of every error counter read while the row ran, added up.
 std::optional<double> error_growth(const RowHealth& h) {
   std::optional<double> sum;
-  for (const auto& c : {h.nvlink_errors, h.pcie_replays, h.ecc_corrected, h.ecc_uncorrected, h.xid_events, h.nic_errors})
+  for (const auto& c :
+       {h.nvlink_errors, h.pcie_replays, h.ecc_corrected, h.ecc_uncorrected, h.xid_events, h.nic_errors})
     if (c) sum = sum.value_or(0) + static_cast<double>(*c);
   return sum;
 }
@@ -337,8 +350,7 @@ CheckVerdict run_check(const CheckKind& k, double limit, const std::vector<RowRe
                           *value);
       else if (k.minimum ? *value < limit : *value > limit)
         why = fmt::format("{:.4g}{} {} {:g}", *value, k.unit, k.minimum ? "<" : ">", limit);
-      else if (wrong_check && x.status == RowStatus::wrong)
-        why = "status wrong (guard damage or a failed check)";
+      else if (wrong_check && x.status == RowStatus::wrong) why = "status wrong (guard damage or a failed check)";
     } else {
       unchecked += wrong_check;  // its data was not checked: no count, so neither a pass nor a failure
       continue;
@@ -351,8 +363,10 @@ CheckVerdict run_check(const CheckKind& k, double limit, const std::vector<RowRe
     v.state = CheckState::fail;
   } else if (unchecked > 0) {  // an unchecked row proves nothing about its elements
     v.state = CheckState::not_available;
-    v.note = fmt::format("not available for {} of {} selected rows: their data was not checked (-c 0, or rows of "
-                         "links.csv); select checked rows, or run with -c 1", unchecked, rows.size());
+    v.note = fmt::format(
+        "not available for {} of {} selected rows: their data was not checked (-c 0, or rows of "
+        "links.csv); select checked rows, or run with -c 1",
+        unchecked, rows.size());
   } else if (k.column && carried == 0) {
     v.state = CheckState::not_available;
     v.note = fmt::format("not available: no selected row carries the column '{}'", k.column);
@@ -445,7 +459,8 @@ NodeBlame node_blame(const std::vector<RowRef>& all, const std::set<std::pair<co
     const std::vector<std::string> culprits = attribution->culprits();
     const std::string first = blame.substr(0, blame.find('+'));
     if (blame == "link") out.broken.erase(key);
-    else if (std::find(culprits.begin(), culprits.end(), first) != culprits.end()) blamed_host[key] = first.substr(0, first.find(':'));
+    else if (std::find(culprits.begin(), culprits.end(), first) != culprits.end())
+      blamed_host[key] = first.substr(0, first.find(':'));
   }
   out.node_of = [blamed_host](const RowRef& r) -> std::optional<std::string> {
     const auto it = blamed_host.find({r.run, r.index});
@@ -454,9 +469,7 @@ NodeBlame node_blame(const std::vector<RowRef>& all, const std::set<std::pair<co
   return out;
 }
 
-const char* state_name(CheckState s) {
-  return s == CheckState::pass ? "PASS" : s == CheckState::fail ? "FAIL" : "N/A";
-}
+const char* state_name(CheckState s) { return s == CheckState::pass ? "PASS" : s == CheckState::fail ? "FAIL" : "N/A"; }
 
 std::string xml_escaped(const std::string& s) {
   std::string out;
@@ -483,8 +496,8 @@ bool RuleVerdict::failed() const {
 
 CheckState RuleVerdict::state() const {
   if (failed()) return CheckState::fail;
-  const bool judged =
-      std::none_of(checks.begin(), checks.end(), [](const CheckVerdict& c) { return c.state == CheckState::not_available; });
+  const bool judged = std::none_of(checks.begin(), checks.end(),
+                                   [](const CheckVerdict& c) { return c.state == CheckState::not_available; });
   return judged ? CheckState::pass : CheckState::not_available;
 }
 
@@ -537,16 +550,20 @@ AcceptReport evaluate_rules(const std::vector<Rule>& rules, const std::vector<Re
     for (const RowRef& r : all) {
       if (!rule.select.matches(r.row())) continue;
       if (r.row().status != RowStatus::skipped) selected.push_back(r);
-      else if (skipped.empty()) skipped = fmt::format("{}: skipped ({})", label_of(r, cycles), single_line(r.row().reason));
+      else if (skipped.empty())
+        skipped = fmt::format("{}: skipped ({})", label_of(r, cycles), single_line(r.row().reason));
     }
     rv.rows = static_cast<int>(selected.size());
     if (selected.empty()) {
-      rv.checks.push_back({"selects measured rows", CheckState::fail, "",
+      rv.checks.push_back({"selects measured rows",
+                           CheckState::fail,
+                           "",
                            {skipped.empty() ? "no row of the results matches the selection"
                                             : "every row it selects was skipped, e.g. " + skipped}});
     } else {
       for (const CheckKind& k : check_kinds())
-        if (rule.require.*k.limit) rv.checks.push_back(run_check(k, *(rule.require.*k.limit), selected, cycles, broken));
+        if (rule.require.*k.limit)
+          rv.checks.push_back(run_check(k, *(rule.require.*k.limit), selected, cycles, broken));
     }
     rep.passed &= !rv.failed();
     rep.rules.push_back(std::move(rv));
@@ -554,8 +571,9 @@ AcceptReport evaluate_rules(const std::vector<Rule>& rules, const std::vector<Re
   rep.links = place_verdicts(all, broken, ref_link, "the rows carry no 'link' column naming the link they measured");
   rep.attribution = attribute_link_verdicts(rep.links);
   const NodeBlame blame = node_blame(all, broken, rep.attribution);
-  rep.nodes = place_verdicts(all, blame.broken, blame.node_of,
-                             "the run spans several hosts and its rows carry no 'host' column saying which measured them");
+  rep.nodes =
+      place_verdicts(all, blame.broken, blame.node_of,
+                     "the run spans several hosts and its rows carry no 'host' column saying which measured them");
   return rep;
 }
 
@@ -590,9 +608,9 @@ std::string AcceptReport::text() const {
   auto places = [&](const char* what, const std::vector<PlaceVerdict>& v) {
     s += fmt::format("#\n# per {}:\n", what);
     for (const PlaceVerdict& p : v)
-      s += p.state == CheckState::not_available
-               ? fmt::format("#   N/A  {}: {}\n", p.name, p.note)
-               : fmt::format("#   {:<4} {}: {} of {} rows broke a rule\n", state_name(p.state), p.name, p.failed_rows, p.rows);
+      s += p.state == CheckState::not_available ? fmt::format("#   N/A  {}: {}\n", p.name, p.note)
+                                                : fmt::format("#   {:<4} {}: {} of {} rows broke a rule\n",
+                                                              state_name(p.state), p.name, p.failed_rows, p.rows);
   };
   places("node", nodes);
   places("link", links);
@@ -601,7 +619,10 @@ std::string AcceptReport::text() const {
     return std::count_if(rules.begin(), rules.end(), [st](const RuleVerdict& r) { return r.state() == st; });
   };
   const auto failed = count(CheckState::fail), unjudged = count(CheckState::not_available);
-  s += fmt::format("#\n# Acceptance: {} ({} of {} rule{} failed{})\n", !passed ? "FAIL" : unjudged ? "N/A" : "PASS",
+  s += fmt::format("#\n# Acceptance: {} ({} of {} rule{} failed{})\n",
+                   !passed    ? "FAIL"
+                   : unjudged ? "N/A"
+                              : "PASS",
                    failed, rules.size(), rules.size() == 1 ? "" : "s",
                    unjudged ? fmt::format(", {} not judged in full: see N/A above", unjudged) : "");
   return s;
@@ -669,15 +690,15 @@ std::string render_suite(const JunitSuite& suite, int& tests, int& failures, int
                            xml_escaped(c.failure), xml_escaped(c.detail));
     else if (!c.skipped.empty())
       inner += fmt::format(">\n      <skipped message=\"{}\"/>\n    </testcase>\n", xml_escaped(c.skipped));
-    else
-      inner += "/>\n";
+    else inner += "/>\n";
   }
   tests += static_cast<int>(suite.second.size());
   failures += f;
   skipped += sk;
-  return fmt::format("  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\" "
-                     "time=\"0\">\n{}  </testsuite>\n",
-                     xml_escaped(suite.first), suite.second.size(), f, sk, inner);
+  return fmt::format(
+      "  <testsuite name=\"{}\" tests=\"{}\" failures=\"{}\" errors=\"0\" skipped=\"{}\" "
+      "time=\"0\">\n{}  </testsuite>\n",
+      xml_escaped(suite.first), suite.second.size(), f, sk, inner);
 }
 
 }  // namespace
@@ -691,9 +712,10 @@ std::string AcceptReport::junit_xml(const std::string& suite_name) const {
   int tests = 0, failures = 0, skipped = 0;
   std::string body;
   for (const JunitSuite& s : suites) body += render_suite(s, tests, failures, skipped);
-  return fmt::format("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"ccbench accept {}\" tests=\"{}\" "
-                     "failures=\"{}\" errors=\"0\" skipped=\"{}\" time=\"0\">\n{}</testsuites>\n",
-                     xml_escaped(suite_name), tests, failures, skipped, body);
+  return fmt::format(
+      "<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n<testsuites name=\"ccbench accept {}\" tests=\"{}\" "
+      "failures=\"{}\" errors=\"0\" skipped=\"{}\" time=\"0\">\n{}</testsuites>\n",
+      xml_escaped(suite_name), tests, failures, skipped, body);
 }
 
 }  // namespace ccbench

@@ -17,16 +17,16 @@ namespace ccbench {
 
 // The columns a check reads; one that needs a column is "not available" on rows without it.
 // ccbench writes the first two where a run has link ceilings or a model (results/record.h).
-inline constexpr const char* kCeilingColumn = kLinkCeilingHeader;         // measured link ceiling
-inline constexpr const char* kPredictionColumn = kPredictedBusbwHeader;   // the model's prediction
-inline constexpr const char* kStragglerColumn = "straggler_ratio";          // slowest rank / median rank time
+inline constexpr const char* kCeilingColumn = kLinkCeilingHeader;          // measured link ceiling
+inline constexpr const char* kPredictionColumn = kPredictedBusbwHeader;    // the model's prediction
+inline constexpr const char* kStragglerColumn = "straggler_ratio";         // slowest rank / median rank time
 inline constexpr const char* kGroupOutlierColumn = "group_outlier_ratio";  // slowest group / median group
 inline constexpr const char* kTemperatureColumn = "gpu_temp_max[C]";
-inline constexpr const char* kThrottleColumn = "throttle_events";  // ccbench rows: their health (telemetry/)
+inline constexpr const char* kThrottleColumn = "throttle_events";          // ccbench rows: their health (telemetry/)
 inline constexpr const char* kErrorGrowthColumn = "error_counter_growth";  // likewise
-inline constexpr const char* kEnergyColumn = kEnergyHeader;                       // --energy: J per collective
-inline constexpr const char* kEnergyEfficiencyColumn = kEnergyEfficiencyHeader;   // --energy: GB per J
-inline constexpr const char* kHostColumn = "host";  // which node measured the row
+inline constexpr const char* kEnergyColumn = kEnergyHeader;                // --energy: J per collective
+inline constexpr const char* kEnergyEfficiencyColumn = kEnergyEfficiencyHeader;  // --energy: GB per J
+inline constexpr const char* kHostColumn = "host";                               // which node measured the row
 inline constexpr const char* kLinkColumn = "link";  // which link the row measured ("gpu0-gpu1", "node01-node02")
 
 // Which rows a rule is about: every given field must match (a list matches any of its values).
@@ -78,10 +78,10 @@ inline constexpr std::uint64_t kMinBusbwFromBytes = 1 << 20;  // below 1 MiB bus
 enum class CheckState { pass, fail, not_available };
 
 struct CheckVerdict {
-  std::string check;                 // "min_busbw 300 GB/s"
+  std::string check;  // "min_busbw 300 GB/s"
   CheckState state = CheckState::pass;
-  std::string note;                  // why not available
-  std::vector<std::string> broken;   // each row that broke it: its case, size, value
+  std::string note;                 // why not available
+  std::vector<std::string> broken;  // each row that broke it: its case, size, value
 };
 
 struct RuleVerdict {
@@ -113,8 +113,8 @@ struct AcceptReport {
   // against the culprit it is put on, not against the host that sent them (none for a link
   // at fault itself).
   std::optional<Attribution> attribution;
-  bool passed = true;  // no rule failed (exit code 0); the text says N/A, not PASS, where one was not judged
-  std::string text() const;                                  // for people
+  bool passed = true;        // no rule failed (exit code 0); the text says N/A, not PASS, where one was not judged
+  std::string text() const;  // for people
   std::string junit_xml(const std::string& suite_name) const;  // JUnit XML for CI systems
 };
 

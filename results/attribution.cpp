@@ -98,7 +98,8 @@ std::string own_links(const Attribution& a, const std::string& e, int n) {
     }
   const double ref = *a.reference;
   return fmt::format("all {} of its links below {} of {:.3g} GB/s ({:.3g} to {:.3g} GB/s, {} to {})", n,
-                     fraction_percent(a.threshold), ref, lo, hi, fraction_percent(lo / ref), fraction_percent(hi / ref));
+                     fraction_percent(a.threshold), ref, lo, hi, fraction_percent(lo / ref),
+                     fraction_percent(hi / ref));
 }
 
 void write_evidence(Attribution& a, size_t endpoint_count) {
@@ -209,8 +210,10 @@ Attribution attribute_by_value(const std::vector<LinkSample>& samples, double th
   a.links = merged(samples, true);
   std::set<std::string> core = endpoints_of(a.links);
   if (core.size() < 3) {
-    a.note = fmt::format("{} endpoint{}: with fewer than 3 a link has no other link to be compared with (an "
-                         "absolute floor, `accept --rules`, can judge it)", core.size(), core.size() == 1 ? "" : "s");
+    a.note = fmt::format(
+        "{} endpoint{}: with fewer than 3 a link has no other link to be compared with (an "
+        "absolute floor, `accept --rules`, can judge it)",
+        core.size(), core.size() == 1 ? "" : "s");
     return a;
   }
   // Take out the slowest endpoint while its fastest link stays below the threshold of the links
@@ -249,11 +252,13 @@ std::string attribution_text(const Attribution& a, const std::string& subject, c
       s += fmt::format("{}{} ({}): {}: {}\n", prefix, role_name(f.role), subject, f.endpoint, f.evidence);
   for (const LinkJudgement& l : a.links)
     if (l.blame == "link")
-      s += a.by_value ? fmt::format("{}link at fault ({}): {}: {:.3g} GB/s, {} of {:.3g}, while {} and {} are fine on "
-                                    "their other links\n", prefix, subject, l.link, l.value, fraction_percent(l.value / *a.reference),
-                                    *a.reference, l.a, l.b)
-                      : fmt::format("{}link at fault ({}): {}: it failed, while {} and {} pass on other links\n", prefix,
-                                    subject, l.link, l.a, l.b);
+      s += a.by_value
+               ? fmt::format(
+                     "{}link at fault ({}): {}: {:.3g} GB/s, {} of {:.3g}, while {} and {} are fine on "
+                     "their other links\n",
+                     prefix, subject, l.link, l.value, fraction_percent(l.value / *a.reference), *a.reference, l.a, l.b)
+               : fmt::format("{}link at fault ({}): {}: it failed, while {} and {} pass on other links\n", prefix,
+                             subject, l.link, l.a, l.b);
   if (a.failed_links() == 0)
     s += a.by_value ? fmt::format("{}culprit ({}): none: all {} links within {} of {:.3g} GB/s\n", prefix, subject,
                                   a.links.size(), fraction_percent(a.threshold), *a.reference)
@@ -264,10 +269,15 @@ std::string attribution_text(const Attribution& a, const std::string& subject, c
 Json attribution_json(const Attribution& a, const std::string& subject) {
   Json endpoints = Json::array(), links = Json::array();
   for (const EndpointFinding& f : a.endpoints)
-    endpoints.push_back({{"endpoint", f.endpoint}, {"role", role_name(f.role)}, {"links", f.links},
-                         {"failed_links", f.failed_links}, {"evidence", f.evidence}});
+    endpoints.push_back({{"endpoint", f.endpoint},
+                         {"role", role_name(f.role)},
+                         {"links", f.links},
+                         {"failed_links", f.failed_links},
+                         {"evidence", f.evidence}});
   for (const LinkJudgement& l : a.links)
-    links.push_back({{"link", l.link}, {"value_GBps", a.by_value ? Json(l.value) : Json(nullptr)}, {"failed", l.failed},
+    links.push_back({{"link", l.link},
+                     {"value_GBps", a.by_value ? Json(l.value) : Json(nullptr)},
+                     {"failed", l.failed},
                      {"blame", l.blame}});
   return {{"subject", subject},
           {"by", a.by_value ? "value" : "verdict"},

@@ -36,9 +36,9 @@ std::optional<std::pair<std::string, std::string>> link_endpoints(const std::str
 // One measurement of a link. Several samples of one link (both directions, several rows) are one
 // link: by value its lowest figure, by verdict failed when any sample failed.
 struct LinkSample {
-  std::string link;  // its name
-  std::string a, b;  // its ends (link_endpoints())
-  double value = 0;  // by value: bandwidth, GB/s, higher is better
+  std::string link;     // its name
+  std::string a, b;     // its ends (link_endpoints())
+  double value = 0;     // by value: bandwidth, GB/s, higher is better
   bool failed = false;  // by verdict
 };
 
@@ -54,15 +54,15 @@ struct EndpointFinding {
 
 struct LinkJudgement {
   std::string link, a, b;
-  double value = 0;        // by value: its lowest figure
+  double value = 0;  // by value: its lowest figure
   bool failed = false;
-  std::string blame;       // a failing link's culprit endpoint, "link" (its own fault), "ambiguous"; "" when it passed
+  std::string blame;  // a failing link's culprit endpoint, "link" (its own fault), "ambiguous"; "" when it passed
 };
 
 struct Attribution {
   bool by_value = true;
-  double threshold = 0;               // by value
-  std::optional<double> reference;    // by value: the healthy figure links are judged against
+  double threshold = 0;                    // by value
+  std::optional<double> reference;         // by value: the healthy figure links are judged against
   std::vector<EndpointFinding> endpoints;  // culprits, then suspects, then fine; by name within each
   std::vector<LinkJudgement> links;        // by name
   std::string note;  // why nothing could be judged (fewer than 3 endpoints by value); "" otherwise

@@ -116,8 +116,7 @@ bool BisectionSearch::plan_single(int x) {
     steps_.push_back({{BisectionGroup{sorted({x, *pad}), {x}, std::nullopt, ""}}});
     return true;
   }
-  while (pad_for({x}, used)) {
-  }
+  while (pad_for({x}, used)) {}
   if (used.size() < 2) return false;
   steps_.push_back({{BisectionGroup{sorted(used), {}, std::nullopt, ""}}});
   return true;
@@ -130,7 +129,8 @@ void BisectionSearch::plan_next() {
     if (s.size() >= 2) {
       if (plan_split(s)) return;
       suspects_.insert(suspects_.end(), s.begin(), s.end());
-      findings_.push_back(fmt::format("{} cannot be told apart: there is no other node to measure each with", names(s)));
+      findings_.push_back(
+          fmt::format("{} cannot be told apart: there is no other node to measure each with", names(s)));
       continue;
     }
     const int x = s.front();
@@ -150,21 +150,24 @@ void BisectionSearch::finish() {
   std::sort(culprits_.begin(), culprits_.end());
   std::sort(suspects_.begin(), suspects_.end());
   std::string s;
-  if (!culprits_.empty())
-    s = fmt::format("culprit{}: {}", culprits_.size() == 1 ? "" : "s", names(culprits_));
+  if (!culprits_.empty()) s = fmt::format("culprit{}: {}", culprits_.size() == 1 ? "" : "s", names(culprits_));
   for (const std::string& f : findings_) s += (s.empty() ? "" : "; ") + f;
   conclusion_ = s.empty() ? "no culprit" : s;
 }
 
 void BisectionSearch::judge_split() {
   BisectionStep& step = steps_.back();
-  auto verdict = [&](size_t i) -> std::string { return half_group_[i] < 0 ? "not measured" : step.groups[static_cast<size_t>(half_group_[i])].verdict; };
+  auto verdict = [&](size_t i) -> std::string {
+    return half_group_[i] < 0 ? "not measured" : step.groups[static_cast<size_t>(half_group_[i])].verdict;
+  };
   const std::string v0 = verdict(0), v1 = verdict(1);
   const bool top = top_;
   top_ = false;
   if (v0 == "fast" && v1 == "fast") {
-    findings_.push_back(fmt::format("{} together are slower than either half: what is slow joins the halves (the links "
-                                    "between them), not a node", names(current_)));
+    findings_.push_back(
+        fmt::format("{} together are slower than either half: what is slow joins the halves (the links "
+                    "between them), not a node",
+                    names(current_)));
     return;
   }
   if (v0 == "slow" && v1 == "slow") {
@@ -173,8 +176,9 @@ void BisectionSearch::judge_split() {
       pending_.push_back(halves_[1]);
       return;
     }
-    findings_.push_back("no half is faster than the whole job: no single node stands out (the fabric gives this "
-                        "figure, or slow nodes sit in both halves: --groups pairs tells them apart)");
+    findings_.push_back(
+        "no half is faster than the whole job: no single node stands out (the fabric gives this "
+        "figure, or slow nodes sit in both halves: --groups pairs tells them apart)");
     return;
   }
   for (size_t i = 0; i < 2; ++i) {
@@ -193,8 +197,8 @@ void BisectionSearch::judge_single() {
       pending_.insert(pending_.begin(), {x});
     } else {
       suspects_.push_back(x);
-      findings_.push_back(fmt::format("{} is slow, but so are {} without it: more than one node is slow", name_(x),
-                                      names(g.nodes)));
+      findings_.push_back(
+          fmt::format("{} is slow, but so are {} without it: more than one node is slow", name_(x), names(g.nodes)));
     }
     return;
   }

@@ -72,9 +72,9 @@ class BisectionSearch {
   std::optional<double> whole_;
   std::vector<std::vector<int>> pending_;  // suspect sets still to search
   std::vector<int> healthy_;
-  std::vector<int> current_;                    // the suspect set the step in next() searches
-  std::vector<std::vector<int>> halves_;        // its halves (a split), or the one node (a confirmation)
-  std::vector<int> half_group_;                 // each half's group in next(), -1: not measured
+  std::vector<int> current_;              // the suspect set the step in next() searches
+  std::vector<std::vector<int>> halves_;  // its halves (a split), or the one node (a confirmation)
+  std::vector<int> half_group_;           // each half's group in next(), -1: not measured
   std::vector<int> culprits_, suspects_;
   std::vector<std::string> findings_;
   std::string conclusion_;

@@ -45,9 +45,9 @@ std::string comparison_table(const std::vector<RunRecord>& rows, const std::stri
   };
   std::vector<Block> blocks;
   for (const RunRecord& r : rows) {
-    const std::string key = fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}", r.collective,
-                                        r.dtype, r.op, r.mode, r.in_place, r.ranks, r.ranks_per_node, r.device,
-                                        r.root, r.group);
+    const std::string key =
+        fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}", r.collective, r.dtype, r.op, r.mode,
+                    r.in_place, r.ranks, r.ranks_per_node, r.device, r.root, r.group);
     auto it = std::find_if(blocks.begin(), blocks.end(), [&](const Block& b) { return b.key == key; });
     if (it == blocks.end()) it = blocks.insert(blocks.end(), Block{key, &r, {}});
     it->recs.push_back(&r);
@@ -116,7 +116,8 @@ std::string comparison_table(const std::vector<RunRecord>& rows, const std::stri
                                  use_median ? "median iteration" : "batch average, as the table and nccl-tests");
   if (any_ratio) head += fmt::format("; (x) = ratio to {} at the same size", baseline);
   if (!use_median)
-    head += fmt::format("; p50 = busbw of the median single call, where it differs by more than {:g}%", kMedianNoteFraction * 100);
+    head += fmt::format("; p50 = busbw of the median single call, where it differs by more than {:g}%",
+                        kMedianNoteFraction * 100);
   return head + "\n" + out;
 }
 

@@ -28,19 +28,19 @@ struct ComparePair {
 };
 
 struct CompareOptions {
-  double tolerance = 0.05;     // a fraction in [0, 1): smaller changes are never flagged
-  bool allow_missing = false;  // a baseline row absent now is reported, not a failure
-  bool allow_skipped = false;  // a row ok before and skipped now is reported, not a failure
+  double tolerance = 0.05;         // a fraction in [0, 1): smaller changes are never flagged
+  bool allow_missing = false;      // a baseline row absent now is reported, not a failure
+  bool allow_skipped = false;      // a row ok before and skipped now is reported, not a failure
   bool count_isolated = false;     // count a slowdown at one size whose neighbouring sizes are not slower
   std::vector<ComparePair> pairs;  // compare rows whose `field` differs as given (at most one per field)
   std::string format = "table";    // table, md or json
 };
 
 struct CompareResult {
-  std::string text;   // the report in the chosen format, ready to print
-  int failures = 0;   // rows slower beyond the noise, wrong/failed/skipped/missing/damaged now, a
-                      // whole-run slowdown of a dedicated machine, nothing matched
-  int matched = 0;    // rows found in both runs
+  std::string text;  // the report in the chosen format, ready to print
+  int failures = 0;  // rows slower beyond the noise, wrong/failed/skipped/missing/damaged now, a
+                     // whole-run slowdown of a dedicated machine, nothing matched
+  int matched = 0;   // rows found in both runs
 };
 
 // Compares two runs row by row (kept in results/compare_runs.cpp). Rows match on (collective,
@@ -91,10 +91,10 @@ CompareResult compare_runs(const ResultSet& before, const ResultSet& after, cons
 // flags 2 rows, at 4 (37 %) no row in either direction, nor on its 8-rank pair; what 4 still
 // detects there is reports.compare_detection's. The oversubscribed pairs of evidence
 // cpu2core-20261201-compare scatter 99-221 %, hence their rule. The others are judgements:
-inline constexpr int kMinRowsForScatter = 8;         // a median deviation of fewer rows follows any one of them
-inline constexpr double kScatterSigmas = 4.0;        // rows beyond 4 robust sigmas of the pair's scatter count
-inline constexpr int kMinIterationsForSpread = 5;    // a median and a minimum of fewer say nothing of a spread
-inline constexpr double kDisturbedWidening = 2.0;    // a slower median twice as far above its fastest iteration
+inline constexpr int kMinRowsForScatter = 8;       // a median deviation of fewer rows follows any one of them
+inline constexpr double kScatterSigmas = 4.0;      // rows beyond 4 robust sigmas of the pair's scatter count
+inline constexpr int kMinIterationsForSpread = 5;  // a median and a minimum of fewer say nothing of a spread
+inline constexpr double kDisturbedWidening = 2.0;  // a slower median twice as far above its fastest iteration
 // The whole run counts beyond 1.5 robust sigmas of the rows' scatter (and the tolerance): five runs
 // of one 2-rank command on the loaded 2-core machine, every ordered pair compared (evidence
 // cpu2core-20261202-whole-run): their rows scattered 10-21 % and the runs differed as a whole by

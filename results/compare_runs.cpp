@@ -59,7 +59,19 @@ struct Side {
 };
 
 enum class Verdict {
-  same, faster, slower, isolated, disturbed, scheduled, damaged, now_bad, now_skipped, now_ok, not_ok, missing, extra
+  same,
+  faster,
+  slower,
+  isolated,
+  disturbed,
+  scheduled,
+  damaged,
+  now_bad,
+  now_skipped,
+  now_ok,
+  not_ok,
+  missing,
+  extra
 };
 
 struct RowEntry {
@@ -98,13 +110,15 @@ double shift_percent(double log_ratio) { return (std::exp(log_ratio) - 1) * 100;
 
 // What this pair of runs says about its own noise (compare.h).
 struct PairNoise {
-  double shift = 0;         // median log slowdown of the matched rows
-  double scatter = 0;       // robust sigma of their log slowdowns around it
-  int rows = 0;             // rows both come from
+  double shift = 0;            // median log slowdown of the matched rows
+  double scatter = 0;          // robust sigma of their log slowdowns around it
+  int rows = 0;                // rows both come from
   std::string oversubscribed;  // "4 ranks on 2 hardware threads (before)", or ""
   bool estimated() const { return rows >= kMinRowsForScatter; }
   // The whole run's slowdown that counts, log: the tolerance or the rows' scatter, the larger.
-  double shift_threshold(double tolerance) const { return std::max(std::log1p(tolerance), kShiftScatterSigmas * scatter); }
+  double shift_threshold(double tolerance) const {
+    return std::max(std::log1p(tolerance), kShiftScatterSigmas * scatter);
+  }
 };
 
 std::string verdict_text(const RowEntry& e) {
@@ -221,7 +235,7 @@ void judge_slowdown(RowEntry& e, const PairNoise& n, double tolerance) {
 // in the other placement for its neighbour. Returns how many it unflagged.
 int mark_isolated(std::vector<RowEntry>& entries) {
   std::map<std::string, std::vector<RowEntry*>> by_case;  // measured on both sides, by size
-  std::map<std::string, bool> sizes;                   // case without placement, size, placement -> slower
+  std::map<std::string, bool> sizes;                      // case without placement, size, placement -> slower
   auto size_key = [](const RunRecord& r, bool in_place) {
     return fmt::format("{}\x1f{}\x1f{}\x1f{}", case_key(r), r.bytes, in_place, r.cycle);
   };
@@ -232,7 +246,8 @@ int mark_isolated(std::vector<RowEntry>& entries) {
   }
   int unflagged = 0;
   for (auto& [key, v] : by_case) {
-    std::sort(v.begin(), v.end(), [](const RowEntry* a, const RowEntry* b) { return a->before->bytes < b->before->bytes; });
+    std::sort(v.begin(), v.end(),
+              [](const RowEntry* a, const RowEntry* b) { return a->before->bytes < b->before->bytes; });
     std::vector<bool> slower(v.size());
     for (size_t i = 0; i < v.size(); ++i) slower[i] = v[i]->verdict == Verdict::slower;
     for (size_t i = 0; i < v.size(); ++i) {
@@ -383,15 +398,16 @@ struct Summary {
   const std::vector<std::pair<std::string, std::array<std::string, 2>>>& settings;
   const PairNoise& noise;
   int matched, failures;
-  bool shift_counted;            // the whole run is slower beyond the tolerance on a dedicated machine
-  bool cycles;                   // a run repeated its sweep: rows are named with their cycle
-  std::string nothing_matched;   // non-empty: why no row matched
+  bool shift_counted;             // the whole run is slower beyond the tolerance on a dedicated machine
+  bool cycles;                    // a run repeated its sweep: rows are named with their cycle
+  std::string nothing_matched;    // non-empty: why no row matched
   std::vector<std::string> gaps;  // rows missing now or only after, one line per case
 };
 
 std::string pairs_text(const CompareOptions& o) {
   std::string s;
-  for (const ComparePair& p : o.pairs) s += fmt::format("{}{} {} -> {}", s.empty() ? "" : ", ", p.field, p.before, p.after);
+  for (const ComparePair& p : o.pairs)
+    s += fmt::format("{}{} {} -> {}", s.empty() ? "" : ", ", p.field, p.before, p.after);
   return s;
 }
 
@@ -406,35 +422,40 @@ std::string verdict_line(const Summary& s) {
 std::string shift_line(const Summary& s) {
   const PairNoise& n = s.noise;
   if (!n.estimated())
-    return fmt::format("too few rows ({} compared, {} needed) to tell the whole run's shift and scatter; rows are "
-                       "judged by the tolerance and their own spread", n.rows, kMinRowsForScatter);
+    return fmt::format(
+        "too few rows ({} compared, {} needed) to tell the whole run's shift and scatter; rows are "
+        "judged by the tolerance and their own spread",
+        n.rows, kMinRowsForScatter);
   const bool capped = kScatterSigmas * n.scatter > std::log(kScatterAllowanceCap);
-  std::string l = fmt::format("the rows' median time changed {:.2f}x (median of {} rows); they scatter {:.0f}% around "
-                              "it (robust sigma), and a row counts beyond {:g} of that{}, the whole run beyond {:.0f}%",
-                              std::exp(n.shift), n.rows, shift_percent(n.scatter), kScatterSigmas,
-                              capped ? fmt::format(" (at most {:g}x: so wide a scatter comes from rows that moved)",
-                                                   kScatterAllowanceCap)
-                                     : "",
-                              shift_percent(n.shift_threshold(s.o.tolerance)));
+  std::string l = fmt::format(
+      "the rows' median time changed {:.2f}x (median of {} rows); they scatter {:.0f}% around "
+      "it (robust sigma), and a row counts beyond {:g} of that{}, the whole run beyond {:.0f}%",
+      std::exp(n.shift), n.rows, shift_percent(n.scatter), kScatterSigmas,
+      capped ? fmt::format(" (at most {:g}x: so wide a scatter comes from rows that moved)", kScatterAllowanceCap) : "",
+      shift_percent(n.shift_threshold(s.o.tolerance)));
   if (std::abs(n.shift) <= std::log1p(s.o.tolerance)) return l;
-  l += fmt::format(". The whole run is {:.2f}x {}: every row alike, so the machine (or what every row shares), not a row",
-                   std::exp(n.shift), n.shift > 0 ? "slower" : "faster");
+  l += fmt::format(
+      ". The whole run is {:.2f}x {}: every row alike, so the machine (or what every row shares), not a row",
+      std::exp(n.shift), n.shift > 0 ? "slower" : "faster");
   if (s.shift_counted) l += "; a failure";
   else if (n.shift > 0 && !n.oversubscribed.empty())
     l += fmt::format("; not a failure: {}, where figures follow the scheduler", n.oversubscribed);
   else if (n.shift > 0)
-    l += fmt::format("; not a failure: inside the rows' scatter ({:.0f}%), which two runs of one command on this "
-                     "machine move by as a whole", shift_percent(n.scatter));
+    l += fmt::format(
+        "; not a failure: inside the rows' scatter ({:.0f}%), which two runs of one command on this "
+        "machine move by as a whole",
+        shift_percent(n.scatter));
   return l;
 }
 
 // What an oversubscribed run's figures can and cannot say, or "".
 std::string oversubscribed_line(const Summary& s) {
   if (s.noise.oversubscribed.empty()) return "";
-  return fmt::format("oversubscribed ({}): the times follow the scheduler, not the hardware, so slowdowns are shown "
-                     "and not counted; wrong, failed, skipped, missing and damaged rows are. For a performance "
-                     "verdict, compare runs with a rank per hardware thread at most",
-                     s.noise.oversubscribed);
+  return fmt::format(
+      "oversubscribed ({}): the times follow the scheduler, not the hardware, so slowdowns are shown "
+      "and not counted; wrong, failed, skipped, missing and damaged rows are. For a performance "
+      "verdict, compare runs with a rank per hardware thread at most",
+      s.noise.oversubscribed);
 }
 
 std::string failure_lines(const Summary& s, const char* prefix) {
@@ -445,8 +466,8 @@ std::string failure_lines(const Summary& s, const char* prefix) {
   for (const RowEntry& e : s.entries) {
     if (!e.failure || !e.before || !e.after) continue;
     const std::string why = e.verdict == Verdict::damaged ? "DAMAGED (" + e.damage + ")" : verdict_text(e);
-    out += fmt::format("{}{}: {}  ({} -> {})\n", prefix, why, row_label(any_row(e), s.cycles), figure(e.before, e.by_time),
-                       figure(e.after, e.by_time));
+    out += fmt::format("{}{}: {}  ({} -> {})\n", prefix, why, row_label(any_row(e), s.cycles),
+                       figure(e.before, e.by_time), figure(e.after, e.by_time));
   }
   for (const std::string& g : s.gaps)
     if (g.rfind("MISSING", 0) == 0 || g.rfind("ONLY AFTER", 0) == 0) out += prefix + g + "\n";
@@ -454,12 +475,14 @@ std::string failure_lines(const Summary& s, const char* prefix) {
 }
 
 std::string render_table(const Summary& s) {
-  std::string out = "# ccbench compare: before -> after. Latency-bound sizes show the median time, the others the "
-                    "median busbw; 'noise' is the change beyond the whole run's that counts (tolerance, scatter of "
-                    "the rows or their own spread; * = from too few iterations to tell a spread)\n";
+  std::string out =
+      "# ccbench compare: before -> after. Latency-bound sizes show the median time, the others the "
+      "median busbw; 'noise' is the change beyond the whole run's that counts (tolerance, scatter of "
+      "the rows or their own spread; * = from too few iterations to tell a spread)\n";
   if (!s.nothing_matched.empty()) {
     out += "# " + verdict_line(s) + "\n";
-    const auto before_only = std::count_if(s.entries.begin(), s.entries.end(), [](const RowEntry& e) { return e.before; });
+    const auto before_only =
+        std::count_if(s.entries.begin(), s.entries.end(), [](const RowEntry& e) { return e.before; });
     out += fmt::format("# {} row{} before, {} after: none with the same case and size in both\n", before_only,
                        before_only == 1 ? "" : "s", s.entries.size() - static_cast<size_t>(before_only));
   }
@@ -499,7 +522,8 @@ std::string render_markdown(const Summary& s) {
   if (!s.o.pairs.empty()) out += "Pairing: " + md_cell(pairs_text(s.o)) + "\n\n";
   if (!s.settings.empty()) {
     out += "| setting | before | after |\n|---|---|---|\n";
-    for (const auto& [k, v] : s.settings) out += fmt::format("| {} | {} | {} |\n", md_cell(k), md_cell(v[0]), md_cell(v[1]));
+    for (const auto& [k, v] : s.settings)
+      out += fmt::format("| {} | {} | {} |\n", md_cell(k), md_cell(v[0]), md_cell(v[1]));
     out += "\n";
   }
   out += "| case | size | figure | before | after | ratio | noise | verdict |\n|---|---|---|---|---|---|---|---|\n";
@@ -508,7 +532,8 @@ std::string render_markdown(const Summary& s) {
     const std::string v = e.verdict == Verdict::damaged ? "DAMAGED (" + e.damage + ")" : verdict_text(e);
     out += fmt::format("| {} | {} | {} | {} | {} | {} | {} | {} |\n", md_cell(entry_title(e, s.cycles)),
                        human_size(any_row(e).bytes), e.by_time ? "time" : "busbw", figure(e.before, e.by_time),
-                       figure(e.after, e.by_time), ratio_text(e), noise_text(e), e.failure ? "**" + md_cell(v) + "**" : md_cell(v));
+                       figure(e.after, e.by_time), ratio_text(e), noise_text(e),
+                       e.failure ? "**" + md_cell(v) + "**" : md_cell(v));
   }
   if (!s.gaps.empty()) out += "\nRows of one run only:\n\n";
   for (const std::string& g : s.gaps) out += "- " + md_cell(g) + "\n";
@@ -528,7 +553,8 @@ std::string render_json(const Summary& s) {
                     {"oversubscribed", s.noise.oversubscribed.empty() ? Json(nullptr) : Json(s.noise.oversubscribed)},
                     {"failure", s.shift_counted}};
   j["pairs"] = Json::array();
-  for (const ComparePair& p : s.o.pairs) j["pairs"].push_back({{"field", p.field}, {"before", p.before}, {"after", p.after}});
+  for (const ComparePair& p : s.o.pairs)
+    j["pairs"].push_back({{"field", p.field}, {"before", p.before}, {"after", p.after}});
   j["settings_differ"] = Json::object();
   for (const auto& [k, v] : s.settings) j["settings_differ"][k] = {{"before", v[0]}, {"after", v[1]}};
   j["rows"] = Json::array();
@@ -593,9 +619,11 @@ ComparePair parse_compare_pair(const std::string& text) {
   }
   std::string valid;
   for (const auto& f : kPairFields) valid += (valid.empty() ? "" : ", ") + f;
-  if (p.before.empty() || p.after.empty() || std::find(kPairFields.begin(), kPairFields.end(), p.field) == kPairFields.end())
-    fail(ExitCode::usage, "--pair: '{}' is not valid; expected FIELD=BEFORE:AFTER with FIELD one of {} (e.g. impl=ring:nccl)",
-         text, valid);
+  if (p.before.empty() || p.after.empty() ||
+      std::find(kPairFields.begin(), kPairFields.end(), p.field) == kPairFields.end())
+    fail(ExitCode::usage,
+         "--pair: '{}' is not valid; expected FIELD=BEFORE:AFTER with FIELD one of {} (e.g. impl=ring:nccl)", text,
+         valid);
   return p;
 }
 
@@ -625,7 +653,8 @@ void check_options(const CompareOptions& o) {
     fail(ExitCode::usage, "--format: unknown format '{}' (valid: table, md, json)", o.format);
   std::set<std::string> fields;
   for (const ComparePair& p : o.pairs)
-    if (!fields.insert(p.field).second) fail(ExitCode::usage, "--pair: {} is paired twice; give one pair per field", p.field);
+    if (!fields.insert(p.field).second)
+      fail(ExitCode::usage, "--pair: {} is paired twice; give one pair per field", p.field);
 }
 
 }  // namespace
@@ -661,7 +690,7 @@ CompareResult compare_runs(const ResultSet& before_set, const ResultSet& after_s
       noise.estimated() && noise.shift > noise.shift_threshold(o.tolerance) && noise.oversubscribed.empty();
   res.failures += shift_counted;
   const auto settings = differing_settings(before_set.context, after_set.context);
-  Summary s{entries, o, settings, noise, res.matched, res.failures, shift_counted, has_cycles(entries), "",
+  Summary s{entries,           o, settings, noise, res.matched, res.failures, shift_counted, has_cycles(entries), "",
             gap_lines(entries)};
   if (res.matched == 0) {
     s.nothing_matched = why_nothing_matched(before.rows, after.rows);

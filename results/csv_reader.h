@@ -48,10 +48,10 @@ struct ResultSet {
   std::vector<RunRecord> rows;
   std::vector<std::map<std::string, std::string>> extra;  // per row: column header -> text
   Json context = Json::object();
-  std::vector<std::size_t> lines = {};     // per row, 1-based; empty for rows that come from no file
-  std::optional<int> exit_code = {};       // run.json's, when it has one
-  std::string verdict = {};                // run.json's verdict, "" when it has none
-  std::string outcome_note = {};           // why there is no verdict: no run.json, or what run.json says instead
+  std::vector<std::size_t> lines = {};  // per row, 1-based; empty for rows that come from no file
+  std::optional<int> exit_code = {};    // run.json's, when it has one
+  std::string verdict = {};             // run.json's verdict, "" when it has none
+  std::string outcome_note = {};        // why there is no verdict: no run.json, or what run.json says instead
 
   // "FILE:LINE" of row i ("FILE" alone where lines are not known, "row N" for rows of no file).
   std::string where(std::size_t i) const;

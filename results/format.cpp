@@ -41,7 +41,8 @@ std::string shell_quoted(const std::string& a) {
       if (c == '\n') q += "\\n";
       else if (c == '\t') q += "\\t";
       else if (c == '\r') q += "\\r";
-      else if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f) q += fmt::format("\\x{:02x}", static_cast<unsigned char>(c));
+      else if (static_cast<unsigned char>(c) < 0x20 || c == 0x7f)
+        q += fmt::format("\\x{:02x}", static_cast<unsigned char>(c));
       else if (c == '\'' || c == '\\') q += std::string("\\") + c;
       else q += c;
     }
@@ -58,9 +59,9 @@ std::string wrong_text(const RunRecord& r) { return r.wrong ? std::to_string(*r.
 
 std::string case_key(const RunRecord& r) {
   // '\x1f' (unit separator) cannot occur in names typed on a command line.
-  std::string key = fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}", r.collective,
-                                r.impl, r.transport, r.device, r.dtype, r.op, r.mode, r.ranks, r.ranks_per_node, r.root,
-                                r.group);
+  std::string key =
+      fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}", r.collective, r.impl, r.transport,
+                  r.device, r.dtype, r.op, r.mode, r.ranks, r.ranks_per_node, r.root, r.group);
   // The training conditions, where there are any: another communicator, or a load, is another case.
   if (!r.nccl_config.empty() || !r.load.empty()) key += fmt::format("\x1f{}\x1f{}", r.nccl_config, r.load);
   return key;
@@ -76,8 +77,8 @@ std::string ranks_text(const RunRecord& r, const char* noun = "") {
 }  // namespace
 
 std::string case_label(const RunRecord& r) {
-  std::string t = fmt::format("{}/{} over {}, {}, {} {}, {}, {}", r.collective, r.impl, r.transport, r.device,
-                              r.dtype, r.op, r.mode, ranks_text(r, " ranks"));
+  std::string t = fmt::format("{}/{} over {}, {}, {} {}, {}, {}", r.collective, r.impl, r.transport, r.device, r.dtype,
+                              r.op, r.mode, ranks_text(r, " ranks"));
   if (r.root >= 0) t += fmt::format(", root {}", r.root);
   if (r.group != "world") t += fmt::format(", group {}", r.group);
   if (!r.nccl_config.empty()) t += fmt::format(", NCCL {}", r.nccl_config);
@@ -87,8 +88,8 @@ std::string case_label(const RunRecord& r) {
 
 std::string case_title(const RunRecord& r) {
   const std::string ranks = ranks_text(r);
-  std::string t = fmt::format("{}  impl {}  transport {}  device {}  ranks {}  dtype {}  op {}  mode {}",
-                              r.collective, r.impl, r.transport, r.device, ranks, r.dtype, r.op, r.mode);
+  std::string t = fmt::format("{}  impl {}  transport {}  device {}  ranks {}  dtype {}  op {}  mode {}", r.collective,
+                              r.impl, r.transport, r.device, ranks, r.dtype, r.op, r.mode);
   if (r.root >= 0) t += fmt::format("  root {}", r.root);
   if (r.group != "world") t += fmt::format("  group {}", r.group);
   if (!r.nccl_config.empty()) t += fmt::format("  nccl_config {}", r.nccl_config);
@@ -99,7 +100,8 @@ std::string case_title(const RunRecord& r) {
 std::string placement(const RunRecord& r) { return r.in_place ? "in-place" : "out-of-place"; }
 
 std::string aligned_columns(const std::vector<std::vector<std::string>>& header,
-                            const std::vector<std::vector<std::string>>& data, const char* data_prefix, bool left_last) {
+                            const std::vector<std::vector<std::string>>& data, const char* data_prefix,
+                            bool left_last) {
   std::vector<size_t> width;
   for (const auto* part : {&header, &data})
     for (const auto& row : *part)

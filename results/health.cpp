@@ -29,8 +29,12 @@ constexpr ThrottleName kThrottleNames[] = {
 };
 
 // What a column reads from RowHealth: a real figure, a counter, or the throttle mask (text).
-struct Real { std::optional<double> RowHealth::*member; };
-struct Counter { std::optional<std::uint64_t> RowHealth::*member; };
+struct Real {
+  std::optional<double> RowHealth::*member;
+};
+struct Counter {
+  std::optional<std::uint64_t> RowHealth::*member;
+};
 struct Throttle {};
 using Access = std::variant<Real, Counter, Throttle>;
 
@@ -106,9 +110,11 @@ std::uint64_t parse_throttle_names(std::string_view text) {
       if (ec != std::errc() || end != word.data() + word.size()) bit = 0;
     }
     if (!bit)
-      fail(ExitCode::usage, "gpu_throttle: unknown reason '{}' (valid: none, or names such as sw_power_cap, "
+      fail(ExitCode::usage,
+           "gpu_throttle: unknown reason '{}' (valid: none, or names such as sw_power_cap, "
            "hw_slowdown, sw_thermal_slowdown, hw_thermal_slowdown, hw_power_brake_slowdown, sync_boost, "
-           "0x... joined by '+')", word);
+           "0x... joined by '+')",
+           word);
     mask |= bit;
     text = plus == std::string_view::npos ? std::string_view() : text.substr(plus + 1);
   }
@@ -133,11 +139,14 @@ Json health_value(const RowHealth& h, size_t i) {
 
 void set_health_value(RowHealth& h, size_t i, const Json& v) {
   const HealthEntry& e = entry(i);
-  const bool ok = v.is_null() || (std::holds_alternative<Throttle>(e.access) ? v.is_string()
+  const bool ok = v.is_null() || (std::holds_alternative<Throttle>(e.access)  ? v.is_string()
                                   : std::holds_alternative<Counter>(e.access) ? v.is_number_unsigned()
-                                                                                : v.is_number());
-  if (!ok) fail(ExitCode::usage, "result field '{}': {} is not valid (a {} or null)", e.column.key, v.dump(),
-                std::holds_alternative<Throttle>(e.access) ? "string of reasons" : std::holds_alternative<Counter>(e.access) ? "whole number >= 0" : "number");
+                                                                              : v.is_number());
+  if (!ok)
+    fail(ExitCode::usage, "result field '{}': {} is not valid (a {} or null)", e.column.key, v.dump(),
+         std::holds_alternative<Throttle>(e.access)  ? "string of reasons"
+         : std::holds_alternative<Counter>(e.access) ? "whole number >= 0"
+                                                     : "number");
   if (auto* r = std::get_if<Real>(&e.access))
     h.*(r->member) = v.is_null() ? std::nullopt : std::optional<double>(v.get<double>());
   else if (auto* c = std::get_if<Counter>(&e.access))

@@ -57,7 +57,8 @@ inline constexpr std::uint64_t kThrottleDisplayClocks = 0x100;
 // Reasons that say nothing about the hardware's health: the GPU had nothing to do (idle), or
 // its clocks follow a setting someone chose (applications clocks, display clock). Every other
 // bit, unknown ones included, counts as throttling.
-inline constexpr std::uint64_t kBenignThrottle = kThrottleGpuIdle | kThrottleApplicationsClocks | kThrottleDisplayClocks;
+inline constexpr std::uint64_t kBenignThrottle =
+    kThrottleGpuIdle | kThrottleApplicationsClocks | kThrottleDisplayClocks;
 // Thermal or power: the check acceptance uses. HW slowdown is engaged by temperature or by the
 // power brake, so it belongs to both.
 inline constexpr std::uint64_t kThermalThrottle = kThrottleSwThermal | kThrottleHwThermal | kThrottleHwSlowdown;

@@ -16,9 +16,8 @@ std::string_view health_state_name(HealthState s) {
 HealthCheck check_no_error_growth(const RowHealth& h) {
   HealthCheck c{"error counters", HealthState::not_available, "no error counter could be read"};
   const std::pair<const char*, const std::optional<std::uint64_t>*> counters[] = {
-      {"nvlink_errors", &h.nvlink_errors}, {"pcie_replays", &h.pcie_replays},
-      {"ecc_corrected", &h.ecc_corrected}, {"ecc_uncorrected", &h.ecc_uncorrected},
-      {"xid_events", &h.xid_events},       {"nic_errors", &h.nic_errors}};
+      {"nvlink_errors", &h.nvlink_errors},     {"pcie_replays", &h.pcie_replays}, {"ecc_corrected", &h.ecc_corrected},
+      {"ecc_uncorrected", &h.ecc_uncorrected}, {"xid_events", &h.xid_events},     {"nic_errors", &h.nic_errors}};
   std::string grew, read;
   for (const auto& [name, value] : counters) {
     if (!*value) continue;
@@ -35,8 +34,8 @@ HealthCheck check_no_thermal_or_power_throttling(const RowHealth& h) {
   if (!h.throttle) return {"throttling", HealthState::not_available, "clock-throttle reasons could not be read"};
   const std::uint64_t bad = *h.throttle & (kThermalThrottle | kPowerThrottle);
   const std::uint64_t other = health_relevant_throttle(*h.throttle) & ~bad;
-  std::string detail = bad ? fmt::format("thermal or power throttling: {}", throttle_names(bad))
-                           : "no thermal or power throttling";
+  std::string detail =
+      bad ? fmt::format("thermal or power throttling: {}", throttle_names(bad)) : "no thermal or power throttling";
   if (other) detail += fmt::format(" (also: {})", throttle_names(other));
   return {"throttling", bad ? HealthState::fail : HealthState::pass, detail};
 }
@@ -44,8 +43,9 @@ HealthCheck check_no_thermal_or_power_throttling(const RowHealth& h) {
 HealthCheck check_temperature_below(const RowHealth& h, double limit_c) {
   if (!h.temp_max_c) return {"temperature", HealthState::not_available, "GPU temperature could not be read"};
   const bool below = *h.temp_max_c < limit_c;
-  return {"temperature", below ? HealthState::pass : HealthState::fail,
-          fmt::format("hottest GPU {:g} C {} the limit of {:g} C", *h.temp_max_c, below ? "below" : "reached", limit_c)};
+  return {
+      "temperature", below ? HealthState::pass : HealthState::fail,
+      fmt::format("hottest GPU {:g} C {} the limit of {:g} C", *h.temp_max_c, below ? "below" : "reached", limit_c)};
 }
 
 std::vector<HealthCheck> check_health(const RowHealth& h, double temp_limit_c) {

@@ -12,7 +12,7 @@ namespace ccbench {
 enum class HealthState { pass, fail, not_available };
 
 struct HealthCheck {
-  std::string name;    // "error counters", "throttling", "temperature"
+  std::string name;  // "error counters", "throttling", "temperature"
   HealthState state = HealthState::not_available;
   std::string detail;  // what was seen: "nvlink_errors grew by 3", "hottest GPU 71 C < 85 C"
 };

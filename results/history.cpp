@@ -84,13 +84,14 @@ std::string status_text(const RunRecord& r) {
 }  // namespace
 
 std::string trend_table(const std::vector<TrendPoint>& points) {
-  std::string s = fmt::format("# {:>4}  {:<20}  {:<12}  {:<44}  {:>9}  {:>12}  {:>14}  {:>7}  {}\n", "run",
-                              "started (UTC)", "host", "case", "size", "time_median", "busbw_median", "time_cv", "status");
+  std::string s =
+      fmt::format("# {:>4}  {:<20}  {:<12}  {:<44}  {:>9}  {:>12}  {:>14}  {:>7}  {}\n", "run", "started (UTC)", "host",
+                  "case", "size", "time_median", "busbw_median", "time_cv", "status");
   for (const TrendPoint& p : points) {
     const RunRecord& r = p.row;
-    const std::string what = fmt::format("{} {}/{} {} {}{}", r.collective, r.impl, r.transport, r.dtype,
-                                         r.in_place ? "in-place" : "out-of-place",
-                                         r.cycle > 1 ? fmt::format(" cycle {}", r.cycle) : "");
+    const std::string what =
+        fmt::format("{} {}/{} {} {}{}", r.collective, r.impl, r.transport, r.dtype,
+                    r.in_place ? "in-place" : "out-of-place", r.cycle > 1 ? fmt::format(" cycle {}", r.cycle) : "");
     s += fmt::format("  {:>4}  {:<20}  {:<12}  {:<44}  {:>9}  {:>9.3f} us  {:>9.2f} GB/s  {:>7.3f}  {}\n", p.run.id,
                      p.run.started_utc, p.run.host, what, human_size(r.bytes), r.time_median_us, r.busbw_median_gbps,
                      r.time_cv, status_text(r));
@@ -105,8 +106,10 @@ History::History(const std::string& db, HistoryAccess access) : store_(open_stor
   }
   const int version = stored_schema_version(*store_);
   if (version == 0)
-    fail(ExitCode::usage, "history {}: holds no ccbench history yet; start one with `ccbench history --db {} --add "
-         "RESULTS` or a run with --db", label(), label());
+    fail(ExitCode::usage,
+         "history {}: holds no ccbench history yet; start one with `ccbench history --db {} --add "
+         "RESULTS` or a run with --db",
+         label(), label());
   if (version == kStoreSchemaVersion) return;
   try {  // an older store is upgraded once, by whoever opens it first
     store_ = open_store(db, HistoryAccess::append);
@@ -139,8 +142,8 @@ std::vector<std::vector<SqlValue>> row_values(const std::vector<RunRecord>& rows
   return out;
 }
 
-const std::vector<std::string> kRowColumns = {"run_id", "seq",    "collective", "impl",  "transport",
-                                              "dtype",  "bytes",  "status",     "record"};
+const std::vector<std::string> kRowColumns = {"run_id", "seq",   "collective", "impl",  "transport",
+                                              "dtype",  "bytes", "status",     "record"};
 
 }  // namespace
 
@@ -155,16 +158,17 @@ long long History::append(const Json& context, const std::vector<RunRecord>& row
   try {
     long long id = 0;
     bool added = false;
-    s.query("INSERT INTO runs (started_utc, host, kind, git_hash, command, verdict, exit_code, context, fingerprint, "
-            "row_count) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (started_utc, host, fingerprint) "
-            "DO NOTHING RETURNING id",
-            {started, host, node_kind(context), json_text(context, "git_hash"), json_text(context, "command_line"), verdict,
-             exit_code ? SqlValue(static_cast<long long>(*exit_code)) : SqlValue(nullptr), context.dump(), fingerprint,
-             static_cast<long long>(rows.size())},
-            [&](const SqlRow& r) {
-              id = r.integer(0);
-              added = true;
-            });
+    s.query(
+        "INSERT INTO runs (started_utc, host, kind, git_hash, command, verdict, exit_code, context, fingerprint, "
+        "row_count) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) ON CONFLICT (started_utc, host, fingerprint) "
+        "DO NOTHING RETURNING id",
+        {started, host, node_kind(context), json_text(context, "git_hash"), json_text(context, "command_line"), verdict,
+         exit_code ? SqlValue(static_cast<long long>(*exit_code)) : SqlValue(nullptr), context.dump(), fingerprint,
+         static_cast<long long>(rows.size())},
+        [&](const SqlRow& r) {
+          id = r.integer(0);
+          added = true;
+        });
     if (added) {
       for (auto& v : values) v[0] = id;
       s.insert_rows("rows", kRowColumns, values);
@@ -230,8 +234,11 @@ std::vector<TrendPoint> History::trend(const CaseFilter& f) const {
     params.push_back(std::move(v));
     where.push_back(fmt::format("{} = ${}", column, params.size()));
   };
-  for (const auto& [column, value] : {std::pair{"collective", &f.collective}, {"impl", &f.impl},
-                                      {"transport", &f.transport}, {"dtype", &f.dtype}, {"host", &f.host}})
+  for (const auto& [column, value] : {std::pair{"collective", &f.collective},
+                                      {"impl", &f.impl},
+                                      {"transport", &f.transport},
+                                      {"dtype", &f.dtype},
+                                      {"host", &f.host}})
     if (!value->empty()) equal(column, *value);
   if (f.bytes) equal("bytes", static_cast<long long>(f.bytes));
   const std::string sql =
@@ -256,18 +263,19 @@ std::vector<RunRecord> History::fleet_median(const std::string& kind, const std:
     store_->query("SELECT COUNT(DISTINCT host) FROM runs WHERE kind = $1 AND host != $2", {kind, exclude_host},
                   [&](const SqlRow& r) { hosts = static_cast<int>(r.integer(0)); });
     // The latest run of every other host of this kind.
-    store_->query("SELECT r.run_id, r.record FROM rows AS r WHERE r.status = 'ok' AND r.run_id IN ("
-                  " SELECT MAX(id) FROM runs WHERE kind = $1 AND host != $2 GROUP BY host) ORDER BY r.run_id, r.seq",
-                  {kind, exclude_host}, [&](const SqlRow& row) {
-                    RunRecord r = stored_row(label(), row.integer(0), row.text(1));
-                    if (!row_damage(r).empty()) {
-                      ++damaged;
-                      return;
-                    }
-                    const std::string key = fleet_key(r);
-                    if (!by_case.count(key)) order.push_back(key);
-                    by_case[key].push_back(std::move(r));
-                  });
+    store_->query(
+        "SELECT r.run_id, r.record FROM rows AS r WHERE r.status = 'ok' AND r.run_id IN ("
+        " SELECT MAX(id) FROM runs WHERE kind = $1 AND host != $2 GROUP BY host) ORDER BY r.run_id, r.seq",
+        {kind, exclude_host}, [&](const SqlRow& row) {
+          RunRecord r = stored_row(label(), row.integer(0), row.text(1));
+          if (!row_damage(r).empty()) {
+            ++damaged;
+            return;
+          }
+          const std::string key = fleet_key(r);
+          if (!by_case.count(key)) order.push_back(key);
+          by_case[key].push_back(std::move(r));
+        });
     store_->commit();
   } catch (...) {
     store_->rollback();

@@ -68,9 +68,7 @@ std::vector<LinkOutlier> find_link_outliers(const std::vector<LinkResult>& resul
   return out;
 }
 
-std::string LinkAttribution::subject() const {
-  return fmt::format("{} one-way at {}", transport, human_size(bytes));
-}
+std::string LinkAttribution::subject() const { return fmt::format("{} one-way at {}", transport, human_size(bytes)); }
 
 std::vector<LinkAttribution> attribute_links(const std::vector<LinkResult>& results, double threshold,
                                              std::uint64_t bytes) {
@@ -126,17 +124,31 @@ Json links_to_json(const std::vector<LinkResult>& results, const std::vector<Lin
   j["context"] = context;
   Json rows = Json::array();
   for (const LinkResult& r : results)
-    rows.push_back({{"transport", r.transport}, {"mode", r.mode}, {"link", link_name(r.src, r.src_host, r.dst, r.dst_host)},
-                    {"src", r.src}, {"dst", r.dst},
-                    {"src_host", r.src_host}, {"dst_host", r.dst_host}, {"bytes", r.bytes},
-                    {"oneway_GBps", optional_json(r.oneway_gbps)}, {"bidir_GBps", optional_json(r.bidir_gbps)},
-                    {"latency_us", optional_json(r.latency_us)}, {"reason", r.reason}});
+    rows.push_back({{"transport", r.transport},
+                    {"mode", r.mode},
+                    {"link", link_name(r.src, r.src_host, r.dst, r.dst_host)},
+                    {"src", r.src},
+                    {"dst", r.dst},
+                    {"src_host", r.src_host},
+                    {"dst_host", r.dst_host},
+                    {"bytes", r.bytes},
+                    {"oneway_GBps", optional_json(r.oneway_gbps)},
+                    {"bidir_GBps", optional_json(r.bidir_gbps)},
+                    {"latency_us", optional_json(r.latency_us)},
+                    {"reason", r.reason}});
   j["results"] = rows;
   Json flagged = Json::array();
   for (const LinkOutlier& o : outliers)
-    flagged.push_back({{"transport", o.result->transport}, {"mode", o.result->mode}, {"src", o.result->src},
-                       {"dst", o.result->dst}, {"src_host", o.result->src_host}, {"dst_host", o.result->dst_host},
-                       {"bytes", o.result->bytes}, {"metric", o.metric}, {"GBps", o.value}, {"median_GBps", o.median}});
+    flagged.push_back({{"transport", o.result->transport},
+                       {"mode", o.result->mode},
+                       {"src", o.result->src},
+                       {"dst", o.result->dst},
+                       {"src_host", o.result->src_host},
+                       {"dst_host", o.result->dst_host},
+                       {"bytes", o.result->bytes},
+                       {"metric", o.metric},
+                       {"GBps", o.value},
+                       {"median_GBps", o.median}});
   j["outliers"] = flagged;
   Json judged = Json::array();
   for (const LinkAttribution& a : attributions) {
@@ -150,27 +162,26 @@ Json links_to_json(const std::vector<LinkResult>& results, const std::vector<Lin
 }
 
 std::string links_to_csv(const std::vector<LinkResult>& results, const std::vector<LinkAttribution>& attributions) {
-  std::string s = csv_line({"transport", "mode", "link", "src", "dst", "src_host", "dst_host", "bytes",
-                            "oneway_GBps", "bidir_GBps", "latency_us", "reason", "culprit"});
+  std::string s = csv_line({"transport", "mode", "link", "src", "dst", "src_host", "dst_host", "bytes", "oneway_GBps",
+                            "bidir_GBps", "latency_us", "reason", "culprit"});
   // Six significant digits: small sizes move well under 0.0001 GB/s on a loaded host.
   auto num = [](const std::optional<double>& v) { return v ? fmt::format("{:.6g}", *v) : std::string(); };
   for (const LinkResult& r : results)
-    s += csv_line({r.transport, r.mode, link_name(r.src, r.src_host, r.dst, r.dst_host), std::to_string(r.src), r.dst < 0 ? "host" : std::to_string(r.dst), r.src_host,
-                   r.dst_host, std::to_string(r.bytes), num(r.oneway_gbps), num(r.bidir_gbps), num(r.latency_us),
-                   r.reason, blame_of(r, attributions)});
+    s += csv_line({r.transport, r.mode, link_name(r.src, r.src_host, r.dst, r.dst_host), std::to_string(r.src),
+                   r.dst < 0 ? "host" : std::to_string(r.dst), r.src_host, r.dst_host, std::to_string(r.bytes),
+                   num(r.oneway_gbps), num(r.bidir_gbps), num(r.latency_us), r.reason, blame_of(r, attributions)});
   return s;
 }
 
 namespace {
 
 // links.csv's columns that read_links_result_set needs.
-constexpr const char* kLinksCsvColumns[] = {"transport", "mode", "link", "src_host", "bytes", "oneway_GBps",
-                                            "latency_us", "reason"};
+constexpr const char* kLinksCsvColumns[] = {"transport", "mode",        "link",       "src_host",
+                                            "bytes",     "oneway_GBps", "latency_us", "reason"};
 
 bool is_links_header(const std::vector<std::string>& header) {
-  return std::all_of(std::begin(kLinksCsvColumns), std::end(kLinksCsvColumns), [&](const char* c) {
-    return std::find(header.begin(), header.end(), c) != header.end();
-  });
+  return std::all_of(std::begin(kLinksCsvColumns), std::end(kLinksCsvColumns),
+                     [&](const char* c) { return std::find(header.begin(), header.end(), c) != header.end(); });
 }
 
 // A number of links.csv: empty is none; anything else must be a finite value >= 0.
@@ -199,7 +210,8 @@ RunRecord link_row(const std::map<std::string, std::string>& cell, const std::st
   r.host = cell.at("src_host");
   r.link = cell.at("link");
   const auto bytes = link_number(cell.at("bytes"), where, "bytes");
-  if (!bytes || *bytes != std::floor(*bytes)) fail(ExitCode::usage, "{}: bytes '{}' is not a size", where, cell.at("bytes"));
+  if (!bytes || *bytes != std::floor(*bytes))
+    fail(ExitCode::usage, "{}: bytes '{}' is not a size", where, cell.at("bytes"));
   r.bytes = static_cast<std::uint64_t>(*bytes);
   const auto oneway = link_number(cell.at("oneway_GBps"), where, "oneway_GBps");
   (void)link_number(cell.at("latency_us"), where, "latency_us");  // checked, not judged
@@ -334,7 +346,8 @@ Json link_ceilings_context(const std::vector<LinkCeiling>& ceilings, const std::
   Json used = Json::array();
   for (const LinkCeiling& c : ceilings)
     used.push_back({{"transport", c.transport}, {"oneway_GBps", c.oneway_gbps}, {"bidir_GBps", c.bidir_gbps}});
-  return {{"source", source}, {"efficiency", "busbw / (bidirectional ceiling of the row's path / 2)"}, {"ceilings", used}};
+  return {
+      {"source", source}, {"efficiency", "busbw / (bidirectional ceiling of the row's path / 2)"}, {"ceilings", used}};
 }
 
 std::vector<LinkCeiling> read_link_ceilings(const std::string& path) {

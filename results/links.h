@@ -31,8 +31,8 @@ std::string link_name(int a, const std::string& host_a, int b, const std::string
 // One measured (or unmeasurable) cell: an ordered pair, a transport, a size.
 struct LinkResult {
   std::string transport;
-  std::string mode;  // "pair" (one pair at a time), "all" (every pair at once); pcie: "d2h", "h2d", "d2h+h2d"
-                     // (one GPU at a time), kPcieAllAtOnce (every GPU both ways at once)
+  std::string mode;        // "pair" (one pair at a time), "all" (every pair at once); pcie: "d2h", "h2d", "d2h+h2d"
+                           // (one GPU at a time), kPcieAllAtOnce (every GPU both ways at once)
   int src = -1, dst = -1;  // dst -1: pinned host memory of src's node (pcie)
   std::string src_host, dst_host;
   std::uint64_t bytes = 0;
@@ -83,9 +83,9 @@ std::string links_to_csv(const std::vector<LinkResult>& results, const std::vect
 
 // A links.csv as rows `accept` judges: collective "link", impl "links", the transport and mode
 // (kLinkModes) as measured, busbw and algbw the one-way bandwidth, time that of one message at
-// it (size / bandwidth; the latency stays in links.csv), host the sender's, link its link_name(); cells without a value are skipped rows with their
-// reason. The context is links.json's where it lies beside the CSV. Throws Error(usage) naming the
-// file and line of a malformed row.
+// it (size / bandwidth; the latency stays in links.csv), host the sender's, link its link_name(); cells without a value
+// are skipped rows with their reason. The context is links.json's where it lies beside the CSV. Throws Error(usage)
+// naming the file and line of a malformed row.
 ResultSet read_links_result_set(const std::string& csv_path);
 // A results.csv, a links.csv, or a results folder holding one of them (results.csv first).
 ResultSet read_results_or_links(const std::string& file_or_folder);

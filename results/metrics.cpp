@@ -89,13 +89,16 @@ class Exposition {
 };
 
 void declare_families(Exposition& e) {
-  e.declare("ccbench_busbw_bytes_per_second",
-            "Bus bandwidth of a case at one size (batch average, as nccl-tests); the lowest of rows sharing the labels");
-  e.declare("ccbench_latency_seconds", "Median time of one collective of a case at one size (the slowest rank's); "
+  e.declare(
+      "ccbench_busbw_bytes_per_second",
+      "Bus bandwidth of a case at one size (batch average, as nccl-tests); the lowest of rows sharing the labels");
+  e.declare("ccbench_latency_seconds",
+            "Median time of one collective of a case at one size (the slowest rank's); "
             "the longest of rows sharing the labels");
   e.declare("ccbench_run_info", "A run of ccbench: what measured it (always 1)");
   e.declare("ccbench_run_start_timestamp_seconds", "When the run started, seconds since the epoch");
-  e.declare("ccbench_run_exit_code", "The run's exit code (0 ok, 1 wrong results, 3 precondition, 4 threshold, "
+  e.declare("ccbench_run_exit_code",
+            "The run's exit code (0 ok, 1 wrong results, 3 precondition, 4 threshold, "
             "5 timeout, 6 runtime error)");
   e.declare("ccbench_run_rows", "Rows of the run by status (ok, wrong, skipped, failed)");
   e.declare("ccbench_gpu_temperature_max_celsius", "Hottest GPU temperature seen while the host's rows were measured");
@@ -103,7 +106,8 @@ void declare_families(Exposition& e) {
   e.declare("ccbench_gpu_throttle_reason", "1 for each clock-throttle reason seen on a GPU of the host");
   e.declare("ccbench_hardware_error_growth", "Growth of a hardware error counter while the host's rows were measured");
   e.declare("ccbench_accept_passed", "1 when no acceptance rule failed (as accept's exit code 0), 0 when one did");
-  e.declare("ccbench_accept_rule_passed", "1 when the acceptance rule passed, 0 when it failed; absent when accept "
+  e.declare("ccbench_accept_rule_passed",
+            "1 when the acceptance rule passed, 0 when it failed; absent when accept "
             "could not judge it in full (N/A)");
   e.declare("ccbench_accept_check_passed", "1 when the check of an acceptance rule passed, 0 when it failed");
   e.declare("ccbench_accept_node_passed", "1 when no row of the node broke a rule, 0 when one did");
@@ -111,7 +115,8 @@ void declare_families(Exposition& e) {
   e.declare("ccbench_accept_link_passed", "1 when no row of the link broke a rule, 0 when one did");
   e.declare("ccbench_accept_link_failed_rows", "Rows of the link that broke a rule");
   e.declare("ccbench_metrics_timestamp_seconds", "When this file was written, seconds since the epoch");
-  e.declare("ccbench_metrics_rows_left_out", "Rows not exported, by reason (sizes: beyond the per-case cap; "
+  e.declare("ccbench_metrics_rows_left_out",
+            "Rows not exported, by reason (sizes: beyond the per-case cap; "
             "older_run: an older run of the same host and source)");
 }
 
@@ -129,8 +134,9 @@ std::optional<double> epoch_of(const std::string& utc) {
 // The labels of row i with its size, and without (the case it belongs to).
 Labels case_labels(const ResultSet& set, size_t i, bool with_size) {
   const RunRecord& r = set.rows[i];
-  Labels l = {{"collective", r.collective}, {"impl", r.impl}, {"transport", r.transport}, {"dtype", r.dtype},
-              {"op", r.op}, {"placement", placement(r)}, {"mode", r.mode}};
+  Labels l = {
+      {"collective", r.collective}, {"impl", r.impl}, {"transport", r.transport}, {"dtype", r.dtype}, {"op", r.op},
+      {"placement", placement(r)},  {"mode", r.mode}};
   if (with_size) l.emplace_back("size", std::to_string(r.bytes));
   l.insert(l.end(),
            {{"host", row_host(set, i).value_or("")}, {"link", row_link(set, i).value_or("")}, {"group", r.group}});
@@ -167,7 +173,8 @@ void add_cases(Exposition& e, const ResultSet& set, double* left_out) {
     const RunRecord& r = set.rows[i];
     if (r.status != RowStatus::ok || !kept.count({key_of(case_labels(set, i, false)), r.bytes})) continue;
     const Labels l = case_labels(set, i, true);
-    e.add("ccbench_busbw_bytes_per_second", l, std::round(r.busbw_gbps * 1e9), Reduce::min);  // whole bytes: no "...99997"
+    e.add("ccbench_busbw_bytes_per_second", l, std::round(r.busbw_gbps * 1e9),
+          Reduce::min);  // whole bytes: no "...99997"
     e.add("ccbench_latency_seconds", l, r.time_median_us / 1e6, Reduce::max);
   }
 }
@@ -194,8 +201,9 @@ void add_health(Exposition& e, const ResultSet& set) {
       }
     }
     for (const auto& [name, field] : counters)
-      if (h.*field) e.add("ccbench_hardware_error_growth", {{"host", host}, {"counter", name}},
-                          static_cast<double>(*(h.*field)), Reduce::sum);
+      if (h.*field)
+        e.add("ccbench_hardware_error_growth", {{"host", host}, {"counter", name}}, static_cast<double>(*(h.*field)),
+              Reduce::sum);
   }
 }
 
@@ -204,8 +212,11 @@ void add_run(Exposition& e, const ResultSet& set) {
   const Labels run = {{"host", run_host(c)}, {"source", links_run(set) ? "links" : "results"}};
   Labels info = run;
   auto number_text = [&c](const char* key) { return c.contains(key) && c[key].is_number() ? c[key].dump() : ""; };
-  info.insert(info.end(), {{"version", json_text(c, "ccbench_version")}, {"git_hash", json_text(c, "git_hash")},
-                           {"device", json_text(c, "device")}, {"kind", node_kind(c)}, {"ranks", number_text("ranks")},
+  info.insert(info.end(), {{"version", json_text(c, "ccbench_version")},
+                           {"git_hash", json_text(c, "git_hash")},
+                           {"device", json_text(c, "device")},
+                           {"kind", node_kind(c)},
+                           {"ranks", number_text("ranks")},
                            {"nodes", number_text("nodes")}});
   e.add("ccbench_run_info", info, 1);
   if (const auto t = epoch_of(json_text(c, "started_utc"))) e.add("ccbench_run_start_timestamp_seconds", run, *t);
@@ -214,8 +225,8 @@ void add_run(Exposition& e, const ResultSet& set) {
     Labels l = run;
     l.emplace_back("status", std::string(row_status_name(s)));
     e.add("ccbench_run_rows", l,
-          static_cast<double>(std::count_if(set.rows.begin(), set.rows.end(),
-                                            [s](const RunRecord& r) { return r.status == s; })));
+          static_cast<double>(
+              std::count_if(set.rows.begin(), set.rows.end(), [s](const RunRecord& r) { return r.status == s; })));
   }
 }
 
@@ -289,10 +300,13 @@ void check_metrics_path(const std::string& path) {
   namespace fs = std::filesystem;
   const fs::path p(path);
   if (p.extension() != ".prom" || p.stem().empty())
-    fail(ExitCode::usage, "--metrics {}: node_exporter's textfile collector reads only files named *.prom; give "
-         "a name ending in .prom", path);
+    fail(ExitCode::usage,
+         "--metrics {}: node_exporter's textfile collector reads only files named *.prom; give "
+         "a name ending in .prom",
+         path);
   std::error_code ec;
-  if (fs::is_directory(p, ec)) fail(ExitCode::usage, "--metrics {}: is a folder; give a file name ending in .prom", path);
+  if (fs::is_directory(p, ec))
+    fail(ExitCode::usage, "--metrics {}: is a folder; give a file name ending in .prom", path);
   const fs::path dir = p.has_parent_path() ? p.parent_path() : fs::path(".");
   if (!fs::is_directory(dir, ec))
     fail(ExitCode::usage, "--metrics {}: its folder {} does not exist", path, dir.string());
@@ -314,8 +328,8 @@ void write_metrics_file(const std::string& path, const std::string& text) {
   };
   FILE* f = std::fopen(tmp.c_str(), "w");
   if (!f) failed("write");
-  const bool written = std::fwrite(text.data(), 1, text.size(), f) == text.size() && std::fflush(f) == 0 &&
-                       ::fsync(fileno(f)) == 0;
+  const bool written =
+      std::fwrite(text.data(), 1, text.size(), f) == text.size() && std::fflush(f) == 0 && ::fsync(fileno(f)) == 0;
   const int err = errno;
   if (std::fclose(f) != 0 || !written) {
     errno = written ? errno : err;

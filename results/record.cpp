@@ -37,7 +37,18 @@ RowStatus parse_row_status(std::string_view s) {
 
 namespace {
 
-enum class Kind { text, integer, optional_integer, unsigned_integer, boolean, real, optional_real, real_list, status, health };
+enum class Kind {
+  text,
+  integer,
+  optional_integer,
+  unsigned_integer,
+  boolean,
+  real,
+  optional_real,
+  real_list,
+  status,
+  health
+};
 
 // One column: its descriptor, value kind and how it maps onto RunRecord.
 struct Field {
@@ -70,14 +81,15 @@ Field optional(Field f) {
 // The health columns (results/health.h) after the others: optional, empty where not read.
 std::vector<Field> with_health_fields(std::vector<Field> f) {
   for (size_t i = 0; i < health_columns().size(); ++i)
-    f.push_back(optional(Field{{health_columns()[i].key, health_columns()[i].csv_header}, Kind::health,
+    f.push_back(optional(Field{{health_columns()[i].key, health_columns()[i].csv_header},
+                               Kind::health,
                                [i](const RunRecord& r) { return health_value(r.health, i); },
                                [i](RunRecord& r, const Json& v) { set_health_value(r.health, i, v); }}));
   return f;
 }
 
-#define CCB_FIELD(member, header, kind)                                                          \
-  Field {                                                                                        \
+#define CCB_FIELD(member, header, kind)                                                        \
+  Field {                                                                                      \
     {#member, header}, kind, [](const RunRecord& r) { return Json(r.member); },                \
         [](RunRecord& r, const Json& v) { r.member = checked<decltype(r.member)>(v, header); } \
   }
@@ -87,7 +99,8 @@ constexpr std::int64_t kOldUncheckedMark = -1;
 constexpr const char* kWrongHeader = "wrong[elements]";
 
 Field wrong_field() {
-  return Field{{"wrong", kWrongHeader}, Kind::optional_integer,
+  return Field{{"wrong", kWrongHeader},
+               Kind::optional_integer,
                [](const RunRecord& r) { return r.wrong ? Json(*r.wrong) : Json(nullptr); },
                [](RunRecord& r, const Json& v) {
                  const auto n = v.is_null() ? kOldUncheckedMark : checked<std::int64_t>(v, kWrongHeader);
@@ -100,7 +113,9 @@ Field wrong_field() {
 
 // The sweep of a repeated run, from 1; files before schema 4 lack it (number_cycles()).
 Field cycle_field() {
-  return optional(Field{{"cycle", "cycle"}, Kind::integer, [](const RunRecord& r) { return Json(r.cycle); },
+  return optional(Field{{"cycle", "cycle"},
+                        Kind::integer,
+                        [](const RunRecord& r) { return Json(r.cycle); },
                         [](RunRecord& r, const Json& v) {
                           r.cycle = checked<int>(v, "cycle");
                           if (r.cycle < 1)
@@ -111,7 +126,8 @@ Field cycle_field() {
 // An optional number: null in JSON and empty in CSV when not set.
 template <typename T>
 Field optional_number(const char* key, const char* header, std::optional<T> RunRecord::*member) {
-  return optional(Field{{key, header}, std::is_integral_v<T> ? Kind::optional_integer : Kind::optional_real,
+  return optional(Field{{key, header},
+                        std::is_integral_v<T> ? Kind::optional_integer : Kind::optional_real,
                         [member](const RunRecord& r) { return r.*member ? Json(*(r.*member)) : Json(nullptr); },
                         [member, header](RunRecord& r, const Json& v) {
                           r.*member = v.is_null() ? std::nullopt : std::optional<T>(checked<T>(v, header));
@@ -120,7 +136,9 @@ Field optional_number(const char* key, const char* header, std::optional<T> RunR
 
 // A list of numbers, one per rank: a JSON array; in CSV the numbers separated by spaces.
 Field number_list(const char* key, const char* header, std::vector<double> RunRecord::*member) {
-  return optional(Field{{key, header}, Kind::real_list, [member](const RunRecord& r) { return Json(r.*member); },
+  return optional(Field{{key, header},
+                        Kind::real_list,
+                        [member](const RunRecord& r) { return Json(r.*member); },
                         [member](RunRecord& r, const Json& v) { r.*member = v.get<std::vector<double>>(); }});
 }
 
@@ -181,7 +199,8 @@ const std::vector<Field>& fields() {
       CCB_FIELD(busbw_gbps, "busbw[GB/s]", Kind::real),
       CCB_FIELD(busbw_median_gbps, "busbw_median[GB/s]", Kind::real),
       wrong_field(),
-      Field{{"status", "status"}, Kind::status,
+      Field{{"status", "status"},
+            Kind::status,
             [](const RunRecord& r) { return Json(std::string(row_status_name(r.status))); },
             [](RunRecord& r, const Json& v) { r.status = parse_row_status(v.get<std::string>()); }},
       CCB_FIELD(reason, "reason", Kind::text),
@@ -213,7 +232,6 @@ const std::vector<Field>& fields() {
   return f;
 }
 #undef CCB_FIELD
-
 
 }  // namespace
 
@@ -286,9 +304,7 @@ RunRecord record_from_csv(const std::vector<std::string>& header, const std::vec
       case Kind::optional_integer:
         j[f.column.key] = s.empty() ? Json(nullptr) : Json(parse_number<std::int64_t>(s, f.column.csv_header));
         break;
-      case Kind::unsigned_integer:
-        j[f.column.key] = parse_number<std::uint64_t>(s, f.column.csv_header);
-        break;
+      case Kind::unsigned_integer: j[f.column.key] = parse_number<std::uint64_t>(s, f.column.csv_header); break;
       case Kind::real: j[f.column.key] = parse_number<double>(s, f.column.csv_header); break;
       case Kind::optional_real:
         j[f.column.key] = s.empty() ? Json(nullptr) : Json(parse_number<double>(s, f.column.csv_header));
@@ -306,9 +322,10 @@ RunRecord record_from_csv(const std::vector<std::string>& header, const std::vec
 }
 
 std::string measurement_key(const RunRecord& r) {
-  return fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}",
-                     r.collective, r.impl, r.transport, r.device, r.dtype, r.op, r.root, r.bytes, r.count,
-                     r.in_place, r.mode, r.ranks, r.ranks_per_node, r.group, r.nccl_config, r.load, r.link, r.host);
+  return fmt::format(
+      "{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}",
+      r.collective, r.impl, r.transport, r.device, r.dtype, r.op, r.root, r.bytes, r.count, r.in_place, r.mode, r.ranks,
+      r.ranks_per_node, r.group, r.nccl_config, r.load, r.link, r.host);
 }
 
 void number_cycles(std::vector<RunRecord>& rows) {
@@ -318,8 +335,10 @@ void number_cycles(std::vector<RunRecord>& rows) {
 
 void check_schema_version(long long version, const std::string& where) {
   if (version >= kOldestSchemaVersion && version <= kSchemaVersion) return;
-  fail(ExitCode::usage, "{}: schema_version {} is not one this ccbench reads (it reads {} to {}); read it with the "
-       "ccbench that wrote it, or a newer one", where, version, kOldestSchemaVersion, kSchemaVersion);
+  fail(ExitCode::usage,
+       "{}: schema_version {} is not one this ccbench reads (it reads {} to {}); read it with the "
+       "ccbench that wrote it, or a newer one",
+       where, version, kOldestSchemaVersion, kSchemaVersion);
 }
 
 }  // namespace ccbench

@@ -72,7 +72,7 @@ struct RunRecord {
   double time_min_us = 0;
   double time_p95_us = 0;
   double time_max_us = 0;
-  double time_cv = 0;  // standard deviation / mean of the per-iteration times
+  double time_cv = 0;            // standard deviation / mean of the per-iteration times
   double algbw_gbps = 0;         // bytes / time_avg, GB/s (1e9)
   double busbw_gbps = 0;         // algbw * collective's bus factor
   double busbw_median_gbps = 0;  // the same from the median iteration
@@ -83,7 +83,7 @@ struct RunRecord {
   // CSV writes it as an empty field, JSON as null, the table as N/A (as nccl-tests).
   std::optional<std::int64_t> wrong;
   RowStatus status = RowStatus::ok;
-  std::string reason;      // why skipped or failed; the first wrong element when wrong
+  std::string reason;  // why skipped or failed; the first wrong element when wrong
 
   // Per-rank times (results/stragglers.h): empty where the row measured nothing.
   std::string host;                       // the host of every rank of the row, when they share one
@@ -152,7 +152,7 @@ struct Column {
 };
 const std::vector<Column>& record_columns();
 
-Json to_json(const RunRecord& r);              // keys in record_columns() order
+Json to_json(const RunRecord& r);  // keys in record_columns() order
 // Throws Error(usage) on a missing or bad field. A `wrong` of -1 (how files before the empty
 // field marked an unchecked row) is read as not checked.
 RunRecord record_from_json(const Json& j);

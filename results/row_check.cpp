@@ -23,10 +23,14 @@ struct Figure {
   double RunRecord::*member;
 };
 const std::vector<Figure> kFigures = {
-    {"time_avg_us", &RunRecord::time_avg_us},       {"time_median_us", &RunRecord::time_median_us},
-    {"time_min_us", &RunRecord::time_min_us},       {"time_p95_us", &RunRecord::time_p95_us},
-    {"time_max_us", &RunRecord::time_max_us},       {"time_cv", &RunRecord::time_cv},
-    {"algbw_gbps", &RunRecord::algbw_gbps},         {"busbw_gbps", &RunRecord::busbw_gbps},
+    {"time_avg_us", &RunRecord::time_avg_us},
+    {"time_median_us", &RunRecord::time_median_us},
+    {"time_min_us", &RunRecord::time_min_us},
+    {"time_p95_us", &RunRecord::time_p95_us},
+    {"time_max_us", &RunRecord::time_max_us},
+    {"time_cv", &RunRecord::time_cv},
+    {"algbw_gbps", &RunRecord::algbw_gbps},
+    {"busbw_gbps", &RunRecord::busbw_gbps},
     {"busbw_median_gbps", &RunRecord::busbw_median_gbps},
 };
 
@@ -60,8 +64,8 @@ void check_signs(const RunRecord& r, std::string& s) {
     if (!sound(r.*f.member)) add(s, why_not(header_of(f.key), r.*f.member));
   for (const OptionalFigure& f : kOptionalFigures)
     if (r.*f.member && !sound(*(r.*f.member))) add(s, why_not(header_of(f.key), *(r.*f.member)));
-  for (auto [list, key] : {std::pair{&RunRecord::rank_times_us, "rank_times_us"},
-                           std::pair{&RunRecord::rank_median_us, "rank_median_us"}})
+  for (auto [list, key] :
+       {std::pair{&RunRecord::rank_times_us, "rank_times_us"}, std::pair{&RunRecord::rank_median_us, "rank_median_us"}})
     for (double v : r.*list)
       if (!sound(v)) {
         add(s, why_not(header_of(key), v));
@@ -69,18 +73,19 @@ void check_signs(const RunRecord& r, std::string& s) {
       }
   for (size_t i = 0; i < health_columns().size(); ++i) {
     const Json v = health_value(r.health, i);
-    if (v.is_number_float() && !sound(v.get<double>())) add(s, why_not(health_columns()[i].csv_header, v.get<double>()));
+    if (v.is_number_float() && !sound(v.get<double>()))
+      add(s, why_not(health_columns()[i].csv_header, v.get<double>()));
   }
   if (r.wrong && *r.wrong < 0) add(s, fmt::format("{} is negative ({})", header_of("wrong"), *r.wrong));
-  for (auto [value, key] : {std::pair{r.ranks, "ranks"}, std::pair{r.ranks_per_node, "ranks_per_node"},
-                            std::pair{r.nodes, "nodes"}, std::pair{r.warmup, "warmup"},
-                            std::pair{r.iterations, "iterations"}})
+  for (auto [value, key] :
+       {std::pair{r.ranks, "ranks"}, std::pair{r.ranks_per_node, "ranks_per_node"}, std::pair{r.nodes, "nodes"},
+        std::pair{r.warmup, "warmup"}, std::pair{r.iterations, "iterations"}})
     if (value < 0) add(s, fmt::format("{} is negative ({})", header_of(key), value));
 }
 
 // A bandwidth above `factor` * size / time, the most the row's own size and time allow.
-void check_bound(const RunRecord& r, const char* bw_key, double bw, const char* time_key, double time_us,
-                 double factor, std::string& s) {
+void check_bound(const RunRecord& r, const char* bw_key, double bw, const char* time_key, double time_us, double factor,
+                 std::string& s) {
   const double bound = time_us > 0 ? factor * static_cast<double>(r.bytes) / (time_us * 1e3) : 0.0;
   if (bw <= bound * (1 + kRoundingSlack)) return;
   add(s, fmt::format("{} {:g} is above {:g}, the most that size[B] {} in {} {:g} allows", header_of(bw_key), bw, bound,

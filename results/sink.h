@@ -15,11 +15,11 @@ namespace ccbench {
 
 // How a run ended, for the footer of every output.
 struct RunOutcome {
-  bool complete = true;     // false: the sweep stopped early; `reason` says why
+  bool complete = true;  // false: the sweep stopped early; `reason` says why
   std::string reason;
   int exit_code = 0;
-  std::string verdict;      // "OK" or "FAILED: ..." as printed in the table footer
-  Json health = nullptr;    // the run's health summary (telemetry/sampler.h); null when not sampled
+  std::string verdict;    // "OK" or "FAILED: ..." as printed in the table footer
+  Json health = nullptr;  // the run's health summary (telemetry/sampler.h); null when not sampled
   // Facts of the context learnt while the run went on (the rings the implementations connected:
   // "ring_neighbours"); run.json's context gets each key. Null when none.
   Json context_added = nullptr;

@@ -26,10 +26,8 @@ ExitCode write_error_code(int err) {
     case ENOSPC:
     case EDQUOT:
     case EIO:
-    case EFBIG:
-      return ExitCode::runtime;
-    default:
-      return ExitCode::usage;
+    case EFBIG: return ExitCode::runtime;
+    default: return ExitCode::usage;
   }
 }
 
@@ -205,10 +203,8 @@ class TableSink : public ResultSink {
       held_.reset();
     }
     start_case(r);
-    if (!r.in_place)
-      held_ = r;  // printed when its in-place twin (or any other row) arrives
-    else
-      print_row(nullptr, &r);
+    if (!r.in_place) held_ = r;  // printed when its in-place twin (or any other row) arrives
+    else print_row(nullptr, &r);
   }
 
   void finish(const RunOutcome& o) override {
@@ -402,7 +398,7 @@ class CsvSink : public ResultSink {
 
   std::string path_;
   std::ofstream out_;
-  size_t written_ = 0;  // bytes of whole rows in the file
+  size_t written_ = 0;    // bytes of whole rows in the file
   std::string preamble_;  // the '#' context lines
   bool header_written_ = false;
 };
@@ -541,8 +537,7 @@ std::string render_context(const Json& context) {
       s += fmt::format("- **{}**: {}\n", key, code(command_line_of(context)));
     } else if (v.is_object()) {
       s += fmt::format("- **{}**:{}\n", key, v.empty() ? " none" : "");
-      for (const auto& [k2, v2] : v.items())
-        s += fmt::format("  - {}: {}\n", k2, code(scalar_text(v2)));
+      for (const auto& [k2, v2] : v.items()) s += fmt::format("  - {}: {}\n", k2, code(scalar_text(v2)));
     } else if (v.is_array() && all_scalars(v)) {
       std::string items;
       for (const Json& e : v) items += (items.empty() ? "" : ", ") + code(scalar_text(e));
@@ -627,8 +622,7 @@ class MarkdownSink : public ResultSink {
         s += fmt::format("{:.2f} | {:.2f} | {:.2f} | {:.1f}% | {:.2f} | {:.2f} | {:.2f} | {} |", r.time_avg_us,
                          r.time_median_us, r.time_p95_us, 100.0 * r.time_cv, r.algbw_gbps, r.busbw_gbps,
                          r.busbw_median_gbps, wrong_text(r));
-      else
-        s += "- | - | - | - | - | - | - | - |";
+      else s += "- | - | - | - | - | - | - | - |";
       if (ceiling) s += fmt::format(" {} | {} |", figure(r.link_ceiling_gbps), figure(r.efficiency));
       if (model) s += fmt::format(" {} | {} |", figure(r.predicted_busbw_gbps), figure(r.model_efficiency));
       s += fmt::format(" {} |\n", status);
@@ -655,8 +649,6 @@ std::unique_ptr<ResultSink> make_table_sink(std::ostream& out) { return std::mak
 std::unique_ptr<ResultSink> make_footer_sink(std::ostream& out) { return std::make_unique<FooterSink>(out); }
 std::unique_ptr<ResultSink> make_csv_sink(const std::string& path) { return std::make_unique<CsvSink>(path); }
 std::unique_ptr<ResultSink> make_json_sink(const std::string& path) { return std::make_unique<JsonSink>(path); }
-std::unique_ptr<ResultSink> make_markdown_sink(const std::string& path) {
-  return std::make_unique<MarkdownSink>(path);
-}
+std::unique_ptr<ResultSink> make_markdown_sink(const std::string& path) { return std::make_unique<MarkdownSink>(path); }
 
 }  // namespace ccbench

@@ -33,8 +33,6 @@ double median_of(std::vector<double> v) {
   return 0.5 * (*mid + *std::max_element(v.begin(), mid));
 }
 
-double gigabytes_per_second(double bytes, double time_us) {
-  return time_us > 0 ? bytes / (time_us * 1e3) : 0.0;
-}
+double gigabytes_per_second(double bytes, double time_us) { return time_us > 0 ? bytes / (time_us * 1e3) : 0.0; }
 
 }  // namespace ccbench

@@ -125,9 +125,9 @@ class PostgresStore : public StoreConnection {
       if (const auto* t = std::get_if<std::string>(&params[i])) values[i] = t->c_str();
       else if (const auto* n = std::get_if<long long>(&params[i])) values[i] = (texts[i] = std::to_string(*n)).c_str();
     }
-    Result r(PQexecParams(conn_, sql.c_str(), static_cast<int>(params.size()), nullptr, values.data(), nullptr,
-                          nullptr, 0),
-             PQclear);
+    Result r(
+        PQexecParams(conn_, sql.c_str(), static_cast<int>(params.size()), nullptr, values.data(), nullptr, nullptr, 0),
+        PQclear);
     check(r);
     if (!each) return;
     for (int row = 0; row < PQntuples(r.get()); ++row) each(PgRow(r.get(), row));
@@ -177,7 +177,8 @@ void PostgresStore::connect(const std::string& url) {
   values.push_back(nullptr);
   conn_ = PQconnectdbParams(keys.data(), values.data(), 1);
   if (conn_ && PQstatus(conn_) == CONNECTION_OK) {
-    PQsetNoticeProcessor(conn_, [](void*, const char*) {}, nullptr);  // "schema ... already exists, skipping"
+    PQsetNoticeProcessor(
+        conn_, [](void*, const char*) {}, nullptr);  // "schema ... already exists, skipping"
     return;
   }
   auto named = [this](const char* v) { return conn_ && v && *v ? std::string(v) : std::string("(default)"); };
@@ -194,12 +195,11 @@ void PostgresStore::connect(const std::string& url) {
 
 void PostgresStore::insert_rows(const std::string& table, const std::vector<std::string>& columns,
                                 const std::vector<std::vector<SqlValue>>& rows) {
-  check(Result(PQexec(conn_, fmt::format("COPY {} ({}) FROM STDIN", table, fmt::join(columns, ", ")).c_str()),
-               PQclear));
+  check(
+      Result(PQexec(conn_, fmt::format("COPY {} ({}) FROM STDIN", table, fmt::join(columns, ", ")).c_str()), PQclear));
   std::string chunk;
   auto send = [&] {
-    if (!chunk.empty() && PQputCopyData(conn_, chunk.data(), static_cast<int>(chunk.size())) != 1)
-      fail_result(nullptr);
+    if (!chunk.empty() && PQputCopyData(conn_, chunk.data(), static_cast<int>(chunk.size())) != 1) fail_result(nullptr);
     chunk.clear();
   };
   for (const auto& row : rows) {
@@ -238,8 +238,10 @@ std::unique_ptr<StoreConnection> open_postgres_store(const std::string& url) {
   } else {
     const std::string why = err ? scrub(err, secrets_of(url)) : "out of memory";
     PQfreemem(err);
-    fail(ExitCode::usage, "history {}: not a PostgreSQL URL: {}; the form is postgresql://[USER@]HOST[:PORT]/DATABASE"
-         "[?PARAMETER=VALUE&...] (libpq's connection URI)", store_label(url), why);
+    fail(ExitCode::usage,
+         "history {}: not a PostgreSQL URL: {}; the form is postgresql://[USER@]HOST[:PORT]/DATABASE"
+         "[?PARAMETER=VALUE&...] (libpq's connection URI)",
+         store_label(url), why);
   }
   return std::make_unique<PostgresStore>(url);
 }

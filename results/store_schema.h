@@ -10,9 +10,9 @@
 // the other columns are what the history's queries select and sort by. Version 1 was the SQLite
 // history of ccbench 0.3; version 2 adds runs.fingerprint (one run, one copy: a unique index on
 // start time, host and fingerprint), runs.row_count (written with the rows, in the same
-// transaction) and rows.seq (a row's place in its run, which PostgreSQL has no rowid for). A store is brought to this ccbench's version step by step, in one transaction
-// that no other ccbench changing the schema runs beside; a newer store is refused, never
-// downgraded.
+// transaction) and rows.seq (a row's place in its run, which PostgreSQL has no rowid for). A store is brought to this
+// ccbench's version step by step, in one transaction that no other ccbench changing the schema runs beside; a newer
+// store is refused, never downgraded.
 #include <string>
 #include <vector>
 

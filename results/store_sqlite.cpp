@@ -72,10 +72,8 @@ class Statement : public SqlRow {
       const int at = static_cast<int>(i) + 1;
       if (const auto* t = std::get_if<std::string>(&params[i]))
         sqlite3_bind_text(s_, at, t->c_str(), static_cast<int>(t->size()), SQLITE_TRANSIENT);
-      else if (const auto* n = std::get_if<long long>(&params[i]))
-        sqlite3_bind_int64(s_, at, *n);
-      else
-        sqlite3_bind_null(s_, at);
+      else if (const auto* n = std::get_if<long long>(&params[i])) sqlite3_bind_int64(s_, at, *n);
+      else sqlite3_bind_null(s_, at);
     }
   }
   // True: a row is ready. Tried again while SQLite answers busy without waiting (as exec_waiting).
@@ -235,7 +233,8 @@ void refuse_shared_file_system(const std::string& path) {
     fail(ExitCode::precondition,
          "history {}: on {}, a shared file system where SQLite's locking is not safe for jobs appending from several "
          "nodes (the file can be corrupted); keep an SQLite history on a local disk, or give a PostgreSQL URL "
-         "(--db postgresql://...; docs/guides/fleet.md)", path, fs);
+         "(--db postgresql://...; docs/guides/fleet.md)",
+         path, fs);
 }
 
 }  // namespace
@@ -243,7 +242,9 @@ void refuse_shared_file_system(const std::string& path) {
 std::string shared_file_system_name(unsigned long magic) {
   switch (magic) {
     case 0x6969: return "NFS";
-    case 0xFF534D42: case 0xFE534D42: case 0x517B: return "SMB/CIFS";
+    case 0xFF534D42:
+    case 0xFE534D42:
+    case 0x517B: return "SMB/CIFS";
     case 0x0BD00BD0: return "Lustre";
     case 0x47504653: return "GPFS (Spectrum Scale)";
     case 0x19830326: return "BeeGFS";
@@ -258,8 +259,10 @@ std::unique_ptr<StoreConnection> open_sqlite_store(const std::string& path, Hist
   std::error_code ec;
   if (access == HistoryAccess::read) {
     if (!fs::exists(path, ec))
-      fail(ExitCode::usage, "history {}: no such file; give an existing history, or start one with `ccbench history "
-           "--db {} --add RESULTS` or a run with --db", path, path);
+      fail(ExitCode::usage,
+           "history {}: no such file; give an existing history, or start one with `ccbench history "
+           "--db {} --add RESULTS` or a run with --db",
+           path, path);
     const bool immutable = frozen(path);
     return std::make_unique<SqliteStore>(path, immutable ? immutable_uri(path) : path,
                                          SQLITE_OPEN_READONLY | (immutable ? SQLITE_OPEN_URI : 0));

@@ -55,7 +55,7 @@ struct Behind {
 
 std::string straggler_lines(const std::vector<RunRecord>& rows, double threshold) {
   std::map<std::pair<std::string, int>, Behind> behind;  // (group, rank) -> rows it was behind in
-  std::map<std::string, int> timed;                       // group -> rows with per-rank times
+  std::map<std::string, int> timed;                      // group -> rows with per-rank times
   for (const RunRecord& r : rows) {
     if (!r.straggler_ratio || !r.slowest_rank) continue;
     ++timed[r.group];
@@ -65,13 +65,15 @@ std::string straggler_lines(const std::vector<RunRecord>& rows, double threshold
   // The rank behind in the most rows first: a real straggler is behind in most rows, noise of
   // shared cores in a few rows of every rank.
   std::vector<std::pair<std::pair<std::string, int>, Behind>> ranked(behind.begin(), behind.end());
-  std::stable_sort(ranked.begin(), ranked.end(), [](const auto& a, const auto& b) { return a.second.rows > b.second.rows; });
+  std::stable_sort(ranked.begin(), ranked.end(),
+                   [](const auto& a, const auto& b) { return a.second.rows > b.second.rows; });
   std::string out;
   for (const auto& [key, b] : ranked) {
     const RunRecord& w = *b.worst;
-    out += fmt::format("# straggler: rank {}{} {:.2f}x the median rank in {} (slowest by more than {:.0f} % in {} of {} rows)\n",
-                       key.second, w.slowest_host.empty() ? "" : fmt::format(" (host {})", w.slowest_host),
-                       *w.straggler_ratio, row_name(w), threshold * 100, b.rows, timed[key.first]);
+    out += fmt::format(
+        "# straggler: rank {}{} {:.2f}x the median rank in {} (slowest by more than {:.0f} % in {} of {} rows)\n",
+        key.second, w.slowest_host.empty() ? "" : fmt::format(" (host {})", w.slowest_host), *w.straggler_ratio,
+        row_name(w), threshold * 100, b.rows, timed[key.first]);
   }
   return out;
 }
@@ -79,9 +81,7 @@ std::string straggler_lines(const std::vector<RunRecord>& rows, double threshold
 bool measured(const RunRecord& r) { return r.status == RowStatus::ok || r.status == RowStatus::wrong; }
 
 // The rows of a sub-group run that compare with each other (all but the group name).
-std::string like_key(const RunRecord& r) {
-  return fmt::format("{}|{}|{}", row_name(r, false), r.ranks, r.root);
-}
+std::string like_key(const RunRecord& r) { return fmt::format("{}|{}|{}", row_name(r, false), r.ranks, r.root); }
 
 }  // namespace
 
@@ -100,7 +100,7 @@ void mark_group_outliers(std::vector<RunRecord>& rows) {
 namespace {
 
 std::string group_outlier_lines(const std::vector<RunRecord>& rows, double threshold) {
-  std::map<std::string, Behind> below;  // group -> rows below the threshold
+  std::map<std::string, Behind> below;        // group -> rows below the threshold
   std::map<std::string, int> compared;        // group -> rows compared with like groups
   std::map<std::string, int> groups_per_key;  // like key -> groups compared
   for (const RunRecord& r : rows)
@@ -114,9 +114,10 @@ std::string group_outlier_lines(const std::vector<RunRecord>& rows, double thres
   std::string out;
   for (const auto& [group, b] : below) {
     const RunRecord& w = *b.worst;
-    out += fmt::format("# group outlier: {} at {:.3g} of the median busbw of {} like groups in {} (below {:.0f} % in {} of {} rows)\n",
-                       group, 1.0 / *w.group_outlier_ratio, groups_per_key[like_key(w)], row_name(w, false),
-                       threshold * 100, b.rows, compared[group]);
+    out += fmt::format(
+        "# group outlier: {} at {:.3g} of the median busbw of {} like groups in {} (below {:.0f} % in {} of {} rows)\n",
+        group, 1.0 / *w.group_outlier_ratio, groups_per_key[like_key(w)], row_name(w, false), threshold * 100, b.rows,
+        compared[group]);
   }
   return out;
 }
@@ -134,7 +135,9 @@ std::vector<PairCase> pair_cases(const std::vector<RunRecord>& rows) {
     k.bytes = 0;
     return like_key(k);
   };
-  auto is_pair = [](const RunRecord& r) { return measured(r) && r.ranks == 2 && !r.link.empty() && r.group != "world"; };
+  auto is_pair = [](const RunRecord& r) {
+    return measured(r) && r.ranks == 2 && !r.link.empty() && r.group != "world";
+  };
   for (const RunRecord& r : rows)
     if (is_pair(r)) largest[key_of(r)] = std::max(largest[key_of(r)], r.bytes);
   std::map<std::string, PairCase> cases;
@@ -183,13 +186,15 @@ void mark_pair_culprits(std::vector<RunRecord>& rows, double threshold) {
   for (RunRecord& r : rows) {
     r.culprit.clear();
     for (const PairAttribution& a : judged)
-      if (a.subject == row_name(r, false) && measured(r) && r.group != "world") r.culprit = a.attribution.blame_of(r.link);
+      if (a.subject == row_name(r, false) && measured(r) && r.group != "world")
+        r.culprit = a.attribution.blame_of(r.link);
   }
 }
 
 std::string pair_attribution_report(const std::vector<RunRecord>& rows, double threshold) {
   std::string out;
-  for (const PairAttribution& a : attribute_pairs(rows, threshold)) out += attribution_text(a.attribution, a.subject, "# ");
+  for (const PairAttribution& a : attribute_pairs(rows, threshold))
+    out += attribution_text(a.attribution, a.subject, "# ");
   return out;
 }
 

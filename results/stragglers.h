@@ -18,7 +18,7 @@ inline constexpr double kDefaultStragglerThreshold = 0.2;
 struct RankSpread {
   int slowest_rank = -1;  // -1: no times
   double slowest_us = 0;
-  double median_us = 0;   // the median rank's time (the lower middle one for an even count)
+  double median_us = 0;  // the median rank's time (the lower middle one for an even count)
   // slowest / median (1 when the median is 0: nothing to compare).
   double ratio() const { return median_us > 0 ? slowest_us / median_us : 1.0; }
 };

@@ -26,6 +26,7 @@ packages=(
   libxml2-utils                  # tests: xmllint validates the JUnit XML of `ccbench accept`
   dpkg-dev                       # cpack: dpkg-shlibdeps names the .deb's dependencies
   clang libclang-rt-dev  # scripts/test.sh: libFuzzer targets (tests/fuzz); the cluster tier's BPF loss filter
+  clang-format                   # lint.format: the layout of .clang-format (14 on Debian 12 and Ubuntu 22.04)
   iproute2 procps util-linux     # the cluster tier (tests/cluster): ip, tc, nstat, pgrep, unshare, nsenter
   slurmctld slurmd slurm-client munge libpmix-dev  # its real Slurm; srun --mpi=pmix loads libpmix.so (10 s to install)
 )

@@ -2,7 +2,8 @@
 
 namespace ccbench::telemetry {
 
-CounterWatch::CounterWatch(GpuSource& source, CounterPlan plan, std::chrono::milliseconds interval, Clock::time_point epoch)
+CounterWatch::CounterWatch(GpuSource& source, CounterPlan plan, std::chrono::milliseconds interval,
+                           Clock::time_point epoch)
     : source_(source), plan_(std::move(plan)), interval_(interval), epoch_(epoch) {
   auto first = std::make_shared<const Snapshot>(read_counters(source_, plan_));
   at_start_ = {0, std::chrono::duration<double>(Clock::now() - epoch_).count(), first};

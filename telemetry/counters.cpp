@@ -49,8 +49,7 @@ Reading read_sysfs_counter(const fs::path& file, std::string where, const char* 
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
   if (ec != std::errc() || end != text.data() + text.size() || text.empty())
     r.why_not = fmt::format("{} holds '{}', not a number", file.string(), text);
-  else
-    r.value = v;
+  else r.value = v;
   return r;
 }
 
@@ -100,7 +99,8 @@ Snapshot read_counters(GpuSource& source, const CounterPlan& plan) {
     const auto slash = port.find('/');
     const std::string where = fmt::format("NIC {} port {}", port.substr(0, slash), port.substr(slash + 1));
     const fs::path dir = fs::path(plan.nic_dir) / port.substr(0, slash) / "ports" / port.substr(slash + 1) / "counters";
-    for (const char* name : kNicErrorCounters) s.push_back(read_sysfs_counter(dir / name, where, name, CounterKind::nic_error));
+    for (const char* name : kNicErrorCounters)
+      s.push_back(read_sysfs_counter(dir / name, where, name, CounterKind::nic_error));
     for (const char* name : kNicTrafficCounters)
       s.push_back(read_sysfs_counter(dir / name, where, name, CounterKind::nic_traffic));
   }

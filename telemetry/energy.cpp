@@ -8,10 +8,11 @@ namespace ccbench::telemetry {
 
 std::string energy_method(std::chrono::milliseconds window) {
   const double s = window.count() / 1000.0;
-  return fmt::format("NVML total-energy counter over windows of >= {:g} s of the row's collective repeated back to "
-                     "back, summed over the job's GPUs; the counter moves in ~{} ms steps, so a figure is good to "
-                     "about +-{:.0f} %",
-                     s, kEnergyCounterStep.count(), 100.0 * kEnergyCounterStep.count() / window.count());
+  return fmt::format(
+      "NVML total-energy counter over windows of >= {:g} s of the row's collective repeated back to "
+      "back, summed over the job's GPUs; the counter moves in ~{} ms steps, so a figure is good to "
+      "about +-{:.0f} %",
+      s, kEnergyCounterStep.count(), 100.0 * kEnergyCounterStep.count() / window.count());
 }
 
 std::optional<std::uint64_t> EnergyCounter::read() {

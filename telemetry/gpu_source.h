@@ -34,12 +34,11 @@ enum class Query {
   energy_mj,         // nvmlDeviceGetTotalEnergyConsumption: millijoules since the driver loaded (Volta on)
 };
 inline constexpr Query kAllQueries[] = {
-    Query::temperature_c,   Query::power_mw,        Query::power_limit_mw,  Query::sm_clock_mhz,
-    Query::mem_clock_mhz,   Query::throttle_reasons, Query::gpu_util_pct,   Query::mem_util_pct,
-    Query::nvlink_active,   Query::nvlink_replay,   Query::nvlink_recovery, Query::nvlink_crc_flit,
-    Query::nvlink_crc_data, Query::pcie_replays,    Query::ecc_corrected,   Query::ecc_uncorrected,
-    Query::xid_events,      Query::energy_mj};
-std::string_view query_name(Query q);                    // "temperature_c", ...
+    Query::temperature_c,    Query::power_mw,        Query::power_limit_mw,  Query::sm_clock_mhz,  Query::mem_clock_mhz,
+    Query::throttle_reasons, Query::gpu_util_pct,    Query::mem_util_pct,    Query::nvlink_active, Query::nvlink_replay,
+    Query::nvlink_recovery,  Query::nvlink_crc_flit, Query::nvlink_crc_data, Query::pcie_replays,  Query::ecc_corrected,
+    Query::ecc_uncorrected,  Query::xid_events,      Query::energy_mj};
+std::string_view query_name(Query q);                     // "temperature_c", ...
 std::optional<Query> parse_query(std::string_view name);  // nullopt for an unknown name
 bool is_nvlink_query(Query q);                            // takes a link number
 
@@ -64,7 +63,7 @@ class GpuSource {
   // Why no GPU can be read at all ("libnvidia-ml.so.1 not found (no NVIDIA driver)"), or "".
   virtual std::string unavailable() const = 0;
   virtual std::string driver_version() const = 0;  // "" if not known
-  virtual std::vector<GpuInfo> gpus() const = 0;     // empty when unavailable
+  virtual std::vector<GpuInfo> gpus() const = 0;   // empty when unavailable
   // One query of GPU `gpu` (a position in gpus()); `link` for the NVLink queries. Safe to call
   // from the sampling thread and the main thread at once. Never throws.
   virtual Answer read(unsigned gpu, Query q, unsigned link = 0) = 0;

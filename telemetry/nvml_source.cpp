@@ -68,7 +68,8 @@ class NvmlSource final : public GpuSource {
       case Query::nvlink_crc_flit: return nvlink_counter(d, link, kNvLinkCrcFlit);
       case Query::nvlink_crc_data: return nvlink_counter(d, link, kNvLinkCrcData);
       case Query::pcie_replays: return get<unsigned>("nvmlDeviceGetPcieReplayCounter", d);
-      case Query::ecc_corrected: return get<unsigned long long>("nvmlDeviceGetTotalEccErrors", d, kEccCorrected, kEccVolatile);
+      case Query::ecc_corrected:
+        return get<unsigned long long>("nvmlDeviceGetTotalEccErrors", d, kEccCorrected, kEccVolatile);
       case Query::ecc_uncorrected:
         return get<unsigned long long>("nvmlDeviceGetTotalEccErrors", d, kEccUncorrected, kEccVolatile);
       case Query::xid_events: return xid_count(gpu);
@@ -92,7 +93,8 @@ class NvmlSource final : public GpuSource {
     auto f = fn<int (*)(Device, Args..., T*)>(name);
     if (!f) return {std::nullopt, missing(name)};
     T value{};
-    if (int rc = f(d, args..., &value); rc != kSuccess) return {std::nullopt, fmt::format("{}: {}", name, error_text(rc))};
+    if (int rc = f(d, args..., &value); rc != kSuccess)
+      return {std::nullopt, fmt::format("{}: {}", name, error_text(rc))};
     return {static_cast<std::uint64_t>(value), {}};
   }
 

@@ -40,7 +40,8 @@ std::chrono::milliseconds parse_energy(const std::string& text) {
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), s);
   const double min_s = kMinEnergyWindow.count() / 1000.0;
   if (ec != std::errc() || end != text.data() + text.size() || !std::isfinite(s) || s < min_s || s > kMaxEnergyWindowS)
-    fail(ExitCode::usage, "--energy: '{}' is not valid (valid: off, on (a {:g} s window), or the window in seconds "
+    fail(ExitCode::usage,
+         "--energy: '{}' is not valid (valid: off, on (a {:g} s window), or the window in seconds "
          "from {:g} to {:g}: NVML's energy counter moves in ~{} ms steps, so shorter windows read mostly the step)",
          text, min_s, min_s, kMaxEnergyWindowS, kEnergyCounterStep.count());
   return std::chrono::milliseconds(static_cast<long>(s * 1000));
@@ -55,20 +56,25 @@ void add_options(cli::OptionSet& run, Options& o) {
              cli::Names<bool>{{{"on", true}, {"off", false}}, nullptr});
   add_ms(run, {"--telemetry-interval", "milliseconds between telemetry samples"}, o.interval, kMinIntervalMs,
          kMaxIntervalMs);
-  add_ms(run, {"--telemetry-counter-interval", "milliseconds between reads of the error counters (NVLink, PCIe, ECC, "
-                                               "XID, NIC)"},
+  add_ms(run,
+         {"--telemetry-counter-interval",
+          "milliseconds between reads of the error counters (NVLink, PCIe, ECC, "
+          "XID, NIC)"},
          o.counter_interval, kMinCounterIntervalMs, kMaxCounterIntervalMs);
   run.number({"--temp-limit", "GPU temperature that draws a warning and fails the health check"}, o.temp_limit_c,
              {.lo = 0, .hi = kMaxTempLimitC, .what = "degrees Celsius", .lo_open = true}, "CELSIUS");
-  run.flag({"--fail-on-health", "exit code 4 when a GPU throttled (thermal or power), reached --temp-limit or an "
-                                "error counter grew"},
+  run.flag({"--fail-on-health",
+            "exit code 4 when a GPU throttled (thermal or power), reached --temp-limit or an "
+            "error counter grew"},
            o.fail_on_health);
   run.text({"--telemetry-record", "save every NVML answer to this JSON file (for playback in tests)"}, o.record_path,
            "FILE");
-  run.value({"--energy", "GPU energy per row (J per collective, GB per J) over repeated batches of at least this "
-                         "window, summed over the job's GPUs"},
-            "SECONDS", fmt::format("off, on ({:g} s) or seconds from {:g} to {:g}", kMinEnergyWindow.count() / 1000.0,
-                                   kMinEnergyWindow.count() / 1000.0, kMaxEnergyWindowS),
+  run.value({"--energy",
+             "GPU energy per row (J per collective, GB per J) over repeated batches of at least this "
+             "window, summed over the job's GPUs"},
+            "SECONDS",
+            fmt::format("off, on ({:g} s) or seconds from {:g} to {:g}", kMinEnergyWindow.count() / 1000.0,
+                        kMinEnergyWindow.count() / 1000.0, kMaxEnergyWindowS),
             "off", [&o](const std::string& v) { o.energy_window = parse_energy(v); });
   run.group("");
 }

@@ -9,12 +9,12 @@
 namespace ccbench::telemetry {
 
 struct Options {
-  bool enabled = true;   // --telemetry on|off
-  std::chrono::milliseconds interval{100};     // --telemetry-interval MS: temperature, power, clocks...
+  bool enabled = true;                               // --telemetry on|off
+  std::chrono::milliseconds interval{100};           // --telemetry-interval MS: temperature, power, clocks...
   std::chrono::milliseconds counter_interval{1000};  // --telemetry-counter-interval MS: error counters
-  double temp_limit_c = 85;                    // --temp-limit C
-  bool fail_on_health = false;                 // --fail-on-health: exit code 4 when a check fails
-  std::string record_path;                     // --telemetry-record FILE: save NVML's answers
+  double temp_limit_c = 85;                          // --temp-limit C
+  bool fail_on_health = false;                       // --fail-on-health: exit code 4 when a check fails
+  std::string record_path;                           // --telemetry-record FILE: save NVML's answers
   // --energy off|on|SECONDS: GPU energy per row over windows at least this long
   // (telemetry/energy.h); 0 = off.
   std::chrono::milliseconds energy_window{0};

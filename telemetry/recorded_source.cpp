@@ -25,7 +25,8 @@ bool is_whole_number(const json& j) {
 
 Answer answer_from_json(const json& j, const std::string& key) {
   if (is_whole_number(j)) return {j.get<std::uint64_t>(), {}};
-  if (j.is_object() && j.contains("why_not") && j["why_not"].is_string()) return {std::nullopt, j["why_not"].get<std::string>()};
+  if (j.is_object() && j.contains("why_not") && j["why_not"].is_string())
+    return {std::nullopt, j["why_not"].get<std::string>()};
   fail(ExitCode::usage, "recorded NVML answers: '{}' holds {}; expected a whole number >= 0 or {{\"why_not\": text}}",
        key, j.dump());
 }
@@ -50,11 +51,13 @@ class ReplaySource final : public GpuSource {
       for (const json& a : list) answers_[key].push_back(answer_from_json(a, key));
     }
     const json latency = doc.value("latency_us", json::object());
-    if (!latency.is_object()) fail(ExitCode::usage, "recorded NVML answers: 'latency_us' must be an object of key: microseconds");
+    if (!latency.is_object())
+      fail(ExitCode::usage, "recorded NVML answers: 'latency_us' must be an object of key: microseconds");
     for (const auto& [key, us] : latency.items()) {
       if (!is_whole_number(us))
-        fail(ExitCode::usage, "recorded NVML answers: latency_us '{}' holds {}; expected microseconds, a whole number >= 0",
-             key, us.dump());
+        fail(ExitCode::usage,
+             "recorded NVML answers: latency_us '{}' holds {}; expected microseconds, a whole number >= 0", key,
+             us.dump());
       latency_[key] = std::chrono::microseconds(us.get<std::uint64_t>());
     }
     if (unavailable_.empty() && gpus_.empty()) unavailable_ = "the recorded answers list no GPU";
@@ -67,7 +70,8 @@ class ReplaySource final : public GpuSource {
   Answer read(unsigned gpu, Query q, unsigned link) override {
     if (!unavailable_.empty()) return {std::nullopt, unavailable_};
     const std::string key = answer_key(gpu, q, link);
-    if (auto l = latency_.find(key); l != latency_.end()) std::this_thread::sleep_for(l->second);  // outside the lock, as NVML
+    if (auto l = latency_.find(key); l != latency_.end())
+      std::this_thread::sleep_for(l->second);  // outside the lock, as NVML
     std::lock_guard lock(mutex_);
     auto it = answers_.find(key);
     if (it == answers_.end()) return {std::nullopt, fmt::format("'{}' is not in the recorded answers", key)};
@@ -89,10 +93,13 @@ class ReplaySource final : public GpuSource {
 }  // namespace
 
 std::string answer_key(unsigned gpu, Query q, unsigned link) {
-  return is_nvlink_query(q) ? fmt::format("{} {} {}", gpu, query_name(q), link) : fmt::format("{} {}", gpu, query_name(q));
+  return is_nvlink_query(q) ? fmt::format("{} {} {}", gpu, query_name(q), link)
+                            : fmt::format("{} {}", gpu, query_name(q));
 }
 
-std::unique_ptr<GpuSource> replay_answers(const nlohmann::json& answers) { return std::make_unique<ReplaySource>(answers); }
+std::unique_ptr<GpuSource> replay_answers(const nlohmann::json& answers) {
+  return std::make_unique<ReplaySource>(answers);
+}
 
 std::unique_ptr<GpuSource> replay_answers_file(const std::string& path) {
   std::ifstream in(path);

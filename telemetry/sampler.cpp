@@ -26,15 +26,16 @@ namespace {
 using Clock = std::chrono::steady_clock;
 
 // What the background thread reads of every GPU, in this order.
-constexpr Query kSampled[] = {Query::temperature_c, Query::power_mw,      Query::power_limit_mw, Query::sm_clock_mhz,
-                              Query::mem_clock_mhz, Query::throttle_reasons, Query::gpu_util_pct, Query::mem_util_pct};
+constexpr Query kSampled[] = {Query::temperature_c, Query::power_mw,      Query::power_limit_mw,
+                              Query::sm_clock_mhz,  Query::mem_clock_mhz, Query::throttle_reasons,
+                              Query::gpu_util_pct,  Query::mem_util_pct};
 constexpr size_t kSampledCount = std::size(kSampled);
 enum SampledIndex { kTemp, kPower, kPowerLimit, kSmClock, kMemClock, kThrottle, kGpuUtil, kMemUtil };
 
 struct GpuSample {
-  double t_s = 0;           // seconds since the sampler started (steady clock)
+  double t_s = 0;            // seconds since the sampler started (steady clock)
   std::int64_t unix_ms = 0;  // wall clock, to line nodes up
-  unsigned gpu = 0;         // position in GpuSource::gpus()
+  unsigned gpu = 0;          // position in GpuSource::gpus()
   std::array<std::optional<std::uint64_t>, kSampledCount> v;
 };
 
@@ -49,7 +50,9 @@ Json or_null(const std::optional<T>& v) {
 }
 
 Json sample_json(const GpuSample& s, const std::string& host, unsigned nvml_index) {
-  auto watts = [](const std::optional<std::uint64_t>& mw) { return mw ? Json(static_cast<double>(*mw) / 1000.0) : Json(nullptr); };
+  auto watts = [](const std::optional<std::uint64_t>& mw) {
+    return mw ? Json(static_cast<double>(*mw) / 1000.0) : Json(nullptr);
+  };
   return {{"type", "sample"},
           {"host", host},
           {"t_s", s.t_s},
@@ -67,8 +70,8 @@ Json sample_json(const GpuSample& s, const std::string& host, unsigned nvml_inde
 
 // The RowHealth figures that counter growth adds to (counters.h).
 constexpr std::optional<std::uint64_t> RowHealth::*kCounterFigures[] = {
-    &RowHealth::nvlink_errors, &RowHealth::pcie_replays, &RowHealth::ecc_corrected,
-    &RowHealth::ecc_uncorrected, &RowHealth::xid_events, &RowHealth::nic_errors};
+    &RowHealth::nvlink_errors,   &RowHealth::pcie_replays, &RowHealth::ecc_corrected,
+    &RowHealth::ecc_uncorrected, &RowHealth::xid_events,   &RowHealth::nic_errors};
 
 // A node's figures over a row (or a run): RowHealth plus what a mean over nodes needs.
 struct Figures {
@@ -158,7 +161,8 @@ struct Sampler::Node {
     warned_hot.assign(gpus.size(), false);
     last_of_gpu.resize(gpus.size());
     for (const GpuSample& g : read_sample(/*keep_reasons=*/true)) pending.push_back(g);
-    counters = std::make_unique<CounterWatch>(*src.gpu, plan_counters(*src.gpu, src.nic_dir), opt.counter_interval, start);
+    counters =
+        std::make_unique<CounterWatch>(*src.gpu, plan_counters(*src.gpu, src.nic_dir), opt.counter_interval, start);
     row_base = counters->at_start();
     if (!gpus.empty()) thread = std::thread([this] { loop(); });
   }
@@ -182,8 +186,9 @@ struct Sampler::Node {
   std::vector<GpuSample> read_sample(bool keep_reasons) {
     std::vector<GpuSample> out;
     const double t = now_s();
-    const auto unix_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
-                             std::chrono::system_clock::now().time_since_epoch()).count();
+    const auto unix_ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+            .count();
     for (unsigned g = 0; g < gpus.size(); ++g) {
       GpuSample s{t, unix_ms, g, {}};
       for (size_t i = 0; i < kSampledCount; ++i) {
@@ -220,12 +225,16 @@ struct Sampler::Node {
         for (const auto& [q, why] : it->second) na[q] = why;
       for (const Reading& r : *counters->at_start().snapshot)
         if (!r.value && r.device == g.label) na[r.where + " " + r.what] = r.why_not;
-      devices.push_back({{"index", info.index}, {"name", info.name}, {"uuid", info.uuid}, {"nvlinks", g.links},
+      devices.push_back({{"index", info.index},
+                         {"name", info.name},
+                         {"uuid", info.uuid},
+                         {"nvlinks", g.links},
                          {"not_available", na}});
     }
     const std::string why_gpu = src.gpu->unavailable();
-    Json gpu_part = why_gpu.empty() ? Json{{"available", true}, {"driver", src.gpu->driver_version()}, {"devices", devices}}
-                                    : Json{{"available", false}, {"reason", why_gpu}};
+    Json gpu_part = why_gpu.empty()
+                        ? Json{{"available", true}, {"driver", src.gpu->driver_version()}, {"devices", devices}}
+                        : Json{{"available", false}, {"reason", why_gpu}};
     const CounterPlan& plan = counters->plan();
     Json nic_part = plan.nic_unavailable.empty()
                         ? Json{{"available", true}, {"dir", plan.nic_dir}, {"ports", plan.nic_ports}}
@@ -233,7 +242,9 @@ struct Sampler::Node {
     return {{"host", host}, {"gpus", gpu_part}, {"nics", nic_part}};
   }
 
-  std::string gpu_label(unsigned g) const { return fmt::format("host {} GPU {} ({})", host, gpus[g].index, gpus[g].name); }
+  std::string gpu_label(unsigned g) const {
+    return fmt::format("host {} GPU {} ({})", host, gpus[g].index, gpus[g].name);
+  }
 
   // Warnings about samples of this row: each new throttle reason and the first time a GPU
   // reaches the limit (later rows repeat them only in the figures).
@@ -256,9 +267,11 @@ struct Sampler::Node {
   // the row now ending, "" at the end of the run.
   void warn_first_growth(const std::vector<FirstGrowth>& first, const std::string& label, Json& warnings) const {
     for (const FirstGrowth& g : first) {
-      const std::string when = label.empty() ? "at the end of the run" : (g.t_s >= row_start_s ? "during " : "before ") + label;
-      warnings.push_back(fmt::format("host {} {}: {} grew by {} (found {}; first growth in this run, the total follows at the end)",
-                                     host, g.delta.where, g.delta.what, *g.delta.growth, when));
+      const std::string when =
+          label.empty() ? "at the end of the run" : (g.t_s >= row_start_s ? "during " : "before ") + label;
+      warnings.push_back(
+          fmt::format("host {} {}: {} grew by {} (found {}; first growth in this run, the total follows at the end)",
+                      host, g.delta.where, g.delta.what, *g.delta.growth, when));
     }
   }
 
@@ -311,9 +324,14 @@ struct Sampler::Node {
     Json warnings = Json::array();
     warn_samples(window, label, warnings);
     warn_first_growth(news.first_growth, label, warnings);
-    return {{"host", host}, {"t_s", Json::array({row_start_s, row_end_s})}, {"figures", f.to_json()},
-            {"warnings", warnings}, {"grown", grown}, {"counter_window_s", counter_window},
-            {"samples", samples_json(samples)}, {"counters", counter_lines(news)}};
+    return {{"host", host},
+            {"t_s", Json::array({row_start_s, row_end_s})},
+            {"figures", f.to_json()},
+            {"warnings", warnings},
+            {"grown", grown},
+            {"counter_window_s", counter_window},
+            {"samples", samples_json(samples)},
+            {"counters", counter_lines(news)}};
   }
 
   // The node's last message: the run's counter growth (first read to last, read now), and the
@@ -333,9 +351,14 @@ struct Sampler::Node {
     add_deltas(run_counters.h, total);
     Json warnings = Json::array();
     warn_first_growth(news.first_growth, "", warnings);
-    return {{"host", host}, {"figures", Figures{}.to_json()}, {"warnings", warnings}, {"grown", grown_json(total)},
-            {"counter_window_s", Json::array({first.t_s, last.t_s})}, {"samples", samples_json(take())},
-            {"counters", counter_lines(news)}, {"run_counters", run_counters.to_json()},
+    return {{"host", host},
+            {"figures", Figures{}.to_json()},
+            {"warnings", warnings},
+            {"grown", grown_json(total)},
+            {"counter_window_s", Json::array({first.t_s, last.t_s})},
+            {"samples", samples_json(take())},
+            {"counters", counter_lines(news)},
+            {"run_counters", run_counters.to_json()},
             {"growth_summary", growth_summary(total)}};
   }
 
@@ -351,7 +374,8 @@ struct Sampler::Node {
     std::vector<Sum> sums;  // in the order the counters are read
     for (const Delta& d : total) {
       if (!d.growth || *d.growth == 0 || d.kind == CounterKind::nic_traffic) continue;
-      auto it = std::find_if(sums.begin(), sums.end(), [&](const Sum& s) { return s.device == d.device && s.what == d.what; });
+      auto it = std::find_if(sums.begin(), sums.end(),
+                             [&](const Sum& s) { return s.device == d.device && s.what == d.what; });
       if (it == sums.end()) it = sums.insert(sums.end(), Sum{d.device, d.what});
       it->growth += *d.growth;
       it->links += d.where != d.device;
@@ -398,7 +422,8 @@ namespace {
 // Whether any node could read a GPU or a NIC port (from the nodes' descriptions).
 bool reads_anything(const Json& nodes) {
   for (const Json& n : nodes)
-    if ((n["gpus"]["available"] == true && !n["gpus"]["devices"].empty()) || n["nics"]["available"] == true) return true;
+    if ((n["gpus"]["available"] == true && !n["gpus"]["devices"].empty()) || n["nics"]["available"] == true)
+      return true;
   return false;
 }
 
@@ -423,7 +448,7 @@ struct Sampler::Root {
   std::string series_path;
   std::ofstream series;
   Figures run;
-  Json counters_grown = Json::array();     // the run's growth per counter: {"host", "where", "what", "growth"}
+  Json counters_grown = Json::array();        // the run's growth per counter: {"host", "where", "what", "growth"}
   std::vector<std::string> growth_summaries;  // per node, of the error counters (Node::growth_summary)
   std::uint64_t warnings = 0;
 
@@ -451,8 +476,12 @@ struct Sampler::Root {
       write_lines(j.at("samples"));
       write_lines(j.at("counters"));
       if (!label.empty())
-        write_lines(Json::array({{{"type", "row"}, {"row", label}, {"host", j.at("host")}, {"t_s", j.at("t_s")},
-                                  {"figures", j.at("figures")}, {"counter_window_s", j.at("counter_window_s")},
+        write_lines(Json::array({{{"type", "row"},
+                                  {"row", label},
+                                  {"host", j.at("host")},
+                                  {"t_s", j.at("t_s")},
+                                  {"figures", j.at("figures")},
+                                  {"counter_window_s", j.at("counter_window_s")},
                                   {"counters_grown", j.at("grown")}}}));
       if (j.contains("run_counters")) take_run_counters(j);
     }
@@ -494,8 +523,9 @@ Sampler::Sampler(const Options& options, Role role, Sources sources, Gather gath
   root_->context = {{"enabled", true},
                     {"interval_ms", options_.interval.count()},
                     {"counter_interval_ms", options_.counter_interval.count()},
-                    {"row_counter_window", "from the last counter read before the size began to the last one that "
-                                           "ended before it ended; none (empty columns) when no read ended in between"},
+                    {"row_counter_window",
+                     "from the last counter read before the size began to the last one that "
+                     "ended before it ended; none (empty columns) when no read ended in between"},
                     {"temp_limit_c", options_.temp_limit_c},
                     {"sampled_by", "the first rank of each host"},
                     {"benign_throttle_reasons", throttle_names(kBenignThrottle)},
@@ -515,7 +545,8 @@ void Sampler::begin_row() {
 
 RowHealth Sampler::end_row(const std::string& label) {
   if (!options_.enabled || finished_) return {};
-  const auto messages = gather_(node_ ? node_->end_row(label).dump(-1, ' ', false, Json::error_handler_t::replace) : "");
+  const auto messages =
+      gather_(node_ ? node_->end_row(label).dump(-1, ' ', false, Json::error_handler_t::replace) : "");
   return root_ ? root_->merge(messages, label).h : RowHealth{};
 }
 
@@ -542,11 +573,14 @@ void Sampler::print_health() const {
   if (!reads_anything(root_->context["nodes"])) {
     fmt::print("# health: not available ({})\n", unavailable_reasons(root_->context["nodes"]));
   } else {
-    auto figure = [](const std::optional<double>& v, const char* unit) { return v ? fmt::format("{:.0f} {}", *v, unit) : std::string("not available"); };
-    fmt::print("# health: hottest GPU {}, mean power {}, lowest SM clock {}, throttling {}\n", figure(h.temp_max_c, "C"),
-               figure(h.power_mean_w, "W"), figure(h.sm_clock_min_mhz, "MHz"),
+    auto figure = [](const std::optional<double>& v, const char* unit) {
+      return v ? fmt::format("{:.0f} {}", *v, unit) : std::string("not available");
+    };
+    fmt::print("# health: hottest GPU {}, mean power {}, lowest SM clock {}, throttling {}\n",
+               figure(h.temp_max_c, "C"), figure(h.power_mean_w, "W"), figure(h.sm_clock_min_mhz, "MHz"),
                h.throttle ? throttle_names(*h.throttle) : std::string("not available"));
-    for (const HealthCheck& c : run_checks()) fmt::print("# health check {}: {} ({})\n", c.name, health_state_name(c.state), c.detail);
+    for (const HealthCheck& c : run_checks())
+      fmt::print("# health check {}: {} ({})\n", c.name, health_state_name(c.state), c.detail);
   }
   std::fflush(stdout);
 }
@@ -556,7 +590,9 @@ Json Sampler::summary() const {
   Json checks = Json::array();
   for (const HealthCheck& c : run_checks())
     checks.push_back({{"check", c.name}, {"state", health_state_name(c.state)}, {"detail", c.detail}});
-  return {{"figures", root_->run.to_json()}, {"checks", checks}, {"warnings", root_->warnings},
+  return {{"figures", root_->run.to_json()},
+          {"checks", checks},
+          {"warnings", root_->warnings},
           {"counters_grown", root_->counters_grown}};
 }
 

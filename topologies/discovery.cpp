@@ -148,8 +148,7 @@ std::string gpu_line(const nlohmann::ordered_json& x) {
     if (x.contains("nvlink_speed_max_mbps"))  // links trained at different speeds
       s += fmt::format(", {:.1f}-{:.1f} GB/s each way per link (NOT all at one speed)", slowest,
                        x["nvlink_speed_max_mbps"].get<double>() / 1e3);
-    else
-      s += fmt::format(", {:.1f} GB/s each way per link", slowest);
+    else s += fmt::format(", {:.1f} GB/s each way per link", slowest);
   }
   return s + "\n";
 }
@@ -209,8 +208,7 @@ std::string describe_node(const nlohmann::ordered_json& node) {
   if (c.value("available", false))
     s += fmt::format("cpu: {} package(s), {} cores, {} hardware threads, {} NUMA node(s)\n", c.value("packages", 0),
                      c.value("cores", 0), c.value("hardware_threads", 0), c.value("numa_nodes", 0));
-  else
-    s += fmt::format("cpu: not available ({})\n", c.value("reason", "?"));
+  else s += fmt::format("cpu: not available ({})\n", c.value("reason", "?"));
   const auto& r = node["rdma"];
   if (!r.value("available", false)) {
     s += fmt::format("rdma: not available ({})\n", r.value("reason", "?"));

@@ -39,21 +39,25 @@ std::optional<std::string>& text_field(TopologyExpectation& e, const std::string
   return e.nic_rate;
 }
 
-void check_gpus(const TopologyExpectation& e, const std::string& host, const Json& gpus, std::vector<std::string>& out) {
+void check_gpus(const TopologyExpectation& e, const std::string& host, const Json& gpus,
+                std::vector<std::string>& out) {
   if (!gpus.value("available", false)) {
     if (e.gpus_per_host.value_or(0) > 0)
-      out.push_back(fmt::format("host {}: no GPUs found ({}), expected {}", host, gpus.value("reason", "?"), *e.gpus_per_host));
+      out.push_back(
+          fmt::format("host {}: no GPUs found ({}), expected {}", host, gpus.value("reason", "?"), *e.gpus_per_host));
     return;
   }
   const Json& list = gpus["gpus"];
   if (e.gpus_per_host && static_cast<int>(list.size()) != *e.gpus_per_host)
     out.push_back(fmt::format("host {}: {} GPUs, expected {}", host, list.size(), *e.gpus_per_host));
   for (const auto& g : list) {
-    const std::string who = fmt::format("host {}: GPU {} ({})", host, g.value("index", -1), g.value("pci", std::string("?")));
+    const std::string who =
+        fmt::format("host {}: GPU {} ({})", host, g.value("index", -1), g.value("pci", std::string("?")));
     if (e.gpu_name && g.value("name", std::string()).find(*e.gpu_name) == std::string::npos)
       out.push_back(fmt::format("{}: is '{}', expected a '{}'", who, g.value("name", std::string("?")), *e.gpu_name));
     if (e.nvlinks_per_gpu && g.value("nvlinks_active", -1) != *e.nvlinks_per_gpu)
-      out.push_back(fmt::format("{}: {} NVLink links up, expected {}", who, g.value("nvlinks_active", -1), *e.nvlinks_per_gpu));
+      out.push_back(
+          fmt::format("{}: {} NVLink links up, expected {}", who, g.value("nvlinks_active", -1), *e.nvlinks_per_gpu));
     const Json pcie = g.value("pcie", Json::object());
     if (e.pcie_gen && pcie.value("gen", -1) != *e.pcie_gen)
       out.push_back(fmt::format("{}: PCIe link Gen{} (max Gen{}), expected Gen{}", who, pcie.value("gen", -1),
@@ -71,7 +75,8 @@ void check_gpus(const TopologyExpectation& e, const std::string& host, const Jso
                                   paths[i][j].get<std::string>(), *e.gpu_paths));
 }
 
-void check_nics(const TopologyExpectation& e, const std::string& host, const Json& rdma, std::vector<std::string>& out) {
+void check_nics(const TopologyExpectation& e, const std::string& host, const Json& rdma,
+                std::vector<std::string>& out) {
   const Json devices = rdma.value("available", false) ? rdma["devices"] : Json::array();
   if (e.nics_per_host && static_cast<int>(devices.size()) != *e.nics_per_host)
     out.push_back(fmt::format("host {}: {} RDMA devices{}, expected {}", host, devices.size(),
@@ -79,11 +84,13 @@ void check_nics(const TopologyExpectation& e, const std::string& host, const Jso
                               *e.nics_per_host));
   for (const auto& d : devices)
     for (const auto& p : d.value("ports", Json::array())) {
-      const std::string who = fmt::format("host {}: {} port {}", host, d.value("name", std::string("?")), p.value("port", 0));
+      const std::string who =
+          fmt::format("host {}: {} port {}", host, d.value("name", std::string("?")), p.value("port", 0));
       if (e.nic_state && p.value("state", std::string()) != *e.nic_state)
         out.push_back(fmt::format("{}: {}, expected {}", who, p.value("state", std::string("?")), *e.nic_state));
       if (e.nic_rate && p.value("rate", std::string()).find(*e.nic_rate) == std::string::npos)
-        out.push_back(fmt::format("{}: rate '{}', expected '{}'", who, p.value("rate", std::string("unknown")), *e.nic_rate));
+        out.push_back(
+            fmt::format("{}: rate '{}', expected '{}'", who, p.value("rate", std::string("unknown")), *e.nic_rate));
     }
 }
 
@@ -139,7 +146,8 @@ std::vector<std::string> topology_differences(const TopologyExpectation& e, cons
     if (e.cores_per_host && cpu.value("cores", -1) != *e.cores_per_host)
       out.push_back(fmt::format("host {}: {} CPU cores, expected {}", host, cpu.value("cores", -1), *e.cores_per_host));
     if (e.numa_nodes && cpu.value("numa_nodes", -1) != *e.numa_nodes)
-      out.push_back(fmt::format("host {}: {} NUMA nodes, expected {}", host, cpu.value("numa_nodes", -1), *e.numa_nodes));
+      out.push_back(
+          fmt::format("host {}: {} NUMA nodes, expected {}", host, cpu.value("numa_nodes", -1), *e.numa_nodes));
     check_gpus(e, host, node["gpus"], out);
     check_nics(e, host, node["rdma"], out);
   }

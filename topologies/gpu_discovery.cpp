@@ -48,16 +48,15 @@ constexpr unsigned kFieldNvlinkLinkSpeedMBps = 164;
 constexpr unsigned kFieldNvlinkCommonSpeedMBps = 90;
 constexpr int kNvmlFeatureEnabled = 1;
 // nvmlGpuTopologyLevel_t values and nvidia-smi's words for them.
-const std::map<int, const char*> kTopologyLevels = {{0, "X"},    {10, "PIX"}, {20, "PXB"},
-                                                     {30, "PHB"}, {40, "NODE"}, {50, "SYS"}};
+const std::map<int, const char*> kTopologyLevels = {{0, "X"},    {10, "PIX"},  {20, "PXB"},
+                                                    {30, "PHB"}, {40, "NODE"}, {50, "SYS"}};
 
 // The NVML entry points used, each looked up on its own: a missing one leaves its field out.
 struct Nvml {
   explicit Nvml(const NvmlLibrary& lib)
       : count(lib.fn<decltype(count)>("nvmlDeviceGetCount_v2")),
         handle(lib.fn<decltype(handle)>("nvmlDeviceGetHandleByIndex_v2")),
-        name(lib.fn<decltype(name)>("nvmlDeviceGetName")),
-        uuid(lib.fn<decltype(uuid)>("nvmlDeviceGetUUID")),
+        name(lib.fn<decltype(name)>("nvmlDeviceGetName")), uuid(lib.fn<decltype(uuid)>("nvmlDeviceGetUUID")),
         pci(lib.fn<decltype(pci)>("nvmlDeviceGetPciInfo_v3")),
         gen_now(lib.fn<decltype(gen_now)>("nvmlDeviceGetCurrPcieLinkGeneration")),
         gen_max(lib.fn<decltype(gen_max)>("nvmlDeviceGetMaxPcieLinkGeneration")),
@@ -216,8 +215,10 @@ Json discover_gpus() {
   if (!lib.unavailable().empty()) return {{"available", false}, {"reason", lib.unavailable()}};
   const Nvml n(lib);
   if (!n.count || !n.handle)
-    return {{"available", false}, {"reason", "NVML cannot count or open the GPUs (nvmlDeviceGetCount_v2 / "
-                                             "nvmlDeviceGetHandleByIndex_v2)"}};
+    return {{"available", false},
+            {"reason",
+             "NVML cannot count or open the GPUs (nvmlDeviceGetCount_v2 / "
+             "nvmlDeviceGetHandleByIndex_v2)"}};
   Json j = {{"available", true}};
   if (const std::string driver = lib.driver_version(); !driver.empty()) j["driver"] = driver;
   unsigned count = 0;

@@ -27,9 +27,7 @@ void number_nodes(RankLayout& l, const std::vector<std::string>& keys) {
 
 }  // namespace
 
-int RankLayout::local_ranks() const {
-  return static_cast<int>(std::count(node_of.begin(), node_of.end(), node()));
-}
+int RankLayout::local_ranks() const { return static_cast<int>(std::count(node_of.begin(), node_of.end(), node())); }
 
 int RankLayout::max_ranks_per_node() const {
   std::map<int, int> per_node;
@@ -116,8 +114,10 @@ void RankLayout::emulate_nodes(int n) {
   int smallest = nranks;
   for (const auto& [node, size] : size_of) smallest = std::min(smallest, size);
   if (n < 1 || n > smallest)
-    fail(ExitCode::usage, "--emulate-nodes {}: expected 1 to {} (each of the {} node(s) of this run has at least {} "
-         "rank(s), and every emulated node needs one)", n, smallest, nodes, smallest);
+    fail(ExitCode::usage,
+         "--emulate-nodes {}: expected 1 to {} (each of the {} node(s) of this run has at least {} "
+         "rank(s), and every emulated node needs one)",
+         n, smallest, nodes, smallest);
   // Rank r of a node of k ranks goes to part floor(local * n / k): contiguous, in rank order.
   std::vector<std::string> keys;
   for (int r = 0; r < nranks; ++r) {
@@ -128,8 +128,6 @@ void RankLayout::emulate_nodes(int n) {
   emulated = true;
 }
 
-std::string host_id_from_environment() {
-  return env_text("CCBENCH_HOSTID").value_or("");
-}
+std::string host_id_from_environment() { return env_text("CCBENCH_HOSTID").value_or(""); }
 
 }  // namespace ccbench

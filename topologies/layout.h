@@ -26,7 +26,7 @@ struct RankLayout {
   std::vector<std::string> host_of;  // host name of every rank (the real machine)
   std::vector<int> node_of;          // node index of every rank (nodes numbered by first rank)
   std::vector<int> local_rank_of;    // rank within its node, for every rank
-  std::vector<int> numa_of;          // NUMA node of each rank (its GPU's, or its bound cores'), -1 unknown; empty: not gathered
+  std::vector<int> numa_of;  // NUMA node of each rank (its GPU's, or its bound cores'), -1 unknown; empty: not gathered
   // NVLink links between the GPUs of ranks a and b, gpu_links[a][b] (symmetric): a count from 0
   // (0: joined by PCIe or the CPU only), kSameGpuLinks where both use one GPU, kUnknownLinks where
   // not known (ranks of different hosts, no GPU, no NVML). Empty: not gathered (CPU ranks, and
@@ -42,10 +42,10 @@ struct RankLayout {
   // GPU ranks: [a][b] when the GPUs of ranks a and b can map each other's memory (true for one
   // GPU), as every rank answered for its own GPU and agreed by all; empty: not gathered.
   std::vector<std::vector<bool>> gpu_peer_access;
-  std::vector<int> host_local_of;    // a subset's ranks' host_local_rank in the full run; empty: counted from host_of
+  std::vector<int> host_local_of;  // a subset's ranks' host_local_rank in the full run; empty: counted from host_of
   int nodes = 1;
-  int hosts = 1;                     // distinct real hosts
-  bool emulated = false;             // nodes were split by host ids or emulate_nodes()
+  int hosts = 1;          // distinct real hosts
+  bool emulated = false;  // nodes were split by host ids or emulate_nodes()
 
   int node() const { return node_of[rank]; }
   int local_rank() const { return local_rank_of[rank]; }

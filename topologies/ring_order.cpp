@@ -37,22 +37,28 @@ std::vector<int> parse_ranks(const std::string& text, const std::string& source,
       int r = -1;
       const auto [end, ec] = std::from_chars(w.data(), w.data() + w.size(), r);
       if (ec != std::errc() || end != w.data() + w.size() || r < 0)
-        fail(ExitCode::usage, "--ring-order {}{}: '{}' is not a rank; expected whole numbers from 0, separated by "
-             "commas or blanks", source, numbered_lines ? fmt::format(" line {}", line_no) : "", w);
+        fail(ExitCode::usage,
+             "--ring-order {}{}: '{}' is not a rank; expected whole numbers from 0, separated by "
+             "commas or blanks",
+             source, numbered_lines ? fmt::format(" line {}", line_no) : "", w);
       ranks.push_back(r);
     }
   }
   if (ranks.empty())
-    fail(ExitCode::usage, "--ring-order {}: no ranks given; expected rank, topo, a list such as 0,2,1,3, or a file "
-         "holding one", source);
+    fail(ExitCode::usage,
+         "--ring-order {}: no ranks given; expected rank, topo, a list such as 0,2,1,3, or a file "
+         "holding one",
+         source);
   return ranks;
 }
 
 std::vector<int> read_ranks_file(const std::string& path) {
   std::ifstream in(path);
   if (!in)
-    fail(ExitCode::usage, "--ring-order {}: not rank, topo or a list of ranks such as 0,2,1,3, and no readable file "
-         "of that name", path);
+    fail(ExitCode::usage,
+         "--ring-order {}: not rank, topo or a list of ranks such as 0,2,1,3, and no readable file "
+         "of that name",
+         path);
   std::stringstream text;
   text << in.rdbuf();
   return parse_ranks(text.str(), path, true);
@@ -99,8 +105,10 @@ void validate_ring_order(const std::vector<int>& order, int nranks, const std::s
   if (!outside.empty()) wrong.push_back(fmt::format("no such rank {}", fmt::join(outside, ", ")));
   if (!repeated.empty()) wrong.push_back(fmt::format("repeated {}", fmt::join(repeated, ", ")));
   if (!missing.empty()) wrong.push_back(fmt::format("missing {}", fmt::join(missing, ", ")));
-  fail(ExitCode::usage, "{}: {} rank(s) given for a run of {}: {}; a ring order lists every rank from 0 to {} "
-       "exactly once", what, order.size(), nranks, fmt::join(wrong, "; "), nranks - 1);
+  fail(ExitCode::usage,
+       "{}: {} rank(s) given for a run of {}: {}; a ring order lists every rank from 0 to {} "
+       "exactly once",
+       what, order.size(), nranks, fmt::join(wrong, "; "), nranks - 1);
 }
 
 namespace {
@@ -133,7 +141,9 @@ std::vector<int> nvlink_path(const PairLinks& links, const std::vector<int>& mem
     const int at = path.back();
     const auto& from = links[static_cast<size_t>(at)];
     // (links, same NUMA node): the larger wins; the first such in NUMA order on a full tie.
-    const auto key = [&](size_t i) { return std::pair(from[static_cast<size_t>(members[i])], numa(members[i]) == numa(at)); };
+    const auto key = [&](size_t i) {
+      return std::pair(from[static_cast<size_t>(members[i])], numa(members[i]) == numa(at));
+    };
     size_t best = members.size();
     for (size_t i = 0; i < members.size(); ++i)
       if (!taken[i] && (best == members.size() || key(i) > key(best))) best = i;
@@ -160,13 +170,15 @@ std::vector<int> topo_ring_order(const RankLayout& layout, const PairLinks& link
     if (na != nb) return na < nb;
     return numa(a) < numa(b);
   });
-  const bool known = links.size() == static_cast<size_t>(layout.nranks) &&
-                     std::all_of(links.begin(), links.end(), [&](const auto& row) { return row.size() == links.size(); });
+  const bool known =
+      links.size() == static_cast<size_t>(layout.nranks) &&
+      std::all_of(links.begin(), links.end(), [&](const auto& row) { return row.size() == links.size(); });
   if (!known) return order;
   // Each node's run of ranks, reordered by its NVLink path where the links tell more.
   for (auto first = order.begin(); first != order.end();) {
     const int node = layout.node_of[static_cast<size_t>(*first)];
-    const auto last = std::find_if(first, order.end(), [&](int r) { return layout.node_of[static_cast<size_t>(r)] != node; });
+    const auto last =
+        std::find_if(first, order.end(), [&](int r) { return layout.node_of[static_cast<size_t>(r)] != node; });
     const std::vector<int> members(first, last);
     if (links_order_node(links, members)) std::copy_n(nvlink_path(links, members, numa).begin(), members.size(), first);
     first = last;

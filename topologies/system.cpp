@@ -51,7 +51,8 @@ class Reader {
   }
 
   template <typename T>
-  T number(const YAML::Node& map, const char* key, const std::string& where, T lo, T hi, std::optional<T> fallback) const {
+  T number(const YAML::Node& map, const char* key, const std::string& where, T lo, T hi,
+           std::optional<T> fallback) const {
     const YAML::Node v = map[key];
     if (!v) {
       if (fallback) return *fallback;
@@ -166,8 +167,8 @@ SystemTopology load_topology(const std::string& path) {
 
 std::string dump_topology(const SystemTopology& t) {
   auto link = [](YAML::Emitter& e, const char* key, const LinkSpec& l) {
-    e << YAML::Key << key << YAML::Value << YAML::Flow << YAML::BeginMap << YAML::Key << "bandwidth_gbps"
-      << YAML::Value << l.bandwidth_gbps << YAML::Key << "latency_us" << YAML::Value << l.latency_us << YAML::EndMap;
+    e << YAML::Key << key << YAML::Value << YAML::Flow << YAML::BeginMap << YAML::Key << "bandwidth_gbps" << YAML::Value
+      << l.bandwidth_gbps << YAML::Key << "latency_us" << YAML::Value << l.latency_us << YAML::EndMap;
   };
   YAML::Emitter e;
   e << YAML::BeginMap << YAML::Key << "name" << YAML::Value << t.name;

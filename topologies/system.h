@@ -35,12 +35,12 @@ struct GpuKernelSpec {
 struct NodeSpec {
   int ranks = 1;  // GPUs (or CPU ranks) per node
   IntraFabric fabric = IntraFabric::nvswitch;
-  LinkSpec gpu_link;       // each rank's own link into the node fabric
-  int gpus_per_switch = 0; // pcie: ranks under one PCIe switch (0: all under one)
-  LinkSpec switch_uplink;  // pcie: each switch's link to the host bridge
-  int nics = 0;            // NICs per node; rank r of a node uses NIC r * nics / ranks (rail)
-  LinkSpec nic;            // each NIC, per direction
-  GpuKernelSpec kernels;   // optional
+  LinkSpec gpu_link;        // each rank's own link into the node fabric
+  int gpus_per_switch = 0;  // pcie: ranks under one PCIe switch (0: all under one)
+  LinkSpec switch_uplink;   // pcie: each switch's link to the host bridge
+  int nics = 0;             // NICs per node; rank r of a node uses NIC r * nics / ranks (rail)
+  LinkSpec nic;             // each NIC, per direction
+  GpuKernelSpec kernels;    // optional
 };
 
 struct SystemTopology {

@@ -140,8 +140,9 @@ int choose_transport(const RankLayout& l, int from, int to, const std::string& w
     std::string valid;
     for (const TransportOps& t : ops)
       if (t.can_connect(l, from, to, nullptr)) valid += (valid.empty() ? "" : ", ") + std::string(t.name);
-    fail(ExitCode::precondition, "transport {} cannot connect rank {} (host {}) to rank {} (host {}): {}; valid here: {}",
-         wanted, from, l.host_of[from], to, l.host_of[to], why, valid.empty() ? "none" : valid);
+    fail(ExitCode::precondition,
+         "transport {} cannot connect rank {} (host {}) to rank {} (host {}): {}; valid here: {}", wanted, from,
+         l.host_of[from], to, l.host_of[to], why, valid.empty() ? "none" : valid);
   }
   fail(ExitCode::precondition, "no CPU transport can connect rank {} (host {}) to rank {} (host {})", from,
        l.host_of[from], to, l.host_of[to]);
@@ -169,8 +170,9 @@ std::string tcp_choose_address(MPI_Comm comm, const RankLayout& layout, Clock::t
       total += lens[static_cast<size_t>(r)];
     }
     std::string all(static_cast<size_t>(total), '\0');
-    check_mpi(MPI_Iallgatherv(mine.data(), len, MPI_CHAR, all.data(), lens.data(), displs.data(), MPI_CHAR, comm,
-                              &req[0]), "MPI_Iallgatherv");
+    check_mpi(
+        MPI_Iallgatherv(mine.data(), len, MPI_CHAR, all.data(), lens.data(), displs.data(), MPI_CHAR, comm, &req[0]),
+        "MPI_Iallgatherv");
     wait_bounded(req, deadline, timeout, rank, describe);
     for (int r = 0; r < size; ++r)
       addresses_of.push_back(all.substr(static_cast<size_t>(displs[static_cast<size_t>(r)]),
@@ -247,7 +249,7 @@ const std::vector<TransportOps>& cpu_transports() {
       {name(Transport::shm), true, shm_can_connect, nullptr, shm_create_recv, shm_attach_send, shm_connected},
       {name(Transport::mpi), true, mpi_can_connect, nullptr, mpi_create_recv, mpi_attach_send, mpi_connected},
       {name(Transport::tcp), false, tcp_can_connect, tcp_prepare, tcp_create_recv, tcp_attach_send, tcp_connected},
-      ib_transport_ops(),  // RDMA (transports/ib/ib_transport.h)
+      ib_transport_ops(),   // RDMA (transports/ib/ib_transport.h)
       ofi_transport_ops(),  // libfabric (transports/ofi/ofi_transport.h)
   };
   return ops;
@@ -343,8 +345,10 @@ class ChannelConnector {
       fail(ExitCode::runtime, "rank layout describes rank {} of {}, the communicator has rank {} of {}", layout_.rank,
            layout_.nranks, rank_, nranks_);
     if (options_.slot_bytes == 0 || options_.slot_bytes % kSlotMultiple != 0 || options_.depth < 1)
-      fail(ExitCode::usage, "channel slots of {} bytes x {} are invalid: slot size must be a positive multiple of "
-           "{} bytes, depth at least 1", options_.slot_bytes, options_.depth, kSlotMultiple);
+      fail(ExitCode::usage,
+           "channel slots of {} bytes x {} are invalid: slot size must be a positive multiple of "
+           "{} bytes, depth at least 1",
+           options_.slot_bytes, options_.depth, kSlotMultiple);
     std::set<std::tuple<int, int, bool>> seen;
     for (size_t i = 0; i < requests_.size(); ++i) {
       const ChannelRequest& r = requests_[i];
@@ -366,7 +370,8 @@ class ChannelConnector {
     std::vector<MPI_Request> reqs(1, MPI_REQUEST_NULL);
     check_mpi(MPI_Iallreduce(&used, &used_anywhere_, 1, MPI_INT, MPI_BOR, setup_, &reqs[0]),
               "MPI_Iallreduce of transports");
-    wait_bounded(reqs, deadline_, options_.timeout, rank_, [] { return std::string("every rank to choose transports"); });
+    wait_bounded(reqs, deadline_, options_.timeout, rank_,
+                 [] { return std::string("every rank to choose transports"); });
     set_->jobs_.resize(ops_.size());
     for (size_t t = 0; t < ops_.size(); ++t) {
       if (!(used_anywhere_ & (1 << t)) || !ops_[t].prepare) continue;
@@ -397,16 +402,16 @@ class ChannelConnector {
     for (size_t i = 0; i < requests_.size(); ++i) {
       if (requests_[i].send) continue;
       reqs.push_back(MPI_REQUEST_NULL);
-      check_mpi(MPI_Isend(&out_[i], sizeof(SetupMsg), MPI_BYTE, requests_[i].peer, requests_[i].tag, setup_,
-                          &reqs.back()),
-                "MPI_Isend of a channel description");
+      check_mpi(
+          MPI_Isend(&out_[i], sizeof(SetupMsg), MPI_BYTE, requests_[i].peer, requests_[i].tag, setup_, &reqs.back()),
+          "MPI_Isend of a channel description");
     }
     for (size_t i = 0; i < requests_.size(); ++i) {
       if (!requests_[i].send) continue;
       reqs.push_back(MPI_REQUEST_NULL);
-      check_mpi(MPI_Irecv(&in_[i], sizeof(SetupMsg), MPI_BYTE, requests_[i].peer, requests_[i].tag, setup_,
-                          &reqs.back()),
-                "MPI_Irecv of a channel description");
+      check_mpi(
+          MPI_Irecv(&in_[i], sizeof(SetupMsg), MPI_BYTE, requests_[i].peer, requests_[i].tag, setup_, &reqs.back()),
+          "MPI_Irecv of a channel description");
       awaited_.push_back(i);
     }
     wait_bounded(reqs, deadline_, options_.timeout, rank_, [&] { return describe_awaited(); });
@@ -426,7 +431,8 @@ class ChannelConnector {
       const ChannelRequest& r = requests_[i];
       const SetupMsg& m = in_[i];
       if (m.transport != transport_[i] || m.depth != options_.depth || m.slot_bytes != options_.slot_bytes)
-        fail(ExitCode::precondition, "rank {} set up the channel with tag {} as {} with {} slots of {} bytes, rank {} "
+        fail(ExitCode::precondition,
+             "rank {} set up the channel with tag {} as {} with {} slots of {} bytes, rank {} "
              "expected {} with {} of {} (transport and CCBENCH_CPU_SLOT_* settings must be the same on every rank)",
              r.peer, r.tag, transport_name(m.transport), m.depth, m.slot_bytes, rank_, transport_name(transport_[i]),
              options_.depth, options_.slot_bytes);
@@ -462,10 +468,10 @@ class ChannelConnector {
   MPI_Comm setup_ = MPI_COMM_NULL;  // set-up traffic, apart from the channels' own
   std::optional<CommGuard> setup_guard_;
   Pending status_;
-  std::vector<int> transport_;     // per request: index into ops_
-  int used_anywhere_ = 0;          // bit t: some rank uses ops_[t]
+  std::vector<int> transport_;      // per request: index into ops_
+  int used_anywhere_ = 0;           // bit t: some rank uses ops_[t]
   std::vector<SetupMsg> out_, in_;  // descriptions sent (receive requests) and received (send requests)
-  std::vector<size_t> awaited_;    // send requests whose description is received
+  std::vector<size_t> awaited_;     // send requests whose description is received
 };
 
 std::unique_ptr<ChannelSet> connect_channels(MPI_Comm comm, const RankLayout& layout,
@@ -477,6 +483,8 @@ std::unique_ptr<ChannelSet> connect_channels(MPI_Comm comm, const RankLayout& la
   return ChannelConnector(comm, layout, requests, options).run();
 }
 
-std::string peer_label(const SetupArgs& a) { return fmt::format("rank {} (host {})", a.peer, a.layout->host_of[a.peer]); }
+std::string peer_label(const SetupArgs& a) {
+  return fmt::format("rank {} (host {})", a.peer, a.layout->host_of[a.peer]);
+}
 
 }  // namespace ccbench

@@ -39,9 +39,9 @@ struct ChannelRequest {
 };
 
 struct ChannelOptions {
-  size_t slot_bytes = 256 * 1024;  // > 0, a multiple of 64; equal on every rank
-  int depth = 4;                   // slots per channel, >= 1; equal on every rank
-  std::string transport = "auto";  // auto, shm, mpi, tcp, ib or ofi (transports/names.h)
+  size_t slot_bytes = 256 * 1024;                              // > 0, a multiple of 64; equal on every rank
+  int depth = 4;                                               // slots per channel, >= 1; equal on every rank
+  std::string transport = "auto";                              // auto, shm, mpi, tcp, ib or ofi (transports/names.h)
   std::chrono::milliseconds timeout{std::chrono::minutes(1)};  // bound of every set-up wait
 };
 
@@ -101,12 +101,16 @@ struct TransportOps {
 // connects no pair, and `why()` (never nullopt) says why.
 template <std::optional<std::string> (*why)()>
 TransportOps left_out_transport(std::string_view name) {
-  return {name, false,
+  return {name,
+          false,
           [](const RankLayout&, int, int, std::string* reason) {
             if (reason) *reason = *why();
             return false;
           },
-          nullptr, nullptr, nullptr, nullptr};
+          nullptr,
+          nullptr,
+          nullptr,
+          nullptr};
 }
 
 // Collective over `comm` (described by `layout`): the address this rank's tcp sockets use
@@ -142,8 +146,8 @@ class ChannelSet {
   const std::string& label() const { return label_; }
 
  private:
-  friend class ChannelConnector;  // connect_channels() fills it
-  MPI_Comm comm_ = MPI_COMM_NULL;  // duplicate of the caller's communicator, for MPI channels
+  friend class ChannelConnector;                     // connect_channels() fills it
+  MPI_Comm comm_ = MPI_COMM_NULL;                    // duplicate of the caller's communicator, for MPI channels
   std::vector<std::unique_ptr<SendChannel>> sends_;  // null for receive requests
   std::vector<std::unique_ptr<RecvChannel>> recvs_;  // null for send requests
   std::vector<std::unique_ptr<TransportJob>> jobs_;  // per transport; outlive the channels

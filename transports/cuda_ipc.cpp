@@ -71,7 +71,8 @@ void allocation_of(const void* ptr, std::uintptr_t* base) {
   static Fn fn = [] {
     void* f = nullptr;
     cudaDriverEntryPointQueryResult status{};
-    if (cudaGetDriverEntryPointByVersion("cuMemGetAddressRange", &f, kDriverApiVersion, cudaEnableDefault, &status) != cudaSuccess ||
+    if (cudaGetDriverEntryPointByVersion("cuMemGetAddressRange", &f, kDriverApiVersion, cudaEnableDefault, &status) !=
+            cudaSuccess ||
         status != cudaDriverEntryPointSuccess)
       f = nullptr;
     return reinterpret_cast<Fn>(f);

@@ -54,8 +54,8 @@ bool FifoStage::start_copies() {
     const int slot = slot_of(started_);
     const std::uint64_t bytes = ends_.src_sizes ? ends_.src_sizes[slot] : slot_;
     if (bytes > slot_)
-      fail(ExitCode::runtime, "host (copy engine): step {} with rank {} has {} bytes, more than a slot of {}",
-           started_, ends_.peer, bytes, slot_);
+      fail(ExitCode::runtime, "host (copy engine): step {} with rank {} has {} bytes, more than a slot of {}", started_,
+           ends_.peer, bytes, slot_);
     const std::size_t offset = static_cast<std::size_t>(slot) * slot_;
     bytes_[slot] = bytes;
     copier_->copy(slot, ends_.dst_slots + offset, ends_.src_slots + offset, static_cast<std::size_t>(bytes));

@@ -38,14 +38,15 @@ class Mapping {
  public:
   Mapping(int fd, std::size_t bytes, const char* name) : bytes_(bytes) {
     void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-    if (p == MAP_FAILED) fail(ExitCode::precondition, "host: mmap of {} ({} bytes) failed: {}", name, bytes, std::strerror(errno));
+    if (p == MAP_FAILED)
+      fail(ExitCode::precondition, "host: mmap of {} ({} bytes) failed: {}", name, bytes, std::strerror(errno));
     host_ = static_cast<char*>(p);
     const cudaError_t rc = cudaHostRegister(host_, bytes, cudaHostRegisterPortable | cudaHostRegisterMapped);
     if (rc != cudaSuccess) {
       cudaGetLastError();
       munmap(host_, bytes_);
-      fail(ExitCode::precondition, "host: cudaHostRegister of {} ({} bytes) failed ({}: {}); check `ulimit -l`",
-           name, bytes, cudaGetErrorName(rc), cudaGetErrorString(rc));
+      fail(ExitCode::precondition, "host: cudaHostRegister of {} ({} bytes) failed ({}: {}); check `ulimit -l`", name,
+           bytes, cudaGetErrorName(rc), cudaGetErrorString(rc));
     }
     void* d = nullptr;
     CCB_CUDA(cudaHostGetDevicePointer(&d, host_, 0));
@@ -78,8 +79,10 @@ class HostRegion final : public GpuRegion {
     if (rc != 0) {
       close(fd);
       unlink_name();
-      fail(ExitCode::precondition, "host: cannot reserve {} bytes in /dev/shm for the GPU FIFOs: {} (is /dev/shm "
-           "large enough? Docker's default is 64 MB)", bytes_, std::strerror(rc));
+      fail(ExitCode::precondition,
+           "host: cannot reserve {} bytes in /dev/shm for the GPU FIFOs: {} (is /dev/shm "
+           "large enough? Docker's default is 64 MB)",
+           bytes_, std::strerror(rc));
     }
     try {
       own_ = std::make_unique<Mapping>(fd, bytes_, name.c_str());
@@ -103,8 +106,10 @@ class HostRegion final : public GpuRegion {
   void open(int peer, const HostBlob& b) {
     const int fd = shm_open(b.name, O_RDWR, 0);
     if (fd < 0)
-      fail(ExitCode::precondition, "host: cannot open rank {}'s /dev/shm{}: {} (ranks of one node must share "
-           "/dev/shm)", peer, b.name, std::strerror(errno));
+      fail(ExitCode::precondition,
+           "host: cannot open rank {}'s /dev/shm{}: {} (ranks of one node must share "
+           "/dev/shm)",
+           peer, b.name, std::strerror(errno));
     std::unique_ptr<Mapping> m;
     try {
       m = std::make_unique<Mapping>(fd, static_cast<std::size_t>(b.bytes), b.name);

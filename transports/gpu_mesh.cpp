@@ -68,11 +68,11 @@ void GpuFifoMesh::check_same_layout() const {
   check_mpi(MPI_Allgather(mine, 2, MPI_UINT64_T, all.data(), 2, MPI_UINT64_T, comm_), "MPI_Allgather of FIFO layouts");
   for (int r = 1; r < n; ++r)
     if (all[2 * idx(r)] != all[0] || all[2 * idx(r) + 1] != all[1])
-      throw Error::agreed(ExitCode::precondition,
-                          fmt::format("GPU FIFOs: rank 0 has {} FIFOs of {} x {} B slots and rank {} has {} of {} x {} B; "
-                                      "every rank must lay them out alike (the same CCBENCH_GPU_* settings and GPUs)",
-                                      all[0], gpu::kFifoSlots, all[1], r, all[2 * idx(r)], gpu::kFifoSlots,
-                                      all[2 * idx(r) + 1]));
+      throw Error::agreed(
+          ExitCode::precondition,
+          fmt::format("GPU FIFOs: rank 0 has {} FIFOs of {} x {} B slots and rank {} has {} of {} x {} B; "
+                      "every rank must lay them out alike (the same CCBENCH_GPU_* settings and GPUs)",
+                      all[0], gpu::kFifoSlots, all[1], r, all[2 * idx(r)], gpu::kFifoSlots, all[2 * idx(r) + 1]));
 }
 
 // Collective: every rank's mapping outcome agreed; then (a barrier passed) the names go.
@@ -120,9 +120,10 @@ std::optional<HostCopyModes> agreed_host_copy(MPI_Comm comm) {
   check_mpi(MPI_Allreduce(mine, lo, 3, MPI_INT, MPI_MIN, comm), "MPI_Allreduce of the host copy modes");
   check_mpi(MPI_Allreduce(mine, hi, 3, MPI_INT, MPI_MAX, comm), "MPI_Allreduce of the host copy modes");
   if (lo[0] != hi[0] || lo[1] != hi[1] || lo[2] != hi[2])
-    fail(ExitCode::usage, "host: CCBENCH_GPU_HOST_RECV and CCBENCH_GPU_HOST_SEND differ between ranks (here {} "
-         "and {}{}); give every rank the same values (mpirun -x)", host_copy_name(m.recv), host_copy_name(m.send),
-         forced ? "" : ", unset");
+    fail(ExitCode::usage,
+         "host: CCBENCH_GPU_HOST_RECV and CCBENCH_GPU_HOST_SEND differ between ranks (here {} "
+         "and {}{}); give every rank the same values (mpirun -x)",
+         host_copy_name(m.recv), host_copy_name(m.send), forced ? "" : ", unset");
   if (!forced) return std::nullopt;
   return m;
 }
@@ -203,7 +204,6 @@ GpuFifoMesh::~GpuFifoMesh() {
     if (l->region) l->region->set_unmapped();
 }
 
-
 gpu::SendConn GpuFifoMesh::send(int peer, int peer_fifo, int my_out) {
   if (path_of_[idx(peer)] == "net") {
     const std::size_t s = net_half_;  // the staging half
@@ -211,9 +211,12 @@ gpu::SendConn GpuFifoMesh::send(int peer, int peer_fifo, int my_out) {
                           reinterpret_cast<volatile std::uint64_t*>(net_host_ + s + tail(my_out)),
                           reinterpret_cast<volatile std::uint64_t*>(net_host_ + s + head(my_out)),
                           reinterpret_cast<const volatile std::uint64_t*>(net_host_ + s + sizes(my_out))});
-    return {net_slots(true, my_out, false), reinterpret_cast<volatile std::uint64_t*>(net_device_ + s + tail(my_out)),
-            reinterpret_cast<const volatile std::uint64_t*>(net_device_ + s + head(my_out)), steps_ + 2 * idx(my_out),
-            peer, reinterpret_cast<volatile std::uint64_t*>(net_device_ + s + sizes(my_out))};
+    return {net_slots(true, my_out, false),
+            reinterpret_cast<volatile std::uint64_t*>(net_device_ + s + tail(my_out)),
+            reinterpret_cast<const volatile std::uint64_t*>(net_device_ + s + head(my_out)),
+            steps_ + 2 * idx(my_out),
+            peer,
+            reinterpret_cast<volatile std::uint64_t*>(net_device_ + s + sizes(my_out))};
   }
   if (path_of_[idx(peer)] == "host") return host_send(peer, peer_fifo, my_out);
   const GpuRegion& g = map(p2p_, peer);
@@ -228,9 +231,9 @@ gpu::RecvConn GpuFifoMesh::recv(int peer, int my_fifo, int peer_out) {
     net_recvs_.push_back({peer, my_fifo, net_slots(false, my_fifo, true),
                           reinterpret_cast<volatile std::uint64_t*>(net_host_ + tail(my_fifo)),
                           reinterpret_cast<volatile std::uint64_t*>(net_host_ + head(my_fifo))});
-    return {net_slots(false, my_fifo, false), reinterpret_cast<const volatile std::uint64_t*>(net_device_ + tail(my_fifo)),
-            reinterpret_cast<volatile std::uint64_t*>(net_device_ + head(my_fifo)), steps_ + 2 * idx(my_fifo) + 1,
-            peer};
+    return {
+        net_slots(false, my_fifo, false), reinterpret_cast<const volatile std::uint64_t*>(net_device_ + tail(my_fifo)),
+        reinterpret_cast<volatile std::uint64_t*>(net_device_ + head(my_fifo)), steps_ + 2 * idx(my_fifo) + 1, peer};
   }
   if (path_of_[idx(peer)] == "host") return host_recv(peer, my_fifo, peer_out);
   const GpuRegion& g = map(p2p_, peer);

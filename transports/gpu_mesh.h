@@ -52,8 +52,8 @@ class GpuFifoMesh {
   gpu::RecvConn recv(int peer, int my_fifo, int peer_out);
   // Collective, after every send() and recv(): agrees that every rank mapped its peers (the
   // barrier after which no rank uses or frees memory a peer has not mapped, and the regions'
-  // names go), starts the host copy-engine proxy where this rank has ce halves, connects the net FIFOs (over the plan's net backend, tcp or ib) and starts
-  // their proxy where a pair uses net.
+  // names go), starts the host copy-engine proxy where this rank has ce halves, connects the net FIFOs (over the plan's
+  // net backend, tcp or ib) and starts their proxy where a pair uses net.
   void finish(const RankLayout& layout, std::chrono::milliseconds timeout);
   // Rethrows the proxies' error, if any.
   void check() const;
@@ -76,7 +76,7 @@ class GpuFifoMesh {
     std::unique_ptr<GpuRegion> region;  // null where this rank does not use the transport
     std::vector<ConnectBlob> blobs;     // every rank's, for mapping on first use
     std::vector<bool> mapped;
-    std::exception_ptr error;           // the first mapping that failed, agreed in finish()
+    std::exception_ptr error;  // the first mapping that failed, agreed in finish()
   };
   Linked open_transport(const GpuPaths& paths, const GpuTransport& t, std::size_t bytes);
   GpuRegion& map(Linked& l, int peer);
@@ -92,8 +92,8 @@ class GpuFifoMesh {
   int rank_ = 0;
   std::size_t fifos_, slot_;
   std::uint64_t* steps_;
-  std::vector<std::string> path_of_;                  // transport of each peer
-  Linked p2p_, host_;                                 // this rank's regions (null when unused)
+  std::vector<std::string> path_of_;  // transport of each peer
+  Linked p2p_, host_;                 // this rank's regions (null when unused)
   // host's ce halves: the kernels' FIFOs in GPU memory (null for sm halves), the stages the
   // proxy moves, the proxy.
   HostCopyModes host_copy_;

@@ -46,7 +46,7 @@ namespace ccbench {
 // slots may be GPU memory instead: NetBackend::slots_gpu).
 struct NetFifo {
   int peer = -1;
-  int tag = 0;  // the receiver's FIFO id (same on both sides)
+  int tag = 0;            // the receiver's FIFO id (same on both sides)
   char* slots = nullptr;  // kFifoSlots slots of the proxy's slot_bytes, contiguous
   volatile std::uint64_t* tail = nullptr;
   volatile std::uint64_t* head = nullptr;

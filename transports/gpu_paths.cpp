@@ -22,8 +22,10 @@ std::string pick(const RankLayout& l, std::string_view choice, int a, int b, con
   switch (t && valid_in(*t, kGpuRanks) ? *t : Transport::ce) {
     case Transport::p2p: return p2p_can_connect(l, a, b, access, why) ? kP2p : "";
     case Transport::host: return host_can_connect(l, a, b, why) ? kHost : "";
-    case Transport::net: case Transport::tcp: case Transport::ib: case Transport::ofi:
-      return kNet;  // any pair, within a node too
+    case Transport::net:
+    case Transport::tcp:
+    case Transport::ib:
+    case Transport::ofi: return kNet;  // any pair, within a node too
     case Transport::auto_select: {
       std::string ignored;
       if (p2p_can_connect(l, a, b, access, &ignored)) return kP2p;

@@ -34,8 +34,8 @@ bool host_can_connect(const RankLayout& l, int a, int b, std::string* why);
 
 struct GpuPaths {
   std::vector<std::vector<std::string>> of;  // [a][b]: "p2p", "host", "net", or "" (a == b, or refused)
-  std::string label;    // the transports any pair uses, in probe order joined by '+': "p2p", "p2p+net/tcp"
-  std::string refused;  // empty when every pair is connected; otherwise which pair and why
+  std::string label;                // the transports any pair uses, in probe order joined by '+': "p2p", "p2p+net/tcp"
+  std::string refused;              // empty when every pair is connected; otherwise which pair and why
   std::string net_backend = "tcp";  // what the net pairs run over: "tcp", "ib" or "ofi"
 };
 
@@ -43,11 +43,11 @@ struct GpuPaths {
 // is p2p's earlier name).
 std::string valid_gpu_transports();
 
-// Plans every pair of `l` for --transport `choice` (a name of transports/names.h): auto takes p2p where it can, host where it
-// can, net across nodes (over ib unless `ib_unavailable`, else over tcp: ib_skipped_note); p2p and host must connect every pair; net and tcp use net over tcp for every pair, ofi net over ofi, ib
-// net over ib (refused with the reason when `ib_unavailable`). `ib_unavailable` is why ib cannot
-// connect every pair of ranks (agreed over the ranks), or nullopt when it can. Same result on
-// every rank.
+// Plans every pair of `l` for --transport `choice` (a name of transports/names.h): auto takes p2p where it can, host
+// where it can, net across nodes (over ib unless `ib_unavailable`, else over tcp: ib_skipped_note); p2p and host must
+// connect every pair; net and tcp use net over tcp for every pair, ofi net over ofi, ib net over ib (refused with the
+// reason when `ib_unavailable`). `ib_unavailable` is why ib cannot connect every pair of ranks (agreed over the ranks),
+// or nullopt when it can. Same result on every rank.
 GpuPaths plan_gpu_paths(const RankLayout& l, std::string_view choice, const PeerAccess& access,
                         const std::optional<std::string>& ib_unavailable);
 

@@ -23,8 +23,7 @@ struct ConnectBlob {
 
 class GpuRegion {
  public:
-  GpuRegion(int rank, int nranks)
-      : rank_(rank), ptrs_(static_cast<std::size_t>(nranks), nullptr), hosts_(ptrs_) {}
+  GpuRegion(int rank, int nranks) : rank_(rank), ptrs_(static_cast<std::size_t>(nranks), nullptr), hosts_(ptrs_) {}
   virtual ~GpuRegion() = default;
   GpuRegion(const GpuRegion&) = delete;
   GpuRegion& operator=(const GpuRegion&) = delete;

@@ -107,8 +107,10 @@ Transport parse_transport_for(std::string_view text, unsigned scopes, std::strin
          valid_transports(scopes));
   }
   if (text == "nccl")
-    fail(ExitCode::usage, "{}: 'nccl' is an implementation, not a transport: give --impl nccl (NCCL follows "
-         "--transport as ours do; valid: {})", flag, valid_transports(scopes));
+    fail(ExitCode::usage,
+         "{}: 'nccl' is an implementation, not a transport: give --impl nccl (NCCL follows "
+         "--transport as ours do; valid: {})",
+         flag, valid_transports(scopes));
   fail(ExitCode::usage, "{}: unknown value '{}' (valid: {}){}", flag, text, valid_transports(scopes),
        did_you_mean(text, transport_names(scopes)));
 }

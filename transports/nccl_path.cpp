@@ -69,14 +69,18 @@ std::optional<OfiNcclPlugin> find_ofi_nccl_plugin(std::string* why) {
     void* h = dlopen(c.library.c_str(), RTLD_NOW | RTLD_LOCAL);
     const std::string net = h ? plugin_net_name(h) : "";
     const bool libfabric = net.find("Libfabric") != std::string::npos;  // "Libfabric", "AWS Libfabric"
-    if (libfabric) return OfiNcclPlugin{c.library, net, c.setting};  // stays loaded: NCCL loads it again
+    if (libfabric) return OfiNcclPlugin{c.library, net, c.setting};     // stays loaded: NCCL loads it again
     tried += fmt::format("{}{} ({})", tried.empty() ? "" : ", ", c.library,
-                         !h ? "not found" : net.empty() ? "not an NCCL net plugin" : "its net is " + net);
+                         !h            ? "not found"
+                         : net.empty() ? "not an NCCL net plugin"
+                                       : "its net is " + net);
     if (h) dlclose(h);
   }
   if (why)
-    *why = fmt::format("no aws-ofi-nccl net plugin for NCCL (tried {}; install aws-ofi-nccl where the library search "
-                       "path finds it, or set NCCL_NET_PLUGIN)", tried);
+    *why = fmt::format(
+        "no aws-ofi-nccl net plugin for NCCL (tried {}; install aws-ofi-nccl where the library search "
+        "path finds it, or set NCCL_NET_PLUGIN)",
+        tried);
   return std::nullopt;
 }
 

@@ -29,9 +29,9 @@
 namespace ccbench {
 
 struct NcclPinning {
-  std::string pinned;  // "", "shm", "net/socket", "net/ib", "net/ofi", with "+hostid" for emulated nodes
+  std::string pinned;                 // "", "shm", "net/socket", "net/ib", "net/ofi", with "+hostid" for emulated nodes
   std::vector<std::string> settings;  // "NAME=value" as applied
-  std::string refused;  // why NCCL cannot run on the path asked for (its rows are skipped), or ""
+  std::string refused;                // why NCCL cannot run on the path asked for (its rows are skipped), or ""
 };
 
 // The aws-ofi-nccl net plugin NCCL would load: the library (NCCL_NET_PLUGIN's as NCCL expands it,

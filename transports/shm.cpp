@@ -96,8 +96,10 @@ ShmSegment::~ShmSegment() {
 
 ShmRecvChannel::ShmRecvChannel(size_t slot_bytes, int depth) : slot_bytes_(slot_bytes) {
   if (slot_bytes == 0 || slot_bytes % 64 != 0 || depth < 1)
-    fail(ExitCode::usage, "shm channel geometry {} bytes x {} slots is invalid: slots must be a positive "
-         "multiple of 64 bytes and depth at least 1", slot_bytes, depth);
+    fail(ExitCode::usage,
+         "shm channel geometry {} bytes x {} slots is invalid: slots must be a positive "
+         "multiple of 64 bytes and depth at least 1",
+         slot_bytes, depth);
   depth_ = static_cast<std::uint64_t>(depth);
   const Geometry g = geometry(slot_bytes, depth_);
   stride_ = g.stride;
@@ -120,9 +122,10 @@ ShmRecvChannel::ShmRecvChannel(size_t slot_bytes, int depth) : slot_bytes_(slot_
     // Reserve the pages now: on a full tmpfs a later first touch would kill us with SIGBUS.
     int rc = posix_fallocate(fd.get(), 0, static_cast<off_t>(g.total));
     if (rc != 0 && rc != EOPNOTSUPP && rc != EINVAL)
-      fail(ExitCode::precondition, "cannot reserve {} bytes in /dev/shm for a channel: {} (free space in /dev/shm, "
-           "lower CCBENCH_CPU_SLOT_BYTES / CCBENCH_CPU_SLOT_DEPTH, or use --transport mpi)", g.total,
-           std::strerror(rc));
+      fail(ExitCode::precondition,
+           "cannot reserve {} bytes in /dev/shm for a channel: {} (free space in /dev/shm, "
+           "lower CCBENCH_CPU_SLOT_BYTES / CCBENCH_CPU_SLOT_DEPTH, or use --transport mpi)",
+           g.total, std::strerror(rc));
     map_segment(seg_, fd.get(), g.total, name_);
   } catch (...) {
     unlink();
@@ -170,12 +173,14 @@ ShmSendChannel::ShmSendChannel(const std::string& name, size_t slot_bytes, int d
   stride_ = g.stride;
   Fd fd(shm_open(name.c_str(), O_RDWR, 0));
   if (fd.get() < 0)
-    fail(ExitCode::precondition, "cannot open the peer's shared-memory segment {}: {} (ranks on one host that do "
-         "not share /dev/shm, e.g. separate containers, need --transport mpi)", name, std::strerror(errno));
+    fail(ExitCode::precondition,
+         "cannot open the peer's shared-memory segment {}: {} (ranks on one host that do "
+         "not share /dev/shm, e.g. separate containers, need --transport mpi)",
+         name, std::strerror(errno));
   struct stat st {};
   if (fstat(fd.get(), &st) != 0 || static_cast<size_t>(st.st_size) < g.total)
-    fail(ExitCode::precondition, "shared-memory segment {} has {} bytes, expected {} for {} slots of {} bytes",
-         name, static_cast<long long>(st.st_size), g.total, depth, slot_bytes);
+    fail(ExitCode::precondition, "shared-memory segment {} has {} bytes, expected {} for {} slots of {} bytes", name,
+         static_cast<long long>(st.st_size), g.total, depth, slot_bytes);
   map_segment(seg_, fd.get(), g.total, name);
 
   char* base = static_cast<char*>(seg_.base);
@@ -184,11 +189,12 @@ ShmSendChannel::ShmSendChannel(const std::string& name, size_t slot_bytes, int d
   if (h->magic != kMagic)
     fail(ExitCode::precondition, "shared-memory segment {} has no ccbench channel header (magic {:#x})", name,
          h->magic);
-  if (h->slot_bytes != slot_bytes || h->depth != depth_ || h->stride != g.stride ||
-      h->slots_offset != g.slots_offset || h->total_bytes != g.total)
-    fail(ExitCode::precondition, "shared-memory channel {} has {} slots of {} bytes, this rank expects {} of {} "
-         "(CCBENCH_CPU_SLOT_BYTES and CCBENCH_CPU_SLOT_DEPTH must be the same on every rank)", name, h->depth,
-         h->slot_bytes, depth, slot_bytes);
+  if (h->slot_bytes != slot_bytes || h->depth != depth_ || h->stride != g.stride || h->slots_offset != g.slots_offset ||
+      h->total_bytes != g.total)
+    fail(ExitCode::precondition,
+         "shared-memory channel {} has {} slots of {} bytes, this rank expects {} of {} "
+         "(CCBENCH_CPU_SLOT_BYTES and CCBENCH_CPU_SLOT_DEPTH must be the same on every rank)",
+         name, h->depth, h->slot_bytes, depth, slot_bytes);
   tail_ = reinterpret_cast<std::atomic<std::uint64_t>*>(base + kTailOffset);
   head_ = reinterpret_cast<std::atomic<std::uint64_t>*>(base + kHeadOffset);
   sizes_ = reinterpret_cast<std::uint64_t*>(base + kSizesOffset);

@@ -18,15 +18,17 @@ void CreditWindow::on_post() {
 
 void CreditWindow::on_credit(std::uint32_t n) {
   if (credited_ + n > posted_)
-    fail(ExitCode::runtime, "{}: the receiver returned {} credits with only {} slots outstanding ({} posted, {} "
-         "credited)", transport_, n, posted_ - credited_, posted_, credited_);
+    fail(ExitCode::runtime,
+         "{}: the receiver returned {} credits with only {} slots outstanding ({} posted, {} "
+         "credited)",
+         transport_, n, posted_ - credited_, posted_, credited_);
   credited_ += n;
 }
 
 std::uint64_t SlotRegion::offset_of(std::uint64_t data, std::uint64_t n) const {
   if (data < base || n > bytes() || data - base > bytes() - n)
-    fail(ExitCode::runtime, "zero-copy send of {} bytes at {:#x} lies outside the registered slots [{:#x}, {:#x})",
-         n, data, base, base + bytes());
+    fail(ExitCode::runtime, "zero-copy send of {} bytes at {:#x} lies outside the registered slots [{:#x}, {:#x})", n,
+         data, base, base + bytes());
   return data - base;
 }
 
@@ -45,8 +47,8 @@ void InOrderCompletions::on_post() {
 void InOrderCompletions::on_complete(std::uint64_t seq) {
   const std::size_t slot = static_cast<std::size_t>(seq % completed_.size());
   if (seq < done_ || seq >= posted_ || completed_[slot])
-    fail(ExitCode::runtime, "{}: completion of post {}, which is not outstanding (posts {} to {} are)", transport_,
-         seq, done_, posted_);
+    fail(ExitCode::runtime, "{}: completion of post {}, which is not outstanding (posts {} to {} are)", transport_, seq,
+         done_, posted_);
   completed_[slot] = true;
   while (done_ < posted_ && completed_[static_cast<std::size_t>(done_ % completed_.size())]) {
     completed_[static_cast<std::size_t>(done_ % completed_.size())] = false;
@@ -62,9 +64,10 @@ ArrivalRing::ArrivalRing(std::string_view transport, std::uint32_t depth)
 void ArrivalRing::on_arrival(std::uint64_t seq, std::uint64_t bytes, std::string_view peer) {
   std::uint64_t& len = length_[static_cast<std::size_t>(seq % length_.size())];
   if (seq < released_ || seq >= released_ + length_.size() || len != kEmpty)
-    fail(ExitCode::runtime, "{}: {} wrote message {} into slot {} while messages {} to {} may use the slots (written "
-         "without a credit, or twice)", transport_, peer, seq, seq % length_.size(), released_,
-         released_ + length_.size() - 1);
+    fail(ExitCode::runtime,
+         "{}: {} wrote message {} into slot {} while messages {} to {} may use the slots (written "
+         "without a credit, or twice)",
+         transport_, peer, seq, seq % length_.size(), released_, released_ + length_.size() - 1);
   len = bytes;
 }
 

@@ -87,8 +87,7 @@ sockaddr_storage resolve(const std::string& address, std::uint16_t port, socklen
   addrinfo* res = nullptr;
   const std::string service = std::to_string(port);
   const int rc = getaddrinfo(address.c_str(), service.c_str(), &hints, &res);
-  if (rc != 0 || !res)
-    fail(ExitCode::runtime, "tcp: '{}' is not a numeric IP address: {}", address, gai_strerror(rc));
+  if (rc != 0 || !res) fail(ExitCode::runtime, "tcp: '{}' is not a numeric IP address: {}", address, gai_strerror(rc));
   sockaddr_storage ss{};
   std::memcpy(&ss, res->ai_addr, res->ai_addrlen);
   *len = res->ai_addrlen;
@@ -103,8 +102,7 @@ std::string numeric(const sockaddr* sa, socklen_t len) {
 }
 
 bool is_loopback(const sockaddr* sa) {
-  if (sa->sa_family == AF_INET)
-    return (ntohl(reinterpret_cast<const sockaddr_in*>(sa)->sin_addr.s_addr) >> 24) == 127;
+  if (sa->sa_family == AF_INET) return (ntohl(reinterpret_cast<const sockaddr_in*>(sa)->sin_addr.s_addr) >> 24) == 127;
   if (sa->sa_family == AF_INET6) return IN6_IS_ADDR_LOOPBACK(&reinterpret_cast<const sockaddr_in6*>(sa)->sin6_addr);
   return false;
 }
@@ -294,8 +292,9 @@ std::string tcp_route_address(const std::vector<TcpInterfaceAddress>& mine,
   };
   for (const TcpInterfaceAddress& m : mine) {
     const bool reaches_all = std::all_of(others.begin(), others.end(), [&](const auto& host) {
-      return std::any_of(host.begin(), host.end(),
-                         [&](const TcpInterfaceAddress& o) { return !is_mine(o.address) && same_subnet(m, o.address); });
+      return std::any_of(host.begin(), host.end(), [&](const TcpInterfaceAddress& o) {
+        return !is_mine(o.address) && same_subnet(m, o.address);
+      });
     });
     if (reaches_all) return m.address;
   }
@@ -311,13 +310,16 @@ std::string address_of_interface(const std::string& wanted, const RankLayout& la
     const std::string a = best_address(f);
     if (a.empty()) break;
     if (f.loopback && layout.hosts > 1)
-      fail(ExitCode::usage, "CCBENCH_TCP_IF='{}' is a loopback interface, which ranks on other hosts cannot reach "
-           "(this run spans {} hosts); interfaces on host {}: {}", wanted, layout.hosts, layout.host(),
-           tcp_interfaces());
+      fail(ExitCode::usage,
+           "CCBENCH_TCP_IF='{}' is a loopback interface, which ranks on other hosts cannot reach "
+           "(this run spans {} hosts); interfaces on host {}: {}",
+           wanted, layout.hosts, layout.host(), tcp_interfaces());
     return a;
   }
-  fail(ExitCode::usage, "CCBENCH_TCP_IF='{}' is not a network interface with an IP address on host {}; give one "
-       "of the interfaces here: {}", wanted, layout.host(), tcp_interfaces());
+  fail(ExitCode::usage,
+       "CCBENCH_TCP_IF='{}' is not a network interface with an IP address on host {}; give one "
+       "of the interfaces here: {}",
+       wanted, layout.host(), tcp_interfaces());
 }
 
 // The first non-loopback address (IPv4 first) the host name resolves to; "" with `why` set when
@@ -364,9 +366,10 @@ std::string tcp_local_address(const RankLayout& layout, const std::vector<std::s
     others.push_back(tcp_parse_addresses(addresses_of[r]));
   }
   if (std::string a = tcp_route_address(mine, others); !a.empty()) return a;
-  fail(ExitCode::precondition, "tcp: {}, and no interface of host {} is on a subnet with every other host of the run "
-       "({} host(s)); set CCBENCH_TCP_IF to the interface to use (interfaces here: {})", why, layout.host(),
-       others.size(), tcp_interfaces());
+  fail(ExitCode::precondition,
+       "tcp: {}, and no interface of host {} is on a subnet with every other host of the run "
+       "({} host(s)); set CCBENCH_TCP_IF to the interface to use (interfaces here: {})",
+       why, layout.host(), others.size(), tcp_interfaces());
 }
 
 // ---- TcpJob, TcpSocket ----
@@ -581,22 +584,21 @@ class TcpAcceptor {
     const int rank = static_cast<int>(le32toh(static_cast<std::uint32_t>(h.rank)));
     const int tag = static_cast<int>(le32toh(static_cast<std::uint32_t>(h.tag)));
     if (rank != l.peer || tag != l.tag || le64toh(h.slot_bytes) != l.slot_bytes || le32toh(h.depth) != l.depth)
-      l.error = Error(ExitCode::runtime,
-                      fmt::format("tcp: a connection with the job token to the channel meant for rank {} tag {} "
-                                  "introduced itself as rank {} tag {} with {} slots of {} bytes (expected {} of {})",
-                                  l.peer, l.tag, rank, tag, le32toh(h.depth), le64toh(h.slot_bytes), l.depth,
-                                  l.slot_bytes));
-    else
-      l.conn = std::move(c.sock);
+      l.error =
+          Error(ExitCode::runtime,
+                fmt::format("tcp: a connection with the job token to the channel meant for rank {} tag {} "
+                            "introduced itself as rank {} tag {} with {} slots of {} bytes (expected {} of {})",
+                            l.peer, l.tag, rank, tag, le32toh(h.depth), le64toh(h.slot_bytes), l.depth, l.slot_bytes));
+    else l.conn = std::move(c.sock);
     l.done = true;
     close_listener(id, l);  // nobody else may connect now; the other candidates close
   }
 
   void close_listener(int id, Listener& l) {
     l.sock.reset();
-    candidates_.erase(std::remove_if(candidates_.begin(), candidates_.end(),
-                                     [id](const Candidate& c) { return c.listener == id; }),
-                      candidates_.end());
+    candidates_.erase(
+        std::remove_if(candidates_.begin(), candidates_.end(), [id](const Candidate& c) { return c.listener == id; }),
+        candidates_.end());
   }
 
   const TcpToken token_;
@@ -687,13 +689,17 @@ void TcpRecvChannel::accept_peer(TcpDeadline deadline) {
     listener_ = id;  // still served: forgotten when the channel goes
     std::string flood;
     if (refusals_.silent > 0)
-      flood = fmt::format("; {} silent connection(s) dropped (none introduced itself within {} s, or more than {} "
-                          "waited at once): something else connects to this port, a port scan or a flood of "
-                          "connections", refusals_.silent, kTcpHelloWait.count(), kTcpMaxPending);
-    fail(ExitCode::timeout, "tcp: rank {} waited {:.3g} s for rank {} (host {}) to connect to {} port {} for the "
+      flood = fmt::format(
+          "; {} silent connection(s) dropped (none introduced itself within {} s, or more than {} "
+          "waited at once): something else connects to this port, a port scan or a flood of "
+          "connections",
+          refusals_.silent, kTcpHelloWait.count(), kTcpMaxPending);
+    fail(ExitCode::timeout,
+         "tcp: rank {} waited {:.3g} s for rank {} (host {}) to connect to {} port {} for the "
          "channel with tag {} ({} connection(s) with a wrong job token refused, {} closed before introducing "
-         "themselves{})", job_.rank(), std::chrono::duration<double>(Clock::now() - start).count(), peer_, peer_host_,
-         address_, port_, tag_, refusals_.wrong_token, refusals_.closed_early, flood);
+         "themselves{})",
+         job_.rank(), std::chrono::duration<double>(Clock::now() - start).count(), peer_, peer_host_, address_, port_,
+         tag_, refusals_.wrong_token, refusals_.closed_early, flood);
   }
   sock_ = std::move(conn);
   set_nodelay(sock_.get(), job_.timeout());
@@ -827,8 +833,10 @@ const void* TcpRecvChannel::try_peek(size_t* bytes) {
 bool TcpRecvChannel::try_receive_into(void* dst, size_t cap, size_t* bytes) {
   if (sock_.get() < 0) fail(ExitCode::runtime, "tcp: the channel from rank {} is used before it was connected", peer_);
   if (!direct_ && received_ != released_)
-    fail(ExitCode::runtime, "tcp: the channel from rank {} is read with try_receive_into() while slots from "
-         "try_peek() are held", peer_);
+    fail(ExitCode::runtime,
+         "tcp: the channel from rank {} is read with try_receive_into() while slots from "
+         "try_peek() are held",
+         peer_);
   direct_ = true;
   // A message begun (or finished) into one buffer is the caller's in that buffer.
   if ((header_got_ > 0 || received_ > returned_) && into_ != dst)
@@ -893,8 +901,10 @@ TcpSendChannel::TcpSendChannel(TcpJob& job, int peer, std::string peer_host, int
         fail(ExitCode::runtime, "tcp: poll() while connecting to {} failed: {}", where(), std::strerror(errno));
       if (n > 0) break;
       if (Clock::now() >= deadline)
-        fail(ExitCode::timeout, "tcp: rank {} could not connect to {} before the set-up deadline ({} after set-up "
-             "began)", job.rank(), where(), seconds_of(job.timeout()));
+        fail(ExitCode::timeout,
+             "tcp: rank {} could not connect to {} before the set-up deadline ({} after set-up "
+             "began)",
+             job.rank(), where(), seconds_of(job.timeout()));
     }
     int err = 0;
     socklen_t elen = sizeof err;
@@ -914,8 +924,10 @@ TcpSendChannel::TcpSendChannel(TcpJob& job, int peer, std::string peer_host, int
       fail(ExitCode::runtime, "tcp: connection to rank {} (host {}) was reset: {} (introducing this rank)", peer,
            peer_host_, std::strerror(errno));
     if (Clock::now() >= deadline)
-      fail(ExitCode::timeout, "tcp: rank {} could not introduce itself to {} before the set-up deadline ({} after "
-           "set-up began)", job.rank(), where(), seconds_of(job.timeout()));
+      fail(ExitCode::timeout,
+           "tcp: rank {} could not introduce itself to {} before the set-up deadline ({} after "
+           "set-up began)",
+           job.rank(), where(), seconds_of(job.timeout()));
     pollfd p{sock_.get(), POLLOUT, 0};
     poll(&p, 1, ms_left(deadline));
   }
@@ -983,8 +995,7 @@ void TcpSendChannel::read_credits() {
     if (tag != static_cast<std::uint32_t>(tag_) || kind != kCredit)
       fail_malformed(fmt::format("a message of kind {} for tag {} where credits were due", kind, tag));
     if (released < credit_ || released > written_)
-      fail_malformed(fmt::format("a credit for {} released slots after {}, with {} sent", released, credit_,
-                                 written_));
+      fail_malformed(fmt::format("a credit for {} released slots after {}, with {} sent", released, credit_, written_));
     credit_ = released;
   }
 }

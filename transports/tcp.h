@@ -111,7 +111,7 @@ std::string tcp_interfaces();
 inline constexpr std::uint64_t kTcpHelloMagic = 0x3170637468636363ull;  // "ccchtcp1"
 inline constexpr size_t kTcpHeaderBytes = 24;  // tag u32, kind u32 (0), sequence number u64, length u64
 inline constexpr size_t kTcpCreditBytes = 16;  // tag u32, kind u32 (1), slots released so far u64
-struct TcpHello {  // the sender's first message on a connection
+struct TcpHello {                              // the sender's first message on a connection
   std::uint64_t magic;
   std::uint8_t token[16];
   std::int32_t rank;  // the sender
@@ -268,20 +268,20 @@ class TcpRecvChannel final : public RecvChannel, public DirectRecv, private TcpE
   TcpRefusals refusals_;
   SlotMemory mem_;
   std::vector<size_t> lengths_;
-  std::uint64_t received_ = 0;  // complete slots read
-  std::uint64_t released_ = 0;  // slots given back
-  bool direct_ = false;          // read into the caller's buffers (try_receive_into)
+  std::uint64_t received_ = 0;     // complete slots read
+  std::uint64_t released_ = 0;     // slots given back
+  bool direct_ = false;            // read into the caller's buffers (try_receive_into)
   unsigned char* into_ = nullptr;  // direct: the caller's buffer for the message being read
   size_t into_cap_ = 0;
   std::uint64_t returned_ = 0;  // direct: messages returned to the caller
   unsigned char header_[kTcpHeaderBytes] = {};
-  size_t header_got_ = 0;       // bytes of the current header read
+  size_t header_got_ = 0;  // bytes of the current header read
   size_t payload_len_ = 0, payload_got_ = 0;
   unsigned char credit_[kTcpCreditBytes] = {};
-  size_t credit_sent_ = kTcpCreditBytes;     // bytes of credit_ written (16: none pending)
-  std::uint64_t credited_ = 0;  // released count in the last credit started
-  bool credit_dead_ = false;    // a credit could not be written: the sender is gone
-  std::optional<std::string> closed_;  // why the stream ended at a message boundary
+  size_t credit_sent_ = kTcpCreditBytes;  // bytes of credit_ written (16: none pending)
+  std::uint64_t credited_ = 0;            // released count in the last credit started
+  bool credit_dead_ = false;              // a credit could not be written: the sender is gone
+  std::optional<std::string> closed_;     // why the stream ended at a message boundary
 };
 
 // Sending end. All calls from one thread.
@@ -323,10 +323,10 @@ class TcpSendChannel final : public SendChannel, public DirectSend, private TcpE
   std::vector<std::array<unsigned char, kTcpHeaderBytes>> headers_;
   std::vector<size_t> lengths_;
   std::vector<const char*> payloads_;  // where each posted message's bytes are (a slot or the caller's)
-  std::uint64_t posted_ = 0;   // slots posted
-  std::uint64_t written_ = 0;  // slots wholly written to the socket
-  size_t write_off_ = 0;       // bytes of slot `written_` (header included) written
-  std::uint64_t credit_ = 0;   // slots the receiver has released
+  std::uint64_t posted_ = 0;           // slots posted
+  std::uint64_t written_ = 0;          // slots wholly written to the socket
+  size_t write_off_ = 0;               // bytes of slot `written_` (header included) written
+  std::uint64_t credit_ = 0;           // slots the receiver has released
   unsigned char credit_buf_[kTcpCreditBytes] = {};
   size_t credit_got_ = 0;
   std::optional<std::string> closed_;  // why the receiver's direction ended

@@ -41,8 +41,10 @@ std::optional<std::string> unsupported_context(const ImplContext& ctx, std::stri
     return fmt::format("{} on CPU ranks moves data over a CPU transport, not {} (valid: {})", impl, ctx.transport,
                        valid_cpu_transports());
   if (t == Transport::shm && ctx.layout && ctx.layout->nodes > 1)
-    return fmt::format("transport shm connects ranks of one node only and this run spans {} nodes (valid here: "
-                       "auto, mpi)", ctx.layout->nodes);
+    return fmt::format(
+        "transport shm connects ranks of one node only and this run spans {} nodes (valid here: "
+        "auto, mpi)",
+        ctx.layout->nodes);
   return std::nullopt;
 }
 

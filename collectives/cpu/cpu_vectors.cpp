@@ -72,7 +72,9 @@ std::string_view name(VectorIsa isa) {
 }
 
 std::string vector_isa_missing(VectorIsa isa) {
-  if (!built_in(isa)) return "this build has no " + std::string(name(isa)) + " loops (an x86-64 compiler that knows its flags builds them)";
+  if (!built_in(isa))
+    return "this build has no " + std::string(name(isa)) +
+           " loops (an x86-64 compiler that knows its flags builds them)";
   if (!processor_runs(isa)) return "this processor has no " + std::string(name(isa));
   return "";
 }

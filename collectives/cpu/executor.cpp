@@ -102,8 +102,10 @@ bool reduce_move(Move& m, const ReduceKernels& k, const void* direct_from, MoveW
       return false;
     }
     if (got != bytes)
-      fail(ExitCode::runtime, "received {} bytes from rank {} where the schedule expects {} (do all ranks use the "
-           "same CCBENCH_CPU_SLOT_BYTES?)", got, m.from_rank[i], bytes);
+      fail(ExitCode::runtime,
+           "received {} bytes from rank {} where the schedule expects {} (do all ranks use the "
+           "same CCBENCH_CPU_SLOT_BYTES?)",
+           got, m.from_rank[i], bytes);
     src[ns++] = p;
   }
   if (m.out) dst[nd++] = m.out;
@@ -161,8 +163,8 @@ bool MoveFlow::advance() {
   return true;
 }
 
-StreamFlow::StreamFlow(const ReduceKernels& k, const void* in, void* out, size_t count, size_t slice,
-                       SendChannel* to, RecvChannel* from, int peer, std::string what)
+StreamFlow::StreamFlow(const ReduceKernels& k, const void* in, void* out, size_t count, size_t slice, SendChannel* to,
+                       RecvChannel* from, int peer, std::string what)
     : MoveFlow(k), in_(in), out_(out), count_(count), slice_(slice), esz_(k.element_bytes()),
       pieces_((count + slice - 1) / slice), to_(to), from_(from), peer_(peer), what_(std::move(what)) {}
 
@@ -181,9 +183,7 @@ bool StreamFlow::next(Move& m) {
   return true;
 }
 
-std::string StreamFlow::where() const {
-  return fmt::format("{} piece {} of {}", what_, piece_ - 1, pieces_);
-}
+std::string StreamFlow::where() const { return fmt::format("{} piece {} of {}", what_, piece_ - 1, pieces_); }
 
 std::string MoveFlow::waiting_for() const {
   if (!have_) return fmt::format("its next step ({})", where());

@@ -85,9 +85,13 @@ struct V256 {
   // 16-bit lanes of values up to 0xff back to bytes, in the order lo_words / hi_words took them.
   static I pack(I lo, I hi) { return _mm256_packus_epi16(lo, hi); }
   template <int S>
-  static I srl16(I a) { return _mm256_srli_epi16(a, S); }
+  static I srl16(I a) {
+    return _mm256_srli_epi16(a, S);
+  }
   template <int S>
-  static I sra16(I a) { return _mm256_srai_epi16(a, S); }
+  static I sra16(I a) {
+    return _mm256_srai_epi16(a, S);
+  }
   static I add16(I a, I b) { return _mm256_add_epi16(a, b); }
   static I min16u(I a, I b) { return _mm256_min_epu16(a, b); }
   static M16 gt16(I a, I b) { return _mm256_cmpgt_epi16(a, b); }
@@ -101,7 +105,9 @@ struct V256 {
   static M8 either(M8 a, M8 b) { return _mm256_or_si256(a, b); }
   static I select8(M8 m, I yes, I no) { return _mm256_blendv_epi8(no, yes, m); }
   // The low 7 bits of the negative bytes flipped.
-  static I flip_negative(I b) { return _mm256_xor_si256(b, _mm256_and_si256(gt8(_mm256_setzero_si256(), b), bytes(0x7f))); }
+  static I flip_negative(I b) {
+    return _mm256_xor_si256(b, _mm256_and_si256(gt8(_mm256_setzero_si256(), b), bytes(0x7f)));
+  }
   // 16 halves as floats: lanes 0-7 and 8-15; and back, rounded to nearest even.
   static F floats_lo(I h) { return _mm256_cvtph_ps(_mm256_castsi256_si128(h)); }
   static F floats_hi(I h) { return _mm256_cvtph_ps(_mm256_extracti128_si256(h, 1)); }
@@ -134,9 +140,13 @@ struct V512 {
   static I hi_words(I b) { return _mm512_unpackhi_epi8(_mm512_setzero_si512(), b); }
   static I pack(I lo, I hi) { return _mm512_packus_epi16(lo, hi); }
   template <int S>
-  static I srl16(I a) { return _mm512_srli_epi16(a, S); }
+  static I srl16(I a) {
+    return _mm512_srli_epi16(a, S);
+  }
   template <int S>
-  static I sra16(I a) { return _mm512_srai_epi16(a, S); }
+  static I sra16(I a) {
+    return _mm512_srai_epi16(a, S);
+  }
   static I add16(I a, I b) { return _mm512_add_epi16(a, b); }
   static I min16u(I a, I b) { return _mm512_min_epu16(a, b); }
   static M16 gt16(I a, I b) { return _mm512_cmpgt_epi16_mask(a, b); }
@@ -278,8 +288,8 @@ CCB_STEP typename V::I minmax(const typename V::I* x) {
     else r = V::min8(r, key);
   }
   // Every input NaN: the result is one of the 2 * kNanCodes rotated NaN keys at the losing end.
-  const auto all_nan = MAX ? V::gt8(V::bytes(-128 + 2 * Fmt::kNanCodes), r)
-                           : V::gt8(r, V::bytes(127 - 2 * Fmt::kNanCodes));
+  const auto all_nan =
+      MAX ? V::gt8(V::bytes(-128 + 2 * Fmt::kNanCodes), r) : V::gt8(r, V::bytes(127 - 2 * Fmt::kNanCodes));
   r = V::sub8(r, rotate);
   if constexpr (E == 5) {  // keys of -57344 and 57344: from_float saturates the infinities to them
     constexpr int kLowestKey = -1 - Fmt::kMaxFinite, kHighestKey = Fmt::kMaxFinite;

@@ -34,8 +34,14 @@ struct SubRing {
     positions.resize(members.size());
     for (int i = 0; i < m; ++i) positions[static_cast<size_t>(i)] = i;
     const int pos = ring_position(members, rank);
-    peers = {rank, m, members[static_cast<size_t>((pos + 1) % m)], members[static_cast<size_t>((pos + m - 1) % m)],
-             pos, &positions, nullptr, nullptr};
+    peers = {rank,
+             m,
+             members[static_cast<size_t>((pos + 1) % m)],
+             members[static_cast<size_t>((pos + m - 1) % m)],
+             pos,
+             &positions,
+             nullptr,
+             nullptr};
     if (m == 1) return;
     send_request = req.size();
     req.push_back({peers.next, tag, true});

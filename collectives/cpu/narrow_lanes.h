@@ -66,9 +66,7 @@ struct NarrowLanes<bfloat16_t> {
     const __m256i quiet = _mm256_or_si256(_mm256_srli_epi32(x, 16), splat(0x40u));
     return pack16(select(nan, quiet, rounded));
   }
-  CCB_AVX2 static void put(bfloat16_t* p, __m128i packed) {
-    _mm_storeu_si128(reinterpret_cast<__m128i*>(p), packed);
-  }
+  CCB_AVX2 static void put(bfloat16_t* p, __m128i packed) { _mm_storeu_si128(reinterpret_cast<__m128i*>(p), packed); }
 };
 
 // fp8: widen as fp8_t::to_float; narrow as result_of: F16C rounds to half (as

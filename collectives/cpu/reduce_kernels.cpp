@@ -165,11 +165,26 @@ void fill(Table& t, int fin_index, VectorIsa isa) {
 template <typename T>
 void fill_op(Table& t, ReduceOp op, VectorIsa isa) {
   switch (op) {
-    case ReduceOp::sum: fill<T, ReduceOp::sum, false>(t, 0, isa); fill<T, ReduceOp::sum, false>(t, 1, isa); break;
-    case ReduceOp::prod: fill<T, ReduceOp::prod, false>(t, 0, isa); fill<T, ReduceOp::prod, false>(t, 1, isa); break;
-    case ReduceOp::min: fill<T, ReduceOp::min, false>(t, 0, isa); fill<T, ReduceOp::min, false>(t, 1, isa); break;
-    case ReduceOp::max: fill<T, ReduceOp::max, false>(t, 0, isa); fill<T, ReduceOp::max, false>(t, 1, isa); break;
-    case ReduceOp::avg: fill<T, ReduceOp::sum, false>(t, 0, isa); fill<T, ReduceOp::sum, true>(t, 1, isa); break;
+    case ReduceOp::sum:
+      fill<T, ReduceOp::sum, false>(t, 0, isa);
+      fill<T, ReduceOp::sum, false>(t, 1, isa);
+      break;
+    case ReduceOp::prod:
+      fill<T, ReduceOp::prod, false>(t, 0, isa);
+      fill<T, ReduceOp::prod, false>(t, 1, isa);
+      break;
+    case ReduceOp::min:
+      fill<T, ReduceOp::min, false>(t, 0, isa);
+      fill<T, ReduceOp::min, false>(t, 1, isa);
+      break;
+    case ReduceOp::max:
+      fill<T, ReduceOp::max, false>(t, 0, isa);
+      fill<T, ReduceOp::max, false>(t, 1, isa);
+      break;
+    case ReduceOp::avg:
+      fill<T, ReduceOp::sum, false>(t, 0, isa);
+      fill<T, ReduceOp::sum, true>(t, 1, isa);
+      break;
     case ReduceOp::none: break;  // data movement: copies only
   }
 }

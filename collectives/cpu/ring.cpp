@@ -28,23 +28,30 @@ class RingCpu final : public cpu::CpuImplementation {
  public:
   RingCpu() : CpuImplementation("ring") {}
   CollectiveSet collectives() const override {
-    return {Collective::allreduce, Collective::allgather, Collective::reducescatter, Collective::broadcast,
-            Collective::sendrecv, Collective::reduce};
+    return {Collective::allreduce, Collective::allgather, Collective::reducescatter,
+            Collective::broadcast, Collective::sendrecv,  Collective::reduce};
   }
   // sendrecv is nccl-tests' pattern (rank r receives from rank r - 1), not a ring collective: it
   // runs over the ring's channels only while the ring is in rank order.
   std::optional<std::string> unsupported(const CaseSpec& spec, const ImplContext& ctx) const override {
     if (auto why = CpuImplementation::unsupported(spec, ctx)) return why;
     if (spec.coll == Collective::sendrecv && ctx.layout && !is_rank_order(ring_order(ctx.ring_order, *ctx.layout)))
-      return fmt::format("sendrecv sends to rank + 1, which is not a neighbour on --ring-order {}", ctx.ring_order.text);
+      return fmt::format("sendrecv sends to rank + 1, which is not a neighbour on --ring-order {}",
+                         ctx.ring_order.text);
     return std::nullopt;
   }
   void setup(const ImplContext& ctx) override {
     if (!begin_setup(ctx)) return;  // unsupported() skips every case, with the reason
     order_ = ring_order(ctx.ring_order, *ctx.layout);
     const int n = n_, pos = ring_position(order_, rank_);
-    peers_ = {rank_, n, order_[static_cast<size_t>((pos + 1) % n)], order_[static_cast<size_t>((pos + n - 1) % n)],
-              pos, &order_, nullptr, nullptr};
+    peers_ = {rank_,
+              n,
+              order_[static_cast<size_t>((pos + 1) % n)],
+              order_[static_cast<size_t>((pos + n - 1) % n)],
+              pos,
+              &order_,
+              nullptr,
+              nullptr};
     std::vector<ChannelRequest> req;
     if (n > 1) req = {{peers_.next, 0, true}, {peers_.prev, 0, false}};
     channels_ = connect_channels(ctx.comm, *ctx.layout, req, cpu::channel_options(ctx, cfg_));
@@ -68,7 +75,8 @@ class RingCpu final : public cpu::CpuImplementation {
     if (coll == Collective::sendrecv) {
       if (a.send == a.recv) fail(ExitCode::usage, "sendrecv/ring has no in-place form");
       StreamFlow out = StreamFlow::sending(k, a.send, a.count, slice, peers_.to_next, peers_.next, "sendrecv send");
-      StreamFlow in = StreamFlow::receiving(k, a.recv, a.count, slice, peers_.from_prev, peers_.prev, "sendrecv receive");
+      StreamFlow in =
+          StreamFlow::receiving(k, a.recv, a.count, slice, peers_.from_prev, peers_.prev, "sendrecv receive");
       DrainFlow drain({peers_.to_next}, {peers_.next}, {&out});
       Flow* flows[] = {&out, &in, &drain};
       return run_flows(flows, timeout_, peers_.rank, over_transport("sendrecv/ring"));

@@ -106,8 +106,8 @@ class BruckFlow final : public Flow {
  public:
   BruckFlow(const ReduceKernels& k, const CallArgs& a, const std::vector<BruckChannels>& rounds, int rank, int n,
             size_t slice)
-      : k_(k), a_(a), rounds_(rounds), rank_(rank), n_(n), slice_(slice),
-        per_block_(schedule::div_up(a.count, slice)), esz_(k.element_bytes()) {}
+      : k_(k), a_(a), rounds_(rounds), rank_(rank), n_(n), slice_(slice), per_block_(schedule::div_up(a.count, slice)),
+        esz_(k.element_bytes()) {}
 
   bool advance() override {
     const BruckChannels& r = rounds_[round_];
@@ -146,8 +146,7 @@ class BruckFlow final : public Flow {
     const size_t total = static_cast<size_t>(r.round.blocks) * per_block_;
     std::string s;
     if (received_ < total) s = fmt::format("data from rank {}", recv_wait_.rank);
-    if (sent_ < total)
-      s += fmt::format("{}a free slot toward rank {}", s.empty() ? "" : " and ", send_wait_.rank);
+    if (sent_ < total) s += fmt::format("{}a free slot toward rank {}", s.empty() ? "" : " and ", send_wait_.rank);
     return fmt::format("{} (Bruck round {} of {})", s, round_, rounds_.size());
   }
 

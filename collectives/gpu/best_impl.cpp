@@ -15,10 +15,7 @@ using namespace gpu;
 class BestGpu final : public Implementation {
  public:
   BestGpu()
-      : oneshot_(make_oneshot_gpu()),
-        twoshot_(make_twoshot_gpu()),
-        ring_(make_ring_gpu()),
-        tree_(make_tree_gpu()),
+      : oneshot_(make_oneshot_gpu()), twoshot_(make_twoshot_gpu()), ring_(make_ring_gpu()), tree_(make_tree_gpu()),
         ce_(make_ce_gpu()) {}
   CollectiveSet collectives() const override {
     return {Collective::allreduce, Collective::allgather, Collective::reducescatter, Collective::alltoall,

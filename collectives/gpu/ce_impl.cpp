@@ -97,10 +97,8 @@ class CeGpu final : public GpuImpl {
     }
   }
   void add(const PieceCopy& c) {
-    if (c.peer == rank_)
-      local_ = c;
-    else
-      remote_.push_back(c);
+    if (c.peer == rank_) local_ = c;
+    else remote_.push_back(c);
   }
   void enqueue() {
     const PeerParams p = peers_->barrier_params(rank_, n_, limits());

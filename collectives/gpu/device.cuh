@@ -149,9 +149,7 @@ __device__ __forceinline__ bool reduces(int nsrc, ReduceOp op, bool final) {
 
 __device__ __forceinline__ Pack load_pack(const void* p) {
   Pack v;
-  asm volatile("ld.volatile.global.v4.u32 {%0,%1,%2,%3}, [%4];"
-               : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w)
-               : "l"(p));
+  asm volatile("ld.volatile.global.v4.u32 {%0,%1,%2,%3}, [%4];" : "=r"(v.x), "=r"(v.y), "=r"(v.z), "=r"(v.w) : "l"(p));
   return v;
 }
 // One element through ld.volatile (never a stale L1 line of memory another GPU wrote).
@@ -195,7 +193,8 @@ __device__ __forceinline__ void reduce_copy_elems(ReduceOp op, bool final, int n
     if (convert) {
       Acc<T> acc = widen<T>(out);
 #pragma unroll
-      for (int s = 1; s < NSRC; ++s) acc = combine<T>(op, acc, widen<T>(load_elem<T>(static_cast<const T*>(src[s]) + i)));
+      for (int s = 1; s < NSRC; ++s)
+        acc = combine<T>(op, acc, widen<T>(load_elem<T>(static_cast<const T*>(src[s]) + i)));
       out = narrow<T>(op, acc, final, nranks);
     }
 #pragma unroll
@@ -205,8 +204,9 @@ __device__ __forceinline__ void reduce_copy_elems(ReduceOp op, bool final, int n
 
 // One pack: the sources' packs at `p` reduced (or the first copied), stored to every output.
 template <typename T, int NSRC, int NDST, int UNROLL>
-__device__ __forceinline__ void reduce_copy_step(ReduceOp op, bool final, int nranks, bool convert, const Pack* const (&in)[NSRC],
-                                                 Pack* const (&out)[NDST], std::size_t p, std::size_t stride) {
+__device__ __forceinline__ void reduce_copy_step(ReduceOp op, bool final, int nranks, bool convert,
+                                                 const Pack* const (&in)[NSRC], Pack* const (&out)[NDST], std::size_t p,
+                                                 std::size_t stride) {
   Pack v[NSRC][UNROLL];
   // Every load in flight before the first use.
 #pragma unroll
@@ -261,8 +261,8 @@ __device__ __forceinline__ Pack shift_pack(Pack lo, Pack hi, unsigned sh) {
   unsigned v[5];
 #pragma unroll
   for (int j = 0; j < 5; ++j) v[j] = q == 0 ? w[j] : q == 1 ? w[j + 1] : q == 2 ? w[j + 2] : w[j + 3];
-  return Pack{__funnelshift_r(v[0], v[1], bits), __funnelshift_r(v[1], v[2], bits),
-              __funnelshift_r(v[2], v[3], bits), __funnelshift_r(v[3], v[4], bits)};
+  return Pack{__funnelshift_r(v[0], v[1], bits), __funnelshift_r(v[1], v[2], bits), __funnelshift_r(v[2], v[3], bits),
+              __funnelshift_r(v[3], v[4], bits)};
 }
 
 // The next lane's pack (every lane of the warp must call it).
@@ -281,10 +281,19 @@ __device__ __forceinline__ void store_part(Pack* p, Pack v, unsigned from, unsig
   while (from < to) {
     unsigned size = 8;
     while (from % size != 0 || from + size > to) size /= 2;
-    if (size == 8) { std::uint64_t x; memcpy(&x, b + from, 8); *reinterpret_cast<std::uint64_t*>(out + from) = x; }
-    else if (size == 4) { std::uint32_t x; memcpy(&x, b + from, 4); *reinterpret_cast<std::uint32_t*>(out + from) = x; }
-    else if (size == 2) { std::uint16_t x; memcpy(&x, b + from, 2); *reinterpret_cast<std::uint16_t*>(out + from) = x; }
-    else out[from] = b[from];
+    if (size == 8) {
+      std::uint64_t x;
+      memcpy(&x, b + from, 8);
+      *reinterpret_cast<std::uint64_t*>(out + from) = x;
+    } else if (size == 4) {
+      std::uint32_t x;
+      memcpy(&x, b + from, 4);
+      *reinterpret_cast<std::uint32_t*>(out + from) = x;
+    } else if (size == 2) {
+      std::uint16_t x;
+      memcpy(&x, b + from, 2);
+      *reinterpret_cast<std::uint16_t*>(out + from) = x;
+    } else out[from] = b[from];
     from += size;
   }
 }
@@ -325,7 +334,7 @@ __device__ __forceinline__ void store_shifted(Pack* out, unsigned sh, Pack r, st
 // (reduce_copy's kShift): beside the aligned loop in one kernel it cost that loop 11-28 %.
 template <typename T, int NSRC, int NDST>
 __device__ __noinline__ void reduce_copy_shifted(ReduceOp op, bool final, int nranks, const void* const (&src)[NSRC],
-                                                    void* const (&dst)[NDST], std::size_t first, std::size_t packs) {
+                                                 void* const (&dst)[NDST], std::size_t first, std::size_t packs) {
   constexpr int kUnroll = 1;
   Shifted in[NSRC], out[NDST];
 #pragma unroll
@@ -395,8 +404,7 @@ __device__ __forceinline__ void reduce_copy_any(ReduceOp op, bool final, int nra
     // A copy moves bytes whatever the type: one instantiation serves every type (compile time).
     if (!reduces(NSRC, op, final))
       reduce_copy_shifted<unsigned char>(ReduceOp::sum, false, nranks, src, dst, head * sizeof(T), packs);
-    else
-      reduce_copy_shifted<T>(op, final, nranks, src, dst, head, packs);
+    else reduce_copy_shifted<T>(op, final, nranks, src, dst, head, packs);
   } else {
     reduce_copy_shifted<T>(op, final, nranks, src, dst, head, packs);
   }

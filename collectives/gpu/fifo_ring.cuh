@@ -26,7 +26,9 @@ __device__ __forceinline__ bool ring_step(RingOp op, const RingParams& p, const 
   const ReduceOp rop = p.op;
   switch (op) {
     case RingOp::send: reduce_copy<T, 1, 1, kShift>(rop, false, p.avg_divisor, {in}, {sslot}, n); break;
-    case RingOp::recv_reduce_send: reduce_copy<T, 2, 1, kShift>(rop, false, p.avg_divisor, {rslot, in}, {sslot}, n); break;
+    case RingOp::recv_reduce_send:
+      reduce_copy<T, 2, 1, kShift>(rop, false, p.avg_divisor, {rslot, in}, {sslot}, n);
+      break;
     case RingOp::recv_reduce_copy_send:
       reduce_copy<T, 2, 2, kShift>(rop, true, p.avg_divisor, {rslot, in}, {out, sslot}, n);
       break;
@@ -35,7 +37,9 @@ __device__ __forceinline__ bool ring_step(RingOp op, const RingParams& p, const 
       if (in == out) reduce_copy<T, 1, 1, kShift>(rop, false, p.avg_divisor, {in}, {sslot}, n);
       else reduce_copy<T, 1, 2, kShift>(rop, false, p.avg_divisor, {in}, {out, sslot}, n);
       break;
-    case RingOp::recv_copy_send: reduce_copy<T, 1, 2, kShift>(rop, false, p.avg_divisor, {rslot}, {out, sslot}, n); break;
+    case RingOp::recv_copy_send:
+      reduce_copy<T, 1, 2, kShift>(rop, false, p.avg_divisor, {rslot}, {out, sslot}, n);
+      break;
     case RingOp::recv: reduce_copy<T, 1, 1, kShift>(rop, false, p.avg_divisor, {rslot}, {out}, n); break;
   }
   publish(sends ? &sc : nullptr, f.sent, n * sizeof(T), recvs ? &rc : nullptr, f.received);
@@ -84,7 +88,7 @@ __global__ void __launch_bounds__(kThreads) ring_kernel(RingParams p) {
     const Piece range = schedule::block_range(p.count, p.channels, c, align);
     const std::size_t loops = schedule::div_up(range.count, slice);
     const bool gather = p.kind == RingKind::allgather;
-    const int steps = gather                        ? schedule::ring_allgather_steps(n)
+    const int steps = gather                       ? schedule::ring_allgather_steps(n)
                       : p.kind == RingKind::reduce ? 1
                                                    : schedule::ring_reducescatter_steps(n);
     for (std::size_t loop = 0; ok && loop < loops; ++loop) {

@@ -153,7 +153,7 @@ __device__ __forceinline__ void tree_move(const TreeParams& p, const TreeBlock& 
       tree_reduce<T, kShift>(p, true, in + off, c0, c1, nc, out + off, d1, d2, 1 + nc, m);
     else
       tree_reduce<T, kShift>(p, false, in + off, c0, c1, nc, slot_of(b.ups->slots, b.up_sent, p.slot_bytes), nullptr,
-                     nullptr, 1, m);
+                             nullptr, 1, m);
     return;
   }
   const void* from = slot_of(b.dnr->slots, b.down_recv, p.slot_bytes);

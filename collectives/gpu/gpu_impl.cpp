@@ -30,9 +30,10 @@ std::optional<std::string> shared_gpus_with_ce(const GpuPaths& paths, const Rank
   if (paths.label.find("host") == std::string::npos || !host_copy_modes().any_ce()) return std::nullopt;
   const int r = l.first_rank_sharing_a_gpu(gpus);
   if (r < 0) return std::nullopt;
-  return fmt::format("copy-engine staging over host (CCBENCH_GPU_HOST_RECV/SEND=ce) needs a GPU per rank, and ranks "
-                     "share the {} GPU(s) of host {}: unset them, or run one rank per GPU",
-                     gpus, l.host_of[static_cast<std::size_t>(r)]);
+  return fmt::format(
+      "copy-engine staging over host (CCBENCH_GPU_HOST_RECV/SEND=ce) needs a GPU per rank, and ranks "
+      "share the {} GPU(s) of host {}: unset them, or run one rank per GPU",
+      gpus, l.host_of[static_cast<std::size_t>(r)]);
 }
 
 }  // namespace
@@ -79,9 +80,10 @@ std::optional<std::string> GpuImpl::unsupported(const CaseSpec& s, const ImplCon
   if (!paths.refused.empty()) return paths.refused;
   if (auto why = shared_gpus_with_ce(paths, run_layout(ctx), visible_gpus())) return why;
   if (direct_access(s) && paths.label != "p2p")
-    return fmt::format("{} reads and writes peer GPU memory directly, so it runs over p2p only (this run connects "
-                       "the GPUs over {})",
-                       name_, paths.label);
+    return fmt::format(
+        "{} reads and writes peer GPU memory directly, so it runs over p2p only (this run connects "
+        "the GPUs over {})",
+        name_, paths.label);
   return std::nullopt;
 }
 

@@ -60,8 +60,8 @@ class GpuImpl : public Implementation {
   const char* name_;
   ImplContext ctx_;
   int rank_ = 0, n_ = 1;
-  int agreed_sms_ = 1;     // the fewest SMs of any rank's GPU
-  int gpu_sharers_ = 1;    // the most ranks of a node on one GPU
+  int agreed_sms_ = 1;   // the fewest SMs of any rank's GPU
+  int gpu_sharers_ = 1;  // the most ranks of a node on one GPU
   void* stream_ = nullptr;
   std::unique_ptr<DeviceErrors> errors_;
   GpuPaths paths_;

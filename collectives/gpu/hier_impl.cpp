@@ -196,7 +196,7 @@ class HierGpu final : public Implementation {
     return out;
   }
   char* address(const CallArgs& a, hier::Region r, std::size_t esz, std::size_t len) const {
-    char* base = r.buffer == hier::Buffer::recv ? static_cast<char*>(a.recv)
+    char* base = r.buffer == hier::Buffer::recv   ? static_cast<char*>(a.recv)
                  : r.buffer == hier::Buffer::send ? const_cast<char*>(static_cast<const char*>(a.send))
                                                   : static_cast<char*>(scratch_.get());
     if (r.buffer == hier::Buffer::scratch && (r.offset + len) * esz > scratch_bytes_)

@@ -11,12 +11,22 @@ namespace ccbench::hier {
 namespace {
 
 Step ring(Level level, Collective coll, Region from, Region to, std::size_t count, bool partial = false) {
-  return {.kind = Step::Kind::ring, .level = level, .coll = coll, .partial = partial, .from = from, .to = to,
+  return {.kind = Step::Kind::ring,
+          .level = level,
+          .coll = coll,
+          .partial = partial,
+          .from = from,
+          .to = to,
           .count = count};
 }
 
 Step copy(Region from, Region to, std::size_t width, std::size_t height, std::size_t src_pitch, std::size_t dst_pitch) {
-  return {.kind = Step::Kind::copy, .from = from, .to = to, .width = width, .height = height, .src_pitch = src_pitch,
+  return {.kind = Step::Kind::copy,
+          .from = from,
+          .to = to,
+          .width = width,
+          .height = height,
+          .src_pitch = src_pitch,
           .dst_pitch = dst_pitch};
 }
 
@@ -79,7 +89,8 @@ std::optional<std::string> layout_problem(const RankLayout& layout, Collective c
   for (int r = 0; r < layout.nranks; ++r)
     if (r != layout.node_of[static_cast<std::size_t>(r)] * l + layout.local_rank_of[static_cast<std::size_t>(r)])
       return fmt::format("hier all-gather needs the ranks numbered node by node (rank {} is rank {} of node {})", r,
-                         layout.local_rank_of[static_cast<std::size_t>(r)], layout.node_of[static_cast<std::size_t>(r)]);
+                         layout.local_rank_of[static_cast<std::size_t>(r)],
+                         layout.node_of[static_cast<std::size_t>(r)]);
   return std::nullopt;
 }
 

@@ -10,11 +10,11 @@
 
 namespace ccbench::gpu {
 
-constexpr int kMaxRanks = 64;     // ranks our kernels address directly (one node)
+constexpr int kMaxRanks = 64;      // ranks our kernels address directly (one node)
 constexpr int kMaxChannels = 128;  // blocks of the ring and two-shot kernels
-constexpr int kThreads = 512;     // threads per block of the data kernels
-constexpr int kMaxRounds = 8;     // Bruck rounds (2^8 ranks > kMaxRanks)
-constexpr int kFlagStride = 16;   // uint64 words between flags written by different GPUs (128 B)
+constexpr int kThreads = 512;      // threads per block of the data kernels
+constexpr int kMaxRounds = 8;      // Bruck rounds (2^8 ranks > kMaxRanks)
+constexpr int kFlagStride = 16;    // uint64 words between flags written by different GPUs (128 B)
 
 // What a timed-out wait was waiting for.
 enum WaitWhat : int { kWaitData = 1, kWaitSlot = 2, kWaitBarrier = 3, kWaitRound = 4 };
@@ -22,17 +22,17 @@ constexpr int kDeviceTimeout = 1;
 
 // First device-side failure, in host-mapped memory the host reads after each synchronisation.
 struct DeviceError {
-  int code;   // 0: none; kDeviceTimeout
+  int code;  // 0: none; kDeviceTimeout
   int block;
-  int what;   // WaitWhat
+  int what;  // WaitWhat
   int peer;
   std::uint64_t target;
   std::uint64_t seen;
 };
 
 struct WaitLimits {
-  DeviceError* error;          // device pointer of the host-mapped record
-  std::uint64_t timeout_ns;    // bound of every wait
+  DeviceError* error;        // device pointer of the host-mapped record
+  std::uint64_t timeout_ns;  // bound of every wait
 };
 
 // reduce: a chain along the ring toward the root (collectives/schedules/chain.h).
@@ -43,15 +43,15 @@ struct RingParams {
   DataType dtype;
   ReduceOp op;
   int nranks;
-  int avg_divisor;  // avg: what the reduced sum is divided by (nranks, or the ranks of a larger run)
-  int pos;          // position on the ring
-  int root_pos;     // reduce: the root's position on the ring
+  int avg_divisor;        // avg: what the reduced sum is divided by (nranks, or the ranks of a larger run)
+  int pos;                // position on the ring
+  int root_pos;           // reduce: the root's position on the ring
   const int* ring_ranks;  // [nranks], device memory: the rank at every ring position
-  int channels;     // blocks; channel c uses send[c] and recv[c]
+  int channels;           // blocks; channel c uses send[c] and recv[c]
   const void* send;
   void* recv;
-  std::size_t count;       // CollectiveShape::count
-  std::size_t slot_bytes;  // bytes per FIFO slot
+  std::size_t count;           // CollectiveShape::count
+  std::size_t slot_bytes;      // bytes per FIFO slot
   const SendConn* send_conns;  // [channels], device memory
   const RecvConn* recv_conns;  // [channels]
   WaitLimits limits;
@@ -67,12 +67,12 @@ struct TreeParams {
   void* recv;
   std::size_t count;
   std::size_t slot_bytes;
-  int parent[2];          // per tree, -1 at the root
-  int nchildren[2];       // per tree
-  const SendConn* up_send;     // [2][channels]: to the parent
-  const RecvConn* up_recv;     // [2][channels][2]: from each child
-  const SendConn* down_send;   // [2][channels][2]: to each child
-  const RecvConn* down_recv;   // [2][channels]: from the parent
+  int parent[2];              // per tree, -1 at the root
+  int nchildren[2];           // per tree
+  const SendConn* up_send;    // [2][channels]: to the parent
+  const RecvConn* up_recv;    // [2][channels][2]: from each child
+  const SendConn* down_send;  // [2][channels][2]: to each child
+  const RecvConn* down_recv;  // [2][channels]: from the parent
   WaitLimits limits;
 };
 
@@ -90,7 +90,7 @@ struct PeerParams {
   ReduceOp op;
   int nranks;
   int rank;
-  int root;  // reduce: the rank that receives the result
+  int root;    // reduce: the rank that receives the result
   int blocks;  // blocks that take part in the call
   int grid;    // blocks launched (one-shot: its most blocks at every size, so that every block counts every call)
   const void* send;
@@ -102,8 +102,8 @@ struct PeerParams {
   std::size_t send_offset;
   std::size_t recv_offset;
   int send_in_recv;
-  std::uint64_t* epochs;         // [blocks] our state: calls made by each block
-  std::size_t ll_bytes_per_rank; // one-shot: LL bytes for one source in one parity
+  std::uint64_t* epochs;          // [blocks] our state: calls made by each block
+  std::size_t ll_bytes_per_rank;  // one-shot: LL bytes for one source in one parity
   WaitLimits limits;
 };
 
@@ -111,8 +111,7 @@ struct PeerParams {
 constexpr std::size_t kBarrierFlagsOffset = 0;  // [kMaxChannels][kMaxRanks] flags, kFlagStride apart
 constexpr std::size_t kRoundFlagsOffset =
     kBarrierFlagsOffset + std::size_t(kMaxChannels) * kMaxRanks * kFlagStride * 8;  // [kMaxChannels][kMaxRounds]
-constexpr std::size_t kLowLatencyOffset =
-    kRoundFlagsOffset + std::size_t(kMaxChannels) * kMaxRounds * kFlagStride * 8;
+constexpr std::size_t kLowLatencyOffset = kRoundFlagsOffset + std::size_t(kMaxChannels) * kMaxRounds * kFlagStride * 8;
 
 // Launchers (cuda files); each returns the cudaError_t of the launch as an int.
 int launch_ring(const RingParams& p, void* stream);

@@ -24,12 +24,15 @@ int env_count(const char* name, int fallback, int hi) { return static_cast<int>(
 
 }  // namespace
 
-std::size_t slot_bytes() { return knob_bytes("CCBENCH_GPU_SLOT_BYTES", kDefaultSlotBytes, kPage, kMaxGpuSlotBytes, kPage); }
+std::size_t slot_bytes() {
+  return knob_bytes("CCBENCH_GPU_SLOT_BYTES", kDefaultSlotBytes, kPage, kMaxGpuSlotBytes, kPage);
+}
 int ring_channels() { return env_count("CCBENCH_GPU_CHANNELS", kDefaultRingChannels, kMaxChannels); }
 int host_channels() { return env_count("CCBENCH_GPU_HOST_CHANNELS", kDefaultHostChannels, kMaxChannels); }
 int net_channels() { return env_count("CCBENCH_GPU_NET_CHANNELS", kDefaultNetChannels, kMaxChannels); }
 std::size_t net_slot_bytes() {
-  return std::min(slot_bytes(), knob_bytes("CCBENCH_GPU_NET_SLOT_BYTES", kNetSlotBytes, kPage, kMaxGpuSlotBytes, kPage));
+  return std::min(slot_bytes(),
+                  knob_bytes("CCBENCH_GPU_NET_SLOT_BYTES", kNetSlotBytes, kPage, kMaxGpuSlotBytes, kPage));
 }
 int tree_channels() { return env_count("CCBENCH_GPU_TREE_CHANNELS", kDefaultTreeChannels, kMaxTreeChannels); }
 int twoshot_blocks() { return env_count("CCBENCH_GPU_TWOSHOT_BLOCKS", kDefaultTwoshotBlocks, kMaxChannels); }
@@ -42,7 +45,9 @@ std::size_t best_oneshot_max() {
 std::size_t best_twoshot_max() {
   return knob_bytes("CCBENCH_BEST_TWOSHOT_MAX_BYTES", kDefaultBestTwoshotMax, 0, kNoLimit, 1);
 }
-std::size_t best_bruck_max() { return knob_bytes("CCBENCH_BEST_BRUCK_MAX_BYTES", kDefaultBestBruckMax, 0, kNoLimit, 1); }
+std::size_t best_bruck_max() {
+  return knob_bytes("CCBENCH_BEST_BRUCK_MAX_BYTES", kDefaultBestBruckMax, 0, kNoLimit, 1);
+}
 std::size_t best_ring_allgather_max() {
   return knob_bytes("CCBENCH_BEST_RING_ALLGATHER_MAX_BYTES", kDefaultBestRingAllgatherMax, 0, kNoLimit, 1);
 }

@@ -82,17 +82,17 @@ struct NetStreams {
 };
 NetStreams net_streams();
 
-std::size_t slot_bytes();          // CCBENCH_GPU_SLOT_BYTES
-int net_channels();                // CCBENCH_GPU_NET_CHANNELS
-std::size_t net_slot_bytes();      // CCBENCH_GPU_NET_SLOT_BYTES, at most slot_bytes()
-int host_channels();               // CCBENCH_GPU_HOST_CHANNELS
-int ring_channels();               // CCBENCH_GPU_CHANNELS
-int tree_channels();               // CCBENCH_GPU_TREE_CHANNELS
-int twoshot_blocks();              // CCBENCH_GPU_TWOSHOT_BLOCKS
-std::size_t oneshot_max_bytes();   // CCBENCH_ONESHOT_MAX_BYTES
-std::size_t best_oneshot_max();    // CCBENCH_BEST_ONESHOT_MAX_BYTES (at most oneshot_max_bytes)
-std::size_t best_twoshot_max();    // CCBENCH_BEST_TWOSHOT_MAX_BYTES
-std::size_t best_bruck_max();      // CCBENCH_BEST_BRUCK_MAX_BYTES
+std::size_t slot_bytes();               // CCBENCH_GPU_SLOT_BYTES
+int net_channels();                     // CCBENCH_GPU_NET_CHANNELS
+std::size_t net_slot_bytes();           // CCBENCH_GPU_NET_SLOT_BYTES, at most slot_bytes()
+int host_channels();                    // CCBENCH_GPU_HOST_CHANNELS
+int ring_channels();                    // CCBENCH_GPU_CHANNELS
+int tree_channels();                    // CCBENCH_GPU_TREE_CHANNELS
+int twoshot_blocks();                   // CCBENCH_GPU_TWOSHOT_BLOCKS
+std::size_t oneshot_max_bytes();        // CCBENCH_ONESHOT_MAX_BYTES
+std::size_t best_oneshot_max();         // CCBENCH_BEST_ONESHOT_MAX_BYTES (at most oneshot_max_bytes)
+std::size_t best_twoshot_max();         // CCBENCH_BEST_TWOSHOT_MAX_BYTES
+std::size_t best_bruck_max();           // CCBENCH_BEST_BRUCK_MAX_BYTES
 std::size_t best_ring_allgather_max();  // CCBENCH_BEST_RING_ALLGATHER_MAX_BYTES
 
 }  // namespace ccbench::gpu

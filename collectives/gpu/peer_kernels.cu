@@ -65,13 +65,15 @@ struct LLLine {
 };
 
 __device__ __forceinline__ void store_ll(void* p, unsigned long long data, unsigned flag) {
-  asm volatile("st.volatile.global.v4.u32 [%0], {%1,%2,%3,%4};" ::"l"(p), "r"(static_cast<unsigned>(data)),
-               "r"(flag), "r"(static_cast<unsigned>(data >> 32)), "r"(flag)
+  asm volatile("st.volatile.global.v4.u32 [%0], {%1,%2,%3,%4};" ::"l"(p), "r"(static_cast<unsigned>(data)), "r"(flag),
+               "r"(static_cast<unsigned>(data >> 32)), "r"(flag)
                : "memory");
 }
 
 // The flag of call `epoch` (1, 2, ...): never 0, the cleared line's.
-__device__ __forceinline__ unsigned ll_flag(std::uint64_t epoch) { return static_cast<unsigned>(epoch % 0xffffffffull) + 1; }
+__device__ __forceinline__ unsigned ll_flag(std::uint64_t epoch) {
+  return static_cast<unsigned>(epoch % 0xffffffffull) + 1;
+}
 
 __device__ __forceinline__ void clear_ll(void* p) {
   asm volatile("st.volatile.global.v4.u32 [%0], {%1,%1,%1,%1};" ::"l"(p), "r"(0u) : "memory");
@@ -179,8 +181,10 @@ __device__ __forceinline__ void reduce_inputs(const PeerParams& p, std::size_t o
   const std::size_t align = kPackBytes / sizeof(T);
   const int tid = static_cast<int>(threadIdx.x), nt = static_cast<int>(blockDim.x);
   std::uintptr_t bits = 0;
-  for (int r = 0; r < p.nranks; ++r) bits |= reinterpret_cast<std::uintptr_t>(reinterpret_cast<const T*>(send_of(p, r)) + off);
-  for (int r = out_first; r < out_end; ++r) bits |= reinterpret_cast<std::uintptr_t>(reinterpret_cast<T*>(recv_of(p, r)) + off);
+  for (int r = 0; r < p.nranks; ++r)
+    bits |= reinterpret_cast<std::uintptr_t>(reinterpret_cast<const T*>(send_of(p, r)) + off);
+  for (int r = out_first; r < out_end; ++r)
+    bits |= reinterpret_cast<std::uintptr_t>(reinterpret_cast<T*>(recv_of(p, r)) + off);
   std::size_t done = 0;
   if ((bits & (kPackBytes - 1)) == 0) {
     constexpr int kUnroll = 4;
@@ -190,12 +194,14 @@ __device__ __forceinline__ void reduce_inputs(const PeerParams& p, std::size_t o
       Accumulator<T, kPackBytes> acc[kUnroll];
       Pack v[kUnroll];
 #pragma unroll
-      for (int u = 0; u < kUnroll; ++u) v[u] = load_pack(reinterpret_cast<const Pack*>(send_of(p, 0)) + off / align + q + u * nt);
+      for (int u = 0; u < kUnroll; ++u)
+        v[u] = load_pack(reinterpret_cast<const Pack*>(send_of(p, 0)) + off / align + q + u * nt);
 #pragma unroll
       for (int u = 0; u < kUnroll; ++u) acc[u].set(&v[u]);
       for (int r = 1; r < p.nranks; ++r) {
 #pragma unroll
-        for (int u = 0; u < kUnroll; ++u) v[u] = load_pack(reinterpret_cast<const Pack*>(send_of(p, r)) + off / align + q + u * nt);
+        for (int u = 0; u < kUnroll; ++u)
+          v[u] = load_pack(reinterpret_cast<const Pack*>(send_of(p, r)) + off / align + q + u * nt);
 #pragma unroll
         for (int u = 0; u < kUnroll; ++u) acc[u].add(p.op, &v[u]);
       }
@@ -203,7 +209,8 @@ __device__ __forceinline__ void reduce_inputs(const PeerParams& p, std::size_t o
       for (int u = 0; u < kUnroll; ++u) acc[u].get(&v[u], p.op, true, p.nranks);
       for (int r = out_first; r < out_end; ++r)
 #pragma unroll
-        for (int u = 0; u < kUnroll; ++u) store_pack(reinterpret_cast<Pack*>(recv_of(p, r)) + off / align + q + u * nt, v[u]);
+        for (int u = 0; u < kUnroll; ++u)
+          store_pack(reinterpret_cast<Pack*>(recv_of(p, r)) + off / align + q + u * nt, v[u]);
     }
     for (; q < packs; q += nt) {
       Pack v = load_pack(reinterpret_cast<const Pack*>(send_of(p, 0)) + off / align + q);

@@ -126,11 +126,11 @@ class RingGpu final : public GpuImpl {
   int avg_divisor_ = 0;  // 0: the ring's own ranks
   int channels_ = kDefaultRingChannels;
   std::size_t slot_ = 0;
-  Ring sm_, ce_;                 // ce_: the copy-engine set over host, where sizes pick (else empty)
+  Ring sm_, ce_;  // ce_: the copy-engine set over host, where sizes pick (else empty)
   std::size_t ce_min_bytes_ = 0;
-  std::vector<int> order_;      // the ring: the rank at every position
-  int pos_ = 0;                 // this rank's position on the ring
-  RingNeighbours neighbours_;   // the ranks the channels connect: from prev, to next
+  std::vector<int> order_;       // the ring: the rank at every position
+  int pos_ = 0;                  // this rank's position on the ring
+  RingNeighbours neighbours_;    // the ranks the channels connect: from prev, to next
   DeviceArray<int> ring_ranks_;  // the ring, for the kernels
 };
 

@@ -1,8 +1,8 @@
 // `mpi`: the MPI library's own collectives as the baseline (MPI_Allreduce, MPI_Allgather,
 // MPI_Reduce_scatter_block, MPI_Bcast, MPI_Sendrecv, MPI_Alltoall, MPI_Alltoallv, MPI_Reduce,
-// MPI_Gather, MPI_Scatter), on host buffers, on a duplicate of the run's communicator. In-place forms use MPI_IN_PLACE, except reduce-scatter, whose in-place
-// layout (NCCL's) MPI_IN_PLACE does not have. The calls block inside the library, which has no
-// deadline of its own: the harness watchdog bounds them.
+// MPI_Gather, MPI_Scatter), on host buffers, on a duplicate of the run's communicator. In-place forms use MPI_IN_PLACE,
+// except reduce-scatter, whose in-place layout (NCCL's) MPI_IN_PLACE does not have. The calls block inside the library,
+// which has no deadline of its own: the harness watchdog bounds them.
 #include <algorithm>
 #include <climits>
 #include <iterator>
@@ -118,8 +118,10 @@ class MpiBaseline final : public Implementation {
         (spec.dtype == DataType::int8 || spec.dtype == DataType::uint8)) {
       static const bool saturates[2] = {sum_saturates(DataType::int8), sum_saturates(DataType::uint8)};
       if (saturates[spec.dtype == DataType::uint8])
-        return fmt::format("this MPI library saturates {} MPI_SUM (Open MPI op/avx, open-mpi/ompi#8045) where "
-                           "ccbench's integer sums wrap around", name(spec.dtype));
+        return fmt::format(
+            "this MPI library saturates {} MPI_SUM (Open MPI op/avx, open-mpi/ompi#8045) where "
+            "ccbench's integer sums wrap around",
+            name(spec.dtype));
     }
     return std::nullopt;
   }
@@ -143,10 +145,16 @@ class MpiBaseline final : public Implementation {
     const CaseSpec& s = a.spec;
     const CollectiveShape shape = shape_for_count(s.coll, s.dtype, n_, a.count);
     if (std::max(shape.send_elements, shape.recv_elements) > static_cast<size_t>(INT_MAX))
-      fail(ExitCode::precondition, "the mpi baseline takes at most {} elements per buffer (MPI counts and "
-           "displacements are int), asked for {}", INT_MAX, std::max(shape.send_elements, shape.recv_elements));
-    const Call c{s, static_cast<const char*>(a.send), static_cast<char*>(a.recv), static_cast<int>(a.count),
-                 mpi_type(s.dtype), element_size(s.dtype)};
+      fail(ExitCode::precondition,
+           "the mpi baseline takes at most {} elements per buffer (MPI counts and "
+           "displacements are int), asked for {}",
+           INT_MAX, std::max(shape.send_elements, shape.recv_elements));
+    const Call c{s,
+                 static_cast<const char*>(a.send),
+                 static_cast<char*>(a.recv),
+                 static_cast<int>(a.count),
+                 mpi_type(s.dtype),
+                 element_size(s.dtype)};
     switch (s.coll) {
       case Collective::allreduce:
         check_mpi(MPI_Allreduce(c.send == c.recv ? MPI_IN_PLACE : c.send, c.recv, c.count, c.type, mpi_op(s), comm_),
@@ -216,8 +224,8 @@ class MpiBaseline final : public Implementation {
 
   void sendrecv(const Call& c) {
     if (c.send == c.recv) fail(ExitCode::usage, "sendrecv/mpi has no in-place form");
-    check_mpi(MPI_Sendrecv(c.send, c.count, c.type, (rank_ + 1) % n_, 0, c.recv, c.count, c.type,
-                           (rank_ + n_ - 1) % n_, 0, comm_, MPI_STATUS_IGNORE),
+    check_mpi(MPI_Sendrecv(c.send, c.count, c.type, (rank_ + 1) % n_, 0, c.recv, c.count, c.type, (rank_ + n_ - 1) % n_,
+                           0, comm_, MPI_STATUS_IGNORE),
               "MPI_Sendrecv");
   }
 
@@ -240,9 +248,9 @@ class MpiBaseline final : public Implementation {
   // In place (one buffer), the root passes MPI_IN_PLACE; the others' receive buffer is unused.
   void reduce(const Call& c) {
     const bool in_place_root = rank_ == c.spec.root && c.send == c.recv;
-    check_mpi(MPI_Reduce(in_place_root ? MPI_IN_PLACE : c.send, c.recv, c.count, c.type, mpi_op(c.spec),
-                         c.spec.root, comm_),
-              "MPI_Reduce");
+    check_mpi(
+        MPI_Reduce(in_place_root ? MPI_IN_PLACE : c.send, c.recv, c.count, c.type, mpi_op(c.spec), c.spec.root, comm_),
+        "MPI_Reduce");
   }
 
   // In place, send = recv + rank * count: at the root that is MPI_IN_PLACE's layout.

@@ -126,8 +126,10 @@ std::vector<NcclConfig> nccl_config_combinations(const std::vector<std::string>&
 std::optional<std::string> nccl_config_conflict(const NcclConfig& c) {
   const auto lo = number_of(c, "minCTAs"), hi = number_of(c, "maxCTAs");
   if (lo && hi && *lo > *hi)
-    return fmt::format("--nccl-config minCTAs={} is above maxCTAs={}: NCCL would change one of them, so this "
-                       "combination is not measured", *lo, *hi);
+    return fmt::format(
+        "--nccl-config minCTAs={} is above maxCTAs={}: NCCL would change one of them, so this "
+        "combination is not measured",
+        *lo, *hi);
   return std::nullopt;
 }
 

@@ -61,7 +61,8 @@ std::optional<std::string> fp8_unsupported(const CaseSpec& s, int min_capability
 #else
   const NcclApi* api = nccl_api();
   if (api && api->version < kFp8NcclVersion)
-    return fmt::format("{} needs NCCL >= 2.24, the library loaded is {} ({})", name(s.dtype), api->version_text(), api->path);
+    return fmt::format("{} needs NCCL >= 2.24, the library loaded is {} ({})", name(s.dtype), api->version_text(),
+                       api->path);
   // NCCL (as installed on the H200 machine) refuses avg of fp8 with "invalid argument" where sum, prod,
   // min and max run (evidence h200x1-20261201-r26).
   if (has_reduce_op(s.coll) && s.op == ReduceOp::avg)
@@ -112,7 +113,8 @@ int config_key_version(const NcclSetting& s) {
   const std::string& key = s.key;
   if (key == "trafficClass") return NCCL_VERSION(2, 26, 0);
   if (key == "CTAPolicy") return nccl_cta_policy(s.value) == 2 ? NCCL_VERSION(2, 28, 0) : NCCL_VERSION(2, 27, 0);
-  if (key == "minCTAs" || key == "maxCTAs" || key == "cgaClusterSize" || key == "netName") return NCCL_VERSION(2, 17, 0);
+  if (key == "minCTAs" || key == "maxCTAs" || key == "cgaClusterSize" || key == "netName")
+    return NCCL_VERSION(2, 17, 0);
   return 0;
 }
 
@@ -123,8 +125,10 @@ std::optional<std::string> config_unsupported(const NcclConfig& config, const ch
     for (const NcclConfigKey& k : nccl_config_keys())
       if (k.overridden_by && s.key == k.name)
         if (const char* env = std::getenv(k.overridden_by))
-          return fmt::format("{}={} in the environment overrides --nccl-config {} (NCCL resets the communicator's "
-                             "config from it): unset it", k.overridden_by, env, s.key);
+          return fmt::format(
+              "{}={} in the environment overrides --nccl-config {} (NCCL resets the communicator's "
+              "config from it): unset it",
+              k.overridden_by, env, s.key);
     if (s.key == "NCCL_ALGO" && (std::string_view(variant) == "nccl-ring" || std::string_view(variant) == "nccl-tree"))
       return fmt::format("{} sets NCCL_ALGO itself; --nccl-config NCCL_ALGO applies to nccl and nccl-symm", variant);
     const int need = config_key_version(s);
@@ -199,10 +203,11 @@ std::optional<std::string> shared_gpu_reason(const ImplContext& ctx) {
   if (b < 0) return std::nullopt;
   int a = 0;
   while (!(l.same_node(a, b) && l.same_gpu(a, b, 0))) ++a;
-  return fmt::format("ranks {} and {} of node {} share GPU {} (--share-gpus), and NCCL refuses two ranks of one node "
-                     "on one GPU: run one rank per GPU, or put them on different emulated nodes (--emulate-nodes N; "
-                     "NCCL then connects them over NET/Socket)",
-                     a, b, l.host_of[static_cast<std::size_t>(b)], l.gpu_of[static_cast<std::size_t>(b)]);
+  return fmt::format(
+      "ranks {} and {} of node {} share GPU {} (--share-gpus), and NCCL refuses two ranks of one node "
+      "on one GPU: run one rank per GPU, or put them on different emulated nodes (--emulate-nodes N; "
+      "NCCL then connects them over NET/Socket)",
+      a, b, l.host_of[static_cast<std::size_t>(b)], l.gpu_of[static_cast<std::size_t>(b)]);
 }
 
 class NcclImpl final : public Implementation {
@@ -265,9 +270,10 @@ class NcclImpl final : public Implementation {
     setenv("NCCL_NVLS_ENABLE", "0", 0);  // never NVLink SHARP unless the user asked for it
     enable_nccl_choice_probe();
     // NCCL reads NCCL_ALGO and NCCL_PROTO when it tunes a new communicator (nccl_config.h).
-    ScopedEnv algo("NCCL_ALGO", config_env(config_, "NCCL_ALGO", variant_ == Variant::ring   ? "Ring"
-                                                               : variant_ == Variant::tree ? "Tree"
-                                                                                           : nullptr));
+    ScopedEnv algo("NCCL_ALGO", config_env(config_, "NCCL_ALGO",
+                                           variant_ == Variant::ring   ? "Ring"
+                                           : variant_ == Variant::tree ? "Tree"
+                                                                       : nullptr));
     ScopedEnv proto("NCCL_PROTO", config_env(config_, "NCCL_PROTO", nullptr));
     CCB_CUDA(cudaSetDevice(ctx.cuda_device));
     min_capability_ = lowest_capability(ctx);
@@ -362,7 +368,8 @@ class NcclImpl final : public Implementation {
   std::string describe(const CallArgs&) override { return take_nccl_choice(); }
   void check_async_errors() override {
     ncclResult_t state = ncclSuccess;
-    if (comm_ && api_->CommGetAsyncError(comm_, &state) == ncclSuccess && state != ncclSuccess && state != ncclInProgress)
+    if (comm_ && api_->CommGetAsyncError(comm_, &state) == ncclSuccess && state != ncclSuccess &&
+        state != ncclInProgress)
       fail(ExitCode::runtime, "NCCL reported an asynchronous error on rank {}: {} ({})", rank_,
            api_->GetErrorString(state), api_->GetLastError(comm_));
   }
@@ -457,7 +464,7 @@ class NcclImpl final : public Implementation {
   }
 
   Variant variant_;
-  NcclConfig config_;  // --nccl-config: this communicator's settings
+  NcclConfig config_;             // --nccl-config: this communicator's settings
   const NcclApi* api_ = nullptr;  // set by setup(), which refuses() lets run only with NCCL loaded
   ImplContext ctx_;
   std::atomic<ncclComm_t> comm_{nullptr};  // the watchdog thread may abort it

@@ -96,8 +96,8 @@ const NcclApi& nccl() {
 
 ncclResult_t check_nccl(ncclResult_t rc, const char* call, const char* file, int line) {
   if (rc != ncclSuccess && rc != ncclInProgress)
-    fail(ExitCode::runtime, "NCCL error {} ({}) in {} at {}:{}", static_cast<int>(rc), nccl().GetErrorString(rc),
-         call, file, line);
+    fail(ExitCode::runtime, "NCCL error {} ({}) in {} at {}:{}", static_cast<int>(rc), nccl().GetErrorString(rc), call,
+         file, line);
   return rc;
 }
 

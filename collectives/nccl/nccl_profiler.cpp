@@ -41,8 +41,8 @@ struct EventDescrV4 {
 
 struct ProfilerV4 {
   const char* name;
-  ncclResult_t (*init)(void** context, int* activation_mask, const char* comm_name, std::uint64_t comm_hash,
-                       int nodes, int nranks, int rank, void* logger);
+  ncclResult_t (*init)(void** context, int* activation_mask, const char* comm_name, std::uint64_t comm_hash, int nodes,
+                       int nranks, int rank, void* logger);
   ncclResult_t (*start_event)(void* context, void** handle, EventDescrV4* descr);
   ncclResult_t (*stop_event)(void* handle);
   ncclResult_t (*record_event_state)(void* handle, int state, void* args);
@@ -114,7 +114,11 @@ std::string take_nccl_choice() {
 // Found by NCCL with dlsym() in the executable (NCCL_PROFILER_PLUGIN=STATIC_PLUGIN); the link
 // step exports this one symbol (harness/CMakeLists.txt).
 extern "C" {
-__attribute__((visibility("default"))) ccbench::nccl_plugin_abi::ProfilerV4 ncclProfiler_v4 = {
-    "ccbench-choice", ccbench::plugin_init, ccbench::plugin_start_event, ccbench::plugin_stop_event,
-    ccbench::plugin_record_event_state, ccbench::plugin_finalize};
+__attribute__((visibility("default")))
+ccbench::nccl_plugin_abi::ProfilerV4 ncclProfiler_v4 = {"ccbench-choice",
+                                                        ccbench::plugin_init,
+                                                        ccbench::plugin_start_event,
+                                                        ccbench::plugin_stop_event,
+                                                        ccbench::plugin_record_event_state,
+                                                        ccbench::plugin_finalize};
 }

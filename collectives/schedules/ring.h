@@ -94,8 +94,7 @@ CCB_HD std::size_t ring_loops(std::size_t count, int n, std::size_t slice) {
 // Elements of chunk `chunk` in loop `loop`. Chunks are `align`-element multiples (except at the
 // end) no larger than `slice`; together the chunks of all loops cover [0, count) exactly once.
 // slice must be a multiple of align.
-CCB_HD Piece ring_piece(std::size_t count, int n, std::size_t slice, std::size_t align, std::size_t loop,
-                        int chunk) {
+CCB_HD Piece ring_piece(std::size_t count, int n, std::size_t slice, std::size_t align, std::size_t loop, int chunk) {
   const std::size_t loop_offset = loop * static_cast<std::size_t>(n) * slice;
   const std::size_t remaining = count - loop_offset;
   std::size_t real = round_up(div_up(remaining, static_cast<std::size_t>(n)), align);

@@ -21,8 +21,7 @@ namespace ccbench {
 // The small subcommands
 
 ModelCommand::ModelCommand(CLI::App& app)
-    : sub_(app.add_subcommand("model", "predict collective times on a described system (topology file)")),
-      set_(*sub_) {
+    : sub_(app.add_subcommand("model", "predict collective times on a described system (topology file)")), set_(*sub_) {
   set_.text({"--topology", "topology file (YAML) or preset name (topologies/presets)"}, req_.topology, "TOPOLOGY")
       ->required();
   set_.list({"--collective", "collectives, comma-separated"}, req_.collectives, collective_names());
@@ -32,11 +31,12 @@ ModelCommand::ModelCommand(CLI::App& app)
   add_min_bytes(set_, req_.sweep.min_bytes);
   add_max_bytes(set_, req_.sweep.max_bytes, "");
   add_step_factor(set_, req_.sweep.factor);
-  set_.integer({"--nodes", "replace the file's node count (scale the described cluster)", "the file's"}, req_.nodes,
-               1, 1 << 20, "the number of nodes");
+  set_.integer({"--nodes", "replace the file's node count (scale the described cluster)", "the file's"}, req_.nodes, 1,
+               1 << 20, "the number of nodes");
   set_.choice({"--format", "how the predictions are written"}, req_.format, {"table", "csv", "json"});
-  set_.flag({"--acceptance", "estimate the wall time of accepting the fleet: the whole job, all pairs of nodes in "
-                             "rounds and one at a time, the culprit search (first collective and algorithm)"},
+  set_.flag({"--acceptance",
+             "estimate the wall time of accepting the fleet: the whole job, all pairs of nodes in "
+             "rounds and one at a time, the culprit search (first collective and algorithm)"},
             req_.acceptance);
   add_iterations(set_, req_.iterations, req_.warmup);
   set_.number({"--step-setup", "with --acceptance: seconds each step adds (communicators, connections)",
@@ -47,14 +47,16 @@ ModelCommand::ModelCommand(CLI::App& app)
 ModelRequest ModelCommand::finish() {
   sweep_sizes(req_.sweep);
   if (!req_.acceptance && (sub_->count("--iters") || sub_->count("--warmup_iters") || sub_->count("--step-setup")))
-    fail(ExitCode::usage, "model: -n, -w and --step-setup cost the measurements of --acceptance; without it the model "
+    fail(ExitCode::usage,
+         "model: -n, -w and --step-setup cost the measurements of --acceptance; without it the model "
          "predicts one collective call (add --acceptance, or leave them out)");
   return req_;
 }
 
 TopoCommand::TopoCommand(CLI::App& app)
-    : sub_(app.add_subcommand("topo", "describe every host of the job: CPUs, GPUs, PCIe and NVLink paths, NICs; "
-                                      "--expect checks it")),
+    : sub_(app.add_subcommand("topo",
+                              "describe every host of the job: CPUs, GPUs, PCIe and NVLink paths, NICs; "
+                              "--expect checks it")),
       set_(*sub_) {
   set_.flag({"--json", "print JSON instead of text"}, req_.json);
   set_.text({"--dump", "write this node as a topology file (YAML) to FILE (- for stdout) instead"}, req_.dump, "FILE");
@@ -69,8 +71,10 @@ TopoRequest TopoCommand::finish(const std::string& command_line) {
   // --out was a file once: a name ending in .json would now become a folder of that name.
   const std::string& out = req_.out;
   if (out.size() > 5 && out.compare(out.size() - 5, 5, ".json") == 0)
-    fail(ExitCode::usage, "topo --out {}: --out is a results folder (as in run and links), and topology.json is "
-         "written into it; give a folder, or none", out);
+    fail(ExitCode::usage,
+         "topo --out {}: --out is a results folder (as in run and links), and topology.json is "
+         "written into it; give a folder, or none",
+         out);
   return req_;
 }
 
@@ -83,17 +87,8 @@ HelpCommand::HelpCommand(CLI::App& app)
 
 CommandLine::CommandLine()
     : app("ccbench: collective-communication benchmark (NCCL and MPI against our ring, tree and more)", "ccbench"),
-      top(app),
-      run(app),
-      links(app),
-      topo(app),
-      compare(app),
-      accept(app),
-      export_(app),
-      history(app),
-      model(app),
-      list_command(app.add_subcommand("list", "list the implementations this build knows")),
-      help(app) {
+      top(app), run(app), links(app), topo(app), compare(app), accept(app), export_(app), history(app), model(app),
+      list_command(app.add_subcommand("list", "list the implementations this build knows")), help(app) {
   app.set_help_all_flag("--help-all", "help for every subcommand");
   top.flag({"--version", "print the version and the parts built in"}, version);
   top.flag({"--list", "list the implementations this build knows (as ccbench list)"}, list);
@@ -102,11 +97,15 @@ CommandLine::CommandLine()
 }
 
 std::vector<std::pair<const CLI::App*, const cli::OptionSet*>> CommandLine::commands() const {
-  return {{&run.app(), &run.options()}, {subcommand("links"), &links.options()},
-          {subcommand("topo"), &topo.options()}, {subcommand("compare"), &compare.options()},
-          {subcommand("accept"), &accept.options()}, {subcommand("export"), &export_.options()},
+  return {{&run.app(), &run.options()},
+          {subcommand("links"), &links.options()},
+          {subcommand("topo"), &topo.options()},
+          {subcommand("compare"), &compare.options()},
+          {subcommand("accept"), &accept.options()},
+          {subcommand("export"), &export_.options()},
           {subcommand("history"), &history.options()},
-          {subcommand("model"), &model.options()}, {subcommand("help"), &help.options()}};
+          {subcommand("model"), &model.options()},
+          {subcommand("help"), &help.options()}};
 }
 
 const CLI::App* CommandLine::subcommand(const std::string& name) const {
@@ -120,8 +119,8 @@ const CLI::App* CommandLine::subcommand(const std::string& name) const {
 
 namespace {
 
-const std::vector<std::string> kSubcommands = {"run",     "links", "topo", "compare", "accept", "export",
-                                               "history", "model", "list", "help"};
+const std::vector<std::string> kSubcommands = {"run",    "links",   "topo",  "compare", "accept",
+                                               "export", "history", "model", "list",    "help"};
 
 bool is_help(const std::string& a) { return a == "--help" || a == "-h"; }
 
@@ -129,7 +128,8 @@ bool is_help(const std::string& a) { return a == "--help" || a == "-h"; }
 // pasting run.json's command_line runs what ran and nothing more (a "$(...)" in a path stays text).
 std::string full_command_line(int argc, const char* const* argv) {
   std::string s;
-  for (int i = 0; i < argc; ++i) s += (i ? " " : "") + shell_quoted(without_store_secrets(argv[i]));  // --db URL: no password
+  for (int i = 0; i < argc; ++i)
+    s += (i ? " " : "") + shell_quoted(without_store_secrets(argv[i]));  // --db URL: no password
   return s;
 }
 
@@ -166,10 +166,12 @@ std::string hint_for(const CommandLine& cl, const CLI::App& where, const std::ve
   // Sweeps and the tuner need a fresh launch per setting (NCCL reads most once per process).
   for (const std::string& x : extra) {
     if (x.rfind("--sweep-env", 0) == 0)
-      fail(ExitCode::usage, "--sweep-env: every setting needs fresh processes; run scripts/sweep.py --sweep-env "
+      fail(ExitCode::usage,
+           "--sweep-env: every setting needs fresh processes; run scripts/sweep.py --sweep-env "
            "NAME=v1,v2,... -- <ccbench options> (see docs/guides/tuning.md)");
     if (x == "tune")
-      fail(ExitCode::usage, "tune: run scripts/tune.py --space FILE.yaml --budget MINUTES -- <ccbench options> "
+      fail(ExitCode::usage,
+           "tune: run scripts/tune.py --space FILE.yaml --budget MINUTES -- <ccbench options> "
            "(see docs/guides/tuning.md)");
   }
   const CLI::App* where = &cl.run.app();
@@ -208,13 +210,14 @@ Command parse_command_line(int argc, const char* const* argv) {
   // `-V` is nccl-tests' --device_cta_count (refused); said at once when given alone, as a version
   // request would be.
   if (args == std::vector<std::string>{"-V"})
-    fail(ExitCode::usage, "-V is nccl-tests' -V/--device_cta_count N, which ccbench refuses (its kernels take "
-                          "CCBENCH_GPU_CHANNELS); the version is ccbench --version");
+    fail(ExitCode::usage,
+         "-V is nccl-tests' -V/--device_cta_count N, which ccbench refuses (its kernels take "
+         "CCBENCH_GPU_CHANNELS); the version is ccbench --version");
   // `run` is the default subcommand: insert it unless a subcommand or a top-level flag leads.
   const bool top_level_flag =
       !args.empty() && (args[0] == "--version" || is_help(args[0]) || args[0] == "--list" || args[0] == "--help-all");
-  if (!top_level_flag && (args.empty() || std::find(kSubcommands.begin(), kSubcommands.end(), args[0]) ==
-                                              kSubcommands.end()))
+  if (!top_level_flag &&
+      (args.empty() || std::find(kSubcommands.begin(), kSubcommands.end(), args[0]) == kSubcommands.end()))
     args.insert(args.begin(), "run");
 
   CommandLine cl;

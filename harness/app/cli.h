@@ -18,7 +18,9 @@ namespace ccbench {
 
 struct VersionRequest {};
 struct ListRequest {};
-struct HelpRequest { std::string text; };
+struct HelpRequest {
+  std::string text;
+};
 
 using Command = std::variant<RunOptions, VersionRequest, ListRequest, HelpRequest, CompareRequest, TopoRequest,
                              AcceptRequest, ExportRequest, HistoryRequest, LinksOptions, ModelRequest>;

@@ -51,8 +51,9 @@ ResultSet fleet_of(const ResultSet& after, const std::string& db) {
 
 int run_compare(const CompareRequest& req) {
   const ResultSet after = read_result_set(req.runs.back());
-  const ResultSet before =
-      !req.fleet_db.empty() ? fleet_of(after, req.fleet_db) : req.runs.size() > 1 ? read_result_set(req.runs.front()) : after;
+  const ResultSet before = !req.fleet_db.empty() ? fleet_of(after, req.fleet_db)
+                           : req.runs.size() > 1 ? read_result_set(req.runs.front())
+                                                 : after;
   CompareResult r = compare_runs(before, after, req.options);
   fmt::print("{}", r.text);
   return r.failures ? static_cast<int>(ExitCode::threshold) : 0;

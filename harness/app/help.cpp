@@ -17,7 +17,7 @@ namespace {
 // How each subcommand is started, and a few examples; the top level's usage says all of them.
 struct Usage {
   std::vector<std::string> lines;  // "mpirun -np N ccbench links [OPTIONS]"
-  std::string examples;  // "  COMMAND   what it does\n" ...
+  std::string examples;            // "  COMMAND   what it does\n" ...
 };
 
 const std::map<std::string, Usage>& usages() {
@@ -27,7 +27,8 @@ const std::map<std::string, Usage>& usages() {
          "mpirun -np N ccbench links|topo [OPTIONS]",
          "ccbench compare|accept|export|history|model|list|help ...   (no mpirun needed)"},
         "  mpirun -np 8 ccbench                             all-reduce and all-gather on 8 GPUs, every implementation\n"
-        "                                                   built in, 8 B up to a memory-safe maximum, checked; results\n"
+        "                                                   built in, 8 B up to a memory-safe maximum, checked; "
+        "results\n"
         "                                                   in ./ccbench-results/<UTC time>-<host>/\n"
         "  mpirun -np 4 ccbench --device cpu -e 64M         CPU ranks: MPI against our ring and tree\n"
         "  mpirun -np 8 ccbench -b 8 -e 8G -f 2 -g 1        an nccl-tests command line, as it is\n"
@@ -41,15 +42,15 @@ const std::map<std::string, Usage>& usages() {
         "  mpirun -np 8 ccbench -b 8 -e 8G -f 2 -g 1\n"
         "  mpirun -np 8 ccbench --collective allreduce --impl nccl,ring --transport p2p\n"
         "  mpirun -np 4 ccbench --device cpu --impl mpi,ring,tree -e 64M --out none"}},
-      {"links",
-       {{"mpirun -np N ccbench links [OPTIONS]"}, "  mpirun -np 8 ccbench links -e 256M --out links-run"}},
+      {"links", {{"mpirun -np N ccbench links [OPTIONS]"}, "  mpirun -np 8 ccbench links -e 256M --out links-run"}},
       {"topo",
        {{"mpirun -np N ccbench topo [OPTIONS]"}, "  mpirun -np 2 --npernode 1 ccbench topo --expect expected.yaml"}},
       {"compare",
        {{"ccbench compare [OPTIONS] BEFORE [AFTER]"},
         "  ccbench compare before/ after/\n  ccbench compare run/ --pair impl=nccl:ring"}},
       {"accept",
-       {{"ccbench accept [OPTIONS] RUNS..."}, "  ccbench accept run/ --rules docs/examples/rules/nvswitch8.yaml --junit out.xml"}},
+       {{"ccbench accept [OPTIONS] RUNS..."},
+        "  ccbench accept run/ --rules docs/examples/rules/nvswitch8.yaml --junit out.xml"}},
       {"export",
        {{"ccbench export [--format openmetrics] [--metrics FILE.prom] RUNS..."},
         "  ccbench export run/ --metrics /var/lib/prometheus/node-exporter/ccbench.prom"}},
@@ -58,11 +59,10 @@ const std::map<std::string, Usage>& usages() {
         "  ccbench history --db runs.db --collective allreduce\n"
         "  ccbench history --db postgresql://ops@db1/fleet --host node017"}},
       {"model",
-       {{"ccbench model --topology FILE|PRESET [OPTIONS]"}, "  ccbench model --topology multinode-8gpu-8ndr --nodes 64"}},
-      {"list",
-       {{"ccbench list"}, ""}},
-      {"help",
-       {{"ccbench help [SUBCOMMAND] [--markdown] [--flags]"}, "  ccbench help links"}},
+       {{"ccbench model --topology FILE|PRESET [OPTIONS]"},
+        "  ccbench model --topology multinode-8gpu-8ndr --nodes 64"}},
+      {"list", {{"ccbench list"}, ""}},
+      {"help", {{"ccbench help [SUBCOMMAND] [--markdown] [--flags]"}, "  ccbench help links"}},
   };
   return u;
 }
@@ -90,8 +90,9 @@ std::string markdown_usage(const std::string& name) {
 }
 
 std::string transport_table_markdown() {
-  std::string s = "| Name | run, CPU ranks | run, GPU ranks | links, CPU ranks | links, GPU ranks | Meaning |\n"
-                  "|---|---|---|---|---|---|\n";
+  std::string s =
+      "| Name | run, CPU ranks | run, GPU ranks | links, CPU ranks | links, GPU ranks | Meaning |\n"
+      "|---|---|---|---|---|---|\n";
   auto mark = [](const TransportName& n, unsigned scope) { return (n.scopes & scope) ? "yes" : ""; };
   for (const TransportName& n : transport_table())
     s += fmt::format("| `{}` | {} | {} | {} | {} | {} |\n", n.name, mark(n, kCpuRanks), mark(n, kGpuRanks),
@@ -128,7 +129,8 @@ void install_help(CommandLine& cl) {
 }
 
 std::string overview_help(const CommandLine& cl) {
-  return cl.app.help("ccbench") + "\nOptions of run, the default subcommand (ccbench run --help shows them alone):\n\n" +
+  return cl.app.help("ccbench") +
+         "\nOptions of run, the default subcommand (ccbench run --help shows them alone):\n\n" +
          subcommand_help(cl, "run");
 }
 

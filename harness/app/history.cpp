@@ -20,8 +20,8 @@ std::vector<ResultSet> runs_to_add(const std::vector<std::string>& paths) {
     std::string list;
     for (size_t i = 0; i < damaged.size() && i < 5; ++i) list += "\n  " + damaged[i];
     if (damaged.size() > 5) list += fmt::format("\n  ... and {} more", damaged.size() - 5);
-    fail(ExitCode::usage, "history --add: {} has {} row{} with impossible values; nothing added:{}", path, damaged.size(),
-         damaged.size() == 1 ? "" : "s", list);
+    fail(ExitCode::usage, "history --add: {} has {} row{} with impossible values; nothing added:{}", path,
+         damaged.size(), damaged.size() == 1 ? "" : "s", list);
   }
   return runs;
 }
@@ -34,8 +34,7 @@ int add_runs(const HistoryRequest& req) {
     const std::string verdict = !run.verdict.empty() ? run.verdict : "unknown (" + run.outcome_note + ")";
     bool stored_before = false;
     const long long id = history.append(run.context, run.rows, verdict, run.exit_code, &stored_before);
-    if (stored_before)
-      fmt::print("# history: {} is already stored as run {}; not added again\n", req.add[i], id);
+    if (stored_before) fmt::print("# history: {} is already stored as run {}; not added again\n", req.add[i], id);
     else
       fmt::print("# history: {} added as run {} ({}{})\n", req.add[i], id, verdict,
                  run.exit_code ? fmt::format(", exit code {}", *run.exit_code) : "");

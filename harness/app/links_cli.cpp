@@ -20,8 +20,9 @@ LinksCommand::LinksCommand(CLI::App& app)
   set_.number({"--outlier-threshold", "flag pairs below this fraction of the median of their transport"},
               o_.outlier_threshold, {.lo = 0, .hi = 1, .what = "a fraction"}, "FRACTION");
   set_.flag({"--all-at-once", "also measure every pair at the same time (CPU ranks)"}, o_.all_at_once);
-  set_.flag({"--serial", "measure one pair at a time even across nodes, for a fabric where pairs on disjoint nodes "
-                         "would contend (oversubscribed); by default pairs on disjoint nodes run together in rounds"},
+  set_.flag({"--serial",
+             "measure one pair at a time even across nodes, for a fabric where pairs on disjoint nodes "
+             "would contend (oversubscribed); by default pairs on disjoint nodes run together in rounds"},
             o_.serial);
   add_device(set_, o_.device);
   add_out(set_, out_);
@@ -42,7 +43,8 @@ LinksOptions LinksCommand::finish(const std::string& command_line) {
   validate_ib_options(o_.ib);
   o_.fault = fault_from_environment();
   if (o_.fault && o_.fault->kind != FaultSpec::Kind::slow)
-    fail(ExitCode::usage, "CCBENCH_FAULT: `ccbench links` injects only slow (slow:rank=R,ms=M[,size=S]: rank R late by "
+    fail(ExitCode::usage,
+         "CCBENCH_FAULT: `ccbench links` injects only slow (slow:rank=R,ms=M[,size=S]: rank R late by "
          "M ms with every message); the other kinds act on collectives (`ccbench run`)");
   return o_;
 }

@@ -32,7 +32,8 @@ int main(int argc, char** argv) {
     if (auto* a = std::get_if<AcceptRequest>(&cmd)) return run_accept(*a);
     if (auto* x = std::get_if<ExportRequest>(&cmd)) return run_export(*x);
     if (auto* h = std::get_if<HistoryRequest>(&cmd)) return run_history(*h);
-    if (auto* t = std::get_if<TopoRequest>(&cmd)) return t->dump.empty() ? run_topology(*t, &argc, &argv) : dump_local_topology(t->dump);
+    if (auto* t = std::get_if<TopoRequest>(&cmd))
+      return t->dump.empty() ? run_topology(*t, &argc, &argv) : dump_local_topology(t->dump);
     if (auto* m = std::get_if<ModelRequest>(&cmd)) return run_model(*m);
     if (auto* l = std::get_if<LinksOptions>(&cmd)) return run_links(*l, &argc, &argv);
     return run_benchmark(std::get<RunOptions>(cmd), &argc, &argv);

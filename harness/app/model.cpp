@@ -71,7 +71,7 @@ void print_predictions(const ModelRequest& req, const SystemTopology& t, const s
   nlohmann::ordered_json rows = nlohmann::ordered_json::array();
   if (req.format == "csv")
     fmt::print("{}", csv_line({"topology", "collective", "algorithm", "ranks", "size[B]", "time[us]", "algbw[GB/s]",
-                                "busbw[GB/s]", "reason"}));
+                               "busbw[GB/s]", "reason"}));
   for (Collective coll : req.collectives) {
     std::vector<CollectiveModel> models;
     for (const std::string& a : algos) models.emplace_back(t, coll, a);
@@ -97,8 +97,8 @@ void print_predictions(const ModelRequest& req, const SystemTopology& t, const s
                                      fmt::format("{:.3f}", p.algbw_gbps), fmt::format("{:.3f}", p.busbw_gbps),
                                      p.unsupported}));
         } else {
-          nlohmann::ordered_json r = {{"collective", name(coll)}, {"algorithm", algos[i]}, {"ranks", t.ranks()},
-                                      {"size", bytes}};
+          nlohmann::ordered_json r = {
+              {"collective", name(coll)}, {"algorithm", algos[i]}, {"ranks", t.ranks()}, {"size", bytes}};
           if (p.unsupported.empty()) {
             r["time_us"] = p.time_us;
             r["algbw_gbps"] = p.algbw_gbps;
@@ -113,7 +113,8 @@ void print_predictions(const ModelRequest& req, const SystemTopology& t, const s
     }
     if (req.format == "table")
       for (size_t i = 0; i < algos.size(); ++i)
-        if (auto why = models[i].predict(sizes.front()).unsupported; !why.empty()) fmt::print("# {}: {}\n", algos[i], why);
+        if (auto why = models[i].predict(sizes.front()).unsupported; !why.empty())
+          fmt::print("# {}: {}\n", algos[i], why);
   }
   if (req.format == "json")
     fmt::print("{}\n", nlohmann::ordered_json{{"topology", t.name}, {"ranks", t.ranks()}, {"rows", rows}}.dump(2));
@@ -132,22 +133,31 @@ void print_acceptance(const ModelRequest& req, const SystemTopology& t, const st
   if (req.format == "json") {
     nlohmann::ordered_json phases = nlohmann::ordered_json::array();
     for (const AcceptancePhase& p : e.phases)
-      phases.push_back({{"phase", p.name}, {"steps", p.steps}, {"groups_per_step", p.groups_per_step},
-                        {"seconds", p.seconds}, {"note", p.note}});
-    fmt::print("{}\n", nlohmann::ordered_json{{"topology", t.name}, {"nodes", t.nodes}, {"collective", name(a.collective)},
-                                              {"algorithm", a.algorithm}, {"step_setup_s", a.step_setup_s},
-                                              {"phases", phases}, {"sequence_seconds", e.sequence_seconds},
+      phases.push_back({{"phase", p.name},
+                        {"steps", p.steps},
+                        {"groups_per_step", p.groups_per_step},
+                        {"seconds", p.seconds},
+                        {"note", p.note}});
+    fmt::print("{}\n", nlohmann::ordered_json{{"topology", t.name},
+                                              {"nodes", t.nodes},
+                                              {"collective", name(a.collective)},
+                                              {"algorithm", a.algorithm},
+                                              {"step_setup_s", a.step_setup_s},
+                                              {"phases", phases},
+                                              {"sequence_seconds", e.sequence_seconds},
                                               {"serial_sequence_seconds", e.serial_sequence_seconds}}
-                                              .dump(2));
+                           .dump(2));
     return;
   }
-  fmt::print("# acceptance of {} nodes of {} ({} ranks each): {} {}, {} size{} from {} to {}, {} warm-up + 2 x {} timed "
-             "calls per size, {} s set-up per step\n", t.nodes, t.name, t.node.ranks, name(a.collective), a.algorithm,
-             sizes.size(), sizes.size() == 1 ? "" : "s", format_size(sizes.front()), format_size(sizes.back()), a.warmup,
-             a.iterations, a.step_setup_s);
+  fmt::print(
+      "# acceptance of {} nodes of {} ({} ranks each): {} {}, {} size{} from {} to {}, {} warm-up + 2 x {} timed "
+      "calls per size, {} s set-up per step\n",
+      t.nodes, t.name, t.node.ranks, name(a.collective), a.algorithm, sizes.size(), sizes.size() == 1 ? "" : "s",
+      format_size(sizes.front()), format_size(sizes.back()), a.warmup, a.iterations, a.step_setup_s);
   fmt::print("# {:<26} {:>10} {:>12} {:>12}  {}\n", "phase", "steps", "at a time", "wall time", "");
   for (const AcceptancePhase& p : e.phases)
-    fmt::print("  {:<26} {:>10} {:>12} {:>12}  {}\n", p.name, p.steps, p.groups_per_step, human_duration(p.seconds), p.note);
+    fmt::print("  {:<26} {:>10} {:>12} {:>12}  {}\n", p.name, p.steps, p.groups_per_step, human_duration(p.seconds),
+               p.note);
   fmt::print("# sequence (whole job, pairs in rounds, culprit search): {}; with pairs one at a time: {}\n",
              human_duration(e.sequence_seconds), human_duration(e.serial_sequence_seconds));
 }
@@ -158,11 +168,13 @@ int run_model(const ModelRequest& req) {
   SystemTopology t = load_topology(resolve_topology_path(req.topology));
   if (req.nodes > 0) {
     if (req.nodes > 1 && t.node.nics == 0)
-      fail(ExitCode::usage, "--nodes {}: topology {} describes no NICs, so its nodes cannot be joined", req.nodes, t.name);
+      fail(ExitCode::usage, "--nodes {}: topology {} describes no NICs, so its nodes cannot be joined", req.nodes,
+           t.name);
     t.nodes = req.nodes;
   }
   if (req.acceptance) {
-    if (req.format == "csv") fail(ExitCode::usage, "model --acceptance: --format table or json (csv holds predictions)");
+    if (req.format == "csv")
+      fail(ExitCode::usage, "model --acceptance: --format table or json (csv holds predictions)");
     print_acceptance(req, t, sweep_sizes(req.sweep));
     return 0;
   }
@@ -171,9 +183,10 @@ int run_model(const ModelRequest& req) {
 }
 
 int dump_local_topology(const std::string& path) {
-  const std::string yaml = "# Written by ccbench topo --dump: the node as discovery sees it. Link figures are\n"
-                           "# paper values: replace them with measured ones (ccbench links) for predictions.\n" +
-                           dump_topology(topology_from_discovery(discover_node()));
+  const std::string yaml =
+      "# Written by ccbench topo --dump: the node as discovery sees it. Link figures are\n"
+      "# paper values: replace them with measured ones (ccbench links) for predictions.\n" +
+      dump_topology(topology_from_discovery(discover_node()));
   if (path == "-") {
     fmt::print("{}", yaml);
     return 0;

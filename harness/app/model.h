@@ -11,12 +11,12 @@
 namespace ccbench {
 
 struct ModelRequest {
-  std::string topology;                  // a topology file, or a preset name from topologies/presets
+  std::string topology;  // a topology file, or a preset name from topologies/presets
   std::vector<Collective> collectives{Collective::allreduce};
-  std::vector<std::string> algorithms;   // empty: all the model knows
+  std::vector<std::string> algorithms;  // empty: all the model knows
   SweepSpec sweep{8, 1ull << 30, 2.0, 0};
-  int nodes = 0;                         // > 0: replaces the file's node count
-  std::string format = "table";          // table, csv or json
+  int nodes = 0;                 // > 0: replaces the file's node count
+  std::string format = "table";  // table, csv or json
   // --acceptance: the wall time of accepting the fleet (harness/model/acceptance_plan.h) with the
   // first collective and algorithm, -n timed and -w warm-up iterations per size.
   bool acceptance = false;

@@ -75,8 +75,7 @@ SelectVocabulary rule_vocabulary() {
 // ----------------------------------------------------------------------------------------------
 
 CompareCommand::CompareCommand(CLI::App& app)
-    : sub_(app.add_subcommand("compare", "compare two runs (results.csv files or folders), noise-aware")),
-      set_(*sub_) {
+    : sub_(app.add_subcommand("compare", "compare two runs (results.csv files or folders), noise-aware")), set_(*sub_) {
   set_.texts({"before", "BEFORE [AFTER]: results.csv files or results folders (one run with --pair)"}, req_.runs,
              "PATH", 1, 2)
       ->required();
@@ -86,8 +85,9 @@ CompareCommand::CompareCommand(CLI::App& app)
   set_.flag({"--allow-skipped", "a row ok before and skipped now is not a failure"}, req_.options.allow_skipped);
   set_.flag({"--count-isolated", "count a slowdown at one size whose neighbouring sizes are not slower"},
             req_.options.count_isolated);
-  set_.texts({"--pair", "compare rows that differ in one field: FIELD=BEFORE:AFTER, e.g. impl=ring:nccl or "
-                        "transport=tcp:shm (repeatable)"},
+  set_.texts({"--pair",
+              "compare rows that differ in one field: FIELD=BEFORE:AFTER, e.g. impl=ring:nccl or "
+              "transport=tcp:shm (repeatable)"},
              pairs_, "FIELD=A:B", 1, 1);
   set_.choice({"--format", "how the report is written"}, req_.options.format, {"table", "md", "json"});
   set_.flag({"--against-fleet", "compare one run with the median of the other nodes of its kind"}, against_fleet_);
@@ -109,7 +109,9 @@ CompareRequest CompareCommand::finish() {
 AcceptCommand::AcceptCommand(CLI::App& app)
     : sub_(app.add_subcommand("accept", "check results against acceptance rules; exit 4 when one fails")), set_(*sub_) {
   set_.texts({"runs", "results.csv or links.csv files, or results folders"}, req_.runs, "PATH", 1, -1)->required();
-  set_.text({"--rules", "rules file (YAML; examples: share/ccbench/rules/ installed, docs/examples/rules/ in the source)"}, rules_file_, "FILE");
+  set_.text(
+      {"--rules", "rules file (YAML; examples: share/ccbench/rules/ installed, docs/examples/rules/ in the source)"},
+      rules_file_, "FILE");
   set_.number({"--min-busbw", "busbw every size from 1 MiB must reach", "none"}, min_busbw_,
               {.lo = 0, .what = "GB/s", .lo_open = true}, "GBPS");
   set_.text({"--junit", "also write the verdicts as JUnit XML to this file"}, req_.junit, "FILE");
@@ -123,8 +125,9 @@ AcceptRequest AcceptCommand::finish() {
 }
 
 ExportCommand::ExportCommand(CLI::App& app)
-    : sub_(app.add_subcommand("export", "write results as metrics for Prometheus (node_exporter's textfile "
-                                        "collector)")),
+    : sub_(app.add_subcommand("export",
+                              "write results as metrics for Prometheus (node_exporter's textfile "
+                              "collector)")),
       set_(*sub_) {
   set_.texts({"runs", "results.csv or links.csv files, or results folders"}, req_.runs, "PATH", 1, -1)->required();
   set_.choice({"--format", "the metrics' format: the Prometheus text format, which OpenMetrics parsers read too"},

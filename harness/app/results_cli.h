@@ -29,7 +29,7 @@ struct AcceptRequest {
 struct ExportRequest {
   std::vector<std::string> runs;  // results.csv or links.csv files, or results folders
   std::string format = "openmetrics";
-  std::string metrics;            // --metrics FILE.prom; empty: stdout
+  std::string metrics;  // --metrics FILE.prom; empty: stdout
 };
 
 struct HistoryRequest {

@@ -60,8 +60,10 @@ auto only(long long accepted, std::string instead) {
 void read_nccl_tests_environment(RunOptions& o) {
   for (const char* var : {"NCCL_TESTS_SPLIT_MASK", "NCCL_TESTS_SPLIT"})
     if (const char* v = std::getenv(var))
-      fail(ExitCode::usage, "{}='{}': nccl-tests' sub-groups by a bit mask of rank numbers are not taken; unset {} "
-                            "and run sub-groups with --groups (node, pairs, rails or a file of groups)", var, v, var);
+      fail(ExitCode::usage,
+           "{}='{}': nccl-tests' sub-groups by a bit mask of rank numbers are not taken; unset {} "
+           "and run sub-groups with --groups (node, pairs, rails or a file of groups)",
+           var, v, var);
   if (const char* v = std::getenv("NCCL_TESTS_MIN_BW")) {
     double bw = 0;
     auto [end, ec] = std::from_chars(v, v + std::char_traits<char>::length(v), bw);
@@ -123,11 +125,13 @@ void RunCommand::add_what_options() {
             impl_, "LIST", valid_implementations() + ", all or default");
   add_device(set_, o_.device);
   add_run_transport(set_, o_.transport);
-  set_.integer({"--emulate-nodes", "split each node's ranks into N emulated nodes in rank order (inter-node paths on "
-                                   "one host)"},
+  set_.integer({"--emulate-nodes",
+                "split each node's ranks into N emulated nodes in rank order (inter-node paths on "
+                "one host)"},
                o_.emulate_nodes, 1, 1 << 20, "the number of emulated nodes per node");
-  set_.text({"--ring-order", "the ring of our ring implementations; topo: nodes contiguous, NUMA neighbours "
-                             "adjacent; a list of ranks such as 0,2,1,3, or a file holding one"},
+  set_.text({"--ring-order",
+             "the ring of our ring implementations; topo: nodes contiguous, NUMA neighbours "
+             "adjacent; a list of ranks such as 0,2,1,3, or a file holding one"},
             ring_order_, "ORDER", "rank, topo, a list or a file");
   set_.choice({"--tree", "all-reduce trees of `tree`: double = NCCL's double binary tree, binary = one tree"}, o_.tree,
               cli::Names<schedule::TreeShape>{
@@ -136,22 +140,26 @@ void RunCommand::add_what_options() {
               cli::Names<InPlaceChoice>{
                   {{"yes", InPlaceChoice::yes}, {"no", InPlaceChoice::no}, {"both", InPlaceChoice::both}}, nullptr});
   set_.integer({"--seed", "seed of the input patterns"}, o_.seed, 0, UINT64_MAX, "a seed");
-  set_.choice({"--pattern", "input values: integer = small whole numbers, exact in every type; precision = values "
-                            "that need each floating type's whole mantissa and exponent range, signed zeros, NaN, "
-                            "subnormals (docs/design.md#correctness)"},
-              o_.pattern,
-              cli::Names<InputPattern>{
-                  {{"integer", InputPattern::integer}, {"precision", InputPattern::precision}}, nullptr});
-  set_.text({"--groups", "run in sub-groups of ranks; pairs: every pair, in rounds of pairs on disjoint nodes, the slow "
-                         "links put on the host they share; bisect: the culprit search, halves of the nodes against the "
-                         "whole job; a file holds one group per line"},
+  set_.choice(
+      {"--pattern",
+       "input values: integer = small whole numbers, exact in every type; precision = values "
+       "that need each floating type's whole mantissa and exponent range, signed zeros, NaN, "
+       "subnormals (docs/design.md#correctness)"},
+      o_.pattern,
+      cli::Names<InputPattern>{{{"integer", InputPattern::integer}, {"precision", InputPattern::precision}}, nullptr});
+  set_.text({"--groups",
+             "run in sub-groups of ranks; pairs: every pair, in rounds of pairs on disjoint nodes, the slow "
+             "links put on the host they share; bisect: the culprit search, halves of the nodes against the "
+             "whole job; a file holds one group per line"},
             o_.groups, "KIND|FILE", "world, node, pairs, rails, bisect or a file");
-  set_.flag({"--serial", "with --groups: one group at a time (pairs: one pair at a time instead of rounds of pairs on "
-                         "disjoint nodes, for an oversubscribed fabric; bisect: a step's halves one after the other)"},
+  set_.flag({"--serial",
+             "with --groups: one group at a time (pairs: one pair at a time instead of rounds of pairs on "
+             "disjoint nodes, for an oversubscribed fabric; bisect: a step's halves one after the other)"},
             o_.serial);
-  set_.number({"--group-outlier-threshold", "with --groups: flag a group below this fraction of the median busbw of "
-                                            "like groups; pairs: a pair below it of the healthy pairs is slow; bisect: "
-                                            "a group is healthy when the whole job is below it of the group's busbw"},
+  set_.number({"--group-outlier-threshold",
+               "with --groups: flag a group below this fraction of the median busbw of "
+               "like groups; pairs: a pair below it of the healthy pairs is slow; bisect: "
+               "a group is healthy when the whole job is below it of the group's busbw"},
               o_.group_outlier_threshold, {.lo = 0.01, .hi = 1, .what = "a fraction"}, "FRACTION");
 }
 
@@ -170,14 +178,17 @@ void RunCommand::add_control_options() {
                o_.baseline = v;
              });
   set_.flag({"--share-gpus", "allow several ranks on one GPU"}, o_.share_gpus);
-  set_.value({"--nccl-library", "the NCCL library to load (as CCBENCH_NCCL_LIBRARY); run.json names its file and "
-                                "version",
+  set_.value({"--nccl-library",
+              "the NCCL library to load (as CCBENCH_NCCL_LIBRARY); run.json names its file and "
+              "version",
               "libnccl.so.2 on the library path"},
              "FILE", "a file name or path of an NCCL library", "", [](const std::string& v) {
 #if CCBENCH_HAVE_NCCL
                if (v.empty() || (v.find('/') != std::string::npos && !std::filesystem::is_regular_file(v)))
-                 fail(ExitCode::usage, "--nccl-library: '{}' is no file; give the path of an NCCL library "
-                                       "(libnccl.so.2) or a name the dynamic linker finds", v);
+                 fail(ExitCode::usage,
+                      "--nccl-library: '{}' is no file; give the path of an NCCL library "
+                      "(libnccl.so.2) or a name the dynamic linker finds",
+                      v);
                set_nccl_library_path(v);
 #else
                fail(ExitCode::usage, "--nccl-library {}: this ccbench was built without NCCL", v);
@@ -193,31 +204,37 @@ void RunCommand::add_control_options() {
   add_metrics(set_, o_.metrics_file, kMetricsHelp);
   set_.text({"--ceilings", "links.json of `ccbench links`: run.json rows get busbw / link ceiling"}, o_.ceilings_file,
             "FILE");
-  set_.text({"--model", "topology file or preset: run.json rows get the model's predicted time and busbw and "
-                        "measured / predicted"},
+  set_.text({"--model",
+             "topology file or preset: run.json rows get the model's predicted time and busbw and "
+             "measured / predicted"},
             o_.model_topology, "TOPOLOGY");
   set_.flag({"--measure-ceilings", "measure the link ceilings first (links.json, efficiency)"}, o_.measure_ceilings);
-  set_.number({"--straggler-threshold", "name a rank whose median time is this fraction behind the median rank's "
-                                        "(0.2 = 20 %)"},
+  set_.number({"--straggler-threshold",
+               "name a rank whose median time is this fraction behind the median rank's "
+               "(0.2 = 20 %)"},
               o_.straggler_threshold, {.lo = 0.001, .hi = 100, .what = "a fraction"}, "FRACTION");
 }
 
 void RunCommand::add_training_options() {
   set_.group(kTrainingGroup);
-  set_.value({"--overlap", "a compute load on every GPU's own stream through each row's timed phases: gemm[:N] = "
-                           "cuBLAS bf16 GEMM N^3, membw[:SIZE] = a copy kernel between two buffers of SIZE; rows get "
-                           "its throughput alone and during"},
+  set_.value({"--overlap",
+              "a compute load on every GPU's own stream through each row's timed phases: gemm[:N] = "
+              "cuBLAS bf16 GEMM N^3, membw[:SIZE] = a copy kernel between two buffers of SIZE; rows get "
+              "its throughput alone and during"},
              "KIND", overlap_valid(), "none", [this](const std::string& v) {
                o_.overlap = parse_overlap(v);
                overlap_ = v;
              });
-  overlap_room_option_ = set_.integer({"--overlap-room", "SMs the --overlap load leaves free for the collectives; our kernels' grids are "
-                                  "capped to them while it runs (NCCL's: --nccl-config maxCTAs=N); 0 = the load takes "
-                                  "every SM"},
-               overlap_room_, 0, kMaxRoomSms, "a number of SMs");
-  set_.repeatable({"--nccl-config", "one NCCL communicator per combination of the values given, its rows labelled in "
-                                    "the nccl_config column; repeat it for more keys (every combination is measured); "
-                                    "the value default leaves a key as NCCL has it"},
+  overlap_room_option_ =
+      set_.integer({"--overlap-room",
+                    "SMs the --overlap load leaves free for the collectives; our kernels' grids are "
+                    "capped to them while it runs (NCCL's: --nccl-config maxCTAs=N); 0 = the load takes "
+                    "every SM"},
+                   overlap_room_, 0, kMaxRoomSms, "a number of SMs");
+  set_.repeatable({"--nccl-config",
+                   "one NCCL communicator per combination of the values given, its rows labelled in "
+                   "the nccl_config column; repeat it for more keys (every combination is measured); "
+                   "the value default leaves a key as NCCL has it"},
                   "KEY=V1,V2", nccl_config_valid(), "", [this](const std::string& v) { nccl_config_.push_back(v); });
   set_.group("");
 }
@@ -247,8 +264,9 @@ void RunCommand::add_nccl_tests_options() {
               o_.rank_time = static_cast<RankTime>(v);
               return std::string();
             });
-  nccl_flag({"-m,--agg_iters", "collectives issued back to back per timed iteration (NCCL: in one group); times are "
-                               "per collective",
+  nccl_flag({"-m,--agg_iters",
+             "collectives issued back to back per timed iteration (NCCL: in one group); times are "
+             "per collective",
              "", "same, up to 1024"},
             1, kMaxAggIters, "1", [this](const std::string&, long long v) {
               o_.agg_iters = static_cast<int>(v);
@@ -262,17 +280,19 @@ void RunCommand::add_nccl_tests_options() {
             0, 1, "0", [blocking](const std::string& label, long long v) {
               return v ? fmt::format("{} 1: {}", label, blocking) : std::string();
             });
-  nccl_flag({"-R,--local_register", "buffer registration: 0 = none, 2 = symmetric windows (--impl nccl-symm instead "
-                                    "of nccl)",
-             "", "0 and 2 (nccl-symm stands in for nccl); 1 refused"},
-            0, 2, "0", [this](const std::string& label, long long v) {
-              if (v == 1)
-                refuse(label, v, "buffers registered with ncclCommRegister are not offered; -R 2 measures NCCL with "
-                                 "symmetric registered windows (--impl nccl-symm), -R 0 plain buffers");
-              local_register_ = static_cast<int>(v);
-              return std::string(v == 2 ? "-R 2: nccl-symm (NCCL on symmetric registered windows) stands in for nccl"
-                                        : "");
-            });
+  nccl_flag(
+      {"-R,--local_register",
+       "buffer registration: 0 = none, 2 = symmetric windows (--impl nccl-symm instead "
+       "of nccl)",
+       "", "0 and 2 (nccl-symm stands in for nccl); 1 refused"},
+      0, 2, "0", [this](const std::string& label, long long v) {
+        if (v == 1)
+          refuse(label, v,
+                 "buffers registered with ncclCommRegister are not offered; -R 2 measures NCCL with "
+                 "symmetric registered windows (--impl nccl-symm), -R 0 plain buffers");
+        local_register_ = static_cast<int>(v);
+        return std::string(v == 2 ? "-R 2: nccl-symm (NCCL on symmetric registered windows) stands in for nccl" : "");
+      });
   nccl_flag({"-u,--unalign", "start the send and receive buffers this many elements late", "", "same"}, 0,
             kMaxMisalignElements, "0", [this](const std::string&, long long v) {
               o_.misalign = static_cast<int>(v);
@@ -284,49 +304,60 @@ void RunCommand::add_nccl_tests_options() {
               return v ? label + " 1: ccbench always times single iterations too: the median, min, p95 and cv columns"
                        : std::string();
             });
-  nccl_flag({"-K,--per_iter_skip", "leave the first N single iterations out of the statistics (run as N more warm-up "
-                                   "iterations)",
+  nccl_flag({"-K,--per_iter_skip",
+             "leave the first N single iterations out of the statistics (run as N more warm-up "
+             "iterations)",
              "", "N more warm-up iterations"},
             0, 1000000, "0", [this](const std::string& label, long long v) {
               per_iter_skip_ = static_cast<int>(v);
-              return v ? fmt::format("{} {}: {} more warm-up iterations, so that no statistic includes them", label, v, v)
+              return v ? fmt::format("{} {}: {} more warm-up iterations, so that no statistic includes them", label, v,
+                                     v)
                        : std::string();
             });
   nccl_flag({"-p,--parallel_init", "parallel NCCL set-up by threads: one thread, nothing to do", "",
              "accepted; one thread per process, so nothing to do"},
             0, 1, "0", [](const std::string& label, long long v) {
-              return v ? label + " 1: one thread per process: there is nothing to initialise in parallel" : std::string();
+              return v ? label + " 1: one thread per process: there is nothing to initialise in parallel"
+                       : std::string();
             });
 }
 
 // The nccl-tests switches for things ccbench does not offer: their "off" value is accepted.
 void RunCommand::add_nccl_tests_refusals() {
-  const std::string cpu_time = "CPU launch time is not reported; the time columns are device time (CUDA events) on "
-                               "GPU ranks and wall-clock time on CPU ranks (--device cpu)";
+  const std::string cpu_time =
+      "CPU launch time is not reported; the time columns are device time (CUDA events) on "
+      "GPU ranks and wall-clock time on CPU ranks (--device cpu)";
   nccl_flag({"-C,--report_cputime", "report CPU time: 0", "", "0 only: " + cpu_time}, 0, 1, "0", only(0, cpu_time));
-  const std::string stamps = "rows carry no timestamp; run.json holds the start time (context.started_utc) and the "
-                             "results folder is named after it";
+  const std::string stamps =
+      "rows carry no timestamp; run.json holds the start time (context.started_utc) and the "
+      "results folder is named after it";
   nccl_flag({"-S,--report_timestamps", "timestamp per line: 0", "", "0 only: " + stamps}, 0, 1, "0", only(0, stamps));
-  const std::string memory = "no memory report is printed; 'ccbench topo' shows each GPU's memory, and a note says "
-                             "when free memory caps -e";
+  const std::string memory =
+      "no memory report is printed; 'ccbench topo' shows each GPU's memory, and a note says "
+      "when free memory caps -e";
   nccl_flag({"-M,--memory", "memory usage report: 0", "", "0 only: " + memory}, 0, 1, "0", only(0, memory));
   const std::string stream = "collectives run on each rank's own stream; the default stream is not offered";
-  nccl_flag({"-y,--stream_null", "use the default CUDA stream: 0", "", "0 only: " + stream}, 0, 1, "0", only(0, stream));
+  nccl_flag({"-y,--stream_null", "use the default CUDA stream: 0", "", "0 only: " + stream}, 0, 1, "0",
+            only(0, stream));
   nccl_flag({"-x,--cta_policy", "NCCL CTA policy: set NCCL_CTA_POLICY instead", "",
              "refused: set NCCL_CTA_POLICY in the environment (mpirun -x NCCL_CTA_POLICY)"},
             0, 2, "", [](const std::string& label, long long v) -> std::string {
-              refuse(label, v, fmt::format("set it for NCCL through the environment instead: NCCL_CTA_POLICY={} (add "
-                                           "-x NCCL_CTA_POLICY to mpirun)", v));
+              refuse(label, v,
+                     fmt::format("set it for NCCL through the environment instead: NCCL_CTA_POLICY={} (add "
+                                 "-x NCCL_CTA_POLICY to mpirun)",
+                                 v));
             });
-  const std::string device_api = "NCCL's device-API kernels are not offered; ccbench's own device kernels are --impl "
-                                 "ring,tree,oneshot,twoshot,ce ('ccbench list')";
+  const std::string device_api =
+      "NCCL's device-API kernels are not offered; ccbench's own device kernels are --impl "
+      "ring,tree,oneshot,twoshot,ce ('ccbench list')";
   nccl_flag({"-D,--device_implementation", "NCCL device-API implementation: 0", "", "0 only: " + device_api}, 0, 1000,
             "0", only(0, device_api));
   nccl_flag({"-V,--device_cta_count", "CTAs of -D kernels: see CCBENCH_GPU_CHANNELS (ccbench's version: --version)", "",
              "refused: there are no -D kernels; CCBENCH_GPU_CHANNELS sets the blocks of ccbench's own"},
             1, 128, "", [](const std::string& label, long long v) -> std::string {
-              refuse(label, v, "there are no -D kernels here; the blocks of ccbench's own kernels are set with "
-                               "CCBENCH_GPU_CHANNELS");
+              refuse(label, v,
+                     "there are no -D kernels here; the blocks of ccbench's own kernels are set with "
+                     "CCBENCH_GPU_CHANNELS");
             });
   set_.value({"-J,--output_file", "also write run.json to this file", "", "JSON only: run.json's content"}, "PATH",
              "a name ending in .json", "", [this](const std::string& v) {
@@ -334,8 +365,10 @@ void RunCommand::add_nccl_tests_refusals() {
                std::string ext = dot == std::string::npos ? "" : v.substr(dot + 1);
                std::transform(ext.begin(), ext.end(), ext.begin(), ::tolower);
                if (ext != "json")
-                 fail(ExitCode::usage, "-J/--output_file: '{}' does not end in .json; only JSON is written (as "
-                                       "nccl-tests, the type comes from the suffix)", v);
+                 fail(ExitCode::usage,
+                      "-J/--output_file: '{}' does not end in .json; only JSON is written (as "
+                      "nccl-tests, the type comes from the suffix)",
+                      v);
                o_.json_file = v;
              });
 }
@@ -351,15 +384,16 @@ std::vector<std::string> RunCommand::implementation_list() {
   }
   if (impls.empty()) fail(ExitCode::usage, "--impl: empty list (valid: {}, or all)", valid_implementations());
   if (o_.nccl_symmetric && std::find(impls.begin(), impls.end(), "nccl-symm") == impls.end())
-    fail(ExitCode::usage, "-R 2 puts nccl-symm in place of nccl, but --impl {} names no nccl (add nccl, or leave -R out)",
-         impl_);
+    fail(ExitCode::usage,
+         "-R 2 puts nccl-symm in place of nccl, but --impl {} names no nccl (add nccl, or leave -R out)", impl_);
   return impls;
 }
 
 void RunCommand::finish_sweep() {
   o_.max_given = sub_->count("--maxbytes") > 0;
   const bool factor_given = sub_->count("--stepfactor") > 0, inc_given = sub_->count("--stepbytes") > 0;
-  if (factor_given && inc_given) fail(ExitCode::usage, "-f/--stepfactor and -i/--stepbytes exclude each other: give one");
+  if (factor_given && inc_given)
+    fail(ExitCode::usage, "-f/--stepfactor and -i/--stepbytes exclude each other: give one");
   if (inc_given && o_.sweep.increment == 0)
     fail(ExitCode::usage, "-i/--stepbytes 0 never advances the sweep: give a size > 0");
   // Validate the sweep now, before MPI; without -e, against the largest default maximum (the
@@ -380,8 +414,9 @@ void RunCommand::finish_outputs() {
   const bool writes_run_json =
       !o_.no_files && std::find(o_.formats.begin(), o_.formats.end(), "json") != o_.formats.end();
   if (!o_.model_topology.empty() && !writes_run_json)
-    fail(ExitCode::usage, "--model writes its columns into run.json: keep json in --format (the default has it) "
-                          "and an output folder (not --out none)");
+    fail(ExitCode::usage,
+         "--model writes its columns into run.json: keep json in --format (the default has it) "
+         "and an output folder (not --out none)");
 }
 
 // The options given that act on GPU ranks only, as typed ("-G 5").
@@ -404,14 +439,20 @@ void RunCommand::refuse_unused_by_implementations() const {
     });
   };
   if (sub_->count("--tree") && !names_any({"tree"}))
-    fail(ExitCode::usage, "--tree shapes the trees of the tree implementation, and --impl {} names no tree: leave "
-         "--tree out, or add tree", impl_);
+    fail(ExitCode::usage,
+         "--tree shapes the trees of the tree implementation, and --impl {} names no tree: leave "
+         "--tree out, or add tree",
+         impl_);
   if (sub_->count("--ring-order") && !names_any({"ring", "hier", "best"}))
-    fail(ExitCode::usage, "--ring-order orders the ring of ring, hier and best, and --impl {} names none of them: "
-         "leave --ring-order out, or add ring", impl_);
+    fail(ExitCode::usage,
+         "--ring-order orders the ring of ring, hier and best, and --impl {} names none of them: "
+         "leave --ring-order out, or add ring",
+         impl_);
   if (!o_.baseline.empty() && std::find(o_.impls.begin(), o_.impls.end(), o_.baseline) == o_.impls.end())
-    fail(ExitCode::usage, "--baseline {}: the summary compares the implementations measured with it, and --impl {} "
-         "does not measure it: add it to --impl, or name one of {}", o_.baseline, impl_, cli::joined(o_.impls));
+    fail(ExitCode::usage,
+         "--baseline {}: the summary compares the implementations measured with it, and --impl {} "
+         "does not measure it: add it to --impl, or name one of {}",
+         o_.baseline, impl_, cli::joined(o_.impls));
 }
 
 // The rule: an option that would change nothing in this run is never ignored silently. Where the
@@ -420,24 +461,32 @@ void RunCommand::refuse_unused_by_implementations() const {
 void RunCommand::refuse_options_that_do_not_apply() {
   o_.gpu_only = given_gpu_options();
   if (o_.device == DeviceChoice::cpu && !o_.gpu_only.empty())
-    fail(ExitCode::usage, "{} act{} on GPU ranks, and --device cpu measures CPU ranks: leave {} out, or measure GPU "
-         "ranks (--device gpu or auto)", cli::joined(o_.gpu_only), o_.gpu_only.size() == 1 ? "s" : "",
-         o_.gpu_only.size() == 1 ? "it" : "them");
+    fail(ExitCode::usage,
+         "{} act{} on GPU ranks, and --device cpu measures CPU ranks: leave {} out, or measure GPU "
+         "ranks (--device gpu or auto)",
+         cli::joined(o_.gpu_only), o_.gpu_only.size() == 1 ? "s" : "", o_.gpu_only.size() == 1 ? "it" : "them");
   if (o_.groups == "world")
     for (const char* flag : {"--serial", "--group-outlier-threshold"})
       if (sub_->count(flag))
-        fail(ExitCode::usage, "{} acts on the groups of a --groups run, and this run has none (--groups world): "
-             "leave {} out, or give --groups node, pairs, rails or a file", flag, flag);
+        fail(ExitCode::usage,
+             "{} acts on the groups of a --groups run, and this run has none (--groups world): "
+             "leave {} out, or give --groups node, pairs, rails or a file",
+             flag, flag);
   const auto t = parse_transport(o_.transport);
-  const bool may_use_ib = t == Transport::ib || t == Transport::auto_select || t == Transport::net;  // auto, net: ib where it can
+  const bool may_use_ib =
+      t == Transport::ib || t == Transport::auto_select || t == Transport::net;  // auto, net: ib where it can
   for (const char* flag : {"--ib-dev", "--gid-index", "--ib-qps", "--ib-chunk", "--ib-mtu", "--ib-tc", "--ib-sl"})
     if (sub_->count(flag) && !may_use_ib)
-      fail(ExitCode::usage, "{} sets up the ib transport, and --transport {} does not use it: leave {} out, or give "
-           "--transport ib", flag, o_.transport, flag);
+      fail(ExitCode::usage,
+           "{} sets up the ib transport, and --transport {} does not use it: leave {} out, or give "
+           "--transport ib",
+           flag, o_.transport, flag);
   for (const char* flag : {"--ofi-provider", "--ofi-domain", "--ofi-protocol"})
     if (sub_->count(flag) && t != Transport::ofi)
-      fail(ExitCode::usage, "{} sets up the ofi transport, which only --transport ofi uses (this run: --transport "
-           "{}): leave {} out, or give --transport ofi", flag, o_.transport, flag);
+      fail(ExitCode::usage,
+           "{} sets up the ofi transport, which only --transport ofi uses (this run: --transport "
+           "{}): leave {} out, or give --transport ofi",
+           flag, o_.transport, flag);
   refuse_unused_by_implementations();
 }
 
@@ -453,8 +502,10 @@ RunOptions RunCommand::finish(const std::string& command_line) {
                                    check_, o_.iterations));
   o_.ring_order = parse_ring_order(ring_order_);
   if (o_.ring_order.kind == RingOrderKind::list && o_.groups != "world")
-    fail(ExitCode::usage, "--ring-order {}: a list of ranks orders the whole run; with --groups {} give rank or topo "
-         "(each group then builds its own ring)", ring_order_, o_.groups);
+    fail(ExitCode::usage,
+         "--ring-order {}: a list of ranks orders the whole run; with --groups {} give rank or topo "
+         "(each group then builds its own ring)",
+         ring_order_, o_.groups);
   if (!o_.ceilings_file.empty() && o_.measure_ceilings)
     fail(ExitCode::usage, "--ceilings and --measure-ceilings exclude each other: give one");
   o_.accept_rules = acceptance_rules(accept_, min_busbw_, "--accept");
@@ -463,8 +514,10 @@ RunOptions RunCommand::finish(const std::string& command_line) {
   o_.nccl_configs = nccl_config_combinations(nccl_config_);
   if (!o_.nccl_configs.empty() && impl_ != "all" && impl_ != "default" &&
       std::none_of(o_.impls.begin(), o_.impls.end(), [](const std::string& i) { return i.rfind("nccl", 0) == 0; }))
-    fail(ExitCode::usage, "--nccl-config sets up NCCL communicators, and --impl {} names no NCCL implementation (add "
-         "nccl, nccl-ring, nccl-tree or nccl-symm)", impl_);
+    fail(ExitCode::usage,
+         "--nccl-config sets up NCCL communicators, and --impl {} names no NCCL implementation (add "
+         "nccl, nccl-ring, nccl-tree or nccl-symm)",
+         impl_);
   o_.overlap.room_sms = overlap_room_;
   if (o_.overlap.kind == LoadKind::none && overlap_room_option_->count() > 0)
     o_.notes.push_back(fmt::format("--overlap-room {} changes nothing without --overlap", overlap_room_));

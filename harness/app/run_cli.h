@@ -48,9 +48,9 @@ class RunCommand {
   std::vector<std::string> nccl_config_;  // --nccl-config, one KEY=V1,V2 each
   std::vector<std::string> formats_{"table", "csv", "json", "md"};
   double min_busbw_ = 0;
-  int check_ = 1;           // -c
-  int per_iter_skip_ = 0;   // -K
-  int local_register_ = 0;  // -R
+  int check_ = 1;                       // -c
+  int per_iter_skip_ = 0;               // -K
+  int local_register_ = 0;              // -R
   int overlap_room_ = kDefaultRoomSms;  // --overlap-room, applied to --overlap's spec by finish()
   CLI::Option* overlap_room_option_ = nullptr;
 };

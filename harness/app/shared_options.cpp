@@ -47,10 +47,9 @@ void add_max_bytes(cli::OptionSet& set, std::uint64_t& target, const std::string
 }
 
 void add_step_factor(cli::OptionSet& set, double& target) {
-  set.number({"-f,--stepfactor", "multiply the size by this factor each step", "",
-              "same: the size multiplier between steps"},
-             target, {.lo = 1, .what = "a factor", .lo_open = true, .why = "1 or less never advances the sweep"},
-             "FACTOR");
+  set.number(
+      {"-f,--stepfactor", "multiply the size by this factor each step", "", "same: the size multiplier between steps"},
+      target, {.lo = 1, .what = "a factor", .lo_open = true, .why = "1 or less never advances the sweep"}, "FACTOR");
 }
 
 void add_iterations(cli::OptionSet& set, int& iters, int& warmup) {
@@ -63,10 +62,10 @@ void add_iterations(cli::OptionSet& set, int& iters, int& warmup) {
 }
 
 void add_device(cli::OptionSet& set, DeviceChoice& target) {
-  set.choice({"--device", "which ranks to measure: GPU ranks (one per GPU) or CPU ranks", "auto: GPUs when present"},
-             target,
-             cli::Names<DeviceChoice>{
-                 {{"auto", DeviceChoice::auto_detect}, {"cpu", DeviceChoice::cpu}, {"gpu", DeviceChoice::gpu}}, nullptr});
+  set.choice(
+      {"--device", "which ranks to measure: GPU ranks (one per GPU) or CPU ranks", "auto: GPUs when present"}, target,
+      cli::Names<DeviceChoice>{
+          {{"auto", DeviceChoice::auto_detect}, {"cpu", DeviceChoice::cpu}, {"gpu", DeviceChoice::gpu}}, nullptr});
 }
 
 void add_timeout(cli::OptionSet& set, std::chrono::milliseconds& target) {
@@ -75,7 +74,8 @@ void add_timeout(cli::OptionSet& set, std::chrono::milliseconds& target) {
              "seconds one phase (a set-up step, a wait for a peer, a measurement) may take before the run ends "
              "with exit code 5",
              "", "same, except that 0 (no timeout) is a week"},
-            "SECONDS", timeout_text(), fmt::format("{:g}", target.count() / 1000.0), [&target, label](const std::string& v) {
+            "SECONDS", timeout_text(), fmt::format("{:g}", target.count() / 1000.0),
+            [&target, label](const std::string& v) {
               double s = 0;
               auto [end, ec] = std::from_chars(v.data(), v.data() + v.size(), s);
               if (v.empty() || ec != std::errc() || end != v.data() + v.size() || !std::isfinite(s))
@@ -88,11 +88,12 @@ void add_timeout(cli::OptionSet& set, std::chrono::milliseconds& target) {
 }
 
 void add_out(cli::OptionSet& set, std::string& target) {
-  set.value({"--out", "results folder (created if missing), or none for no files", "./ccbench-results/<UTC time>-<host>"},
-            "FOLDER", "", "", [&target](const std::string& v) {
-              if (v.empty()) fail(ExitCode::usage, "--out: empty path; give a results folder, or none");
-              target = v;
-            });
+  set.value(
+      {"--out", "results folder (created if missing), or none for no files", "./ccbench-results/<UTC time>-<host>"},
+      "FOLDER", "", "", [&target](const std::string& v) {
+        if (v.empty()) fail(ExitCode::usage, "--out: empty path; give a results folder, or none");
+        target = v;
+      });
 }
 
 void add_overwrite(cli::OptionSet& set, bool& target) {
@@ -107,25 +108,27 @@ void add_run_transport(cli::OptionSet& set, std::string& target) {
             "NAME", per_rank_kind(kCpuRanks, kGpuRanks), "", [&target](const std::string& v) {
               // NCCL caches its path settings per process, so several side by side are several launches.
               if (v.find(',') != std::string::npos)
-                fail(ExitCode::usage, "--transport {}: one transport per launch (NCCL caches its path settings per "
+                fail(ExitCode::usage,
+                     "--transport {}: one transport per launch (NCCL caches its path settings per "
                      "process); to measure several side by side run scripts/paths.sh --transport {} -- <ccbench "
-                     "options>", v, v);
+                     "options>",
+                     v, v);
               target = name(parse_transport_for(v, kRunScopes, "--transport"));
             });
 }
 
 void add_links_transports(cli::OptionSet& set, std::vector<Transport>& target) {
-  set.value({"--transport", "what to measure, comma-separated: CPU channels, or the ways GPU ranks drive a link",
-             "auto"},
-            "LIST", per_rank_kind(kCpuLinks, kGpuLinks), "", [&target](const std::string& v) {
-              std::vector<Transport> out;
-              for (const std::string& item : cli::split_list(v)) {
-                const Transport t = parse_transport_for(item, kLinksScopes, "--transport");
-                if (std::find(out.begin(), out.end(), t) == out.end()) out.push_back(t);
-              }
-              if (out.empty()) cli::fail_empty_list("--transport", valid_transports(kLinksScopes));
-              target = out;
-            });
+  set.value(
+      {"--transport", "what to measure, comma-separated: CPU channels, or the ways GPU ranks drive a link", "auto"},
+      "LIST", per_rank_kind(kCpuLinks, kGpuLinks), "", [&target](const std::string& v) {
+        std::vector<Transport> out;
+        for (const std::string& item : cli::split_list(v)) {
+          const Transport t = parse_transport_for(item, kLinksScopes, "--transport");
+          if (std::find(out.begin(), out.end(), t) == out.end()) out.push_back(t);
+        }
+        if (out.empty()) cli::fail_empty_list("--transport", valid_transports(kLinksScopes));
+        target = out;
+      });
 }
 
 void add_db(cli::OptionSet& set, std::string& target, const std::string& help) {
@@ -173,13 +176,15 @@ void add_ib_options(cli::OptionSet& set, IbOptions& ib, bool with_gpudirect) {
 
 void add_ofi_options(cli::OptionSet& set, OfiOptions& ofi) {
   set.group("libfabric (--transport ofi)");
-  set.value({"--ofi-provider", "libfabric provider as fi_info names it (tcp;ofi_rxm, shm, efa, cxi ...; tcp names "
-                               "tcp;ofi_rxm); ccbench topo lists each host's",
-             fmt::format("the first every rank offers of {}; shm on one node only", fmt::join(kOfiProviderOrder, ", "))},
-            "NAME", "", "", [&ofi](const std::string& v) {
-              check_ofi_name(v, "--ofi-provider", "provider");
-              ofi.provider = v;
-            });
+  set.value(
+      {"--ofi-provider",
+       "libfabric provider as fi_info names it (tcp;ofi_rxm, shm, efa, cxi ...; tcp names "
+       "tcp;ofi_rxm); ccbench topo lists each host's",
+       fmt::format("the first every rank offers of {}; shm on one node only", fmt::join(kOfiProviderOrder, ", "))},
+      "NAME", "", "", [&ofi](const std::string& v) {
+        check_ofi_name(v, "--ofi-provider", "provider");
+        ofi.provider = v;
+      });
   set.value({"--ofi-domain", "the provider's domain: a NIC or an interface (cxi0, rdmap0s6, lo ...)",
              "one host: lo where the provider has it; else its first other domain"},
             "NAME", "", "", [&ofi](const std::string& v) {
@@ -188,8 +193,9 @@ void add_ofi_options(cli::OptionSet& set, OfiOptions& ofi) {
             });
   cli::Names<OfiProtocol> protocols;
   for (OfiProtocol p : kOfiProtocols) protocols.canonical.emplace_back(std::string(name(p)), p);
-  set.choice({"--ofi-protocol", "how slots move: rma = RMA writes with remote CQ data, tagged = tagged messages, auto "
-                                "= rma where the provider offers it (the transport column says which)"},
+  set.choice({"--ofi-protocol",
+              "how slots move: rma = RMA writes with remote CQ data, tagged = tagged messages, auto "
+              "= rma where the provider offers it (the transport column says which)"},
              ofi.protocol, protocols);
   set.group("");
 }

@@ -68,7 +68,8 @@ std::string describe_cluster(const Json& cluster) {
     s += fmt::format("== host {} ({} rank{})\n", h["host"].get<std::string>(), h["ranks"].size(),
                      h["ranks"].size() == 1 ? "" : "s");
     s += describe_node(h["node"]);
-    for (const auto& r : h["ranks"]) s += fmt::format("  rank {}: CPUs {}\n", r["rank"].get<int>(), r["cpus"].get<std::string>());
+    for (const auto& r : h["ranks"])
+      s += fmt::format("  rank {}: CPUs {}\n", r["rank"].get<int>(), r["cpus"].get<std::string>());
   }
   if (cluster["hosts"].size() > 1) s += "between hosts: NET (the NICs above)\n";
   return s;
@@ -111,7 +112,8 @@ int run_topology(const TopoRequest& req, int* argc, char*** argv) {
       if (rc) throw Error(static_cast<ExitCode>(rc), "the topology differs from the expected one");
     }
   });
-  if (mine.code != ExitCode::ok && mine.code != ExitCode::threshold) fmt::print(stderr, "ccbench: error: {}\n", mine.message);
+  if (mine.code != ExitCode::ok && mine.code != ExitCode::threshold)
+    fmt::print(stderr, "ccbench: error: {}\n", mine.message);
   const ExitCode code = agree_exit_code(MPI_COMM_WORLD, mine.code);
   mpi_stop();
   return static_cast<int>(code);

@@ -9,11 +9,11 @@ namespace ccbench {
 
 struct TopoRequest {
   bool json = false;
-  std::string dump;                    // --dump FILE: write the node as a topology file instead
-  std::string out;                     // --out: the results folder; "" a new one, "none" no file
-  std::string expect;                  // --expect FILE (topologies/expect.h)
-  bool overwrite = false;              // --overwrite: replace the topology.json of an earlier run
-  std::string command_line;            // for the results folder's lock file
+  std::string dump;          // --dump FILE: write the node as a topology file instead
+  std::string out;           // --out: the results folder; "" a new one, "none" no file
+  std::string expect;        // --expect FILE (topologies/expect.h)
+  bool overwrite = false;    // --overwrite: replace the topology.json of an earlier run
+  std::string command_line;  // for the results folder's lock file
 };
 
 // Under mpirun or alone; returns the exit code agreed by all ranks (4 when --expect found a

@@ -69,7 +69,8 @@ std::vector<std::string> gather_strings(MPI_Comm comm, const std::string& text) 
             "MPI_Gatherv of strings");
   std::vector<std::string> out;
   if (rank == 0)
-    for (int i = 0; i < size; ++i) out.push_back(all.substr(static_cast<size_t>(displs[i]), static_cast<size_t>(lens[i])));
+    for (int i = 0; i < size; ++i)
+      out.push_back(all.substr(static_cast<size_t>(displs[i]), static_cast<size_t>(lens[i])));
   return out;
 }
 
@@ -100,9 +101,9 @@ void check_same_on_every_rank(MPI_Comm comm, const RankLayout& layout, const std
   std::string verdict;
   if (layout.rank == 0) {
     for (size_t r = 1; r < all.size(); ++r)
-      if (all[r] != all[0])
-        verdict += fmt::format("\n  rank {} (host {}): {}", r, layout.host_of[r], all[r]);
-    if (!verdict.empty()) verdict = fmt::format("ranks differ from rank 0 (host {}: {}):{}", layout.host_of[0], all[0], verdict);
+      if (all[r] != all[0]) verdict += fmt::format("\n  rank {} (host {}): {}", r, layout.host_of[r], all[r]);
+    if (!verdict.empty())
+      verdict = fmt::format("ranks differ from rank 0 (host {}: {}):{}", layout.host_of[0], all[0], verdict);
   }
   int len = static_cast<int>(verdict.size());
   check_mpi(MPI_Bcast(&len, 1, MPI_INT, 0, comm), "MPI_Bcast");
@@ -118,11 +119,11 @@ void check_same_run(MPI_Comm comm, const RankLayout& layout, const std::string& 
 
 void check_same_tuning(MPI_Comm comm, const RankLayout& layout) {
   const std::vector<std::string> mine = tuning_settings();
-  check_same_on_every_rank(comm, layout, mine.empty() ? "no tuning variable set" : fmt::format("{}", fmt::join(mine, " ")),
-                           ExitCode::usage,
-                           "every rank must have the same tuning variables (CCBENCH_GPU_*, CCBENCH_CPU_*, "
-                           "CCBENCH_ONESHOT_*, CCBENCH_BEST_*): they size what peers address in each other's memory; "
-                           "pass them to every rank (mpirun -x NAME)");
+  check_same_on_every_rank(
+      comm, layout, mine.empty() ? "no tuning variable set" : fmt::format("{}", fmt::join(mine, " ")), ExitCode::usage,
+      "every rank must have the same tuning variables (CCBENCH_GPU_*, CCBENCH_CPU_*, "
+      "CCBENCH_ONESHOT_*, CCBENCH_BEST_*): they size what peers address in each other's memory; "
+      "pass them to every rank (mpirun -x NAME)");
 }
 
 Outcome agree_outcome(MPI_Comm comm, const Outcome& mine) {
@@ -139,7 +140,8 @@ Outcome agree_outcome(MPI_Comm comm, const Outcome& mine) {
     if (agreed_on[r]) said.push_back(messages[r]);
     agreed.message += fmt::format("{}{}{}", agreed.message.empty() ? "" : "; ", who, messages[r]);
   }
-  if (agreed.code != ExitCode::ok && messages.size() && agreed.message.empty()) agreed.message = "failed on another rank";
+  if (agreed.code != ExitCode::ok && messages.size() && agreed.message.empty())
+    agreed.message = "failed on another rank";
   int len = static_cast<int>(agreed.message.size());
   check_mpi(MPI_Bcast(&len, 1, MPI_INT, 0, comm), "MPI_Bcast");
   agreed.message.resize(static_cast<size_t>(len));
@@ -149,7 +151,8 @@ Outcome agree_outcome(MPI_Comm comm, const Outcome& mine) {
 
 ExitCode agree_exit_code(MPI_Comm comm, ExitCode mine) {
   int sev = severity(mine), worst = sev;
-  if (MPI_Allreduce(&sev, &worst, 1, MPI_INT, MPI_MAX, comm) != MPI_SUCCESS) return more_severe(mine, ExitCode::runtime);
+  if (MPI_Allreduce(&sev, &worst, 1, MPI_INT, MPI_MAX, comm) != MPI_SUCCESS)
+    return more_severe(mine, ExitCode::runtime);
   for (ExitCode c : {ExitCode::ok, ExitCode::threshold, ExitCode::wrong_results, ExitCode::precondition,
                      ExitCode::usage, ExitCode::runtime, ExitCode::timeout})
     if (severity(c) == worst) return c;

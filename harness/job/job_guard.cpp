@@ -91,9 +91,7 @@ std::string signal_name(int sig) {
 }  // namespace
 
 JobGuard::JobGuard(std::chrono::milliseconds timeout, int rank)
-    : timeout_(timeout),
-      rank_(rank),
-      signals_([this](int sig, bool from_launcher) { on_signal(sig, from_launcher); }),
+    : timeout_(timeout), rank_(rank), signals_([this](int sig, bool from_launcher) { on_signal(sig, from_launcher); }),
       watchdog_(timeout, [this](const Expiry& e) { on_deadline(e); }) {}
 
 // The signal handler reads the watchdog, which goes first: the signal thread ends before it.
@@ -219,13 +217,16 @@ std::string expiry_cause(const Expiry& e, std::chrono::milliseconds timeout) {
   if (e.calls_asked > e.calls_started) {
     const double needed_s = e.waited.count() / 1000.0 * static_cast<double>(e.calls_asked) /
                             static_cast<double>(std::max<std::uint64_t>(e.calls_started, 1));
-    return fmt::format("nothing is stuck: this rank had started {} of the {} calls of this phase and was still "
-                       "starting more; the deadline is too short for the work asked: give a longer --timeout (about "
-                       "{:.0f} s at this rate) or fewer iterations (-n, -w)", e.calls_started, e.calls_asked, needed_s);
+    return fmt::format(
+        "nothing is stuck: this rank had started {} of the {} calls of this phase and was still "
+        "starting more; the deadline is too short for the work asked: give a longer --timeout (about "
+        "{:.0f} s at this rate) or fewer iterations (-n, -w)",
+        e.calls_started, e.calls_asked, needed_s);
   }
-  return fmt::format("this rank was still working ({} calls started in this phase): the deadline of {:.0f} s may be "
-                     "too short for the work asked, or a peer stopped answering", e.calls_started,
-                     timeout.count() / 1000.0);
+  return fmt::format(
+      "this rank was still working ({} calls started in this phase): the deadline of {:.0f} s may be "
+      "too short for the work asked, or a peer stopped answering",
+      e.calls_started, timeout.count() / 1000.0);
 }
 
 }  // namespace
@@ -241,8 +242,8 @@ void JobGuard::on_deadline(const Expiry& e) {
       "code 5",
       rank_, host_, e.phase, e.waited.count() / 1000.0, timeout_.count() / 1000.0, cause,
       late.empty() ? "no rank of this node is behind or stopped" : "behind it on this node: " + late);
-  end.reason = fmt::format("timeout in '{}' on rank {}{}{}", e.phase, rank_,
-                           e.progressing ? "; " + cause : "", late.empty() ? "" : "; behind it: " + late);
+  end.reason = fmt::format("timeout in '{}' on rank {}{}{}", e.phase, rank_, e.progressing ? "; " + cause : "",
+                           late.empty() ? "" : "; behind it: " + late);
   end.verdict = "FAILED: timeout";
   end.rank0_grace = rank0_grace_for_timeout(timeout_);
   carry_out(end);
@@ -261,12 +262,14 @@ void JobGuard::on_signal(int sig, bool from_launcher) {
     carry_out(quiet);
   }
   const std::string phase = watchdog_.phase();
-  std::string reason = fmt::format("rank {} (host {}) was terminated by {} during '{}'", rank_, host_,
-                                   signal_name(sig), phase.empty() ? "-" : phase);
+  std::string reason = fmt::format("rank {} (host {}) was terminated by {} during '{}'", rank_, host_, signal_name(sig),
+                                   phase.empty() ? "-" : phase);
   // The launcher ends the others when a rank dies: a node-mate already gone is the first cause.
   if (const std::string gone = board_ && from_launcher ? board_->describe_gone(host_of_) : ""; !gone.empty())
-    reason = fmt::format("{} ended first, without a word from ccbench (killed: SIGKILL, the OOM killer; or a crash: "
-                         "the launcher's message names the signal); then {}", gone, reason);
+    reason = fmt::format(
+        "{} ended first, without a word from ccbench (killed: SIGKILL, the OOM killer; or a crash: "
+        "the launcher's message names the signal); then {}",
+        gone, reason);
   // The launcher may end the job because a node went away (mpirun's keepalive): say which.
   if (from_launcher && hosts_note_)
     if (const HostsNote note = hosts_note_(kSignalProbeWait); note.host_lost) reason += "; " + note.text;

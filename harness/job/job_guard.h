@@ -159,8 +159,8 @@ class JobGuard {
   // Returns for the first caller only, holding end_mu_ until the process ends.
   void begin_ending(std::chrono::milliseconds own_grace);
   [[noreturn]] void carry_out(const JobEnd& end);
-  void on_deadline(const Expiry& e);  // watchdog thread
-  void on_signal(int sig, bool from_launcher);                                     // signal thread
+  void on_deadline(const Expiry& e);            // watchdog thread
+  void on_signal(int sig, bool from_launcher);  // signal thread
   void detach(std::uint64_t id);
 
   const std::chrono::milliseconds timeout_;

@@ -172,8 +172,7 @@ std::string ProgressBoard::describe_behind(const std::vector<std::string>& host_
     if (!behind) text += fmt::format(" is at this rank's point ('{}', {} started)", p.phase, calls(p.calls));
     else if (phase == my_phase) text += fmt::format(" started {} there, this rank {}", calls(p.calls), calls(me.calls));
     else text += fmt::format(" is still in '{}' ({} started)", p.phase, calls(p.calls));
-    if (stalled && process_ended(p.pid))
-      text += " and has ended (its process is gone)";
+    if (stalled && process_ended(p.pid)) text += " and has ended (its process is gone)";
     else if (stalled)
       text += fmt::format(" and has not run for {:.1f} s: stopped (SIGSTOP, a debugger) or given no CPU",
                           silent_ms / 1000.0);

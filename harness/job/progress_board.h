@@ -61,21 +61,21 @@ class ProgressBoard {
   // 128 bytes, so that ranks write separate cache lines when the window's base is 64-byte
   // aligned; MPI promises only 8-byte alignment, which is all the atomics need.
   struct Slot {
-    std::atomic<std::uint32_t> seq;    // odd while the owner rewrites the phase
+    std::atomic<std::uint32_t> seq;  // odd while the owner rewrites the phase
     std::int32_t world_rank;
-    std::int32_t pid;                  // the rank's process, on this node
+    std::int32_t pid;                     // the rank's process, on this node
     std::atomic<std::int32_t> signalled;  // the signal this rank is ending on; 0 while none
-    std::atomic<std::uint64_t> phase;  // phases entered so far
-    std::atomic<std::uint64_t> calls;  // calls started in the current phase
-    std::atomic<std::int64_t> alive_ms;  // the steady clock (CLOCK_MONOTONIC, one per host) at its last beat
+    std::atomic<std::uint64_t> phase;     // phases entered so far
+    std::atomic<std::uint64_t> calls;     // calls started in the current phase
+    std::atomic<std::int64_t> alive_ms;   // the steady clock (CLOCK_MONOTONIC, one per host) at its last beat
     char name[88];
   };
   static_assert(sizeof(Slot) == 128 && alignof(Slot) == 8);
   struct Peer {
-    int rank = -1;            // world rank
+    int rank = -1;  // world rank
     int pid = 0;
-    std::string phase;        // the phase it is in
-    std::uint64_t calls = 0;  // calls it started in that phase
+    std::string phase;          // the phase it is in
+    std::uint64_t calls = 0;    // calls it started in that phase
     std::int64_t alive_ms = 0;  // its last beat; 0 before the first
   };
   bool read(int i, Peer& out, std::uint64_t& phase) const;

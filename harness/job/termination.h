@@ -19,10 +19,10 @@ namespace ccbench {
 
 // What an early end says and returns.
 struct JobEnd {
-  int exit_code = 0;     // an ExitCode value, or 128 + signal as a shell reports it
-  std::string reason;    // why the run stopped, for run.json ("timeout in 'allreduce ...' on rank 1")
-  std::string verdict;   // the footer and run.json verdict ("FAILED: timeout")
-  std::string message;   // printed to stderr first, prefixed "ccbench: "; empty for none
+  int exit_code = 0;    // an ExitCode value, or 128 + signal as a shell reports it
+  std::string reason;   // why the run stopped, for run.json ("timeout in 'allreduce ...' on rank 1")
+  std::string verdict;  // the footer and run.json verdict ("FAILED: timeout")
+  std::string message;  // printed to stderr first, prefixed "ccbench: "; empty for none
   // Also MPI_Abort(MPI_COMM_WORLD), so that ranks waiting in MPI for this one end now rather than
   // at their own deadline. Only from the thread that initialised MPI (MPI_THREAD_FUNNELED).
   bool abort_mpi = false;

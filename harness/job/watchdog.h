@@ -62,7 +62,7 @@ class Watchdog {
   void loop();
   std::chrono::milliseconds timeout_;
   Handler on_expire_;
-  std::function<void()> on_enter_;  // main thread only
+  std::function<void()> on_enter_;   // main thread only
   std::chrono::milliseconds limit_;  // the current phase's allowance
   mutable std::mutex mu_;
   std::condition_variable cv_;
@@ -71,7 +71,7 @@ class Watchdog {
   bool stop_ = false;
   std::chrono::steady_clock::time_point since_;
   std::uint64_t calls_asked_ = 0;
-  std::uint64_t last_calls_ = 0;                          // the board's count at the last check
+  std::uint64_t last_calls_ = 0;                         // the board's count at the last check
   std::chrono::steady_clock::time_point last_progress_;  // when it last changed
   ProgressBoard* board_ = nullptr;
   std::thread thread_;

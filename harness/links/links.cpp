@@ -58,9 +58,10 @@ Json links_context(const LinksOptions& o, const RankLayout& layout, const std::s
           {"iterations", o.iterations},
           {"warmup", o.warmup},
           {"outlier_threshold", o.outlier_threshold},
-          {"timing", "one-way: until the receiver acknowledges the last of -n messages; bidirectional: both "
-                     "directions at once, the slower side's time, bytes of both directions; latency: half a "
-                     "ping-pong round trip at the smallest size; GB/s = 1e9 bytes/s"},
+          {"timing",
+           "one-way: until the receiver acknowledges the last of -n messages; bidirectional: both "
+           "directions at once, the slower side's time, bytes of both directions; latency: half a "
+           "ping-pong round trip at the smallest size; GB/s = 1e9 bytes/s"},
           {"libraries", library_versions()}};
 }
 
@@ -72,12 +73,13 @@ std::vector<Transport> plan_transports(const LinksOptions& o, Device device, con
   const unsigned here = device == Device::gpu ? kGpuLinks : kCpuLinks;
   std::vector<Transport> out;
   if (o.all_at_once && device == Device::gpu)
-    fail(ExitCode::usage, "--all-at-once is measured on CPU ranks only; on GPU ranks leave it out (pairs are measured "
+    fail(ExitCode::usage,
+         "--all-at-once is measured on CPU ranks only; on GPU ranks leave it out (pairs are measured "
          "one at a time)");
   for (Transport t : o.transports) {
     if (!valid_in(t, here))
-      fail(ExitCode::usage, "--transport {} measures {} ranks and these are {} ranks (valid here: {}; --device)", name(t),
-           device == Device::gpu ? "CPU" : "GPU", name(device), valid_transports(here));
+      fail(ExitCode::usage, "--transport {} measures {} ranks and these are {} ranks (valid here: {}; --device)",
+           name(t), device == Device::gpu ? "CPU" : "GPU", name(device), valid_transports(here));
     if (t == Transport::auto_select && device == Device::gpu) {
       for (const TransportName& n : transport_table())
         if (n.id != Transport::auto_select && (n.scopes & kGpuLinks)) out.push_back(n.id);
@@ -149,8 +151,9 @@ std::string pace_of_pairs(const LinksOptions& o, const RankLayout& layout, Devic
 
 // measure_tcp_streams() kTcpCeilingRepeats times; every cell keeps its best figures (the cells
 // come back in the same order each time, on rank 0).
-std::vector<LinkResult> best_tcp_streams(const LinksOptions& o, const gpu::NetStreams& streams, const std::string& label,
-                                         const RankLayout& layout, MPI_Comm comm, std::uint64_t bytes) {
+std::vector<LinkResult> best_tcp_streams(const LinksOptions& o, const gpu::NetStreams& streams,
+                                         const std::string& label, const RankLayout& layout, MPI_Comm comm,
+                                         std::uint64_t bytes) {
   std::vector<LinkResult> best = measure_tcp_streams(o, streams, label, layout, comm, bytes);
   auto keep_max = [](std::optional<double>& a, const std::optional<double>& b) {
     if (b && (!a || *b > *a)) a = b;
@@ -181,7 +184,8 @@ std::vector<LinkCeiling> measure_link_ceilings(bool gpu, const std::string& tran
       gpu ? std::vector<Transport>{Transport::ce, Transport::pcie}
           : std::vector<Transport>{parse_transport_for(transport, kCpuLinks, "--transport")};
   for (Transport t : measured) {
-    auto part = gpu ? measure_gpu_links(o, t, layout, comm, cuda_device, sizes) : measure_cpu_links(o, t, layout, comm, sizes);
+    auto part =
+        gpu ? measure_gpu_links(o, t, layout, comm, cuda_device, sizes) : measure_cpu_links(o, t, layout, comm, sizes);
     results.insert(results.end(), part.begin(), part.end());
   }
   if (gpu && layout.nodes > 1) {  // between nodes GPU rows go over net: its tcp streams
@@ -205,7 +209,8 @@ std::vector<LinkCeiling> measure_link_ceilings(bool gpu, const std::string& tran
 int run_links(const LinksOptions& o, int* argc, char*** argv) {
   const int lrank = launcher_rank();
   ResultsFolder folder;  // rank 0's, locked until the process ends
-  if (lrank == 0 && !o.no_files) folder = prepare_output_dir({o.out_dir, {"links.csv", "links.json"}, o.overwrite, o.command_line});
+  if (lrank == 0 && !o.no_files)
+    folder = prepare_output_dir({o.out_dir, {"links.csv", "links.json"}, o.overwrite, o.command_line});
   const std::string out_dir = folder.path();
   set_ib_options(o.ib);
   set_ofi_options(o.ofi);
@@ -233,27 +238,31 @@ int run_links(const LinksOptions& o, int* argc, char*** argv) {
     spec.max_bytes = std::max(spec.max_bytes, spec.min_bytes);
     const std::vector<std::uint64_t> sizes = sweep_sizes(spec);
     std::vector<std::string> notes;
-    const std::vector<Transport> transports = plan_transports(o, device, agreed_ib_unavailable_reason(world, layout).value_or(""), &notes);
+    const std::vector<Transport> transports =
+        plan_transports(o, device, agreed_ib_unavailable_reason(world, layout).value_or(""), &notes);
     const std::string oversubscribed = gather_oversubscription(world, layout);
     if (!oversubscribed.empty())
-      notes.push_back(fmt::format("note: oversubscribed: {}: a pair's figures follow the scheduler too, so outliers "
-                                  "are leads, not findings; for link figures run at most one rank per hardware thread",
-                                  oversubscribed));
+      notes.push_back(
+          fmt::format("note: oversubscribed: {}: a pair's figures follow the scheduler too, so outliers "
+                      "are leads, not findings; for link figures run at most one rank per hardware thread",
+                      oversubscribed));
     if (layout.rank == 0) {
       fmt::print("# ccbench links: {} ranks ({} ranks), sizes {} to {}, {} messages per size and pair, {}{}\n",
                  layout.nranks, name(device), format_size(sizes.front()), format_size(sizes.back()), o.iterations,
                  pace_of_pairs(o, layout, device), o.all_at_once ? ", then all at once" : "");
-      for (int r = 0; r < layout.nranks; ++r) fmt::print("#   rank {}: {}\n", r, layout.host_of[static_cast<size_t>(r)]);
+      for (int r = 0; r < layout.nranks; ++r)
+        fmt::print("#   rank {}: {}\n", r, layout.host_of[static_cast<size_t>(r)]);
       for (const std::string& n : notes) fmt::print("# {}\n", n);
     }
     std::vector<LinkResult> results;
     for (Transport t : transports) {
-      const Outcome got = agree_outcome(world, run_catching([&] {
-        auto part = device == Device::gpu
-                        ? measure_gpu_links(o, t, layout, world, layout.local_rank() % std::max(gpus, 1), sizes)
-                        : measure_cpu_links(o, t, layout, world, sizes);
-        results.insert(results.end(), part.begin(), part.end());
-      }));
+      const Outcome got = agree_outcome(
+          world, run_catching([&] {
+            auto part = device == Device::gpu
+                            ? measure_gpu_links(o, t, layout, world, layout.local_rank() % std::max(gpus, 1), sizes)
+                            : measure_cpu_links(o, t, layout, world, sizes);
+            results.insert(results.end(), part.begin(), part.end());
+          }));
       if (got.code != ExitCode::ok) {
         // Rows already measured survive: report them, then end with the failure's code.
         code = more_severe(code, got.code);
@@ -270,7 +279,8 @@ int run_links(const LinksOptions& o, int* argc, char*** argv) {
         write_text_file(out_dir + "/links.csv", links_to_csv(results, attributions));
         Json context = links_context(o, layout, std::string(name(device)));
         context["oversubscribed"] = oversubscribed.empty() ? Json(nullptr) : Json(oversubscribed);
-        write_text_file(out_dir + "/links.json", links_to_json(results, outliers, context, attributions).dump(2) + "\n");
+        write_text_file(out_dir + "/links.json",
+                        links_to_json(results, outliers, context, attributions).dump(2) + "\n");
         fmt::print("# results: {}/ (links.csv, links.json)\n", path_on_one_line(out_dir));
       }
       std::fflush(stdout);

@@ -36,21 +36,21 @@ namespace ccbench {
 
 struct LinksOptions {
   std::vector<Transport> transports{Transport::auto_select};  // CPU: auto, shm, mpi, tcp, ib; GPU: auto, ce, sm, pcie
-  std::uint64_t min_bytes = 8;                  // latency size, and the sweep's first size
-  std::uint64_t max_bytes = 0;                  // 0: 64 MiB on CPU ranks, 256 MiB on GPU ranks
-  double factor = 8;                            // sweep step
+  std::uint64_t min_bytes = 8;                                // latency size, and the sweep's first size
+  std::uint64_t max_bytes = 0;                                // 0: 64 MiB on CPU ranks, 256 MiB on GPU ranks
+  double factor = 8;                                          // sweep step
   int iterations = 20;
   int warmup = 3;
-  double outlier_threshold = 0.9;               // a pair below this fraction of the median is flagged
+  double outlier_threshold = 0.9;  // a pair below this fraction of the median is flagged
   bool all_at_once = false;
-  bool serial = false;                          // --serial: one pair at a time even across nodes
-  std::optional<FaultSpec> fault;               // CCBENCH_FAULT (tests): `slow` makes a rank late with every message
+  bool serial = false;             // --serial: one pair at a time even across nodes
+  std::optional<FaultSpec> fault;  // CCBENCH_FAULT (tests): `slow` makes a rank late with every message
   DeviceChoice device = DeviceChoice::auto_detect;
   IbOptions ib;
   OfiOptions ofi;
-  std::string out_dir;                          // empty: ./ccbench-results/<UTC time>-<host>
+  std::string out_dir;  // empty: ./ccbench-results/<UTC time>-<host>
   bool no_files = false;
-  bool overwrite = false;                       // --overwrite: replace an earlier run's links files
+  bool overwrite = false;  // --overwrite: replace an earlier run's links files
   std::chrono::milliseconds timeout{std::chrono::seconds(120)};
   std::string command_line;
 };

@@ -27,7 +27,8 @@ using Clock = std::chrono::steady_clock;
 class StreamOut final : public Flow {
  public:
   StreamOut(SendChannel& ch, const char* src, std::uint64_t bytes, int messages, int peer, bool zero_copy)
-      : ch_(ch), direct_(zero_copy ? ch.direct() : nullptr), src_(src), bytes_(bytes), messages_(messages), peer_(peer) {
+      : ch_(ch), direct_(zero_copy ? ch.direct() : nullptr), src_(src), bytes_(bytes), messages_(messages),
+        peer_(peer) {
     if (zero_copy && !direct_) fail(ExitCode::runtime, "links: the channel toward rank {} has no zero-copy end", peer);
   }
   bool advance() override {
@@ -66,7 +67,8 @@ class StreamOut final : public Flow {
 class StreamIn final : public Flow {
  public:
   StreamIn(RecvChannel& ch, char* dst, std::uint64_t bytes, int messages, int peer, bool zero_copy)
-      : ch_(ch), direct_(zero_copy ? ch.direct() : nullptr), dst_(dst), bytes_(bytes), messages_(messages), peer_(peer) {
+      : ch_(ch), direct_(zero_copy ? ch.direct() : nullptr), dst_(dst), bytes_(bytes), messages_(messages),
+        peer_(peer) {
     if (zero_copy && !direct_) fail(ExitCode::runtime, "links: the channel from rank {} has no zero-copy end", peer);
   }
   bool advance() override {
@@ -279,8 +281,9 @@ PairFigures measure_pair_streams(std::vector<Endpoint>& ends, bool is_src, int p
 
 }  // namespace
 
-std::vector<LinkResult> measure_tcp_streams(const LinksOptions& o, const gpu::NetStreams& streams, const std::string& label,
-                                            const RankLayout& layout, MPI_Comm comm, std::uint64_t bytes) {
+std::vector<LinkResult> measure_tcp_streams(const LinksOptions& o, const gpu::NetStreams& streams,
+                                            const std::string& label, const RankLayout& layout, MPI_Comm comm,
+                                            std::uint64_t bytes) {
   const std::uint64_t per_stream = std::max<std::uint64_t>(1, bytes / static_cast<std::uint64_t>(streams.count));
   ChannelOptions co;
   co.slot_bytes = streams.slot_bytes;
@@ -391,10 +394,12 @@ std::vector<LinkResult> measure_cpu_links(const LinksOptions& o, Transport trans
     e.slow_ms = slow_ms_for(o, layout.rank, bytes);
     const size_t first = out.size();
     for (const PairRound& round : rounds)
-      for (bool reverse : {false, true}) measure_round(e, round, reverse, bytes, bytes == sizes.front(), o, transport, layout, comm, out);
+      for (bool reverse : {false, true})
+        measure_round(e, round, reverse, bytes, bytes == sizes.front(), o, transport, layout, comm, out);
     // Cells in (src, dst) order whichever round measured them.
-    std::sort(out.begin() + static_cast<long>(first), out.end(),
-              [](const LinkResult& x, const LinkResult& y) { return std::pair(x.src, x.dst) < std::pair(y.src, y.dst); });
+    std::sort(out.begin() + static_cast<long>(first), out.end(), [](const LinkResult& x, const LinkResult& y) {
+      return std::pair(x.src, x.dst) < std::pair(y.src, y.dst);
+    });
   }
   e.slow_ms = 0;
   if (o.all_at_once && layout.nranks > 1) {

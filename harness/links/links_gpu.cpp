@@ -134,7 +134,8 @@ class GpuEndpoint {
     CCB_CUDA(cudaHostGetDevicePointer(reinterpret_cast<void**>(&timed_out), timed_out_, 0));
     const double s = timed([&] {
       check_launch(links_kernels::ping_pong(static_cast<volatile std::uint32_t*>(flag_), peer_flag, n, initiator,
-                                            kSpinLimit, timed_out, stream_), "ping_pong");
+                                            kSpinLimit, timed_out, stream_),
+                   "ping_pong");
     });
     if (*timed_out)
       fail(ExitCode::timeout, "links: rank {} (host {}) never answered the GPU ping-pong", peer,
@@ -159,16 +160,17 @@ class GpuEndpoint {
   double both_ways(std::uint64_t bytes, int n) {
     const std::uint64_t half = bytes / 2;
     return 2 * static_cast<double>(half) * n / timed([&] {
-      cudaEvent_t forked;
-      CCB_CUDA(cudaEventCreateWithFlags(&forked, cudaEventDisableTiming));
-      CCB_CUDA(cudaEventRecord(forked, stream_));
-      CCB_CUDA(cudaStreamWaitEvent(stream2_, forked));
-      repeat_copy(host_, src_, half, n, cudaMemcpyDeviceToHost, stream_);
-      repeat_copy(dst_, static_cast<char*>(host_) + half, half, n, cudaMemcpyHostToDevice, stream2_);
-      CCB_CUDA(cudaEventRecord(forked, stream2_));
-      CCB_CUDA(cudaStreamWaitEvent(stream_, forked));
-      CCB_CUDA(cudaEventDestroy(forked));
-    }) / 1e9;
+             cudaEvent_t forked;
+             CCB_CUDA(cudaEventCreateWithFlags(&forked, cudaEventDisableTiming));
+             CCB_CUDA(cudaEventRecord(forked, stream_));
+             CCB_CUDA(cudaStreamWaitEvent(stream2_, forked));
+             repeat_copy(host_, src_, half, n, cudaMemcpyDeviceToHost, stream_);
+             repeat_copy(dst_, static_cast<char*>(host_) + half, half, n, cudaMemcpyHostToDevice, stream2_);
+             CCB_CUDA(cudaEventRecord(forked, stream2_));
+             CCB_CUDA(cudaStreamWaitEvent(stream_, forked));
+             CCB_CUDA(cudaEventDestroy(forked));
+           }) /
+           1e9;
   }
 
  private:
@@ -308,7 +310,8 @@ std::vector<LinkResult> measure_gpu_links(const LinksOptions& o, Transport trans
         check_mpi(MPI_Barrier(comm), "MPI_Barrier between pairs");  // one pair at a time
         const bool in_pair = why.empty() && (layout.rank == s || layout.rank == d);
         PairFigures mine;
-        if (why.empty()) mine = gpu_pair(g, comm, in_pair, layout.rank == s, layout.rank == s ? d : s, bytes, o, sm, latency);
+        if (why.empty())
+          mine = gpu_pair(g, comm, in_pair, layout.rank == s, layout.rank == s ? d : s, bytes, o, sm, latency);
         const PairFigures f = gather_pair_figures(comm, mine);
         if (layout.rank != 0) continue;
         LinkResult r = link_cell(std::string(name(transport)), "pair", layout, s, d, bytes);

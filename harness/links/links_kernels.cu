@@ -10,8 +10,8 @@ namespace ccbench::links_kernels {
 namespace {
 
 // Grid-stride copy: 16-byte vectors, then the tail byte by byte.
-__global__ void sm_copy_kernel(uint4* __restrict__ dst, const uint4* __restrict__ src, size_t vectors,
-                               char* dst_tail, const char* src_tail, size_t tail) {
+__global__ void sm_copy_kernel(uint4* __restrict__ dst, const uint4* __restrict__ src, size_t vectors, char* dst_tail,
+                               const char* src_tail, size_t tail) {
   const size_t stride = static_cast<size_t>(gridDim.x) * blockDim.x;
   for (size_t i = static_cast<size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < vectors; i += stride) dst[i] = src[i];
   if (blockIdx.x == 0 && threadIdx.x < tail) dst_tail[threadIdx.x] = src_tail[threadIdx.x];
@@ -70,7 +70,7 @@ int sm_copy(void* dst, const void* src, size_t bytes, void* stream) {
 int ping_pong(volatile uint32_t* my_flag, volatile uint32_t* peer_flag, int rounds, bool initiator,
               unsigned long long spin_limit, int* timed_out, void* stream) {
   ping_pong_kernel<<<1, 1, 0, static_cast<cudaStream_t>(stream)>>>(my_flag, peer_flag, rounds, initiator, spin_limit,
-                                                                    timed_out);
+                                                                   timed_out);
   return static_cast<int>(cudaGetLastError());
 }
 

@@ -23,8 +23,9 @@ std::vector<LinkResult> measure_cpu_links(const LinksOptions& o, Transport trans
 // once, each moving bytes / count per message in slots of streams.slot_bytes through the
 // channels' zero-copy ends (the socket reads and writes the buffers themselves, as the GPU net
 // proxy does); cells labelled `label`, bandwidth over all streams. The latency is not measured.
-std::vector<LinkResult> measure_tcp_streams(const LinksOptions& o, const gpu::NetStreams& streams, const std::string& label,
-                                            const RankLayout& layout, MPI_Comm comm, std::uint64_t bytes);
+std::vector<LinkResult> measure_tcp_streams(const LinksOptions& o, const gpu::NetStreams& streams,
+                                            const std::string& label, const RankLayout& layout, MPI_Comm comm,
+                                            std::uint64_t bytes);
 
 // GPU ranks (ce, sm, pcie) on `cuda_device` (harness/links/links_gpu.cpp). Pairs on different
 // nodes, and pairs without peer access, come back as empty cells with the reason. Throws

@@ -18,7 +18,8 @@ double measured_seconds(const SystemTopology& system, int nodes, const Acceptanc
   double us = 0;
   for (std::uint64_t bytes : req.sizes) {
     const Prediction p = model.predict(bytes);
-    if (!p.unsupported.empty()) fail(ExitCode::usage, "--acceptance: {} cannot run {}: {}", req.algorithm, name(req.collective), p.unsupported);
+    if (!p.unsupported.empty())
+      fail(ExitCode::usage, "--acceptance: {} cannot run {}: {}", req.algorithm, name(req.collective), p.unsupported);
     us += (req.warmup + 2.0 * req.iterations) * p.time_us;
   }
   return us / 1e6;

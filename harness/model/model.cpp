@@ -129,7 +129,8 @@ StepCost cost_step(const LinkGraph& graph, const std::vector<Flow>& flows, doubl
     c.terms.emplace_back(latency[i], k);
   }
   // Keep only the terms that can be the maximum for some unit size.
-  std::sort(c.terms.begin(), c.terms.end(), [](auto& x, auto& y) { return x.first > y.first || (x.first == y.first && x.second > y.second); });
+  std::sort(c.terms.begin(), c.terms.end(),
+            [](auto& x, auto& y) { return x.first > y.first || (x.first == y.first && x.second > y.second); });
   std::vector<std::pair<double, double>> kept;
   for (const auto& t : c.terms)
     if (kept.empty() || t.second > kept.back().second) kept.push_back(t);
@@ -254,7 +255,8 @@ Phase ring_phase(const LinkGraph& graph, const std::vector<std::vector<int>>& ri
       for (int pos = 0; pos < n; ++pos)
         if (senders[static_cast<size_t>(pos)] || !any)  // a copy step: what every position received
           flows.push_back({ring[static_cast<size_t>(pos)], ring[static_cast<size_t>((pos + 1) % n)]});
-    ph.steps.push_back(any ? cost_step(graph, flows, flow_cap(kernel)) : local_step(graph, flows, kernel.local_copy_gbps));
+    ph.steps.push_back(any ? cost_step(graph, flows, flow_cap(kernel))
+                           : local_step(graph, flows, kernel.local_copy_gbps));
     ph.steps.back().waits = receives || !channels;
   }
   return ph;
@@ -350,7 +352,8 @@ std::vector<std::vector<int>> rail_rings(const SystemTopology& t) {
 std::vector<std::vector<int>> double_binary_trees(int n) {
   std::vector<std::vector<int>> trees(2, std::vector<int>(static_cast<size_t>(n)));
   for (int which = 0; which < 2; ++which)
-    for (int r = 0; r < n; ++r) trees[static_cast<size_t>(which)][static_cast<size_t>(r)] = schedule::double_tree(n, r, which).parent;
+    for (int r = 0; r < n; ++r)
+      trees[static_cast<size_t>(which)][static_cast<size_t>(r)] = schedule::double_tree(n, r, which).parent;
   return trees;
 }
 
@@ -365,7 +368,7 @@ std::vector<std::vector<int>> chain_trees(const SystemTopology& t) {
       for (int node = 0; node < t.nodes; ++node) {
         const int up = schedule::double_tree(t.nodes, node, which).parent;
         const int entry = c * g / channels;  // the first rank of NIC c's rail
-        for (int i = 0; i < g; ++i) {         // i-th rank of the chain
+        for (int i = 0; i < g; ++i) {        // i-th rank of the chain
           const int r = node * g + (entry + i) % g;
           parent[static_cast<size_t>(r)] = i > 0 ? node * g + (entry + i - 1) % g : (up < 0 ? -1 : up * g + entry);
         }
@@ -460,7 +463,7 @@ std::vector<Phase> leader_phases(const LinkGraph& graph, const SystemTopology& t
 }
 
 RingKind ring_kind(Collective c) {
-  return c == Collective::allreduce ? RingKind::allreduce
+  return c == Collective::allreduce   ? RingKind::allreduce
          : c == Collective::allgather ? RingKind::allgather
                                       : RingKind::reducescatter;
 }
@@ -468,7 +471,8 @@ RingKind ring_kind(Collective c) {
 }  // namespace
 
 const std::vector<std::string>& model_algorithms() {
-  static const std::vector<std::string> names = {"ring", "tree", "hier", "hier-leader", "oneshot", "twoshot", "nccl-ring", "nccl-tree"};
+  static const std::vector<std::string> names = {"ring",    "tree",    "hier",      "hier-leader",
+                                                 "oneshot", "twoshot", "nccl-ring", "nccl-tree"};
   return names;
 }
 
@@ -490,7 +494,8 @@ CollectiveModel::CollectiveModel(const SystemTopology& t, Collective coll, const
   Plan& p = *plan_;
   p.coll = coll;
   p.ranks = t.ranks();
-  const bool movement = coll == Collective::allreduce || coll == Collective::allgather || coll == Collective::reducescatter;
+  const bool movement =
+      coll == Collective::allreduce || coll == Collective::allgather || coll == Collective::reducescatter;
   if (!movement) {
     p.unsupported = fmt::format("the model covers allreduce, allgather and reducescatter, not {}", name(coll));
     return;
@@ -508,7 +513,8 @@ CollectiveModel::CollectiveModel(const SystemTopology& t, Collective coll, const
   if (kernel.channels > 0 && algo != "tree" && !slots)
     fail(ExitCode::usage, "model: a {} kernel needs its slot size (> 0 bytes)", algo);
   if (algo == "ring" || algo == "nccl-ring") {
-    p.phases.push_back(ring_phase(graph, rings, ring_kind(coll), ring_share, algo == "ring" ? kernel : KernelPipeline{}));
+    p.phases.push_back(
+        ring_phase(graph, rings, ring_kind(coll), ring_share, algo == "ring" ? kernel : KernelPipeline{}));
   } else if (algo == "tree" && allreduce) {
     p.phases.push_back(slots ? kernel_tree_phase(graph, double_binary_trees(n), kernel)
                              : tree_phase(graph, double_binary_trees(n)));
@@ -526,7 +532,8 @@ CollectiveModel::CollectiveModel(const SystemTopology& t, Collective coll, const
     p.phases.push_back(direct_phase(graph, n, 1.0 / n, 2));
   } else {
     const bool allreduce_only = algo == "oneshot" || algo == "twoshot" || algo == "nccl-tree" || algo == "hier-leader";
-    p.unsupported = fmt::format("{} implements {}", algo, allreduce_only ? "allreduce only" : "allreduce and allgather");
+    p.unsupported =
+        fmt::format("{} implements {}", algo, allreduce_only ? "allreduce only" : "allreduce and allgather");
   }
 }
 

@@ -49,10 +49,10 @@ const std::vector<std::string>& model_algorithms();
 //   Bruck out of place, every rank first copies its own piece into its output (a local copy).
 // A flow of `channels` blocks moves at most channels x block_gbps. Other algorithms ignore it.
 struct KernelPipeline {
-  int channels = 0;             // blocks per ring, per tree, or Bruck's blocks; 0: the schedule alone
-  double slot_bytes = 0;        // the FIFO slot (Bruck: none, 0)
-  double block_gbps = 0;        // what one block moves per direction at most; 0: no limit
-  double local_copy_gbps = 0;   // a GPU copying its own memory (bytes copied per second)
+  int channels = 0;            // blocks per ring, per tree, or Bruck's blocks; 0: the schedule alone
+  double slot_bytes = 0;       // the FIFO slot (Bruck: none, 0)
+  double block_gbps = 0;       // what one block moves per direction at most; 0: no limit
+  double local_copy_gbps = 0;  // a GPU copying its own memory (bytes copied per second)
   bool in_place = true;
 };
 

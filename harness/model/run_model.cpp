@@ -66,15 +66,17 @@ std::optional<SystemTopology> scaled(const SystemTopology& t, int nodes, int ran
     return std::nullopt;
   }
   if (nodes > 1 && t.node.nics == 0 && !nic_ceiling) {
-    *why = fmt::format("topology {} describes no NICs, so its nodes cannot be joined (measured link ceilings "
-                       "would give each node one: --measure-ceilings or --ceilings)",
-                       t.name);
+    *why = fmt::format(
+        "topology {} describes no NICs, so its nodes cannot be joined (measured link ceilings "
+        "would give each node one: --measure-ceilings or --ceilings)",
+        t.name);
     return std::nullopt;
   }
   SystemTopology s = t;
   s.nodes = nodes;
   s.node.ranks = ranks_per_node;
-  if (s.node.fabric == IntraFabric::pcie && s.node.gpus_per_switch > ranks_per_node) s.node.gpus_per_switch = ranks_per_node;
+  if (s.node.fabric == IntraFabric::pcie && s.node.gpus_per_switch > ranks_per_node)
+    s.node.gpus_per_switch = ranks_per_node;
   return s;
 }
 
@@ -157,9 +159,10 @@ std::string shared_gpu_reason(const Json& context) {
     if (device.rfind("GPU", 0) != 0) continue;
     const auto [it, fresh] = first.emplace(std::make_pair(r.value("host", ""), device), r.value("rank", -1));
     if (!fresh)
-      return fmt::format("ranks {} and {} share {} {} (--share-gpus): their kernels time-slice the GPU, which the "
-                         "model does not describe", it->second, r.value("rank", -1), r.value("host", ""),
-                         device.substr(0, device.find(" (")));
+      return fmt::format(
+          "ranks {} and {} share {} {} (--share-gpus): their kernels time-slice the GPU, which the "
+          "model does not describe",
+          it->second, r.value("rank", -1), r.value("host", ""), device.substr(0, device.find(" (")));
   }
   return "";
 }

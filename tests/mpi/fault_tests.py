@@ -27,6 +27,9 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import expected_cases  # noqa: E402
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from testlib import ExitCode, Failed, check, killed_by  # noqa: E402
+
 # A sanitizer report: ASan/LSan/UBSan summaries, or UBSan's "file:line:col: runtime error:".
 SANITIZER_REPORT = re.compile(r"(Address|Leak|UndefinedBehavior)Sanitizer|:[0-9]+:[0-9]+: runtime error:")
 STARTUP_S = 10  # mpirun start-up and tear-down on a loaded 2-core machine
@@ -50,13 +53,6 @@ HOST = socket.gethostname()
 LAST = {}  # the last job's output, printed when a check fails
 
 
-class Failed(Exception):
-    pass
-
-
-def check(cond, what):
-    if not cond:
-        raise Failed(what)
 
 
 class Run:
@@ -124,7 +120,7 @@ def stop(opts, impl):
     timeout = 3
     r = launch(opts, "stop:rank=1,size=4K,iteration=1", ["--impl", impl] + SWEEP + ["--timeout", str(timeout)],
                bound=hang_bound(timeout))
-    check(r.rc == 5, f"exit code {r.rc}, expected 5 (timeout)")
+    check(r.rc == ExitCode.timeout, f"exit code {r.rc}, expected 5 (timeout)")
     check(r.elapsed > timeout, f"ended after {r.elapsed:.1f} s, before the {timeout} s deadline could expire")
     check("timeout" in r.err and "4K" in r.err, "stderr does not report the timeout at 4K")
     if impl in ("ring", "tree"):  # our own waits know whom they wait for
@@ -143,13 +139,13 @@ def stop(opts, impl):
     j = r.run_json()
     check(j["complete"] is False, "run.json says complete")
     check("timeout" in (j["incomplete_reason"] or ""), f"run.json reason {j['incomplete_reason']!r} lacks 'timeout'")
-    check(j["exit_code"] == 5, f"run.json exit_code {j['exit_code']}, expected 5")
+    check(j["exit_code"] == ExitCode.timeout, f"run.json exit_code {j['exit_code']}, expected 5")
 
 
 def kill(opts):
     """A killed rank (SIGKILL) at 16K: the job ends non-zero; rows measured before stay readable."""
     r = launch(opts, "kill:rank=1,size=16K", ["--impl", "ring"] + SWEEP + ["--timeout", "10"])
-    check(r.rc != 0, "exit code 0 after a rank was killed")
+    check(r.rc != ExitCode.ok, "exit code 0 after a rank was killed")
     rows = r.rows()
     for size in (1024, 2048, 4096, 8192):
         for ip in (False, True):
@@ -191,7 +187,7 @@ def terminate(opts):
     LAST.update(out=out, err=err, folder=folder)
     print(f"fault {opts.scenario}: exit code {p.returncode} {time.monotonic() - sent:.1f} s after SIGTERM")
     check(not SANITIZER_REPORT.search(err), "a sanitizer reported an error")
-    check(p.returncode != 0, "exit code 0 after SIGTERM")
+    check(p.returncode != ExitCode.ok, "exit code 0 after SIGTERM")
     check(time.monotonic() - sent < 10, "the job took over 10 s to end after SIGTERM")
     r = Run(p.returncode, out, err, time.monotonic() - start, folder)
     rows = r.rows()
@@ -202,13 +198,13 @@ def terminate(opts):
     check(j["complete"] is False, "run.json says complete")
     check("was terminated by SIGTERM during 'allreduce/ring float sum 4K" in (j["incomplete_reason"] or ""),
           f"run.json reason {j['incomplete_reason']!r}")
-    check(j["exit_code"] == 128 + signal.SIGTERM, f"run.json exit_code {j['exit_code']}, expected 143")
+    check(j["exit_code"] == killed_by(signal.SIGTERM), f"run.json exit_code {j['exit_code']}, expected 143")
 
 
 def corrupt(opts, impl):
     """One wrong element on rank 1: exit 1, and the message names rank, host, index, expected, got."""
     r = launch(opts, "corrupt:rank=1,size=4K,index=3", ["--impl", impl] + SWEEP + ["--timeout", "30"])
-    check(r.rc == 1, f"exit code {r.rc}, expected 1 (wrong results)")
+    check(r.rc == ExitCode.wrong_results, f"exit code {r.rc}, expected 1 (wrong results)")
     pattern = rf"rank 1 \(host {re.escape(HOST)}\), iteration 0: element 3 expected (\S+) got (\S+)"
     m = re.search(pattern, r.out + r.err)
     check(m, f"the output lacks a message matching {pattern!r}")
@@ -220,7 +216,8 @@ def corrupt(opts, impl):
     others = [x for x in rows if x is not bad]
     check(all(x["status"] == "ok" for x in others), "rows other than 4K out-of-place are not ok")
     j = r.run_json()
-    check(j["complete"] is True and j["exit_code"] == 1, f"run.json: complete={j['complete']} exit_code={j['exit_code']}")
+    check(j["complete"] is True and j["exit_code"] == ExitCode.wrong_results,
+          f"run.json: complete={j['complete']} exit_code={j['exit_code']}")
 
 
 def corrupt_send(opts, impl):
@@ -228,7 +225,7 @@ def corrupt_send(opts, impl):
     (a collective that wrote into its input): every output is right, so only the send buffer's
     check can tell: exit 1, the row names the rank, the send buffer, the element and both values."""
     r = launch(opts, "corrupt_send:rank=1,size=4K,index=3", ["--impl", impl] + SWEEP + ["--timeout", "30"])
-    check(r.rc == 1, f"exit code {r.rc}, expected 1 (wrong results)")
+    check(r.rc == ExitCode.wrong_results, f"exit code {r.rc}, expected 1 (wrong results)")
     pattern = rf"rank 1 \(host {re.escape(HOST)}\): the send buffer was modified: element 3 expected (\S+) got (\S+)"
     m = re.search(pattern, r.out)
     check(m and m.group(1) != m.group(2), f"stdout lacks a line matching {pattern!r} with two different values")
@@ -239,14 +236,15 @@ def corrupt_send(opts, impl):
     check(all(x["status"] == "ok" and x["wrong[elements]"] == "0" for x in rows if x is not bad),
           "rows other than 4K out-of-place are not ok with 0 wrong elements")
     j = r.run_json()
-    check(j["complete"] is True and j["exit_code"] == 1, f"run.json: complete={j['complete']} exit_code={j['exit_code']}")
+    check(j["complete"] is True and j["exit_code"] == ExitCode.wrong_results,
+          f"run.json: complete={j['complete']} exit_code={j['exit_code']}")
 
 
 def overrun(opts, check_flag="1"):
     """8 bytes written past the output on rank 0: exit 1 naming the guard bytes, also under -c 0
     (the guard regions are checked whatever -c says)."""
     r = launch(opts, "overrun:rank=0,size=4K,bytes=8", ["--impl", "ring"] + SWEEP + ["--timeout", "30", "-c", check_flag])
-    check(r.rc == 1, f"exit code {r.rc}, expected 1")
+    check(r.rc == ExitCode.wrong_results, f"exit code {r.rc}, expected 1")
     text = f"rank 0 (host {HOST}): 8 guard bytes around the buffers were overwritten"
     check(text in r.out + r.err, f"the output lacks {text!r}")
     bad = row(r.rows(), 4096)
@@ -262,7 +260,7 @@ def alloc(opts):
     """A failed allocation on rank 1: exit 3 (precondition: out of memory), the failed row naming
     the size its buffers were for."""
     r = launch(opts, "alloc:rank=1", ["--impl", "ring"] + SWEEP + ["--timeout", "30"])
-    check(r.rc == 3, f"exit code {r.rc}, expected 3")
+    check(r.rc == ExitCode.precondition, f"exit code {r.rc}, expected 3")
     text = "rank 1: out of memory: allocation failure injected by CCBENCH_FAULT on rank 1"
     check(text in r.out + r.err, f"the output lacks {text!r}")
     rows = r.rows()
@@ -270,7 +268,7 @@ def alloc(opts):
     # The row keeps the size the buffers were for (the largest asked), not 0 B.
     check(all(x["size[B]"] == "16384" and "buffers for 16K" in x["reason"] for x in rows),
           f"the failed row does not keep the size asked: {[(x['size[B]'], x['reason']) for x in rows]}")
-    check(r.run_json()["exit_code"] == 3, "run.json exit_code is not 3")
+    check(r.run_json()["exit_code"] == ExitCode.precondition, "run.json exit_code is not 3")
 
 
 # The known answer. Rank 1 ends every call KNOWN_MS late (slow) and the collectives themselves
@@ -314,7 +312,7 @@ def known_time(opts, agg):
     else:
         args += ["--device", "cpu", "--impl", "mpi,ring"]
     r = launch(opts, f"slow:rank=1,ms={KNOWN_MS}", args, bound=150)
-    check(r.rc == 0, f"exit code {r.rc}, expected 0: a slow rank is not an error")
+    check(r.rc == ExitCode.ok, f"exit code {r.rc}, expected 0: a slow rank is not an error")
     rows = r.rows()
     modes = ["eager", "graph"] if opts.gpu else ["eager"]
     check(len(rows) == 2 * len(modes) and all(x["status"] == "ok" for x in rows),
@@ -335,7 +333,7 @@ def known_time(opts, agg):
 def delay(opts):
     """A rank 300 ms late at 4K: not an error (exit 0), and the slow iteration shows in max and p95."""
     r = launch(opts, "delay:rank=1,ms=300,size=4K", ["--impl", "ring"] + SWEEP + ["--timeout", "30"])
-    check(r.rc == 0, f"exit code {r.rc}, expected 0: a slow rank is not an error")
+    check(r.rc == ExitCode.ok, f"exit code {r.rc}, expected 0: a slow rank is not an error")
     rows = r.rows()
     slow = row(rows, 4096)
     check(float(slow["time_max[us]"]) >= 300000, f"4K time_max {slow['time_max[us]']} us < 300 ms")
@@ -385,7 +383,7 @@ def straggler(opts):
     """A rank that finishes every call SLOW_MS late (slow) among 4: every row names it as the slowest
     rank with its host, run.json keeps every rank's times, and one line after the table names it."""
     r = launch(opts, f"slow:rank=2,ms={SLOW_MS}", SLOW_SWEEP, ranks=4)
-    check(r.rc == 0, f"exit code {r.rc}, expected 0: a slow rank is not an error")
+    check(r.rc == ExitCode.ok, f"exit code {r.rc}, expected 0: a slow rank is not an error")
     rows = r.rows()
     check(len(rows) == 6, f"{len(rows)} rows, expected 6 (3 sizes, 2 placements)")
     for x in rows:
@@ -431,7 +429,7 @@ def straggler_threshold(opts):
     for threshold in (0.2, 100.0):
         extra = [] if threshold == 0.2 else ["--straggler-threshold", f"{threshold:g}"]
         r = launch(opts, "slow:rank=2,ms=3", LATE_SWEEP + extra, ranks=4)
-        check(r.rc == 0, f"exit code {r.rc}, expected 0")
+        check(r.rc == ExitCode.ok, f"exit code {r.rc}, expected 0")
         rows = r.rows()
         lines = {m[0]: int(m[2]) for m in re.findall(rf"^# straggler{OVERSUBSCRIBED}: rank (\d+) .* \(slowest by more than (\d+) % "
                                                       r"in (\d+) of \d+ rows\)$", r.out, re.M)
@@ -453,7 +451,7 @@ def group_outlier_threshold(opts):
         extra = [] if threshold == 0.9 else ["--group-outlier-threshold", f"{threshold:g}"]
         r = launch(opts, "slow:rank=2,ms=3", LATE_SWEEP + ["--groups", "node", "--emulate-nodes", "2"] + extra,
                    ranks=4)
-        check(r.rc == 0, f"exit code {r.rc}, expected 0")
+        check(r.rc == ExitCode.ok, f"exit code {r.rc}, expected 0")
         rows = r.rows()
         lines = {m[0]: int(m[1]) for m in re.findall(rf"^# group outlier{OVERSUBSCRIBED}: (\S+) at .* \(below \d+ % in (\d+) of \d+ "
                                                       r"rows\)$", r.out, re.M)}
@@ -474,7 +472,7 @@ def group_pairs(opts):
     """--groups pairs over 4 ranks with rank 2 slow: 6 pairs, one at a time; exactly the 3 pairs
     through rank 2 are named as outliers and carry group_outlier_ratio above 1/0.9."""
     r = launch(opts, f"slow:rank=2,ms={SLOW_MS}", SLOW_SWEEP + ["--groups", "pairs"], ranks=4)
-    check(r.rc == 0, f"exit code {r.rc}, expected 0")
+    check(r.rc == ExitCode.ok, f"exit code {r.rc}, expected 0")
     rows = r.rows()
     pairs = sorted({x["group"] for x in rows})
     check(pairs == ["pair 0-1", "pair 0-2", "pair 0-3", "pair 1-2", "pair 1-3", "pair 2-3"], f"groups {pairs}")
@@ -494,14 +492,14 @@ def group_node(opts):
     """--groups node over 2 emulated nodes of 2 ranks, measured at the same time: one row per node
     and size; with rank 2 slow, node1 is the outlier. A --groups file that cannot be read: exit 2."""
     r = launch(opts, f"slow:rank=2,ms={SLOW_MS}", SLOW_SWEEP + ["--groups", "node", "--emulate-nodes", "2"], ranks=4)
-    check(r.rc == 0, f"exit code {r.rc}, expected 0")
+    check(r.rc == ExitCode.ok, f"exit code {r.rc}, expected 0")
     rows = r.rows()
     check(sorted({x["group"] for x in rows}) == ["node0", "node1"], f"groups {sorted({x['group'] for x in rows})}")
     check(len(rows) == 12 and all(x["ranks"] == "2" and x["nodes"] == "1" for x in rows), "not 12 rows of 2 ranks on 1 node")
     check([l[0] for l in outlier_lines(r.out)] == ["node1"], f"outliers {outlier_lines(r.out)}")
     check(all(x["slowest_rank"] == "2" for x in rows if x["group"] == "node1"), "node1 rows do not name rank 2")
     bad = launch(opts, None, SLOW_SWEEP + ["--groups", "/nonexistent/groups.txt"], ranks=2)
-    check(bad.rc == 2, f"exit code {bad.rc} for an unreadable --groups file, expected 2")
+    check(bad.rc == ExitCode.usage, f"exit code {bad.rc} for an unreadable --groups file, expected 2")
     check("--groups /nonexistent/groups.txt: not world, node, pairs, rails or bisect, and no such file" in bad.err,
           "no message naming the --groups file")
 
@@ -524,7 +522,7 @@ def group_stop(opts, serial):
                ["--impl", "ring"] + SWEEP + ["--groups", spec, "--timeout", str(timeout)] + (["--serial"] if serial else []),
                ranks=4 if serial else 5, bound=group_hang_bound(timeout))
     shutil.rmtree(folder, ignore_errors=True)
-    check(r.rc == 5, f"exit code {r.rc}, expected 5 (timeout)")
+    check(r.rc == ExitCode.timeout, f"exit code {r.rc}, expected 5 (timeout)")
     rows = r.rows()
     near = [x for x in rows if x["group"] == "near"]
     far = [x for x in rows if x["group"] == "far"]
@@ -576,7 +574,7 @@ def group_long_round(opts):
                                            "-e", "4K", "-n", "3", "-w", "1", "--groups", spec, "--serial",
                                            "--timeout", "1"], ranks=4, bound=group_hang_bound(1))
     shutil.rmtree(folder, ignore_errors=True)
-    check(r.rc == 0, f"exit code {r.rc}, expected 0: {r.err[-600:]}")
+    check(r.rc == ExitCode.ok, f"exit code {r.rc}, expected 0: {r.err[-600:]}")
     rows = r.rows()
     check(sorted({x["group"] for x in rows}) == ["a", "b"] and len(rows) == 12 and all(x["status"] == "ok" for x in rows),
           f"rows: {[(x['group'], x['size[B]'], x['status']) for x in rows]}")
@@ -591,11 +589,11 @@ def soak(opts, fault):
                        r.out, re.M)
     check([l[0] for l in lines] == ["1", "2", "3"], f"cycle lines: {lines}")
     if fault:
-        check(r.rc == 1, f"exit code {r.rc}, expected 1")
+        check(r.rc == ExitCode.wrong_results, f"exit code {r.rc}, expected 1")
         check(lines[0][2:5] == ("1", "1", "0"), f"cycle 1 does not count the wrong element: {lines[0]}")
         check(all(l[2:5] == ("0", "0", "0") for l in lines[1:]), f"cycles 2 and 3 report errors: {lines[1:]}")
     else:
-        check(r.rc == 0, f"exit code {r.rc}, expected 0")
+        check(r.rc == ExitCode.ok, f"exit code {r.rc}, expected 0")
         check(all(l[2:5] == ("0", "0", "0") for l in lines), f"errors in a clean soak: {lines}")
     check(len(r.rows()) == 3 * int(lines[0][1]), "results.csv does not hold the rows of three cycles")
 
@@ -614,7 +612,7 @@ def mismatch(opts):
     print(f"fault {opts.scenario}: exit code {p.returncode} after {elapsed:.1f} s (bound {STARTUP_S} s)")
     check(not SANITIZER_REPORT.search(p.stderr), "a sanitizer reported an error")
     check(elapsed < STARTUP_S, f"refused after {elapsed:.1f} s: a start-up refusal ends within start-up ({STARTUP_S} s)")
-    check(p.returncode == 3, f"exit code {p.returncode}, expected 3")
+    check(p.returncode == ExitCode.precondition, f"exit code {p.returncode}, expected 3")
     check("every rank must run the same ccbench build with the same arguments" in p.stderr, "no message on stderr")
     check(re.search(rf"rank 1 \(host {re.escape(HOST)}\): ccbench .* args '-n 6 ", p.stderr), "rank 1 is not named")
     check(not os.path.exists(os.path.join(folder, "results.csv")), "results were written")
@@ -699,22 +697,22 @@ def results_folder_taken(opts):
     second = job(opts, SMALL + ["--timeout", "60", "--out", folder])
     out, err = first.communicate(timeout=120)
     LAST.update(out=out, err=err, folder=folder)
-    check(second.rc == 2, f"the second launch exited {second.rc}, expected 2")
+    check(second.rc == ExitCode.usage, f"the second launch exited {second.rc}, expected 2")
     check(second.elapsed < STARTUP_S, f"the second launch took {second.elapsed:.1f} s to be refused")
     said_once(second, f"is in use by another ccbench launch (pid {holder['pid']} on host {HOST}, started ")
     check(holder["host"] == HOST and "--out " + folder in holder["command"], f"lock file: {holder}")
-    check(first.returncode == 0, f"the first launch exited {first.returncode}: {err[-500:]}")
+    check(first.returncode == ExitCode.ok, f"the first launch exited {first.returncode}: {err[-500:]}")
     run = Run(0, out, err, 0, folder)
     rows = run.rows()  # every field count checked: no line of another launch spliced in
     check(len(rows) == 10 and run.run_json()["complete"] is True, f"{len(rows)} rows; run.json complete")
     before = {f: open(os.path.join(folder, f), "rb").read() for f in ("results.csv", "run.json")}
     third = job(opts, SMALL + ["--out", folder])
-    check(third.rc == 2 and third.elapsed < STARTUP_S, f"a third launch exited {third.rc} after {third.elapsed:.1f} s")
+    check(third.rc == ExitCode.usage and third.elapsed < STARTUP_S, f"a third launch exited {third.rc} after {third.elapsed:.1f} s")
     said_once(third, f"'{folder}' already holds the results of an earlier run (results.csv, run.json, results.md)")
     check("--overwrite" in third.err, "the refusal does not name --overwrite")
     check(all(open(os.path.join(folder, f), "rb").read() == b for f, b in before.items()), "the earlier run changed")
     fourth = job(opts, SMALL + ["--out", folder, "--overwrite"])
-    check(fourth.rc == 0 and fourth.run_json()["complete"] is True, f"--overwrite exited {fourth.rc}")
+    check(fourth.rc == ExitCode.ok and fourth.run_json()["complete"] is True, f"--overwrite exited {fourth.rc}")
     check(open(os.path.join(folder, "run.json"), "rb").read() != before["run.json"], "--overwrite left the old run.json")
     shutil.rmtree(folder, ignore_errors=True)
 
@@ -754,7 +752,7 @@ def deadline_too_short(opts):
     r = launch(opts, None, ["--device", "cpu", "--collective", "allreduce", "--impl", "mpi", "-b", "1M", "-e", "1M",
                             "-n", "1000000", "-w", "0", "--in-place", "no", "--timeout", str(timeout)],
                bound=hang_bound(timeout))
-    check(r.rc == 5, f"exit code {r.rc}, expected 5 (timeout)")
+    check(r.rc == ExitCode.timeout, f"exit code {r.rc}, expected 5 (timeout)")
     said = re.search(r"'allreduce/mpi float sum 1M out-of-place: timed batch' has taken [0-9.]+ s \(--timeout 3 s\); "
                      r"nothing is stuck: this rank had started (\d+) of the 1000001 calls of this phase and was still "
                      r"starting more; the deadline is too short for the work asked: give a longer --timeout \(about "
@@ -763,7 +761,7 @@ def deadline_too_short(opts):
     check(0 < int(said.group(1)) < 1000001 and int(said.group(2)) > timeout, f"calls {said.groups()}")
     check("a rank or link is stuck" not in r.err, "stderr calls the run stuck")
     j = r.run_json()
-    check(j["exit_code"] == 5 and "nothing is stuck" in (j["incomplete_reason"] or ""),
+    check(j["exit_code"] == ExitCode.timeout and "nothing is stuck" in (j["incomplete_reason"] or ""),
           f"run.json: {j['exit_code']} {j['incomplete_reason']!r}")
 
 
@@ -816,7 +814,7 @@ def fault_beyond_the_run(opts):
     dropped: an index past the output (exit 2, the row failed naming the valid range), a size not
     swept and an iteration past -n (exit 2 at start-up, nothing measured)."""
     r = launch(opts, "corrupt:rank=1,size=1K,index=100000", ["--impl", "ring"] + SWEEP + ["--timeout", "30"])
-    check(r.rc == 2, f"index past the output: exit code {r.rc}, expected 2")
+    check(r.rc == ExitCode.usage, f"index past the output: exit code {r.rc}, expected 2")
     failed = [x for x in r.rows() if x["status"] == "failed"]
     check(len(failed) == 1 and "CCBENCH_FAULT index=100000 names no element of rank 1 (host" in failed[0]["reason"]
           and "(valid: 0 to 255)" in failed[0]["reason"], f"the failed row: {failed}")
@@ -824,7 +822,7 @@ def fault_beyond_the_run(opts):
                         ("stop:rank=1,iteration=3", "iteration=3 is beyond the 3 timed iterations of a measurement "
                                                     "(-n 3; valid: 0 to 2)")):
         r = launch(opts, fault, ["--impl", "ring"] + SWEEP + ["--timeout", "30"])
-        check(r.rc == 2 and f"CCBENCH_FAULT: {what}: it would never fire" in r.err, f"{fault}: exit {r.rc}: {r.err!r}")
+        check(r.rc == ExitCode.usage and f"CCBENCH_FAULT: {what}: it would never fire" in r.err, f"{fault}: exit {r.rc}: {r.err!r}")
         check(not os.path.exists(os.path.join(r.folder, "results.csv")), f"{fault}: measured before the refusal")
 
 
@@ -848,10 +846,10 @@ def results_csv_unwritable(opts):
     undo = make_unwritable(os.path.join(folder, "results.csv"))
     try:
         r = job(opts, SMALL + ["--timeout", "60", "--out", folder])
-        check(r.rc == 2 and r.elapsed < STARTUP_S, f"exit code {r.rc} after {r.elapsed:.1f} s, expected 2 at once")
+        check(r.rc == ExitCode.usage and r.elapsed < STARTUP_S, f"exit code {r.rc} after {r.elapsed:.1f} s, expected 2 at once")
         said_once(r, "already holds the results of an earlier run (results.csv)")
         r = job(opts, SMALL + ["--timeout", "60", "--out", folder, "--overwrite"])
-        check(r.rc == 2 and r.elapsed < STARTUP_S, f"--overwrite: exit code {r.rc} after {r.elapsed:.1f} s")
+        check(r.rc == ExitCode.usage and r.elapsed < STARTUP_S, f"--overwrite: exit code {r.rc} after {r.elapsed:.1f} s")
         said_once(r, f"--overwrite: cannot remove {folder}/results.csv of the earlier run")
         check(not os.path.exists(os.path.join(folder, "run.json")), "a run.json was written")
     finally:
@@ -865,7 +863,7 @@ def tmp_name_taken(opts):
     folder = tempfile.mkdtemp(prefix="ccbench-tmpname-")
     os.makedirs(os.path.join(folder, "run.json.tmp", "inside"))
     r = job(opts, SMALL + ["--timeout", "60", "--out", folder])
-    check(r.rc == 0 and r.elapsed < STARTUP_S, f"exit code {r.rc} after {r.elapsed:.1f} s, expected 0")
+    check(r.rc == ExitCode.ok and r.elapsed < STARTUP_S, f"exit code {r.rc} after {r.elapsed:.1f} s, expected 0")
     j = r.run_json()
     check(j["complete"] is True and len(j["rows"]) == len(r.rows()) == 10, "run.json incomplete or rows missing")
     check(os.path.isdir(os.path.join(folder, "run.json.tmp", "inside")), "the folder run.json.tmp was touched")
@@ -903,13 +901,13 @@ def full_disk(opts):
         LAST.update(out=r.out, err=r.err, folder=saved)
         print(f"fault {opts.scenario} ({where}): exit code {r.rc} after {r.elapsed:.1f} s")
         check(not SANITIZER_REPORT.search(r.err), "a sanitizer reported an error")
-        check(r.rc == 6, f"{where}: exit code {r.rc}, expected 6 (an I/O error)")
+        check(r.rc == ExitCode.runtime, f"{where}: exit code {r.rc}, expected 6 (an I/O error)")
         check(r.elapsed < STARTUP_S, f"{where}: took {r.elapsed:.1f} s")
         said_once(r, "No space left on device")
         results[where] = r
     r = results["while rows are written"]
     j = r.run_json()
-    check(j["complete"] is False and j["exit_code"] == 6 and "No space left on device" in j["incomplete_reason"],
+    check(j["complete"] is False and j["exit_code"] == ExitCode.runtime and "No space left on device" in j["incomplete_reason"],
           f"run.json: complete={j['complete']} exit_code={j['exit_code']} reason={j['incomplete_reason']!r}")
     rows = r.rows()
     kept = [(x["impl"], x["bytes"], x["in_place"]) for x in j["rows"]]
@@ -940,7 +938,7 @@ def usage_error_any_rank(opts):
         r = Run(p.returncode, p.stdout, p.stderr, time.monotonic() - start, "")
         LAST.update(out=r.out, err=r.err, folder=None)
         print(f"fault {opts.scenario} {' '.join(args) or 'CCBENCH_FAULT=stop:'}: exit code {r.rc} after {r.elapsed:.1f} s")
-        check(r.rc == 2, f"exit code {r.rc}, expected 2")
+        check(r.rc == ExitCode.usage, f"exit code {r.rc}, expected 2")
         check(r.elapsed < STARTUP_S, f"took {r.elapsed:.1f} s")
         said_once(r, text)
         check(len(errors(r)) == 1, f"{len(errors(r))} error lines, expected 1")
@@ -952,7 +950,7 @@ def usage_error_any_rank(opts):
     r = Run(p.returncode, p.stdout, p.stderr, time.monotonic() - start, "")
     LAST.update(out=r.out, err=r.err, folder=None)
     print(f"fault {opts.scenario} (rank 1 alone): exit code {r.rc} after {r.elapsed:.1f} s")
-    check(r.rc == 2 and r.elapsed < STARTUP_S, f"rank 1 alone: exit code {r.rc} after {r.elapsed:.1f} s")
+    check(r.rc == ExitCode.usage and r.elapsed < STARTUP_S, f"rank 1 alone: exit code {r.rc} after {r.elapsed:.1f} s")
     said_once(r, "ccbench: error: rank 1: -n/--iters: '0' is not valid")
 
 
@@ -960,7 +958,7 @@ def fault_rank_out_of_range(opts):
     """CCBENCH_FAULT naming rank 99 of 3: exit 2, the message once, no results folder left."""
     folder = os.path.join(tempfile.mkdtemp(prefix="ccbench-rank99-"), "out")
     r = job(opts, SMALL + ["--out", folder], env={"CCBENCH_FAULT": "stop:rank=99"})
-    check(r.rc == 2 and r.elapsed < STARTUP_S, f"exit code {r.rc} after {r.elapsed:.1f} s, expected 2")
+    check(r.rc == ExitCode.usage and r.elapsed < STARTUP_S, f"exit code {r.rc} after {r.elapsed:.1f} s, expected 2")
     said_once(r, "CCBENCH_FAULT: rank=99 does not exist in this run of 3 ranks (valid: 0 to 2)")
     check(not os.path.exists(folder), f"a results folder was left: {os.listdir(folder) if os.path.isdir(folder) else ''}")
 
@@ -968,13 +966,14 @@ def fault_rank_out_of_range(opts):
 def root_out_of_range(opts):
     """-r 99 with collectives that take no root: the run says that it changes nothing (exit 0)."""
     r = job(opts, SMALL + ["-r", "99", "--out", "none"])
-    check(r.rc == 0, f"exit code {r.rc}, expected 0")
+    check(r.rc == ExitCode.ok, f"exit code {r.rc}, expected 0")
     notes = re.findall(r"^# note: -r 99 .*$", r.out, re.M)
     check(len(notes) == 1 and "names no rank of this run (valid: 0 to 2)" in notes[0] and "allreduce" in notes[0],
           f"notes: {notes}")
 
 
 SIGNAL_STEP_S = 4  # odls_base_sigkill_timeout in terminate_quiet
+MPIRUN_SIGNALLED = 1  # Open MPI's mpirun's own exit code when it is itself signalled, whatever its ranks returned
 
 
 def ranks_of(launcher_pid):
@@ -1047,12 +1046,12 @@ def terminate_quiet(opts):
           f"ranks 1 and 2 had {'' if others_ended else 'not '}ended when rank 0 went on, {ended_after:.1f} s after it")
     check(others_ended, f"ranks 1 and 2 were still running {SIGNAL_STEP_S + 2} s after mpirun got SIGTERM")
     check(time.monotonic() - sent < 2 * SIGNAL_STEP_S + 4, "the job took too long to end after SIGTERM")
-    check(p.returncode == 1, f"mpirun exit code {p.returncode}; docs/reliability.md says 1")
+    check(p.returncode == MPIRUN_SIGNALLED, f"mpirun exit code {p.returncode}; docs/reliability.md says 1")
     lines = re.findall(r"^ccbench: .*was terminated by.*$", err, re.M)
     check(len(lines) == 1 and lines[0].startswith("ccbench: rank 0 "), f"termination lines: {lines}")
     check("ended first" not in err, "rank 0 blames ranks that mpirun ended with SIGTERM")
     j = Run(p.returncode, out, err, 0, folder).run_json()
-    check(j["exit_code"] == 143 and j["verdict"] == "FAILED: terminated", f"run.json: {j['exit_code']} {j['verdict']}")
+    check(j["exit_code"] == killed_by(signal.SIGTERM) and j["verdict"] == "FAILED: terminated", f"run.json: {j['exit_code']} {j['verdict']}")
     check(j["incomplete_reason"].startswith("rank 0 (host ") and "ended first" not in j["incomplete_reason"],
           f"run.json reason {j['incomplete_reason']!r}")
     shutil.rmtree(folder, ignore_errors=True)
@@ -1069,7 +1068,8 @@ def verdicts_quiet(opts):
     db = os.path.join(folder, "history.db")
     undo = make_unwritable(db, "")  # empty: a store not yet made, which rank 0 alone makes (and cannot)
     try:
-        for args, code in ((["--min-busbw", "1000"], 4), (["--accept", rules], 4), (["--db", db], 2)):
+        for args, code in ((["--min-busbw", "1000"], ExitCode.threshold), (["--accept", rules], ExitCode.threshold),
+                           (["--db", db], ExitCode.usage)):
             for _ in range(2):  # the ranks end at nearly the same time: a race, tried twice
                 r = job(opts, SMALL + args + ["--out", "none"], ranks=4)
                 check(r.rc == code, f"{' '.join(args)}: exit code {r.rc}, expected {code}")

@@ -83,28 +83,33 @@ std::optional<std::string> gpudirect_unavailable_reason(const IbOptions& options
   if (!options.gpudirect) return std::string("--gpudirect off: GPU buffers are staged through host memory");
   const DriverCalls& cu = driver();
   if (!cu.complete())
-    return std::string("the CUDA driver does not offer the dma-buf and GPUDirect RDMA calls (driver entry points "
-                       "for CUDA 12.0): GPU buffers are staged through host memory");
+    return std::string(
+        "the CUDA driver does not offer the dma-buf and GPUDirect RDMA calls (driver entry points "
+        "for CUDA 12.0): GPU buffers are staged through host memory");
   CUdevice dev = 0;
   int dmabuf = 0;
   if (cu.device_get(&dev, cuda_device) != CUDA_SUCCESS ||
       cu.attribute(&dmabuf, CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED, dev) != CUDA_SUCCESS || !dmabuf)
-    return fmt::format("GPU {} cannot export dma-bufs (CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED = 0; needs an open "
-                       "kernel module driver): GPU buffers are staged through host memory", cuda_device);
+    return fmt::format(
+        "GPU {} cannot export dma-bufs (CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED = 0; needs an open "
+        "kernel module driver): GPU buffers are staged through host memory",
+        cuda_device);
   // A receiver makes the NIC's writes visible to the kernels with cuFlushGPUDirectRDMAWrites
   // (flush_gpudirect_writes), so the GPU must support it from the host.
   int rdma = 0, flush = 0;
   if (cu.attribute(&rdma, CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED, dev) != CUDA_SUCCESS || !rdma ||
       cu.attribute(&flush, CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS, dev) != CUDA_SUCCESS ||
       !(flush & CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_HOST))
-    return fmt::format("GPU {} does not support GPUDirect RDMA with host-side flushes (GPU_DIRECT_RDMA_SUPPORTED = "
-                       "{}, GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS = {}): GPU buffers are staged through host memory",
-                       cuda_device, rdma, flush);
+    return fmt::format(
+        "GPU {} does not support GPUDirect RDMA with host-side flushes (GPU_DIRECT_RDMA_SUPPORTED = "
+        "{}, GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS = {}): GPU buffers are staged through host memory",
+        cuda_device, rdma, flush);
   return std::nullopt;
 }
 
 std::unique_ptr<IbMemory> register_gpu_memory(IbDevice& device, void* p, std::size_t bytes, int cuda_device) {
-  if (auto why = gpudirect_unavailable_reason(device.options(), cuda_device)) fail(ExitCode::precondition, "ib: {}", *why);
+  if (auto why = gpudirect_unavailable_reason(device.options(), cuda_device))
+    fail(ExitCode::precondition, "ib: {}", *why);
   const auto page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
   const auto begin = reinterpret_cast<std::uintptr_t>(p) & ~(page - 1);
   const auto end = (reinterpret_cast<std::uintptr_t>(p) + bytes + page - 1) & ~(page - 1);
@@ -131,7 +136,8 @@ void flush_gpudirect_writes(int cuda_device) {
     if (CUresult rc = cu.set_current(ctx); rc != CUDA_SUCCESS) fail_cuda(rc, "cuCtxSetCurrent", cuda_device);
     current = cuda_device;
   }
-  if (CUresult rc = cu.flush(CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TARGET_CURRENT_CTX, CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_OWNER);
+  if (CUresult rc =
+          cu.flush(CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TARGET_CURRENT_CTX, CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_OWNER);
       rc != CUDA_SUCCESS)
     fail_cuda(rc, "cuFlushGPUDirectRDMAWrites", cuda_device);
 }

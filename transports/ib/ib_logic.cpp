@@ -16,8 +16,10 @@ void parse_ib_device(std::string_view text, IbOptions* out) {
   const auto colon = text.find(':');
   std::string_view dev = text.substr(0, colon);
   if (dev.empty())
-    fail(ExitCode::usage, "--ib-dev: '{}' names no device; expected NAME or NAME:PORT (e.g. mlx5_0:1; "
-         "`ccbench topo` lists the devices)", text);
+    fail(ExitCode::usage,
+         "--ib-dev: '{}' names no device; expected NAME or NAME:PORT (e.g. mlx5_0:1; "
+         "`ccbench topo` lists the devices)",
+         text);
   out->device = std::string(dev);
   out->port = 0;
   if (colon == std::string_view::npos) return;
@@ -49,8 +51,10 @@ void validate_ib_options(const IbOptions& o) {
     fail(ExitCode::usage, "--ib-chunk: {} bytes is not valid; expected a multiple of 64 from {} (4K) to {} (1G)",
          o.chunk_bytes, kMinChunkBytes, kMaxChunkBytes);
   if (o.mtu != 0 && mtu_enum_from_bytes(o.mtu) == 0)
-    fail(ExitCode::usage, "--ib-mtu: {} is not valid; expected 256, 512, 1024, 2048 or 4096 (or leave it out: "
-         "the ports' active MTU)", o.mtu);
+    fail(ExitCode::usage,
+         "--ib-mtu: {} is not valid; expected 256, 512, 1024, 2048 or 4096 (or leave it out: "
+         "the ports' active MTU)",
+         o.mtu);
   if (o.traffic_class < 0 || o.traffic_class > 255)
     fail(ExitCode::usage, "--ib-tc: {} is not valid; expected a traffic class from 0 to 255", o.traffic_class);
   if (o.service_level < 0 || o.service_level > 15)
@@ -90,8 +94,10 @@ int default_gid(const IbPortInfo& p) {
     if (g.type == GidType::roce_v2 && !g.zero()) return g.index;
   for (const IbGid& g : p.gids)
     if (!g.zero()) return g.index;
-  fail(ExitCode::precondition, "ib: port {}:{} (RoCE) has no usable GID (is an IP address configured on its "
-       "interface?); pass --gid-index", p.device, p.port);
+  fail(ExitCode::precondition,
+       "ib: port {}:{} (RoCE) has no usable GID (is an IP address configured on its "
+       "interface?); pass --gid-index",
+       p.device, p.port);
 }
 
 }  // namespace
@@ -119,8 +125,8 @@ IbPortChoice choose_port(const std::vector<IbPortInfo>& ports, const IbOptions& 
   for (const IbGid& g : pick->gids)
     if (g.index == o.gid_index) {
       if (g.zero())
-        fail(ExitCode::usage, "--gid-index: entry {} of {}:{} is empty; valid entries: {}", o.gid_index,
-             pick->device, pick->port, [&] {
+        fail(ExitCode::usage, "--gid-index: entry {} of {}:{} is empty; valid entries: {}", o.gid_index, pick->device,
+             pick->port, [&] {
                std::string s;
                for (const IbGid& x : pick->gids)
                  if (!x.zero()) s += (s.empty() ? "" : ", ") + std::to_string(x.index);
@@ -138,9 +144,10 @@ std::optional<std::string> missing_rdma_reason(const std::string& sysfs_dir) {
   if (std::filesystem::is_directory(sysfs_dir, ec) && !std::filesystem::is_empty(sysfs_dir, ec) && !ec)
     return std::nullopt;
   const bool exists = std::filesystem::exists(sysfs_dir, ec);
-  return fmt::format("no RDMA device: {} {}; load the HCA's driver (mlx5_ib, ...) or set up soft-RoCE "
-                     "(rdma link add rxe0 type rxe netdev IFACE), and check with ibv_devices",
-                     sysfs_dir, exists ? "is empty" : "does not exist");
+  return fmt::format(
+      "no RDMA device: {} {}; load the HCA's driver (mlx5_ib, ...) or set up soft-RoCE "
+      "(rdma link add rxe0 type rxe netdev IFACE), and check with ibv_devices",
+      sysfs_dir, exists ? "is empty" : "does not exist");
 }
 
 // ------------------------------------------------------------------------------- the blob
@@ -152,7 +159,8 @@ class Writer {
   explicit Writer(ConnBlob& b) : b_(b) {}
   template <typename T>
   void put(T v) {
-    for (std::size_t i = 0; i < sizeof(T); ++i) b_[at_++] = static_cast<std::uint8_t>(static_cast<std::uint64_t>(v) >> (8 * i));
+    for (std::size_t i = 0; i < sizeof(T); ++i)
+      b_[at_++] = static_cast<std::uint8_t>(static_cast<std::uint64_t>(v) >> (8 * i));
   }
   void bytes(const std::uint8_t* p, std::size_t n) {
     std::memcpy(b_.data() + at_, p, n);
@@ -228,12 +236,16 @@ IbConnData decode_conn(const std::uint8_t* data, std::size_t size, int peer) {
   Reader r(data);
   const auto magic = r.get<std::uint32_t>();
   if (magic != kConnMagic)
-    fail(ExitCode::runtime, "ib: connection data from rank {} does not start with ccbench's magic ({:#x}, expected "
-         "{:#x})", peer, magic, kConnMagic);
+    fail(ExitCode::runtime,
+         "ib: connection data from rank {} does not start with ccbench's magic ({:#x}, expected "
+         "{:#x})",
+         peer, magic, kConnMagic);
   const auto version = r.get<std::uint16_t>();
   if (version != kConnVersion)
-    fail(ExitCode::runtime, "ib: connection data from rank {} is version {}, this build speaks version {} (run the "
-         "same ccbench build on every rank)", peer, version, kConnVersion);
+    fail(ExitCode::runtime,
+         "ib: connection data from rank {} is version {}, this build speaks version {} (run the "
+         "same ccbench build on every rank)",
+         peer, version, kConnVersion);
   IbConnData d;
   const auto count = r.get<std::uint16_t>();
   if (count < 1 || count > kMaxQpsPerPeer)
@@ -243,8 +255,10 @@ IbConnData decode_conn(const std::uint8_t* data, std::size_t size, int peer) {
     const auto qpn = r.get<std::uint32_t>(), psn = r.get<std::uint32_t>();
     if (i >= count) continue;
     if (qpn == 0 || qpn > k24Bits || psn > k24Bits)
-      fail(ExitCode::runtime, "ib: connection data from rank {}: QP {} has number {:#x} and PSN {:#x} (24-bit, "
-           "number non-zero)", peer, i, qpn, psn);
+      fail(ExitCode::runtime,
+           "ib: connection data from rank {}: QP {} has number {:#x} and PSN {:#x} (24-bit, "
+           "number non-zero)",
+           peer, i, qpn, psn);
     d.qpn.push_back(qpn);
     d.psn.push_back(psn);
   }
@@ -253,7 +267,8 @@ IbConnData decode_conn(const std::uint8_t* data, std::size_t size, int peer) {
   if (mtu_bytes_from_enum(d.mtu) == 0)
     fail(ExitCode::runtime, "ib: connection data from rank {} has MTU enum {} (1 to 5 are valid)", peer, d.mtu);
   const auto ll = r.get<std::uint8_t>();
-  if (ll > 1) fail(ExitCode::runtime, "ib: connection data from rank {} has link layer {} (0 IB, 1 Ethernet)", peer, ll);
+  if (ll > 1)
+    fail(ExitCode::runtime, "ib: connection data from rank {} has link layer {} (0 IB, 1 Ethernet)", peer, ll);
   d.link_layer = ll ? LinkLayer::ethernet : LinkLayer::infiniband;
   r.bytes(d.gid.data(), d.gid.size());
   d.rkey = r.get<std::uint32_t>();
@@ -321,8 +336,8 @@ void bring_up(QpDriver& qp, const std::string& qp_label, const std::string& peer
       fail(ExitCode::runtime, "ib: QP {} to {}: step {}->{} (ibv_modify_qp) failed: {}: {}", qp_label, peer_label,
            name(from), name(to), std::strerror(err), step_hint(to, err));
     if (qp.state() != to)
-      fail(ExitCode::runtime, "ib: QP {} to {}: step {}->{} reported success but the QP is in {}", qp_label,
-           peer_label, name(from), name(to), name(qp.state()));
+      fail(ExitCode::runtime, "ib: QP {} to {}: step {}->{} reported success but the QP is in {}", qp_label, peer_label,
+           name(from), name(to), name(qp.state()));
   }
 }
 
@@ -364,9 +379,7 @@ ImmMeaning decode_imm(std::uint32_t imm) { return {(imm & kImmCreditFlag) != 0, 
 
 constexpr unsigned kWrKindBits = 4;
 
-std::uint64_t wr_id(WrKind kind, std::uint64_t seq) {
-  return (seq << kWrKindBits) | static_cast<std::uint64_t>(kind);
-}
+std::uint64_t wr_id(WrKind kind, std::uint64_t seq) { return (seq << kWrKindBits) | static_cast<std::uint64_t>(kind); }
 WrKind wr_kind(std::uint64_t id) { return static_cast<WrKind>(id & ((1u << kWrKindBits) - 1)); }
 std::uint64_t wr_seq(std::uint64_t id) { return id >> kWrKindBits; }
 
@@ -386,13 +399,15 @@ WcClass classify_completion(WcStatus s) {
     case WcStatus::success: return {ExitCode::ok, "success"};
     case WcStatus::retry_exc_err:
     case WcStatus::resp_timeout_err: return {ExitCode::runtime, "peer unreachable or link down"};
-    case WcStatus::rnr_retry_exc_err: return {ExitCode::runtime, "the peer posted no receive in time (receiver not ready)"};
+    case WcStatus::rnr_retry_exc_err:
+      return {ExitCode::runtime, "the peer posted no receive in time (receiver not ready)"};
     case WcStatus::rem_access_err:
     case WcStatus::rem_inv_req_err: return {ExitCode::runtime, "rkey/MR mismatch"};
     case WcStatus::loc_prot_err:
     case WcStatus::loc_access_err:
-      return {ExitCode::runtime, "local memory registration does not cover the buffer (for GPU memory: PCIe ACS or "
-                                 "a missing dma-buf/peermem path)"};
+      return {ExitCode::runtime,
+              "local memory registration does not cover the buffer (for GPU memory: PCIe ACS or "
+              "a missing dma-buf/peermem path)"};
     case WcStatus::loc_len_err:
     case WcStatus::rem_op_err: return {ExitCode::runtime, "message longer than the posted buffer"};
     case WcStatus::wr_flush_err: return {ExitCode::runtime, "flushed: the QP had already failed (see the first error)"};
@@ -404,8 +419,8 @@ WcClass classify_completion(WcStatus s) {
 
 std::string completion_error_message(WcStatus status, std::string_view status_text, std::string_view opcode,
                                      std::string_view peer_label, std::uint32_t qpn, std::uint32_t vendor_err) {
-  return fmt::format("ib: {} to {} on QP {:#x} failed: {} (status {}, vendor error {:#x}): {}", opcode, peer_label,
-                     qpn, status_text, static_cast<int>(status), vendor_err, classify_completion(status).meaning);
+  return fmt::format("ib: {} to {} on QP {:#x} failed: {} (status {}, vendor error {:#x}): {}", opcode, peer_label, qpn,
+                     status_text, static_cast<int>(status), vendor_err, classify_completion(status).meaning);
 }
 
 }  // namespace ccbench

@@ -20,24 +20,24 @@ namespace ccbench {
 
 // ---------------------------------------------------------------------------------------------
 // Options (command line: --ib-dev, --gid-index, --ib-qps, --ib-chunk, --ib-mtu, --ib-tc, --ib-sl;
-// `gpudirect` is set by the GPU transports that register GPU memory). Every value is checked by validate_ib_options(); a bad one is Error(usage) naming
-// the flag and the valid range.
+// `gpudirect` is set by the GPU transports that register GPU memory). Every value is checked by validate_ib_options();
+// a bad one is Error(usage) naming the flag and the valid range.
 // ---------------------------------------------------------------------------------------------
 struct IbOptions {
-  std::string device;                  // empty: the first device with an active port
-  int port = 0;                        // 0: the device's first active port
-  int gid_index = -1;                  // -1: chosen (RoCE: a RoCE v2 IPv4 GID; IB: 0)
-  int qps_per_peer = 1;                // RC queue pairs per connection, [1, kMaxQpsPerPeer]
-  std::uint64_t chunk_bytes = 1 << 20; // bytes per RDMA WRITE, [kMinChunkBytes, kMaxChunkBytes]
-  int mtu = 0;                         // 0: the active MTU of both ports; else 256..4096
-  int traffic_class = 0;               // RoCE/GRH traffic class [0, 255]
-  int service_level = 0;               // InfiniBand SL [0, 15]
-  bool gpudirect = true;               // GPU buffers registered with dma-buf where built with CUDA
+  std::string device;                   // empty: the first device with an active port
+  int port = 0;                         // 0: the device's first active port
+  int gid_index = -1;                   // -1: chosen (RoCE: a RoCE v2 IPv4 GID; IB: 0)
+  int qps_per_peer = 1;                 // RC queue pairs per connection, [1, kMaxQpsPerPeer]
+  std::uint64_t chunk_bytes = 1 << 20;  // bytes per RDMA WRITE, [kMinChunkBytes, kMaxChunkBytes]
+  int mtu = 0;                          // 0: the active MTU of both ports; else 256..4096
+  int traffic_class = 0;                // RoCE/GRH traffic class [0, 255]
+  int service_level = 0;                // InfiniBand SL [0, 15]
+  bool gpudirect = true;                // GPU buffers registered with dma-buf where built with CUDA
 };
 
 inline constexpr int kMaxQpsPerPeer = 16;
-inline constexpr std::uint64_t kMinChunkBytes = 4096;       // one page: below, WR rate dominates
-inline constexpr std::uint64_t kMaxChunkBytes = 1ull << 30; // the largest message an HCA takes is 2^31
+inline constexpr std::uint64_t kMinChunkBytes = 4096;        // one page: below, WR rate dominates
+inline constexpr std::uint64_t kMaxChunkBytes = 1ull << 30;  // the largest message an HCA takes is 2^31
 
 // "mlx5_0" or "mlx5_0:1" into device and port; Error(usage) for an empty name, a port that is not
 // a number from 1 to 255, or a stray colon.
@@ -154,7 +154,7 @@ void bring_up(QpDriver& qp, const std::string& qp_label, const std::string& peer
 struct Chunk {
   std::uint64_t offset = 0;
   std::uint64_t bytes = 0;
-  bool last = false;   // the slot's last chunk: WRITE_WITH_IMM
+  bool last = false;  // the slot's last chunk: WRITE_WITH_IMM
 };
 // The chunks of one slot of `bytes` (0 bytes: one empty chunk, so the receiver still sees it).
 // Throws Error(usage) for chunk_bytes 0.
@@ -191,10 +191,27 @@ std::string_view name(WrKind kind);  // "RDMA_WRITE (data)", "SEND_WITH_IMM (cre
 // static_asserts them).
 // ---------------------------------------------------------------------------------------------
 enum class WcStatus : int {
-  success = 0, loc_len_err = 1, loc_qp_op_err = 2, loc_eec_op_err = 3, loc_prot_err = 4, wr_flush_err = 5,
-  mw_bind_err = 6, bad_resp_err = 7, loc_access_err = 8, rem_inv_req_err = 9, rem_access_err = 10,
-  rem_op_err = 11, retry_exc_err = 12, rnr_retry_exc_err = 13, loc_rdd_viol_err = 14, rem_inv_rd_req_err = 15,
-  rem_abort_err = 16, inv_eecn_err = 17, inv_eec_state_err = 18, fatal_err = 19, resp_timeout_err = 20,
+  success = 0,
+  loc_len_err = 1,
+  loc_qp_op_err = 2,
+  loc_eec_op_err = 3,
+  loc_prot_err = 4,
+  wr_flush_err = 5,
+  mw_bind_err = 6,
+  bad_resp_err = 7,
+  loc_access_err = 8,
+  rem_inv_req_err = 9,
+  rem_access_err = 10,
+  rem_op_err = 11,
+  retry_exc_err = 12,
+  rnr_retry_exc_err = 13,
+  loc_rdd_viol_err = 14,
+  rem_inv_rd_req_err = 15,
+  rem_abort_err = 16,
+  inv_eecn_err = 17,
+  inv_eec_state_err = 18,
+  fatal_err = 19,
+  resp_timeout_err = 20,
   general_err = 21,
 };
 struct WcClass {

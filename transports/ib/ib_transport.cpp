@@ -44,8 +44,9 @@ std::optional<std::string> agreed_ib_unavailable_reason(MPI_Comm comm, const Ran
 #if !CCBENCH_HAVE_IBVERBS
 
 std::optional<std::string> ib_unavailable_reason() {
-  return std::string("this ccbench was built without ibverbs (install libibverbs-dev and configure with "
-                     "-DCCBENCH_WITH_IBVERBS=ON)");
+  return std::string(
+      "this ccbench was built without ibverbs (install libibverbs-dev and configure with "
+      "-DCCBENCH_WITH_IBVERBS=ON)");
 }
 
 TransportOps ib_transport_ops() { return left_out_transport<ib_unavailable_reason>(name(Transport::ib)); }
@@ -134,8 +135,9 @@ class IbChannelEnd {
   }
   void connect_to(const IbConnData& remote) {
     if (remote.qpn.size() != qps_.size())
-      fail(ExitCode::precondition, "ib: {} uses {} QPs per peer, this rank {} (--ib-qps must be the same on every rank)",
-           peer_, remote.qpn.size(), qps_.size());
+      fail(ExitCode::precondition,
+           "ib: {} uses {} QPs per peer, this rank {} (--ib-qps must be the same on every rank)", peer_,
+           remote.qpn.size(), qps_.size());
     remote_ = remote;
     for (size_t q = 0; q < qps_.size(); ++q) {
       qps_[q]->set_remote(remote, static_cast<int>(q));
@@ -144,8 +146,9 @@ class IbChannelEnd {
   }
   void check(const IbCompletion& c) const {
     if (c.status != WcStatus::success)
-      throw Error(classify_completion(c.status).code,
-                  completion_error_message(c.status, c.status_text, name(wr_kind(c.wr_id)), peer_, c.qpn, c.vendor_err));
+      throw Error(
+          classify_completion(c.status).code,
+          completion_error_message(c.status, c.status_text, name(wr_kind(c.wr_id)), peer_, c.qpn, c.vendor_err));
   }
   // The exchange of connection data: each end posts its receive before the phase in which the
   // peer sends (the receiver in create_recv, the sender before it sends), so that no wait depends
@@ -156,8 +159,9 @@ class IbChannelEnd {
               "MPI_Isend of ib connection data");
   }
   void post_receive(MPI_Comm comm, int tag) {
-    check_mpi(MPI_Irecv(peer_blob_.data(), static_cast<int>(peer_blob_.size()), MPI_BYTE, peer_rank_, tag, comm,
-                        &recv_req_), "MPI_Irecv of ib connection data");
+    check_mpi(
+        MPI_Irecv(peer_blob_.data(), static_cast<int>(peer_blob_.size()), MPI_BYTE, peer_rank_, tag, comm, &recv_req_),
+        "MPI_Irecv of ib connection data");
   }
   IbConnData receive_data(const SetupArgs& a) {
     MPI_Status st{};
@@ -166,7 +170,9 @@ class IbChannelEnd {
     MPI_Get_count(&st, MPI_BYTE, &count);
     return decode_conn(peer_blob_.data(), static_cast<size_t>(count), peer_rank_);
   }
-  void finish_send(const SetupArgs& a) { wait(send_req_, MPI_STATUS_IGNORE, a, "to take this rank's ib connection data"); }
+  void finish_send(const SetupArgs& a) {
+    wait(send_req_, MPI_STATUS_IGNORE, a, "to take this rank's ib connection data");
+  }
 
   IbJob& job_;
   std::string peer_;
@@ -179,7 +185,7 @@ class IbChannelEnd {
   SlotRegion region_;
   std::unique_ptr<IbMemory> mr_;
   std::uint64_t mr_skew_ = 0;  // region_.base - mr_->addr()
-  std::vector<std::unique_ptr<IbQueuePair>> qps_;
+  std::vector<std::unique_ptr<IbQueuePair> > qps_;
   IbConnData remote_;
 
  private:
@@ -203,7 +209,8 @@ void IbJob::progress() {
   for (const IbCompletion& c : batch_) {
     auto it = owners_.find(c.qpn);
     if (it == owners_.end())
-      fail(ExitCode::runtime, "ib: completion {} on QP {:#x}, which no channel owns: {}", c.opcode, c.qpn, c.status_text);
+      fail(ExitCode::runtime, "ib: completion {} on QP {:#x}, which no channel owns: {}", c.opcode, c.qpn,
+           c.status_text);
     it->second->on_completion(c);
   }
 }
@@ -224,7 +231,8 @@ class IbRecvChannel final : public RecvChannel, public DirectRecv, public IbChan
     finish_send(a);
   }
   const void* try_peek(size_t* bytes) override {
-    if (caller_slots_) fail(ExitCode::runtime, "ib: the zero-copy channel from {} is read with try_receive_into", peer_);
+    if (caller_slots_)
+      fail(ExitCode::runtime, "ib: the zero-copy channel from {} is read with try_receive_into", peer_);
     if (!ring_.peek()) job_.progress();
     const auto len = ring_.peek();
     if (!len) return nullptr;
@@ -239,11 +247,14 @@ class IbRecvChannel final : public RecvChannel, public DirectRecv, public IbChan
   DirectRecv* direct() override { return caller_slots_ ? this : nullptr; }
   // The peer's write has already landed in the caller's slot: `dst` must be that slot.
   bool try_receive_into(void* dst, size_t cap, size_t* bytes) override {
-    const std::uint64_t slot_addr = region_.base + region_.slot_offset(static_cast<std::uint32_t>(
-                                                      ring_.taken() % static_cast<std::uint64_t>(depth_)));
+    const std::uint64_t slot_addr =
+        region_.base +
+        region_.slot_offset(static_cast<std::uint32_t>(ring_.taken() % static_cast<std::uint64_t>(depth_)));
     if (reinterpret_cast<std::uint64_t>(dst) != slot_addr || cap < slot_bytes_)
-      fail(ExitCode::runtime, "ib: zero-copy receive from {} into {} ({} bytes), but the peer writes slot {:#x} ({} "
-           "bytes)", peer_, dst, cap, slot_addr, slot_bytes_);
+      fail(ExitCode::runtime,
+           "ib: zero-copy receive from {} into {} ({} bytes), but the peer writes slot {:#x} ({} "
+           "bytes)",
+           peer_, dst, cap, slot_addr, slot_bytes_);
     auto got = ring_.take();
     if (!got) {
       job_.progress();
@@ -292,8 +303,7 @@ class IbSendChannel final : public SendChannel, public DirectSend, public IbChan
   }
   void* try_acquire() override {
     if (!can_post()) job_.progress();
-    return can_post() ? reinterpret_cast<char*>(region_.base) + region_.slot_offset(window_.slot_to_fill())
-                              : nullptr;
+    return can_post() ? reinterpret_cast<char*>(region_.base) + region_.slot_offset(window_.slot_to_fill()) : nullptr;
   }
   void post(size_t bytes) override { write_slot(region_.slot_offset(window_.slot_to_fill()), bytes); }
   size_t slot_bytes() const override { return slot_bytes_; }
@@ -348,7 +358,8 @@ class IbSendChannel final : public SendChannel, public DirectSend, public IbChan
 }  // namespace
 
 TransportOps ib_transport_ops() {
-  return {name(Transport::ib), false,
+  return {name(Transport::ib),
+          false,
           [](const RankLayout&, int, int, std::string* why) {
             static const std::optional<std::string> reason = ib_unavailable_reason();  // probe once
             if (reason && why) *why = *reason;

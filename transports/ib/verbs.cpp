@@ -22,8 +22,8 @@ namespace {
 // per try, so a dead peer is reported after about half a minute, not hung on.
 constexpr int kAckTimeout = 20;
 constexpr int kRetryCount = 7;
-constexpr int kRnrRetry = 7;         // 7 = retry without limit while the receiver is not ready
-constexpr int kMinRnrTimer = 12;     // 0.64 ms
+constexpr int kRnrRetry = 7;      // 7 = retry without limit while the receiver is not ready
+constexpr int kMinRnrTimer = 12;  // 0.64 ms
 constexpr int kCqEntries = 4096;
 constexpr int kMaxGids = 256;
 
@@ -183,7 +183,8 @@ class QueuePair final : public IbQueuePair {
     wr.wr.rdma.remote_addr = raddr;
     wr.wr.rdma.rkey = rkey;
     if (int rc = ibv_post_send(qp_, &wr, &bad); rc != 0)
-      verbs_fail("ibv_post_send (RDMA_WRITE)", rc, fmt::format("writing {} bytes to {} on QP {:#x}", bytes, peer_, qpn()));
+      verbs_fail("ibv_post_send (RDMA_WRITE)", rc,
+                 fmt::format("writing {} bytes to {} on QP {:#x}", bytes, peer_, qpn()));
   }
   void post_send_imm(std::uint32_t imm, std::uint64_t wr_id) override {
     ibv_send_wr wr{}, *bad = nullptr;
@@ -244,15 +245,18 @@ class Device final : public IbDevice {
   const IbOptions& options() const override { return opt_; }
   std::unique_ptr<IbMemory> register_host(void* p, std::size_t bytes, bool remote_write) override {
     ibv_mr* mr = ibv_reg_mr(pd_, p, bytes, access(remote_write));
-    if (!mr) verbs_fail("ibv_reg_mr", errno, fmt::format("registering {} bytes of host memory (check ulimit -l)", bytes));
+    if (!mr)
+      verbs_fail("ibv_reg_mr", errno, fmt::format("registering {} bytes of host memory (check ulimit -l)", bytes));
     return std::make_unique<IbRegistration>(mr);
   }
   std::unique_ptr<IbMemory> register_dmabuf(int fd, std::uint64_t offset, std::size_t bytes, std::uint64_t iova,
                                             bool remote_write) override {
     ibv_mr* mr = ibv_reg_dmabuf_mr(pd_, offset, bytes, iova, fd, access(remote_write));
     if (!mr)
-      verbs_fail("ibv_reg_dmabuf_mr", errno, fmt::format("registering {} bytes of GPU memory for GPUDirect RDMA "
-                 "(needs a dma-buf capable driver; --gpudirect off stages through host memory)", bytes));
+      verbs_fail("ibv_reg_dmabuf_mr", errno,
+                 fmt::format("registering {} bytes of GPU memory for GPUDirect RDMA "
+                             "(needs a dma-buf capable driver; --gpudirect off stages through host memory)",
+                             bytes));
     return std::make_unique<IbRegistration>(mr);
   }
   std::unique_ptr<IbQueuePair> create_qp(int max_send, int max_recv, const std::string& peer) override {
@@ -266,8 +270,8 @@ class Device final : public IbDevice {
     a.cap.max_recv_sge = 1;
     ibv_qp* qp = ibv_create_qp(pd_, &a);
     if (!qp)
-      verbs_fail("ibv_create_qp", errno, fmt::format("creating an RC QP ({} send, {} receive WRs) to {}", max_send,
-                                                    max_recv, peer));
+      verbs_fail("ibv_create_qp", errno,
+                 fmt::format("creating an RC QP ({} send, {} receive WRs) to {}", max_send, max_recv, peer));
     // A random 24-bit starting PSN, as rc_pingpong's lrand48() & 0xffffff: a stale packet from an
     // earlier connection is then unlikely to be accepted.
     const std::uint32_t psn = static_cast<std::uint32_t>(lrand48()) & 0xffffff;
@@ -303,9 +307,7 @@ class Device final : public IbDevice {
   }
 
  private:
-  static int access(bool remote_write) {
-    return IBV_ACCESS_LOCAL_WRITE | (remote_write ? IBV_ACCESS_REMOTE_WRITE : 0);
-  }
+  static int access(bool remote_write) { return IBV_ACCESS_LOCAL_WRITE | (remote_write ? IBV_ACCESS_REMOTE_WRITE : 0); }
   IbOptions opt_;
   IbPortChoice port_;
   ibv_context* ctx_ = nullptr;

@@ -39,7 +39,7 @@ struct IbCompletion {
   bool is_recv = false;     // a receive completion (data write with immediate, or a credit)
   bool has_imm = false;
   std::uint32_t imm = 0;
-  std::uint32_t qpn = 0;    // the local QP it belongs to
+  std::uint32_t qpn = 0;  // the local QP it belongs to
   std::uint32_t vendor_err = 0;
 };
 
@@ -73,8 +73,8 @@ class IbDevice {
   // Host memory; remote_write lets peers RDMA-write into it.
   virtual std::unique_ptr<IbMemory> register_host(void* p, std::size_t bytes, bool remote_write) = 0;
   // GPU memory exported as a dma-buf (cuMemGetHandleForAddressRange): ibv_reg_dmabuf_mr.
-  virtual std::unique_ptr<IbMemory> register_dmabuf(int fd, std::uint64_t offset, std::size_t bytes,
-                                                    std::uint64_t iova, bool remote_write) = 0;
+  virtual std::unique_ptr<IbMemory> register_dmabuf(int fd, std::uint64_t offset, std::size_t bytes, std::uint64_t iova,
+                                                    bool remote_write) = 0;
   // An RC QP on this device's CQ; `peer_label` ("rank 1 (host b)") names the peer in errors.
   virtual std::unique_ptr<IbQueuePair> create_qp(int max_send, int max_recv, const std::string& peer_label) = 0;
   // Up to `max` completions, non-blocking (appended to `out`); returns how many.

@@ -117,7 +117,8 @@ class Endpoint final : public OfiEndpoint {
     fi_cq_attr cq{};
     cq.format = FI_CQ_FORMAT_TAGGED;
     cq.wait_obj = FI_WAIT_NONE;
-    if (int rc = fi_cq_open(domain_, &cq, &cq_, nullptr)) fail_closing("fi_cq_open", rc, "opening the completion queue");
+    if (int rc = fi_cq_open(domain_, &cq, &cq_, nullptr))
+      fail_closing("fi_cq_open", rc, "opening the completion queue");
     fi_av_attr av{};
     av.type = info->domain_attr->av_type;
     if (int rc = fi_av_open(domain_, &av, &av_, nullptr)) fail_closing("fi_av_open", rc, "opening the address vector");
@@ -139,7 +140,8 @@ class Endpoint final : public OfiEndpoint {
   std::vector<std::uint8_t> address() const override {
     std::vector<std::uint8_t> a(kOfiAddrBytes);
     size_t len = a.size();
-    if (int rc = fi_getname(&ep_->fid, a.data(), &len)) ofi_fail("fi_getname", rc, step("reading the endpoint's address"));
+    if (int rc = fi_getname(&ep_->fid, a.data(), &len))
+      ofi_fail("fi_getname", rc, step("reading the endpoint's address"));
     a.resize(len);
     return a;
   }
@@ -170,9 +172,9 @@ class Endpoint final : public OfiEndpoint {
     }
     fid_mr* mr = nullptr;
     if (int rc = fi_mr_regattr(domain_, &attr, 0, &mr))
-      ofi_fail("fi_mr_regattr", rc, step(fmt::format("registering {} bytes of {} memory{}", bytes,
-                                                     cuda_device >= 0 ? "GPU" : "host",
-                                                     cuda_device >= 0 ? "" : " (check ulimit -l)")));
+      ofi_fail("fi_mr_regattr", rc,
+               step(fmt::format("registering {} bytes of {} memory{}", bytes, cuda_device >= 0 ? "GPU" : "host",
+                                cuda_device >= 0 ? "" : " (check ulimit -l)")));
     auto m = std::make_unique<OfiRegistration>(mr);
     if (plan_.bind_endpoint) {  // FI_MR_ENDPOINT: the region is usable once bound and enabled
       if (int rc = fi_mr_bind(mr, &ep_->fid, 0)) ofi_fail("fi_mr_bind", rc, step("binding a region to the endpoint"));
@@ -184,8 +186,9 @@ class Endpoint final : public OfiEndpoint {
   bool write(const void* buf, std::size_t len, const OfiMemory* mem, std::uint64_t peer, std::uint64_t remote_addr,
              std::uint64_t key, std::optional<std::uint64_t> data, std::uint64_t cookie) override {
     Op* op = take_op(cookie);
-    if (data) return posted(fi_writedata(ep_, buf, len, desc(mem), *data, peer, remote_addr, key, &op->ctx), op,
-                            "fi_writedata");
+    if (data)
+      return posted(fi_writedata(ep_, buf, len, desc(mem), *data, peer, remote_addr, key, &op->ctx), op,
+                    "fi_writedata");
     return posted(fi_write(ep_, buf, len, desc(mem), peer, remote_addr, key, &op->ctx), op, "fi_write");
   }
 
@@ -230,7 +233,9 @@ class Endpoint final : public OfiEndpoint {
   }
 
  private:
-  std::string step(const std::string& what) const { return fmt::format("{} ({} on {})", what, info_.provider, info_.domain); }
+  std::string step(const std::string& what) const {
+    return fmt::format("{} ({} on {})", what, info_.provider, info_.domain);
+  }
 
   [[noreturn]] void fail_closing(const char* call, int rc, const std::string& what) {
     const std::string message = step(what);

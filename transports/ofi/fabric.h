@@ -29,8 +29,8 @@ std::vector<std::string> ofi_known_providers();
 class OfiMemory {
  public:
   virtual ~OfiMemory() = default;
-  virtual void* desc() const = 0;           // fi_mr_desc: what local operations pass (FI_MR_LOCAL)
-  virtual std::uint64_t key() const = 0;    // fi_mr_key: what remote writes name
+  virtual void* desc() const = 0;         // fi_mr_desc: what local operations pass (FI_MR_LOCAL)
+  virtual std::uint64_t key() const = 0;  // fi_mr_key: what remote writes name
 };
 
 // One completion, translated. Remote writes with CQ data have no cookie (cookie 0, remote_data).

@@ -30,11 +30,15 @@ OfiProtocol parse_ofi_protocol(std::string_view text, std::string_view flag) {
 
 void check_ofi_name(std::string_view value, std::string_view flag, std::string_view what) {
   if (value.empty())
-    fail(ExitCode::usage, "{}: empty {} name; leave the flag out to let ccbench choose (`ccbench topo` lists the "
-         "providers and domains of each host)", flag, what);
+    fail(ExitCode::usage,
+         "{}: empty {} name; leave the flag out to let ccbench choose (`ccbench topo` lists the "
+         "providers and domains of each host)",
+         flag, what);
   if (value.find_first_of(" \t\n,") != std::string_view::npos)
-    fail(ExitCode::usage, "{}: '{}' is not a libfabric {} name (no spaces or commas; `ccbench topo` lists the "
-         "providers and domains of each host)", flag, value, what);
+    fail(ExitCode::usage,
+         "{}: '{}' is not a libfabric {} name (no spaces or commas; `ccbench topo` lists the "
+         "providers and domains of each host)",
+         flag, value, what);
 }
 
 void validate_ofi_options(const OfiOptions& o) {
@@ -73,18 +77,28 @@ std::string bit_names(std::uint64_t bits, std::initializer_list<BitName> names) 
 
 std::string ofi_mode_names(std::uint64_t mode) {
   using namespace ofi_bits;
-  return bit_names(mode, {{kContext, "FI_CONTEXT"}, {kContext2, "FI_CONTEXT2"}, {kMsgPrefix, "FI_MSG_PREFIX"},
-                          {kAsyncIov, "FI_ASYNC_IOV"}, {kRxCqData, "FI_RX_CQ_DATA"}, {kLocalMr, "FI_LOCAL_MR"},
+  return bit_names(mode, {{kContext, "FI_CONTEXT"},
+                          {kContext2, "FI_CONTEXT2"},
+                          {kMsgPrefix, "FI_MSG_PREFIX"},
+                          {kAsyncIov, "FI_ASYNC_IOV"},
+                          {kRxCqData, "FI_RX_CQ_DATA"},
+                          {kLocalMr, "FI_LOCAL_MR"},
                           {kBufferedRecv, "FI_BUFFERED_RECV"}});
 }
 
 std::string ofi_mr_mode_names(std::uint64_t mr_mode) {
   using namespace ofi_bits;
-  return bit_names(mr_mode, {{kMrBasic, "FI_MR_BASIC"}, {kMrScalable, "FI_MR_SCALABLE"}, {kMrLocal, "FI_MR_LOCAL"},
-                             {kMrRaw, "FI_MR_RAW"}, {kMrVirtAddr, "FI_MR_VIRT_ADDR"},
-                             {kMrAllocated, "FI_MR_ALLOCATED"}, {kMrProvKey, "FI_MR_PROV_KEY"},
-                             {kMrMmuNotify, "FI_MR_MMU_NOTIFY"}, {kMrRmaEvent, "FI_MR_RMA_EVENT"},
-                             {kMrEndpoint, "FI_MR_ENDPOINT"}, {kMrHmem, "FI_MR_HMEM"}});
+  return bit_names(mr_mode, {{kMrBasic, "FI_MR_BASIC"},
+                             {kMrScalable, "FI_MR_SCALABLE"},
+                             {kMrLocal, "FI_MR_LOCAL"},
+                             {kMrRaw, "FI_MR_RAW"},
+                             {kMrVirtAddr, "FI_MR_VIRT_ADDR"},
+                             {kMrAllocated, "FI_MR_ALLOCATED"},
+                             {kMrProvKey, "FI_MR_PROV_KEY"},
+                             {kMrMmuNotify, "FI_MR_MMU_NOTIFY"},
+                             {kMrRmaEvent, "FI_MR_RMA_EVENT"},
+                             {kMrEndpoint, "FI_MR_ENDPOINT"},
+                             {kMrHmem, "FI_MR_HMEM"}});
 }
 
 // --------------------------------------------------------------------- provider and domain
@@ -92,7 +106,8 @@ std::string ofi_mr_mode_names(std::uint64_t mr_mode) {
 std::string describe_ofi_offers(const std::vector<OfiEndpointInfo>& offered) {
   std::vector<std::pair<std::string, std::vector<std::string>>> by_provider;
   for (const OfiEndpointInfo& e : offered) {
-    auto it = std::find_if(by_provider.begin(), by_provider.end(), [&](const auto& p) { return p.first == e.provider; });
+    auto it =
+        std::find_if(by_provider.begin(), by_provider.end(), [&](const auto& p) { return p.first == e.provider; });
     if (it == by_provider.end()) {
       by_provider.push_back({e.provider, {}});
       it = by_provider.end() - 1;
@@ -100,7 +115,8 @@ std::string describe_ofi_offers(const std::vector<OfiEndpointInfo>& offered) {
     if (std::find(it->second.begin(), it->second.end(), e.domain) == it->second.end()) it->second.push_back(e.domain);
   }
   std::string s;
-  for (const auto& [p, domains] : by_provider) s += fmt::format("{}{} ({})", s.empty() ? "" : ", ", p, fmt::join(domains, ", "));
+  for (const auto& [p, domains] : by_provider)
+    s += fmt::format("{}{} ({})", s.empty() ? "" : ", ", p, fmt::join(domains, ", "));
   return s.empty() ? "none" : s;
 }
 
@@ -130,24 +146,32 @@ std::string chosen_provider(const std::vector<OfiEndpointInfo>& offered, const s
       if (ofi_provider_is_local(p) && !reach.one_node) continue;
       if (!entries_of(offered, p).empty()) return std::string(p);
     }
-    fail(ExitCode::precondition, "ofi: none of the providers ccbench takes by default ({}{}) offers a reliable-datagram "
-         "endpoint here; offered: {} (name one with --ofi-provider)", fmt::join(kOfiProviderOrder, ", "),
-         reach.one_node ? "" : "; shm only within a node", describe_ofi_offers(offered));
+    fail(ExitCode::precondition,
+         "ofi: none of the providers ccbench takes by default ({}{}) offers a reliable-datagram "
+         "endpoint here; offered: {} (name one with --ofi-provider)",
+         fmt::join(kOfiProviderOrder, ", "), reach.one_node ? "" : "; shm only within a node",
+         describe_ofi_offers(offered));
   }
   std::optional<std::string> p = provider_named(offered, o.provider);
   if (!p) {
     bool exists = false;
     for (const std::string& k : known) exists = exists || ofi_provider_matches(o.provider, k) || k == o.provider;
     if (!exists)
-      fail(ExitCode::usage, "--ofi-provider: '{}' is not a provider of this libfabric (it has: {}); providers with "
-           "reliable-datagram endpoints here: {}", o.provider, known.empty() ? "none" : fmt::format("{}", fmt::join(known, ", ")),
+      fail(ExitCode::usage,
+           "--ofi-provider: '{}' is not a provider of this libfabric (it has: {}); providers with "
+           "reliable-datagram endpoints here: {}",
+           o.provider, known.empty() ? "none" : fmt::format("{}", fmt::join(known, ", ")),
            describe_ofi_offers(offered));
-    fail(ExitCode::precondition, "ofi: provider {} offers no reliable-datagram endpoint with the capabilities ccbench "
-         "needs here (no device, or no driver); offered: {}", o.provider, describe_ofi_offers(offered));
+    fail(ExitCode::precondition,
+         "ofi: provider {} offers no reliable-datagram endpoint with the capabilities ccbench "
+         "needs here (no device, or no driver); offered: {}",
+         o.provider, describe_ofi_offers(offered));
   }
   if (ofi_provider_is_local(*p) && !reach.one_node)
-    fail(ExitCode::precondition, "ofi: provider {} moves data within one node and these ranks span nodes{} (use a "
-         "network provider: {})", *p, reach.one_host ? " (emulated)" : "", describe_ofi_offers(offered));
+    fail(ExitCode::precondition,
+         "ofi: provider {} moves data within one node and these ranks span nodes{} (use a "
+         "network provider: {})",
+         *p, reach.one_host ? " (emulated)" : "", describe_ofi_offers(offered));
   return *p;
 }
 
@@ -160,7 +184,8 @@ std::size_t choose_ofi_endpoint(const std::vector<OfiEndpointInfo>& offered, con
   const std::vector<std::size_t> mine = entries_of(offered, provider);
   std::vector<std::string> domains;
   for (std::size_t i : mine)
-    if (std::find(domains.begin(), domains.end(), offered[i].domain) == domains.end()) domains.push_back(offered[i].domain);
+    if (std::find(domains.begin(), domains.end(), offered[i].domain) == domains.end())
+      domains.push_back(offered[i].domain);
   std::string domain = o.domain;
   if (domain.empty()) {
     domain = domains.front();
@@ -183,7 +208,8 @@ std::size_t choose_ofi_endpoint(const std::vector<OfiEndpointInfo>& offered, con
 void check_same_ofi_provider(const std::vector<std::string>& chosen, const std::vector<std::string>& host_of) {
   for (std::size_t r = 1; r < chosen.size(); ++r)
     if (chosen[r] != chosen[0])
-      fail(ExitCode::precondition, "ofi: rank 0 (host {}) chose provider {} and rank {} (host {}) chose {}: every rank "
+      fail(ExitCode::precondition,
+           "ofi: rank 0 (host {}) chose provider {} and rank {} (host {}) chose {}: every rank "
            "must use one provider (name one with --ofi-provider that every host offers; `ccbench topo` lists them)",
            host_of.empty() ? "?" : host_of[0], chosen[0], r, r < host_of.size() ? host_of[r] : "?", chosen[r]);
 }
@@ -210,15 +236,20 @@ OfiPlan plan_ofi(const OfiEndpointInfo& info, OfiProtocol wanted, std::uint64_t 
     fail(ExitCode::precondition, "ofi: provider {} (domain {}) demands mode {}, which ccbench does not honour",
          info.provider, info.domain, ofi_mode_names(extra));
   if (const std::uint64_t extra = info.mr_mode & ~kOfiMrModesHonoured)
-    fail(ExitCode::precondition, "ofi: provider {} (domain {}) demands memory registration mode {}, which ccbench "
-         "does not honour", info.provider, info.domain, ofi_mr_mode_names(extra));
+    fail(ExitCode::precondition,
+         "ofi: provider {} (domain {}) demands memory registration mode {}, which ccbench "
+         "does not honour",
+         info.provider, info.domain, ofi_mr_mode_names(extra));
   if (!(info.caps & kTagged))
-    fail(ExitCode::precondition, "ofi: provider {} (domain {}) offers no tagged messages (FI_TAGGED), which carry "
-         "ccbench's credits", info.provider, info.domain);
+    fail(ExitCode::precondition,
+         "ofi: provider {} (domain {}) offers no tagged messages (FI_TAGGED), which carry "
+         "ccbench's credits",
+         info.provider, info.domain);
   if (info.max_msg_size < slot_bytes)
-    fail(ExitCode::precondition, "ofi: provider {} (domain {}) carries messages of up to {} bytes and the channels' "
-         "slots are {} bytes (lower CCBENCH_CPU_SLOT_BYTES / CCBENCH_GPU_SLOT_BYTES)", info.provider, info.domain,
-         info.max_msg_size, slot_bytes);
+    fail(ExitCode::precondition,
+         "ofi: provider {} (domain {}) carries messages of up to {} bytes and the channels' "
+         "slots are {} bytes (lower CCBENCH_CPU_SLOT_BYTES / CCBENCH_GPU_SLOT_BYTES)",
+         info.provider, info.domain, info.max_msg_size, slot_bytes);
   OfiPlan p;
   p.local_desc = info.mr_mode & kMrLocal;
   p.virt_addr = info.mr_mode & kMrVirtAddr;
@@ -264,8 +295,10 @@ static_assert(kOfiMaxChannels == 1u << kChannelBits && kChannelBits + kSlotBits 
 std::uint64_t ofi_tag(OfiMsgKind kind, int sender, int channel_tag, std::uint32_t slot) {
   if (sender < 0 || sender >= kOfiMaxRanks || channel_tag < 0 || channel_tag >= (1 << kTagBits) ||
       slot >= static_cast<std::uint32_t>(kOfiMaxSlots))
-    fail(ExitCode::runtime, "ofi: rank {}, channel tag {}, slot {} do not fit a tag (ranks below {}, tags below {}, "
-         "slots below {})", sender, channel_tag, slot, kOfiMaxRanks, 1 << kTagBits, kOfiMaxSlots);
+    fail(ExitCode::runtime,
+         "ofi: rank {}, channel tag {}, slot {} do not fit a tag (ranks below {}, tags below {}, "
+         "slots below {})",
+         sender, channel_tag, slot, kOfiMaxRanks, 1 << kTagBits, kOfiMaxSlots);
   return (static_cast<std::uint64_t>(kind) << (kRankBits + kTagBits + kSlotBits)) |
          (static_cast<std::uint64_t>(sender) << (kTagBits + kSlotBits)) |
          (static_cast<std::uint64_t>(channel_tag) << kSlotBits) | slot;
@@ -283,8 +316,10 @@ OfiTagFields decode_ofi_tag(std::uint64_t tag) {
 std::uint64_t ofi_cq_data(std::uint32_t channel, std::uint32_t slot, bool length_in_data, std::uint64_t bytes) {
   if (channel >= kOfiMaxChannels || slot >= static_cast<std::uint32_t>(kOfiMaxSlots) ||
       (length_in_data && bytes > UINT32_MAX))
-    fail(ExitCode::runtime, "ofi: channel {} slot {} ({} bytes) do not fit remote CQ data (channels below {}, slots "
-         "below {}, under 4 GiB)", channel, slot, bytes, kOfiMaxChannels, kOfiMaxSlots);
+    fail(ExitCode::runtime,
+         "ofi: channel {} slot {} ({} bytes) do not fit remote CQ data (channels below {}, slots "
+         "below {}, under 4 GiB)",
+         channel, slot, bytes, kOfiMaxChannels, kOfiMaxSlots);
   const std::uint64_t low = (channel << kSlotBits) | slot;
   return length_in_data ? (bytes << 32) | low : low;
 }
@@ -328,7 +363,8 @@ namespace {
 
 template <typename T>
 void put(std::uint8_t* p, std::size_t& at, T v) {
-  for (std::size_t i = 0; i < sizeof(T); ++i) p[at++] = static_cast<std::uint8_t>(static_cast<std::uint64_t>(v) >> (8 * i));
+  for (std::size_t i = 0; i < sizeof(T); ++i)
+    p[at++] = static_cast<std::uint8_t>(static_cast<std::uint64_t>(v) >> (8 * i));
 }
 
 template <typename T>
@@ -367,11 +403,15 @@ OfiConnData decode_ofi_conn(const std::uint8_t* data, std::size_t size, int peer
          peer, size, kOfiConnBytes);
   std::size_t at = 0;
   if (const auto magic = get<std::uint32_t>(data, at); magic != kOfiConnMagic)
-    fail(ExitCode::runtime, "ofi: connection data from rank {} does not start with ccbench's magic ({:#x}, expected "
-         "{:#x})", peer, magic, kOfiConnMagic);
+    fail(ExitCode::runtime,
+         "ofi: connection data from rank {} does not start with ccbench's magic ({:#x}, expected "
+         "{:#x})",
+         peer, magic, kOfiConnMagic);
   if (const auto version = get<std::uint16_t>(data, at); version != kOfiConnVersion)
-    fail(ExitCode::runtime, "ofi: connection data from rank {} is version {}, this build speaks version {} (run the "
-         "same ccbench build on every rank)", peer, version, kOfiConnVersion);
+    fail(ExitCode::runtime,
+         "ofi: connection data from rank {} is version {}, this build speaks version {} (run the "
+         "same ccbench build on every rank)",
+         peer, version, kOfiConnVersion);
   OfiConnData d;
   const auto protocol = get<std::uint8_t>(data, at);
   at += 1;
@@ -386,12 +426,15 @@ OfiConnData decode_ofi_conn(const std::uint8_t* data, std::size_t size, int peer
   if (d.rank != peer)
     fail(ExitCode::runtime, "ofi: connection data received from rank {} describes rank {}", peer, d.rank);
   if (protocol > static_cast<std::uint8_t>(OfiProtocol::tagged) || d.protocol != expected)
-    fail(ExitCode::precondition, "ofi: rank {} carries the channel with tag {} as {} and this rank as {} (every rank "
-         "must pass the same --ofi-protocol and see the same provider)", peer, d.tag,
-         protocol > 2 ? std::string_view("?") : name(d.protocol), name(expected));
+    fail(ExitCode::precondition,
+         "ofi: rank {} carries the channel with tag {} as {} and this rank as {} (every rank "
+         "must pass the same --ofi-protocol and see the same provider)",
+         peer, d.tag, protocol > 2 ? std::string_view("?") : name(d.protocol), name(expected));
   if (d.slots == 0 || d.slots > static_cast<std::uint32_t>(kOfiMaxSlots) || d.channel >= kOfiMaxChannels)
-    fail(ExitCode::runtime, "ofi: connection data from rank {} describes {} slots on channel {} (1 to {} slots, "
-         "channels below {})", peer, d.slots, d.channel, kOfiMaxSlots, kOfiMaxChannels);
+    fail(ExitCode::runtime,
+         "ofi: connection data from rank {} describes {} slots on channel {} (1 to {} slots, "
+         "channels below {})",
+         peer, d.slots, d.channel, kOfiMaxSlots, kOfiMaxChannels);
   if (expected == OfiProtocol::rma && (d.bytes == 0 || d.bytes % d.slots != 0))
     fail(ExitCode::runtime, "ofi: connection data from rank {} describes {} bytes in {} slots (non-zero, whole slots)",
          peer, d.bytes, d.slots);

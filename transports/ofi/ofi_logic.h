@@ -64,18 +64,17 @@ bool ofi_provider_matches(std::string_view wanted, std::string_view provider);
 namespace ofi_bits {
 // capabilities (fi_info.caps)
 inline constexpr std::uint64_t kMsg = 1ull << 1, kRma = 1ull << 2, kTagged = 1ull << 3, kRead = 1ull << 8,
-                               kWrite = 1ull << 9, kRecv = 1ull << 10, kSend = 1ull << 11,
-                               kRemoteWrite = 1ull << 13, kHmem = 1ull << 47, kLocalComm = 1ull << 51,
-                               kRemoteComm = 1ull << 52;
+                               kWrite = 1ull << 9, kRecv = 1ull << 10, kSend = 1ull << 11, kRemoteWrite = 1ull << 13,
+                               kHmem = 1ull << 47, kLocalComm = 1ull << 51, kRemoteComm = 1ull << 52;
 // mode bits (fi_info.mode): what the provider asks of the application
 inline constexpr std::uint64_t kContext = 1ull << 59, kMsgPrefix = 1ull << 58, kAsyncIov = 1ull << 57,
                                kRxCqData = 1ull << 56, kLocalMr = 1ull << 55, kContext2 = 1ull << 52,
                                kBufferedRecv = 1ull << 51;
 // memory-registration modes (fi_domain_attr.mr_mode)
-inline constexpr std::uint64_t kMrBasic = 1ull << 0, kMrScalable = 1ull << 1, kMrLocal = 1ull << 2,
-                               kMrRaw = 1ull << 3, kMrVirtAddr = 1ull << 4, kMrAllocated = 1ull << 5,
-                               kMrProvKey = 1ull << 6, kMrMmuNotify = 1ull << 7, kMrRmaEvent = 1ull << 8,
-                               kMrEndpoint = 1ull << 9, kMrHmem = 1ull << 10;
+inline constexpr std::uint64_t kMrBasic = 1ull << 0, kMrScalable = 1ull << 1, kMrLocal = 1ull << 2, kMrRaw = 1ull << 3,
+                               kMrVirtAddr = 1ull << 4, kMrAllocated = 1ull << 5, kMrProvKey = 1ull << 6,
+                               kMrMmuNotify = 1ull << 7, kMrRmaEvent = 1ull << 8, kMrEndpoint = 1ull << 9,
+                               kMrHmem = 1ull << 10;
 }  // namespace ofi_bits
 
 // The mode and mr_mode bits this transport honours, which fabric.cpp offers in its hints (a
@@ -93,9 +92,9 @@ inline constexpr std::uint64_t kMrBasic = 1ull << 0, kMrScalable = 1ull << 1, kM
 // FI_MR_RMA_EVENT.
 inline constexpr std::uint64_t kOfiModesHonoured =
     ofi_bits::kContext | ofi_bits::kContext2 | ofi_bits::kAsyncIov | ofi_bits::kRxCqData;
-inline constexpr std::uint64_t kOfiMrModesHonoured =
-    ofi_bits::kMrLocal | ofi_bits::kMrVirtAddr | ofi_bits::kMrAllocated | ofi_bits::kMrProvKey |
-    ofi_bits::kMrEndpoint | ofi_bits::kMrHmem;
+inline constexpr std::uint64_t kOfiMrModesHonoured = ofi_bits::kMrLocal | ofi_bits::kMrVirtAddr |
+                                                     ofi_bits::kMrAllocated | ofi_bits::kMrProvKey |
+                                                     ofi_bits::kMrEndpoint | ofi_bits::kMrHmem;
 
 // "FI_CONTEXT|FI_MR_LOCAL"-style names of the bits set in `mode` and `mr_mode` (unknown ones in hex).
 std::string ofi_mode_names(std::uint64_t mode);
@@ -109,11 +108,11 @@ struct OfiEndpointInfo {
   std::string domain;    // domain_attr->name: "lo", "eth0", "rdmap0s6-rdm", "cxi0"
   std::string fabric;    // fabric_attr->name: "127.0.0.1/32", "efa", "cxi"
   std::uint64_t caps = 0, mode = 0, mr_mode = 0;
-  std::size_t cq_data_size = 0;        // bytes of remote CQ data (0: none)
-  std::uint64_t max_msg_size = 0;      // ep_attr->max_msg_size
-  std::size_t mr_key_size = 0;         // bytes of a registration key
+  std::size_t cq_data_size = 0;          // bytes of remote CQ data (0: none)
+  std::uint64_t max_msg_size = 0;        // ep_attr->max_msg_size
+  std::size_t mr_key_size = 0;           // bytes of a registration key
   std::size_t tx_size = 0, rx_size = 0;  // operations each queue takes before FI_EAGAIN
-  std::size_t inject_size = 0;         // tx_attr->inject_size: the most bytes an injected post carries
+  std::size_t inject_size = 0;           // tx_attr->inject_size: the most bytes an injected post carries
 };
 
 // Where the ranks are: whether they share one host and one node (emulated nodes count as nodes).
@@ -162,16 +161,16 @@ void check_same_ofi_provider(const std::vector<std::string>& chosen, const std::
 // ---------------------------------------------------------------------------------------------
 struct OfiPlan {
   OfiProtocol protocol = OfiProtocol::tagged;  // rma or tagged
-  std::string why_not_rma;   // automatic and tagged: why (empty when rma)
-  bool local_desc = false;   // FI_MR_LOCAL: pass the descriptors of registered local buffers
-  bool virt_addr = false;    // FI_MR_VIRT_ADDR: remote addresses are virtual, else region offsets
-  bool prov_key = false;     // FI_MR_PROV_KEY: the provider picks keys, else we request unique ones
-  bool bind_endpoint = false;  // FI_MR_ENDPOINT: fi_mr_bind to the endpoint, then fi_mr_enable
-  bool hmem_iface = false;   // FI_MR_HMEM: GPU memory is registered with iface CUDA and its device
-  bool hmem = false;         // the entry carries GPU memory (FI_HMEM capability)
-  bool length_in_data = false;  // rma: the remote CQ data carries the slot's length (8 bytes of it)
-  bool notify_after_write = false;  // rma: fi_write, then the CQ data alone once it completed
-  bool inject_credits = false;  // credits go as fi_tinject (inject size >= 8 bytes)
+  std::string why_not_rma;                     // automatic and tagged: why (empty when rma)
+  bool local_desc = false;                     // FI_MR_LOCAL: pass the descriptors of registered local buffers
+  bool virt_addr = false;                      // FI_MR_VIRT_ADDR: remote addresses are virtual, else region offsets
+  bool prov_key = false;                       // FI_MR_PROV_KEY: the provider picks keys, else we request unique ones
+  bool bind_endpoint = false;                  // FI_MR_ENDPOINT: fi_mr_bind to the endpoint, then fi_mr_enable
+  bool hmem_iface = false;                     // FI_MR_HMEM: GPU memory is registered with iface CUDA and its device
+  bool hmem = false;                           // the entry carries GPU memory (FI_HMEM capability)
+  bool length_in_data = false;                 // rma: the remote CQ data carries the slot's length (8 bytes of it)
+  bool notify_after_write = false;             // rma: fi_write, then the CQ data alone once it completed
+  bool inject_credits = false;                 // credits go as fi_tinject (inject size >= 8 bytes)
   // Sends may go from host memory never registered (no FI_MR_LOCAL; FI_MR_HMEM asks it for GPU
   // memory only: fi_mr(3)), so the channels offer their zero-copy send end for any of the caller's
   // host memory.
@@ -257,9 +256,9 @@ struct OfiConnData {
   int rank = -1, tag = 0;
   std::uint32_t channel = 0;  // the writer's channel number (its CQ data names it)
   std::uint32_t slots = 0;
-  std::uint64_t key = 0;      // rma receivers: the slots' registration key
-  std::uint64_t base = 0;     // rma receivers: the address of slot 0 remote writes name
-  std::uint64_t bytes = 0;    // rma receivers: the registered bytes
+  std::uint64_t key = 0;    // rma receivers: the slots' registration key
+  std::uint64_t base = 0;   // rma receivers: the address of slot 0 remote writes name
+  std::uint64_t bytes = 0;  // rma receivers: the registered bytes
   bool operator==(const OfiConnData&) const = default;
 };
 using OfiConnBlob = std::array<std::uint8_t, kOfiConnBytes>;

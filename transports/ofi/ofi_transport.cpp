@@ -60,13 +60,12 @@ void prepare_ofi_gpu(const RankLayout& layout, int cuda_device) {
 #if !CCBENCH_HAVE_LIBFABRIC
 
 std::optional<std::string> ofi_unavailable_reason() {
-  return std::string("this ccbench was built without libfabric (install libfabric-dev and configure with "
-                     "-DCCBENCH_WITH_LIBFABRIC=ON)");
+  return std::string(
+      "this ccbench was built without libfabric (install libfabric-dev and configure with "
+      "-DCCBENCH_WITH_LIBFABRIC=ON)");
 }
 
-TransportOps ofi_transport_ops() {
-  return left_out_transport<ofi_unavailable_reason>(name(Transport::ofi));
-}
+TransportOps ofi_transport_ops() { return left_out_transport<ofi_unavailable_reason>(name(Transport::ofi)); }
 
 OfiSelection select_ofi(const RankLayout&, std::size_t, bool) {
   fail(ExitCode::precondition, "--transport ofi: {}", *ofi_unavailable_reason());
@@ -123,8 +122,10 @@ std::optional<std::string> hmem_registration_fails(const OfiSelection& s, int cu
   constexpr std::size_t kHmemProbeBytes = 1 << 16;
   void* p = nullptr;
   if (cudaSetDevice(cuda_device) != cudaSuccess || cudaMalloc(&p, kHmemProbeBytes) != cudaSuccess)
-    return fmt::format("GPU {} memory could not be allocated for a trial registration: GPU buffers are staged "
-                       "through host memory", cuda_device);
+    return fmt::format(
+        "GPU {} memory could not be allocated for a trial registration: GPU buffers are staged "
+        "through host memory",
+        cuda_device);
   std::optional<std::string> why;
   try {
     auto ep = catalog(true).open(s.entry, s.plan);
@@ -152,8 +153,10 @@ std::optional<std::string> ofi_hmem_unavailable_reason(const RankLayout& layout,
     const std::string host_provider = select_ofi(layout, 0, false).info.provider;
     const OfiSelection s = select_ofi(layout, 0, true);
     if (s.info.provider != host_provider)
-      return fmt::format("provider {} carries no GPU memory here (FI_HMEM): GPU buffers are staged through host "
-                         "memory", host_provider);
+      return fmt::format(
+          "provider {} carries no GPU memory here (FI_HMEM): GPU buffers are staged through host "
+          "memory",
+          host_provider);
     return hmem_registration_fails(s, cuda_device);
   } catch (const Error& e) {
     return fmt::format("no FI_HMEM endpoint ({}): GPU buffers are staged through host memory", e.what());
@@ -205,14 +208,15 @@ void wait_request(MPI_Request& req, MPI_Status* st, std::chrono::steady_clock::t
 
 // Every rank's fixed-size block of `mine` (collective over comm), bounded by the set-up deadline.
 template <std::size_t N>
-std::vector<std::array<std::uint8_t, N>> gather_blocks(const SetupArgs& a, const std::array<std::uint8_t, N>& mine,
-                                                       const char* what) {
+std::vector<std::array<std::uint8_t, N> > gather_blocks(const SetupArgs& a, const std::array<std::uint8_t, N>& mine,
+                                                        const char* what) {
   int n = 0;
   CCB_MPI(MPI_Comm_size(a.comm, &n));
-  std::vector<std::array<std::uint8_t, N>> all(static_cast<std::size_t>(n));
+  std::vector<std::array<std::uint8_t, N> > all(static_cast<std::size_t>(n));
   MPI_Request req = MPI_REQUEST_NULL;
   check_mpi(MPI_Iallgather(mine.data(), static_cast<int>(N), MPI_BYTE, all.data(), static_cast<int>(N), MPI_BYTE,
-                           a.comm, &req), "MPI_Iallgather during ofi set-up");
+                           a.comm, &req),
+            "MPI_Iallgather during ofi set-up");
   wait_request(req, MPI_STATUS_IGNORE, a.deadline, fmt::format("every rank to send its {}", what));
   return all;
 }
@@ -263,7 +267,7 @@ class OfiJob final : public TransportJob {
   std::map<std::uint32_t, OfiChannelEnd*> owners_;
   std::uint32_t next_id_ = 0;
   std::uint64_t keys_ = 0;
-  std::deque<std::function<bool()>> queued_;
+  std::deque<std::function<bool()> > queued_;
   std::vector<OfiCompletion> batch_;
   std::vector<Retired> retired_;
 };
@@ -284,7 +288,8 @@ OfiJob::OfiJob(const SetupArgs& a) {
   if (!failed) std::memcpy(name.data(), sel_.info.provider.data(), sel_.info.provider.size());
   std::vector<std::string> chosen;
   for (const auto& b : gather_blocks(a, name, "chosen ofi provider"))
-    chosen.emplace_back(reinterpret_cast<const char*>(b.data()), strnlen(reinterpret_cast<const char*>(b.data()), kNameBytes));
+    chosen.emplace_back(reinterpret_cast<const char*>(b.data()),
+                        strnlen(reinterpret_cast<const char*>(b.data()), kNameBytes));
   if (failed) throw *failed;
   for (const std::string& c : chosen)
     if (c.empty()) return;  // another rank failed and says why
@@ -299,7 +304,7 @@ OfiJob::OfiJob(const SetupArgs& a) {
   }
   const auto blocks = gather_blocks(a, mine, "ofi endpoint address");
   if (failed) throw *failed;
-  std::vector<std::vector<std::uint8_t>> addresses;
+  std::vector<std::vector<std::uint8_t> > addresses;
   for (std::size_t r = 0; r < blocks.size(); ++r) {
     if (std::all_of(blocks[r].begin(), blocks[r].begin() + 4, [](std::uint8_t b) { return b == 0; })) {
       // a zero length: that rank failed and says why
@@ -355,7 +360,7 @@ class OfiChannelEnd {
   void check(OfiOp op, const OfiCompletion& c) const {
     if (c.err)
       throw Error(classify_ofi_error(c.err).code, ofi_completion_message(provider(), name(op, job_.plan().protocol),
-                                                                        peer_, c.err, c.err_text, c.prov_text));
+                                                                         peer_, c.err, c.err_text, c.prov_text));
   }
 
  protected:
@@ -427,15 +432,19 @@ class OfiRecvChannel final : public RecvChannel, public DirectRecv, public OfiCh
     d.bytes = region_.bytes();
     blob_ = encode_ofi_conn(d);
     check_mpi(MPI_Isend(blob_.data(), static_cast<int>(blob_.size()), MPI_BYTE, peer_rank_, kOfiReceiverDataTag + tag_,
-                        a.comm, &send_req_), "MPI_Isend of ofi connection data");
+                        a.comm, &send_req_),
+              "MPI_Isend of ofi connection data");
   }
   // Every sender has attached: this rank's connection data has been taken.
   void connected(const SetupArgs& a) {
-    wait_request(send_req_, MPI_STATUS_IGNORE, a.deadline, fmt::format("{} did not take this rank's connection data "
-                                                                       "in time", peer_));
+    wait_request(send_req_, MPI_STATUS_IGNORE, a.deadline,
+                 fmt::format("{} did not take this rank's connection data "
+                             "in time",
+                             peer_));
   }
   const void* try_peek(std::size_t* bytes) override {
-    if (caller_slots_) fail(ExitCode::runtime, "ofi: the zero-copy channel from {} is read with try_receive_into", peer_);
+    if (caller_slots_)
+      fail(ExitCode::runtime, "ofi: the zero-copy channel from {} is read with try_receive_into", peer_);
     if (!ring_.peek()) job_.progress();
     const auto len = ring_.peek();
     if (!len) return nullptr;
@@ -455,10 +464,13 @@ class OfiRecvChannel final : public RecvChannel, public DirectRecv, public OfiCh
   // The peer's transfer has already landed in the caller's slot: `dst` must be that slot.
   bool try_receive_into(void* dst, std::size_t cap, std::size_t* bytes) override {
     const std::uint64_t slot_addr =
-        region_.base + region_.slot_offset(static_cast<std::uint32_t>(ring_.taken() % static_cast<std::uint64_t>(depth_)));
+        region_.base +
+        region_.slot_offset(static_cast<std::uint32_t>(ring_.taken() % static_cast<std::uint64_t>(depth_)));
     if (reinterpret_cast<std::uint64_t>(dst) != slot_addr || cap < slot_bytes_)
-      fail(ExitCode::runtime, "ofi: zero-copy receive from {} into {} ({} bytes), but the peer writes slot {:#x} ({} "
-           "bytes)", peer_, dst, cap, slot_addr, slot_bytes_);
+      fail(ExitCode::runtime,
+           "ofi: zero-copy receive from {} into {} ({} bytes), but the peer writes slot {:#x} ({} "
+           "bytes)",
+           peer_, dst, cap, slot_addr, slot_bytes_);
     auto got = ring_.take();
     if (!got) {
       job_.progress();
@@ -477,7 +489,8 @@ class OfiRecvChannel final : public RecvChannel, public DirectRecv, public OfiCh
       if (credit_owed_) send_credit();
       return;
     }
-    if (op != OfiOp::data_recv) fail(ExitCode::runtime, "ofi: a receiving channel completed a {}", name(op, protocol()));
+    if (op != OfiOp::data_recv)
+      fail(ExitCode::runtime, "ofi: a receiving channel completed a {}", name(op, protocol()));
     arrived(seq, c.len);
   }
   void on_remote_write(std::uint32_t slot, std::size_t len) override {
@@ -549,7 +562,8 @@ class OfiSendChannel final : public SendChannel, public DirectSend, public OfiCh
     MPI_Request req = MPI_REQUEST_NULL;
     MPI_Status st{};
     check_mpi(MPI_Irecv(blob.data(), static_cast<int>(blob.size()), MPI_BYTE, peer_rank_, kOfiReceiverDataTag + tag_,
-                        a.comm, &req), "MPI_Irecv of ofi connection data");
+                        a.comm, &req),
+              "MPI_Irecv of ofi connection data");
     wait_request(req, &st, a.deadline, fmt::format("{} did not send its ofi connection data in time", peer_));
     int count = 0;
     MPI_Get_count(&st, MPI_BYTE, &count);
@@ -564,7 +578,8 @@ class OfiSendChannel final : public SendChannel, public DirectSend, public OfiCh
     return can_post() ? slot(window_.slot_to_fill()) : nullptr;
   }
   void post(std::size_t bytes) override {
-    if (bytes > slot_bytes_) fail(ExitCode::runtime, "ofi: post of {} bytes to {} into slots of {}", bytes, peer_, slot_bytes_);
+    if (bytes > slot_bytes_)
+      fail(ExitCode::runtime, "ofi: post of {} bytes to {} into slots of {}", bytes, peer_, slot_bytes_);
     send_from(slot(window_.slot_to_fill()), mr_.get(), bytes);
   }
   std::size_t slot_bytes() const override { return slot_bytes_; }
@@ -626,9 +641,8 @@ class OfiSendChannel final : public SendChannel, public DirectSend, public OfiCh
       const std::uint64_t data = ofi_cq_data(remote_.channel, k, job_.plan().length_in_data, bytes);
       const std::optional<std::uint64_t> with = notify_later ? std::nullopt : std::optional<std::uint64_t>(data);
       notices_[k] = data;
-      job_.post([=, this] {
-        return job_.ep().write(from, bytes, mem, peer_address_, remote, remote_.key, with, cookie);
-      });
+      job_.post(
+          [=, this] { return job_.ep().write(from, bytes, mem, peer_address_, remote, remote_.key, with, cookie); });
     } else {
       const std::uint64_t tag = ofi_tag(OfiMsgKind::data, rank_, tag_, k);
       job_.post([=, this] { return job_.ep().tsend(from, bytes, mem, peer_address_, tag, cookie); });
@@ -655,7 +669,9 @@ class OfiSendChannel final : public SendChannel, public DirectSend, public OfiCh
 }  // namespace
 
 TransportOps ofi_transport_ops() {
-  return {name(Transport::ofi), false, [](const RankLayout&, int, int, std::string*) { return true; },
+  return {name(Transport::ofi),
+          false,
+          [](const RankLayout&, int, int, std::string*) { return true; },
           [](const SetupArgs& a) -> std::unique_ptr<TransportJob> { return std::make_unique<OfiJob>(a); },
           [](const SetupArgs& a, ChannelSetup*) -> std::unique_ptr<RecvChannel> {
             return std::make_unique<OfiRecvChannel>(a);

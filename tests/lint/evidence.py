@@ -47,7 +47,7 @@ SKIP_DIRS = {".git", "node_modules", "__pycache__"}
 MAX_EVIDENCE_BYTES = 1 << 20
 RAW_LOG = re.compile(r"\.log(\.gz)?$")
 MAX_SCAN_BYTES = 4 << 20
-SELF = os.path.join("tests", "evidence.py")
+SELF = os.path.join("tests", "lint", "evidence.py")
 
 
 def load_index(src):
@@ -133,7 +133,7 @@ def evidence_files(src):
 RULES = f"""## What an entry keeps
 
 One folder per entry, `docs/evidence/<id>/`, and its entry in `index.yaml` (`id`, `machine`,
-`date`, `commit`, `command`, `summary`, `files`). `tests/evidence.py` (ctest `lint.evidence`)
+`date`, `commit`, `command`, `summary`, `files`). `tests/lint/evidence.py` (ctest `lint.evidence`)
 checks the rules marked *checked*.
 
 - `README.md` (*checked*): what ran (the command, or the script beside it), the environment
@@ -158,7 +158,7 @@ checks the rules marked *checked*.
 def render_index(doc):
     """INDEX.md: what people read; generated, never edited by hand."""
     lines = ["# Evidence index", "",
-             "Generated from `index.yaml` by `python3 tests/evidence.py . --write-index`; do not edit by hand.",
+             "Generated from `index.yaml` by `python3 tests/lint/evidence.py . --write-index`; do not edit by hand.",
              "Each entry is one measurement; cite it by its id. Ids are `<machine>-<yyyymmdd>-<label>`.", ""]
     lines += RULES + ["", "## Machines", "", "| machine | what it is |", "|---|---|"]
     lines += [f"| `{k}` | {' '.join(str(v).split())} |" for k, v in doc["machines"].items()]
@@ -224,7 +224,7 @@ def check(src):
         current = open(md_path, encoding="utf-8").read() if os.path.exists(md_path) else ""
         if not problems and current != render_index(doc):
             problems.append(f"{INDEX_MD} is not the one generated from {INDEX_YAML}: run "
-                            "python3 tests/evidence.py . --write-index")
+                            "python3 tests/lint/evidence.py . --write-index")
         problems += citation_problems(src, doc)
     return problems
 

@@ -4,9 +4,9 @@
 --flags`, read from CLI11 itself, not from the declarations) must be documented in its
 subcommand's section, and every flag documented must exist.
 
-Usage: tests/reference_check.py --ccbench PATH --doc docs/reference.md      exit 0 when all agree
-       tests/reference_check.py --ccbench PATH --doc docs/reference.md --write   regenerate the doc
-       tests/reference_check.py --self-test      a doc with a flag too many and one missing is caught
+Usage: tests/lint/reference_check.py --ccbench PATH --doc docs/reference.md      exit 0 when all agree
+       tests/lint/reference_check.py --ccbench PATH --doc docs/reference.md --write   regenerate the doc
+       tests/lint/reference_check.py --self-test      a doc with a flag too many and one missing is caught
 """
 import argparse
 import difflib

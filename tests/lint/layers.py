@@ -4,9 +4,9 @@ own folder may include (LAYERS below; docs/design.md explains the layers). A fil
 listed is an error too, so a new folder has to take its place in the table. And every CCBENCH_*
 variable is read through core/knobs.h: a getenv("CCBENCH_...") anywhere else is an error.
 
-Usage: tests/layers.py [SOURCE_ROOT]     exit 0 when every include keeps the rule, 1 otherwise
-       tests/layers.py --table           prints the table (docs/design.md quotes it)
-       tests/layers.py --self-test       plants upward includes in a scratch tree: each must be caught
+Usage: tests/lint/layers.py [SOURCE_ROOT]     exit 0 when every include keeps the rule, 1 otherwise
+       tests/lint/layers.py --table           prints the table (docs/design.md quotes it)
+       tests/lint/layers.py --self-test       plants upward includes in a scratch tree: each must be caught
 """
 import os
 import re
@@ -62,7 +62,7 @@ def check(root):
                 rel = os.path.relpath(full, root)
                 mine = folder_of(rel)
                 if mine is None:
-                    problems.append(f"{rel}: folder not in the layer table (tests/layers.py)")
+                    problems.append(f"{rel}: folder not in the layer table (tests/lint/layers.py)")
                     continue
                 checked += 1
                 allowed = set(LAYERS[mine]) | {mine}
@@ -117,7 +117,7 @@ def main():
         for folder, allowed in LAYERS.items():
             print(f"| `{folder}/` | {', '.join(f'`{a}/`' for a in allowed) or 'nothing else'} |")
         return 0
-    root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
+    root = sys.argv[1] if len(sys.argv) > 1 else os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
     checked, problems = check(root)
     for p in problems:
         print(f"layers: {p}")
