@@ -158,6 +158,8 @@ struct ImplInfo {
   // The setting this instance runs with (--nccl-config: "maxCTAs=4;NCCL_ALGO=Ring"), the rows'
   // nccl_config column; "" for the implementation as registered.
   std::string setting = "";
+  // Among what a run takes without --impl (or with --impl default) on its device.
+  bool by_default = false;
 };
 
 // Every implementation ccbench knows, in the order reports list them; those left out of this

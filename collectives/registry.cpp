@@ -79,6 +79,11 @@ std::vector<ImplInfo> build_registry() {
   for (const char* n : {"ring", "tree", "oneshot", "twoshot", "ce", "best", "hier"})
     r.push_back({n, Device::gpu, "CUDA kernel", {}, kNoCuda});
 #endif
+  // Without --impl: the baseline, our ring and tree, and on GPUs our fastest kernel for each size.
+  for (ImplInfo& i : r)
+    i.by_default = i.device == Device::cpu
+                       ? (i.name == "mpi" || i.name == "ring" || i.name == "tree")
+                       : (i.name == "nccl" || i.name == "ring" || i.name == "tree" || i.name == "best");
   return r;
 }
 

@@ -147,13 +147,12 @@ SweepPlan plan_implementations(const RunOptions& opts, Device device) {
     return plan;
   }
   if (opts.impls.size() == 1 && opts.impls[0] == "default") {
-    // The baseline, our ring and tree, and our fastest kernel for each size.
-    const std::string nccl = opts.nccl_symmetric ? "nccl-symm" : "nccl";  // -R 2
-    const std::vector<std::string> names = device == Device::gpu
-                                               ? std::vector<std::string>{nccl, "ring", "tree", "best"}
-                                               : std::vector<std::string>{"mpi", "ring", "tree"};
-    for (const std::string& n : names)
-      if (const ImplInfo* i = find_implementation(n, device); i && i->make) plan.impls.push_back(i);
+    for (const ImplInfo& i : implementations()) {
+      if (i.device != device || !i.by_default) continue;
+      // -R 2: NCCL on symmetric windows in NCCL's place.
+      const ImplInfo* pick = opts.nccl_symmetric && i.name == "nccl" ? find_implementation("nccl-symm", device) : &i;
+      if (pick && pick->make) plan.impls.push_back(pick);
+    }
     return plan;
   }
   for (const std::string& n : opts.impls) {

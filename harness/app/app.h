@@ -7,7 +7,10 @@ namespace ccbench {
 
 // `ccbench --version` and `ccbench list` (list.cpp): rank 0 prints.
 int print_version(int launcher_rank);
-int print_implementations(int launcher_rank);
+// `ccbench list`: a table, or with `json` every collective and every implementation with its device,
+// whether it is built in (else why not), whether a run takes it without --impl and, where built
+// in, the collectives it implements (tests/support_matrix.py holds this against the test oracle).
+int print_implementations(int launcher_rank, bool json);
 int run_compare(const CompareRequest& request);
 int run_accept(const AcceptRequest& request);
 int run_export(const ExportRequest& request);

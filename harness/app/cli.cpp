@@ -78,6 +78,14 @@ TopoRequest TopoCommand::finish(const std::string& command_line) {
   return req_;
 }
 
+ListCommand::ListCommand(CLI::App& app)
+    : sub_(app.add_subcommand("list", "list the implementations this build knows")), set_(*sub_) {
+  set_.flag({"--json",
+             "print JSON: every collective, and every implementation with its device, whether it is built in, "
+             "whether a run takes it without --impl and the collectives it implements"},
+            json);
+}
+
 HelpCommand::HelpCommand(CLI::App& app)
     : sub_(app.add_subcommand("help", "help of ccbench or of one subcommand")), set_(*sub_) {
   set_.text({"subcommand", "the subcommand to describe"}, subcommand, "SUBCOMMAND");
@@ -88,7 +96,7 @@ HelpCommand::HelpCommand(CLI::App& app)
 CommandLine::CommandLine()
     : app("ccbench: collective-communication benchmark (NCCL and MPI against our ring, tree and more)", "ccbench"),
       top(app), run(app), links(app), topo(app), compare(app), accept(app), export_(app), history(app), model(app),
-      list_command(app.add_subcommand("list", "list the implementations this build knows")), help(app) {
+      list_command(app), help(app) {
   app.set_help_all_flag("--help-all", "help for every subcommand");
   top.flag({"--version", "print the version and the parts built in"}, version);
   top.flag({"--list", "list the implementations this build knows (as ccbench list)"}, list);
@@ -105,6 +113,7 @@ std::vector<std::pair<const CLI::App*, const cli::OptionSet*>> CommandLine::comm
           {subcommand("export"), &export_.options()},
           {subcommand("history"), &history.options()},
           {subcommand("model"), &model.options()},
+          {subcommand("list"), &list_command.options()},
           {subcommand("help"), &help.options()}};
 }
 
@@ -184,7 +193,7 @@ std::string hint_for(const CommandLine& cl, const CLI::App& where, const std::ve
 // The request of the subcommand given.
 Command finish(CommandLine& cl, int argc, const char* const* argv) {
   if (cl.version) return VersionRequest{};
-  if (cl.list || cl.list_command->parsed()) return ListRequest{};
+  if (cl.list || cl.list_command.given()) return ListRequest{cl.list_command.json};
   if (cl.help.given()) {
     if (cl.help.markdown) return HelpRequest{reference_markdown(cl)};
     if (cl.help.flags) return HelpRequest{cli::option_names(cl.app)};

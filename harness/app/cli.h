@@ -17,7 +17,9 @@
 namespace ccbench {
 
 struct VersionRequest {};
-struct ListRequest {};
+struct ListRequest {
+  bool json = false;  // list --json
+};
 struct HelpRequest {
   std::string text;
 };

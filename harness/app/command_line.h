@@ -48,6 +48,19 @@ class TopoCommand {
 
 // `ccbench help [SUBCOMMAND]`, and the generated reference (--markdown) with what its check
 // compares it with (--flags).
+// `ccbench list`: the implementations this build knows; --json adds what each implements.
+class ListCommand {
+ public:
+  explicit ListCommand(CLI::App& app);
+  const cli::OptionSet& options() const { return set_; }
+  bool given() const { return sub_->parsed(); }
+  bool json = false;
+
+ private:
+  CLI::App* sub_;
+  cli::OptionSet set_;
+};
+
 class HelpCommand {
  public:
   explicit HelpCommand(CLI::App& app);
@@ -78,7 +91,7 @@ class CommandLine {
   ExportCommand export_;
   HistoryCommand history;
   ModelCommand model;
-  CLI::App* list_command;
+  ListCommand list_command;
   HelpCommand help;
 
   // Every subcommand (CLI11's name) with its options, in the order help lists them.

@@ -61,7 +61,7 @@ const std::map<std::string, Usage>& usages() {
       {"model",
        {{"ccbench model --topology FILE|PRESET [OPTIONS]"},
         "  ccbench model --topology multinode-8gpu-8ndr --nodes 64"}},
-      {"list", {{"ccbench list"}, ""}},
+      {"list", {{"ccbench list [--json]"}, "  ccbench list --json"}},
       {"help", {{"ccbench help [SUBCOMMAND] [--markdown] [--flags]"}, "  ccbench help links"}},
   };
   return u;
@@ -150,7 +150,6 @@ std::string reference_markdown(const CommandLine& cl) {
     s += markdown_usage(sub->get_name());
     s += cli::reference_table(*set);
   }
-  s += "\n## `ccbench list`\n\n" + cl.list_command->get_description() + ". No options.\n";
   s += "\n## Transports\n\nOne table of names serves `--transport` of run and links and the transport column of "
        "the results; a name given where it is not valid is refused with what is valid there. `cuda_ipc` is "
        "accepted as p2p's earlier name.\n\n" +

@@ -1,5 +1,6 @@
 // `ccbench --version` and `ccbench list`.
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "collectives/implementation.h"
 #include "harness/app/app.h"
@@ -12,8 +13,36 @@ int print_version(int launcher_rank) {
   return 0;
 }
 
-int print_implementations(int launcher_rank) {
+namespace {
+
+nlohmann::ordered_json implementations_json() {
+  nlohmann::ordered_json out;
+  out["collectives"] = nlohmann::ordered_json::array();
+  for (Collective c : kAllCollectives) out["collectives"].push_back(name(c));
+  out["implementations"] = nlohmann::ordered_json::array();
+  for (const ImplInfo& i : implementations()) {
+    nlohmann::ordered_json e = {{"name", i.name},
+                                {"device", name(i.device)},
+                                {"built_in", static_cast<bool>(i.make)},
+                                {"by_default", i.by_default},
+                                {"summary", i.make ? i.summary : i.missing}};
+    // What an implementation implements is its own declaration: known where it is built in.
+    e["collectives"] = nlohmann::ordered_json::array();
+    if (i.make)
+      for (Collective c : i.make()->collectives().list()) e["collectives"].push_back(name(c));
+    out["implementations"].push_back(std::move(e));
+  }
+  return out;
+}
+
+}  // namespace
+
+int print_implementations(int launcher_rank, bool json) {
   if (launcher_rank != 0) return 0;
+  if (json) {
+    fmt::print("{}\n", implementations_json().dump(2));
+    return 0;
+  }
   fmt::print("{:<10} {:<4} {:<13} {}\n", "name", "on", "this build", "what it is");
   for (const ImplInfo& i : implementations())
     fmt::print("{:<10} {:<4} {:<13} {}\n", i.name, name(i.device), i.make ? "built in" : "not built in",

@@ -27,7 +27,7 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (std::holds_alternative<VersionRequest>(cmd)) return print_version(lrank);
-    if (std::holds_alternative<ListRequest>(cmd)) return print_implementations(lrank);
+    if (std::holds_alternative<ListRequest>(cmd)) return print_implementations(lrank, std::get<ListRequest>(cmd).json);
     if (auto* c = std::get_if<CompareRequest>(&cmd)) return run_compare(*c);
     if (auto* a = std::get_if<AcceptRequest>(&cmd)) return run_accept(*a);
     if (auto* x = std::get_if<ExportRequest>(&cmd)) return run_export(*x);

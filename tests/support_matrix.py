@@ -1,0 +1,134 @@
+#!/usr/bin/env python3
+"""What ccbench says it implements against what the test oracle expects: `ccbench list --json`
+(the registry and each implementation's own declaration) and tests/expected_cases.py (IMPLEMENTS,
+IMPLS_OF, DEFAULT_IMPLS, COLLECTIVES, written apart from the code) must agree on every collective
+name and its order, every implementation of each device and its order, the default set, and the
+collectives of every implementation built in. Two opinions that must match, not one copied into
+the other: a change to either alone fails here.
+
+Usage: support_matrix.py --ccbench PATH     compare the binary's listing with the oracle
+       support_matrix.py --self-test        the comparison on listings made to disagree
+"""
+import argparse
+import copy
+import json
+import os
+import subprocess
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import expected_cases  # noqa: E402
+
+
+def problems_of(listing):
+    """(problems, implementations not built in) of a `list --json` document against the oracle."""
+    problems, not_built = [], []
+    if listing.get("collectives") != expected_cases.COLLECTIVES:
+        problems.append(f"collectives {listing.get('collectives')}, the oracle has {expected_cases.COLLECTIVES}")
+    entries = listing.get("implementations", [])
+    for device, names in expected_cases.IMPLS_OF.items():
+        got = [e["name"] for e in entries if e["device"] == device]
+        if got != names:
+            problems.append(f"{device} implementations {got}, the oracle has {names} (in this order)")
+    for e in entries:
+        key = (e["device"], e["name"])
+        if key not in expected_cases.IMPLEMENTS:
+            continue  # said above, as a name the oracle does not list
+        by_default = e["name"] in expected_cases.DEFAULT_IMPLS[e["device"]]
+        if e["by_default"] != by_default:
+            problems.append(f"{e['device']} {e['name']}: by_default is {e['by_default']}, the oracle says {by_default}")
+        if not e["built_in"]:
+            not_built.append(f"{e['device']} {e['name']}")
+            continue
+        got, want = set(e["collectives"]), expected_cases.IMPLEMENTS[key]
+        if got != want:
+            problems.append(f"{e['device']} {e['name']} implements {sorted(got)}; the oracle expects {sorted(want)} "
+                            f"(only ccbench: {sorted(got - want)}, only the oracle: {sorted(want - got)})")
+    return problems, not_built
+
+
+def oracle_listing():
+    """The listing the oracle expects of a build with everything in it."""
+    return {"collectives": list(expected_cases.COLLECTIVES),
+            "implementations": [{"name": n, "device": d, "built_in": True,
+                                 "by_default": n in expected_cases.DEFAULT_IMPLS[d],
+                                 "collectives": [c for c in expected_cases.COLLECTIVES
+                                                 if c in expected_cases.IMPLEMENTS[(d, n)]]}
+                                for d, names in expected_cases.IMPLS_OF.items() for n in names]}
+
+
+def self_test():
+    def entry(doc, device, name):
+        return next(e for e in doc["implementations"] if e["device"] == device and e["name"] == name)
+
+    def drop_collective(doc):
+        entry(doc, "cpu", "ring")["collectives"].remove("broadcast")
+
+    def add_collective(doc):
+        entry(doc, "cpu", "tree")["collectives"].append("reducescatter")
+
+    def flip_default(doc):
+        entry(doc, "gpu", "best")["by_default"] = False
+
+    def swap_order(doc):
+        impls = doc["implementations"]
+        impls[1], impls[2] = impls[2], impls[1]
+
+    def rename(doc):
+        entry(doc, "gpu", "ce")["name"] = "copy-engine"
+
+    def drop_collective_name(doc):
+        doc["collectives"].remove("gather")
+
+    failures = []
+    good = oracle_listing()
+    problems, _ = problems_of(good)
+    if problems:
+        failures.append(f"the oracle's own listing: {problems}")
+    for edit in (drop_collective, add_collective, flip_default, swap_order, rename, drop_collective_name):
+        doc = copy.deepcopy(good)
+        edit(doc)
+        if not problems_of(doc)[0]:
+            failures.append(f"{edit.__name__} was not found")
+    not_built = copy.deepcopy(good)
+    entry(not_built, "gpu", "oneshot").update(built_in=False, collectives=[])
+    problems, missing = problems_of(not_built)
+    if problems or missing != ["gpu oneshot"]:
+        failures.append(f"an implementation not built in: {problems}, {missing}")
+    for f in failures:
+        print(f"support matrix self-test: FAIL: {f}")
+    if not failures:
+        print("support matrix self-test: every disagreement planted is found; the oracle's own listing passes")
+    return 1 if failures else 0
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--ccbench")
+    ap.add_argument("--self-test", action="store_true")
+    a = ap.parse_args()
+    if a.self_test:
+        return self_test()
+    if not a.ccbench:
+        ap.error("--ccbench PATH or --self-test")
+    p = subprocess.run([a.ccbench, "list", "--json"], capture_output=True, text=True, timeout=60)
+    if p.returncode != 0:
+        print(f"FAIL: ccbench list --json exited {p.returncode}: {p.stderr.strip()}")
+        return 1
+    try:
+        listing = json.loads(p.stdout)
+    except json.JSONDecodeError as e:
+        print(f"FAIL: ccbench list --json printed no JSON ({e}): {p.stdout[:200]!r}")
+        return 1
+    problems, not_built = problems_of(listing)
+    for problem in problems:
+        print(f"FAIL: {problem}")
+    built = len(listing["implementations"]) - len(not_built)
+    print(f"support matrix: {built} implementations built in checked against the oracle"
+          f"{'; not built in here, so their collectives unchecked: ' + ', '.join(not_built) if not_built else ''}; "
+          f"{len(problems)} disagreement(s)")
+    return 1 if problems else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
