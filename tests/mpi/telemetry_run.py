@@ -22,6 +22,9 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import expected_cases  # noqa: E402
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from testlib import ExitCode  # noqa: E402
+
 FAILURES = []
 
 
@@ -84,7 +87,8 @@ def healthy(args, tmp):
     rec = os.path.join(tmp, "recorded.json")
     p = run(args, out, {"CCBENCH_TELEMETRY_NVML_REPLAY": args.fixture, "CCBENCH_TELEMETRY_IB_DIR": ib,
                         "_extra": ["--fail-on-health", "--telemetry-record", rec]})
-    check(p.returncode == 0, f"healthy run: exit code 0 with --fail-on-health (got {p.returncode}: {p.stderr[-500:]})")
+    check(p.returncode == ExitCode.ok,
+          f"healthy run: exit code 0 with --fail-on-health (got {p.returncode}: {p.stderr[-500:]})")
     check("warning" not in p.stderr, "healthy run: no warning")
     check("# health check error counters: pass" in p.stdout, "healthy run: error-counter check passes")
     r = rows(out)
@@ -141,7 +145,7 @@ def unhealthy(args, tmp):
     p = run(args, out, {"CCBENCH_TELEMETRY_NVML_REPLAY": path, "CCBENCH_TELEMETRY_IB_DIR": ib,
                         "_extra": ["--fail-on-health"]})
     host = socket.gethostname()
-    check(p.returncode == 4, f"unhealthy run: exit code 4 (got {p.returncode})")
+    check(p.returncode == ExitCode.threshold, f"unhealthy run: exit code 4 (got {p.returncode})")
     for text in [f"warning: host {host} GPU 1 (NVIDIA H200): temperature 91 C reached the limit of 85 C",
                  f"warning: host {host} GPU 0 (NVIDIA H200): clocks throttled (sw_power_cap)",
                  f"warning: host {host} GPU 1 (NVIDIA H200) NVLink 7: CRC flit errors grew by 3 (found ",
@@ -181,7 +185,7 @@ def slow_counters(args, tmp):
                         "_extra": ["--telemetry-counter-interval", "100"]}, sizes)
     took = time.monotonic() - started
     host = socket.gethostname()
-    check(p.returncode == 0, f"slow counters: exit code 0 (got {p.returncode}: {p.stderr[-500:]})")
+    check(p.returncode == ExitCode.ok, f"slow counters: exit code 0 (got {p.returncode}: {p.stderr[-500:]})")
     measured = [x for x in rows(out) if x["status"] == "ok"]
     check(len(measured) == 20, f"slow counters: 20 measured rows (got {len(measured)})")
     lines = counters_follow_the_windows(out, measured, "slow counters", ("nvlink_errors", "pcie_replays"))
@@ -203,7 +207,7 @@ def without_hardware(args, tmp):
     out = os.path.join(tmp, "none")
     p = run(args, out, {"CCBENCH_TELEMETRY_IB_DIR": os.path.join(tmp, "no-ib"),
                         "CCBENCH_TELEMETRY_NVML_REPLAY": "", "_extra": []})
-    check(p.returncode == 0, f"no hardware: exit code 0 (got {p.returncode})")
+    check(p.returncode == ExitCode.ok, f"no hardware: exit code 0 (got {p.returncode})")
     node = json.load(open(os.path.join(out, "run.json")))["context"]["telemetry"]["nodes"][0]
     check(not node["nics"]["available"] and "does not exist" in node["nics"]["reason"], "no NIC: reason given")
     check(node["gpus"]["available"] or "reason" in node["gpus"], f"GPUs: available or a reason: {node['gpus']}")
@@ -217,7 +221,8 @@ def without_hardware(args, tmp):
         check("warning" not in p.stderr, "nothing readable: no warning")
     off = os.path.join(tmp, "off")
     p = run(args, off, {"CCBENCH_TELEMETRY_NVML_REPLAY": args.fixture, "_extra": ["--telemetry", "off"]})
-    check(p.returncode == 0 and not os.path.exists(os.path.join(off, "telemetry.jsonl")), "--telemetry off: no series")
+    check(p.returncode == ExitCode.ok and not os.path.exists(os.path.join(off, "telemetry.jsonl")),
+          "--telemetry off: no series")
     check(json.load(open(os.path.join(off, "run.json")))["context"]["telemetry"] == {"enabled": False},
           "--telemetry off: the context says so")
     check(all(x["gpu_temp_max[C]"] == "" for x in rows(off)), "--telemetry off: empty columns")
@@ -226,7 +231,7 @@ def without_hardware(args, tmp):
     default = os.path.join(tmp, "default")
     p = run(args, default, {"CCBENCH_TELEMETRY_NVML_REPLAY": args.fixture, "_default": True})
     tel = json.load(open(os.path.join(default, "run.json")))["context"]["telemetry"]
-    check(p.returncode == 0 and tel["enabled"] and os.path.exists(os.path.join(default, "telemetry.jsonl")),
+    check(p.returncode == ExitCode.ok and tel["enabled"] and os.path.exists(os.path.join(default, "telemetry.jsonl")),
           "default: telemetry on, a series file written")
     check(all(x["gpu_temp_max[C]"] != "" for x in rows(default)), "default: every row has its temperature")
 
@@ -235,16 +240,17 @@ def bad_input(args, tmp):
     out = os.path.join(tmp, "bad")
     p = subprocess.run([args.mpiexec, "--oversubscribe", "--allow-run-as-root", "-np", "2", args.ccbench,
                         "--telemetry-interval", "5", "--out", out], capture_output=True, text=True, timeout=120)
-    check(p.returncode == 2 and "--telemetry-interval: '5' is not valid; expected a whole number from 10 to 60000 (milliseconds)"
+    check(p.returncode == ExitCode.usage and "--telemetry-interval: '5' is not valid; expected a whole number from 10 to 60000 (milliseconds)"
           in p.stderr and not os.path.exists(out), "--telemetry-interval 5: exit code 2 before MPI, says what is valid")
     p = subprocess.run([args.mpiexec, "--oversubscribe", "--allow-run-as-root", "-np", "2", args.ccbench,
                         "--telemetry-counter-interval", "50", "--out", out], capture_output=True, text=True, timeout=120)
-    check(p.returncode == 2 and "--telemetry-counter-interval: '50' is not valid; expected a whole number from 100 to 600000 "
+    check(p.returncode == ExitCode.usage and "--telemetry-counter-interval: '50' is not valid; expected a whole number from 100 to 600000 "
           "(milliseconds)" in p.stderr and not os.path.exists(out), "--telemetry-counter-interval 50: exit code 2")
     p = run(args, out, {"_extra": ["--telemetry", "off", "--fail-on-health"]})
-    check(p.returncode == 2 and "--fail-on-health needs telemetry on" in p.stderr, "--fail-on-health with --telemetry off: exit 2")
+    check(p.returncode == ExitCode.usage and "--fail-on-health needs telemetry on" in p.stderr,
+          "--fail-on-health with --telemetry off: exit 2")
     p = run(args, out, {"CCBENCH_TELEMETRY_NVML_REPLAY": os.path.join(tmp, "absent.json"), "_extra": []})
-    check(p.returncode == 2 and "cannot read the recorded NVML answers" in p.stderr,
+    check(p.returncode == ExitCode.usage and "cannot read the recorded NVML answers" in p.stderr,
           f"a replay file that does not exist: exit code 2 naming it (got {p.returncode})")
 
 
@@ -258,7 +264,7 @@ def recorded_on_gpus(args, tmp):
     check(grew, f"the recording has NVLink CRC data errors growing between its first reads: {grew}")
     out = os.path.join(tmp, "recorded")
     p = run(args, out, {"CCBENCH_TELEMETRY_NVML_REPLAY": args.recorded, "_extra": []})
-    check(p.returncode == 0, f"recorded answers: exit code 0 (got {p.returncode}: {p.stderr[-500:]})")
+    check(p.returncode == ExitCode.ok, f"recorded answers: exit code 0 (got {p.returncode}: {p.stderr[-500:]})")
     for gpu, link in grew:
         check(re.search(rf"GPU {gpu} \(NVIDIA H200\) NVLink {link}: CRC data errors grew by \d+", p.stderr),
               f"recorded answers: a warning names GPU {gpu} NVLink {link}")
@@ -277,11 +283,11 @@ def temp_limit(args, tmp):
     path = os.path.join(tmp, "warm.json")
     json.dump(answers, open(path, "w"))
     host = socket.gethostname()
-    for limit, rc in (("60", 4), ("75", 0)):
+    for limit, rc in (("60", ExitCode.threshold), ("75", ExitCode.ok)):
         out = os.path.join(tmp, f"warm{limit}")
         p = run(args, out, {"CCBENCH_TELEMETRY_NVML_REPLAY": path, "_extra": ["--fail-on-health", "--temp-limit", limit]})
         warning = f"warning: host {host} GPU 1 (NVIDIA H200): temperature 70 C reached the limit of {limit} C"
-        check(p.returncode == rc and (p.stderr.count(warning) == 1) == (rc == 4),
+        check(p.returncode == rc and (p.stderr.count(warning) == 1) == (rc == ExitCode.threshold),
               f"--temp-limit {limit} with GPU 1 at 70 C: exit {rc}, {'the' if rc else 'no'} warning (got exit "
               f"{p.returncode}: {p.stderr[-300:]!r})")
         check(all(x["gpu_temp_max[C]"] == "70" for x in rows(out) if x["status"] == "ok"),
