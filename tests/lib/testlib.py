@@ -1,10 +1,17 @@
 """What the Python tests share: ccbench's exit codes, read from core/exit_code.h (the one place
-that defines them), and the check that fails a test with its reason.
+that defines them), and the ways a test fails with its reason.
 
     sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-    from testlib import ExitCode, Failed, check, killed_by
+    from testlib import ExitCode, Failed, check, killed_by, main_guard, need
 
     check(r.rc == ExitCode.timeout, f"exit code {r.rc}, expected {ExitCode.timeout.describe()}")
+
+Two styles of test:
+- fail fast: `check` and `need` raise Failed at the first check that fails; the script ends with
+  `sys.exit(main_guard(main))`, which prints "FAIL: <reason>" and exits 1 (main returns 0; where
+  the test cannot run here it returns SKIP or raises Skipped);
+- collecting: `checks = Checks()`, `checks(ok, what, detail)` prints one line a check and goes on;
+  the script ends with `sys.exit(checks.exit_code())` (or returns it from main).
 """
 import enum
 import os
@@ -33,6 +40,7 @@ class _Code(enum.IntEnum):
 
 
 ExitCode = _Code("ExitCode", _read_exit_codes())
+SKIP = 77  # a test that cannot run here (ctest's SKIP_RETURN_CODE); not one of ccbench's codes
 
 
 def killed_by(signal_number):
@@ -47,3 +55,56 @@ class Failed(Exception):
 def check(cond, what):
     if not cond:
         raise Failed(what)
+
+
+def need(cond, what, text=""):
+    """check() with the output that shows why (a job's stdout, a file) on the lines below `what`."""
+    if not cond:
+        raise Failed(what + ("\n" + text if text else ""))
+
+
+class Skipped(Exception):
+    """The test cannot run here (a tool or a device missing); the message says why."""
+
+
+def main_guard(main):
+    """Runs main() and returns its exit code for sys.exit: main's return value (0, or SKIP); 1,
+    after "FAIL: <reason>", when a check raised Failed; SKIP, after "SKIPPED: <reason>", on Skipped."""
+    try:
+        return main()
+    except Failed as e:
+        print(f"FAIL: {e}", flush=True)
+        return 1
+    except Skipped as e:
+        print(f"SKIPPED: {e}", flush=True)
+        return SKIP
+
+
+class Checks:
+    """Checks that go on after one fails. checks(ok, what, detail) prints "ok   WHAT" or
+    "FAIL WHAT" (and under a failure the detail, indented, its first 3000 characters) and returns
+    whether it held; exit_code() prints a one-line summary (the first line of each failed check)
+    and gives 0 when every check held, else 1."""
+
+    def __init__(self, name=""):
+        self.name = name  # the summary line starts with it
+        self.failures = []
+        self.count = 0
+
+    def __call__(self, ok, what, detail=""):
+        self.count += 1
+        print(("ok   " if ok else "FAIL ") + what, flush=True)
+        if not ok:
+            self.failures.append(what)
+            if detail:
+                print("     " + detail.replace("\n", "\n     ")[:3000], flush=True)
+        return bool(ok)
+
+    def exit_code(self):
+        head = f"{self.name}: " if self.name else ""
+        if not self.failures:
+            print(f"{head}all {self.count} checks passed", flush=True)
+            return 0
+        firsts = [(what.splitlines() or [""])[0] for what in self.failures]
+        print(f"{head}{len(self.failures)} of {self.count} checks failed: " + "; ".join(firsts), flush=True)
+        return 1
