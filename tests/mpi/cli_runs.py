@@ -21,15 +21,10 @@ import tempfile
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 import expected_cases  # noqa: E402
 
-FAILED = []
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from testlib import Checks, ExitCode  # noqa: E402
 
-
-def check(ok, what, detail=""):
-    print(("ok   " if ok else "FAIL ") + what)
-    if not ok:
-        FAILED.append(what)
-        if detail:
-            print("     " + detail.replace("\n", "\n     ")[:3000])
+checks = Checks("cli runs")
 
 
 def launch(opts, args, cwd, env=None):
@@ -49,47 +44,47 @@ def nccl_tests_line(opts, cwd):
             "-u 0 -y 0 -D 0 -J copy.json --collective allreduce --impl mpi,ring --out res --progress-interval 0.01")
     rc, out, err = launch(opts, args.split(), cwd)
     both = out + err
-    check(rc == 0, "nccl-tests flags: exit code 0", both)
-    check("# Using devices" in out, "start-up block: '# Using devices'", out)
+    checks(rc == ExitCode.ok, "nccl-tests flags: exit code 0", both)
+    checks("# Using devices" in out, "start-up block: '# Using devices'", out)
     for r in (0, 1):
         line = re.search(rf"^#  Rank +{r} Pid +\d+ on +\S+ CPU \(cores [0-9,-]+ NUMA [0-9,?-]+\) transport (.*)$", out, re.M)
-        check(line is not None, f"start-up block: rank {r} with host, pid, cores and NUMA node", out)
+        checks(line is not None, f"start-up block: rank {r} with host, pid, cores and NUMA node", out)
         if line:
-            check(line.group(1) == "auto: shm to 1 rank", f"start-up block: rank {r} transport '{line.group(1)}'")
+            checks(line.group(1) == "auto: shm to 1 rank", f"start-up block: rank {r} transport '{line.group(1)}'")
     # 1 collective x 2 implementations x 1 dtype x 1 op x 7 sizes (8 B .. 32K) x 2 in-place variants
-    check("# Measurements: 28\n" in out, "start-up block: 28 measurements", out)
-    check(re.search(r"^# Results: res/ \(results.csv, run.json, results.md\); JSON also in copy.json \(-J\)$", out, re.M)
-          is not None, "start-up block: results folder and -J file", out)
-    check("# note: -I/--per_iter_timing 1: ccbench always times single iterations" in out, "note for -I 1", out)
-    check("# note: -K/--per_iter_skip 1: 1 more warm-up iterations" in out, "note for -K 1", out)
+    checks("# Measurements: 28\n" in out, "start-up block: 28 measurements", out)
+    checks(re.search(r"^# Results: res/ \(results.csv, run.json, results.md\); JSON also in copy.json \(-J\)$", out, re.M)
+           is not None, "start-up block: results folder and -J file", out)
+    checks("# note: -I/--per_iter_timing 1: ccbench always times single iterations" in out, "note for -I 1", out)
+    checks("# note: -K/--per_iter_skip 1: 1 more warm-up iterations" in out, "note for -K 1", out)
     progress = re.findall(r"^ccbench: progress: (\d+)/28 measurements \((\d+)%\), (.*) elapsed, (.*)$", err, re.M)
     # Lines come as rows arrive (at most one per interval), so how many depends on the machine's
     # speed; what must hold: at least one line on the way, counts that only rise, the last line.
-    check(len(progress) >= 1, f"progress lines on stderr ({len(progress)})", err)
+    checks(len(progress) >= 1, f"progress lines on stderr ({len(progress)})", err)
     counts = [int(p[0]) for p in progress]
-    check(counts == sorted(counts) and all(0 < c <= 28 for c in counts), f"progress counts rise: {counts}")
-    check(re.search(r"^ccbench: progress: 28 measurements in .*, done$", err, re.M) is not None,
-          "the last progress line says all 28 measurements are done", err)
-    check(all(p[3].startswith("about ") and p[3].endswith(" left") for p in progress), "progress lines estimate the time left")
-    check(re.search(r"^ccbench: progress: 28 measurements in .*, done$", err, re.M) is not None, "last progress line", err)
-    check("\r" not in err, "no carriage return when stderr is not a terminal")
+    checks(counts == sorted(counts) and all(0 < c <= 28 for c in counts), f"progress counts rise: {counts}")
+    checks(re.search(r"^ccbench: progress: 28 measurements in .*, done$", err, re.M) is not None,
+           "the last progress line says all 28 measurements are done", err)
+    checks(all(p[3].startswith("about ") and p[3].endswith(" left") for p in progress), "progress lines estimate the time left")
+    checks(re.search(r"^ccbench: progress: 28 measurements in .*, done$", err, re.M) is not None, "last progress line", err)
+    checks("\r" not in err, "no carriage return when stderr is not a terminal")
     try:
         with open(os.path.join(cwd, "copy.json")) as f:
             copy = json.load(f)
         with open(os.path.join(cwd, "res", "run.json")) as f:
             run = json.load(f)
-        check(len(copy["rows"]) == len(run["rows"]) == 28 and copy["verdict"] == "OK", "-J file holds the 28 rows, OK")
+        checks(len(copy["rows"]) == len(run["rows"]) == 28 and copy["verdict"] == "OK", "-J file holds the 28 rows, OK")
     except (OSError, ValueError, KeyError) as e:
-        check(False, "-J file and run.json readable", str(e))
+        checks(False, "-J file and run.json readable", str(e))
 
 
 def quiet_and_refusals(opts, cwd):
     rc, out, err = launch(opts, "-b 8 -e 1K -g 1 --collective allgather --impl ring --out none --format table --quiet "
                                 "--progress-interval 0.01".split(), cwd)
-    check(rc == 0 and "progress" not in err, "--quiet: no progress line", err)
+    checks(rc == ExitCode.ok and "progress" not in err, "--quiet: no progress line", err)
     rc, out, err = launch(opts, "-b 8 -e 128M -f 2 -g 8".split(), cwd)
-    check(rc == 2 and "-g/--ngpus 8: ccbench runs one thread and one GPU per process" in err and not out,
-          "-g 8 refused before MPI start-up, saying how to get more GPUs", out + err)
+    checks(rc == ExitCode.usage and "-g/--ngpus 8: ccbench runs one thread and one GPU per process" in err and not out,
+           "-g 8 refused before MPI start-up, saying how to get more GPUs", out + err)
 
 
 def first_run(opts, cwd):
@@ -97,15 +92,15 @@ def first_run(opts, cwd):
     (one rank) says how to start several (it printed a table of zeros without a word)."""
     small = "-b 8 -e 64 -n 2 -w 1 --collective allreduce --impl mpi,ring --out none --format table --quiet".split()
     rc, out, err = launch(opts, ["-z", "1"] + small, cwd)
-    check(rc == 0 and "# note: -z/--blocking 1: the time column is always the back-to-back batch" in out
-          and "median, min, p95 and cv columns" in out, "-z 1: runs, with a note saying where the blocking figures are",
-          out + err)
+    checks(rc == ExitCode.ok and "# note: -z/--blocking 1: the time column is always the back-to-back batch" in out
+           and "median, min, p95 and cv columns" in out, "-z 1: runs, with a note saying where the blocking figures are",
+           out + err)
     p = subprocess.run([opts.ccbench] + small, cwd=cwd, capture_output=True, text=True, timeout=120)
-    check(p.returncode == 0 and "# note: 1 rank: a collective of one rank moves no data between ranks. Start N ranks "
-          "with mpirun -np N ccbench" in p.stdout, "one rank (no mpirun): the start-up block says how to start N ranks",
-          p.stdout + p.stderr)
+    checks(p.returncode == ExitCode.ok and "# note: 1 rank: a collective of one rank moves no data between ranks. "
+           "Start N ranks with mpirun -np N ccbench" in p.stdout, "one rank (no mpirun): the start-up block says how to start N ranks",
+           p.stdout + p.stderr)
     rc, out, err = launch(opts, small, cwd)
-    check(rc == 0 and "# note: 1 rank" not in out, "two ranks: no one-rank note", out)
+    checks(rc == ExitCode.ok and "# note: 1 rank" not in out, "two ranks: no one-rank note", out)
 
 
 def options_that_do_not_apply(opts, cwd):
@@ -121,33 +116,35 @@ def options_that_do_not_apply(opts, cwd):
         print("skip -G note: --device auto found GPU ranks here; the note is for CPU ranks")
     else:
         note = "-G 3 acts on GPU ranks, and --device auto found CPU ranks (not every rank has a usable GPU): it changes nothing here"
-        check(rc == 0 and out.count(note) == 1, "-G on CPU ranks found by --device auto: one note at start-up", out + err)
+        checks(rc == ExitCode.ok and out.count(note) == 1, "-G on CPU ranks found by --device auto: one note at start-up", out + err)
         try:
             with open(os.path.join(folder, "run.json"), encoding="utf-8") as f:
                 context = json.load(f)["context"]
             rows = read_rows(os.path.join(folder, "results.csv"))
         except (OSError, ValueError, KeyError) as e:
-            check(False, "-G on CPU ranks: run.json and results.csv readable", str(e))
+            checks(False, "-G on CPU ranks: run.json and results.csv readable", str(e))
             return
-        check(note in context.get("notes", []), "-G on CPU ranks: the note in run.json's context.notes", str(context.get("notes")))
-        check(rows and all(r["mode"] == "eager" for r in rows), "-G on CPU ranks: no graph row")
+        checks(note in context.get("notes", []), "-G on CPU ranks: the note in run.json's context.notes", str(context.get("notes")))
+        checks(rows and all(r["mode"] == "eager" for r in rows), "-G on CPU ranks: no graph row")
         over = 2 > len(os.sched_getaffinity(0))
-        check((context.get("oversubscribed") is not None) == over and ("oversubscribed" in out) == over,
-              "2 ranks: oversubscription said exactly where the ranks outnumber the hardware threads", out)
+        checks((context.get("oversubscribed") is not None) == over and ("oversubscribed" in out) == over,
+               "2 ranks: oversubscription said exactly where the ranks outnumber the hardware threads", out)
         recorded = context.get("command_line", "")
-        check("'" + folder + "'" in recorded, f"the command line quotes the folder: {recorded}")
+        checks("'" + folder + "'" in recorded, f"the command line quotes the folder: {recorded}")
         subprocess.run(["bash", "-c", "set -- " + recorded.split(" ", 1)[1]], cwd=cwd, capture_output=True)
-        check(not os.path.exists(os.path.join(cwd, "pwned")), "the recorded command line, pasted, ran nothing")
+        checks(not os.path.exists(os.path.join(cwd, "pwned")), "the recorded command line, pasted, ran nothing")
 
 
 def min_bandwidth(opts, cwd):
     base = "-b 1K -e 4K -g 1 --collective allreduce --impl ring --out none --format table --quiet".split()
     rc, out, _ = launch(opts, base, cwd, {"NCCL_TESTS_MIN_BW": "1000000"})
-    check(rc == 4 and re.search(r"^#   allreduce ring shm float sum eager +[0-9.]+ GB/s FAILED$", out, re.M) is not None,
-          "NCCL_TESTS_MIN_BW above the bandwidth: exit code 4, the case FAILED", out)
+    checks(rc == ExitCode.threshold
+           and re.search(r"^#   allreduce ring shm float sum eager +[0-9.]+ GB/s FAILED$", out, re.M) is not None,
+           "NCCL_TESTS_MIN_BW above the bandwidth: exit code 4, the case FAILED", out)
     rc, out, _ = launch(opts, base, cwd, {"NCCL_TESTS_MIN_BW": "0.000001"})
-    check(rc == 0 and re.search(r"^#   allreduce ring shm float sum eager +[0-9.]+ GB/s OK$", out, re.M) is not None,
-          "NCCL_TESTS_MIN_BW below the bandwidth: exit code 0, the case OK", out)
+    checks(rc == ExitCode.ok
+           and re.search(r"^#   allreduce ring shm float sum eager +[0-9.]+ GB/s OK$", out, re.M) is not None,
+           "NCCL_TESTS_MIN_BW below the bandwidth: exit code 0, the case OK", out)
 
 
 # -m: per-collective times of -m 64 against -m 1 at a bandwidth-bound size (1 MiB), both with
@@ -178,27 +175,27 @@ def agg_iters_rows(opts, cwd):
     rc, out, err = launch(opts, ["--device", "cpu", "--collective", "allreduce,reduce,allgather", "--impl", "mpi,ring",
                                  "--root", "1", "-b", "4K", "-e", "4M", "-f", "32", "-n", "3", "-w", "1", "-m", "4",
                                  "--out", out_dir, "--format", "csv,json", "--quiet"], cwd)
-    check(rc == 0, "-m 4: exit code 0", out + err)
-    check("# Iterations: 1 warm-up, 3 timed, agg iters 4 (collectives back to back per iteration; times are per "
-          "collective)\n" in out, "start-up block names agg iters 4", out)
+    checks(rc == ExitCode.ok, "-m 4: exit code 0", out + err)
+    checks("# Iterations: 1 warm-up, 3 timed, agg iters 4 (collectives back to back per iteration; times are per "
+           "collective)\n" in out, "start-up block names agg iters 4", out)
     try:
         rows = read_rows(os.path.join(out_dir, "results.csv"))
         with open(os.path.join(out_dir, "run.json")) as f:
             run = json.load(f)
     except (OSError, ValueError) as e:
-        check(False, "results.csv and run.json readable", str(e))
+        checks(False, "results.csv and run.json readable", str(e))
         return
-    check(run["context"]["options"].get("agg_iters") == 4, "run.json context.options.agg_iters is 4",
-          json.dumps(run["context"]["options"]))
+    checks(run["context"]["options"].get("agg_iters") == 4, "run.json context.options.agg_iters is 4",
+           json.dumps(run["context"]["options"]))
     # 3 collectives x 2 impls x 3 sizes (4K, 128K, 4M) x 2 placements
-    check(len(rows) == 36, f"-m 4: 36 rows ({len(rows)})")
+    checks(len(rows) == 36, f"-m 4: 36 rows ({len(rows)})")
     bad = [r for r in rows if r["status"] != "ok" or r["wrong[elements]"] != "0"]
-    check(not bad, "-m 4: every row measured and checked with 0 wrong elements",
-          "\n".join(f"{r['collective']}/{r['impl']} {r['size[B]']} in_place={r['in_place']}: {r['status']} "
-                    f"wrong={r['wrong[elements]']!r} {r['reason']}" for r in bad))
+    checks(not bad, "-m 4: every row measured and checked with 0 wrong elements",
+           "\n".join(f"{r['collective']}/{r['impl']} {r['size[B]']} in_place={r['in_place']}: {r['status']} "
+                     f"wrong={r['wrong[elements]']!r} {r['reason']}" for r in bad))
     in_place_sums = [r for r in rows if r["in_place"] == "true" and r["collective"] in ("allreduce", "reduce")]
-    check(len(in_place_sums) == 12 and all(r["wrong[elements]"] == "0" for r in in_place_sums),
-          "in-place sums checked (one collective alone after the aggregated iterations)")
+    checks(len(in_place_sums) == 12 and all(r["wrong[elements]"] == "0" for r in in_place_sums),
+           "in-place sums checked (one collective alone after the aggregated iterations)")
 
 
 def timing_run(opts, cwd, m, round_no):
@@ -207,8 +204,8 @@ def timing_run(opts, cwd, m, round_no):
     rc, out, err = launch(opts, ["--device", "cpu", "--collective", "allreduce", "--impl", "mpi,ring", "-b", AGG_BYTES,
                                  "-e", AGG_BYTES, "-n", str(AGG_BATCH // m), "-w", "1", "-m", str(m), "--in-place",
                                  "no", "--out", out_dir, "--format", "csv", "--quiet"], cwd)
-    check(rc == 0, f"timing run -m {m} #{round_no + 1}: exit code 0", out + err)
-    if rc != 0:
+    checks(rc == ExitCode.ok, f"timing run -m {m} #{round_no + 1}: exit code 0", out + err)
+    if rc != ExitCode.ok:
         return {}
     return {r["impl"]: (float(r["time_avg[us]"]), float(r["time_median[us]"]))
             for r in read_rows(os.path.join(out_dir, "results.csv"))}
@@ -233,14 +230,14 @@ def agg_iters_time(opts, cwd):
     one, many = fastest[1], fastest[AGG_N]
     for impl in ("mpi", "ring"):
         if impl not in one or impl not in many:
-            check(False, f"{impl}: timing rows for -m 1 and -m {AGG_N}")
+            checks(False, f"{impl}: timing rows for -m 1 and -m {AGG_N}")
             continue
         ratio = many[impl][0] / one[impl][0]
-        check(within(ratio), f"allreduce/{impl} 1 MiB time_avg per collective: -m {AGG_N} {many[impl][0]:.1f} us, "
-                             f"-m 1 {one[impl][0]:.1f} us, ratio {ratio:.2f} within a factor {AGG_MAX_RATIO}")
+        checks(within(ratio), f"allreduce/{impl} 1 MiB time_avg per collective: -m {AGG_N} {many[impl][0]:.1f} us, "
+                              f"-m 1 {one[impl][0]:.1f} us, ratio {ratio:.2f} within a factor {AGG_MAX_RATIO}")
         ratio = many[impl][1] / many[impl][0]
-        check(within(ratio), f"allreduce/{impl} 1 MiB -m {AGG_N}: time_median per collective {many[impl][1]:.1f} us, "
-                             f"time_avg {many[impl][0]:.1f} us, ratio {ratio:.2f} within a factor {AGG_MAX_RATIO}")
+        checks(within(ratio), f"allreduce/{impl} 1 MiB -m {AGG_N}: time_median per collective {many[impl][1]:.1f} us, "
+                              f"time_avg {many[impl][0]:.1f} us, ratio {ratio:.2f} within a factor {AGG_MAX_RATIO}")
 
 
 def main():
@@ -257,8 +254,7 @@ def main():
         options_that_do_not_apply(opts, cwd)
         agg_iters_rows(opts, cwd)
         agg_iters_time(opts, cwd)
-    print(f"cli runs: {len(FAILED)} check(s) failed")
-    return 1 if FAILED else 0
+    return checks.exit_code()
 
 
 if __name__ == "__main__":

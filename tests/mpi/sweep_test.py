@@ -12,16 +12,13 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from testlib import Checks  # noqa: E402
+
 # Two sizes, one per band below 16 MiB (32 KiB latency, 1 MiB medium), few iterations: ~5 s a launch.
 RUN = ["--device", "cpu", "--impl", "ring", "--collective", "allreduce", "-b", "32K", "-e", "1M", "-f", "32",
        "-n", "5", "-w", "1", "--telemetry", "off"]
-failures = []
-
-
-def check(cond, what):
-    print(("ok   " if cond else "FAIL ") + what)
-    if not cond:
-        failures.append(what)
+checks = Checks("sweep")
 
 
 def sweep(args, out, settings, repeat=1):
@@ -43,36 +40,36 @@ def merged_rows(out):
 def test_grid(args, tmp):
     out = os.path.join(tmp, "grid")
     rc, stdout, stderr = sweep(args, out, ["CCBENCH_CPU_SLOT_BYTES=64K,256K", "CCBENCH_CPU_SLOT_DEPTH=2,4"])
-    check(rc == 0, f"grid sweep exits 0 (got {rc}; stderr tail: {stderr[-400:]!r})")
+    checks(rc == 0, f"grid sweep exits 0 (got {rc}; stderr tail: {stderr[-400:]!r})")
     rows = merged_rows(out)
-    check(rows and {"CCBENCH_CPU_SLOT_BYTES", "CCBENCH_CPU_SLOT_DEPTH", "collective", "time_cv"} <= set(rows[0]),
-          "merged CSV has a column per setting beside ccbench's columns")
+    checks(rows and {"CCBENCH_CPU_SLOT_BYTES", "CCBENCH_CPU_SLOT_DEPTH", "collective", "time_cv"} <= set(rows[0]),
+           "merged CSV has a column per setting beside ccbench's columns")
     for b in ("64K", "256K"):
         for d in ("2", "4"):
             mine = [r for r in rows if r["CCBENCH_CPU_SLOT_BYTES"] == b and r["CCBENCH_CPU_SLOT_DEPTH"] == d]
             sizes = {r["size[B]"] for r in mine if r["status"] == "ok"}
-            check(sizes == {"32768", "1048576"}, f"combination {b}/{d}: ok rows at 32 KiB and 1 MiB (got {sorted(sizes)})")
+            checks(sizes == {"32768", "1048576"}, f"combination {b}/{d}: ok rows at 32 KiB and 1 MiB (got {sorted(sizes)})")
     md = open(os.path.join(out, "sweep.md")).read()
     for band in ("latency", "medium"):
         lines = [l for l in md.splitlines() if l.startswith(f"| {band} | allreduce")]
-        check(lines and all("CCBENCH_CPU_SLOT_BYTES=" in l and "CCBENCH_CPU_SLOT_DEPTH=" in l for l in lines),
-              f"summary names a best setting in the {band} band: {lines[:1]}")
-    check("| bandwidth |" not in md, "no bandwidth-band line without rows of 16 MiB or more")
-    check(md in stdout, "summary is printed as written to sweep.md")
+        checks(lines and all("CCBENCH_CPU_SLOT_BYTES=" in l and "CCBENCH_CPU_SLOT_DEPTH=" in l for l in lines),
+               f"summary names a best setting in the {band} band: {lines[:1]}")
+    checks("| bandwidth |" not in md, "no bandwidth-band line without rows of 16 MiB or more")
+    checks(md in stdout, "summary is printed as written to sweep.md")
 
 
 def test_misspelled(args, tmp):
     out = os.path.join(tmp, "typo")
     rc, _, stderr = sweep(args, out, ["CCBENCH_CPU_SLOT_DEPTH=default", "CCBNCH_CPU_SLOT_BYTES=64K"])
-    check(rc == 3, f"a setting that did not reach ccbench exits 3 (got {rc})")
-    check("CCBNCH_CPU_SLOT_BYTES=64K did not reach ccbench" in stderr and "does not list" in stderr,
-          "the misspelled variable is named as not having arrived")
+    checks(rc == 3, f"a setting that did not reach ccbench exits 3 (got {rc})")
+    checks("CCBNCH_CPU_SLOT_BYTES=64K did not reach ccbench" in stderr and "does not list" in stderr,
+           "the misspelled variable is named as not having arrived")
     flagged = [l for l in stderr.splitlines() if "FAILED" in l]
-    check(flagged and not any("CCBENCH_CPU_SLOT_DEPTH" in l.split(": ", 2)[-1] for l in flagged),
-          f"only the misspelled setting is flagged, not the unset ('default') one: {flagged}")
+    checks(flagged and not any("CCBENCH_CPU_SLOT_DEPTH" in l.split(": ", 2)[-1] for l in flagged),
+           f"only the misspelled setting is flagged, not the unset ('default') one: {flagged}")
     rows = merged_rows(out)
-    check(rows and all(r["status"] == "failed" and "CCBNCH_CPU_SLOT_BYTES" in r["reason"] for r in rows),
-          "the combination's rows are kept, marked failed with the reason")
+    checks(rows and all(r["status"] == "failed" and "CCBNCH_CPU_SLOT_BYTES" in r["reason"] for r in rows),
+           "the combination's rows are kept, marked failed with the reason")
 
 
 def test_bad_input(args, tmp):
@@ -81,10 +78,10 @@ def test_bad_input(args, tmp):
                         ("CCBENCH_CPU_SLOT_DEPTH=2,2", "listed twice")]:
         out = os.path.join(tmp, "bad")
         rc, _, stderr = sweep(args, out, [spec])
-        check(rc == 2 and words in stderr and not os.path.exists(out),
-              f"--sweep-env {spec!r}: exit 2 with '{words}', nothing launched (got {rc}: {stderr.strip()!r})")
+        checks(rc == 2 and words in stderr and not os.path.exists(out),
+               f"--sweep-env {spec!r}: exit 2 with '{words}', nothing launched (got {rc}: {stderr.strip()!r})")
     rc, _, stderr = sweep(args, os.path.join(tmp, "bad"), ["CCBENCH_CPU_SLOT_DEPTH=2", "CCBENCH_CPU_SLOT_DEPTH=4"])
-    check(rc == 2 and "is given twice" in stderr, f"a duplicate name exits 2 naming it (got {rc}: {stderr.strip()!r})")
+    checks(rc == 2 and "is given twice" in stderr, f"a duplicate name exits 2 naming it (got {rc}: {stderr.strip()!r})")
 
 
 def tune(args, tmp, name, space, budget, repeat=1):
@@ -101,30 +98,30 @@ def tune(args, tmp, name, space, budget, repeat=1):
 
 def test_tune(args, tmp):
     rc, stdout, stderr, out, _ = tune(args, tmp, "tune", "CCBENCH_CPU_SLOT_DEPTH: [4, 2, 8]\n", "5")
-    check(rc == 0, f"tune exits 0 (got {rc}; {stderr[-300:]!r})")
+    checks(rc == 0, f"tune exits 0 (got {rc}; {stderr[-300:]!r})")
     md = open(os.path.join(out, "tune.md")).read()
-    check("round 1: 3 candidates with -n 2" in md and "round 2: 2 candidates with -n 4" in md,
-          "successive halving: 3 candidates, then the better one with the baseline at twice the iterations")
-    check(os.path.isdir(os.path.join(out, "round-2")) and len(os.listdir(os.path.join(out, "round-2"))) == 2,
-          "round 2 launched twice")
-    check(any(l.startswith("| medium | allreduce") and "CCBENCH_CPU_SLOT_DEPTH=" in l for l in md.splitlines()),
-          "tune.md names a best setting in the medium band")
+    checks("round 1: 3 candidates with -n 2" in md and "round 2: 2 candidates with -n 4" in md,
+           "successive halving: 3 candidates, then the better one with the baseline at twice the iterations")
+    checks(os.path.isdir(os.path.join(out, "round-2")) and len(os.listdir(os.path.join(out, "round-2"))) == 2,
+           "round 2 launched twice")
+    checks(any(l.startswith("| medium | allreduce") and "CCBENCH_CPU_SLOT_DEPTH=" in l for l in md.splitlines()),
+           "tune.md names a best setting in the medium band")
     env = open(os.path.join(out, "tune.env")).read().splitlines()
-    check(env[0].startswith("# ccbench tune") and env[1] in [f"export CCBENCH_CPU_SLOT_DEPTH={v}" for v in (4, 2, 8)],
-          f"tune.env holds the chosen setting as an export line: {env}")
+    checks(env[0].startswith("# ccbench tune") and env[1] in [f"export CCBENCH_CPU_SLOT_DEPTH={v}" for v in (4, 2, 8)],
+           f"tune.env holds the chosen setting as an export line: {env}")
 
 
 def test_tune_budget_and_space(args, tmp):
     rc, _, stderr, out, _ = tune(args, tmp, "short", "CCBENCH_CPU_SLOT_DEPTH: [4, 2, 8]\n", "0.001")
-    check("budget spent; 2 candidate(s) of this round not measured" in stderr,
-          f"a budget spent after the first launch stops launching ({stderr[-200:]!r})")
+    checks("budget spent; 2 candidate(s) of this round not measured" in stderr,
+           f"a budget spent after the first launch stops launching ({stderr[-200:]!r})")
     env = open(os.path.join(out, "tune.env")).read()
-    check("only the baseline was measured" in env and "export CCBENCH_CPU_SLOT_DEPTH=4" in env,
-          "with only the baseline measured, tune.env holds the baseline")
+    checks("only the baseline was measured" in env and "export CCBENCH_CPU_SLOT_DEPTH=4" in env,
+           "with only the baseline measured, tune.env holds the baseline")
     rc, _, stderr, out, space = tune(args, tmp, "bad", "CCBENCH_CPU_SLOT_DEPTH: [4, 2\n", "1")
-    check(rc == 2 and f"{space}:2: not valid YAML" in stderr, f"malformed space: exit 2 with file and line ({stderr!r})")
+    checks(rc == 2 and f"{space}:2: not valid YAML" in stderr, f"malformed space: exit 2 with file and line ({stderr!r})")
     rc, _, stderr, out, space = tune(args, tmp, "bad2", "CCBENCH_CPU_SLOT_DEPTH: 4\n", "1")
-    check(rc == 2 and "must map to a list of values" in stderr, f"a name without a list: exit 2 ({stderr!r})")
+    checks(rc == 2 and "must map to a list of values" in stderr, f"a name without a list: exit 2 ({stderr!r})")
 
 
 class Noise:
@@ -145,23 +142,23 @@ def test_identical(args, tmp):
     every line; tune keeps the baseline and its table's verdict line says none too."""
     with Noise():
         rc, stdout, stderr = sweep(args, os.path.join(tmp, "same"), ["NCCL_IB_TIMEOUT=default,20"], repeat=None)
-        check(rc == 0, f"identical settings: sweep exits 0 (got {rc}; {stderr[-300:]!r})")
+        checks(rc == 0, f"identical settings: sweep exits 0 (got {rc}; {stderr[-300:]!r})")
         lines = [l for l in open(os.path.join(tmp, "same", "sweep.md")).read().splitlines() if l.startswith("| ")][2:]
-        check(lines and all("none (inside the noise)" in l for l in lines), f"identical settings: no gain: {lines}")
+        checks(lines and all("none (inside the noise)" in l for l in lines), f"identical settings: no gain: {lines}")
         rows = merged_rows(os.path.join(tmp, "same"))
-        check(sorted({(r["NCCL_IB_TIMEOUT"], r["launch"]) for r in rows}) ==
-              [(v, str(k)) for v in ("20", "default") for k in (1, 2, 3)],
-              "identical settings: 3 launches of each, their rows told apart by the launch column")
+        checks(sorted({(r["NCCL_IB_TIMEOUT"], r["launch"]) for r in rows}) ==
+               [(v, str(k)) for v in ("20", "default") for k in (1, 2, 3)],
+               "identical settings: 3 launches of each, their rows told apart by the launch column")
         rc, stdout, stderr, out, _ = tune(args, tmp, "tune-same", "NCCL_IB_TIMEOUT: [default, 20]\n", "5", repeat=None)
-    check(rc == 0, f"identical settings: tune exits 0 (got {rc}; {stderr[-300:]!r})")
+    checks(rc == 0, f"identical settings: tune exits 0 (got {rc}; {stderr[-300:]!r})")
     env = open(os.path.join(out, "tune.env")).read()
     md = open(os.path.join(out, "tune.md")).read()
-    check("inside the spread" in env and "unset NCCL_IB_TIMEOUT" in env, f"identical settings: tune.env keeps the "
-          f"baseline: {env!r}")
+    checks("inside the spread" in env and "unset NCCL_IB_TIMEOUT" in env, f"identical settings: tune.env keeps the "
+           f"baseline: {env!r}")
     verdict = [l for l in md.splitlines() if l.startswith("| all |")]
-    check(len(verdict) == 1 and "none (inside the noise)" in verdict[0], f"tune.md's verdict line says none: {verdict}")
-    check(all("none (inside the noise)" in l for l in md.splitlines() if l.startswith("| ") and "NCCL_IB_TIMEOUT=" in l),
-          "tune.md: no line shows a gain for identical settings")
+    checks(len(verdict) == 1 and "none (inside the noise)" in verdict[0], f"tune.md's verdict line says none: {verdict}")
+    checks(all("none (inside the noise)" in l for l in md.splitlines() if l.startswith("| ") and "NCCL_IB_TIMEOUT=" in l),
+           "tune.md: no line shows a gain for identical settings")
 
 
 def test_algorithm_check(args):
@@ -171,14 +168,14 @@ def test_algorithm_check(args):
     import sweep
     rows = [{"impl": "nccl", "algorithm": "RING/LL128 16ch"}, {"impl": "nccl", "algorithm": "RING/LL 2ch+TREE/LL 2ch"},
             {"impl": "ring", "algorithm": ""}]
-    check(sweep.algorithm_problems("NCCL_PROTO", "LL", rows[1:]) == [], "NCCL_PROTO=LL holds on LL rows")
-    check("'RING/LL128 16ch' on 1 of 2" in "".join(sweep.algorithm_problems("NCCL_PROTO", "LL", rows)),
-          "NCCL_PROTO=LL flags an LL128 row (not a substring match)")
-    check(sweep.algorithm_problems("NCCL_ALGO", "Ring", rows[:1]) == [] and
-          sweep.algorithm_problems("NCCL_ALGO", "Ring", rows[1:2]) != [], "NCCL_ALGO=Ring flags a row that used TREE")
-    check(sweep.algorithm_problems("NCCL_ALGO", "^Tree", rows[:1]) == [] and
-          sweep.algorithm_problems("NCCL_ALGO", "^Tree", rows) != [], "NCCL_ALGO=^Tree flags a row that used TREE")
-    check(sweep.algorithm_problems("NCCL_ALGO", "Tree", rows[2:]) == [], "no nccl rows: nothing to check")
+    checks(sweep.algorithm_problems("NCCL_PROTO", "LL", rows[1:]) == [], "NCCL_PROTO=LL holds on LL rows")
+    checks("'RING/LL128 16ch' on 1 of 2" in "".join(sweep.algorithm_problems("NCCL_PROTO", "LL", rows)),
+           "NCCL_PROTO=LL flags an LL128 row (not a substring match)")
+    checks(sweep.algorithm_problems("NCCL_ALGO", "Ring", rows[:1]) == [] and
+           sweep.algorithm_problems("NCCL_ALGO", "Ring", rows[1:2]) != [], "NCCL_ALGO=Ring flags a row that used TREE")
+    checks(sweep.algorithm_problems("NCCL_ALGO", "^Tree", rows[:1]) == [] and
+           sweep.algorithm_problems("NCCL_ALGO", "^Tree", rows) != [], "NCCL_ALGO=^Tree flags a row that used TREE")
+    checks(sweep.algorithm_problems("NCCL_ALGO", "Tree", rows[2:]) == [], "no nccl rows: nothing to check")
 
 
 def crafted(times, spread=0.02, sizes=(32768, 1048576), **setting):
@@ -202,22 +199,22 @@ def test_choices(args):
     # 32 KiB (latency band): a is 2x faster than the baseline, b slower; 1 MiB (medium): b 2.5x faster.
     rows = crafted([100, 100], X="default") + crafted([50, 200], X="a") + crafted([150, 40], X="b")
     md = "\n".join(sweep.summarize(settings, rows))
-    check("| latency | allreduce ring/shm cpu float sum out-of-place eager 2 ranks | X=a | +100.0% | 4.0% |" in md,
-          "sweep: the latency band's best setting is the fastest there (X=a, +100%)")
-    check("| medium | allreduce ring/shm cpu float sum out-of-place eager 2 ranks | X=b | +150.0% | 4.0% |" in md,
-          "sweep: the medium band's best setting is the fastest there (X=b, +150%)")
+    checks("| latency | allreduce ring/shm cpu float sum out-of-place eager 2 ranks | X=a | +100.0% | 4.0% |" in md,
+           "sweep: the latency band's best setting is the fastest there (X=a, +100%)")
+    checks("| medium | allreduce ring/shm cpu float sum out-of-place eager 2 ranks | X=b | +150.0% | 4.0% |" in md,
+           "sweep: the medium band's best setting is the fastest there (X=b, +150%)")
     near = crafted([100, 100], 0.05, X="default") + crafted([99, 99], 0.05, X="a") + crafted([120, 120], 0.05, X="b")
     md = "\n".join(sweep.summarize(settings, near))
-    check("| X=a | none (inside the noise) | 10.0% |" in md, "sweep: a 1% gain inside a 10% spread is reported as none")
+    checks("| X=a | none (inside the noise) | 10.0% |" in md, "sweep: a 1% gain inside a 10% spread is reported as none")
 
     last = {("default",): crafted([100, 100]), ("a",): crafted([50, 50]), ("b",): crafted([200, 200])}
     combo, comment, line = tune.verdict(settings, last, ("default",))
-    check(combo == ("a",) and comment.startswith("winner X=a: +100.0%") and "| X=a | +100.0% |" in line,
-          f"tune: the fastest candidate wins, in the file and the table alike: {comment} / {line}")
+    checks(combo == ("a",) and comment.startswith("winner X=a: +100.0%") and "| X=a | +100.0% |" in line,
+           f"tune: the fastest candidate wins, in the file and the table alike: {comment} / {line}")
     combo, comment, line = tune.verdict(settings, {("default",): crafted([100, 100], 0.05),
                                                    ("a",): crafted([99, 99], 0.05)}, ("default",))
-    check(combo == ("default",) and "inside the spread" in comment and "| X=a | none (inside the noise) |" in line,
-          f"tune: a gain inside the noise keeps the baseline, and its table line says none: {comment} / {line}")
+    checks(combo == ("default",) and "inside the spread" in comment and "| X=a | none (inside the noise) |" in line,
+           f"tune: a gain inside the noise keeps the baseline, and its table line says none: {comment} / {line}")
     test_launches(settings, sweep, tune)
 
     # Halving: a, b and c measured against the baseline; c is fastest in every round and wins.
@@ -234,10 +231,10 @@ def test_choices(args):
         _, lines, last, base = tune.halve(opts, [("X", ["default", "a", "b", "c"])], float("inf"))
     finally:
         tune.measure = real
-    check(launched == [(2, ["a", "b", "c", "default"]), (4, ["c", "default"])],
-          f"tune: round 1 measures every candidate, round 2 the fastest half with twice the iterations: {launched}")
-    check(sorted(last) == [("c",), ("default",)] and "best relative time 0.600 (X=c)" in lines[0],
-          f"tune: the fastest candidate survives the halving: {lines}")
+    checks(launched == [(2, ["a", "b", "c", "default"]), (4, ["c", "default"])],
+           f"tune: round 1 measures every candidate, round 2 the fastest half with twice the iterations: {launched}")
+    checks(sorted(last) == [("c",), ("default",)] and "best relative time 0.600 (X=c)" in lines[0],
+           f"tune: the fastest candidate survives the halving: {lines}")
 
 
 def launched(times_per_launch, **setting):
@@ -252,18 +249,18 @@ def test_launches(settings, sweep, tune):
     base = launched([[100, 100], [100000, 100000], [101, 101]], X="default")  # launch 2 disturbed
     same = launched([[102, 102], [99, 99], [100, 100]], X="a")
     md = "\n".join(sweep.summarize(settings, base + same))
-    check("| X=a | none (inside the noise) |" in md and "+" not in md.split("| X=a |")[1].split("\n")[0],
-          f"sweep: one disturbed baseline launch gives no gain to an equal setting: {md.splitlines()[-1]}")
+    checks("| X=a | none (inside the noise) |" in md and "+" not in md.split("| X=a |")[1].split("\n")[0],
+           f"sweep: one disturbed baseline launch gives no gain to an equal setting: {md.splitlines()[-1]}")
     scattered = launched([[100, 100], [130, 130], [90, 90]], X="default") + launched([[80, 80], [95, 95], [110, 110]], X="a")
     md = "\n".join(sweep.summarize(settings, scattered))
-    check("| X=a | none (inside the noise) |" in md,
-          f"sweep: a 5% median gain inside 40% + 38% of launch scatter is none: {md.splitlines()[-1]}")
+    checks("| X=a | none (inside the noise) |" in md,
+           f"sweep: a 5% median gain inside 40% + 38% of launch scatter is none: {md.splitlines()[-1]}")
     combo, comment, line = tune.verdict(settings, {("default",): [r for r in scattered if r["X"] == "default"],
                                                    ("a",): [r for r in scattered if r["X"] == "a"]}, ("default",))
-    check(combo == ("default",) and "none" in line, f"tune: the same gain is none in the file and its table line: {line}")
+    checks(combo == ("default",) and "none" in line, f"tune: the same gain is none in the file and its table line: {line}")
     real = launched([[100, 100], [104, 104], [98, 98]], X="default") + launched([[50, 50], [52, 52], [49, 49]], X="a")
     md = "\n".join(sweep.summarize(settings, real))
-    check("| X=a | +100.0% |" in md, f"sweep: a 2x gain beyond a 6% + 6% launch scatter counts: {md.splitlines()[-1]}")
+    checks("| X=a | +100.0% |" in md, f"sweep: a 2x gain beyond a 6% + 6% launch scatter counts: {md.splitlines()[-1]}")
 
 
 def main():
@@ -282,8 +279,7 @@ def main():
         test_tune_budget_and_space(args, tmp)
         test_tune(args, tmp)
         test_identical(args, tmp)
-    print(f"{len(failures)} failure(s)")
-    return 1 if failures else 0
+    return checks.exit_code()
 
 
 if __name__ == "__main__":

@@ -23,15 +23,9 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import expected_cases  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from testlib import ExitCode  # noqa: E402
+from testlib import Checks, ExitCode  # noqa: E402
 
-FAILURES = []
-
-
-def check(cond, what):
-    print(("ok    " if cond else "FAIL  ") + what)
-    if not cond:
-        FAILURES.append(what)
+checks = Checks("telemetry")
 
 
 def fake_sysfs(root, symbol_errors=0):
@@ -73,10 +67,10 @@ def counters_follow_the_windows(out, measured, what, columns=("nvlink_errors", "
     """A row's counter columns hold a number when a counter read ended while it was measured (its
     series line has a counter window), and are empty otherwise."""
     lines = [l for l in series(out) if l["type"] == "row"]
-    check(len(lines) == len(measured), f"{what}: one series row line per measured row ({len(lines)})")
+    checks(len(lines) == len(measured), f"{what}: one series row line per measured row ({len(lines)})")
     bad = [(x["size[B]"], [x[c] for c in columns], l["counter_window_s"]) for x, l in zip(measured, lines)
            if any((x[c] == "") != (l["counter_window_s"] is None) for c in columns)]
-    check(not bad, f"{what}: counter columns set exactly where a read ended during the row: {bad}")
+    checks(not bad, f"{what}: counter columns set exactly where a read ended during the row: {bad}")
     return lines
 
 
@@ -87,48 +81,48 @@ def healthy(args, tmp):
     rec = os.path.join(tmp, "recorded.json")
     p = run(args, out, {"CCBENCH_TELEMETRY_NVML_REPLAY": args.fixture, "CCBENCH_TELEMETRY_IB_DIR": ib,
                         "_extra": ["--fail-on-health", "--telemetry-record", rec]})
-    check(p.returncode == ExitCode.ok,
-          f"healthy run: exit code 0 with --fail-on-health (got {p.returncode}: {p.stderr[-500:]})")
-    check("warning" not in p.stderr, "healthy run: no warning")
-    check("# health check error counters: pass" in p.stdout, "healthy run: error-counter check passes")
+    checks(p.returncode == ExitCode.ok,
+           f"healthy run: exit code 0 with --fail-on-health (got {p.returncode}: {p.stderr[-500:]})")
+    checks("warning" not in p.stderr, "healthy run: no warning")
+    checks("# health check error counters: pass" in p.stdout, "healthy run: error-counter check passes")
     r = rows(out)
     measured = [x for x in r if x["status"] == "ok"]
-    check(len(measured) == 6, f"healthy run: 6 measured rows (got {len(measured)})")
+    checks(len(measured) == 6, f"healthy run: 6 measured rows (got {len(measured)})")
     for x in measured:
         t = float(x["gpu_temp_max[C]"])
-        check(36 <= t <= 48 and 118 <= float(x["gpu_power_mean[W]"]) <= 455 and x["gpu_throttle"] == "none"
-              and x["nvlink_errors"] in ("", "0") and x["nic_errors"] in ("", "0") and x["ecc_uncorrected"] in ("", "0"),
-              f"healthy row {x['size[B]']} {x['in_place']}: temp {t}, power {x['gpu_power_mean[W]']}, "
-              f"throttle {x['gpu_throttle']}, nvlink {x['nvlink_errors']}, nic {x['nic_errors']}")
+        checks(36 <= t <= 48 and 118 <= float(x["gpu_power_mean[W]"]) <= 455 and x["gpu_throttle"] == "none"
+               and x["nvlink_errors"] in ("", "0") and x["nic_errors"] in ("", "0") and x["ecc_uncorrected"] in ("", "0"),
+               f"healthy row {x['size[B]']} {x['in_place']}: temp {t}, power {x['gpu_power_mean[W]']}, "
+               f"throttle {x['gpu_throttle']}, nvlink {x['nvlink_errors']}, nic {x['nic_errors']}")
     counters_follow_the_windows(out, measured, "healthy run")
     run_json = json.load(open(os.path.join(out, "run.json")))
     tel = run_json["context"]["telemetry"]
-    check(tel["enabled"] and tel["counter_interval_ms"] == 1000, "run.json: telemetry on, counters every 1000 ms (default)")
-    check(tel["series_file"] == "telemetry.jsonl" and os.path.exists(os.path.join(out, tel["series_file"])),
-          "run.json names the series file, which exists")
+    checks(tel["enabled"] and tel["counter_interval_ms"] == 1000, "run.json: telemetry on, counters every 1000 ms (default)")
+    checks(tel["series_file"] == "telemetry.jsonl" and os.path.exists(os.path.join(out, tel["series_file"])),
+           "run.json names the series file, which exists")
     node = tel["nodes"][0]
-    check(len(tel["nodes"]) == 1 and node["host"] == socket.gethostname(), "one sampling rank for the one host")
-    check(node["gpus"]["available"] and len(node["gpus"]["devices"]) == 2 and len(node["gpus"]["devices"][0]["nvlinks"]) == 18,
-          "context: 2 GPUs with 18 NVLink links each")
-    check(node["nics"]["ports"] == ["mlx5_0/1"], "context: the fake NIC port")
+    checks(len(tel["nodes"]) == 1 and node["host"] == socket.gethostname(), "one sampling rank for the one host")
+    checks(node["gpus"]["available"] and len(node["gpus"]["devices"]) == 2 and len(node["gpus"]["devices"][0]["nvlinks"]) == 18,
+           "context: 2 GPUs with 18 NVLink links each")
+    checks(node["nics"]["ports"] == ["mlx5_0/1"], "context: the fake NIC port")
     lines = series(out)
     samples = [l for l in lines if l["type"] == "sample"]
     per_gpu = [len([s for s in samples if s["gpu"] == g]) for g in (0, 1)]
-    check(min(per_gpu) >= 2 and all(s["power_limit_w"] == 700.0 for s in samples),
-          f"series: {per_gpu} samples of GPU 0 and 1, the run's start and end among them")
+    checks(min(per_gpu) >= 2 and all(s["power_limit_w"] == 700.0 for s in samples),
+           f"series: {per_gpu} samples of GPU 0 and 1, the run's start and end among them")
     summary = [l for l in lines if l["type"] == "summary"]
-    check(len(summary) == 1 and all(c["state"] == "pass" for c in summary[0]["checks"]), "series: summary, checks pass")
+    checks(len(summary) == 1 and all(c["state"] == "pass" for c in summary[0]["checks"]), "series: summary, checks pass")
     run_summary = tel.get("run_summary", {})
-    check([c["state"] for c in run_summary.get("checks", [])] == ["pass"] * 3
-          and run_summary["figures"]["gpu_temp_max_c"] <= 48 and run_summary["figures"]["nvlink_errors"] == 0,
-          "run.json: context.telemetry.run_summary, checks pass, the run's NVLink errors 0 (not empty)")
+    checks([c["state"] for c in run_summary.get("checks", [])] == ["pass"] * 3
+           and run_summary["figures"]["gpu_temp_max_c"] <= 48 and run_summary["figures"]["nvlink_errors"] == 0,
+           "run.json: context.telemetry.run_summary, checks pass, the run's NVLink errors 0 (not empty)")
     recorded = json.load(open(rec))
     temps = recorded["answers"].get("0 temperature_c", [])
     series_temps = [s["temp_c"] for s in samples if s["gpu"] == 0]
-    check(recorded["format"] == "ccbench-nvml-answers-1" and temps == series_temps and len(temps) >= 2
-          and "0 nvlink_replay 3" in recorded["latency_us"],
-          f"--telemetry-record wrote the answers it passed on (GPU 0's temperatures {temps}, the series' "
-          f"{series_temps}: the start, the end and every interval between), and how long they took")
+    checks(recorded["format"] == "ccbench-nvml-answers-1" and temps == series_temps and len(temps) >= 2
+           and "0 nvlink_replay 3" in recorded["latency_us"],
+           f"--telemetry-record wrote the answers it passed on (GPU 0's temperatures {temps}, the series' "
+           f"{series_temps}: the start, the end and every interval between), and how long they took")
 
 
 def unhealthy(args, tmp):
@@ -145,26 +139,26 @@ def unhealthy(args, tmp):
     p = run(args, out, {"CCBENCH_TELEMETRY_NVML_REPLAY": path, "CCBENCH_TELEMETRY_IB_DIR": ib,
                         "_extra": ["--fail-on-health"]})
     host = socket.gethostname()
-    check(p.returncode == ExitCode.threshold, f"unhealthy run: exit code 4 (got {p.returncode})")
+    checks(p.returncode == ExitCode.threshold, f"unhealthy run: exit code 4 (got {p.returncode})")
     for text in [f"warning: host {host} GPU 1 (NVIDIA H200): temperature 91 C reached the limit of 85 C",
                  f"warning: host {host} GPU 0 (NVIDIA H200): clocks throttled (sw_power_cap)",
                  f"warning: host {host} GPU 1 (NVIDIA H200) NVLink 7: CRC flit errors grew by 3 (found ",
                  f"warning: error counters grew in this run: host {host} GPU 1 (NVIDIA H200): CRC flit errors +3 on 1 link\n",
                  "a health check failed (--fail-on-health)"]:
-        check(p.stderr.count(text) == 1, f"unhealthy run says once: {text}")
-    check(p.stderr.count("warning:") == 4, f"unhealthy run: 4 warnings in all (got {p.stderr.count('warning:')})")
+        checks(p.stderr.count(text) == 1, f"unhealthy run says once: {text}")
+    checks(p.stderr.count("warning:") == 4, f"unhealthy run: 4 warnings in all (got {p.stderr.count('warning:')})")
     r = [x for x in rows(out) if x["status"] == "ok"]
-    check(sum(int(x["nvlink_errors"] or 0) for x in r) <= 3, f"the rows hold no more than the run's growth: "
-          f"{[x['nvlink_errors'] for x in r]}")
+    checks(sum(int(x["nvlink_errors"] or 0) for x in r) <= 3, f"the rows hold no more than the run's growth: "
+           f"{[x['nvlink_errors'] for x in r]}")
     counters_follow_the_windows(out, r, "unhealthy run")
-    check(all(x["gpu_throttle"] == "sw_power_cap" and x["gpu_temp_max[C]"] == "91" for x in r),
-          "every row shows the power cap and 91 C")
-    check(os.path.exists(os.path.join(out, "results.csv")) and len(r) == 6, "every row is still written")
+    checks(all(x["gpu_throttle"] == "sw_power_cap" and x["gpu_temp_max[C]"] == "91" for x in r),
+           "every row shows the power cap and 91 C")
+    checks(os.path.exists(os.path.join(out, "results.csv")) and len(r) == 6, "every row is still written")
     summary = json.load(open(os.path.join(out, "run.json")))["context"]["telemetry"]["run_summary"]
-    check([c["state"] for c in summary["checks"]] == ["fail"] * 3 and summary["figures"]["nvlink_errors"] == 3
-          and summary["counters_grown"] == [{"where": "GPU 1 (NVIDIA H200) NVLink 7", "what": "CRC flit errors",
-                                             "growth": 3, "host": host}],
-          "run.json: the run summary's three checks fail, nvlink_errors 3, the link that grew")
+    checks([c["state"] for c in summary["checks"]] == ["fail"] * 3 and summary["figures"]["nvlink_errors"] == 3
+           and summary["counters_grown"] == [{"where": "GPU 1 (NVIDIA H200) NVLink 7", "what": "CRC flit errors",
+                                              "growth": 3, "host": host}],
+           "run.json: the run summary's three checks fail, nvlink_errors 3, the link that grew")
 
 
 def slow_counters(args, tmp):
@@ -185,73 +179,73 @@ def slow_counters(args, tmp):
                         "_extra": ["--telemetry-counter-interval", "100"]}, sizes)
     took = time.monotonic() - started
     host = socket.gethostname()
-    check(p.returncode == ExitCode.ok, f"slow counters: exit code 0 (got {p.returncode}: {p.stderr[-500:]})")
+    checks(p.returncode == ExitCode.ok, f"slow counters: exit code 0 (got {p.returncode}: {p.stderr[-500:]})")
     measured = [x for x in rows(out) if x["status"] == "ok"]
-    check(len(measured) == 20, f"slow counters: 20 measured rows (got {len(measured)})")
+    checks(len(measured) == 20, f"slow counters: 20 measured rows (got {len(measured)})")
     lines = counters_follow_the_windows(out, measured, "slow counters", ("nvlink_errors", "pcie_replays"))
     gaps = sum(b["t_s"][0] - a["t_s"][1] for a, b in zip(lines, lines[1:]))
-    check(gaps < 1.0, f"slow counters: {gaps:.2f} s between the 20 sizes in all, run {took:.1f} s "
-          "(reading the counters there would take 0.4 s per size)")
+    checks(gaps < 1.0, f"slow counters: {gaps:.2f} s between the 20 sizes in all, run {took:.1f} s "
+           "(reading the counters there would take 0.4 s per size)")
     big = [x for x in measured if x["size[B]"] == str(1 << 20)]
-    check(big and big[0]["nvlink_errors"] not in ("", "0"), f"slow counters: the 1 MiB row holds CRC growth: {big}")
+    checks(big and big[0]["nvlink_errors"] not in ("", "0"), f"slow counters: the 1 MiB row holds CRC growth: {big}")
     total = json.load(open(os.path.join(out, "run.json")))["context"]["telemetry"]["run_summary"]["figures"]["nvlink_errors"]
     in_rows = sum(int(x["nvlink_errors"] or 0) for x in measured)
-    check(total and 0 < in_rows <= total, f"slow counters: rows hold {in_rows} of the run's {total}")
+    checks(total and 0 < in_rows <= total, f"slow counters: rows hold {in_rows} of the run's {total}")
     first = f"warning: host {host} GPU 1 (NVIDIA H200) NVLink 7: CRC flit errors grew by 1 (found "
-    check(p.stderr.count(first) == 1 and p.stderr.count("warning:") == 2, f"slow counters: warned once: {p.stderr[-600:]}")
-    check(f"error counters grew in this run: host {host} GPU 1 (NVIDIA H200): CRC flit errors +{total} on 1 link" in p.stderr,
-          "slow counters: the run's total at the end")
+    checks(p.stderr.count(first) == 1 and p.stderr.count("warning:") == 2, f"slow counters: warned once: {p.stderr[-600:]}")
+    checks(f"error counters grew in this run: host {host} GPU 1 (NVIDIA H200): CRC flit errors +{total} on 1 link" in p.stderr,
+           "slow counters: the run's total at the end")
 
 
 def without_hardware(args, tmp):
     out = os.path.join(tmp, "none")
     p = run(args, out, {"CCBENCH_TELEMETRY_IB_DIR": os.path.join(tmp, "no-ib"),
                         "CCBENCH_TELEMETRY_NVML_REPLAY": "", "_extra": []})
-    check(p.returncode == ExitCode.ok, f"no hardware: exit code 0 (got {p.returncode})")
+    checks(p.returncode == ExitCode.ok, f"no hardware: exit code 0 (got {p.returncode})")
     node = json.load(open(os.path.join(out, "run.json")))["context"]["telemetry"]["nodes"][0]
-    check(not node["nics"]["available"] and "does not exist" in node["nics"]["reason"], "no NIC: reason given")
-    check(node["gpus"]["available"] or "reason" in node["gpus"], f"GPUs: available or a reason: {node['gpus']}")
+    checks(not node["nics"]["available"] and "does not exist" in node["nics"]["reason"], "no NIC: reason given")
+    checks(node["gpus"]["available"] or "reason" in node["gpus"], f"GPUs: available or a reason: {node['gpus']}")
     if not node["gpus"]["available"]:
-        check(all(x["gpu_temp_max[C]"] == "" and x["nvlink_errors"] == "" for x in rows(out)),
-              "no NVML: the health columns are empty, not 0")
-        check(not os.path.exists(os.path.join(out, "telemetry.jsonl")) and "telemetry.jsonl" not in p.stdout,
-              "nothing readable: no series file, none listed")
-        check(f"# health: not available (host {socket.gethostname()}: {node['gpus']['reason']}; "
-              f"{node['nics']['reason']})" in p.stdout, "nothing readable: one line says why")
-        check("warning" not in p.stderr, "nothing readable: no warning")
+        checks(all(x["gpu_temp_max[C]"] == "" and x["nvlink_errors"] == "" for x in rows(out)),
+               "no NVML: the health columns are empty, not 0")
+        checks(not os.path.exists(os.path.join(out, "telemetry.jsonl")) and "telemetry.jsonl" not in p.stdout,
+               "nothing readable: no series file, none listed")
+        checks(f"# health: not available (host {socket.gethostname()}: {node['gpus']['reason']}; "
+               f"{node['nics']['reason']})" in p.stdout, "nothing readable: one line says why")
+        checks("warning" not in p.stderr, "nothing readable: no warning")
     off = os.path.join(tmp, "off")
     p = run(args, off, {"CCBENCH_TELEMETRY_NVML_REPLAY": args.fixture, "_extra": ["--telemetry", "off"]})
-    check(p.returncode == ExitCode.ok and not os.path.exists(os.path.join(off, "telemetry.jsonl")),
-          "--telemetry off: no series")
-    check(json.load(open(os.path.join(off, "run.json")))["context"]["telemetry"] == {"enabled": False},
-          "--telemetry off: the context says so")
-    check(all(x["gpu_temp_max[C]"] == "" for x in rows(off)), "--telemetry off: empty columns")
-    check("# health" not in p.stdout, "--telemetry off: no health lines")
+    checks(p.returncode == ExitCode.ok and not os.path.exists(os.path.join(off, "telemetry.jsonl")),
+           "--telemetry off: no series")
+    checks(json.load(open(os.path.join(off, "run.json")))["context"]["telemetry"] == {"enabled": False},
+           "--telemetry off: the context says so")
+    checks(all(x["gpu_temp_max[C]"] == "" for x in rows(off)), "--telemetry off: empty columns")
+    checks("# health" not in p.stdout, "--telemetry off: no health lines")
     # On by default: the same as --telemetry on (the context, the series file, the row columns).
     default = os.path.join(tmp, "default")
     p = run(args, default, {"CCBENCH_TELEMETRY_NVML_REPLAY": args.fixture, "_default": True})
     tel = json.load(open(os.path.join(default, "run.json")))["context"]["telemetry"]
-    check(p.returncode == ExitCode.ok and tel["enabled"] and os.path.exists(os.path.join(default, "telemetry.jsonl")),
-          "default: telemetry on, a series file written")
-    check(all(x["gpu_temp_max[C]"] != "" for x in rows(default)), "default: every row has its temperature")
+    checks(p.returncode == ExitCode.ok and tel["enabled"] and os.path.exists(os.path.join(default, "telemetry.jsonl")),
+           "default: telemetry on, a series file written")
+    checks(all(x["gpu_temp_max[C]"] != "" for x in rows(default)), "default: every row has its temperature")
 
 
 def bad_input(args, tmp):
     out = os.path.join(tmp, "bad")
     p = subprocess.run([args.mpiexec, "--oversubscribe", "--allow-run-as-root", "-np", "2", args.ccbench,
                         "--telemetry-interval", "5", "--out", out], capture_output=True, text=True, timeout=120)
-    check(p.returncode == ExitCode.usage and "--telemetry-interval: '5' is not valid; expected a whole number from 10 to 60000 (milliseconds)"
-          in p.stderr and not os.path.exists(out), "--telemetry-interval 5: exit code 2 before MPI, says what is valid")
+    checks(p.returncode == ExitCode.usage and "--telemetry-interval: '5' is not valid; expected a whole number from 10 to 60000 (milliseconds)"
+           in p.stderr and not os.path.exists(out), "--telemetry-interval 5: exit code 2 before MPI, says what is valid")
     p = subprocess.run([args.mpiexec, "--oversubscribe", "--allow-run-as-root", "-np", "2", args.ccbench,
                         "--telemetry-counter-interval", "50", "--out", out], capture_output=True, text=True, timeout=120)
-    check(p.returncode == ExitCode.usage and "--telemetry-counter-interval: '50' is not valid; expected a whole number from 100 to 600000 "
-          "(milliseconds)" in p.stderr and not os.path.exists(out), "--telemetry-counter-interval 50: exit code 2")
+    checks(p.returncode == ExitCode.usage and "--telemetry-counter-interval: '50' is not valid; expected a whole number from 100 to 600000 "
+           "(milliseconds)" in p.stderr and not os.path.exists(out), "--telemetry-counter-interval 50: exit code 2")
     p = run(args, out, {"_extra": ["--telemetry", "off", "--fail-on-health"]})
-    check(p.returncode == ExitCode.usage and "--fail-on-health needs telemetry on" in p.stderr,
-          "--fail-on-health with --telemetry off: exit 2")
+    checks(p.returncode == ExitCode.usage and "--fail-on-health needs telemetry on" in p.stderr,
+           "--fail-on-health with --telemetry off: exit 2")
     p = run(args, out, {"CCBENCH_TELEMETRY_NVML_REPLAY": os.path.join(tmp, "absent.json"), "_extra": []})
-    check(p.returncode == ExitCode.usage and "cannot read the recorded NVML answers" in p.stderr,
-          f"a replay file that does not exist: exit code 2 naming it (got {p.returncode})")
+    checks(p.returncode == ExitCode.usage and "cannot read the recorded NVML answers" in p.stderr,
+           f"a replay file that does not exist: exit code 2 naming it (got {p.returncode})")
 
 
 def recorded_on_gpus(args, tmp):
@@ -261,18 +255,18 @@ def recorded_on_gpus(args, tmp):
     answers = json.load(open(args.recorded))["answers"]
     grew = sorted((k.split()[0], k.split()[2]) for k, v in answers.items()
                   if " nvlink_crc_data " in k and len(v) >= 2 and v[1] > v[0])
-    check(grew, f"the recording has NVLink CRC data errors growing between its first reads: {grew}")
+    checks(grew, f"the recording has NVLink CRC data errors growing between its first reads: {grew}")
     out = os.path.join(tmp, "recorded")
     p = run(args, out, {"CCBENCH_TELEMETRY_NVML_REPLAY": args.recorded, "_extra": []})
-    check(p.returncode == ExitCode.ok, f"recorded answers: exit code 0 (got {p.returncode}: {p.stderr[-500:]})")
+    checks(p.returncode == ExitCode.ok, f"recorded answers: exit code 0 (got {p.returncode}: {p.stderr[-500:]})")
     for gpu, link in grew:
-        check(re.search(rf"GPU {gpu} \(NVIDIA H200\) NVLink {link}: CRC data errors grew by \d+", p.stderr),
-              f"recorded answers: a warning names GPU {gpu} NVLink {link}")
+        checks(re.search(rf"GPU {gpu} \(NVIDIA H200\) NVLink {link}: CRC data errors grew by \d+", p.stderr),
+               f"recorded answers: a warning names GPU {gpu} NVLink {link}")
     temps = {t for g in ("0", "1") for t in answers[f"{g} temperature_c"]}
     measured = [x for x in rows(out) if x["status"] == "ok"]
-    check(measured and all(int(float(x["gpu_temp_max[C]"])) in temps and float(x["gpu_power_mean[W]"]) > 0
-                           and float(x["gpu_sm_clock_min[MHz]"]) > 0 for x in measured),
-          f"recorded answers: every row carries a recorded temperature ({sorted(temps)}), power and clock")
+    checks(measured and all(int(float(x["gpu_temp_max[C]"])) in temps and float(x["gpu_power_mean[W]"]) > 0
+                            and float(x["gpu_sm_clock_min[MHz]"]) > 0 for x in measured),
+           f"recorded answers: every row carries a recorded temperature ({sorted(temps)}), power and clock")
 
 
 def temp_limit(args, tmp):
@@ -287,11 +281,11 @@ def temp_limit(args, tmp):
         out = os.path.join(tmp, f"warm{limit}")
         p = run(args, out, {"CCBENCH_TELEMETRY_NVML_REPLAY": path, "_extra": ["--fail-on-health", "--temp-limit", limit]})
         warning = f"warning: host {host} GPU 1 (NVIDIA H200): temperature 70 C reached the limit of {limit} C"
-        check(p.returncode == rc and (p.stderr.count(warning) == 1) == (rc == ExitCode.threshold),
-              f"--temp-limit {limit} with GPU 1 at 70 C: exit {rc}, {'the' if rc else 'no'} warning (got exit "
-              f"{p.returncode}: {p.stderr[-300:]!r})")
-        check(all(x["gpu_temp_max[C]"] == "70" for x in rows(out) if x["status"] == "ok"),
-              f"--temp-limit {limit}: every row shows 70 C")
+        checks(p.returncode == rc and (p.stderr.count(warning) == 1) == (rc == ExitCode.threshold),
+               f"--temp-limit {limit} with GPU 1 at 70 C: exit {rc}, {'the' if rc else 'no'} warning (got exit "
+               f"{p.returncode}: {p.stderr[-300:]!r})")
+        checks(all(x["gpu_temp_max[C]"] == "70" for x in rows(out) if x["status"] == "ok"),
+               f"--temp-limit {limit}: every row shows 70 C")
 
 
 def main():
@@ -309,8 +303,7 @@ def main():
         slow_counters(args, tmp)
         without_hardware(args, tmp)
         bad_input(args, tmp)
-    print(f"telemetry checks failed: {len(FAILURES)}")
-    return 1 if FAILURES else 0
+    return checks.exit_code()
 
 
 if __name__ == "__main__":

@@ -25,15 +25,10 @@ import subprocess
 import sys
 import tempfile
 
-FAILED = []
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from testlib import Checks, ExitCode  # noqa: E402
 
-
-def check(ok, what, detail=""):
-    print(("ok   " if ok else "FAIL ") + what)
-    if not ok:
-        FAILED.append(what)
-        if detail:
-            print("     " + detail.replace("\n", "\n     ")[:3000])
+checks = Checks("training_cpu")
 
 
 def launch(opts, args, cwd, env=None):
@@ -55,60 +50,62 @@ def fp8_rows_exact(opts, cwd):
     rc, out, err = launch(opts, ["--device", "cpu", "--collective", "allreduce,reducescatter", "--impl", "mpi,ring,tree",
                                  "-d", "f8e4m3,f8e5m2", "-o", "all", "-b", "2", "-e", "1M", "-f", "32", "-n", "2",
                                  "-w", "1", "--out", "fp8"], cwd)
-    check(rc == 0, "fp8 on CPU ranks: exit code 0", out + err)
+    checks(rc == ExitCode.ok, "fp8 on CPU ranks: exit code 0", out + err)
     measured = [r for r in rows(os.path.join(cwd, "fp8")) if r["status"] == "ok"]
     cases = {(r["impl"], r["collective"], r["dtype"], r["op"]) for r in measured}
     # tree: all-reduce only (its reduce-scatter is not declared); every other pair every dtype x op.
     want = {(i, c, d, o) for i in ("mpi", "ring", "tree") for c in ("allreduce", "reducescatter")
             for d in ("f8e4m3", "f8e5m2") for o in ("sum", "prod", "min", "max", "avg")
             if not (i == "tree" and c == "reducescatter")}
-    check(want <= cases, f"fp8 on CPU ranks: {len(want)} cases measured", str(sorted(want - cases)))
+    checks(want <= cases, f"fp8 on CPU ranks: {len(want)} cases measured", str(sorted(want - cases)))
     wrong = [r for r in measured if r["wrong[elements]"] != "0"]
-    check(not wrong and measured, f"fp8 on CPU ranks: {len(measured)} rows, all with 0 wrong elements",
-          str([(r["impl"], r["dtype"], r["op"], r["size[B]"], r["reason"]) for r in wrong[:5]]))
+    checks(not wrong and measured, f"fp8 on CPU ranks: {len(measured)} rows, all with 0 wrong elements",
+           str([(r["impl"], r["dtype"], r["op"], r["size[B]"], r["reason"]) for r in wrong[:5]]))
 
 
 def fp8_corruption_found(opts, cwd):
     rc, out, err = launch(opts, ["--device", "cpu", "--collective", "allreduce", "--impl", "ring", "-d", "f8e5m2",
                                  "-o", "avg", "-b", "64K", "-e", "64K", "-n", "2", "-w", "1", "--out", "none"], cwd,
                           {"CCBENCH_FAULT": "corrupt:rank=1,size=64K,index=7"})
-    check(rc == 1, "fp8 corrupted element: exit code 1", f"exit {rc}\n{out}\n{err}")
-    check("rank 1 (host" in out + err and "element 7" in out + err, "fp8 corrupted element: rank and element named",
-          out + err)
+    checks(rc == ExitCode.wrong_results, "fp8 corrupted element: exit code 1", f"exit {rc}\n{out}\n{err}")
+    checks("rank 1 (host" in out + err and "element 7" in out + err, "fp8 corrupted element: rank and element named",
+           out + err)
 
 
 def overlap_refused(opts, cwd):
     rc, out, err = launch(opts, ["--device", "cpu", "--overlap", "gemm", "--out", "none"], cwd)
-    check(rc == 2 and "not with --device cpu" in err, "--overlap with --device cpu: usage error (exit 2)",
-          f"exit {rc}\n{err}")
+    checks(rc == ExitCode.usage and "not with --device cpu" in err, "--overlap with --device cpu: usage error (exit 2)",
+           f"exit {rc}\n{err}")
     rc, out, err = launch(opts, ["--overlap", "membw", "--collective", "allreduce", "-b", "1K", "-e", "1K",
                                  "--out", "none"], cwd)
-    check(rc == 3 and "these are CPU ranks" in err, "--overlap on CPU ranks found at run time: precondition (exit 3)",
-          f"exit {rc}\n{out}\n{err}")
+    checks(rc == ExitCode.precondition and "these are CPU ranks" in err,
+           "--overlap on CPU ranks found at run time: precondition (exit 3)", f"exit {rc}\n{out}\n{err}")
 
 
 def energy_not_available(opts, cwd):
     rc, out, err = launch(opts, ["--device", "cpu", "--energy", "on", "--collective", "allreduce", "--impl", "ring",
                                  "-b", "1K", "-e", "64K", "-f", "8", "-n", "2", "-w", "1", "--out", "energy"], cwd)
-    check(rc == 0, "--energy on CPU ranks: exit code 0", out + err)
-    check("# energy: not available (CPU ranks" in out, "--energy on CPU ranks: the start-up line says why", out)
+    checks(rc == ExitCode.ok, "--energy on CPU ranks: exit code 0", out + err)
+    checks("# energy: not available (CPU ranks" in out, "--energy on CPU ranks: the start-up line says why", out)
     folder = os.path.join(cwd, "energy")
     context = json.load(open(os.path.join(folder, "run.json")))["context"]
     energy = context.get("energy", {})
-    check(energy.get("enabled") is True and energy.get("available") is False and "CPU ranks" in energy.get("reason", ""),
-          "--energy on CPU ranks: run.json's energy block says why", json.dumps(energy))
+    checks(energy.get("enabled") is True and energy.get("available") is False and "CPU ranks" in energy.get("reason", ""),
+           "--energy on CPU ranks: run.json's energy block says why", json.dumps(energy))
     measured = [r for r in rows(folder) if r["status"] == "ok"]
-    check(measured and all(r["energy[J/coll]"] == "" and r["energy_efficiency[GB/J]"] == "" for r in measured),
-          "--energy on CPU ranks: energy columns empty (not available, never 0)")
+    checks(measured and all(r["energy[J/coll]"] == "" and r["energy_efficiency[GB/J]"] == "" for r in measured),
+           "--energy on CPU ranks: energy columns empty (not available, never 0)")
 
 
 def nccl_config_on_cpu(opts, cwd):
     rc, out, err = launch(opts, ["--device", "cpu", "--nccl-config", "maxCTAs=2,4", "--collective", "allreduce",
                                  "--impl", "ring,nccl", "-b", "1K", "-e", "1K", "--out", "configs"], cwd)
-    check(rc == 2, f"--nccl-config with --device cpu: exit code {rc}, expected 2 (it changes nothing there)", out + err)
-    check("--nccl-config maxCTAs=2,4 acts on GPU ranks, and --device cpu measures CPU ranks" in err,
-          "--nccl-config with --device cpu: the message says why and what to do", err)
-    check(not os.path.exists(os.path.join(cwd, "configs", "results.csv")), "--nccl-config with --device cpu: nothing measured")
+    checks(rc == ExitCode.usage,
+           f"--nccl-config with --device cpu: exit code {rc}, expected {ExitCode.usage.describe()} (it changes nothing "
+           "there)", out + err)
+    checks("--nccl-config maxCTAs=2,4 acts on GPU ranks, and --device cpu measures CPU ranks" in err,
+           "--nccl-config with --device cpu: the message says why and what to do", err)
+    checks(not os.path.exists(os.path.join(cwd, "configs", "results.csv")), "--nccl-config with --device cpu: nothing measured")
 
 
 def tune_launches():
@@ -117,28 +114,28 @@ def tune_launches():
     names = ["NCCL_P2P_DISABLE", "NCCL_PROTO", "NCCL_MAX_CTAS"]
     combos = [("default", "default", "default"), ("default", "LL", "4"), ("1", "LL", "default"), ("default", "Simple", "4")]
     plan = tune.launches(names, combos)
-    check([p for p, _, _ in plan] == [[("NCCL_P2P_DISABLE", "default")], [("NCCL_P2P_DISABLE", "1")]],
-          "tune.py: one launch per value of a per-process setting", str(plan))
-    check(plan[0][1] == ["--nccl-config", "NCCL_PROTO=default,LL,Simple", "--nccl-config", "maxCTAs=default,4"]
-          and len(plan[0][2]) == 3, "tune.py: per-communicator settings swept in that launch as --nccl-config",
-          str(plan[0]))
+    checks([p for p, _, _ in plan] == [[("NCCL_P2P_DISABLE", "default")], [("NCCL_P2P_DISABLE", "1")]],
+           "tune.py: one launch per value of a per-process setting", str(plan))
+    checks(plan[0][1] == ["--nccl-config", "NCCL_PROTO=default,LL,Simple", "--nccl-config", "maxCTAs=default,4"]
+           and len(plan[0][2]) == 3, "tune.py: per-communicator settings swept in that launch as --nccl-config",
+           str(plan[0]))
     rows = [{"impl": "nccl", "nccl_config": "NCCL_PROTO=LL;maxCTAs=4"}, {"impl": "nccl", "nccl_config": "NCCL_PROTO=default;maxCTAs=default"},
             {"impl": "ring", "nccl_config": ""}]
     mine = tune.combo_rows(names, ("default", "LL", "4"), rows)
-    check(mine == [rows[0], rows[2]], "tune.py: a candidate gets its communicator's nccl rows and the others'", str(mine))
+    checks(mine == [rows[0], rows[2]], "tune.py: a candidate gets its communicator's nccl rows and the others'", str(mine))
     # 9 x 9 CTA candidates: every combination of the values a launch gives is a communicator, so the
     # launches split where one would build more than ccbench's 64.
     ctas = [(str(a), str(b)) for a in range(1, 10) for b in range(1, 10)]
     split = tune.launches(["NCCL_MIN_CTAS", "NCCL_MAX_CTAS"], ctas)
     sizes = [len(a.split("=")[1].split(",")) * len(b.split("=")[1].split(",")) for _, (_, a, _, b), _ in split]
-    check(len(split) == 2 and max(sizes) <= 64 and [c for _, _, m in split for c in m] == ctas,
-          "tune.py: launches split to at most 64 communicators each, every candidate in one", str(sizes))
+    checks(len(split) == 2 and max(sizes) <= 64 and [c for _, _, m in split for c in m] == ctas,
+           "tune.py: launches split to at most 64 communicators each, every candidate in one", str(sizes))
     space = [("NCCL_MIN_CTAS", ["default", "8"]), ("NCCL_MAX_CTAS", ["default", "4", "16"])]
-    check([tune.ctas_conflict(space, c) for c in [("8", "4"), ("8", "16"), ("default", "4"), ("8", "default")]]
-          == [True, False, False, False], "tune.py: a candidate with NCCL_MIN_CTAS above NCCL_MAX_CTAS is left out")
-    check(tune.launches(["CCBENCH_CPU_SLOT_DEPTH"], [("4",), ("2",)]) ==
-          [([("CCBENCH_CPU_SLOT_DEPTH", "4")], [], [("4",)]), ([("CCBENCH_CPU_SLOT_DEPTH", "2")], [], [("2",)])],
-          "tune.py: per-process settings only: a launch per candidate, as before")
+    checks([tune.ctas_conflict(space, c) for c in [("8", "4"), ("8", "16"), ("default", "4"), ("8", "default")]]
+           == [True, False, False, False], "tune.py: a candidate with NCCL_MIN_CTAS above NCCL_MAX_CTAS is left out")
+    checks(tune.launches(["CCBENCH_CPU_SLOT_DEPTH"], [("4",), ("2",)]) ==
+           [([("CCBENCH_CPU_SLOT_DEPTH", "4")], [], [("4",)]), ([("CCBENCH_CPU_SLOT_DEPTH", "2")], [], [("2",)])],
+           "tune.py: per-process settings only: a launch per candidate, as before")
 
 
 def rows_as_written(plan):
@@ -172,27 +169,27 @@ def expected_cases_know_training():
                                  "allreduce", "--impl", "nccl,ring", "-d", "f8e4m3,e5m2", "-b", "4", "-e", "1M",
                                  "-f", "16", "--energy", "on", "--overlap", "gemm"])
     plan.device = "gpu"
-    check(plan.nccl_configs == ["NCCL_PROTO=Simple;maxCTAs=default", "NCCL_PROTO=Simple;maxCTAs=4",
-                                "NCCL_PROTO=LL;maxCTAs=default", "NCCL_PROTO=LL;maxCTAs=4"],
-          "expected_cases: --nccl-config's combinations in ccbench's order and labels", str(plan.nccl_configs))
+    checks(plan.nccl_configs == ["NCCL_PROTO=Simple;maxCTAs=default", "NCCL_PROTO=Simple;maxCTAs=4",
+                                 "NCCL_PROTO=LL;maxCTAs=default", "NCCL_PROTO=LL;maxCTAs=4"],
+           "expected_cases: --nccl-config's combinations in ccbench's order and labels", str(plan.nccl_configs))
     rows = rows_as_written(plan)
     fails = ec.check_case_set(rows, plan)
-    check(not fails and {r["dtype"] for r in rows} == {"f8e4m3", "f8e5m2"},
-          "expected_cases: a run with every combination's rows passes", "\n".join(fails[:5]))
+    checks(not fails and {r["dtype"] for r in rows} == {"f8e4m3", "f8e5m2"},
+           "expected_cases: a run with every combination's rows passes", "\n".join(fails[:5]))
     missing = [r for r in rows if r["nccl_config"] != "NCCL_PROTO=LL;maxCTAs=4"]
     fails = ec.check_case_set(missing, plan)
-    check(any("allreduce/nccl[NCCL_PROTO=LL;maxCTAs=4]" in f and "no row at all" in f for f in fails),
-          "expected_cases: a combination without rows fails, named", "\n".join(fails[:5]))
+    checks(any("allreduce/nccl[NCCL_PROTO=LL;maxCTAs=4]" in f and "no row at all" in f for f in fails),
+           "expected_cases: a combination without rows fails, named", "\n".join(fails[:5]))
     unlabelled = [dict(r, nccl_config="") if r["impl"] == "nccl" else r for r in rows]
-    check(ec.check_case_set(unlabelled, plan) != [], "expected_cases: NCCL rows without their label fail")
+    checks(ec.check_case_set(unlabelled, plan) != [], "expected_cases: NCCL rows without their label fail")
     skipped = [dict(r, status="skipped", reason="f8e5m2 needs NCCL >= 2.24, the library loaded is 2.21.5 (x)",
                     **{"size[B]": "0", "in_place": "false"})
                for r in rows if r["impl"] == "nccl" and r["dtype"] == "f8e5m2" and r["size[B]"] == "4"
                and r["in_place"] == "false"]
     others = [r for r in rows if not (r["impl"] == "nccl" and r["dtype"] == "f8e5m2")]
     fails = ec.check_case_set(others + skipped, plan)
-    check(not fails and len(skipped) == 4, "expected_cases: NCCL's fp8 skipped whole with its reason passes",
-          "\n".join(fails[:5]))
+    checks(not fails and len(skipped) == 4, "expected_cases: NCCL's fp8 skipped whole with its reason passes",
+           "\n".join(fails[:5]))
 
 
 def main():
@@ -208,8 +205,7 @@ def main():
         nccl_config_on_cpu(opts, cwd)
     tune_launches()
     expected_cases_know_training()
-    print(f"training_cpu: {len(FAILED)} failed")
-    return 1 if FAILED else 0
+    return checks.exit_code()
 
 
 if __name__ == "__main__":

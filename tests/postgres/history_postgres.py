@@ -24,6 +24,9 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from testlib import Checks, ExitCode  # noqa: E402
+
 ccbench, mpiexec, src, work = sys.argv[1:5]
 FIXTURE = os.path.join(src, "tests/fixtures/cpu2core-20261130-np2/results.csv")
 ROWS = sum(1 for line in open(FIXTURE) if not line.startswith("#")) - 1
@@ -31,13 +34,7 @@ COPIES = 10  # the concurrent writers' runs: 10 x the fixture's rows, so that wr
 ALLREDUCE = sum(1 for line in open(FIXTURE) if line.startswith("allreduce,"))
 PORT, PASSWORD, SOCKET = os.environ["PG_FIXTURE_PORT"], os.environ["PG_FIXTURE_PASSWORD"], os.environ["PG_FIXTURE_SOCKET"]
 PSQL = os.path.join(os.environ["PG_FIXTURE_BIN"], "psql")
-failures = []
-
-
-def check(ok, what):
-    print(("ok: " if ok else "FAIL: ") + what, flush=True)
-    if not ok:
-        failures.append(what)
+checks = Checks("history_postgres")
 
 
 def sql(db, query):
@@ -90,33 +87,33 @@ def folder(name, started, exit_code, verdict, host="node01", copies=1):
 def imports():
     url = new_db("imports")
     r = run(["history", "--db", with_password(url)])
-    check(r.returncode == 2 and "holds no ccbench history yet" in r.stderr, f"a database without a history: exit 2 ({r.returncode}: {r.stderr.strip()})")
-    runs = [folder("wrong", "2026-12-01T10:00:00Z", 1, "FAILED (exit code 1: wrong results)"),
-            folder("timeout", "2026-12-01T11:00:00Z", 5, "FAILED (exit code 5: timeout or hang)"),
+    checks(r.returncode == ExitCode.usage and "holds no ccbench history yet" in r.stderr, f"a database without a history: exit 2 ({r.returncode}: {r.stderr.strip()})")
+    runs = [folder("wrong", "2026-12-01T10:00:00Z", ExitCode.wrong_results, "FAILED (exit code 1: wrong results)"),
+            folder("timeout", "2026-12-01T11:00:00Z", ExitCode.timeout, "FAILED (exit code 5: timeout or hang)"),
             folder("running", "2026-12-01T12:00:00Z", None, None), folder("csv-only", "", "none", None)]
     args = ["history", "--db", with_password(url)]
     for d in runs:
         args += ["--add", d]
     r = run(args)
     print(r.stdout + r.stderr)
-    check(r.returncode == 0, "--add of four runs")
-    check(f"{runs[0]} added as run 1 (FAILED (exit code 1: wrong results), exit code 1)" in r.stdout, "run 1's verdict")
-    check(PASSWORD not in r.stdout + r.stderr, "the password in the URL not printed by --add")
+    checks(r.returncode == ExitCode.ok, "--add of four runs")
+    checks(f"{runs[0]} added as run 1 (FAILED (exit code 1: wrong results), exit code 1)" in r.stdout, "run 1's verdict")
+    checks(PASSWORD not in r.stdout + r.stderr, "the password in the URL not printed by --add")
     listed = run(["history", "--db", with_password(url)]).stdout
     print(listed)
     lines = [line for line in listed.splitlines() if line.startswith(" ")]
-    check(len(lines) == 4 and lines[1].endswith("FAILED (exit code 5: timeout or hang)") and
-          lines[2].endswith(f"unknown ({runs[2]}/run.json holds no verdict)") and
-          lines[3].endswith(f"unknown (no run.json beside {runs[3]}/results.csv)"), "verdicts kept, unknown where unknown")
-    check(sql("imports", "SELECT string_agg(coalesce(exit_code::text, 'null'), ',' ORDER BY id) FROM ccbench.runs") ==
-          "1,5,null,null", "exit codes as stored")
+    checks(len(lines) == 4 and lines[1].endswith("FAILED (exit code 5: timeout or hang)") and
+           lines[2].endswith(f"unknown ({runs[2]}/run.json holds no verdict)") and
+           lines[3].endswith(f"unknown (no run.json beside {runs[3]}/results.csv)"), "verdicts kept, unknown where unknown")
+    checks(sql("imports", "SELECT string_agg(coalesce(exit_code::text, 'null'), ',' ORDER BY id) FROM ccbench.runs") ==
+           "1,5,null,null", "exit codes as stored")
     again = run(["history", "--db", with_password(url), "--add", runs[0], "--add", runs[3]])
-    check(f"# history: {runs[0]} is already stored as run 1; not added again" in again.stdout and
-          f"# history: {runs[3]} is already stored as run 4; not added again" in again.stdout, "a run added again: a note")
-    check(sql("imports", "SELECT count(*) FROM ccbench.runs") == "4" and
-          sql("imports", "SELECT count(*) FROM ccbench.rows") == str(4 * ROWS), "each run and row stored once")
+    checks(f"# history: {runs[0]} is already stored as run 1; not added again" in again.stdout and
+           f"# history: {runs[3]} is already stored as run 4; not added again" in again.stdout, "a run added again: a note")
+    checks(sql("imports", "SELECT count(*) FROM ccbench.runs") == "4" and
+           sql("imports", "SELECT count(*) FROM ccbench.rows") == str(4 * ROWS), "each run and row stored once")
     trend = run(["history", "--db", with_password(url), "--collective", "allreduce", "--impl", "ring", "--size", "1M"])
-    check(trend.returncode == 0 and trend.stdout.count("allreduce ring/shm float") == 8, "a trend: 4 runs x 2 placements")
+    checks(trend.returncode == ExitCode.ok and trend.stdout.count("allreduce ring/shm float") == 8, "a trend: 4 runs x 2 placements")
     return url
 
 
@@ -128,21 +125,21 @@ def secrets_(url):
     os.chmod(passfile, 0o600)
     for name, env in (("PGPASSFILE", {"PGPASSFILE": passfile}), ("PGPASSWORD", {"PGPASSWORD": PASSWORD})):
         r = run(["history", "--db", url], env=env)
-        check(r.returncode == 0 and len([l for l in r.stdout.splitlines() if l.startswith(" ")]) == 4,
-              f"the password from {name} opens the store")
+        checks(r.returncode == ExitCode.ok and len([l for l in r.stdout.splitlines() if l.startswith(" ")]) == 4,
+               f"the password from {name} opens the store")
     out = os.path.join(work, "real")
     r = subprocess.run([mpiexec, "--oversubscribe", "--allow-run-as-root", "-np", "2", ccbench, "--device", "cpu",
                         "--collective", "allreduce", "--impl", "ring", "-b", "1K", "-e", "4K", "-n", "3", "-w", "1",
                         "--out", out, "--db", with_password(url)],
                        capture_output=True, text=True, env=dict(os.environ, CCBENCH_DB=with_password(url)))
     print(r.stdout[-600:] + r.stderr[-600:])
-    check(r.returncode == 0 and re.search(f"# history: run [0-9]+ appended to {re.escape(url)}\n", r.stdout),
-          "a real run appended with --db URL")
+    checks(r.returncode == ExitCode.ok and re.search(f"# history: run [0-9]+ appended to {re.escape(url)}\n", r.stdout),
+           "a real run appended with --db URL")
     leaked = [f for f in os.listdir(out) if PASSWORD in open(os.path.join(out, f), errors="replace").read()]
-    check(not leaked and PASSWORD not in r.stdout + r.stderr, f"the password in no output and no results file ({leaked})")
+    checks(not leaked and PASSWORD not in r.stdout + r.stderr, f"the password in no output and no results file ({leaked})")
     context = json.load(open(os.path.join(out, "run.json")))["context"]
-    check(f"--db {url}" in context["command_line"], "run.json's command line names the store without its password")
-    check(context["environment"].get("CCBENCH_DB") == url, "run.json's CCBENCH_DB without its password")
+    checks(f"--db {url}" in context["command_line"], "run.json's command line names the store without its password")
+    checks(context["environment"].get("CCBENCH_DB") == url, "run.json's CCBENCH_DB without its password")
 
 
 def failures_():
@@ -156,15 +153,17 @@ def failures_():
         for args in (["history", "--db", url], ["history", "--db", url, "--add", os.path.join(work, "wrong")]):
             r = run(args)
             text = r.stdout + r.stderr
-            check(r.returncode == 3 and f"cannot connect to PostgreSQL ({where}" in text and PASSWORD not in text
-                  and "wrong" + PASSWORD[:3] not in text, f"{what}: exit 3 naming where ({r.returncode}: {text.strip()})")
+            checks(r.returncode == ExitCode.precondition and f"cannot connect to PostgreSQL ({where}" in text
+                   and PASSWORD not in text and "wrong" + PASSWORD[:3] not in text,
+                   f"{what}: exit 3 naming where ({r.returncode}: {text.strip()})")
 
 
 def concurrent(db_arg, check_db, label):
     """16 processes adding at once, a reader listing all the while."""
     base = os.path.join(work, "many-" + label)
     os.makedirs(base)
-    own = [folder(f"many-{label}/n{i:02}", f"2026-12-02T10:00:{i:02}Z", 0, "OK", host=f"n{i:02}", copies=COPIES)
+    own = [folder(f"many-{label}/n{i:02}", f"2026-12-02T10:00:{i:02}Z", ExitCode.ok, "OK", host=f"n{i:02}",
+                  copies=COPIES)
            for i in range(12)]
     adds = own + own[:4]  # four runs added by two processes at the same moment
     stop = os.path.join(base, "stop")
@@ -175,21 +174,22 @@ def concurrent(db_arg, check_db, label):
     results = [(p.wait(), p.stdout.read()) for p in procs]
     open(stop, "w").close()
     seen = reader.communicate()[0]
-    added = sum(1 for rc, out in results if rc == 0 and " added as run " in out)
-    noted = sum(1 for rc, out in results if rc == 0 and "already stored as run" in out)
-    refused = [out.strip() for rc, out in results if rc != 0]
+    added = sum(1 for rc, out in results if rc == ExitCode.ok and " added as run " in out)
+    noted = sum(1 for rc, out in results if rc == ExitCode.ok and "already stored as run" in out)
+    refused = [out.strip() for rc, out in results if rc != ExitCode.ok]
     print(f"{label}: {added} added, {noted} already stored, {len(refused)} refused; reader: {seen.strip()}")
     stored = check_db()
     if label == "postgres":
-        check(added == 12 and noted == 4 and not refused, "postgres: 16 writers at once: 12 runs added, 4 found stored")
+        checks(added == 12 and noted == 4 and not refused, "postgres: 16 writers at once: 12 runs added, 4 found stored")
     else:  # holds, or refuses clearly; never a silent loss
-        check(all(rc == 3 and "another job has held it" in out for rc, out in results if rc != 0),
-              f"sqlite: a writer refused says why (exit 3): {refused}")
-        check(added + noted == 16 - len(refused), "sqlite: every writer added, found its run, or was refused")
-    check(stored == (12 * ROWS * COPIES, 12) or (label == "sqlite" and refused and stored[0] == stored[1] * ROWS * COPIES),
-          f"{label}: every run stored once and whole ({stored})")
-    check(seen.startswith("whole") and " 0 reads" not in seen,
-          f"{label}: the reader read, and saw whole runs only ({seen.strip()})")
+        checks(all(rc == ExitCode.precondition and "another job has held it" in out
+                   for rc, out in results if rc != ExitCode.ok),
+               f"sqlite: a writer refused says why (exit 3): {refused}")
+        checks(added + noted == 16 - len(refused), "sqlite: every writer added, found its run, or was refused")
+    checks(stored == (12 * ROWS * COPIES, 12) or (label == "sqlite" and refused and stored[0] == stored[1] * ROWS * COPIES),
+           f"{label}: every run stored once and whole ({stored})")
+    checks(seen.startswith("whole") and " 0 reads" not in seen,
+           f"{label}: the reader read, and saw whole runs only ({seen.strip()})")
 
 
 # Reads every all-reduce row of the store until told to stop (`history --collective allreduce`,
@@ -226,8 +226,7 @@ def main():
         c = sqlite3.connect(lite)
         return c.execute("SELECT count(*) FROM rows").fetchone()[0], c.execute("SELECT count(*) FROM runs").fetchone()[0]
     concurrent(lite, sqlite_counts, "sqlite")
-    print("FAILED: " + "; ".join(failures) if failures else "history_postgres: all checks passed")
-    return 1 if failures else 0
+    return checks.exit_code()
 
 
 if __name__ == "__main__":

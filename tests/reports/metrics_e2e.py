@@ -27,16 +27,13 @@ import sys
 import time
 import urllib.request
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from testlib import Checks, ExitCode  # noqa: E402
+
 mode, ccbench, mpiexec, src, work = sys.argv[1:6]
 SAMPLE = re.compile(r'^([a-zA-Z_:][a-zA-Z0-9_:]*)(\{(.*)\})? (\S+)$')
 LABEL = re.compile(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"')
-failures = []
-
-
-def check(ok, what):
-    print(("ok: " if ok else "FAIL: ") + what, flush=True)
-    if not ok:
-        failures.append(what)
+checks = Checks(f"metrics_e2e {mode}")
 
 
 def parse(text):
@@ -95,15 +92,15 @@ def check_cases(got, want, what):
     wrong = [(k, got[k], v) for k, v in want.items()
              if k in got and abs(got[k] - v) > max(5e-6 * abs(v), 0.5 if k[0].endswith("per_second") else 0)]
     ours = [k for k in got if k[0] in ("ccbench_busbw_bytes_per_second", "ccbench_latency_seconds")]
-    check(not missing and not wrong and len(ours) == len(want),
-          f"{what}: {len(want)} case samples as results.csv gives them (missing {missing[:2]}, wrong {wrong[:2]}, "
-          f"{len(ours)} in the file)")
+    checks(not missing and not wrong and len(ours) == len(want),
+           f"{what}: {len(want)} case samples as results.csv gives them (missing {missing[:2]}, wrong {wrong[:2]}, "
+           f"{len(ours)} in the file)")
 
 
 def promtool(path, what):
     r = subprocess.run(["promtool", "check", "metrics"], stdin=open(path), capture_output=True, text=True)
-    check(r.returncode == 0 and not r.stdout.strip() and not r.stderr.strip(),
-          f"{what}: promtool check metrics: exit {r.returncode} {r.stdout.strip()} {r.stderr.strip()}")
+    checks(r.returncode == 0 and not r.stdout.strip() and not r.stderr.strip(),
+           f"{what}: promtool check metrics: exit {r.returncode} {r.stdout.strip()} {r.stderr.strip()}")
 
 
 def free_port():
@@ -137,13 +134,13 @@ def check_served(path, what):
     """node_exporter serving the folder the .prom file `path` is in, that file alone (two files
     holding the same series would leave it one of them: one ccbench file per node)."""
     served = parse(scrape(os.path.dirname(path)))
-    check(served.get(("node_textfile_scrape_error", frozenset())) == 0.0, f"{what}: node_textfile_scrape_error 0")
+    checks(served.get(("node_textfile_scrape_error", frozenset())) == 0.0, f"{what}: node_textfile_scrape_error 0")
     ours = parse(open(path).read())
     absent = [k for k in ours if k not in served]
     differ = [k for k in ours if k in served and not close(served[k], ours[k])]
-    check(ours and not absent and not differ,
-          f"{what}: node_exporter serves all {len(ours)} series of {os.path.basename(path)} as written "
-          f"(absent {absent[:2]}, differ {differ[:2]})")
+    checks(ours and not absent and not differ,
+           f"{what}: node_exporter serves all {len(ours)} series of {os.path.basename(path)} as written "
+           f"(absent {absent[:2]}, differ {differ[:2]})")
 
 
 def alone(path):
@@ -159,44 +156,45 @@ def export_mode():
     os.makedirs(prom)
     r = subprocess.run([ccbench, "export", h200, "--metrics", os.path.join(prom, "h200.prom")], capture_output=True,
                        text=True)
-    check(r.returncode == 0, f"export of the 2 x H200 run: exit {r.returncode} {r.stderr.strip()}")
+    checks(r.returncode == ExitCode.ok, f"export of the 2 x H200 run: exit {r.returncode} {r.stderr.strip()}")
     got = parse(open(os.path.join(prom, "h200.prom")).read())
     check_cases(got, host_labels(expected_cases(h200), "vm"), "2 x H200 export")
-    check(got.get(("ccbench_run_exit_code", frozenset({("host", "vm"), ("source", "results")}))) == 0.0,
-          "the run's exit code from its run.json")
+    checks(got.get(("ccbench_run_exit_code", frozenset({("host", "vm"), ("source", "results")}))) == ExitCode.ok,
+           "the run's exit code from its run.json")
     promtool(os.path.join(prom, "h200.prom"), "2 x H200 export")
     out = subprocess.run([ccbench, "export", h200], capture_output=True, text=True)
-    check(out.returncode == 0 and out.stdout.endswith("# EOF\n") and
-          parse(out.stdout).keys() == got.keys(), "export to stdout: the same series")
+    checks(out.returncode == ExitCode.ok and out.stdout.endswith("# EOF\n") and
+           parse(out.stdout).keys() == got.keys(), "export to stdout: the same series")
     # accept: the example rules pass; a 400 GB/s floor fails on the node.
     rules = os.path.join(src, "docs/examples/rules/h200x2.yaml")
     ok = subprocess.run([ccbench, "accept", "--rules", rules, h200, "--metrics", os.path.join(prom, "pass.prom")],
                         capture_output=True, text=True)
-    check(ok.returncode == 0, f"accept (passing rules) with --metrics: exit {ok.returncode}")
+    checks(ok.returncode == ExitCode.ok, f"accept (passing rules) with --metrics: exit {ok.returncode}")
     got = parse(open(os.path.join(prom, "pass.prom")).read())
     rule_lines = [k for k in got if k[0] == "ccbench_accept_rule_passed"]
-    check(got.get(("ccbench_accept_passed", frozenset())) == 1.0 and len(rule_lines) == ok.stdout.count("): PASS (")
-          and all(got[k] == 1.0 for k in rule_lines), f"every rule passed, as accept printed ({len(rule_lines)} rules)")
-    checks = [k for k in got if k[0] == "ccbench_accept_check_passed"]
-    check(checks and all(got[k] == 1.0 for k in checks) and len(checks) == len([line for line in ok.stdout.splitlines() if line.startswith("#   PASS ") and
-                                    "rows broke a rule" not in line]),
-          f"every check that was judged passed, one series each ({len(checks)}); those not available absent")
+    checks(got.get(("ccbench_accept_passed", frozenset())) == 1.0 and len(rule_lines) == ok.stdout.count("): PASS (")
+           and all(got[k] == 1.0 for k in rule_lines), f"every rule passed, as accept printed ({len(rule_lines)} rules)")
+    judged = [k for k in got if k[0] == "ccbench_accept_check_passed"]
+    passed = [line for line in ok.stdout.splitlines() if line.startswith("#   PASS ") and "rows broke a rule" not in line]
+    checks(judged and all(got[k] == 1.0 for k in judged) and len(judged) == len(passed),
+           f"every check that was judged passed, one series each ({len(judged)}); those not available absent")
     bad = subprocess.run([ccbench, "accept", "--min-busbw", "400", h200, "--metrics", os.path.join(prom, "fail.prom")],
                          capture_output=True, text=True)
     got = parse(open(os.path.join(prom, "fail.prom")).read())
-    check(bad.returncode == 4 and got.get(("ccbench_accept_passed", frozenset())) == 0.0 and
-          got.get(("ccbench_accept_node_passed", frozenset({("host", "vm")}))) == 0.0,
-          "a 400 GB/s floor: accept exit 4, and the node below its rule is 0")
+    checks(bad.returncode == ExitCode.threshold and got.get(("ccbench_accept_passed", frozenset())) == 0.0 and
+           got.get(("ccbench_accept_node_passed", frozenset({("host", "vm")}))) == 0.0,
+           "a 400 GB/s floor: accept exit 4, and the node below its rule is 0")
     m = re.search(r"FAIL vm: (\d+) of (\d+) rows broke a rule", bad.stdout)
-    check(m and got.get(("ccbench_accept_node_failed_rows", frozenset({("host", "vm")}))) == float(m.group(1)),
-          "the node's failed rows as accept counted them")
+    checks(m and got.get(("ccbench_accept_node_failed_rows", frozenset({("host", "vm")}))) == float(m.group(1)),
+           "the node's failed rows as accept counted them")
     for f in ("pass.prom", "fail.prom"):
         promtool(os.path.join(prom, f), f)
     for f in ("h200.prom", "fail.prom"):
         check_served(alone(os.path.join(prom, f)), f)
     bad_name = subprocess.run([ccbench, "export", h200, "--metrics", os.path.join(prom, "m.txt")], capture_output=True,
                               text=True)
-    check(bad_name.returncode == 2 and "reads only files named *.prom" in bad_name.stderr, "a name without .prom: exit 2")
+    checks(bad_name.returncode == ExitCode.usage and "reads only files named *.prom" in bad_name.stderr,
+           "a name without .prom: exit 2")
 
 
 def check_health(got, folder, host):
@@ -206,20 +204,20 @@ def check_health(got, folder, host):
     rows = list(csv.DictReader(lines))
     temps = [float(r["gpu_temp_max[C]"]) for r in rows if r.get("gpu_temp_max[C]")]
     h = frozenset({("host", host)})
-    check(temps and got.get(("ccbench_gpu_temperature_max_celsius", h)) == max(temps),
-          f"the hottest GPU as the rows saw it ({max(temps) if temps else None} C)")
+    checks(temps and got.get(("ccbench_gpu_temperature_max_celsius", h)) == max(temps),
+           f"the hottest GPU as the rows saw it ({max(temps) if temps else None} C)")
     throttles = [r["gpu_throttle"] for r in rows if r.get("gpu_throttle")]
-    check(throttles and got.get(("ccbench_gpu_throttled", h)) == float(any(t != "none" for t in throttles)) == 1.0,
-          f"throttling as the rows saw it ({sorted(set(throttles))})")
+    checks(throttles and got.get(("ccbench_gpu_throttled", h)) == float(any(t != "none" for t in throttles)) == 1.0,
+           f"throttling as the rows saw it ({sorted(set(throttles))})")
     for counter in ("nvlink_errors", "pcie_replays", "ecc_corrected", "ecc_uncorrected", "xid_events", "nic_errors"):
         values = [int(r[counter]) for r in rows if r.get(counter)]
         key = ("ccbench_hardware_error_growth", h | {("counter", counter)})
-        check(got.get(key) == (float(sum(values)) if values else None),
-              f"{counter}: {sum(values) if values else 'not read'} as the rows' growth sums to")
-    check(max(temps) == 91 and got.get(("ccbench_gpu_throttle_reason", h | {("reason", "sw_power_cap")})) == 1.0,
-          "91 C and the power cap, as replayed")
-    check(got.get(("ccbench_hardware_error_growth", h | {("counter", "nvlink_errors")})) is not None,
-          "the NVLink counter was read (a figure, not absent)")
+        checks(got.get(key) == (float(sum(values)) if values else None),
+               f"{counter}: {sum(values) if values else 'not read'} as the rows' growth sums to")
+    checks(max(temps) == 91 and got.get(("ccbench_gpu_throttle_reason", h | {("reason", "sw_power_cap")})) == 1.0,
+           "91 C and the power cap, as replayed")
+    checks(got.get(("ccbench_hardware_error_growth", h | {("counter", "nvlink_errors")})) is not None,
+           "the NVLink counter was read (a figure, not absent)")
 
 
 def run_mode():
@@ -250,17 +248,18 @@ def run_mode():
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
     r = subprocess.CompletedProcess(run.args, run.wait(), *run.communicate())
     print(r.stdout[-1500:] + r.stderr[-800:])
-    check(r.returncode == 4 and f"# metrics: {metrics}" in r.stdout, f"a run with --accept and --metrics: exit 4 ({r.returncode})")
+    checks(r.returncode == ExitCode.threshold and f"# metrics: {metrics}" in r.stdout,
+           f"a run with --accept and --metrics: exit 4 ({r.returncode})")
     got = parse(open(metrics).read())
     host = json.load(open(os.path.join(out, "run.json")))["context"]["ranks_detail"][0]["host"]
     check_cases(got, host_labels(expected_cases(out), host), "the run's metrics")
     run = frozenset({("host", host), ("source", "results")})
-    check(got.get(("ccbench_run_exit_code", run)) == 4.0, "the run's exit code (4: a rule failed)")
-    check(got.get(("ccbench_accept_rule_passed", frozenset({("rule", "impossible floor"), ("where", f"{rules}:4")})))
-          == 0.0 and got.get(("ccbench_accept_rule_passed", frozenset({("rule", "every row correct"),
-                                                                        ("where", f"{rules}:2")}))) == 1.0,
-          "one rule failed, one passed, as the run printed")
-    check(not [n for n in os.listdir(prom) if n != "ccbench.prom"], "no temporary file left beside the .prom")
+    checks(got.get(("ccbench_run_exit_code", run)) == ExitCode.threshold, "the run's exit code (4: a rule failed)")
+    checks(got.get(("ccbench_accept_rule_passed", frozenset({("rule", "impossible floor"), ("where", f"{rules}:4")})))
+           == 0.0 and got.get(("ccbench_accept_rule_passed", frozenset({("rule", "every row correct"),
+                                                                         ("where", f"{rules}:2")}))) == 1.0,
+           "one rule failed, one passed, as the run printed")
+    checks(not [n for n in os.listdir(prom) if n != "ccbench.prom"], "no temporary file left beside the .prom")
     check_health(got, out, host)
     promtool(metrics, "the run's metrics")
     check_served(metrics, "the run's metrics")
@@ -275,8 +274,7 @@ def main():
     shutil.rmtree(work, ignore_errors=True)
     os.makedirs(work)
     export_mode() if mode == "export" else run_mode()
-    print("FAILED: " + "; ".join(failures) if failures else f"metrics_e2e {mode}: all checks passed")
-    return 1 if failures else 0
+    return checks.exit_code()
 
 
 if __name__ == "__main__":
