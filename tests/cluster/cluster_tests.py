@@ -45,6 +45,9 @@ import time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from box import Box  # noqa: E402  (tests/cluster/box.py)
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from testlib import ExitCode, Failed, main_guard, need  # noqa: E402
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 SOURCE = os.path.abspath(os.path.join(HERE, "..", ".."))
 CHECK = os.path.join(SOURCE, "tests", "check_results.py")
@@ -56,15 +59,6 @@ DTYPES = "int8,bfloat16,float64"  # 1, 2 and 8 bytes: the reductions themselves 
 # Odd sizes: 12 B then x7 (84, 588, 4116, 28812, 201684): element counts that split unevenly over
 # 3 ranks and end slots mid-way.
 SWEEP = ["-b", "12", "-e", "300K", "-f", "7", "-n", "2", "-w", "1"]
-
-
-class Failed(Exception):
-    pass
-
-
-def need(cond, what, text=""):
-    if not cond:
-        raise Failed(what + (f"\n{text}" if text else ""))
 
 
 def fresh(opts, name):
@@ -147,7 +141,7 @@ def case_links_topo(opts):
         d = fresh(opts, "cluster-links")
         p, _ = timed(box.mpirun(HOSTS) + [opts.ccbench, "links", "--transport", "tcp,mpi", "-b", "1K", "-e", "1M",
                                           "-n", "3", "--out", d])
-        need(p.returncode == 0, "links failed", p.stdout + p.stderr)
+        need(p.returncode == ExitCode.ok, "links failed", p.stdout + p.stderr)
         with open(os.path.join(d, "links.csv"), newline="") as f:
             rows = list(csv.DictReader(f))
         for t in ("tcp", "mpi"):
@@ -159,12 +153,12 @@ def case_links_topo(opts):
             need(re.search(rf"rank \d: {h}\b", p.stdout), f"links does not list host {h}", p.stdout)
         print(f"ok: links: {len(rows)} cells between h1, h2, h3")
         expect = os.path.join(opts.work, "cluster-expect.yaml")
-        for hosts, rc in ((HOSTS, 0), (HOSTS + 1, 4)):
+        for hosts, rc in ((HOSTS, ExitCode.ok), (HOSTS + 1, ExitCode.threshold)):
             with open(expect, "w") as f:
                 f.write(f"hosts: {hosts}\ngpus_per_host: 0\ncores_per_host: {os.cpu_count()}\n")
             p, _ = timed(box.mpirun(HOSTS) + [opts.ccbench, "topo", "--expect", expect,
                                               "--out", fresh(opts, f"cluster-topo-{hosts}")])
-            need(p.returncode == rc, f"topo --expect hosts: {hosts}: exit {p.returncode}, expected {rc}",
+            need(p.returncode == rc, f"topo --expect hosts: {hosts}: exit {p.returncode}, expected {rc.describe()}",
                  p.stdout + p.stderr)
             for h in ("h1", "h2", "h3"):
                 need(f"== host {h} (1 rank)" in p.stdout, f"topo does not describe host {h}", p.stdout)
@@ -195,7 +189,8 @@ def case_interface(opts):
         p, _ = timed(box.mpirun(HOSTS, "-x", "CCBENCH_TCP_IF") + [opts.ccbench, *args, "--out", "none"],
                      env={"CCBENCH_TCP_IF": "eth9"})
         out = p.stdout + p.stderr
-        need(p.returncode == 2, f"CCBENCH_TCP_IF=eth9: exit {p.returncode}, expected 2", out)
+        need(p.returncode == ExitCode.usage,
+             f"CCBENCH_TCP_IF=eth9: exit {p.returncode}, expected {ExitCode.usage.describe()}", out)
         need(re.search(r"CCBENCH_TCP_IF='eth9' is not a network interface .* on host h\d; give one of the interfaces "
                        r"here: lo \(127\.0\.0\.1.*eth0 \(198\.18\.0\.\d", out),
              "the message does not list the host's interfaces", out)
@@ -254,8 +249,9 @@ def case_cut(opts, impl):
         print(out[-4000:])
         print(f"mpirun exited with {proc.returncode}, {ended:.1f} s after the cut (deadline {deadline} s)")
         doc = run_json(d)
-        need(doc["exit_code"] == 5 and doc["complete"] is False, f"run.json: exit code {doc['exit_code']}, "
-             f"complete {doc['complete']}, expected 5 and false")
+        need(doc["exit_code"] == ExitCode.timeout and doc["complete"] is False,
+             f"run.json: exit code {doc['exit_code']}, complete {doc['complete']}, expected "
+             f"{ExitCode.timeout.describe()} and false")
         need(re.search(r"host h3 \(rank 2, 198\.18\.0\.3\) did not answer", doc["incomplete_reason"]),
              f"run.json does not name h3 as unreachable: {doc['incomplete_reason']}")
         need(not re.search(r"host h[12] \(rank", doc["incomplete_reason"]), "a reachable host named as unreachable")
@@ -348,7 +344,7 @@ def slurm_node_dies(opts, box, sub):
     print(state)
     need(ended < 90, f"job {job} still queued 90 s after the cut")
     doc = run_json(os.path.dirname(rows))
-    need(doc["exit_code"] == 5 and doc["complete"] is False, f"run.json: exit {doc['exit_code']}")
+    need(doc["exit_code"] == ExitCode.timeout and doc["complete"] is False, f"run.json: exit {doc['exit_code']}")
     need(re.search(r"host h3 \(rank 2, 198\.18\.0\.3\) did not answer", doc["incomplete_reason"]),
          f"run.json does not name h3: {doc['incomplete_reason']}")
     need("JobState=PENDING" not in state, "the job was queued again after its node failed")
@@ -387,7 +383,9 @@ def case_shaped(opts):
         shaped = checked_run(opts, box, f"cluster-shaped-{mbit}mbit", hosts, args + ["--model", topo])
         p, _ = timed([opts.ccbench, "compare", os.path.join(healthy, "results.csv"), os.path.join(shaped, "results.csv")])
         print(p.stdout[-3000:])
-        need(p.returncode == 4, f"compare of healthy and shaped: exit {p.returncode}, expected 4", p.stdout + p.stderr)
+        need(p.returncode == ExitCode.threshold,
+             f"compare of healthy and shaped: exit {p.returncode}, expected {ExitCode.threshold.describe()}",
+             p.stdout + p.stderr)
         slow = [line for line in p.stdout.splitlines() if "slower" in line.lower() and not line.startswith("#")]
         need(any(re.match(r"\s*4 MiB", line) for line in slow), "compare does not flag the 4 MiB rows", p.stdout)
         rows = [r for r in run_json(shaped)["rows"] if r["bytes"] == 4 << 20]  # bandwidth-bound at the rate
@@ -440,13 +438,13 @@ def case_fleet_store(opts):
                                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True) for h in hosts}
             outs = {h: j.communicate(timeout=300)[0] for h, j in jobs.items()}
             for h in hosts:
-                need(jobs[h].returncode == 0, f"the job on {h}: exit {jobs[h].returncode}", outs[h][-2000:])
+                need(jobs[h].returncode == ExitCode.ok, f"the job on {h}: exit {jobs[h].returncode}", outs[h][-2000:])
                 need("# history: run " in outs[h] and password not in outs[h], f"the job on {h}: stored, no password",
                      outs[h][-2000:])
             listed = box.exec("h2", [opts.ccbench, "history", "--db", url])
             print(listed.stdout)
-            need(listed.returncode == 0 and password not in listed.stdout + listed.stderr, "history list from h2",
-                 listed.stdout + listed.stderr)
+            need(listed.returncode == ExitCode.ok and password not in listed.stdout + listed.stderr,
+                 "history list from h2", listed.stdout + listed.stderr)
             runs = [line.split() for line in listed.stdout.splitlines() if re.match(r"\s+\d+\s", line)]
             for h in hosts:
                 with open(os.path.join(folders[h], "results.csv")) as f:
@@ -483,17 +481,12 @@ def main():
              "links_topo": lambda: case_links_topo(opts), "interface": lambda: case_interface(opts),
              "loss": lambda: case_loss(opts), "cut": lambda: case_cut(opts, arg), "slurm": lambda: case_slurm(opts),
              "shaped": lambda: case_shaped(opts), "fleet_store": lambda: case_fleet_store(opts)}
-    if name not in cases:
-        sys.exit(f"unknown case {opts.case}")
+    need(name in cases, f"unknown case {opts.case}")
     start = time.monotonic()
-    try:
-        cases[name]()
-    except Failed as e:
-        print(f"FAIL: {e}")
-        return 1
+    cases[name]()
     print(f"{opts.case}: {time.monotonic() - start:.1f} s")
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main_guard(main))

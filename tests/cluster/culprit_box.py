@@ -27,6 +27,9 @@ import xml.etree.ElementTree as ET
 
 from box import share_args  # noqa: E402  (tests/cluster/box.py)
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from testlib import ExitCode, main_guard, need  # noqa: E402
+
 CCBENCH, WORKDIR = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
 BOX = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts", "cluster-in-a-box.sh")
 HOSTS = [f"h{i}" for i in range(1, 5)]
@@ -41,14 +44,14 @@ SIZE = ["-b", "4M", "-e", "4M", "-n", "5", "-w", "1"]
 
 def box(*args, check=True, timeout=120):
     p = subprocess.run(["bash", BOX, "--name", NAME, *args], capture_output=True, text=True, timeout=timeout)
-    if check and p.returncode != 0:
-        sys.exit(f"FAIL: cluster-in-a-box.sh {' '.join(args)} exited {p.returncode}\n{p.stdout}{p.stderr}")
+    need(not check or p.returncode == 0, f"cluster-in-a-box.sh {' '.join(args)} exited {p.returncode}",
+         p.stdout + p.stderr)
     return p
 
 
-def need(cond, what, text=""):
-    if not cond:
-        sys.exit(f"FAIL: {what} (slow host {SLOW})\n{text}")
+def need_slow(cond, what, text=""):
+    """need(), the failure naming the slow host (chosen at random unless given)."""
+    need(cond, f"{what} (slow host {SLOW})", text)
 
 
 def keep(name, text):
@@ -57,12 +60,13 @@ def keep(name, text):
         f.write(text)
 
 
-def ccbench(args, rc=0, timeout=240):
+def ccbench(args, rc=ExitCode.ok, timeout=240):
     t0 = time.monotonic()
     p = box("run", "-np", "4", CCBENCH, *args, check=False, timeout=timeout)
     out = p.stdout + p.stderr
     keep(args[0] if args[0] == "links" else args[args.index("--groups") + 1], out)
-    need(p.returncode == rc, f"ccbench {' '.join(args)} exited {p.returncode}, expected {rc}", out)
+    need_slow(p.returncode == rc,
+              f"ccbench {' '.join(args)} exited {p.returncode}, expected {ExitCode(rc).describe()}", out)
     print(f"# ccbench {' '.join(args[:1])}: {time.monotonic() - t0:.1f} s")
     return out
 
@@ -79,32 +83,33 @@ def csv_rows(path):
 
 
 def check_links(d, out):
-    need("6 pairs in 3 rounds of pairs on disjoint nodes" in out, "the pairs did not run in rounds", out)
+    need_slow("6 pairs in 3 rounds of pairs on disjoint nodes" in out, "the pairs did not run in rounds", out)
     rows = [r for r in csv_rows(os.path.join(d, "links.csv")) if r["mode"] == "pair"]
-    need(len(rows) == 12, f"{len(rows)} pair cells", out)
+    need_slow(len(rows) == 12, f"{len(rows)} pair cells", out)
     # A link away from the slow host is never put on a host; it may be judged slow itself ("link")
     # where its pair shared the 2 cores with another pair's round (4 ranks on 2 cores: h1-h4 at
     # 0.23 GB/s against a 0.63 reference once), as tests/mpi/culprit_tests.py allows too.
     for r in rows:
         touches = SLOW in (r["src_host"], r["dst_host"])
-        need(r["culprit"] == SLOW if touches else r["culprit"] in ("", "link"), f"culprit column of {r}", out)
+        need_slow(r["culprit"] == SLOW if touches else r["culprit"] in ("", "link"), f"culprit column of {r}", out)
     judged = json.load(open(os.path.join(d, "links.json")))["attribution"]
-    need(len(judged) == 1 and judged[0]["culprits"] == [SLOW] and not judged[0]["suspects"], f"attribution {judged}", out)
-    need(f"culprit (mpi one-way at 4 MiB): {SLOW}: all 3 of its links below 50%" in out, "no culprit line", out)
-    need(out.count("# culprit") == 1, "another culprit line", out)
+    need_slow(len(judged) == 1 and judged[0]["culprits"] == [SLOW] and not judged[0]["suspects"],
+              f"attribution {judged}", out)
+    need_slow(f"culprit (mpi one-way at 4 MiB): {SLOW}: all 3 of its links below 50%" in out, "no culprit line", out)
+    need_slow(out.count("# culprit") == 1, "another culprit line", out)
     return judged[0]["reference_GBps"]
 
 
 def check_pairs(d, out):
     rows = csv_rows(os.path.join(d, "results.csv"))
-    need(len(rows) == 6, f"{len(rows)} pair rows", out)
+    need_slow(len(rows) == 6, f"{len(rows)} pair rows", out)
     for r in rows:
         touches = SLOW in r["link"].replace("-", ":").split(":")
-        need(r["culprit"] == SLOW if touches else r["culprit"] in ("", "link"), f"culprit of {r['link']}", out)
+        need_slow(r["culprit"] == SLOW if touches else r["culprit"] in ("", "link"), f"culprit of {r['link']}", out)
     judged = json.load(open(os.path.join(d, "run.json")))["context"]["pair_attribution"]
-    need(len(judged) == 1 and judged[0]["culprits"] == [SLOW], f"pair_attribution {judged}", out)
-    need(f"# culprit (allreduce/ring float sum 4M out-of-place): {SLOW}: all 3 of its links" in out, "no culprit line",
-         out)
+    need_slow(len(judged) == 1 and judged[0]["culprits"] == [SLOW], f"pair_attribution {judged}", out)
+    need_slow(f"# culprit (allreduce/ring float sum 4M out-of-place): {SLOW}: all 3 of its links" in out,
+              "no culprit line", out)
 
 
 def check_accept(links, healthy):
@@ -115,20 +120,21 @@ def check_accept(links, healthy):
     junit = os.path.join(WORKDIR, "culprit-box.xml")
     a = subprocess.run([CCBENCH, "accept", "--rules", rules, links, "--junit", junit], capture_output=True, text=True,
                        timeout=60)
-    need(a.returncode == 4, f"accept exited {a.returncode}, expected 4", a.stdout + a.stderr)
+    need_slow(a.returncode == ExitCode.threshold,
+              f"accept exited {a.returncode}, expected {ExitCode.threshold.describe()}", a.stdout + a.stderr)
     keep("accept", a.stdout)
     endpoints = a.stdout.split("# per endpoint")[-1]
     nodes = a.stdout.split("# per node:")[-1].split("# per link:")[0]
     for h in HOSTS:
         word = "FAIL" if h == SLOW else "PASS"
-        need(f"#   {word} {h}: " in endpoints, f"endpoint {h} not {word}", a.stdout)
-        need(f"#   {word} {h}: " in nodes, f"node {h} not {word}", a.stdout)
+        need_slow(f"#   {word} {h}: " in endpoints, f"endpoint {h} not {word}", a.stdout)
+        need_slow(f"#   {word} {h}: " in nodes, f"node {h} not {word}", a.stdout)
     # 2 of 3 where a healthy pair was itself slow beside another pair's round (check_links).
-    need(re.search(f"FAIL {SLOW}: culprit: all 3 of its links failed, while [23] of the 3 links not involving it passed",
-                   endpoints), "no evidence", a.stdout)
+    need_slow(re.search(f"FAIL {SLOW}: culprit: all 3 of its links failed, while [23] of the 3 links not involving "
+                        "it passed", endpoints), "no evidence", a.stdout)
     suite = [s for s in ET.parse(junit).getroot() if s.get("name") == "endpoints"]
-    need(len(suite) == 1 and [c.get("name") for c in suite[0] if c.find("failure") is not None] == [SLOW],
-         "JUnit endpoints suite", open(junit).read())
+    need_slow(len(suite) == 1 and [c.get("name") for c in suite[0] if c.find("failure") is not None] == [SLOW],
+              "JUnit endpoints suite", open(junit).read())
 
 
 def main():
@@ -136,7 +142,7 @@ def main():
     if p.returncode == 3:
         print(f"SKIPPED: this machine cannot host a cluster in a box: {(p.stdout + p.stderr).strip()}")
         return SKIP
-    need(p.returncode == 0, "cluster-in-a-box.sh check failed", p.stdout + p.stderr)
+    need_slow(p.returncode == 0, "cluster-in-a-box.sh check failed", p.stdout + p.stderr)
     try:
         t0 = time.monotonic()
         box("up", "4", *share_args(os.path.dirname(CCBENCH), WORKDIR))  # a build under /tmp stays visible
@@ -164,8 +170,9 @@ def main():
         out = ccbench(["--device", "cpu", "--collective", "allreduce", "--impl", "ring", *SIZE, "--in-place", "no",
                        "--groups", "bisect", "--serial", "--group-outlier-threshold", THRESHOLD, "--out", bisect])
         search = json.load(open(os.path.join(bisect, "run.json")))["context"]["culprit_search"]
-        need(search["culprits"] == [SLOW] and len(search["steps"]) <= search["step_bound"], f"search {search}", out)
-        need(f"# culprit search over 4 nodes: culprit: {SLOW} (" in out, "no conclusion line", out)
+        need_slow(search["culprits"] == [SLOW] and len(search["steps"]) <= search["step_bound"], f"search {search}",
+                  out)
+        need_slow(f"# culprit search over 4 nodes: culprit: {SLOW} (" in out, "no conclusion line", out)
         print(f"ok: {SLOW} named by links, --groups pairs, accept and the culprit search "
               f"({len(search['steps'])} steps); healthy links {healthy:.3g} GB/s")
     finally:
@@ -174,4 +181,4 @@ def main():
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main_guard(main))

@@ -23,6 +23,9 @@ import subprocess
 import sys
 import xml.etree.ElementTree as ET
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from testlib import ExitCode, main_guard, need  # noqa: E402
+
 MPIEXEC, CCBENCH, WORKDIR, CASE = sys.argv[1:5]
 NP = 4
 SLOW = int(sys.argv[5]) if len(sys.argv) > 5 else random.randrange(NP)
@@ -36,9 +39,9 @@ THRESHOLD = "0.03"
 SLOW_MS = "400"
 
 
-def need(cond, what, text=""):
-    if not cond:
-        sys.exit(f"FAIL: {what} (slow rank {SLOW})\n{text}")
+def need_slow(cond, what, text=""):
+    """need(), the failure naming the slow rank (chosen at random unless given)."""
+    need(cond, f"{what} (slow rank {SLOW})", text)
 
 
 def fresh(name):
@@ -62,7 +65,7 @@ def mpirun(args, rc, fault=True, node_per_rank=False):
     out = p.stdout + p.stderr
     with open(os.path.join(WORKDIR, f"culprit-{CASE}-{args[0] if args[0] == 'links' else 'run'}.log"), "w") as f:
         f.write(out)  # for whoever reads the test's results
-    need(p.returncode == rc, f"{' '.join(cmd)} exited {p.returncode}, expected {rc}", out)
+    need_slow(p.returncode == rc, f"{' '.join(cmd)} exited {p.returncode}, expected {ExitCode(rc).describe()}", out)
     return out
 
 
@@ -72,65 +75,68 @@ def endpoint(rank):
 
 def run_links(d, extra=()):
     return mpirun(["links", "-b", "64K", "-e", "64K", "-n", "3", "-w", "1", "--outlier-threshold", THRESHOLD,
-                   "--out", d] + list(extra), 0, node_per_rank=True)
+                   "--out", d] + list(extra), ExitCode.ok, node_per_rank=True)
 
 
 def check_links(d, out):
     with open(os.path.join(d, "links.csv"), newline="") as f:
         rows = [r for r in csv.DictReader(f) if r["mode"] == "pair"]
-    need(len(rows) == NP * (NP - 1), f"{len(rows)} pair cells", out)
+    need_slow(len(rows) == NP * (NP - 1), f"{len(rows)} pair cells", out)
     for r in rows:
         touches = SLOW in (int(r["src"]), int(r["dst"]))
-        need(r["culprit"] == endpoint(SLOW) if touches else r["culprit"] in ("", "link"), f"culprit column of {r}", out)
+        need_slow(r["culprit"] == endpoint(SLOW) if touches else r["culprit"] in ("", "link"), f"culprit column of {r}",
+                  out)
     j = json.load(open(os.path.join(d, "links.json")))
-    need(len(j["attribution"]) == 1 and j["attribution"][0]["culprits"] == [endpoint(SLOW)] and
-         not j["attribution"][0]["suspects"], f"links.json attribution {j['attribution']}", out)
-    need(f"# culprit (mpi one-way at 64 KiB): {endpoint(SLOW)}: all 3 of its links below 3% of" in out,
-         "no culprit line", out)
-    need(out.count("# culprit") == 1 and "# suspect" not in out, "another endpoint blamed", out)
+    need_slow(len(j["attribution"]) == 1 and j["attribution"][0]["culprits"] == [endpoint(SLOW)] and
+              not j["attribution"][0]["suspects"], f"links.json attribution {j['attribution']}", out)
+    need_slow(f"# culprit (mpi one-way at 64 KiB): {endpoint(SLOW)}: all 3 of its links below 3% of" in out,
+              "no culprit line", out)
+    need_slow(out.count("# culprit") == 1 and "# suspect" not in out, "another endpoint blamed", out)
 
 
 def run_pairs(d):
     return mpirun(["--device", "cpu", "--collective", "allreduce", "--impl", "ring", "-b", "64K", "-e", "64K", "-n", "3",
                    "-w", "1", "--in-place", "no", "--groups", "pairs", "--emulate-nodes", str(NP),
-                   "--group-outlier-threshold", THRESHOLD, "--out", d], 0)
+                   "--group-outlier-threshold", THRESHOLD, "--out", d], ExitCode.ok)
 
 
 def check_pairs(d, out):
     with open(os.path.join(d, "results.csv"), newline="") as f:
         rows = list(csv.DictReader(l for l in f if not l.startswith("#")))
-    need(len(rows) == NP * (NP - 1) // 2, f"{len(rows)} pair rows", out)
+    need_slow(len(rows) == NP * (NP - 1) // 2, f"{len(rows)} pair rows", out)
     for r in rows:
         a, b = (int(x) for x in r["group"].split()[1].split("-"))
-        need(r["culprit"] == endpoint(SLOW) if SLOW in (a, b) else r["culprit"] in ("", "link"),
-             f"culprit column of {r['group']}", out)
+        need_slow(r["culprit"] == endpoint(SLOW) if SLOW in (a, b) else r["culprit"] in ("", "link"),
+                  f"culprit column of {r['group']}", out)
     run = json.load(open(os.path.join(d, "run.json")))
     judged = run["context"]["pair_attribution"]
-    need(len(judged) == 1 and judged[0]["culprits"] == [endpoint(SLOW)] and not judged[0]["suspects"],
-         f"run.json pair_attribution {judged}", out)
-    need(out.count("# culprit") == 1 and "# suspect" not in out, "another endpoint blamed", out)
-    need(f"# culprit (allreduce/ring float sum 64K out-of-place): {endpoint(SLOW)}: all 3 of its links" in out,
-         "no culprit line", out)
+    need_slow(len(judged) == 1 and judged[0]["culprits"] == [endpoint(SLOW)] and not judged[0]["suspects"],
+              f"run.json pair_attribution {judged}", out)
+    need_slow(out.count("# culprit") == 1 and "# suspect" not in out, "another endpoint blamed", out)
+    need_slow(f"# culprit (allreduce/ring float sum 64K out-of-place): {endpoint(SLOW)}: all 3 of its links" in out,
+              "no culprit line", out)
 
 
-if CASE == "links":
+def case_links():
     d = fresh("culprit-links")
     out = run_links(d)
-    need("6 pairs in 3 rounds of pairs on disjoint nodes" in out, "the pairs did not run in rounds", out)
+    need_slow("6 pairs in 3 rounds of pairs on disjoint nodes" in out, "the pairs did not run in rounds", out)
     check_links(d, out)
     d = fresh("culprit-links-serial")
     out = run_links(d, ["--serial"])
-    need("per size and pair, one pair at a time" in out, "--serial did not run one pair at a time", out)
+    need_slow("per size and pair, one pair at a time" in out, "--serial did not run one pair at a time", out)
     check_links(d, out)
     print(f"ok: rank {SLOW} named by links, in rounds and one pair at a time")
 
-elif CASE == "pairs":
+
+def case_pairs():
     d = fresh("culprit-pairs")
     out = run_pairs(d)
     check_pairs(d, out)
     print(f"ok: rank {SLOW} named by --groups pairs")
 
-elif CASE == "accept":
+
+def case_accept():
     links, pairs = fresh("culprit-accept-links"), fresh("culprit-accept-pairs")
     check_links(links, run_links(links))
     check_pairs(pairs, run_pairs(pairs))
@@ -143,53 +149,69 @@ elif CASE == "accept":
     junit = os.path.join(WORKDIR, "culprit-accept.xml")
     a = subprocess.run([CCBENCH, "accept", "--rules", rules, links, "--junit", junit], capture_output=True, text=True,
                        timeout=60)
-    need(a.returncode == 4, f"accept exited {a.returncode}, expected 4", a.stdout + a.stderr)
+    need_slow(a.returncode == ExitCode.threshold,
+              f"accept exited {a.returncode}, expected {ExitCode.threshold.describe()}", a.stdout + a.stderr)
     section = a.stdout.split("# per endpoint")[-1]
     for r in range(NP):
         word = "FAIL" if r == SLOW else "PASS"
-        need(f"#   {word} {endpoint(r)}: " in section, f"endpoint {r} not {word}", a.stdout)
-    need(f"FAIL {endpoint(SLOW)}: culprit: all 3 of its links failed, while 3 of the 3 links not involving it passed"
-         in section, "no culprit evidence", a.stdout)
+        need_slow(f"#   {word} {endpoint(r)}: " in section, f"endpoint {r} not {word}", a.stdout)
+    need_slow(f"FAIL {endpoint(SLOW)}: culprit: all 3 of its links failed, while 3 of the 3 links not involving it "
+              "passed" in section, "no culprit evidence", a.stdout)
     suite = [s for s in ET.parse(junit).getroot() if s.get("name") == "endpoints"]
-    need(len(suite) == 1, "no endpoints suite in the JUnit file", open(junit).read())
+    need_slow(len(suite) == 1, "no endpoints suite in the JUnit file", open(junit).read())
     failed = [c.get("name") for c in suite[0] if c.find("failure") is not None]
-    need(failed == [endpoint(SLOW)], f"JUnit endpoint failures {failed}", open(junit).read())
+    need_slow(failed == [endpoint(SLOW)], f"JUnit endpoint failures {failed}", open(junit).read())
     # The pairs run judged by a floor on busbw, together with links.csv: the same culprit.
     with open(rules, "w") as f:
         f.write("rules:\n  - name: pairs\n    select: {impl: ring}\n"
                 f"    require: {{min_busbw: {min(float(r['busbw_gbps']) for r in json.load(open(os.path.join(pairs, 'run.json')))['rows'] if not r['culprit']) / 10:.6g}}}\n")
     a = subprocess.run([CCBENCH, "accept", "--rules", rules, pairs], capture_output=True, text=True, timeout=60)
-    need(a.returncode == 4 and f"FAIL {endpoint(SLOW)}: culprit:" in a.stdout, "accept of the pairs run", a.stdout)
+    need_slow(a.returncode == ExitCode.threshold and f"FAIL {endpoint(SLOW)}: culprit:" in a.stdout,
+              "accept of the pairs run", a.stdout)
     blamed = [l for l in a.stdout.split("# per endpoint")[-1].splitlines() if ": culprit:" in l or ": suspect:" in l]
-    need(len(blamed) == 1, "accept of the pairs run blamed another", a.stdout)  # a noisy link may be at fault itself
+    # a noisy link may be at fault itself
+    need_slow(len(blamed) == 1, "accept of the pairs run blamed another", a.stdout)
     print(f"ok: rank {SLOW} named by accept over links.csv and over the pairs run")
 
-elif CASE == "bisect":
+
+def case_bisect():
     d = fresh("culprit-bisect")
     out = mpirun(["--device", "cpu", "--collective", "allreduce", "--impl", "ring", "-b", "64K", "-e", "64K", "-n", "3",
                   "-w", "1", "--in-place", "no", "--groups", "bisect", "--emulate-nodes", str(NP),
-                  "--group-outlier-threshold", THRESHOLD, "--out", d], 0)
+                  "--group-outlier-threshold", THRESHOLD, "--out", d], ExitCode.ok)
     name = f"node {SLOW} ({HOST})"
     search = json.load(open(os.path.join(d, "run.json")))["context"]["culprit_search"]
-    need(search["culprits"] == [name] and search["suspects"] == [], f"culprit_search {search}", out)
-    need(len(search["steps"]) <= search["step_bound"] == 4, f"{len(search['steps'])} steps", out)
-    need(search["steps"][0]["groups"][0]["verdict"] == "whole", "the first step is not the whole job", out)
-    need(f"# culprit search over 4 nodes: culprit: {name} (" in out, "no conclusion line", out)
+    need_slow(search["culprits"] == [name] and search["suspects"] == [], f"culprit_search {search}", out)
+    need_slow(len(search["steps"]) <= search["step_bound"] == 4, f"{len(search['steps'])} steps", out)
+    need_slow(search["steps"][0]["groups"][0]["verdict"] == "whole", "the first step is not the whole job", out)
+    need_slow(f"# culprit search over 4 nodes: culprit: {name} (" in out, "no conclusion line", out)
     with open(os.path.join(d, "results.csv"), newline="") as f:
         groups = {r["group"] for r in csv.DictReader(l for l in f if not l.startswith("#"))}
-    need(sum(len(s["groups"]) for s in search["steps"]) == len(groups), f"rows of groups {groups}", out)
+    need_slow(sum(len(s["groups"]) for s in search["steps"]) == len(groups), f"rows of groups {groups}", out)
     print(f"ok: node {SLOW} named in {len(search['steps'])} steps")
 
-elif CASE == "refusals":
-    out = mpirun(["--device", "cpu", "--impl", "ring", "-b", "1K", "-e", "1K", "--groups", "bisect", "--out", "none"], 3,
-                 fault=False)
-    need("--groups bisect: the run has 1 node" in out, "no reason for the refusal", out)
+
+def case_refusals():
+    out = mpirun(["--device", "cpu", "--impl", "ring", "-b", "1K", "-e", "1K", "--groups", "bisect", "--out", "none"],
+                 ExitCode.precondition, fault=False)
+    need_slow("--groups bisect: the run has 1 node" in out, "no reason for the refusal", out)
     env = dict(os.environ, CCBENCH_FAULT="stop:rank=1")
     p = subprocess.run([MPIEXEC, "--oversubscribe", "--allow-run-as-root", "-np", "2", "-x", "CCBENCH_FAULT", CCBENCH,
                         "links", "--out", "none"], capture_output=True, text=True, timeout=120, env=env)
-    need(p.returncode == 2 and "`ccbench links` injects only slow" in p.stderr, "links took a fault it cannot inject",
-         p.stdout + p.stderr)
+    need_slow(p.returncode == ExitCode.usage and "`ccbench links` injects only slow" in p.stderr,
+              "links took a fault it cannot inject", p.stdout + p.stderr)
     print("ok")
 
-else:
-    sys.exit(f"unknown case {CASE}")
+
+CASES = {"links": case_links, "pairs": case_pairs, "accept": case_accept, "bisect": case_bisect,
+         "refusals": case_refusals}
+
+
+def main():
+    need(CASE in CASES, f"unknown case {CASE}")
+    CASES[CASE]()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main_guard(main))

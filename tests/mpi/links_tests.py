@@ -14,6 +14,9 @@ import socket
 import subprocess
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from testlib import ExitCode, main_guard, need  # noqa: E402
+
 MPIEXEC, CCBENCH, WORKDIR, CASE = sys.argv[1:5]
 SKIP = 77
 SCRIPTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts")
@@ -23,14 +26,9 @@ def run(np, args, expect_rc):
     cmd = [MPIEXEC, "--oversubscribe", "--allow-run-as-root", "-np", str(np), CCBENCH, "links"] + args
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=240)
     out = p.stdout + p.stderr
-    if p.returncode != expect_rc:
-        sys.exit(f"FAIL: {' '.join(cmd)} exited {p.returncode}, expected {expect_rc}\n{out}")
+    need(p.returncode == expect_rc, f"{' '.join(cmd)} exited {p.returncode}, expected {ExitCode(expect_rc).describe()}",
+         out)
     return out
-
-
-def need(cond, what, text=""):
-    if not cond:
-        sys.exit(f"FAIL: {what}\n{text}")
 
 
 def fresh(name):
@@ -56,10 +54,10 @@ def check_pairs(rows, transport, nranks, sizes):
         need(float(r["latency_us"] or 1) > 0, f"latency not positive in {r}")
 
 
-if CASE == "matrix":
+def case_matrix():
     # -e 256K with the default factor 8: 8 .. 32K, and the sweep ends at -e itself (256K).
     d = fresh("links-matrix")
-    out = run(3, ["-e", "256K", "-n", "3", "-w", "1", "--out", d], 0)
+    out = run(3, ["-e", "256K", "-n", "3", "-w", "1", "--out", d], ExitCode.ok)
     sizes = [8, 64, 512, 4096, 32768, 262144]
     rows = read_rows(d)
     check_pairs(rows, "shm", 3, sizes)  # auto on one host: shm
@@ -81,12 +79,14 @@ if CASE == "matrix":
         need(line in out, f"outlier {o} not printed", out)
     print(f"ok: {len(rows)} cells, {len(j['outliers'])} outliers")
 
-elif CASE == "transports":
+
+
+def case_transports():
     d = fresh("links-transports")
     # -e 100K is no power of 8 above -b: the factor steps 1K, 8K, 64K, then -e itself (it was left out);
     # -T 0 is a week, as in run (it was refused).
     out = run(2, ["--transport", "tcp,mpi", "-b", "1K", "-e", "100K", "-n", "3", "--all-at-once", "-T", "0",
-                  "--out", d], 0)
+                  "--out", d], ExitCode.ok)
     rows = read_rows(d)
     check_pairs(rows, "tcp", 2, [1024, 8192, 65536, 102400])
     check_pairs(rows, "mpi", 2, [1024, 8192, 65536, 102400])
@@ -95,7 +95,9 @@ elif CASE == "transports":
     need("tcp all pairs at once: rank 0" in out, "all-at-once not printed", out)
     print(f"ok: {len(rows)} cells")
 
-elif CASE == "bad_input":
+
+
+def case_bad_input():
     for args, words in [(["--outlier-threshold", "2"], "--outlier-threshold: '2' is not valid"),
                         (["--ib-qps", "0"], "--ib-qps: '0' is not valid"),
                         (["--ib-dev", ":1"], "--ib-dev: ':1' names no device"),
@@ -105,26 +107,30 @@ elif CASE == "bad_input":
                         (["--transport", "p2p"], "--transport: 'p2p' is valid for run on GPU ranks only"),
                         (["--timeout", "-1"], "-T/--timeout: '-1' is not valid"),
                         (["--transport", "ce", "--device", "cpu"], "--transport ce measures GPU ranks")]:
-        out = run(2, args + ["--out", "none"], 2)
+        out = run(2, args + ["--out", "none"], ExitCode.usage)
         need(words in out, f"{args}: message '{words}' missing", out)
     print("ok")
 
-elif CASE == "ib_missing":
+
+
+def case_ib_missing():
     if os.path.isdir("/sys/class/infiniband") and os.listdir("/sys/class/infiniband"):
         print("this host has an RDMA device: the no-device message cannot be checked here")
-        sys.exit(SKIP)
-    out = run(2, ["--transport", "ib", "--out", "none"], 3)
+        return SKIP
+    out = run(2, ["--transport", "ib", "--out", "none"], ExitCode.precondition)
     need("--transport ib: no RDMA device: /sys/class/infiniband" in out, "no clear message", out)
     print("ok")
 
-elif CASE == "efficiency":
+
+
+def case_efficiency():
     # A run that measures its own ceilings: run.json rows of our shm ring carry busbw / ceiling.
     d = fresh("links-efficiency")
     cmd = [MPIEXEC, "--oversubscribe", "--allow-run-as-root", "-np", "2", CCBENCH, "--device", "cpu",
            "--collective", "allreduce", "--impl", "ring", "-b", "1M", "-e", "1M", "-n", "3", "-w", "1",
            "--measure-ceilings", "--out", d]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=240)
-    need(p.returncode == 0, f"{' '.join(cmd)} exited {p.returncode}", p.stdout + p.stderr)
+    need(p.returncode == ExitCode.ok, f"{' '.join(cmd)} exited {p.returncode}", p.stdout + p.stderr)
     run = json.load(open(os.path.join(d, "run.json")))
     ceilings = {c["transport"]: c for c in run["context"]["link_ceilings"]["ceilings"]}
     need("shm" in ceilings and ceilings["shm"]["bidir_GBps"] > 0, f"no shm ceiling: {run['context']['link_ceilings']}")
@@ -138,11 +144,13 @@ elif CASE == "efficiency":
     open(bad, "w").write('{"schema": "something else"}')
     p = subprocess.run([MPIEXEC, "--oversubscribe", "--allow-run-as-root", "-np", "2", CCBENCH, "--device", "cpu",
                         "--ceilings", bad, "--out", "none"], capture_output=True, text=True, timeout=240)
-    need(p.returncode == 2 and "is not a links.json" in p.stderr, "a bad --ceilings file was not refused",
+    need(p.returncode == ExitCode.usage and "is not a links.json" in p.stderr, "a bad --ceilings file was not refused",
          p.stdout + p.stderr)
     print(f"ok: {len(run['rows'])} rows with efficiency")
 
-elif CASE == "model":
+
+
+def case_model():
     # run --model with measured ceilings: ring rows predicted with the shm ceiling as their link,
     # mpi rows without a prediction and the reason, the report line; then 2 emulated nodes over
     # tcp on a node kind without NICs (the tcp ceiling as each node's NIC), and a bad --model
@@ -152,7 +160,7 @@ elif CASE == "model":
            "--collective", "allreduce", "--impl", "ring,mpi", "-b", "64K", "-e", "1M", "-f", "4", "-n", "3", "-w", "1",
            "--measure-ceilings", "--model", "cpu-node", "--out", d]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=240)
-    need(p.returncode == 0, f"{' '.join(cmd)} exited {p.returncode}", p.stdout + p.stderr)
+    need(p.returncode == ExitCode.ok, f"{' '.join(cmd)} exited {p.returncode}", p.stdout + p.stderr)
     run = json.load(open(os.path.join(d, "run.json")))
     model = run["context"]["model"]
     need(model["topology"] == "cpu-node" and model["calibrated"], f"model block: {model}")
@@ -176,7 +184,7 @@ elif CASE == "model":
            "--impl", "ring", "-b", "64K", "-e", "1M", "-f", "16", "-n", "3", "-w", "1", "--emulate-nodes", "2",
            "--transport", "tcp", "--measure-ceilings", "--model", "cpu-node", "--out", d]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=240)
-    need(p.returncode == 0, f"{' '.join(cmd)} exited {p.returncode}", p.stdout + p.stderr)
+    need(p.returncode == ExitCode.ok, f"{' '.join(cmd)} exited {p.returncode}", p.stdout + p.stderr)
     run = json.load(open(os.path.join(d, "run.json")))
     tcp = [c for c in run["context"]["link_ceilings"]["ceilings"] if c["transport"] == "tcp"][0]["bidir_GBps"] / 2
     need(len(run["rows"]) == 8, f"{len(run['rows'])} rows across nodes")
@@ -192,10 +200,13 @@ elif CASE == "model":
                          ("cpu-node --out none", "--model writes its columns into run.json")):
         p = subprocess.run([MPIEXEC, "--oversubscribe", "--allow-run-as-root", "-np", "2", CCBENCH, "--device", "cpu",
                             "--model"] + bad.split(), capture_output=True, text=True, timeout=240)
-        need(p.returncode == 2 and message in p.stderr, f"--model {bad} was not refused", p.stdout + p.stderr)
+        need(p.returncode == ExitCode.usage and message in p.stderr, f"--model {bad} was not refused",
+             p.stdout + p.stderr)
     print(f"ok: {len(rings)} ring rows predicted")
 
-elif CASE == "model_hier":
+
+
+def case_model_hier():
     # run --model over 2 emulated nodes of 2 CPU ranks on a node kind with one NIC: hier rows are
     # predicted by the model's leader scheme (hier-leader), ring rows by the ring, each exactly as
     # `ccbench model` predicts that shape.
@@ -211,11 +222,11 @@ elif CASE == "model_hier":
            "--collective", "allreduce", "--impl", "ring,hier", "-n", "3", "-w", "1", "--emulate-nodes", "2",
            "--model", topo, "--out", out] + sweep
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=240)
-    need(p.returncode == 0, f"{' '.join(cmd)} exited {p.returncode}", p.stdout + p.stderr)
+    need(p.returncode == ExitCode.ok, f"{' '.join(cmd)} exited {p.returncode}", p.stdout + p.stderr)
     run = json.load(open(os.path.join(out, "run.json")))
     m = subprocess.run([CCBENCH, "model", "--topology", topo, "--impl", "ring,hier-leader", "--format", "json"] + sweep,
                        capture_output=True, text=True, timeout=60)
-    need(m.returncode == 0, "ccbench model failed", m.stdout + m.stderr)
+    need(m.returncode == ExitCode.ok, "ccbench model failed", m.stdout + m.stderr)
     model = {(r["algorithm"], r["size"]): r for r in json.loads(m.stdout)["rows"]}
     for impl, algo in (("hier", "hier-leader"), ("ring", "ring")):
         rows = [r for r in run["rows"] if r["impl"] == impl]
@@ -229,7 +240,9 @@ elif CASE == "model_hier":
     print("ok: hier rows predicted by hier-leader: " + ", ".join(
         f"{r['bytes']} B {r['predicted_busbw_gbps']:.3f} GB/s" for r in run["rows"] if r["impl"] == "hier" and not r["in_place"]))
 
-elif CASE == "accept_references":
+
+
+def case_accept_references():
     # Rows are complete when written: a run with --measure-ceilings and --model has the ceiling and
     # model columns in results.csv, run.json, its -J copy and results.md; acceptance rules that need
     # a ceiling or a prediction judge them there (PASS or FAIL, never "not available"), after the
@@ -247,7 +260,7 @@ elif CASE == "accept_references":
            "--collective", "allreduce", "--impl", "ring,mpi", "-b", "64K", "-e", "1M", "-f", "4", "-n", "3", "-w", "1",
            "--measure-ceilings", "--model", "cpu-node", "--out", d, "-J", copy, "--accept", rules["pass"]]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=240)
-    need(p.returncode == 0, f"{' '.join(cmd)} exited {p.returncode}", p.stdout + p.stderr)
+    need(p.returncode == ExitCode.ok, f"{' '.join(cmd)} exited {p.returncode}", p.stdout + p.stderr)
     for check in ("ceiling", "prediction"):
         need(f"PASS min_busbw_fraction_of_{check} 1e-06" in p.stdout, f"run --accept: {check} not judged", p.stdout)
 
@@ -277,23 +290,25 @@ elif CASE == "accept_references":
     md = open(os.path.join(d, "results.md")).read()
     need("| ceiling (GB/s) | efficiency | predicted busbw (GB/s) | measured / predicted |" in md, "results.md", md)
 
-    for name, rc, word in (("pass", 0, "PASS"), ("fail", 4, "FAIL")):
+    for name, rc, word in (("pass", ExitCode.ok, "PASS"), ("fail", ExitCode.threshold, "FAIL")):
         a = subprocess.run([CCBENCH, "accept", "--rules", rules[name], d], capture_output=True, text=True, timeout=60)
-        need(a.returncode == rc, f"accept {name}: exit {a.returncode}, expected {rc}", a.stdout + a.stderr)
+        need(a.returncode == rc, f"accept {name}: exit {a.returncode}, expected {rc.describe()}", a.stdout + a.stderr)
         for check in ("ceiling", "prediction"):
             need(f"{word} min_busbw_fraction_of_{check}" in a.stdout, f"accept {name}: {check} not judged", a.stdout)
         need("no selected row carries the column" not in a.stdout, f"accept {name}: a check was not available",
              a.stdout)
     print(f"ok: {len(rings)} ring rows judged against their ceiling and prediction")
 
-elif CASE == "link_verdicts":
+
+
+def case_link_verdicts():
     # Links reach a verdict: `ccbench links` and a `--groups pairs` run name each link the same way
     # (HOST:R-HOST:R), `accept` judges links.csv and results.csv per link (PASS or FAIL, never N/A),
     # over both runs at once, and report.py draws the matrix from ccbench's own links.json.
     host = socket.gethostname()
     want = {f"{host}:{a}-{host}:{b}" for a in range(3) for b in range(a + 1, 3)}
     links_dir, pairs_dir = fresh("link-verdicts-links"), fresh("link-verdicts-pairs")
-    run(3, ["-b", "4K", "-e", "64K", "-n", "3", "-w", "1", "--out", links_dir], 0)
+    run(3, ["-b", "4K", "-e", "64K", "-n", "3", "-w", "1", "--out", links_dir], ExitCode.ok)
     rows = read_rows(links_dir)
     need({r["link"] for r in rows if r["mode"] == "pair"} == want, f"links.csv links {[r['link'] for r in rows]}")
     for r in rows:
@@ -303,7 +318,7 @@ elif CASE == "link_verdicts":
            "allreduce", "--impl", "ring", "-b", "4K", "-e", "64K", "-f", "4", "-n", "3", "-w", "1", "--groups", "pairs",
            "--out", pairs_dir]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=240)
-    need(p.returncode == 0, f"{' '.join(cmd)} exited {p.returncode}", p.stdout + p.stderr)
+    need(p.returncode == ExitCode.ok, f"{' '.join(cmd)} exited {p.returncode}", p.stdout + p.stderr)
     with open(os.path.join(pairs_dir, "results.csv"), newline="") as f:
         prow = list(csv.DictReader([l for l in f if not l.startswith("#")]))
     need({r["link"] for r in prow} == want and all(r["group"].startswith("pair ") for r in prow),
@@ -312,7 +327,7 @@ elif CASE == "link_verdicts":
     need({r["link"] for r in run_json["rows"]} == want, "run.json rows lack the link")
 
     rules = os.path.join(WORKDIR, "link-verdicts.yaml")
-    for floor, rc, word in (("0.000001", 0, "PASS"), ("1000000", 4, "FAIL")):
+    for floor, rc, word in (("0.000001", ExitCode.ok, "PASS"), ("1000000", ExitCode.threshold, "FAIL")):
         with open(rules, "w") as f:
             f.write("rules:\n  - name: every link\n    select: {min_size: 4K}\n"
                     f"    require: {{min_busbw: {floor}}}\n")
@@ -321,7 +336,8 @@ elif CASE == "link_verdicts":
                                ([pairs_dir], 6), ([links_dir, pairs_dir], 12)):
             a = subprocess.run([CCBENCH, "accept", "--rules", rules] + runs, capture_output=True, text=True,
                                timeout=60)
-            need(a.returncode == rc, f"accept {runs}: exit {a.returncode}, expected {rc}", a.stdout + a.stderr)
+            need(a.returncode == rc, f"accept {runs}: exit {a.returncode}, expected {rc.describe()}",
+                 a.stdout + a.stderr)
             text = a.stdout.split("# per link:")[-1]
             for link in want:
                 line = f"{word} {link}: {per_link if rc else 0} of {per_link} rows broke a rule"
@@ -339,14 +355,28 @@ elif CASE == "link_verdicts":
     need("link bandwidth, shm, one way, 65536 B" in md, "report.md has no link matrix", md)
     print(f"ok: {len(want)} links judged from links.csv and --groups pairs, the matrix drawn")
 
-elif CASE == "rdma":
+
+
+def case_rdma():
     if not os.path.isdir("/sys/class/infiniband") or not os.listdir("/sys/class/infiniband"):
         print("skipped: no RDMA device: /sys/class/infiniband is empty or missing on this host")
-        sys.exit(SKIP)
+        return SKIP
     d = fresh("links-rdma")
-    out = run(2, ["--transport", "ib", "-b", "8", "-e", "4M", "-n", "10", "--out", d], 0)
+    out = run(2, ["--transport", "ib", "-b", "8", "-e", "4M", "-n", "10", "--out", d], ExitCode.ok)
     check_pairs(read_rows(d), "ib", 2, [8, 64, 512, 4096, 32768, 262144, 2097152])
     print(out)
 
-else:
-    sys.exit(f"unknown case {CASE}")
+
+CASES = {"matrix": case_matrix, "transports": case_transports, "bad_input": case_bad_input,
+         "ib_missing": case_ib_missing, "efficiency": case_efficiency, "model": case_model,
+         "model_hier": case_model_hier, "accept_references": case_accept_references,
+         "link_verdicts": case_link_verdicts, "rdma": case_rdma}
+
+
+def main():
+    need(CASE in CASES, f"unknown case {CASE}")
+    return CASES[CASE]() or 0
+
+
+if __name__ == "__main__":
+    sys.exit(main_guard(main))

@@ -31,6 +31,9 @@ import subprocess
 import sys
 import time
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from testlib import ExitCode, Failed, Skipped, main_guard, need  # noqa: E402
+
 SKIP = 77
 IMPLS = "ring,tree,direct,hier"  # every CPU implementation that runs over a transport
 DTYPES = "float,int32,int8,bfloat16"
@@ -38,15 +41,6 @@ OPS = "sum,max"
 # Odd sizes: 12 B then x7 (84, 588, 4116, 28812, 201684): element counts that split unevenly
 # over 2 to 5 ranks and end slots mid-way.
 SWEEP = ["-b", "12", "-e", "300K", "-f", "7", "-n", "2", "-w", "1"]
-
-
-class Failed(Exception):
-    pass
-
-
-def need(cond, what):
-    if not cond:
-        raise Failed(what)
 
 
 def launch(opts, np, args, timeout=240, env=None, mpirun_flags=()):
@@ -96,10 +90,11 @@ def check_run(opts, provider, protocol, np, nodes):
             "--emulate-nodes", str(nodes), "--impl", IMPLS, "--collective", "all", "-d", DTYPES, "-o", OPS,
             *SWEEP, "--timeout", "120", "--out", d]
     p, _ = launch(opts, np, args, timeout=280)
-    need(p.returncode == 0, f"exit code {p.returncode}\n{p.stdout[-3000:]}\n{p.stderr[-3000:]}")
+    need(p.returncode == ExitCode.ok, f"exit code {p.returncode}\n{p.stdout[-3000:]}\n{p.stderr[-3000:]}")
     rows = rows_of(d)
     j = run_json(d)
-    need(j["complete"] is True and j["exit_code"] == 0, f"run.json: complete={j['complete']} exit={j['exit_code']}")
+    need(j["complete"] is True and j["exit_code"] == ExitCode.ok,
+         f"run.json: complete={j['complete']} exit={j['exit_code']}")
     need(len(j["rows"]) == len(rows), "run.json and results.csv hold different rows")
     labels = {r["transport"] for r in rows}
     need(len(labels) == 1 and next(iter(labels)).startswith("ofi:") and next(iter(labels)).endswith(":" + protocol),
@@ -138,7 +133,7 @@ def check_run(opts, provider, protocol, np, nodes):
 
 def expect_exit(p, rc, parts, what):
     text = p.stdout + p.stderr
-    need(p.returncode == rc, f"{what}: exit code {p.returncode}, expected {rc}\n{text[-2000:]}")
+    need(p.returncode == rc, f"{what}: exit code {p.returncode}, expected {rc.describe()}\n{text[-2000:]}")
     for part in parts:
         need(part in text, f"{what}: the output does not say {part!r}\n{text[-2000:]}")
     print(f"  {what}: exit {rc}, says {parts}")
@@ -148,18 +143,22 @@ def check_bad_names(opts):
     base = ["--device", "cpu", "--transport", "ofi", "--impl", "ring", "--collective", "allreduce", "-b", "1K", "-e",
             "1K", "-n", "1", "-w", "0", "--out", "none"]
     p, _ = launch(opts, 2, base + ["--ofi-provider", "carrier-pigeon"])
-    expect_exit(p, 2, ["--ofi-provider: 'carrier-pigeon' is not a provider of this libfabric", "it has: ",
-                       "providers with reliable-datagram endpoints here: ", "tcp;ofi_rxm ("], "unknown provider")
+    expect_exit(p, ExitCode.usage, ["--ofi-provider: 'carrier-pigeon' is not a provider of this libfabric", "it has: ",
+                                    "providers with reliable-datagram endpoints here: ", "tcp;ofi_rxm ("],
+                "unknown provider")
     p, _ = launch(opts, 2, base + ["--ofi-provider", "tcp", "--ofi-domain", "no-such-nic"])
-    expect_exit(p, 2, ["--ofi-domain: provider tcp;ofi_rxm has no domain 'no-such-nic' here (valid: ", "lo"],
+    expect_exit(p, ExitCode.usage,
+                ["--ofi-domain: provider tcp;ofi_rxm has no domain 'no-such-nic' here (valid: ", "lo"],
                 "unknown domain")
     p, _ = launch(opts, 2, base + ["--ofi-protocol", "rdma"])
-    expect_exit(p, 2, ["--ofi-protocol: unknown value 'rdma' (valid: auto, rma, tagged)"], "unknown protocol")
+    expect_exit(p, ExitCode.usage, ["--ofi-protocol: unknown value 'rdma' (valid: auto, rma, tagged)"],
+                "unknown protocol")
     p, _ = launch(opts, 2, base + ["--ofi-provider", "shm", "--emulate-nodes", "2"])
-    expect_exit(p, 3, ["provider shm moves data within one node and these ranks span nodes"], "shm across nodes")
+    expect_exit(p, ExitCode.precondition, ["provider shm moves data within one node and these ranks span nodes"],
+                "shm across nodes")
     p, _ = launch(opts, 2, ["links", "--device", "cpu", "--transport", "ofi", "--ofi-provider", "carrier-pigeon",
                             "-e", "1K", "--out", "none"])
-    expect_exit(p, 2, ["'carrier-pigeon' is not a provider of this libfabric"], "links: unknown provider")
+    expect_exit(p, ExitCode.usage, ["'carrier-pigeon' is not a provider of this libfabric"], "links: unknown provider")
 
 
 def check_killed_peer(opts, provider):
@@ -176,9 +175,11 @@ def check_killed_peer(opts, provider):
     j = run_json(d)
     reason = j["incomplete_reason"] or ""
     need(j["complete"] is False, "run.json says complete after a rank was killed")
-    need(j["exit_code"] in (5, 6), f"run.json exit_code {j['exit_code']}, expected 5 or 6: {reason}")
+    need(j["exit_code"] in (ExitCode.timeout, ExitCode.runtime),
+         f"run.json exit_code {j['exit_code']}, expected {ExitCode.timeout.describe()} or "
+         f"{ExitCode.runtime.describe()}: {reason}")
     full = {"tcp": "tcp;ofi_rxm", "shm": "shm"}.get(provider, provider)
-    if j["exit_code"] == 5:
+    if j["exit_code"] == ExitCode.timeout:
         need(f"over ofi:{full}:" in reason and "for data from rank 1" in reason, f"reason {reason!r}")
     else:
         need(f"ofi ({full}): " in reason and "to rank 1 (host " in reason, f"reason {reason!r}")
@@ -194,7 +195,7 @@ def check_links(opts):
     d = fresh(opts, "ofi-links")
     p, _ = launch(opts, 3, ["links", "--device", "cpu", "--transport", "ofi", *provider_arg(opts, "tcp"), "-e",
                             "256K", "-n", "3", "-w", "1", "--out", d])
-    need(p.returncode == 0, f"exit code {p.returncode}\n{p.stdout[-2000:]}{p.stderr[-2000:]}")
+    need(p.returncode == ExitCode.ok, f"exit code {p.returncode}\n{p.stdout[-2000:]}{p.stderr[-2000:]}")
     with open(os.path.join(d, "links.csv"), newline="") as f:
         rows = [r for r in csv.DictReader(f) if r["mode"] == "pair"]
     labels = {r["transport"] for r in rows}
@@ -208,7 +209,7 @@ def check_links(opts):
 def check_topo(opts):
     d = fresh(opts, "ofi-topo")
     p, _ = launch(opts, 1, ["topo", "--out", d])
-    need(p.returncode == 0, f"exit code {p.returncode}\n{p.stderr}")
+    need(p.returncode == ExitCode.ok, f"exit code {p.returncode}\n{p.stderr}")
     need("ofi: libfabric " in p.stdout, f"topo does not list libfabric:\n{p.stdout}")
     with open(os.path.join(d, "topology.json")) as f:
         node = json.load(f)["hosts"][0]["node"]
@@ -258,10 +259,6 @@ def check_channel_bench(opts):
         print(f"  {name}: {rate / 1e9:.2f} GB/s ({b['label']}){frac}")
 
 
-class Skipped(Exception):
-    pass
-
-
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--ccbench", required=True)
@@ -293,14 +290,10 @@ def main():
         else:
             raise Failed(f"unknown case {opts.case}")
     except Failed as e:
-        print(f"FAIL {opts.case}: {e}")
-        return 1
-    except Skipped as e:
-        print(f"SKIPPED: {e}")
-        return SKIP
+        raise Failed(f"{opts.case}: {e}") from None  # the FAIL line names the case
     print(f"OK {opts.case}")
     return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main_guard(main))

@@ -11,6 +11,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from testlib import ExitCode, main_guard, need  # noqa: E402
+
 
 def run(ccbench, mpiexec, workdir, *args):
     cmd = [mpiexec, "--oversubscribe", "--allow-run-as-root", "-np", "2", ccbench, "topo", *args]
@@ -18,56 +21,53 @@ def run(ccbench, mpiexec, workdir, *args):
     return p.returncode, p.stdout + p.stderr
 
 
-def check(cond, what, output):
-    if not cond:
-        print(f"FAILED: {what}\n--- output ---\n{output}")
-        sys.exit(1)
-
-
 def main():
     ccbench, mpiexec = sys.argv[1], sys.argv[2]
     with tempfile.TemporaryDirectory() as d:
         rc, out = run(ccbench, mpiexec, d)
-        check(rc == 0, "plain topo exits 0", out)
-        check(out.count("== host ") == 1, "one block per host, printed once (not once per rank)", out)
-        check("rank 0: CPUs" in out and "rank 1: CPUs" in out, "every rank's CPU binding", out)
+        need(rc == ExitCode.ok, "plain topo exits 0", out)
+        need(out.count("== host ") == 1, "one block per host, printed once (not once per rank)", out)
+        need("rank 0: CPUs" in out and "rank 1: CPUs" in out, "every rank's CPU binding", out)
         # Before, topology.json went into the current folder, overwriting one there without a word.
-        check(not os.path.exists(os.path.join(d, "topology.json")), "nothing written into the current folder", out)
+        need(not os.path.exists(os.path.join(d, "topology.json")), "nothing written into the current folder", out)
         written = re.search(r"^# topology written to (ccbench-results/[^/]+/topology\.json)$", out, re.M)
-        check(written is not None and os.path.exists(os.path.join(d, written.group(1))),
-              "topology.json in a new results folder, and where said", out)
+        need(written is not None and os.path.exists(os.path.join(d, written.group(1))),
+             "topology.json in a new results folder, and where said", out)
         rc, out = run(ccbench, mpiexec, d)
-        check(rc == 0 and len(glob.glob(os.path.join(d, "ccbench-results", "*", "topology.json"))) == 2,
-              "a second topo writes a second folder, the first untouched", out)
+        need(rc == ExitCode.ok and len(glob.glob(os.path.join(d, "ccbench-results", "*", "topology.json"))) == 2,
+             "a second topo writes a second folder, the first untouched", out)
         rc, out = run(ccbench, mpiexec, d, "--json", "--out", "mine")
-        check(rc == 0 and "# topology written to mine/topology.json" in out, "--out FOLDER, said on stderr with --json", out)
+        need(rc == ExitCode.ok and "# topology written to mine/topology.json" in out,
+             "--out FOLDER, said on stderr with --json", out)
         with open(os.path.join(d, "mine", "topology.json")) as f:
             cluster = json.load(f)
-        check(len(cluster["hosts"]) == 1 and len(cluster["hosts"][0]["ranks"]) == 2, "topology.json: 1 host, 2 ranks", out)
+        need(len(cluster["hosts"]) == 1 and len(cluster["hosts"][0]["ranks"]) == 2, "topology.json: 1 host, 2 ranks", out)
         cores = cluster["hosts"][0]["node"]["cpu"]["cores"]
 
         good = os.path.join(d, "good.yaml")
         with open(good, "w") as f:
             f.write(f"hosts: 1\ncores_per_host: {cores}\n")
         rc, out = run(ccbench, mpiexec, d, "--expect", good, "--out", "none")
-        check(rc == 0 and "every host matches" in out, "a matching expectation passes", out)
+        need(rc == ExitCode.ok and "every host matches" in out, "a matching expectation passes", out)
 
         bad = os.path.join(d, "bad.yaml")
         with open(bad, "w") as f:
             f.write(f"hosts: 2\ncores_per_host: {cores + 1}\ngpus_per_host: 8\nnics_per_host: 8\n")
         rc, out = run(ccbench, mpiexec, d, "--expect", bad, "--out", "none")
-        check(rc == 4, "differences exit with code 4", out)
+        need(rc == ExitCode.threshold, f"differences exit with code {ExitCode.threshold.describe()}", out)
         for text in ["DIFFERENCE: 1 hosts in the job, expected 2",
                      f"CPU cores, expected {cores + 1}", "no GPUs found", "expected 8", "4 difference(s)"]:
-            check(text in out, f"names the difference: {text}", out)
+            need(text in out, f"names the difference: {text}", out)
 
         broken = os.path.join(d, "broken.yaml")
         with open(broken, "w") as f:
             f.write("hosts: 1\ngpus_per_hots: 8\n")
         rc, out = run(ccbench, mpiexec, d, "--expect", broken)
-        check(rc == 2 and "broken.yaml:2: unknown key 'gpus_per_hots'" in out, "a bad file is a usage error naming its line", out)
+        need(rc == ExitCode.usage and "broken.yaml:2: unknown key 'gpus_per_hots'" in out,
+             "a bad file is a usage error naming its line", out)
     print("topology test: 1 passed, 0 failed")
+    return 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main_guard(main))
