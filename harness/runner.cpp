@@ -851,8 +851,11 @@ bool Runner::agree(Measurement& m, RunRecord row, const Outcome& local) {
   // too. Report what this rank waited for, keep the rows, and end the job with exit code 5.
   if (local.code == ExitCode::timeout) abort_on_timeout(row, m.where + ": " + local.message);
 
-  // Every rank takes part in what follows, whatever happened above.
-  watchdog_.enter(m.where + ": agreeing on the results");
+  // Every rank takes part in what follows, whatever happened above. A rank whose own call failed
+  // says how while it waits: where the failure was a peer's death, this wait times out too, and
+  // its reason must still carry what this rank saw (a provider's error naming the peer).
+  watchdog_.enter(m.where + ": agreeing on the results" +
+                  (local.code == ExitCode::ok ? std::string() : " after this rank's error: " + local.message));
   const Outcome agreed = agree_outcome(base_.comm, local);
   if (agreed.code != ExitCode::ok) {
     row.status = RowStatus::failed;
