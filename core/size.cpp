@@ -4,6 +4,8 @@
 #include <charconv>
 #include <limits>
 
+#include <fmt/format.h>
+
 #include "core/error.h"
 
 namespace ccbench {
@@ -53,6 +55,18 @@ std::string format_size(std::uint64_t bytes) {
     ++i;
   }
   return std::to_string(bytes) + suffixes[i];
+}
+
+std::string human_size(std::uint64_t bytes) {
+  static const char* const units[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+  int u = 0;
+  std::uint64_t scale = 1;
+  while (u + 1 < 7 && bytes / scale >= 1024) {
+    scale *= 1024;
+    ++u;
+  }
+  if (bytes % scale == 0) return fmt::format("{} {}", bytes / scale, units[u]);
+  return fmt::format("{:.2f} {}", static_cast<double>(bytes) / static_cast<double>(scale), units[u]);
 }
 
 }  // namespace ccbench

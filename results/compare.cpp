@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/size.h"
 #include "results/format.h"
 
 namespace ccbench {

@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/size.h"
 #include "results/compare.h"
 #include "results/format.h"
 #include "results/row_check.h"

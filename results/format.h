@@ -8,9 +8,6 @@
 
 namespace ccbench {
 
-// A byte count for people: "8 B", "1 KiB", "1.50 MiB" (binary units, as the command line).
-std::string human_size(std::uint64_t bytes);
-
 // `s` on one line: CR, LF and tab become spaces, so a reason cannot break a table row.
 std::string single_line(const std::string& s);
 

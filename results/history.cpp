@@ -6,6 +6,7 @@
 #include <fmt/ranges.h>
 
 #include "core/error.h"
+#include "core/size.h"
 #include "results/format.h"
 #include "results/row_check.h"
 #include "results/stats.h"

@@ -10,6 +10,7 @@
 #include <fmt/ranges.h>
 
 #include "core/error.h"
+#include "core/size.h"
 #include "core/text_file.h"
 #include "results/csv_reader.h"
 #include "results/format.h"

@@ -15,6 +15,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "core/size.h"
 #include "results/csv_reader.h"
 #include "results/format.h"
 #include "results/row_check.h"

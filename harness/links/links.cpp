@@ -10,18 +10,19 @@
 #include <fmt/format.h>
 
 #include "core/checks.h"
+#include "core/error.h"
+#include "core/size.h"
+#include "core/text_file.h"
 #include "harness/backend.h"
-#include "harness/job/bootstrap.h"
 #include "harness/context.h"
+#include "harness/job/bootstrap.h"
 #include "harness/links/links_measure.h"
 #include "harness/results_dir.h"
 #include "harness/sizes.h"
 #include "harness/startup.h"
 #include "results/csv_reader.h"
 #include "results/format.h"
-#include "core/error.h"
 #include "topologies/pair_rounds.h"
-#include "core/text_file.h"
 #include "transports/ib/ib_transport.h"
 #include "transports/ofi/ofi_transport.h"
 

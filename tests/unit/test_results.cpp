@@ -11,8 +11,9 @@
 
 #include <gtest/gtest.h>
 
-#include "results/csv_reader.h"
 #include "core/error.h"
+#include "core/size.h"
+#include "results/csv_reader.h"
 #include "results/format.h"
 #include "results/record.h"
 #include "results/stats.h"
