@@ -48,7 +48,7 @@ struct ImplContext {
   Device device = Device::cpu;
   std::string transport = "auto";  // what the user asked for (--transport)
   // GPU: why ib cannot carry data between every pair of ranks (agreed over the ranks), or nullopt
-  // when it can; auto then takes ib across nodes (transports/gpu_paths.h).
+  // when it can; auto then takes ib across nodes (transports/gpu/gpu_paths.h).
   std::optional<std::string> ib_unavailable = std::string("ib was not probed for this run");
   int cuda_device = -1;                                        // GPU ordinal of this rank
   void* stream = nullptr;                                      // cudaStream_t of this rank (GPU)

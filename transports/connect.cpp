@@ -12,12 +12,12 @@
 
 #include "core/checks.h"
 #include "core/error.h"
+#include "transports/cpu/mpi_channel.h"
+#include "transports/cpu/shm.h"
+#include "transports/cpu/tcp.h"
 #include "transports/ib/ib_transport.h"
-#include "transports/mpi_channel.h"
-#include "transports/ofi/ofi_transport.h"
 #include "transports/names.h"
-#include "transports/shm.h"
-#include "transports/tcp.h"
+#include "transports/ofi/ofi_transport.h"
 #include "transports/wait.h"
 
 namespace ccbench {

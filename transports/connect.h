@@ -114,7 +114,7 @@ TransportOps left_out_transport(std::string_view name) {
 }
 
 // Collective over `comm` (described by `layout`): the address this rank's tcp sockets use
-// (tcp_local_address in transports/tcp.h), after every rank's interface addresses are exchanged
+// (tcp_local_address in transports/cpu/tcp.h), after every rank's interface addresses are exchanged
 // where the ranks span hosts; every wait bounded by `deadline` (Error(timeout) naming what it
 // waited for, `timeout` being the bound it was given). Throws what tcp_local_address throws, after
 // the exchange, so no rank waits in it for one that gave up.
@@ -163,7 +163,7 @@ class ChannelSet {
 //   Error(precondition)  a forced transport that cannot connect a pair, resources missing;
 //   Error(timeout)       a request without its match, or a rank that never arrives;
 //   Error(runtime)       MPI and socket failures.
-// With transport "tcp", CCBENCH_TCP_IF chooses the interface (transports/tcp.h); one that does not
+// With transport "tcp", CCBENCH_TCP_IF chooses the interface (transports/cpu/tcp.h); one that does not
 // exist is Error(usage).
 std::unique_ptr<ChannelSet> connect_channels(MPI_Comm comm, const RankLayout& layout,
                                              const std::vector<ChannelRequest>& requests,

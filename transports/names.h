@@ -5,7 +5,7 @@
 //
 // One enum serves three uses of the word, because they name the same wires:
 //   CPU channels  how CPU ranks' channels move bytes (transports/connect.h): shm, mpi, tcp, ib, ofi.
-//   GPU paths     how our GPU kernels reach a peer (transports/gpu_paths.h): p2p, host, net, with
+//   GPU paths     how our GPU kernels reach a peer (transports/gpu/gpu_paths.h): p2p, host, net, with
 //                 tcp, ib and ofi meaning net over that backend; NCCL is pinned to the same path
 //                 (transports/nccl_path.h).
 //   link modes    how `ccbench links` drives the link between two GPU ranks: ce (copy engines),

@@ -6,7 +6,7 @@
 
 #include "core/checks.h"
 #include "core/error.h"
-#include "transports/host_copy.h"
+#include "transports/gpu/host_copy.h"
 
 namespace ccbench::gpu {
 

@@ -9,7 +9,7 @@
 
 #include "collectives/gpu/cuda_resources.h"
 #include "collectives/implementation.h"
-#include "transports/gpu_paths.h"
+#include "transports/gpu/gpu_paths.h"
 
 namespace ccbench::gpu {
 

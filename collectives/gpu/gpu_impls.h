@@ -1,6 +1,6 @@
 #pragma once
 // Our CUDA implementations. ring, tree's all-reduce and hier move data through FIFO connections
-// over the GPU path the run plans (p2p, host or net: transports/gpu_paths.h); oneshot, twoshot,
+// over the GPU path the run plans (p2p, host or net: transports/gpu/gpu_paths.h); oneshot, twoshot,
 // tree's all-gather and ce address peers' memory directly (CUDA IPC), so they run over p2p only:
 //   ring     ring all-reduce / all-gather / reduce-scatter, and reduce as a chain toward the
 //            root, over FIFO connections, pipelined in slots, one block per channel

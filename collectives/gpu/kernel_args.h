@@ -6,7 +6,7 @@
 #include <cstdint>
 
 #include "collectives/types.h"
-#include "transports/gpu_conn.h"  // SendConn, RecvConn, kFifoSlots
+#include "transports/gpu/gpu_conn.h"  // SendConn, RecvConn, kFifoSlots
 
 namespace ccbench::gpu {
 

@@ -5,8 +5,8 @@
 #include "collectives/gpu/gpu_impls.h"
 #include "collectives/gpu/kernel_args.h"
 #include "core/knobs.h"
-#include "transports/gpu_net.h"
-#include "transports/host_copy.h"
+#include "transports/gpu/gpu_net.h"
+#include "transports/gpu/host_copy.h"
 
 namespace ccbench::gpu {
 

@@ -57,7 +57,7 @@ constexpr int kDefaultHostChannels = 32;
 // Who moves each half of a host connection, the SMs or the copy engines through a CPU proxy:
 // CCBENCH_GPU_HOST_RECV and CCBENCH_GPU_HOST_SEND force one for every size; unset, the ring takes
 // the SMs below CCBENCH_GPU_HOST_CE_MIN_BYTES and the copy engines for both halves from there
-// (transports/host_copy.h, from the four combinations measured in h200x2-20261130-r8).
+// (transports/gpu/host_copy.h, from the four combinations measured in h200x2-20261130-r8).
 
 // Over net: 8 ring channels = 8 TCP streams per peer and direction (TCP over loopback on the
 // 2 x H200 machine: 21.3 GB/s with 4 streams, 34.2 with 8, h200x2-20261130-ceilings), and 512 KiB

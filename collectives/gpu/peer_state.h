@@ -1,7 +1,7 @@
 #pragma once
 // What the peer kernels (one-shot, two-shot, Bruck, barriers) address: the scratch regions
 // (flags, LL buffers) of this rank and of the peers its kernel reaches and, once attached, their
-// send and receive buffers, through CUDA IPC (transports/cuda_ipc.h); the table lives in device
+// send and receive buffers, through CUDA IPC (transports/gpu/cuda_ipc.h); the table lives in device
 // memory, null for a rank not mapped.
 #include <mpi.h>
 
@@ -11,7 +11,7 @@
 #include "collectives/gpu/cuda_resources.h"
 #include "collectives/gpu/kernel_args.h"
 #include "collectives/implementation.h"
-#include "transports/cuda_ipc.h"
+#include "transports/gpu/cuda_ipc.h"
 
 namespace ccbench::gpu {
 

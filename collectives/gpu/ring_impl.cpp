@@ -3,10 +3,10 @@
 // connects to the ranks next to it there.
 #include <fmt/format.h>
 
-#include "transports/gpu_mesh.h"
 #include "collectives/gpu/gpu_impl.h"
 #include "collectives/gpu/gpu_impls.h"
 #include "collectives/gpu/knobs.h"
+#include "transports/gpu/gpu_mesh.h"
 
 namespace ccbench {
 

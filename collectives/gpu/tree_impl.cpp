@@ -2,13 +2,13 @@
 // all-gather with direct writes into peer memory.
 #include <fmt/format.h>
 
-#include "core/error.h"
-#include "transports/gpu_mesh.h"
 #include "collectives/gpu/gpu_impl.h"
 #include "collectives/gpu/gpu_impls.h"
 #include "collectives/gpu/knobs.h"
 #include "collectives/gpu/peer_state.h"
 #include "collectives/schedules/tree.h"
+#include "core/error.h"
+#include "transports/gpu/gpu_mesh.h"
 
 namespace ccbench {
 

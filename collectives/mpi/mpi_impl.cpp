@@ -15,8 +15,9 @@
 #include "collectives/cpu/cpu_impls.h"
 #include "collectives/cpu/reduce_kernels.h"
 #include "collectives/numeric.h"
+#include "core/checks.h"
 #include "core/error.h"
-#include "transports/mpi_channel.h"
+#include "transports/cpu/mpi_channel.h"
 
 namespace ccbench {
 

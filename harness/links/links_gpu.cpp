@@ -3,13 +3,13 @@
 // host copies per GPU.
 #include <fmt/format.h>
 
-#include "core/build_config.h"
 #include "collectives/gpu/knobs.h"
-#include "transports/gpu_conn.h"
+#include "core/build_config.h"
 #include "core/checks.h"
+#include "core/error.h"
 #include "harness/job/bootstrap.h"
 #include "harness/links/links_measure.h"
-#include "core/error.h"
+#include "transports/gpu/gpu_conn.h"
 
 #if CCBENCH_HAVE_CUDA
 #include <cuda_runtime.h>
@@ -18,9 +18,9 @@
 #include <cstring>
 #include <map>
 
-#include "harness/links/links_kernels.h"
 #include "core/checks_cuda.h"
-#include "transports/cuda_ipc.h"
+#include "harness/links/links_kernels.h"
+#include "transports/gpu/cuda_ipc.h"
 #endif
 
 namespace ccbench {
@@ -76,7 +76,7 @@ class GpuEndpoint {
   }
   // Collective where no exception is in flight: the peers' memory is unmapped on every rank before
   // any rank frees what its peers mapped (dst_, flag_); after an error those are left to the
-  // process's end (transports/cuda_ipc.h).
+  // process's end (transports/gpu/cuda_ipc.h).
   ~GpuEndpoint() {
     for (auto& [p, m] : peers_) {
       ipc_close(m.dst);

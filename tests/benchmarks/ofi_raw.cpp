@@ -6,9 +6,9 @@
 #include <vector>
 
 #include "core/error.h"
-#include "core/slot_memory.h"
 #include "transports/ofi/fabric.h"
 #include "transports/ofi/ofi_transport.h"
+#include "transports/slot_memory.h"
 
 namespace ccbench {
 namespace {

@@ -118,7 +118,7 @@ ccbench_gpu_fault_test(gpu_fault_corrupt_nccl "corrupt:rank=0,size=64K,index=7" 
 ccbench_gpu_fault_test(gpu_fault_overrun_oneshot "overrun:rank=1,size=64K,bytes=16" 1 "guard bytes"
                        --impl oneshot --collective allreduce -b 16K -e 256K -f 4)
 
-# GPU transports (transports/gpu_*.cpp): every GPU implementation x path x dtype x awkward sizes,
+# GPU transports (transports/gpu/): every GPU implementation x path x dtype x awkward sizes,
 # in-place and out-of-place; the `transport` column and the skip reasons checked by
 # transport_check.py, NCCL's row naming what its debug log says it connected over.
 set(_transport_check ${CMAKE_CURRENT_SOURCE_DIR}/gpu/transport_check.py)
@@ -149,7 +149,7 @@ ccbench_gpu_path_test(gpu_transport_host_graphs_2 2 "ring=host" ""
                       --transport host --collective allreduce,allgather --impl ring -d float
                       -b 8 -e 4M -f 8 -n 4 -w 1 -G 3 --timeout 20)
 # host with the copy engines moving the receive half, the send half or both through the ranks'
-# CPU proxies (CCBENCH_GPU_HOST_RECV / CCBENCH_GPU_HOST_SEND, transports/gpu_host_ce.h): exact
+# CPU proxies (CCBENCH_GPU_HOST_RECV / CCBENCH_GPU_HOST_SEND, transports/gpu/gpu_host_ce.h): exact
 # results at awkward sizes (partial last steps) and at 64 MiB (many slots per channel), eager,
 # under CUDA graphs and with 3 ranks on 2 GPUs; the `algorithm` column says which halves ran on
 # the copy engines.

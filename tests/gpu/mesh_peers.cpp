@@ -4,7 +4,7 @@
 // many ranks (16: a PCIe node of 16 GPUs) on one GPU over the host transport: each rank sets up
 // the ring, then the tree, runs one all-reduce with each (every element checked) and reads
 // /proc/self/maps for the peers' /dev/shm regions it holds: their owners name them
-// ccbench-gpu-<pid>-<rank>-<serial> (transports/gpu_host.cpp). That set, seen by the kernel rather
+// ccbench-gpu-<pid>-<rank>-<serial> (transports/gpu/gpu_host.cpp). That set, seen by the kernel rather
 // than by our bookkeeping, must be the schedule's peers exactly. Exit 0 when it is on every rank
 // and every element is exact, 1 naming the ranks and sets that differ, 77 without a GPU.
 #include <cuda_runtime.h>

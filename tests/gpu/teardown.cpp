@@ -3,7 +3,7 @@
 // Bruck all-gather, oneshot, twoshot, ce; ring's FIFOs): each cycle allocates buffers of a new size, attaches
 // them, runs one collective (every element checked), detaches and frees them at once. CUDA leaves
 // freeing memory a peer still maps undefined, so detach() must close this rank's mappings and
-// then wait until every rank has closed its own (transports/cuda_ipc.h): one rank per cycle
+// then wait until every rank has closed its own (transports/gpu/cuda_ipc.h): one rank per cycle
 // enters detach() kSkew late, and
 //   - after detach() this rank maps no peer's buffer any more (ipc_imports());
 //   - no rank returned from detach() before the last rank's last close (the imports' close
@@ -30,7 +30,7 @@
 #include "core/checks_cuda.h"
 #include "core/error.h"
 #include "tests/gpu/direct_rank.h"
-#include "transports/cuda_ipc.h"
+#include "transports/gpu/cuda_ipc.h"
 
 namespace {
 

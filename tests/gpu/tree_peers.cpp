@@ -1,5 +1,5 @@
 // Which peers our GPU tree maps over p2p (CUDA IPC), as the process's imports show them
-// (transports/cuda_ipc.h: ipc_imports(), kept where every CUDA IPC handle is opened and closed):
+// (transports/gpu/cuda_ipc.h: ipc_imports(), kept where every CUDA IPC handle is opened and closed):
 //   after set-up       the FIFO memory of its two trees' parents and children, nothing else;
 //   all-reduce series  still no peer's scratch memory or buffer: the all-reduce moves its data
 //                      through the FIFOs;
@@ -31,7 +31,7 @@
 #include "core/checks_cuda.h"
 #include "core/error.h"
 #include "tests/gpu/direct_rank.h"
-#include "transports/cuda_ipc.h"
+#include "transports/gpu/cuda_ipc.h"
 
 namespace {
 

@@ -1,4 +1,4 @@
-// The net transport's proxy (transports/gpu_net.h) under mpirun without a GPU: this process plays
+// The net transport's proxy (transports/gpu/gpu_net.h) under mpirun without a GPU: this process plays
 // the GPU's side of the FIFO contract (gpu_conn.h) in host memory — a sender that fills staging
 // slots, writes each step's size and publishes tail, a receiver that waits for tail, checks every
 // byte and frees the slot with head — while the proxy thread moves the steps to the next rank over
@@ -24,8 +24,8 @@
 #include <mpi.h>
 
 #include "core/error.h"
-#include "transports/gpu_conn.h"
-#include "transports/gpu_net.h"
+#include "transports/gpu/gpu_conn.h"
+#include "transports/gpu/gpu_net.h"
 #include "transports/ib/ib_transport.h"
 
 namespace {

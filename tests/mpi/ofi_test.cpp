@@ -131,7 +131,7 @@ void credits_bound(const RankLayout& layout, const Setting& s) {
   MPI_Barrier(MPI_COMM_WORLD);
 }
 
-// Zero-copy ends over the caller's slots, as the GPU net proxy drives them (transports/gpu_net.cpp).
+// Zero-copy ends over the caller's slots, as the GPU net proxy drives them (transports/gpu/gpu_net.cpp).
 void direct_ring(const RankLayout& layout, const Setting& s) {
   constexpr int kDepth = 4, kCount = 200;
   constexpr size_t kSlot = 16384;

@@ -36,7 +36,7 @@
 #include "core/error.h"
 #include "tests/mpi/mpi_checks.h"
 #include "transports/connect.h"
-#include "transports/tcp.h"
+#include "transports/cpu/tcp.h"
 
 namespace ccbench {
 namespace {

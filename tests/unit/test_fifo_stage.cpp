@@ -1,5 +1,5 @@
 // The host transport's copy-engine staging without a GPU: the choice knobs (core/knobs.h,
-// transports/host_copy.h) and the proxy's per-FIFO state machine (transports/fifo_stage.h) run
+// transports/gpu/host_copy.h) and the proxy's per-FIFO state machine (transports/gpu/fifo_stage.h) run
 // on host memory with a copier whose copies land only when the test completes them.
 #include <gtest/gtest.h>
 
@@ -11,10 +11,10 @@
 
 #include "core/error.h"
 #include "core/knobs.h"
+#include "transports/gpu/fifo_stage.h"
+#include "transports/gpu/host_copy.h"
+#include "transports/gpu/host_flags.h"
 #include "usage_error.h"
-#include "transports/fifo_stage.h"
-#include "transports/host_copy.h"
-#include "transports/host_flags.h"
 
 namespace ccbench {
 namespace {

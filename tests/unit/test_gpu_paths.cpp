@@ -12,7 +12,7 @@
 #include "core/build_config.h"
 #include "core/error.h"
 #include "topologies/layout.h"
-#include "transports/gpu_paths.h"
+#include "transports/gpu/gpu_paths.h"
 #include "transports/ib/ib_transport.h"
 #include "transports/nccl_path.h"
 

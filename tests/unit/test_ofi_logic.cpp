@@ -10,8 +10,8 @@
 
 #include "core/error.h"
 #include "tests/unit/expect_error.h"
+#include "transports/net/slot_flow.h"
 #include "transports/ofi/ofi_logic.h"
-#include "transports/slot_flow.h"
 
 namespace ccbench {
 namespace {

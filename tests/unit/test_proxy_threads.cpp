@@ -1,4 +1,4 @@
-// The proxy threads shared by the net and host copy-engine proxies (transports/proxy_threads.h):
+// The proxy threads shared by the net and host copy-engine proxies (transports/gpu/proxy_threads.h):
 // begin, passes until stop, end; the first error kept and rethrown by check().
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 #include <thread>
 
 #include "core/error.h"
-#include "transports/proxy_threads.h"
+#include "transports/gpu/proxy_threads.h"
 
 namespace ccbench {
 namespace {

@@ -2,146 +2,18 @@
 
 #include <unistd.h>
 
-#include <fmt/format.h>
-
-#include "core/build_config.h"
 #include "core/error.h"
-#if CCBENCH_HAVE_CUDA
-#include <cuda.h>
-#include <cuda_runtime.h>
-#include "core/checks_cuda.h"
-#endif
 
 namespace ccbench {
 
-#if !CCBENCH_HAVE_CUDA
-
-std::optional<std::string> gpudirect_unavailable_reason(const IbOptions&, int) {
-  return std::string("this ccbench was built without CUDA: GPU buffers are staged through host memory");
-}
-
-std::unique_ptr<IbMemory> register_gpu_memory(IbDevice&, void*, std::size_t, int) {
-  fail(ExitCode::precondition, "ib: {}", *gpudirect_unavailable_reason(IbOptions{}, 0));
-}
-
-void flush_gpudirect_writes(int) {
-  fail(ExitCode::precondition, "ib: {}", *gpudirect_unavailable_reason(IbOptions{}, 0));
-}
-
-#else
-
-namespace {
-
-// The driver API calls used here, looked up through the runtime's driver entry points: no
-// link-time dependency on libcuda, so the binary still starts where no GPU driver is installed.
-struct DriverCalls {
-  CUresult (*device_get)(CUdevice*, int) = nullptr;
-  CUresult (*attribute)(int*, CUdevice_attribute, CUdevice) = nullptr;
-  CUresult (*dmabuf_handle)(void*, CUdeviceptr, size_t, CUmemRangeHandleType, unsigned long long) = nullptr;
-  CUresult (*error_string)(CUresult, const char**) = nullptr;
-  CUresult (*primary_retain)(CUcontext*, CUdevice) = nullptr;
-  CUresult (*set_current)(CUcontext) = nullptr;
-  CUresult (*flush)(CUflushGPUDirectRDMAWritesTarget, CUflushGPUDirectRDMAWritesScope) = nullptr;
-  bool complete() const {
-    return device_get && attribute && dmabuf_handle && error_string && primary_retain && set_current && flush;
-  }
-};
-
-template <typename F>
-void look_up(F& f, const char* name) {
-  void* p = nullptr;
-  cudaDriverEntryPointQueryResult status{};
-  if (cudaGetDriverEntryPointByVersion(name, &p, kDriverApiVersion, cudaEnableDefault, &status) == cudaSuccess &&
-      status == cudaDriverEntryPointSuccess)
-    f = reinterpret_cast<F>(p);
-}
-
-const DriverCalls& driver() {
-  static const DriverCalls calls = [] {
-    DriverCalls c;
-    look_up(c.device_get, "cuDeviceGet");
-    look_up(c.attribute, "cuDeviceGetAttribute");
-    look_up(c.dmabuf_handle, "cuMemGetHandleForAddressRange");
-    look_up(c.error_string, "cuGetErrorString");
-    look_up(c.primary_retain, "cuDevicePrimaryCtxRetain");
-    look_up(c.set_current, "cuCtxSetCurrent");
-    look_up(c.flush, "cuFlushGPUDirectRDMAWrites");
-    return c;
-  }();
-  return calls;
-}
-
-[[noreturn]] void fail_cuda(CUresult rc, const char* call, int cuda_device) {
-  const char* text = nullptr;
-  driver().error_string(rc, &text);
-  fail(ExitCode::runtime, "ib: {} for GPU {} failed: {}", call, cuda_device, text ? text : "unknown error");
-}
-
-}  // namespace
-
-std::optional<std::string> gpudirect_unavailable_reason(const IbOptions& options, int cuda_device) {
-  if (!options.gpudirect) return std::string("--gpudirect off: GPU buffers are staged through host memory");
-  const DriverCalls& cu = driver();
-  if (!cu.complete())
-    return std::string(
-        "the CUDA driver does not offer the dma-buf and GPUDirect RDMA calls (driver entry points "
-        "for CUDA 12.0): GPU buffers are staged through host memory");
-  CUdevice dev = 0;
-  int dmabuf = 0;
-  if (cu.device_get(&dev, cuda_device) != CUDA_SUCCESS ||
-      cu.attribute(&dmabuf, CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED, dev) != CUDA_SUCCESS || !dmabuf)
-    return fmt::format(
-        "GPU {} cannot export dma-bufs (CU_DEVICE_ATTRIBUTE_DMA_BUF_SUPPORTED = 0; needs an open "
-        "kernel module driver): GPU buffers are staged through host memory",
-        cuda_device);
-  // A receiver makes the NIC's writes visible to the kernels with cuFlushGPUDirectRDMAWrites
-  // (flush_gpudirect_writes), so the GPU must support it from the host.
-  int rdma = 0, flush = 0;
-  if (cu.attribute(&rdma, CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_SUPPORTED, dev) != CUDA_SUCCESS || !rdma ||
-      cu.attribute(&flush, CU_DEVICE_ATTRIBUTE_GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS, dev) != CUDA_SUCCESS ||
-      !(flush & CU_FLUSH_GPU_DIRECT_RDMA_WRITES_OPTION_HOST))
-    return fmt::format(
-        "GPU {} does not support GPUDirect RDMA with host-side flushes (GPU_DIRECT_RDMA_SUPPORTED = "
-        "{}, GPU_DIRECT_RDMA_FLUSH_WRITES_OPTIONS = {}): GPU buffers are staged through host memory",
-        cuda_device, rdma, flush);
-  return std::nullopt;
-}
-
 std::unique_ptr<IbMemory> register_gpu_memory(IbDevice& device, void* p, std::size_t bytes, int cuda_device) {
-  if (auto why = gpudirect_unavailable_reason(device.options(), cuda_device))
+  if (auto why = gpudirect_unavailable_reason(device.options().gpudirect, cuda_device))
     fail(ExitCode::precondition, "ib: {}", *why);
-  const auto page = static_cast<std::uintptr_t>(sysconf(_SC_PAGESIZE));
-  const auto begin = reinterpret_cast<std::uintptr_t>(p) & ~(page - 1);
-  const auto end = (reinterpret_cast<std::uintptr_t>(p) + bytes + page - 1) & ~(page - 1);
-  int fd = -1;
-  if (CUresult rc = driver().dmabuf_handle(&fd, static_cast<CUdeviceptr>(begin), end - begin,
-                                           CU_MEM_RANGE_HANDLE_TYPE_DMA_BUF_FD, 0);
-      rc != CUDA_SUCCESS)
-    fail_cuda(rc, "cuMemGetHandleForAddressRange", cuda_device);
+  const GpuDmaBuf buf = export_gpu_dmabuf(p, bytes, cuda_device, "ib");
   // The MR's addresses are the GPU virtual addresses, so remote writes name buffers as they are.
-  auto mr = device.register_dmabuf(fd, 0, end - begin, begin, true);
-  close(fd);  // the MR holds its own reference to the dma-buf
+  auto mr = device.register_dmabuf(buf.fd, 0, buf.bytes, buf.begin, true);
+  close(buf.fd);  // the MR holds its own reference to the dma-buf
   return mr;
 }
-
-void flush_gpudirect_writes(int cuda_device) {
-  const DriverCalls& cu = driver();  // complete: gpudirect_unavailable_reason() said so before slots were registered
-  thread_local int current = -1;     // the device whose primary context this thread has made current
-  if (current != cuda_device) {
-    CUdevice dev = 0;
-    CUcontext ctx = nullptr;
-    if (CUresult rc = cu.device_get(&dev, cuda_device); rc != CUDA_SUCCESS) fail_cuda(rc, "cuDeviceGet", cuda_device);
-    if (CUresult rc = cu.primary_retain(&ctx, dev); rc != CUDA_SUCCESS)
-      fail_cuda(rc, "cuDevicePrimaryCtxRetain", cuda_device);
-    if (CUresult rc = cu.set_current(ctx); rc != CUDA_SUCCESS) fail_cuda(rc, "cuCtxSetCurrent", cuda_device);
-    current = cuda_device;
-  }
-  if (CUresult rc =
-          cu.flush(CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TARGET_CURRENT_CTX, CU_FLUSH_GPU_DIRECT_RDMA_WRITES_TO_OWNER);
-      rc != CUDA_SUCCESS)
-    fail_cuda(rc, "cuFlushGPUDirectRDMAWrites", cuda_device);
-}
-
-#endif
 
 }  // namespace ccbench

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "core/exit_code.h"
-#include "transports/slot_flow.h"
+#include "transports/net/slot_flow.h"
 
 namespace ccbench {
 
@@ -175,7 +175,7 @@ struct ImmMeaning {
 ImmMeaning decode_imm(std::uint32_t imm);
 
 // ---------------------------------------------------------------------------------------------
-// Work requests. The slots, credits and post order around them are transports/slot_flow.h's.
+// Work requests. The slots, credits and post order around them are transports/net/slot_flow.h's.
 // ---------------------------------------------------------------------------------------------
 // Work request ids: the kind in the low 4 bits, a data write's post number above them (the
 // sender counts completed posts in order, and a failed completion's opcode is undefined, so the

@@ -5,9 +5,11 @@
 #include <fmt/format.h>
 
 #include "core/build_config.h"
+#include "core/checks.h"
 #include "core/error.h"
-#include "transports/mpi_channel.h"
+#include "transports/cpu/mpi_channel.h"
 #include "transports/names.h"
+#include "transports/slot_memory.h"
 #include "transports/wait.h"
 #if CCBENCH_HAVE_IBVERBS
 #include "transports/ib/gpu_memory.h"
@@ -261,7 +263,7 @@ class IbRecvChannel final : public RecvChannel, public DirectRecv, public IbChan
       got = ring_.take();
     }
     if (!got) return false;
-    if (gpu_ >= 0) flush_gpudirect_writes(gpu_);  // the GPU reads what the NIC wrote only after a flush
+    if (gpu_ >= 0) flush_gpudirect_writes(gpu_, "ib");  // the GPU reads what the NIC wrote only after a flush
     *bytes = static_cast<size_t>(got->bytes);
     return true;
   }

@@ -14,9 +14,9 @@
 #include "core/build_config.h"
 #include "core/checks.h"
 #include "core/error.h"
-#include "core/slot_memory.h"
 #include "transports/names.h"
-#include "transports/slot_flow.h"
+#include "transports/net/slot_flow.h"
+#include "transports/slot_memory.h"
 #include "transports/wait.h"
 #if CCBENCH_HAVE_LIBFABRIC
 #include "transports/ofi/fabric.h"
@@ -24,7 +24,7 @@
 #if CCBENCH_HAVE_LIBFABRIC && CCBENCH_HAVE_CUDA
 #include <cuda_runtime.h>
 
-#include "transports/ib/gpu_memory.h"
+#include "transports/net/gpu_direct.h"
 #endif
 
 namespace ccbench {
@@ -148,7 +148,7 @@ std::optional<std::string> ofi_hmem_unavailable_reason(const RankLayout& layout,
   return std::string("this ccbench was built without CUDA: GPU buffers are staged through host memory");
 #else
   if (!ofi_options().hmem) return std::string("--gpudirect off: GPU buffers are staged through host memory");
-  if (auto why = gpudirect_unavailable_reason(IbOptions{}, cuda_device)) return why;
+  if (auto why = gpudirect_unavailable_reason(true, cuda_device)) return why;
   try {
     const std::string host_provider = select_ofi(layout, 0, false).info.provider;
     const OfiSelection s = select_ofi(layout, 0, true);
@@ -478,7 +478,7 @@ class OfiRecvChannel final : public RecvChannel, public DirectRecv, public OfiCh
     }
     if (!got) return false;
 #if CCBENCH_HAVE_CUDA
-    if (gpu_ >= 0) flush_gpudirect_writes(gpu_);  // the GPU reads what the NIC wrote only after a flush
+    if (gpu_ >= 0) flush_gpudirect_writes(gpu_, "ofi");  // the GPU reads what the NIC wrote only after a flush
 #endif
     *bytes = static_cast<std::size_t>(got->bytes);
     return true;

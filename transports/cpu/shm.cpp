@@ -1,4 +1,4 @@
-#include "transports/shm.h"
+#include "transports/cpu/shm.h"
 
 #include <cerrno>
 #include <cstring>

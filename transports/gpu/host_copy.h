@@ -4,7 +4,7 @@
 //       FIFO, the receiver's kernel loads it back across PCIe (the default).
 //   ce  the copy engines: that half's kernel uses a FIFO in its own GPU memory, and a CPU proxy
 //       thread of its rank copies each step between it and the shared host FIFO with
-//       cudaMemcpyAsync (transports/gpu_host_ce.h).
+//       cudaMemcpyAsync (transports/gpu/gpu_host_ce.h).
 // CCBENCH_GPU_HOST_RECV picks the receiving half, CCBENCH_GPU_HOST_SEND the sending half; every
 // rank must use the same values (GpuFifoMesh checks it).
 #include <cstddef>

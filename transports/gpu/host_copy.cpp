@@ -1,4 +1,4 @@
-#include "transports/host_copy.h"
+#include "transports/gpu/host_copy.h"
 
 #include <string>
 #include <vector>

@@ -1,7 +1,7 @@
 #pragma once
 // net: GPU FIFOs on each side, moved between nodes by CPU proxy threads of each rank over the
 // zero-copy ends (channel.h's direct()) of a CPU channel transport, the backend:
-//   tcp  slots in pinned host memory; the tcp transport's channels (transports/tcp.h: per-job
+//   tcp  slots in pinned host memory; the tcp transport's channels (transports/cpu/tcp.h: per-job
 //        token, bounded lengths, the chosen interface), one TCP connection per FIFO.
 //   ib   RC queue pairs (transports/ib/ib_transport.h) that register the FIFO slots themselves:
 //        a step goes as RDMA WRITEs straight from the sender's staging slot into the receiver's
@@ -37,8 +37,8 @@
 
 #include "topologies/layout.h"
 #include "transports/connect.h"
-#include "transports/host_flags.h"
-#include "transports/proxy_threads.h"
+#include "transports/gpu/host_flags.h"
+#include "transports/gpu/proxy_threads.h"
 
 namespace ccbench {
 

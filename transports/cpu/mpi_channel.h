@@ -16,9 +16,8 @@
 
 #include <mpi.h>
 
-#include "core/checks.h"       // check_mpi: forwarding include kept until every user includes core/
-#include "core/slot_memory.h"  // SlotMemory: forwarding include kept until every user includes core/
 #include "transports/channel.h"
+#include "transports/slot_memory.h"
 
 namespace ccbench {
 

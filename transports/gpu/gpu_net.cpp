@@ -1,8 +1,8 @@
-#include "transports/gpu_net.h"
+#include "transports/gpu/gpu_net.h"
 
 #include "core/error.h"
 #include "core/knobs.h"
-#include "transports/gpu_conn.h"
+#include "transports/gpu/gpu_conn.h"
 
 namespace ccbench {
 

@@ -1,11 +1,11 @@
-#include "transports/fifo_stage.h"
+#include "transports/gpu/fifo_stage.h"
 
 #include <string>
 
 #include <fmt/format.h>
 
 #include "core/error.h"
-#include "transports/host_flags.h"
+#include "transports/gpu/host_flags.h"
 
 namespace ccbench {
 

@@ -14,9 +14,9 @@
 
 #include <fmt/format.h>
 
-#include "core/error.h"
 #include "core/checks_cuda.h"
-#include "transports/gpu_transport.h"
+#include "core/error.h"
+#include "transports/gpu/gpu_transport.h"
 
 namespace ccbench {
 

@@ -1,4 +1,4 @@
-#include "transports/tcp.h"
+#include "transports/cpu/tcp.h"
 
 #include <algorithm>
 #include <cerrno>
@@ -12,7 +12,6 @@
 #include <utility>
 
 #include <arpa/inet.h>
-#include <endian.h>
 #include <ifaddrs.h>
 #include <net/if.h>
 #include <netdb.h>
@@ -35,39 +34,11 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-constexpr std::uint32_t kData = 0, kCredit = 1;
 constexpr size_t kHeaderBytes = kTcpHeaderBytes;
 constexpr size_t kCreditBytes = kTcpCreditBytes;
 constexpr int kMaxIov = 32;
-using Hello = TcpHello;
-
-void put32(unsigned char* p, std::uint32_t v) {
-  v = htole32(v);
-  std::memcpy(p, &v, 4);
-}
-void put64(unsigned char* p, std::uint64_t v) {
-  v = htole64(v);
-  std::memcpy(p, &v, 8);
-}
-std::uint32_t get32(const unsigned char* p) {
-  std::uint32_t v;
-  std::memcpy(&v, p, 4);
-  return le32toh(v);
-}
-std::uint64_t get64(const unsigned char* p) {
-  std::uint64_t v;
-  std::memcpy(&v, p, 8);
-  return le64toh(v);
-}
 
 bool would_block(int e) { return e == EAGAIN || e == EWOULDBLOCK; }
-
-// Token comparison in constant time: how long it takes says nothing about where it differs.
-bool same_token(const std::uint8_t* a, const std::uint8_t* b) {
-  unsigned diff = 0;
-  for (size_t i = 0; i < 16; ++i) diff |= static_cast<unsigned>(a[i] ^ b[i]);
-  return diff == 0;
-}
 
 int ms_left(TcpDeadline deadline) {
   const auto left = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - Clock::now()).count();
@@ -179,34 +150,6 @@ std::string best_address(const Interface& f) {
 
 }  // namespace
 
-TcpHello tcp_hello(const TcpToken& token, int rank, int tag, size_t slot_bytes, int depth) {
-  TcpHello h{};
-  h.magic = htole64(kTcpHelloMagic);
-  std::memcpy(h.token, token.data(), sizeof h.token);
-  h.rank = static_cast<std::int32_t>(htole32(static_cast<std::uint32_t>(rank)));
-  h.tag = static_cast<std::int32_t>(htole32(static_cast<std::uint32_t>(tag)));
-  h.slot_bytes = htole64(slot_bytes);
-  h.depth = htole32(static_cast<std::uint32_t>(depth));
-  return h;
-}
-
-std::array<unsigned char, kTcpHeaderBytes> tcp_data_header(int tag, std::uint64_t seq, std::uint64_t length) {
-  std::array<unsigned char, kTcpHeaderBytes> h{};
-  put32(h.data(), static_cast<std::uint32_t>(tag));
-  put32(h.data() + 4, kData);
-  put64(h.data() + 8, seq);
-  put64(h.data() + 16, length);
-  return h;
-}
-
-std::array<unsigned char, kTcpCreditBytes> tcp_credit(int tag, std::uint64_t released) {
-  std::array<unsigned char, kTcpCreditBytes> c{};
-  put32(c.data(), static_cast<std::uint32_t>(tag));
-  put32(c.data() + 4, kCredit);
-  put64(c.data() + 8, released);
-  return c;
-}
-
 TcpToken tcp_random_token() {
   TcpToken t{};
   size_t got = 0;
@@ -242,63 +185,6 @@ std::vector<TcpInterfaceAddress> tcp_host_addresses() {
   }
   freeifaddrs(list);
   return out;
-}
-
-std::string tcp_format_addresses(const std::vector<TcpInterfaceAddress>& addresses) {
-  std::string s;
-  for (const TcpInterfaceAddress& a : addresses)
-    s += fmt::format("{}{}={}/{}", s.empty() ? "" : " ", a.interface, a.address, a.prefix);
-  return s;
-}
-
-std::vector<TcpInterfaceAddress> tcp_parse_addresses(const std::string& text) {
-  std::vector<TcpInterfaceAddress> out;
-  size_t pos = 0;
-  while (pos < text.size()) {
-    const size_t end = std::min(text.find(' ', pos), text.size());
-    const std::string item = text.substr(pos, end - pos);
-    pos = end + 1;
-    const size_t eq = item.find('='), slash = item.rfind('/');
-    if (eq == std::string::npos || slash == std::string::npos || slash < eq) continue;
-    in_addr probe{};
-    const std::string address = item.substr(eq + 1, slash - eq - 1);
-    char* rest = nullptr;
-    const long prefix = std::strtol(item.c_str() + slash + 1, &rest, 10);
-    if (inet_pton(AF_INET, address.c_str(), &probe) != 1 || *rest != '\0' || prefix < 0 || prefix > 32) continue;
-    out.push_back({item.substr(0, eq), address, static_cast<int>(prefix)});
-  }
-  return out;
-}
-
-namespace {
-
-std::uint32_t ipv4(const std::string& address) {
-  in_addr a{};
-  inet_pton(AF_INET, address.c_str(), &a);
-  return ntohl(a.s_addr);
-}
-
-bool same_subnet(const TcpInterfaceAddress& mine, const std::string& other) {
-  const std::uint32_t mask = mine.prefix == 0 ? 0 : ~std::uint32_t{0} << (32 - mine.prefix);
-  return (ipv4(mine.address) & mask) == (ipv4(other) & mask);
-}
-
-}  // namespace
-
-std::string tcp_route_address(const std::vector<TcpInterfaceAddress>& mine,
-                              const std::vector<std::vector<TcpInterfaceAddress>>& others) {
-  auto is_mine = [&](const std::string& a) {
-    return std::any_of(mine.begin(), mine.end(), [&](const TcpInterfaceAddress& m) { return m.address == a; });
-  };
-  for (const TcpInterfaceAddress& m : mine) {
-    const bool reaches_all = std::all_of(others.begin(), others.end(), [&](const auto& host) {
-      return std::any_of(host.begin(), host.end(), [&](const TcpInterfaceAddress& o) {
-        return !is_mine(o.address) && same_subnet(m, o.address);
-      });
-    });
-    if (reaches_all) return m.address;
-  }
-  return {};
 }
 
 namespace {
@@ -477,7 +363,7 @@ class TcpAcceptor {
     TcpSocket sock;
     int listener;
     Clock::time_point since;
-    Hello hello{};
+    TcpHello hello{};
     size_t got = 0;
   };
 
@@ -549,10 +435,10 @@ class TcpAcceptor {
       const int listener = c.listener;
       bool drop = false;
       for (;;) {
-        const ssize_t r = recv(c.sock.get(), reinterpret_cast<char*>(&c.hello) + c.got, sizeof(Hello) - c.got, 0);
+        const ssize_t r = recv(c.sock.get(), reinterpret_cast<char*>(&c.hello) + c.got, sizeof(TcpHello) - c.got, 0);
         if (r > 0) {
           c.got += static_cast<size_t>(r);
-          if (c.got < sizeof(Hello)) continue;
+          if (c.got < sizeof(TcpHello)) continue;
         } else if (r < 0 && (would_block(errno) || errno == EINTR)) {
           drop = now - c.since >= kTcpHelloWait;
           l.refusals.silent += drop;
@@ -562,8 +448,8 @@ class TcpAcceptor {
         }
         break;
       }
-      if (!drop && c.got == sizeof(Hello)) {
-        if (le64toh(c.hello.magic) != kTcpHelloMagic || !same_token(c.hello.token, token_.data())) {
+      if (!drop && c.got == sizeof(TcpHello)) {
+        if (!tcp_hello_has_token(c.hello, token_)) {
           ++l.refusals.wrong_token;
           drop = true;
         } else {
@@ -580,15 +466,12 @@ class TcpAcceptor {
 
   // A connection with the job token: the peer, or a set-up error when it names another channel.
   void take(int id, Listener& l, Candidate& c) {
-    const Hello& h = c.hello;
-    const int rank = static_cast<int>(le32toh(static_cast<std::uint32_t>(h.rank)));
-    const int tag = static_cast<int>(le32toh(static_cast<std::uint32_t>(h.tag)));
-    if (rank != l.peer || tag != l.tag || le64toh(h.slot_bytes) != l.slot_bytes || le32toh(h.depth) != l.depth)
-      l.error =
-          Error(ExitCode::runtime,
-                fmt::format("tcp: a connection with the job token to the channel meant for rank {} tag {} "
-                            "introduced itself as rank {} tag {} with {} slots of {} bytes (expected {} of {})",
-                            l.peer, l.tag, rank, tag, le32toh(h.depth), le64toh(h.slot_bytes), l.depth, l.slot_bytes));
+    const TcpHelloFields h = tcp_hello_fields(c.hello);
+    if (h.rank != l.peer || h.tag != l.tag || h.slot_bytes != l.slot_bytes || h.depth != l.depth)
+      l.error = Error(ExitCode::runtime,
+                      fmt::format("tcp: a connection with the job token to the channel meant for rank {} tag {} "
+                                  "introduced itself as rank {} tag {} with {} slots of {} bytes (expected {} of {})",
+                                  l.peer, l.tag, h.rank, h.tag, h.depth, h.slot_bytes, l.depth, l.slot_bytes));
     else l.conn = std::move(c.sock);
     l.done = true;
     close_listener(id, l);  // nobody else may connect now; the other candidates close
@@ -761,14 +644,9 @@ void TcpRecvChannel::read_stream() {
     if (header_got_ < kHeaderBytes) {
       header_got_ += static_cast<size_t>(r);
       if (header_got_ < kHeaderBytes) continue;
-      const std::uint32_t tag = get32(header_), kind = get32(header_ + 4);
-      const std::uint64_t seq = get64(header_ + 8), len = get64(header_ + 16);
-      if (tag != static_cast<std::uint32_t>(tag_) || kind != kData)
-        fail_malformed(fmt::format("a header of kind {} for tag {} on the channel of tag {}", kind, tag, tag_));
-      if (seq != received_) fail_malformed(fmt::format("slot number {} where {} was due", seq, received_));
-      if (len > slot_bytes_) fail_malformed(fmt::format("a slot of {} bytes; slots hold {}", len, slot_bytes_));
-      if (direct_ && len > into_cap_)
-        fail_malformed(fmt::format("a slot of {} bytes for a buffer of {}", len, into_cap_));
+      std::uint64_t len = 0;
+      if (auto problem = tcp_data_header_problem(header_, tag_, received_, slot_bytes_, direct_ ? into_cap_ : 0, &len))
+        fail_malformed(*problem);
       payload_len_ = static_cast<size_t>(len);
       payload_got_ = 0;
     } else {
@@ -912,7 +790,7 @@ TcpSendChannel::TcpSendChannel(TcpJob& job, int peer, std::string peer_host, int
     if (err != 0) fail(ExitCode::runtime, "tcp: cannot connect to {}: {}", where(), std::strerror(err));
   }
 
-  const Hello h = tcp_hello(job.token(), job.rank(), tag, slot_bytes, depth);
+  const TcpHello h = tcp_hello(job.token(), job.rank(), tag, slot_bytes, depth);
   size_t sent = 0;
   while (sent < sizeof h) {
     const ssize_t r = send(sock_.get(), reinterpret_cast<const char*>(&h) + sent, sizeof h - sent, MSG_NOSIGNAL);
@@ -990,12 +868,8 @@ void TcpSendChannel::read_credits() {
     credit_got_ += static_cast<size_t>(r);
     if (credit_got_ < kCreditBytes) continue;
     credit_got_ = 0;
-    const std::uint32_t tag = get32(credit_buf_), kind = get32(credit_buf_ + 4);
-    const std::uint64_t released = get64(credit_buf_ + 8);
-    if (tag != static_cast<std::uint32_t>(tag_) || kind != kCredit)
-      fail_malformed(fmt::format("a message of kind {} for tag {} where credits were due", kind, tag));
-    if (released < credit_ || released > written_)
-      fail_malformed(fmt::format("a credit for {} released slots after {}, with {} sent", released, credit_, written_));
+    std::uint64_t released = 0;
+    if (auto problem = tcp_credit_problem(credit_buf_, tag_, credit_, written_, &released)) fail_malformed(*problem);
     credit_ = released;
   }
 }

@@ -17,7 +17,7 @@
 #include <cstdint>
 #include <memory>
 
-#include "transports/gpu_conn.h"
+#include "transports/gpu/gpu_conn.h"
 
 namespace ccbench {
 

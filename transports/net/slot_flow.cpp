@@ -1,4 +1,4 @@
-#include "transports/slot_flow.h"
+#include "transports/net/slot_flow.h"
 
 #include <fmt/format.h>
 

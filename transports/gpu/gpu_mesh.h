@@ -12,13 +12,13 @@
 #include <optional>
 #include <vector>
 
-#include "transports/gpu_conn.h"
-#include "transports/gpu_host_ce.h"
-#include "transports/gpu_net.h"
-#include "transports/host_copy.h"
-#include "transports/host_flags.h"
-#include "transports/gpu_paths.h"
-#include "transports/gpu_transport.h"
+#include "transports/gpu/gpu_conn.h"
+#include "transports/gpu/gpu_host_ce.h"
+#include "transports/gpu/gpu_net.h"
+#include "transports/gpu/gpu_paths.h"
+#include "transports/gpu/gpu_transport.h"
+#include "transports/gpu/host_copy.h"
+#include "transports/gpu/host_flags.h"
 
 namespace ccbench {
 

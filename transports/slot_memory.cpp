@@ -1,4 +1,4 @@
-#include "core/slot_memory.h"
+#include "transports/slot_memory.h"
 
 #include <cstdlib>
 

@@ -1,4 +1,4 @@
-#include "transports/proxy_threads.h"
+#include "transports/gpu/proxy_threads.h"
 
 namespace ccbench {
 

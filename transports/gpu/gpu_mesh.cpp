@@ -1,4 +1,4 @@
-#include "transports/gpu_mesh.h"
+#include "transports/gpu/gpu_mesh.h"
 
 #include <cstdint>
 #include <exception>
@@ -12,12 +12,10 @@
 #include "core/checks_cuda.h"
 #include "core/error.h"
 #include "transports/agreement.h"
-#include "transports/cuda_ipc.h"
+#include "transports/gpu/cuda_ipc.h"
 #include "transports/ib/ib_transport.h"
+#include "transports/net/gpu_direct.h"
 #include "transports/ofi/ofi_transport.h"
-#if CCBENCH_HAVE_IBVERBS
-#include "transports/ib/gpu_memory.h"
-#endif
 
 namespace ccbench {
 
@@ -91,7 +89,7 @@ namespace {
 bool net_slots_in_gpu(const std::string& backend, int device) {
   if (backend == "ofi") return ofi_hmem_device() == device;
 #if CCBENCH_HAVE_IBVERBS
-  return backend == "ib" && !gpudirect_unavailable_reason(ib_options(), device);
+  return backend == "ib" && !gpudirect_unavailable_reason(ib_options().gpudirect, device);
 #else
   (void)backend;
   (void)device;

@@ -8,8 +8,8 @@
 #include "core/checks.h"
 #include "core/checks_cuda.h"
 #include "core/error.h"
-#include "transports/cuda_ipc.h"
-#include "transports/gpu_transport.h"
+#include "transports/gpu/cuda_ipc.h"
+#include "transports/gpu/gpu_transport.h"
 
 namespace ccbench {
 

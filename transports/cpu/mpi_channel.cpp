@@ -1,9 +1,10 @@
-#include "transports/mpi_channel.h"
+#include "transports/cpu/mpi_channel.h"
 
 #include <chrono>
 #include <climits>
 #include <cstdlib>
 
+#include "core/checks.h"
 #include "core/error.h"
 
 namespace ccbench {

@@ -1,4 +1,4 @@
-#include "transports/gpu_host_ce.h"
+#include "transports/gpu/gpu_host_ce.h"
 
 #include <cuda_runtime.h>
 

@@ -1,4 +1,4 @@
-#include "transports/gpu_paths.h"
+#include "transports/gpu/gpu_paths.h"
 
 #include <fmt/format.h>
 

@@ -21,9 +21,9 @@
 #include <memory>
 #include <vector>
 
-#include "transports/fifo_stage.h"
-#include "transports/host_flags.h"
-#include "transports/proxy_threads.h"
+#include "transports/gpu/fifo_stage.h"
+#include "transports/gpu/host_flags.h"
+#include "transports/gpu/proxy_threads.h"
 
 namespace ccbench {
 

@@ -19,10 +19,7 @@
 // on release(), when the caller is done with the buffer. These two calls move only their own
 // channel (their caller polls each of its channels in turn): fewer system calls per idle pass.
 //
-// Wire format (little-endian):
-//   sender -> receiver   Hello once: magic, 128-bit job token, sender rank, channel tag, geometry;
-//                        then per slot: DataHeader {tag, 0, sequence number, length} + payload.
-//   receiver -> sender   Credit {tag, 1, slots released so far}.
+// Wire format: transports/cpu/tcp_wire.h, the protocol without its sockets.
 // Every header is checked: a wrong tag or sequence number, or a length over slot_bytes, ends the
 // run with Error(runtime, "tcp: rank R sent a malformed message ...").
 //
@@ -57,38 +54,21 @@
 #include <string>
 #include <vector>
 
-#include "core/slot_memory.h"
 #include "topologies/layout.h"
 #include "transports/channel.h"
 #include "transports/connect.h"
+#include "transports/cpu/tcp_wire.h"
+#include "transports/slot_memory.h"
 
 namespace ccbench {
 
-using TcpToken = std::array<std::uint8_t, 16>;
 using TcpDeadline = std::chrono::steady_clock::time_point;
 
 // 128 bits from getrandom(). Throws Error(runtime) if getrandom() fails.
 TcpToken tcp_random_token();
 
-// An IPv4 address of one of this host's interfaces, with its prefix length.
-struct TcpInterfaceAddress {
-  std::string interface;  // "eth0"
-  std::string address;    // numeric, "198.18.0.2"
-  int prefix = 32;        // 24 for a /24
-};
 // This host's IPv4 interface addresses other than loopback ones, in getifaddrs() order.
 std::vector<TcpInterfaceAddress> tcp_host_addresses();
-// "eth0=198.18.0.2/24 ib0=10.1.0.2/16" and back: how ranks tell each other their addresses.
-// Parsing skips what is not such an item.
-std::string tcp_format_addresses(const std::vector<TcpInterfaceAddress>& addresses);
-std::vector<TcpInterfaceAddress> tcp_parse_addresses(const std::string& text);
-// The interface on the route to the peers: of `mine`, the first address whose subnet holds an
-// address of every host in `others` (each host's addresses); "" when none does. An address of
-// another host equal to one of `mine` counts for nothing: a bridge every host has alike (docker0's
-// 172.17.0.1) joins no two hosts.
-std::string tcp_route_address(const std::vector<TcpInterfaceAddress>& mine,
-                              const std::vector<std::vector<TcpInterfaceAddress>>& others);
-
 // The numeric address this rank's TCP channels listen on and connect from:
 //   CCBENCH_TCP_IF set    an IPv4 address of that interface (else a global IPv6, else a
 //                         link-local one), found with getifaddrs();
@@ -106,24 +86,6 @@ std::string tcp_local_address(const RankLayout& layout, const std::vector<std::s
 
 // "lo (127.0.0.1, ::1), eth0 (10.0.0.2)": this host's interfaces, for messages.
 std::string tcp_interfaces();
-
-// The wire format, also for tests that speak it by hand. Integers are little-endian.
-inline constexpr std::uint64_t kTcpHelloMagic = 0x3170637468636363ull;  // "ccchtcp1"
-inline constexpr size_t kTcpHeaderBytes = 24;  // tag u32, kind u32 (0), sequence number u64, length u64
-inline constexpr size_t kTcpCreditBytes = 16;  // tag u32, kind u32 (1), slots released so far u64
-struct TcpHello {                              // the sender's first message on a connection
-  std::uint64_t magic;
-  std::uint8_t token[16];
-  std::int32_t rank;  // the sender
-  std::int32_t tag;
-  std::uint64_t slot_bytes;
-  std::uint32_t depth;
-  std::uint32_t reserved;
-};
-static_assert(sizeof(TcpHello) == 48);
-TcpHello tcp_hello(const TcpToken& token, int rank, int tag, size_t slot_bytes, int depth);
-std::array<unsigned char, kTcpHeaderBytes> tcp_data_header(int tag, std::uint64_t seq, std::uint64_t length);
-std::array<unsigned char, kTcpCreditBytes> tcp_credit(int tag, std::uint64_t released);
 
 // How long a connection to a listener may stay without introducing itself before it is dropped.
 // The sender writes its 48-byte hello in the call that connects; 5 s is beyond any scheduling

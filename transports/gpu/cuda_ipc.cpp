@@ -1,4 +1,4 @@
-#include "transports/cuda_ipc.h"
+#include "transports/gpu/cuda_ipc.h"
 
 #include <cuda.h>
 #include <cuda_runtime.h>
