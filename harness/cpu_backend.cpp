@@ -47,10 +47,19 @@ class CpuBackend final : public Backend {
 
   void fill_bytes(void* dst, std::size_t bytes, std::uint8_t value) override { std::memset(dst, value, bytes); }
   void copy(void* dst, const void* src, std::size_t bytes) override { std::memcpy(dst, src, bytes); }
+  // Eight bytes a step (buffers of any alignment: memcpy in and out): the byte loop took 10 % of a
+  // 5 MiB run's time in the sanitizer build (-O1, a check per byte), where nothing vectorises it.
   void complement(void* dst, const void* src, std::size_t bytes) override {
     auto* d = static_cast<std::uint8_t*>(dst);
     const auto* s = static_cast<const std::uint8_t*>(src);
-    for (std::size_t i = 0; i < bytes; ++i) d[i] = static_cast<std::uint8_t>(~s[i]);
+    std::size_t i = 0;
+    for (; i + sizeof(std::uint64_t) <= bytes; i += sizeof(std::uint64_t)) {
+      std::uint64_t w;
+      std::memcpy(&w, s + i, sizeof w);
+      w = ~w;
+      std::memcpy(d + i, &w, sizeof w);
+    }
+    for (; i < bytes; ++i) d[i] = static_cast<std::uint8_t>(~s[i]);
   }
 
   std::uint64_t count_bytes_not(const void* p, std::size_t bytes, std::uint8_t value) override {
