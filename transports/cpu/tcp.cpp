@@ -530,11 +530,20 @@ void TcpJob::stop_accepting_when_idle() {
 
 // ---- receiving end ----
 
-TcpRecvChannel::TcpRecvChannel(TcpJob& job, int peer, std::string peer_host, int tag, size_t slot_bytes, int depth)
-    : job_(job), peer_(peer), tag_(tag), peer_host_(std::move(peer_host)), slot_bytes_(slot_bytes) {
+namespace {
+
+// Both ends' geometry: slots of some bytes, at least one of them.
+void check_geometry(size_t slot_bytes, int depth) {
   if (slot_bytes == 0 || depth < 1)
     fail(ExitCode::usage, "tcp channel geometry {} bytes x {} slots is invalid (slots > 0 bytes, depth >= 1)",
          slot_bytes, depth);
+}
+
+}  // namespace
+
+TcpRecvChannel::TcpRecvChannel(TcpJob& job, int peer, std::string peer_host, int tag, size_t slot_bytes, int depth)
+    : job_(job), peer_(peer), tag_(tag), peer_host_(std::move(peer_host)), slot_bytes_(slot_bytes) {
+  check_geometry(slot_bytes, depth);
   depth_ = static_cast<std::uint64_t>(depth);
   mem_.allocate(slot_bytes, depth);
   lengths_.assign(depth_, 0);
@@ -747,9 +756,7 @@ void TcpRecvChannel::release() {
 TcpSendChannel::TcpSendChannel(TcpJob& job, int peer, std::string peer_host, int tag, size_t slot_bytes, int depth,
                                const std::string& address, std::uint16_t port, TcpDeadline deadline)
     : job_(job), peer_(peer), tag_(tag), peer_host_(std::move(peer_host)), slot_bytes_(slot_bytes) {
-  if (slot_bytes == 0 || depth < 1)
-    fail(ExitCode::usage, "tcp channel geometry {} bytes x {} slots is invalid (slots > 0 bytes, depth >= 1)",
-         slot_bytes, depth);
+  check_geometry(slot_bytes, depth);
   depth_ = static_cast<std::uint64_t>(depth);
   mem_.allocate(slot_bytes, depth);
   headers_.resize(depth_);
