@@ -179,10 +179,10 @@ stage_done "sanitizer build (the rest of it after the release tests)"
 export ASAN_OPTIONS="detect_leaks=0:halt_on_error=1:abort_on_error=0:print_summary=1"
 export UBSAN_OPTIONS="print_stacktrace=1:halt_on_error=1"
 asan_status=0
-# Left out here: $release_mpi (run in the first stage), the browser test and
+# Left out here: $release_mpi (run in the first stage), the browser test, the lints and
 # reports.report_inputs (Python reading files, no ccbench run). Kept for what only they reach under
 # the sanitizers: the 5 MiB run (several slots per step on 3 ranks) and the 5-rank all-case run.
-run_ctest "$asan" -L 'unit|mpi' -LE 'browser|gtest_case' -E "$release_mpi|reports\.report_inputs" || asan_status=$?
+run_ctest "$asan" -L 'unit|mpi' -LE 'browser|gtest_case|lint' -E "$release_mpi|reports\.report_inputs" || asan_status=$?
 # A sanitizer report fails its test; say so plainly if one slipped into a log that passed. Only
 # the reports' own lines count (a test's text may name a sanitizer).
 if grep -qE "^==[0-9]+==ERROR: (Address|Leak)Sanitizer|^SUMMARY: (Address|Leak|UndefinedBehavior)Sanitizer|:[0-9]+:[0-9]+: runtime error:" \
