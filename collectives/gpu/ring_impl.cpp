@@ -16,7 +16,7 @@ using namespace gpu;
 
 class RingGpu final : public GpuImpl {
  public:
-  explicit RingGpu(int avg_divisor) : GpuImpl("ring"), avg_divisor_(avg_divisor) {}
+  explicit RingGpu(int avg_divisor) : GpuImpl(ImplId::ring), avg_divisor_(avg_divisor) {}
   CollectiveSet collectives() const override {
     return {Collective::allreduce, Collective::allgather, Collective::reducescatter, Collective::reduce};
   }
