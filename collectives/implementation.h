@@ -152,7 +152,7 @@ std::optional<std::string> undeclared_collective(const Implementation& impl, std
 // (collectives/implementations.def). An id can exist for both kinds ("ring" is a CPU executor on
 // CPU ranks and a CUDA kernel on GPU ranks).
 struct ImplInfo {
-  enum class Needs { always, cuda, nccl };  // what the build must have for it
+  enum class Needs { always, mpi, cuda, nccl };  // what it is built on (implementations.def)
   ImplId id;
   std::string name;  // name(id): the rows' impl column
   Device device;
@@ -170,7 +170,7 @@ struct ImplInfo {
   std::vector<ModelSchedule> model;
 };
 
-std::string_view name(ImplInfo::Needs n);  // always, cuda, nccl: as the .def spells them
+std::string_view name(ImplInfo::Needs n);  // always, mpi, cuda, nccl: as the .def spells them
 
 // Every implementation ccbench knows, in the order reports list them; those left out of this
 // build have no `make` and say why.

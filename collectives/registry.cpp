@@ -25,6 +25,7 @@ using Factory = std::function<std::unique_ptr<Implementation>()>;
 // An entry's factory where the build has what it needs (the .def's `needs`), else none: the
 // factory's name is then never compiled.
 #define CCBENCH_FACTORY_always(f) Factory(f)
+#define CCBENCH_FACTORY_mpi(f) Factory(f)
 #if CCBENCH_HAVE_CUDA
 #define CCBENCH_FACTORY_cuda(f) Factory(f)
 #else
@@ -41,7 +42,8 @@ using Factory = std::function<std::unique_ptr<Implementation>()>;
 
 std::string missing_reason(ImplInfo::Needs needs) {
   switch (needs) {
-    case ImplInfo::Needs::always: return "";
+    case ImplInfo::Needs::always:
+    case ImplInfo::Needs::mpi: return "";
     case ImplInfo::Needs::cuda:
       return CCBENCH_HAVE_CUDA ? "" : "this ccbench was built without CUDA (install the CUDA Toolkit and rebuild)";
     case ImplInfo::Needs::nccl:
@@ -82,6 +84,7 @@ std::vector<ImplInfo> build_registry() {
 std::string_view name(ImplInfo::Needs n) {
   switch (n) {
     case ImplInfo::Needs::always: return "always";
+    case ImplInfo::Needs::mpi: return "mpi";
     case ImplInfo::Needs::cuda: return "cuda";
     case ImplInfo::Needs::nccl: return "nccl";
   }
