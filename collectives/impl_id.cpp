@@ -30,6 +30,14 @@ constexpr ScheduleName kScheduleNames[] = {
 #include "collectives/implementations.def"
 };
 
+// The ids of a name table, in its order.
+template <typename Row, std::size_t N>
+auto ids_of(const Row (&rows)[N]) {
+  std::vector<decltype(Row::id)> out;
+  for (const Row& r : rows) out.push_back(r.id);
+  return out;
+}
+
 }  // namespace
 
 std::string_view name(ImplId id) {
@@ -39,11 +47,7 @@ std::string_view name(ImplId id) {
 }
 
 const std::vector<ImplId>& all_impl_ids() {
-  static const std::vector<ImplId> ids = [] {
-    std::vector<ImplId> out;
-    for (const ImplName& n : kImplNames) out.push_back(n.id);
-    return out;
-  }();
+  static const std::vector<ImplId> ids = ids_of(kImplNames);
   return ids;
 }
 
@@ -74,11 +78,7 @@ std::string name(ModelSchedule s) {
 }
 
 const std::vector<ModelSchedule>& all_model_schedules() {
-  static const std::vector<ModelSchedule> ids = [] {
-    std::vector<ModelSchedule> out;
-    for (const ScheduleName& n : kScheduleNames) out.push_back(n.id);
-    return out;
-  }();
+  static const std::vector<ModelSchedule> ids = ids_of(kScheduleNames);
   return ids;
 }
 

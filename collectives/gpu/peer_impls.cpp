@@ -52,7 +52,7 @@ class OneshotGpu final : public GpuImpl {
   }
   std::string describe(const CallArgs& a) override {
     if (n_ == 1) return "copy (1 rank)";
-    return fmt::format("{} {}blk", a.spec.coll == Collective::reduce ? "oneshot-read" : "oneshot", blocks(a));
+    return fmt::format("{}{} {}blk", name_, a.spec.coll == Collective::reduce ? "-read" : "", blocks(a));
   }
 
  private:

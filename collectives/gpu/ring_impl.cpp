@@ -78,7 +78,7 @@ class RingGpu final : public GpuImpl {
   }
   std::string describe(const CallArgs& a) override {
     if (n_ == 1) return "copy (1 rank)";
-    return fmt::format("{} {}ch{}", a.spec.coll == Collective::reduce ? "ring-chain" : "ring", channels_for(a),
+    return fmt::format("{}{} {}ch{}", name_, a.spec.coll == Collective::reduce ? "-chain" : "", channels_for(a),
                        ring_for(a).mesh->staging_note());
   }
 
