@@ -29,6 +29,7 @@
 
 #include <mpi.h>
 
+#include "collectives/impl_id.h"
 #include "collectives/nccl/nccl_config.h"
 #include "collectives/schedules/tree.h"
 #include "collectives/types.h"
@@ -147,10 +148,13 @@ std::optional<std::string> case_unsupported(const Implementation& impl, std::str
 // The first half of case_unsupported(): the reason when `c` is not among impl.collectives().
 std::optional<std::string> undeclared_collective(const Implementation& impl, std::string_view impl_name, Collective c);
 
-// A named implementation for one kind of rank. A name can exist for both kinds ("ring" is a CPU
-// executor on CPU ranks and a CUDA kernel on GPU ranks).
+// A named implementation for one kind of rank: one row of the support matrix
+// (collectives/implementations.def). An id can exist for both kinds ("ring" is a CPU executor on
+// CPU ranks and a CUDA kernel on GPU ranks).
 struct ImplInfo {
-  std::string name;
+  enum class Needs { always, mpi, cuda, nccl };  // what it is built on (implementations.def)
+  ImplId id;
+  std::string name;  // name(id): the rows' impl column
   Device device;
   std::string summary;
   std::function<std::unique_ptr<Implementation>()> make;  // empty when not built in
@@ -160,14 +164,20 @@ struct ImplInfo {
   std::string setting = "";
   // Among what a run takes without --impl (or with --impl default) on its device.
   bool by_default = false;
+  Needs needs = Needs::always;
+  // The performance model's schedules that predict it (harness/model/run_model.h): none, one, or
+  // several of which the fastest is its prediction (NCCL's tuner picks between ring and tree).
+  std::vector<ModelSchedule> model;
 };
+
+std::string_view name(ImplInfo::Needs n);  // always, mpi, cuda, nccl: as the .def spells them
 
 // Every implementation ccbench knows, in the order reports list them; those left out of this
 // build have no `make` and say why.
 const std::vector<ImplInfo>& implementations();
-bool is_known_implementation(std::string_view name);
-const ImplInfo* find_implementation(std::string_view name, Device device);  // nullptr if none
-std::string valid_implementations();                                        // the distinct names, comma-separated
+const ImplInfo* find_implementation(ImplId id, Device device);  // nullptr if none
+// Whether `id` is one of NCCL's (--nccl-config, -R 2 and the NCCL library apply to it).
+bool is_nccl(ImplId id);
 // `info` once per configuration of --nccl-config (nccl_config.h): same name, its setting the
 // configuration's label, each its own NCCL communicator. Empty for every implementation but
 // NCCL's (and without NCCL built in).

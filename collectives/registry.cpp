@@ -22,99 +22,100 @@ namespace {
 
 using Factory = std::function<std::unique_ptr<Implementation>()>;
 
+// An entry's factory where the build has what it needs (the .def's `needs`), else none: the
+// factory's name is then never compiled.
+#define CCBENCH_FACTORY_always(f) Factory(f)
+#define CCBENCH_FACTORY_mpi(f) Factory(f)
 #if CCBENCH_HAVE_CUDA
-constexpr const char* kNoCuda = "";
+#define CCBENCH_FACTORY_cuda(f) Factory(f)
 #else
-constexpr const char* kNoCuda = "this ccbench was built without CUDA (install the CUDA Toolkit and rebuild)";
+#define CCBENCH_FACTORY_cuda(f) Factory()
 #endif
 #if CCBENCH_HAVE_NCCL
-constexpr const char* kNoNccl = "";
+#define CCBENCH_FACTORY_nccl(f) Factory(f)
 #else
-constexpr const char* kNoNccl = "this ccbench was built without NCCL (install libnccl-dev and CUDA, then rebuild)";
+#define CCBENCH_FACTORY_nccl(f) Factory()
 #endif
+// The .def's `selection`: `default` is a C++ keyword, so it is read through a macro name.
+#define CCBENCH_SELECTED_default true
+#define CCBENCH_SELECTED_optional false
+
+std::string missing_reason(ImplInfo::Needs needs) {
+  switch (needs) {
+    case ImplInfo::Needs::always:
+    case ImplInfo::Needs::mpi: return "";
+    case ImplInfo::Needs::cuda:
+      return CCBENCH_HAVE_CUDA ? "" : "this ccbench was built without CUDA (install the CUDA Toolkit and rebuild)";
+    case ImplInfo::Needs::nccl:
+      return CCBENCH_HAVE_NCCL ? ""
+                               : "this ccbench was built without NCCL (install libnccl-dev and CUDA, then rebuild)";
+  }
+  return "";
+}
+
+// An entry's schedules as the .def lists them ("none": no prediction).
+std::vector<ModelSchedule> schedules_of(std::initializer_list<std::optional<ModelSchedule>> listed) {
+  std::vector<ModelSchedule> out;
+  for (const auto& s : listed)
+    if (s) out.push_back(*s);
+  return out;
+}
 
 std::vector<ImplInfo> build_registry() {
+  using enum ModelSchedule;
+  constexpr std::optional<ModelSchedule> none;
   std::vector<ImplInfo> r;
-  // Baselines first: the comparison summary reads left to right from them.
-  r.push_back({"mpi", Device::cpu, "the MPI library's own collectives (MPI_Allreduce, MPI_Alltoall, ...)",
-               make_mpi_baseline, ""});
-  r.push_back(
-      {"ring", Device::cpu, "pipelined ring over shared memory (same node) or MPI point-to-point", make_ring_cpu, ""});
-  r.push_back({"tree", Device::cpu, "double binary tree all-reduce, log-depth (Bruck) all-gather", make_tree_cpu, ""});
-  r.push_back({"direct", Device::cpu, "pairwise exchange over a channel per pair: all-to-all(v), gather, scatter",
-               make_direct_cpu, ""});
-  r.push_back({"hier", Device::cpu,
-               "hierarchical all-reduce: reduce to each node's leader, ring among the leaders, broadcast in the node",
-               make_hier_cpu, ""});
-#if CCBENCH_HAVE_NCCL
-  r.push_back({"nccl", Device::gpu, "NCCL, its own choice of algorithm and protocol", make_nccl_default, ""});
-  r.push_back({"nccl-ring", Device::gpu, "NCCL with NCCL_ALGO=Ring", make_nccl_ring, ""});
-  r.push_back({"nccl-tree", Device::gpu, "NCCL with NCCL_ALGO=Tree", make_nccl_tree, ""});
-  r.push_back(
-      {"nccl-symm", Device::gpu, "NCCL on ncclMemAlloc buffers registered as symmetric windows", make_nccl_symm, ""});
-#else
-  for (const char* n : {"nccl", "nccl-ring", "nccl-tree", "nccl-symm"})
-    r.push_back({n, Device::gpu, "NCCL", {}, kNoNccl});
-#endif
-#if CCBENCH_HAVE_CUDA
-  r.push_back({"ring", Device::gpu, "ring CUDA kernel over FIFOs on any GPU path (p2p, host, net)", make_ring_gpu, ""});
-  r.push_back({"tree", Device::gpu,
-               "double binary tree all-reduce over FIFOs on any GPU path; log-depth all-gather over p2p", make_tree_gpu,
-               ""});
-  r.push_back({"oneshot", Device::gpu,
-               "one-shot all-reduce: every rank pushes its input to every peer as LL lines; reduce: the root reads "
-               "every input",
-               make_oneshot_gpu, ""});
-  r.push_back({"twoshot", Device::gpu, "two-shot all-reduce: reduce-scatter by direct reads, then all-gather",
-               make_twoshot_gpu, ""});
-  r.push_back({"ce", Device::gpu,
-               "copy engines: all-gather, all-to-all, alltoallv, gather, scatter as cudaMemcpyAsync between "
-               "peers' buffers",
-               make_ce_gpu, ""});
-  r.push_back({"best", Device::gpu, "the fastest of our kernels for each collective and size", make_best_gpu, ""});
-  r.push_back({"hier", Device::gpu,
-               "two-level all-reduce / all-gather: ring in the node, ring across the nodes per local rank",
-               make_hier_gpu, ""});
-#else
-  for (const char* n : {"ring", "tree", "oneshot", "twoshot", "ce", "best", "hier"})
-    r.push_back({n, Device::gpu, "CUDA kernel", {}, kNoCuda});
-#endif
-  // Without --impl: the baseline, our ring and tree, and on GPUs our fastest kernel for each size.
-  for (ImplInfo& i : r)
-    i.by_default = i.device == Device::cpu
-                       ? (i.name == "mpi" || i.name == "ring" || i.name == "tree")
-                       : (i.name == "nccl" || i.name == "ring" || i.name == "tree" || i.name == "best");
+#define CCBENCH_SUPPORT(id_, device_, needs_, selection, factory, collectives, summary_, ...) \
+  r.push_back({.id = ImplId::id_,                                                             \
+               .name = std::string(name(ImplId::id_)),                                        \
+               .device = Device::device_,                                                     \
+               .summary = summary_,                                                           \
+               .make = CCBENCH_FACTORY_##needs_(factory),                                     \
+               .missing = missing_reason(ImplInfo::Needs::needs_),                            \
+               .by_default = CCBENCH_SELECTED_##selection,                                    \
+               .needs = ImplInfo::Needs::needs_,                                              \
+               .model = schedules_of({__VA_ARGS__})});
+#include "collectives/implementations.def"
   return r;
 }
 
 }  // namespace
+
+std::string_view name(ImplInfo::Needs n) {
+  switch (n) {
+    case ImplInfo::Needs::always: return "always";
+    case ImplInfo::Needs::mpi: return "mpi";
+    case ImplInfo::Needs::cuda: return "cuda";
+    case ImplInfo::Needs::nccl: return "nccl";
+  }
+  return "?";
+}
 
 const std::vector<ImplInfo>& implementations() {
   static const std::vector<ImplInfo> registry = build_registry();
   return registry;
 }
 
-bool is_known_implementation(std::string_view name) {
-  const auto& r = implementations();
-  return std::any_of(r.begin(), r.end(), [&](const ImplInfo& i) { return i.name == name; });
+const ImplInfo* find_implementation(ImplId id, Device device) {
+  for (const ImplInfo& i : implementations())
+    if (i.id == id && i.device == device) return &i;
+  return nullptr;
 }
 
-const ImplInfo* find_implementation(std::string_view name, Device device) {
-  for (const ImplInfo& i : implementations())
-    if (i.name == name && i.device == device) return &i;
-  return nullptr;
+bool is_nccl(ImplId id) {
+  const auto& r = implementations();
+  return std::any_of(r.begin(), r.end(),
+                     [&](const ImplInfo& i) { return i.id == id && i.needs == ImplInfo::Needs::nccl; });
 }
 
 std::vector<ImplInfo> nccl_config_variants(const ImplInfo& info, const std::vector<NcclConfig>& configs) {
   std::vector<ImplInfo> out;
-  const bool nccl =
-      info.name == "nccl" || info.name == "nccl-ring" || info.name == "nccl-tree" || info.name == "nccl-symm";
-  if (!nccl || !info.make) return out;
+  if (info.needs != ImplInfo::Needs::nccl || !info.make) return out;
 #if CCBENCH_HAVE_NCCL
   for (const NcclConfig& c : configs) {
     ImplInfo v = info;
     v.setting = c.label();
-    v.make = [name = info.name, c] { return make_nccl_configured(name, c); };
+    v.make = [id = info.id, c] { return make_nccl_configured(id, c); };
     out.push_back(std::move(v));
   }
 #else
@@ -140,15 +141,6 @@ std::optional<std::string> case_unsupported(const Implementation& impl, std::str
                                             const CaseSpec& spec, const ImplContext& ctx) {
   if (auto why = undeclared_collective(impl, impl_name, spec.coll)) return why;
   return impl.unsupported(spec, ctx);
-}
-
-std::string valid_implementations() {
-  std::vector<std::string> names;
-  for (const ImplInfo& i : implementations())
-    if (std::find(names.begin(), names.end(), i.name) == names.end()) names.push_back(i.name);
-  std::string out;
-  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
-  return out;
 }
 
 }  // namespace ccbench

@@ -93,7 +93,8 @@ std::uint64_t min_over_ranks(MPI_Comm comm, std::uint64_t v) {
 // For an NCCL implementation skipped on CPU ranks: whether NCCL could have run here at all, so that
 // a node meant to have GPUs says what it lacks ("" for other implementations, or where it loads).
 std::string nccl_also(const std::string& impl, Device device) {
-  if (impl.rfind("nccl", 0) != 0 || device != Device::cpu) return "";
+  const auto id = parse_impl_id(impl);
+  if (!id || !is_nccl(*id) || device != Device::cpu) return "";
 #if CCBENCH_HAVE_NCCL
   std::string why;
   return nccl_api(&why) ? "" : "; NCCL could not be loaded here either: " + why;
@@ -150,13 +151,15 @@ SweepPlan plan_implementations(const RunOptions& opts, Device device) {
     for (const ImplInfo& i : implementations()) {
       if (i.device != device || !i.by_default) continue;
       // -R 2: NCCL on symmetric windows in NCCL's place.
-      const ImplInfo* pick = opts.nccl_symmetric && i.name == "nccl" ? find_implementation("nccl-symm", device) : &i;
+      const ImplInfo* pick =
+          opts.nccl_symmetric && i.id == ImplId::nccl ? find_implementation(ImplId::nccl_symm, device) : &i;
       if (pick && pick->make) plan.impls.push_back(pick);
     }
     return plan;
   }
   for (const std::string& n : opts.impls) {
-    const ImplInfo* i = find_implementation(n, device);
+    const auto id = parse_impl_id(n);  // the command line checked the names
+    const ImplInfo* i = id ? find_implementation(*id, device) : nullptr;
     if (!i) {
       Device other = device == Device::cpu ? Device::gpu : Device::cpu;
       plan.skipped.emplace_back(
@@ -361,7 +364,8 @@ void Run::size_the_sweep() {
   }
   plan_.sizes = sweep_sizes(sweep);
   check_fault_fits();
-  if (opts_.baseline.empty()) opts_.baseline = gpu ? (opts_.nccl_symmetric ? "nccl-symm" : "nccl") : "mpi";
+  if (opts_.baseline.empty())
+    opts_.baseline = name(gpu ? (opts_.nccl_symmetric ? ImplId::nccl_symm : ImplId::nccl) : ImplId::mpi);
 }
 
 // A CCBENCH_FAULT whose size or iteration this run never reaches would never fire: refused, alike

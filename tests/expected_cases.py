@@ -3,10 +3,12 @@
 figures every measured row must agree with.
 
 Used by tests/check_results.py (every end-to-end run it decides) and by the test scripts that
-read results themselves. Nothing here reads ccbench's code or output to decide what is expected:
-the collectives' shapes and bus factors are nccl-tests' (doc/PERFORMANCE.md), the implementations'
-collectives and the reasons a case may be skipped are those docs/records.md and the
-implementations document.
+read results themselves. Nothing here reads ccbench's output to decide what is expected: the
+collectives' shapes and bus factors are nccl-tests' (doc/PERFORMANCE.md), the implementations and
+their collectives those of the support matrix (collectives/implementations.def, the one place that
+declares them; unit.support_matrix checks each implementation's own declaration in the code
+against it), and the reasons a case may be skipped those docs/records.md and the implementations
+document.
 
     expected = plan_from_command(argv)      # None when argv is not a ccbench run we can model
     failures = check_case_set(rows, expected)
@@ -21,7 +23,12 @@ order or skipped for a reason not allowed for that implementation and collective
 """
 import csv
 import math
+import os
 import re
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "lib"))
+import implementations  # noqa: E402
 
 # ---- The vocabulary (nccl-tests' names; ccbench's aliases) --------------------------------------
 
@@ -74,31 +81,12 @@ def bus_factor(coll, n):
 
 # ---- Implementations: what each declares, and why a case of it may be skipped -------------------
 
-_ALL = set(COLLECTIVES)
-IMPLEMENTS = {
-    ("cpu", "mpi"): _ALL,
-    ("cpu", "ring"): {"allreduce", "allgather", "reducescatter", "broadcast", "sendrecv", "reduce"},
-    ("cpu", "tree"): {"allreduce", "allgather"},
-    ("cpu", "direct"): {"alltoall", "alltoallv", "gather", "scatter"},
-    ("cpu", "hier"): {"allreduce"},
-    ("gpu", "nccl"): _ALL,
-    ("gpu", "nccl-ring"): _ALL,
-    ("gpu", "nccl-tree"): {"allreduce"},
-    ("gpu", "nccl-symm"): _ALL,
-    ("gpu", "ring"): {"allreduce", "allgather", "reducescatter", "reduce"},
-    ("gpu", "tree"): {"allreduce", "allgather"},
-    ("gpu", "oneshot"): {"allreduce", "reduce"},
-    ("gpu", "twoshot"): {"allreduce"},
-    ("gpu", "ce"): {"allgather", "alltoall", "alltoallv", "gather", "scatter"},
-    ("gpu", "best"): {"allreduce", "allgather", "reducescatter", "alltoall", "alltoallv", "reduce", "gather",
-                      "scatter"},
-    ("gpu", "hier"): {"allreduce", "allgather"},
-}
-# The order implementations are listed in (`--impl all`), per device; `default` picks the first ones.
-IMPLS_OF = {"cpu": ["mpi", "ring", "tree", "direct", "hier"],
-            "gpu": ["nccl", "nccl-ring", "nccl-tree", "nccl-symm", "ring", "tree", "oneshot", "twoshot", "ce", "best",
-                    "hier"]}
-DEFAULT_IMPLS = {"cpu": ["mpi", "ring", "tree"], "gpu": ["nccl", "ring", "tree", "best"]}
+# The support matrix, collectives/implementations.def (tests/lib/implementations.py reads it):
+# what each implementation implements on each device, their order (`--impl all`) and the default
+# set. unit.support_matrix checks the binary's own declarations (`ccbench list --json`) against it.
+IMPLEMENTS = {key: set(row.collectives) for key, row in implementations.SUPPORT.items()}
+IMPLS_OF = {device: implementations.names_of(device) for device in ("cpu", "gpu")}
+DEFAULT_IMPLS = {device: implementations.names_of(device, by_default=True) for device in ("cpu", "gpu")}
 
 
 class Skip:
@@ -115,9 +103,9 @@ class Skip:
                 and (self.when is None or self.when(plan, dtype, op)) and self.pattern.search(reason) is not None)
 
 
-_CPU_IMPLS = {("cpu", i) for i in IMPLS_OF["cpu"] if i != "mpi"}
-_GPU_KERNELS = {("gpu", i) for i in ("ring", "tree", "oneshot", "twoshot", "ce", "best", "hier")}
-_NCCL = {("gpu", i) for i in ("nccl", "nccl-ring", "nccl-tree", "nccl-symm")}
+_CPU_IMPLS = {("cpu", i) for i in implementations.names_of("cpu", needs="always")}  # ours, not MPI's
+_GPU_KERNELS = {("gpu", i) for i in implementations.names_of("gpu", needs="cuda")}
+_NCCL = {("gpu", i) for i in implementations.names_of("gpu", needs="nccl")}
 # Reasons that depend on the machine, the library or the options, not on the case's arithmetic.
 CONTEXT_SKIPS = [
     # Open MPI's AVX sum saturates 8-bit integers where ccbench's sums wrap around.

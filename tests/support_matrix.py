@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
 """What ccbench says it implements against what the test oracle expects: `ccbench list --json`
-(the registry and each implementation's own declaration) and tests/expected_cases.py (IMPLEMENTS,
-IMPLS_OF, DEFAULT_IMPLS, COLLECTIVES, written apart from the code) must agree on every collective
-name and its order, every implementation of each device and its order, the default set, and the
-collectives of every implementation built in. Two opinions that must match, not one copied into
-the other: a change to either alone fails here.
+(the registry and each implementation's own collectives() in its code) and tests/expected_cases.py
+(IMPLEMENTS, IMPLS_OF, DEFAULT_IMPLS from the support matrix collectives/implementations.def;
+COLLECTIVES, written apart from the code) must agree on every collective name and its order,
+every implementation of each device and its order, the default set, what each is built on, and the
+collectives of every implementation built in. The code's declarations and the matrix are two
+opinions that must match: a change to either alone fails here.
 
 Usage: support_matrix.py --ccbench PATH     compare the binary's listing with the oracle
        support_matrix.py --self-test        the comparison on listings made to disagree
@@ -18,6 +19,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import expected_cases  # noqa: E402
+import implementations  # noqa: E402  (tests/lib, on the path expected_cases gave)
 
 
 def problems_of(listing):
@@ -34,6 +36,9 @@ def problems_of(listing):
         key = (e["device"], e["name"])
         if key not in expected_cases.IMPLEMENTS:
             continue  # said above, as a name the oracle does not list
+        needs = implementations.SUPPORT[key].needs
+        if e.get("needs") != needs:
+            problems.append(f"{e['device']} {e['name']}: needs {e.get('needs')}, the matrix says {needs}")
         by_default = e["name"] in expected_cases.DEFAULT_IMPLS[e["device"]]
         if e["by_default"] != by_default:
             problems.append(f"{e['device']} {e['name']}: by_default is {e['by_default']}, the oracle says {by_default}")
@@ -51,6 +56,7 @@ def oracle_listing():
     """The listing the oracle expects of a build with everything in it."""
     return {"collectives": list(expected_cases.COLLECTIVES),
             "implementations": [{"name": n, "device": d, "built_in": True,
+                                 "needs": implementations.SUPPORT[(d, n)].needs,
                                  "by_default": n in expected_cases.DEFAULT_IMPLS[d],
                                  "collectives": [c for c in expected_cases.COLLECTIVES
                                                  if c in expected_cases.IMPLEMENTS[(d, n)]]}
@@ -74,6 +80,9 @@ def self_test():
         impls = doc["implementations"]
         impls[1], impls[2] = impls[2], impls[1]
 
+    def wrong_needs(doc):
+        entry(doc, "cpu", "mpi")["needs"] = "always"
+
     def rename(doc):
         entry(doc, "gpu", "ce")["name"] = "copy-engine"
 
@@ -85,7 +94,7 @@ def self_test():
     problems, _ = problems_of(good)
     if problems:
         failures.append(f"the oracle's own listing: {problems}")
-    for edit in (drop_collective, add_collective, flip_default, swap_order, rename, drop_collective_name):
+    for edit in (drop_collective, add_collective, flip_default, swap_order, wrong_needs, rename, drop_collective_name):
         doc = copy.deepcopy(good)
         edit(doc)
         if not problems_of(doc)[0]:

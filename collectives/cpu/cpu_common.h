@@ -45,7 +45,7 @@ void run_single_rank(const CallArgs& args);
 // declared collective, a CPU context), the start of setup(), the channels and their label.
 class CpuImplementation : public Implementation {
  public:
-  explicit CpuImplementation(const char* name) : name_(name) {}
+  explicit CpuImplementation(ImplId id) : name_(name(id)) {}
   std::optional<std::string> unsupported(const CaseSpec& spec, const ImplContext& ctx) const override;
   std::string transport() const override;
 
@@ -60,7 +60,7 @@ class CpuImplementation : public Implementation {
   // wait for a peer that is gone names the transport it waited on too.
   std::string over_transport(std::string_view what) const;
 
-  const char* name_;
+  std::string name_;  // name(id), for messages
   SlotConfig cfg_;
   std::chrono::milliseconds timeout_{};
   int rank_ = 0, n_ = 1;

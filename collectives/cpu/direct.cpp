@@ -28,7 +28,7 @@ struct Block {
 
 class DirectCpu final : public cpu::CpuImplementation {
  public:
-  DirectCpu() : CpuImplementation("direct") {}
+  DirectCpu() : CpuImplementation(ImplId::direct) {}
   CollectiveSet collectives() const override {
     return {Collective::alltoall, Collective::alltoallv, Collective::gather, Collective::scatter};
   }

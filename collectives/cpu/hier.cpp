@@ -57,7 +57,7 @@ struct SubRing {
 
 class HierCpu final : public cpu::CpuImplementation {
  public:
-  HierCpu() : CpuImplementation("hier") {}
+  HierCpu() : CpuImplementation(ImplId::hier) {}
   CollectiveSet collectives() const override { return {Collective::allreduce}; }
 
   void setup(const ImplContext& ctx) override {

@@ -26,7 +26,7 @@ using cpu::RingPeers;
 
 class RingCpu final : public cpu::CpuImplementation {
  public:
-  RingCpu() : CpuImplementation("ring") {}
+  RingCpu() : CpuImplementation(ImplId::ring) {}
   CollectiveSet collectives() const override {
     return {Collective::allreduce, Collective::allgather, Collective::reducescatter,
             Collective::broadcast, Collective::sendrecv,  Collective::reduce};

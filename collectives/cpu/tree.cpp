@@ -199,7 +199,7 @@ struct ChannelUse {
 // before any root is known), and a reduce to another root would need one more hop.
 class TreeCpu final : public cpu::CpuImplementation {
  public:
-  TreeCpu() : CpuImplementation("tree") {}
+  TreeCpu() : CpuImplementation(ImplId::tree) {}
   CollectiveSet collectives() const override { return {Collective::allreduce, Collective::allgather}; }
 
   void setup(const ImplContext& ctx) override {

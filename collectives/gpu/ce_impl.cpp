@@ -34,7 +34,7 @@ struct PieceCopy {
 
 class CeGpu final : public GpuImpl {
  public:
-  CeGpu() : GpuImpl("ce") {}
+  CeGpu() : GpuImpl(ImplId::ce) {}
   ~CeGpu() override {
     for (auto e : events_) cudaEventDestroy(e);
     for (auto s : side_) cudaStreamDestroy(s);

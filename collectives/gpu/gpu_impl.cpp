@@ -72,7 +72,7 @@ GpuPaths plan_paths(const ImplContext& ctx) {
 }
 
 std::optional<std::string> GpuImpl::unsupported(const CaseSpec& s, const ImplContext& ctx) const {
-  if (ctx.device != Device::gpu) return std::string(name_) + " runs on GPU ranks";
+  if (ctx.device != Device::gpu) return name_ + " runs on GPU ranks";
   if (ctx.layout && ctx.layout->nranks > kMaxRanks)
     return fmt::format("our GPU kernels address at most {} ranks", kMaxRanks);
   if (auto why = undeclared_collective(*this, name_, s.coll)) return why;
@@ -116,7 +116,7 @@ void GpuImpl::setup(const ImplContext& ctx) {
 
 void GpuImpl::check_async_errors() {
   check_connections();
-  if (errors_) errors_->check(name_, rank_, ctx_.timeout);
+  if (errors_) errors_->check(name_.c_str(), rank_, ctx_.timeout);
 }
 
 void GpuImpl::copy_alone(const CallArgs& a) const {

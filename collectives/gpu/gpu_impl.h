@@ -26,7 +26,7 @@ bool gpus_shared(const ImplContext& ctx);
 
 class GpuImpl : public Implementation {
  public:
-  explicit GpuImpl(const char* name) : name_(name) {}
+  explicit GpuImpl(ImplId id) : name_(name(id)) {}
   std::optional<std::string> unsupported(const CaseSpec& s, const ImplContext& ctx) const override;
   void setup(const ImplContext& ctx) override;
   void check_async_errors() override;
@@ -57,7 +57,7 @@ class GpuImpl : public Implementation {
   bool over_net() const { return paths_.label.find("net") != std::string::npos; }
   // One rank: the result is the input.
   void copy_alone(const CallArgs& a) const;
-  const char* name_;
+  std::string name_;  // name(id), for messages
   ImplContext ctx_;
   int rank_ = 0, n_ = 1;
   int agreed_sms_ = 1;   // the fewest SMs of any rank's GPU

@@ -94,7 +94,7 @@ class HierGpu final : public Implementation {
   CollectiveSet collectives() const override { return {Collective::allreduce, Collective::allgather}; }
   std::optional<std::string> unsupported(const CaseSpec& s, const ImplContext& ctx) const override {
     if (ctx.device != Device::gpu) return std::string("hier's rings run on GPU ranks");
-    if (auto why = undeclared_collective(*this, "hier", s.coll)) return why;
+    if (auto why = undeclared_collective(*this, name(ImplId::hier), s.coll)) return why;
     if (!refusal_.empty()) return refusal_;
     return problem(s, ctx);
   }

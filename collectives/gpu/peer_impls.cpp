@@ -15,7 +15,7 @@ using namespace gpu;
 
 class OneshotGpu final : public GpuImpl {
  public:
-  OneshotGpu() : GpuImpl("oneshot") {}
+  OneshotGpu() : GpuImpl(ImplId::oneshot) {}
   CollectiveSet collectives() const override { return {Collective::allreduce, Collective::reduce}; }
   // The all-reduce's LL buffers bound its size; reduce reads the inputs where they are.
   std::optional<std::string> unsupported_count(const CaseSpec& s, std::size_t count) const override {
@@ -52,7 +52,7 @@ class OneshotGpu final : public GpuImpl {
   }
   std::string describe(const CallArgs& a) override {
     if (n_ == 1) return "copy (1 rank)";
-    return fmt::format("{} {}blk", a.spec.coll == Collective::reduce ? "oneshot-read" : "oneshot", blocks(a));
+    return fmt::format("{}{} {}blk", name_, a.spec.coll == Collective::reduce ? "-read" : "", blocks(a));
   }
 
  private:
@@ -73,7 +73,7 @@ class OneshotGpu final : public GpuImpl {
 
 class TwoshotGpu final : public GpuImpl {
  public:
-  TwoshotGpu() : GpuImpl("twoshot") {}
+  TwoshotGpu() : GpuImpl(ImplId::twoshot) {}
   CollectiveSet collectives() const override { return {Collective::allreduce}; }
   bool direct_access(const CaseSpec&) const override { return true; }
   void setup_kernels() override {

@@ -16,7 +16,7 @@ using namespace gpu;
 
 class RingGpu final : public GpuImpl {
  public:
-  explicit RingGpu(int avg_divisor) : GpuImpl("ring"), avg_divisor_(avg_divisor) {}
+  explicit RingGpu(int avg_divisor) : GpuImpl(ImplId::ring), avg_divisor_(avg_divisor) {}
   CollectiveSet collectives() const override {
     return {Collective::allreduce, Collective::allgather, Collective::reducescatter, Collective::reduce};
   }
@@ -78,7 +78,7 @@ class RingGpu final : public GpuImpl {
   }
   std::string describe(const CallArgs& a) override {
     if (n_ == 1) return "copy (1 rank)";
-    return fmt::format("{} {}ch{}", a.spec.coll == Collective::reduce ? "ring-chain" : "ring", channels_for(a),
+    return fmt::format("{}{} {}ch{}", name_, a.spec.coll == Collective::reduce ? "-chain" : "", channels_for(a),
                        ring_for(a).mesh->staging_note());
   }
 

@@ -24,7 +24,7 @@ struct TreeConns {
 
 class TreeGpu final : public GpuImpl {
  public:
-  TreeGpu() : GpuImpl("tree") {}
+  TreeGpu() : GpuImpl(ImplId::tree) {}
   // allreduce: the double binary tree; allgather: Bruck.
   CollectiveSet collectives() const override { return {Collective::allreduce, Collective::allgather}; }
   // The Bruck all-gather writes peer outputs directly; the tree all-reduce uses FIFOs.

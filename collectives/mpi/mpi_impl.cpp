@@ -113,7 +113,7 @@ class MpiBaseline final : public Implementation {
   }
 
   std::optional<std::string> unsupported(const CaseSpec& spec, const ImplContext& ctx) const override {
-    if (auto why = undeclared_collective(*this, "mpi", spec.coll)) return why;
+    if (auto why = undeclared_collective(*this, name(ImplId::mpi), spec.coll)) return why;
     if (ctx.device != Device::cpu) return std::string("the mpi baseline works on host buffers (CPU ranks)");
     if (has_reduce_op(spec.coll) && spec.op == ReduceOp::sum &&
         (spec.dtype == DataType::int8 || spec.dtype == DataType::uint8)) {
@@ -142,7 +142,7 @@ class MpiBaseline final : public Implementation {
 
   void run(const CallArgs& a) override {
     if (comm_ == MPI_COMM_NULL) fail(ExitCode::runtime, "mpi: run() before setup()");
-    if (auto why = undeclared_collective(*this, "mpi", a.spec.coll)) fail(ExitCode::usage, "{}", *why);
+    if (auto why = undeclared_collective(*this, name(ImplId::mpi), a.spec.coll)) fail(ExitCode::usage, "{}", *why);
     const CaseSpec& s = a.spec;
     const CollectiveShape shape = shape_for_count(s.coll, s.dtype, n_, a.count);
     if (std::max(shape.send_elements, shape.recv_elements) > static_cast<size_t>(INT_MAX))

@@ -23,8 +23,6 @@ namespace ccbench {
 
 namespace {
 
-enum class Variant { automatic, ring, tree, symm };
-
 ncclDataType_t nccl_type(DataType t) {
   switch (t) {
     case DataType::int8: return ncclInt8;
@@ -118,7 +116,7 @@ int config_key_version(const NcclSetting& s) {
   return 0;
 }
 
-std::optional<std::string> config_unsupported(const NcclConfig& config, const char* variant) {
+std::optional<std::string> config_unsupported(const NcclConfig& config, ImplId variant) {
   if (auto why = nccl_config_conflict(config)) return why;
   for (const NcclSetting& s : config.settings) {
     if (s.is_default()) continue;
@@ -129,8 +127,9 @@ std::optional<std::string> config_unsupported(const NcclConfig& config, const ch
               "{}={} in the environment overrides --nccl-config {} (NCCL resets the communicator's "
               "config from it): unset it",
               k.overridden_by, env, s.key);
-    if (s.key == "NCCL_ALGO" && (std::string_view(variant) == "nccl-ring" || std::string_view(variant) == "nccl-tree"))
-      return fmt::format("{} sets NCCL_ALGO itself; --nccl-config NCCL_ALGO applies to nccl and nccl-symm", variant);
+    if (s.key == "NCCL_ALGO" && (variant == ImplId::nccl_ring || variant == ImplId::nccl_tree))
+      return fmt::format("{} sets NCCL_ALGO itself; --nccl-config NCCL_ALGO applies to {} and {}", name(variant),
+                         name(ImplId::nccl), name(ImplId::nccl_symm));
     const int need = config_key_version(s);
     if (need > NCCL_VERSION_CODE)
       return fmt::format("--nccl-config {} needs NCCL >= {}.{} at build time (nccl.h {}.{})", s.key, need / 10000,
@@ -212,7 +211,7 @@ std::optional<std::string> shared_gpu_reason(const ImplContext& ctx) {
 
 class NcclImpl final : public Implementation {
  public:
-  explicit NcclImpl(Variant v, NcclConfig config = {}) : variant_(v), config_(std::move(config)) {}
+  explicit NcclImpl(ImplId v, NcclConfig config = {}) : variant_(v), config_(std::move(config)) {}
   ~NcclImpl() override {
     detach();
     if (comm_) {
@@ -224,7 +223,7 @@ class NcclImpl final : public Implementation {
 
   // NCCL_ALGO=Tree: NCCL has a tree algorithm for all-reduce only.
   CollectiveSet collectives() const override {
-    if (variant_ == Variant::tree) return {Collective::allreduce};
+    if (variant_ == ImplId::nccl_tree) return {Collective::allreduce};
     return {Collective::allreduce, Collective::allgather, Collective::reducescatter, Collective::broadcast,
             Collective::sendrecv,  Collective::alltoall,  Collective::alltoallv,     Collective::reduce,
             Collective::gather,    Collective::scatter};
@@ -235,7 +234,7 @@ class NcclImpl final : public Implementation {
   std::optional<std::string> refuses(const ImplContext& ctx) const override {
     std::string why;
     if (!nccl_api(&why)) return why;
-    if (auto why_config = config_unsupported(config_, variant_name())) return why_config;
+    if (auto why_config = config_unsupported(config_, variant_)) return why_config;
     if (auto no_path = nccl_path_refusal()) return no_path;  // the path asked for has no NCCL (ofi without its plugin)
     return shared_gpu_reason(ctx);
   }
@@ -244,7 +243,7 @@ class NcclImpl final : public Implementation {
     if (auto why = undeclared_collective(*this, variant_name(), s.coll)) return why;
     if (ctx.device != Device::gpu) return "NCCL runs on GPU ranks";
     if (auto why = fp8_unsupported(s, min_capability_)) return why;
-    if (variant_ == Variant::symm) {
+    if (variant_ == ImplId::nccl_symm) {
 #if NCCL_VERSION_CODE >= NCCL_VERSION(2, 27, 0)
       const NcclApi* api = nccl_api();
       if (api && (!api->CommWindowRegister || !api->MemAlloc || api->version < NCCL_VERSION(2, 27, 0)))
@@ -271,9 +270,9 @@ class NcclImpl final : public Implementation {
     enable_nccl_choice_probe();
     // NCCL reads NCCL_ALGO and NCCL_PROTO when it tunes a new communicator (nccl_config.h).
     ScopedEnv algo("NCCL_ALGO", config_env(config_, "NCCL_ALGO",
-                                           variant_ == Variant::ring   ? "Ring"
-                                           : variant_ == Variant::tree ? "Tree"
-                                                                       : nullptr));
+                                           variant_ == ImplId::nccl_ring   ? "Ring"
+                                           : variant_ == ImplId::nccl_tree ? "Tree"
+                                                                           : nullptr));
     ScopedEnv proto("NCCL_PROTO", config_env(config_, "NCCL_PROTO", nullptr));
     CCB_CUDA(cudaSetDevice(ctx.cuda_device));
     min_capability_ = lowest_capability(ctx);
@@ -289,11 +288,11 @@ class NcclImpl final : public Implementation {
     wait_async("ncclCommInitRankConfig", ctx.timeout, true);
   }
 
-  Allocator* allocator() override { return variant_ == Variant::symm ? &symm_alloc_ : nullptr; }
+  Allocator* allocator() override { return variant_ == ImplId::nccl_symm ? &symm_alloc_ : nullptr; }
 
   void attach(const BufferSet& b) override {
 #if NCCL_VERSION_CODE >= NCCL_VERSION(2, 27, 0)
-    if (variant_ != Variant::symm) return;
+    if (variant_ != ImplId::nccl_symm) return;
     for (void* buffer : {b.send, b.recv}) {
       // The whole ncclMemAlloc allocation, guard regions included: every rank's window then
       // starts at the same offset of its allocation.
@@ -432,15 +431,7 @@ class NcclImpl final : public Implementation {
     return lowest;
   }
 
-  const char* variant_name() const {
-    switch (variant_) {
-      case Variant::automatic: return "nccl";
-      case Variant::ring: return "nccl-ring";
-      case Variant::tree: return "nccl-tree";
-      case Variant::symm: return "nccl-symm";
-    }
-    return "nccl";
-  }
+  std::string_view variant_name() const { return name(variant_); }
 
   // Non-blocking communicators: a call may still be in progress when it returns.
   void wait_async(const char* what, std::chrono::milliseconds limit, bool throw_on_timeout) {
@@ -463,7 +454,7 @@ class NcclImpl final : public Implementation {
            api_->GetLastError(comm_));
   }
 
-  Variant variant_;
+  ImplId variant_;                // nccl, nccl_ring, nccl_tree or nccl_symm
   NcclConfig config_;             // --nccl-config: this communicator's settings
   const NcclApi* api_ = nullptr;  // set by setup(), which refuses() lets run only with NCCL loaded
   ImplContext ctx_;
@@ -481,17 +472,13 @@ class NcclImpl final : public Implementation {
 
 }  // namespace
 
-std::unique_ptr<Implementation> make_nccl_default() { return std::make_unique<NcclImpl>(Variant::automatic); }
-std::unique_ptr<Implementation> make_nccl_ring() { return std::make_unique<NcclImpl>(Variant::ring); }
-std::unique_ptr<Implementation> make_nccl_tree() { return std::make_unique<NcclImpl>(Variant::tree); }
-std::unique_ptr<Implementation> make_nccl_symm() { return std::make_unique<NcclImpl>(Variant::symm); }
+std::unique_ptr<Implementation> make_nccl_default() { return std::make_unique<NcclImpl>(ImplId::nccl); }
+std::unique_ptr<Implementation> make_nccl_ring() { return std::make_unique<NcclImpl>(ImplId::nccl_ring); }
+std::unique_ptr<Implementation> make_nccl_tree() { return std::make_unique<NcclImpl>(ImplId::nccl_tree); }
+std::unique_ptr<Implementation> make_nccl_symm() { return std::make_unique<NcclImpl>(ImplId::nccl_symm); }
 
-std::unique_ptr<Implementation> make_nccl_configured(std::string_view variant, const NcclConfig& config) {
-  const Variant v = variant == "nccl-ring"   ? Variant::ring
-                    : variant == "nccl-tree" ? Variant::tree
-                    : variant == "nccl-symm" ? Variant::symm
-                                             : Variant::automatic;
-  return std::make_unique<NcclImpl>(v, config);
+std::unique_ptr<Implementation> make_nccl_configured(ImplId variant, const NcclConfig& config) {
+  return std::make_unique<NcclImpl>(variant, config);
 }
 
 std::string nccl_library_version() {

@@ -18,9 +18,9 @@ std::unique_ptr<Implementation> make_nccl_default();
 std::unique_ptr<Implementation> make_nccl_ring();
 std::unique_ptr<Implementation> make_nccl_tree();
 std::unique_ptr<Implementation> make_nccl_symm();
-// `variant` (nccl, nccl-ring, nccl-tree, nccl-symm) on a communicator created with `config`
+// `variant` (one of NCCL's ids: is_nccl()) on a communicator created with `config`
 // (--nccl-config); rows skipped with the reason where the config needs a newer NCCL.
-std::unique_ptr<Implementation> make_nccl_configured(std::string_view variant, const NcclConfig& config);
+std::unique_ptr<Implementation> make_nccl_configured(ImplId variant, const NcclConfig& config);
 
 // "2.28.3", the library loaded at run time (collectives/nccl/nccl_library.h); "none (why)".
 std::string nccl_library_version();

@@ -81,8 +81,10 @@ TopoRequest TopoCommand::finish(const std::string& command_line) {
 ListCommand::ListCommand(CLI::App& app)
     : sub_(app.add_subcommand("list", "list the implementations this build knows")), set_(*sub_) {
   set_.flag({"--json",
-             "print JSON: every collective, and every implementation with its device, whether it is built in, "
-             "whether a run takes it without --impl and the collectives it implements"},
+             "print JSON, the support matrix: every collective, each device's transports, the model's "
+             "schedules, and every implementation with its device, whether it is built in, whether a run takes "
+             "it without --impl, what it is built on, the collectives it implements and the model's schedules "
+             "that predict it"},
             json);
 }
 

@@ -5,6 +5,7 @@
 #include "collectives/implementation.h"
 #include "harness/app/app.h"
 #include "harness/context.h"
+#include "transports/names.h"
 
 namespace ccbench {
 
@@ -15,17 +16,27 @@ int print_version(int launcher_rank) {
 
 namespace {
 
+// The support matrix (collectives/implementations.def) as this build has it: the collectives, the
+// transports of each device (--transport on its ranks), the model's schedules, and every
+// implementation with what it implements, needs and is predicted by.
 nlohmann::ordered_json implementations_json() {
   nlohmann::ordered_json out;
   out["collectives"] = nlohmann::ordered_json::array();
   for (Collective c : kAllCollectives) out["collectives"].push_back(name(c));
+  out["devices"] = {{name(Device::cpu), {{"transports", transport_names(kCpuRanks)}}},
+                    {name(Device::gpu), {{"transports", transport_names(kGpuRanks)}}}};
+  out["model_schedules"] = nlohmann::ordered_json::array();
+  for (ModelSchedule s : all_model_schedules()) out["model_schedules"].push_back(name(s));
   out["implementations"] = nlohmann::ordered_json::array();
   for (const ImplInfo& i : implementations()) {
     nlohmann::ordered_json e = {{"name", i.name},
                                 {"device", name(i.device)},
                                 {"built_in", static_cast<bool>(i.make)},
                                 {"by_default", i.by_default},
-                                {"summary", i.make ? i.summary : i.missing}};
+                                {"summary", i.make ? i.summary : i.missing},
+                                {"needs", name(i.needs)}};
+    e["model"] = nlohmann::ordered_json::array();
+    for (ModelSchedule s : i.model) e["model"].push_back(name(s));
     // What an implementation implements is its own declaration: known where it is built in.
     e["collectives"] = nlohmann::ordered_json::array();
     if (i.make)

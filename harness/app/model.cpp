@@ -124,7 +124,7 @@ void print_predictions(const ModelRequest& req, const SystemTopology& t, const s
 void print_acceptance(const ModelRequest& req, const SystemTopology& t, const std::vector<std::uint64_t>& sizes) {
   AcceptanceRequest a;
   a.collective = req.collectives.front();
-  a.algorithm = req.algorithms.empty() ? "ring" : req.algorithms.front();
+  a.algorithm = req.algorithms.empty() ? name(ModelSchedule::ring) : req.algorithms.front();
   a.sizes = sizes;
   a.warmup = req.warmup;
   a.iterations = req.iterations;

@@ -55,8 +55,7 @@ SelectVocabulary rule_vocabulary() {
   v.keys["dtype"] = known_from(data_type_names());
   v.keys["op"] = known_from(reduce_op_names(), {"none"});  // "none": collectives that only move data
   SelectVocabulary::Known impl;
-  for (const ImplInfo& i : implementations())
-    if (std::find(impl.names.begin(), impl.names.end(), i.name) == impl.names.end()) impl.names.push_back(i.name);
+  impl.names = impl_names();
   impl.names.push_back("links");  // rows of links.csv
   v.keys["impl"] = impl;
   SelectVocabulary::Known transport;

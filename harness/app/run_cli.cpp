@@ -30,16 +30,20 @@ constexpr const char* kTrainingGroup = "Training workloads";
 constexpr const char* kNcclTestsGroup = "nccl-tests flags (same meaning; a value ccbench cannot honour is refused)";
 const std::vector<std::string> kFormats = {"table", "csv", "json", "md"};
 
-std::vector<std::string> implementation_names() {
+// "nccl,ring,tree,best": what a run on `device` takes without --impl, in the registry's order.
+std::string default_implementations(Device device) {
   std::vector<std::string> out;
   for (const ImplInfo& i : implementations())
-    if (std::find(out.begin(), out.end(), i.name) == out.end()) out.push_back(i.name);
-  return out;
+    if (i.device == device && i.by_default) out.push_back(i.name);
+  return fmt::format("{}", fmt::join(out, ","));
 }
 
-[[noreturn]] void unknown_implementation(const std::string& label, const std::string& name, const std::string& more) {
-  fail(ExitCode::usage, "{}: unknown implementation '{}' (valid: {}{}){}", label, name, valid_implementations(), more,
-       did_you_mean(name, implementation_names()));
+// Whether `impls` (valid names, or all or default) names any of `wanted`.
+bool names_any(const std::vector<std::string>& impls, std::initializer_list<ImplId> wanted) {
+  return std::any_of(impls.begin(), impls.end(), [&](const std::string& i) {
+    const auto id = parse_impl_id(i);
+    return id && std::find(wanted.begin(), wanted.end(), *id) != wanted.end();
+  });
 }
 
 [[noreturn]] void refuse(const std::string& label, long long value, const std::string& instead) {
@@ -121,7 +125,8 @@ void RunCommand::add_what_options() {
   set_.list({"-o,--op", "reduction operations, comma-separated", "", "same; several may be given"}, o_.ops,
             reduce_op_names());
   set_.text({"--impl", "implementations, comma-separated; ccbench list says what each does",
-             "default: nccl,ring,tree,best on GPUs; mpi,ring,tree on CPUs"},
+             fmt::format("default: {} on GPUs; {} on CPUs", default_implementations(Device::gpu),
+                         default_implementations(Device::cpu))},
             impl_, "LIST", valid_implementations() + ", all or default");
   add_device(set_, o_.device);
   add_run_transport(set_, o_.transport);
@@ -173,10 +178,8 @@ void RunCommand::add_control_options() {
             cli::Names<std::string>{{{"table", "table"}, {"csv", "csv"}, {"json", "json"}, {"md", "md"}}, nullptr},
             false);
   set_.value({"--baseline", "implementation the summary compares with", "nccl on GPUs, mpi on CPUs"}, "NAME",
-             valid_implementations(), "", [this](const std::string& v) {
-               if (!is_known_implementation(v)) unknown_implementation("--baseline", v, "");
-               o_.baseline = v;
-             });
+             valid_implementations(), "",
+             [this](const std::string& v) { o_.baseline = name(parse_impl_id_for(v, "--baseline")); });
   set_.flag({"--share-gpus", "allow several ranks on one GPU"}, o_.share_gpus);
   set_.value({"--nccl-library",
               "the NCCL library to load (as CCBENCH_NCCL_LIBRARY); run.json names its file and "
@@ -377,15 +380,16 @@ void RunCommand::add_nccl_tests_refusals() {
 std::vector<std::string> RunCommand::implementation_list() {
   if (impl_ == "all" || impl_ == "default") return {impl_};
   std::vector<std::string> impls;
-  for (std::string name : cli::split_list(impl_)) {
-    if (!is_known_implementation(name)) unknown_implementation("--impl", name, ", or all");
-    if (o_.nccl_symmetric && name == "nccl") name = "nccl-symm";
-    if (std::find(impls.begin(), impls.end(), name) == impls.end()) impls.push_back(name);
+  for (const std::string& text : cli::split_list(impl_)) {
+    ImplId id = parse_impl_id_for(text, "--impl", ", or all");
+    if (o_.nccl_symmetric && id == ImplId::nccl) id = ImplId::nccl_symm;
+    const std::string n(name(id));
+    if (std::find(impls.begin(), impls.end(), n) == impls.end()) impls.push_back(n);
   }
   if (impls.empty()) fail(ExitCode::usage, "--impl: empty list (valid: {}, or all)", valid_implementations());
-  if (o_.nccl_symmetric && std::find(impls.begin(), impls.end(), "nccl-symm") == impls.end())
-    fail(ExitCode::usage,
-         "-R 2 puts nccl-symm in place of nccl, but --impl {} names no nccl (add nccl, or leave -R out)", impl_);
+  if (o_.nccl_symmetric && !names_any(impls, {ImplId::nccl_symm}))
+    fail(ExitCode::usage, "-R 2 puts {} in place of {}, but --impl {} names no {} (add {}, or leave -R out)",
+         name(ImplId::nccl_symm), name(ImplId::nccl), impl_, name(ImplId::nccl), name(ImplId::nccl));
   return impls;
 }
 
@@ -433,17 +437,12 @@ std::vector<std::string> RunCommand::given_gpu_options() const {
 // out: they would change nothing.
 void RunCommand::refuse_unused_by_implementations() const {
   if (impl_ == "all" || impl_ == "default") return;
-  auto names_any = [&](std::initializer_list<const char*> wanted) {
-    return std::any_of(o_.impls.begin(), o_.impls.end(), [&](const std::string& i) {
-      return std::any_of(wanted.begin(), wanted.end(), [&](const char* w) { return i == w; });
-    });
-  };
-  if (sub_->count("--tree") && !names_any({"tree"}))
+  if (sub_->count("--tree") && !names_any(o_.impls, {ImplId::tree}))
     fail(ExitCode::usage,
          "--tree shapes the trees of the tree implementation, and --impl {} names no tree: leave "
          "--tree out, or add tree",
          impl_);
-  if (sub_->count("--ring-order") && !names_any({"ring", "hier", "best"}))
+  if (sub_->count("--ring-order") && !names_any(o_.impls, {ImplId::ring, ImplId::hier, ImplId::best}))
     fail(ExitCode::usage,
          "--ring-order orders the ring of ring, hier and best, and --impl {} names none of them: "
          "leave --ring-order out, or add ring",
@@ -513,7 +512,7 @@ RunOptions RunCommand::finish(const std::string& command_line) {
   telemetry::check_options(o_.telemetry);
   o_.nccl_configs = nccl_config_combinations(nccl_config_);
   if (!o_.nccl_configs.empty() && impl_ != "all" && impl_ != "default" &&
-      std::none_of(o_.impls.begin(), o_.impls.end(), [](const std::string& i) { return i.rfind("nccl", 0) == 0; }))
+      std::none_of(o_.impls.begin(), o_.impls.end(), [](const std::string& i) { return is_nccl(*parse_impl_id(i)); }))
     fail(ExitCode::usage,
          "--nccl-config sets up NCCL communicators, and --impl {} names no NCCL implementation (add "
          "nccl, nccl-ring, nccl-tree or nccl-symm)",

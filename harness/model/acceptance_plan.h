@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "collectives/impl_id.h"
 #include "collectives/types.h"
 #include "topologies/system.h"
 
@@ -29,7 +30,7 @@ inline constexpr double kDefaultStepSetupSeconds = 0.05;
 
 struct AcceptanceRequest {
   Collective collective = Collective::allreduce;
-  std::string algorithm = "ring";
+  std::string algorithm = name(ModelSchedule::ring);
   std::vector<std::uint64_t> sizes;
   int warmup = 5, iterations = 20;
   double step_setup_s = kDefaultStepSetupSeconds;

@@ -471,8 +471,11 @@ RingKind ring_kind(Collective c) {
 }  // namespace
 
 const std::vector<std::string>& model_algorithms() {
-  static const std::vector<std::string> names = {"ring",    "tree",    "hier",      "hier-leader",
-                                                 "oneshot", "twoshot", "nccl-ring", "nccl-tree"};
+  static const std::vector<std::string> names = [] {
+    std::vector<std::string> out;
+    for (ModelSchedule s : all_model_schedules()) out.push_back(name(s));
+    return out;
+  }();
   return names;
 }
 
@@ -483,12 +486,62 @@ struct CollectiveModel::Plan {
   std::vector<Phase> phases;
 };
 
+namespace {
+
+ModelSchedule parse_algorithm(const std::string& algo) {
+  if (const auto s = parse_model_schedule(algo)) return *s;
+  fail(ExitCode::usage, "model: unknown algorithm '{}'; valid: {}", algo, fmt::join(model_algorithms(), ", "));
+}
+
+// The phases of `algo` for `coll` on `graph`; false where the algorithm does not implement `coll`.
+bool plan_phases(std::vector<Phase>& phases, const LinkGraph& graph, const SystemTopology& t, Collective coll,
+                 ModelSchedule algo, const KernelPipeline& kernel) {
+  const int n = t.ranks();
+  const bool allreduce = coll == Collective::allreduce;
+  const bool slots = kernel.channels > 0 && kernel.slot_bytes > 0;  // a FIFO kernel
+  switch (algo) {
+    case ModelSchedule::ring:
+    case ModelSchedule::nccl_ring: {
+      auto rings = rail_rings(t);
+      const double ring_share = 1.0 / (static_cast<double>(n) * static_cast<double>(rings.size()));
+      phases.push_back(ring_phase(graph, rings, ring_kind(coll), ring_share,
+                                  algo == ModelSchedule::ring ? kernel : KernelPipeline{}));
+      return true;
+    }
+    case ModelSchedule::tree:
+      if (allreduce)
+        phases.push_back(slots ? kernel_tree_phase(graph, double_binary_trees(n), kernel)
+                               : tree_phase(graph, double_binary_trees(n)));
+      else if (coll == Collective::allgather) phases.push_back(bruck_phase(graph, n, kernel));
+      return allreduce || coll == Collective::allgather;
+    case ModelSchedule::nccl_tree:
+      if (allreduce) phases.push_back(tree_phase(graph, chain_trees(t)));
+      return allreduce;
+    case ModelSchedule::hier:
+      if (coll != Collective::reducescatter) phases = hier_phases(graph, t, coll);
+      return coll != Collective::reducescatter;
+    case ModelSchedule::hier_leader:
+      if (allreduce) phases = leader_phases(graph, t);
+      return allreduce;
+    case ModelSchedule::oneshot:
+      if (allreduce) phases.push_back(direct_phase(graph, n, 1.0, 1));
+      return allreduce;
+    case ModelSchedule::twoshot:
+      if (allreduce) phases.push_back(direct_phase(graph, n, 1.0 / n, 2));
+      return allreduce;
+  }
+  return false;
+}
+
+}  // namespace
+
 CollectiveModel::CollectiveModel(const SystemTopology& t, Collective coll, const std::string& algo,
                                  const KernelPipeline& kernel)
+    : CollectiveModel(t, coll, parse_algorithm(algo), kernel) {}
+
+CollectiveModel::CollectiveModel(const SystemTopology& t, Collective coll, ModelSchedule algo,
+                                 const KernelPipeline& kernel)
     : plan_(std::make_unique<Plan>()) {
-  const auto& known = model_algorithms();
-  if (std::find(known.begin(), known.end(), algo) == known.end())
-    fail(ExitCode::usage, "model: unknown algorithm '{}'; valid: {}", algo, fmt::join(known, ", "));
   if (kernel.channels > 0 && !(kernel.local_copy_gbps > 0))
     fail(ExitCode::usage, "model: a kernel of {} channels needs its local copy rate (> 0 GB/s)", kernel.channels);
   Plan& p = *plan_;
@@ -505,35 +558,13 @@ CollectiveModel::CollectiveModel(const SystemTopology& t, Collective coll, const
     return;
   }
   const LinkGraph graph(t);
-  const int n = p.ranks;
-  const bool allreduce = coll == Collective::allreduce;
-  auto rings = rail_rings(t);
-  const double ring_share = 1.0 / (static_cast<double>(n) * static_cast<double>(rings.size()));
   const bool slots = kernel.channels > 0 && kernel.slot_bytes > 0;  // a FIFO kernel
-  if (kernel.channels > 0 && algo != "tree" && !slots)
-    fail(ExitCode::usage, "model: a {} kernel needs its slot size (> 0 bytes)", algo);
-  if (algo == "ring" || algo == "nccl-ring") {
-    p.phases.push_back(
-        ring_phase(graph, rings, ring_kind(coll), ring_share, algo == "ring" ? kernel : KernelPipeline{}));
-  } else if (algo == "tree" && allreduce) {
-    p.phases.push_back(slots ? kernel_tree_phase(graph, double_binary_trees(n), kernel)
-                             : tree_phase(graph, double_binary_trees(n)));
-  } else if (algo == "tree" && coll == Collective::allgather) {
-    p.phases.push_back(bruck_phase(graph, n, kernel));
-  } else if (algo == "nccl-tree" && allreduce) {
-    p.phases.push_back(tree_phase(graph, chain_trees(t)));
-  } else if (algo == "hier" && coll != Collective::reducescatter) {
-    p.phases = hier_phases(graph, t, coll);
-  } else if (algo == "hier-leader" && allreduce) {
-    p.phases = leader_phases(graph, t);
-  } else if (algo == "oneshot" && allreduce) {
-    p.phases.push_back(direct_phase(graph, n, 1.0, 1));
-  } else if (algo == "twoshot" && allreduce) {
-    p.phases.push_back(direct_phase(graph, n, 1.0 / n, 2));
-  } else {
-    const bool allreduce_only = algo == "oneshot" || algo == "twoshot" || algo == "nccl-tree" || algo == "hier-leader";
-    p.unsupported =
-        fmt::format("{} implements {}", algo, allreduce_only ? "allreduce only" : "allreduce and allgather");
+  if (kernel.channels > 0 && algo != ModelSchedule::tree && !slots)
+    fail(ExitCode::usage, "model: a {} kernel needs its slot size (> 0 bytes)", name(algo));
+  if (!plan_phases(p.phases, graph, t, coll, algo, kernel)) {
+    // hier and tree implement allgather besides allreduce (ring all three); the others allreduce only.
+    const bool two = algo == ModelSchedule::hier || algo == ModelSchedule::tree;
+    p.unsupported = fmt::format("{} implements {}", name(algo), two ? "allreduce and allgather" : "allreduce only");
   }
 }
 

@@ -15,12 +15,14 @@
 #include <string>
 #include <vector>
 
+#include "collectives/impl_id.h"
 #include "collectives/types.h"
 #include "topologies/system.h"
 
 namespace ccbench {
 
-// The algorithms the model knows, by the names of our implementations:
+// The algorithms the model knows (ModelSchedule, collectives/impl_id.h), by the names of our
+// implementations:
 //   ring      rings in rank order, one per NIC of a node (rail-aligned across nodes), else one
 //   tree      double binary tree over all ranks (all-reduce, pipelined); Bruck (all-gather)
 //   hier      intra-node ring reduce-scatter, inter-node ring all-reduce per local rank, intra-node
@@ -32,6 +34,7 @@ namespace ccbench {
 //   twoshot   direct reduce-scatter then direct all-gather (all-reduce)
 //   nccl-ring NCCL's ring: the same ring schedule (NCCL's ring and ours move the same bytes)
 //   nccl-tree NCCL's tree: a chain inside each node, double binary tree between nodes (all-reduce)
+// Their names, in the table's order (collectives/implementations.def).
 const std::vector<std::string>& model_algorithms();
 
 // How our GPU kernels run a schedule (collectives/gpu/fifo_ring.cu, fifo_tree.cu, the Bruck kernel): the data
@@ -66,8 +69,10 @@ struct Prediction {
 // One algorithm and collective over one system, prepared once and then costed for any size.
 class CollectiveModel {
  public:
-  // Throws Error(usage) for an unknown algorithm name, or a kernel with channels but no slot size
-  // or copy rate.
+  // Throws Error(usage) for a kernel with channels but no slot size or copy rate.
+  CollectiveModel(const SystemTopology& system, Collective coll, ModelSchedule algorithm,
+                  const KernelPipeline& kernel = {});
+  // The same by the algorithm's name (--impl of `ccbench model`); Error(usage) for an unknown one.
   CollectiveModel(const SystemTopology& system, Collective coll, const std::string& algorithm,
                   const KernelPipeline& kernel = {});
   ~CollectiveModel();

@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include "collectives/gpu/knobs.h"
+#include "collectives/implementation.h"
 #include "core/error.h"
 #include "topologies/system.h"
 #include "results/stats.h"
@@ -26,8 +27,8 @@ namespace {
 // where the file describes no kernels.
 KernelPipeline kernel_of(const RunRecord& row, const GpuKernelSpec& gpu, const std::vector<LinkCeiling>& ceilings) {
   KernelPipeline k;
-  const std::string& impl = row.impl;
-  if (row.device != "gpu" || (impl != "ring" && impl != "tree") || !gpu.described()) return k;
+  const auto impl = parse_impl_id(row.impl);
+  if (row.device != name(Device::gpu) || (impl != ImplId::ring && impl != ImplId::tree) || !gpu.described()) return k;
   static const std::regex blocks(R"((?:^ring |^double (tree) 2x)(\d+)ch|^bruck (\d+)blk)");
   std::smatch m;
   if (!std::regex_search(row.algorithm, m, blocks)) return k;
@@ -48,12 +49,14 @@ KernelPipeline kernel_of(const RunRecord& row, const GpuKernelSpec& gpu, const s
   return k;
 }
 
-// The model's algorithms an implementation on `device` is predicted by; empty: none.
-std::vector<std::string> algorithms_of(const std::string& impl, const std::string& device) {
-  if (impl == "nccl") return {"nccl-ring", "nccl-tree"};
-  if (impl == "hier" && device == "cpu") return {"hier-leader"};  // CPU hier is the leader scheme
-  for (const std::string& a : model_algorithms())
-    if (a == impl) return {a};
+// The model's schedules the row's implementation on its device is predicted by (the registry's
+// support matrix, collectives/implementations.def); empty: none.
+std::vector<ModelSchedule> algorithms_of(const RunRecord& row) {
+  const auto id = parse_impl_id(row.impl);
+  if (!id) return {};
+  for (Device d : {Device::cpu, Device::gpu})
+    if (row.device == name(d))
+      if (const ImplInfo* info = find_implementation(*id, d)) return info->model;
   return {};
 }
 
@@ -109,7 +112,7 @@ RunModel load_run_model(const std::string& name_or_path) {
 
 RowPrediction predict_row(const RunModel& model, const RunRecord& row, const std::vector<LinkCeiling>& ceilings) {
   RowPrediction p;
-  const std::vector<std::string> algos = algorithms_of(row.impl, row.device);
+  const std::vector<ModelSchedule> algos = algorithms_of(row);
   const auto coll = parse_collective(row.collective);
   if (algos.empty()) {
     p.reason = fmt::format("the model has no algorithm for impl {}", row.impl);
@@ -133,7 +136,7 @@ RowPrediction predict_row(const RunModel& model, const RunRecord& row, const std
   }
   p.link_gbps = row.nodes == 1 ? system->node.gpu_link.bandwidth_gbps : system->node.nic.bandwidth_gbps;
   const KernelPipeline kernel = kernel_of(row, model.system.node.kernels, ceilings);
-  for (const std::string& a : algos) {
+  for (ModelSchedule a : algos) {
     const Prediction pr = CollectiveModel(*system, *coll, a, kernel).predict(row.bytes);
     if (!pr.unsupported.empty()) {
       if (!p.time_us) p.reason = pr.unsupported;

@@ -7,10 +7,10 @@
 // The row's model columns (results/record.h): predicted_time_us, predicted_busbw_gbps and
 // model_efficiency (measured busbw / predicted busbw), empty with model_reason where the row has
 // no prediction (an implementation or collective the model does not know, uneven nodes, nodes
-// without NICs). Implementations map to the model's algorithms by name (ring, tree, hier,
-// oneshot, twoshot): GPU hier is the model's two-level hier, CPU hier, whose scheme is the leader
-// one, maps to hier-leader; nccl is predicted as the faster of nccl-ring and nccl-tree, as NCCL's
-// own tuner picks.
+// without NICs). Implementations map to the model's schedules as the registry's support matrix
+// says (collectives/implementations.def, `ccbench list --json`): by name for most; CPU hier,
+// whose scheme is the leader one, maps to hier-leader; nccl is predicted as the faster of
+// nccl-ring and nccl-tree, as NCCL's own tuner picks.
 //
 // Calibration: with link ceilings (--ceilings links.json or --measure-ceilings), a row inside one
 // node is predicted with its own path's measured ceiling (harness/links/links.h) as the ranks' link

@@ -18,7 +18,7 @@
 set(_gpu1_runner ${CMAKE_CURRENT_SOURCE_DIR}/gpu/run_gpu_test.sh)
 set(_gpu1_measured ${CMAKE_CURRENT_SOURCE_DIR}/gpu/measured_check.py)
 set(_gpu1_transport ${CMAKE_CURRENT_SOURCE_DIR}/gpu/transport_check.py)
-set(_gpu1_nccl nccl,nccl-ring,nccl-tree,nccl-symm)
+list(JOIN CCBENCH_GPU_NCCL "," _gpu1_nccl)  # the support matrix's (implementations.cmake)
 
 # ccbench_gpu1_test(NAME RANKS MEASURED EXPECT SKIPPED ccbench-args...)
 #   MEASURED  measured_check.py's "impl,impl:coll,coll ..." (every case measured, 0 wrong)
@@ -33,13 +33,28 @@ function(ccbench_gpu1_test name ranks measured expect skipped)
 endfunction()
 
 # p2p between two processes on the same GPU (CUDA IPC maps the other process's memory): every
-# implementation of ours and every collective it implements; NCCL's four skipped before NCCL is
-# called, naming the way out.
-ccbench_gpu1_test(gpu1_p2p_every_impl_2 2
-                  "ring:allreduce,allgather,reducescatter,reduce tree:allreduce,allgather oneshot:allreduce,reduce twoshot:allreduce ce:allgather,alltoall,alltoallv,gather,scatter best:allreduce,allgather,reducescatter,alltoall,alltoallv,gather,scatter,reduce hier:allreduce,allgather"
-                  "ring=p2p tree=p2p oneshot=p2p twoshot=p2p ce=p2p best=p2p hier=p2p"
-                  "nccl,nccl-ring,nccl-symm,nccl-tree/allreduce:--emulate-nodes"
-                  --collective all --impl ring,tree,oneshot,twoshot,ce,best,hier,${_gpu1_nccl} -d float -o sum
+# implementation of ours and every collective it implements (the support matrix's kernels and
+# their collectives); NCCL's skipped before NCCL is called, naming the way out (each collective it
+# implements; the others are skipped as undeclared).
+set(_every_measured)
+set(_every_p2p)
+set(_every_nccl)
+foreach(_impl IN LISTS CCBENCH_GPU_KERNELS)
+  list(APPEND _every_measured "${_impl}:${CCBENCH_GPU_COLLECTIVES_${_impl}}")
+  list(APPEND _every_p2p "${_impl}=p2p")
+endforeach()
+foreach(_impl IN LISTS CCBENCH_GPU_NCCL)
+  string(REPLACE "," ";" _colls "${CCBENCH_GPU_COLLECTIVES_${_impl}}")
+  foreach(_coll IN LISTS _colls)
+    list(APPEND _every_nccl "${_impl}/${_coll}")
+  endforeach()
+endforeach()
+list(JOIN _every_measured " " _every_measured)
+list(JOIN _every_p2p " " _every_p2p)
+list(JOIN _every_nccl "," _every_nccl)
+list(JOIN CCBENCH_GPU_KERNELS "," _every_kernel)
+ccbench_gpu1_test(gpu1_p2p_every_impl_2 2 "${_every_measured}" "${_every_p2p}" "${_every_nccl}:--emulate-nodes"
+                  --collective all --impl ${_every_kernel},${_gpu1_nccl} -d float -o sum
                   -b 4 -e 256K -f 8 -n 2 -w 1 --timeout 60)
 # Every data type and operation through our ring (and the tree's all-reduce), both placements.
 ccbench_gpu1_test(gpu1_dtypes_ops_2 2 "ring:allreduce tree:allreduce" "ring=p2p tree=p2p" ""

@@ -2,8 +2,15 @@
 # out-of-place, checked exactly by ccbench itself (exit code 0 = no wrong element). Skipped
 # (exit 77) with the reason where this machine has no GPU.
 set(_gpu_runner ${CMAKE_CURRENT_SOURCE_DIR}/gpu/run_gpu_test.sh)
-set(_all_gpu_impls ring,tree,oneshot,twoshot,ce,best,nccl,nccl-ring,nccl-tree,nccl-symm)
-set(_gpu_impls_but_symm ring,tree,oneshot,twoshot,ce,best,nccl,nccl-ring,nccl-tree)
+# Every GPU implementation of the support matrix (implementations.cmake) that runs within one node:
+# hier needs several (its tests: gpu1_hier_*, gpu_emulated_*). nccl-symm's all-gather and
+# reduce-scatter are left out of gpu_gather_scatter_2 (see gpu_nccl_symm_2).
+set(_all_gpu_impls ${CCBENCH_GPU_KERNELS} ${CCBENCH_GPU_NCCL})
+list(REMOVE_ITEM _all_gpu_impls hier)
+set(_gpu_impls_but_symm ${_all_gpu_impls})
+list(REMOVE_ITEM _gpu_impls_but_symm nccl-symm)
+list(JOIN _all_gpu_impls "," _all_gpu_impls)
+list(JOIN _gpu_impls_but_symm "," _gpu_impls_but_symm)
 function(ccbench_gpu_test name ranks)
   add_test(NAME ${name} COMMAND ${_gpu_runner} $<TARGET_FILE:ccbench> ${ranks} ${ARGN})
   set_tests_properties(${name} PROPERTIES LABELS gpu SKIP_RETURN_CODE 77 TIMEOUT 900 RUN_SERIAL TRUE)

@@ -55,10 +55,12 @@ std::set<int> ring_peers(const ImplContext& ctx, int rank, int n) {
 
 std::string text(const std::set<int>& s) { return fmt::format("{{{}}}", fmt::join(s, ",")); }
 
-// One all-reduce of `impl_name` over host; returns this rank's failures (wrong elements, or a
+// One all-reduce of `id` over host; returns this rank's failures (wrong elements, or a
 // mapped set other than `want`), printing them.
-int check_impl(const char* impl_name, ImplContext& ctx, int rank, int n, const std::set<int>& want) {
-  const ImplInfo* info = find_implementation(impl_name, Device::gpu);
+int check_impl(ImplId id, ImplContext& ctx, int rank, int n, const std::set<int>& want) {
+  const std::string name_text(name(id));
+  const char* impl_name = name_text.c_str();
+  const ImplInfo* info = find_implementation(id, Device::gpu);
   if (!info || !info->make) throw Error(ExitCode::precondition, fmt::format("{} is not built in", impl_name));
   auto impl = info->make();
   impl->setup(ctx);
@@ -94,8 +96,8 @@ int check_impl(const char* impl_name, ImplContext& ctx, int rank, int n, const s
 int run(int rank, int n) {
   direct::DirectRank me(rank, n, "host", std::chrono::seconds(60));
   ImplContext& ctx = me.ctx;
-  int failures = check_impl("ring", ctx, rank, n, ring_peers(ctx, rank, n));
-  failures += check_impl("tree", ctx, rank, n, direct::tree_peers(rank, n));
+  int failures = check_impl(ImplId::ring, ctx, rank, n, ring_peers(ctx, rank, n));
+  failures += check_impl(ImplId::tree, ctx, rank, n, direct::tree_peers(rank, n));
   int total = 0;
   MPI_Allreduce(&failures, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
   if (rank == 0)

@@ -100,7 +100,7 @@ int graph_launches(cudaGraph_t graph, int rank) {
 }
 
 int run(int rank, int nranks) {
-  const ImplInfo* info = find_implementation("oneshot", Device::gpu);
+  const ImplInfo* info = find_implementation(ImplId::oneshot, Device::gpu);
   if (!info || !info->make) throw Error(ExitCode::precondition, "oneshot is not built in");
   std::size_t largest = 0;
   for (std::size_t b : kSequence) largest = std::max(largest, b);

@@ -44,15 +44,15 @@ constexpr std::chrono::milliseconds kSkew{2};
 constexpr int kMaxReported = 5;  // failures printed per rank
 
 struct Case {
-  const char* impl;
+  ImplId id;
   Collective coll;
 };
 // ring maps only FIFO memory (no buffer): its teardown is the FIFO mesh's alone.
-const Case kCases[] = {{"tree", Collective::allgather},
-                       {"oneshot", Collective::allreduce},
-                       {"twoshot", Collective::allreduce},
-                       {"ce", Collective::allgather},
-                       {"ring", Collective::allreduce}};
+const Case kCases[] = {{ImplId::tree, Collective::allgather},
+                       {ImplId::oneshot, Collective::allreduce},
+                       {ImplId::twoshot, Collective::allreduce},
+                       {ImplId::ce, Collective::allgather},
+                       {ImplId::ring, Collective::allreduce}};
 
 float input(int cycle, int rank, std::size_t i) {
   return static_cast<float>((static_cast<std::size_t>(cycle) * 5 + static_cast<std::size_t>(rank) * 3 + i) % 31);
@@ -124,7 +124,7 @@ double cycle_once(Implementation& impl, const Case& k, int cycle, const ImplCont
     else
       for (int r = 0; r < n; ++r) want += input(cycle, r, i);
     if (got[i] != want) {
-      c.fail("cycle {} {} {}: element {} expected {} got {}", cycle, k.impl, name(k.coll), i, want, got[i]);
+      c.fail("cycle {} {} {}: element {} expected {} got {}", cycle, name(k.id), name(k.coll), i, want, got[i]);
       break;
     }
   }
@@ -133,7 +133,7 @@ double cycle_once(Implementation& impl, const Case& k, int cycle, const ImplCont
   const Clock::time_point returned = Clock::now();
   c.count();
   if (const int left = open_buffers())
-    c.fail("cycle {} {}: {} peer buffers still mapped after detach()", cycle, k.impl, left);
+    c.fail("cycle {} {}: {} peer buffers still mapped after detach()", cycle, name(k.id), left);
   CCB_CUDA(cudaFree(send));
   CCB_CUDA(cudaFree(recv));
   return closed_before_return(returned, "detach()", cycle, c);
@@ -144,8 +144,8 @@ int run(int rank, int n, int cycles) {
   Checks c(rank);
   std::vector<std::unique_ptr<Implementation>> impls;
   for (const Case& k : kCases) {
-    const ImplInfo* info = find_implementation(k.impl, Device::gpu);
-    if (!info || !info->make) throw Error(ExitCode::precondition, fmt::format("{} is not built in", k.impl));
+    const ImplInfo* info = find_implementation(k.id, Device::gpu);
+    if (!info || !info->make) throw Error(ExitCode::precondition, fmt::format("{} is not built in", name(k.id)));
     impls.push_back(info->make());
     impls.back()->setup(me.ctx);
   }
@@ -158,7 +158,7 @@ int run(int rank, int n, int cycles) {
   for (std::size_t i = 0; i < impls.size(); ++i) {  // scratch regions and FIFO memory: close, barrier, free
     if (static_cast<int>(i) % n == rank) std::this_thread::sleep_for(kSkew);
     impls[i].reset();
-    const std::string what = fmt::format("the teardown of {}", kCases[i].impl);
+    const std::string what = fmt::format("the teardown of {}", name(kCases[i].id));
     least_margin_us = std::min(least_margin_us, closed_before_return(Clock::now(), what.c_str(), cycles, c));
   }
   c.count();

@@ -153,7 +153,7 @@ void refused_mapping(int rank, int n, Check& check) {
 int run(int rank, int n) {
   if (n < 4) throw Error(ExitCode::usage, fmt::format("tree peers: needs 4 or more ranks, got {}", n));
   direct::DirectRank me(rank, n, "p2p", std::chrono::seconds(60));
-  const ImplInfo* info = find_implementation("tree", Device::gpu);
+  const ImplInfo* info = find_implementation(ImplId::tree, Device::gpu);
   if (!info || !info->make) throw Error(ExitCode::precondition, "tree is not built in");
   Check check(rank);
   const std::set<int> tree = direct::tree_peers(rank, n);

@@ -135,7 +135,7 @@ TEST(SameGpu, BusIdsDecideNotOrdinals) {
 // NCCL is called (Implementation::refuses), naming the way out, and lets it run across emulated
 // nodes. Without NCCL in the build there is nothing to refuse.
 TEST(SameGpu, NcclRefusesRanksOfANodeOnOneGpuBeforeSetUp) {
-  const ImplInfo* nccl = find_implementation("nccl", Device::gpu);
+  const ImplInfo* nccl = find_implementation(ImplId::nccl, Device::gpu);
   ASSERT_NE(nccl, nullptr);
   if (!CCBENCH_HAVE_NCCL) GTEST_SKIP() << "NCCL is not built in";
   auto impl = nccl->make();

@@ -92,8 +92,8 @@ TEST(NcclConfig, MinAboveMaxIsNamedPerCombination) {
 TEST(NcclConfig, PlanHasOneCommunicatorPerCombination) {
   SweepPlan plan;
   plan.device = Device::gpu;
-  for (const char* n : {"nccl", "ring", "nccl-ring"})
-    if (const ImplInfo* i = find_implementation(n, Device::gpu)) plan.impls.push_back(i);
+  for (ImplId id : {ImplId::nccl, ImplId::ring, ImplId::nccl_ring})
+    if (const ImplInfo* i = find_implementation(id, Device::gpu)) plan.impls.push_back(i);
   const auto configs = nccl_config_combinations({"maxCTAs=4,8"});
   const SweepPlan out = with_nccl_configs(plan, configs);
   std::vector<std::string> got;
