@@ -133,7 +133,11 @@ std::string knob_valid_text(const KnobRow& row) {
 
 std::string knob_default_text(const KnobRow& row) {
   if (!row.unset.empty()) return std::string(row.unset);
-  if (row.at_most) return std::string(knob_row(*row.at_most).name);
+  return row.at_most ? std::string(knob_row(*row.at_most).name) : knob_default_spelling(row);
+}
+
+std::string knob_default_spelling(const KnobRow& row) {
+  if (row.at_most) return knob_default_spelling(knob_row(*row.at_most));
   switch (row.kind) {
     case KnobKind::size: return format_size(row.value);
     case KnobKind::integer: return std::to_string(row.value);

@@ -50,5 +50,8 @@ std::size_t knob_choice(std::string_view name, std::string_view text, std::span<
 // 16M", "one of sm, ce") and its default ("1M", "sm, or ...", "CCBENCH_ONESHOT_MAX_BYTES").
 std::string knob_valid_text(const KnobRow& row);
 std::string knob_default_text(const KnobRow& row);
+// The default as the variable would spell it ("1M", "128", "sm"; a bound by another knob: that
+// knob's default); "" where a text knob's default is computed or none.
+std::string knob_default_spelling(const KnobRow& row);
 
 }  // namespace ccbench

@@ -42,18 +42,6 @@ class KnobEnvironment : public ::testing::Test {
   std::vector<std::string> saved_;
 };
 
-// The default as the variable would spell it.
-std::string default_spelling(const KnobRow& row) {
-  if (row.at_most) return default_spelling(knob_row(*row.at_most));
-  switch (row.kind) {
-    case KnobKind::size: return format_size(row.value);
-    case KnobKind::integer: return std::to_string(row.value);
-    case KnobKind::choice: return std::string(row.words[row.value]);
-    case KnobKind::text: break;
-  }
-  return std::string(row.text);
-}
-
 // Reads the knob as its callers do and returns the value as text, for any kind.
 std::string read_back(const KnobRow& row) {
   switch (row.kind) {
@@ -68,7 +56,7 @@ std::string read_back(const KnobRow& row) {
 TEST_F(KnobEnvironment, EveryRowReadsItsDefaultUnsetEmptyOrSpelledOut) {
   for (const KnobRow& row : kKnobTable) {
     SCOPED_TRACE(std::string(row.name));
-    const std::string spelled = default_spelling(row);
+    const std::string spelled = knob_default_spelling(row);
     EXPECT_EQ(read_back(row), spelled) << "unset";
     set(row, "");
     EXPECT_EQ(read_back(row), spelled) << "empty";
@@ -150,7 +138,7 @@ TEST_F(KnobEnvironment, TuningSettingsAreExactlyTheRunScopedRowsSet) {
   for (const KnobRow& row : kKnobTable) {
     // Every other row, so that unset rows are seen to stay out; an empty value counts as set.
     if (static_cast<std::size_t>(row.id) % 2 == 1) continue;
-    const std::string value = static_cast<std::size_t>(row.id) % 4 == 0 ? "" : default_spelling(row) + "x";
+    const std::string value = static_cast<std::size_t>(row.id) % 4 == 0 ? "" : knob_default_spelling(row) + "x";
     set(row, value);
     if (row.scope == KnobScope::run) expected.push_back(std::string(row.name) + "=" + value);
   }
