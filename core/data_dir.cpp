@@ -13,7 +13,7 @@ fs::path executable_dir() {
 }
 
 std::vector<fs::path> data_dirs(const std::string& sub) {
-  if (const auto dir = env_text("CCBENCH_DATA_DIR")) return {fs::path(*dir) / sub};
+  if (const auto dir = env_text(Knob::data_dir)) return {fs::path(*dir) / sub};
   const fs::path exe = executable_dir();
   if (exe.empty()) return {};
   return {exe / "share/ccbench" / sub, exe / "../share/ccbench" / sub};

@@ -1,13 +1,17 @@
 #pragma once
-// Environment knobs: tuning variables (CCBENCH_CPU_SLOT_BYTES, CCBENCH_GPU_SLOT_BYTES, ...) read
-// the same way in every layer. Unset or empty means the default; anything else must be valid:
-// a bad value is Error(usage) naming the variable, the value and what is valid (never silently
-// replaced by the default).
+// Environment knobs: the CCBENCH_* variables of core/knob_table.h, read the same way in every
+// layer. A caller names a knob (env_size(Knob::gpu_slot_bytes)); its variable, range and default
+// come from the table. Unset or empty means the default; anything else must be valid: a bad value
+// is Error(usage) naming the variable, the value and what is valid (never silently replaced by the
+// default).
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "core/knob_table.h"
 
 namespace ccbench {
 
@@ -18,29 +22,36 @@ struct KnobRange {
   std::uint64_t multiple = 1;
 };
 
-// The variable's text; nullopt when unset or empty.
-std::optional<std::string> env_text(const char* name);
+// A size knob: bytes with the suffixes of core/size.h ("256K"); a knob bounded by another
+// (KnobRow::at_most) reads that one too.
+std::uint64_t env_size(Knob k);
+// An integer knob: a whole decimal number.
+std::int64_t env_int(Knob k);
+// A choice knob: the index of its word in KnobRow::words.
+std::size_t env_choice(Knob k);
+// Any knob's text as set; nullopt when unset or empty (then its default applies).
+std::optional<std::string> env_text(Knob k);
+// A text knob with a fixed default (KnobRow::text): the text as set, else that default.
+std::string env_text_or_default(Knob k);
 
-// A byte size with the suffixes of core/size.h ("256K"), or `fallback` when unset.
-std::uint64_t env_size(const char* name, std::uint64_t fallback, KnobRange valid);
-
-// A whole decimal number, or `fallback` when unset.
-std::int64_t env_int(const char* name, std::int64_t fallback, std::int64_t lo, std::int64_t hi);
-
-// One of the words in `valid` (exactly as spelled), or `fallback` when unset; the index of the word.
-std::size_t env_choice(const char* name, std::size_t fallback, const std::vector<std::string_view>& valid);
-
-// The tuning variables set in this process, "NAME=VALUE" sorted by name: every CCBENCH_GPU_*,
-// CCBENCH_CPU_*, CCBENCH_ONESHOT_* and CCBENCH_BEST_* variable. They size buffers, channels and
-// blocks that two ranks must lay out alike, so every rank of a run must have the same
-// (harness/job/bootstrap.h: check_same_tuning). Per-rank variables (CCBENCH_HOSTID, CCBENCH_FAULT,
-// CCBENCH_TCP_IF, ...) are not among them.
+// The run-scoped variables set in this process (KnobScope::run; set even when empty),
+// "NAME=VALUE" sorted by name. They size buffers, channels and blocks that two ranks must lay out
+// alike, so every rank of a run must have the same (harness/job/bootstrap.h: check_same_tuning).
+// Per-process variables (CCBENCH_HOSTID, CCBENCH_FAULT, CCBENCH_TCP_IF, ...) are not among them.
 std::vector<std::string> tuning_settings();
 
 // The same checks on a value already read (the knob functions above use them; tests call them
 // without touching the environment).
 std::uint64_t knob_size(std::string_view name, std::string_view text, KnobRange valid);
 std::int64_t knob_int(std::string_view name, std::string_view text, std::int64_t lo, std::int64_t hi);
-std::size_t knob_choice(std::string_view name, std::string_view text, const std::vector<std::string_view>& valid);
+std::size_t knob_choice(std::string_view name, std::string_view text, std::span<const std::string_view> valid);
+
+// A row as the reference prints it: what it takes ("a size in bytes, a multiple of 4K from 4K to
+// 16M", "one of sm, ce") and its default ("1M", "sm, or ...", "CCBENCH_ONESHOT_MAX_BYTES").
+std::string knob_valid_text(const KnobRow& row);
+std::string knob_default_text(const KnobRow& row);
+// The default as the variable would spell it ("1M", "128", "sm"; a bound by another knob: that
+// knob's default); "" where a text knob's default is computed or none.
+std::string knob_default_spelling(const KnobRow& row);
 
 }  // namespace ccbench

@@ -57,7 +57,7 @@ std::string CublasApi::version_text() const {
 }
 
 std::string cublas_library_path() {
-  return env_text("CCBENCH_CUBLAS_LIBRARY").value_or(fmt::format("libcublas.so.{}", CUBLAS_VER_MAJOR));
+  return env_text(Knob::cublas_library).value_or(fmt::format("libcublas.so.{}", CUBLAS_VER_MAJOR));
 }
 
 const CublasApi* cublas_api(std::string* why) {

@@ -77,7 +77,7 @@ FaultSpec parse_fault(const std::string& text) {
 }
 
 std::optional<FaultSpec> fault_from_environment() {
-  const auto text = env_text("CCBENCH_FAULT");
+  const auto text = env_text(Knob::fault);
   if (!text) return std::nullopt;
   return parse_fault(*text);
 }

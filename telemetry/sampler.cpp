@@ -139,7 +139,7 @@ bool samples_its_host(int rank, const std::vector<std::string>& host_of) {
 }
 
 std::unique_ptr<GpuSource> open_gpu_source() {
-  const auto replay = env_text("CCBENCH_TELEMETRY_NVML_REPLAY");
+  const auto replay = env_text(Knob::telemetry_nvml_replay);
   return replay ? replay_answers_file(*replay) : open_nvml();
 }
 
@@ -147,7 +147,7 @@ Sources open_sources(const std::string& record_path) {
   Sources s;
   s.gpu = open_gpu_source();
   if (!record_path.empty()) s.gpu = std::make_unique<RecordingSource>(std::move(s.gpu), record_path);
-  s.nic_dir = env_text("CCBENCH_TELEMETRY_IB_DIR").value_or("/sys/class/infiniband");
+  s.nic_dir = env_text_or_default(Knob::telemetry_ib_dir);
   return s;
 }
 

@@ -128,6 +128,6 @@ void RankLayout::emulate_nodes(int n) {
   emulated = true;
 }
 
-std::string host_id_from_environment() { return env_text("CCBENCH_HOSTID").value_or(""); }
+std::string host_id_from_environment() { return env_text(Knob::hostid).value_or(""); }
 
 }  // namespace ccbench

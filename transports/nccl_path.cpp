@@ -122,7 +122,7 @@ NcclPinning pin_nccl_path(const std::string& transport, const RankLayout& layout
     }
   }
   if (layout.emulated) {
-    const std::string id = env_text("CCBENCH_HOSTID").value_or(fmt::format("ccbench-node-{}", layout.node()));
+    const std::string id = env_text(Knob::hostid).value_or(fmt::format("ccbench-node-{}", layout.node()));
     apply(p, "NCCL_HOSTID", id);
     p.pinned += p.pinned.empty() ? "hostid" : "+hostid";
   }

@@ -12,24 +12,10 @@
 
 namespace ccbench::cpu {
 
-namespace {
-
-// Bounds of the CPU channel knobs: a slot holds at least one cache line and whole cache lines
-// (the executors copy and reduce by lines); 64 MiB slots and 64-deep rings are far past the
-// settings measured (64K-1M x 2-8 deep, none better than 256K x 4 beyond the noise:
-// cpu2core-20261130-np2) and bound the memory a typo can take.
-constexpr std::uint64_t kCacheLineBytes = 64;
-constexpr std::uint64_t kMaxCpuSlotBytes = 64ull << 20;
-constexpr int kMinDepth = 2;  // one slot filling while the peer drains the other
-constexpr int kMaxDepth = 64;
-
-}  // namespace
-
 SlotConfig slot_config_from_env() {
   SlotConfig c;
-  c.slot_bytes = env_size("CCBENCH_CPU_SLOT_BYTES", kDefaultSlotBytes,
-                          {.lo = kCacheLineBytes, .hi = kMaxCpuSlotBytes, .multiple = kCacheLineBytes});
-  c.depth = static_cast<int>(env_int("CCBENCH_CPU_SLOT_DEPTH", kDefaultSlotDepth, kMinDepth, kMaxDepth));
+  c.slot_bytes = static_cast<size_t>(env_size(Knob::cpu_slot_bytes));
+  c.depth = static_cast<int>(env_int(Knob::cpu_slot_depth));
   return c;
 }
 

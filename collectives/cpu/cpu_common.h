@@ -8,19 +8,17 @@
 #include <string_view>
 
 #include "collectives/implementation.h"
+#include "core/knob_table.h"
 #include "transports/connect.h"
 
 namespace ccbench::cpu {
-
-inline constexpr size_t kDefaultSlotBytes = 256 * 1024;
-inline constexpr int kDefaultSlotDepth = 4;
 
 // CCBENCH_CPU_SLOT_BYTES and CCBENCH_CPU_SLOT_DEPTH, or the defaults where unset.
 // Throws Error(usage) naming the variable and what is valid. Depth is at least 2: a fused ring
 // step holds a received slot while it waits for a free one to send into.
 struct SlotConfig {
-  size_t slot_bytes = kDefaultSlotBytes;
-  int depth = kDefaultSlotDepth;
+  size_t slot_bytes = knob_default<size_t>(Knob::cpu_slot_bytes);
+  int depth = knob_default<int>(Knob::cpu_slot_depth);
 };
 SlotConfig slot_config_from_env();
 

@@ -95,7 +95,7 @@ class TwoshotGpu final : public GpuImpl {
     return blocks_for(a.count * element_size(a.spec.dtype) / static_cast<std::size_t>(n_), kTwoshotBytesPerBlock,
                       max_blocks_);
   }
-  int max_blocks_ = kDefaultTwoshotBlocks;
+  int max_blocks_ = knob_default<int>(Knob::gpu_twoshot_blocks);
   std::unique_ptr<PeerState> peers_;
 };
 

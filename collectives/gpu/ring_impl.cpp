@@ -124,7 +124,7 @@ class RingGpu final : public GpuImpl {
   // Small messages use fewer channels: fewer, fuller slots. Same choice on every rank.
   int channels_for(const CallArgs& a) const { return blocks_for(call_bytes(a), kRingBytesPerChannel, channels_); }
   int avg_divisor_ = 0;  // 0: the ring's own ranks
-  int channels_ = kDefaultRingChannels;
+  int channels_ = knob_default<int>(Knob::gpu_channels);
   std::size_t slot_ = 0;
   Ring sm_, ce_;  // ce_: the copy-engine set over host, where sizes pick (else empty)
   std::size_t ce_min_bytes_ = 0;

@@ -142,7 +142,7 @@ class TreeGpu final : public GpuImpl {
     }
     return x;
   }
-  int channels_ = kDefaultTreeChannels;
+  int channels_ = knob_default<int>(Knob::gpu_tree_channels);
   std::size_t slot_ = 0;
   int parent_[2] = {-1, -1}, nchildren_[2] = {0, 0};
   std::unique_ptr<DeviceCounters> steps_;

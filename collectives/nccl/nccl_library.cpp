@@ -15,8 +15,6 @@ namespace ccbench {
 
 namespace {
 
-constexpr const char* kDefaultLibrary = "libnccl.so.2";
-
 std::mutex g_mu;
 std::string g_path;  // set_nccl_library_path(); "" = the environment or the default
 
@@ -70,7 +68,7 @@ std::string NcclApi::version_text() const {
 std::string nccl_library_path() {
   std::lock_guard lock(g_mu);
   if (!g_path.empty()) return g_path;
-  return env_text("CCBENCH_NCCL_LIBRARY").value_or(kDefaultLibrary);
+  return env_text_or_default(Knob::nccl_library);
 }
 
 void set_nccl_library_path(const std::string& path) {

@@ -93,6 +93,10 @@ HelpCommand::HelpCommand(CLI::App& app)
   set_.text({"subcommand", "the subcommand to describe"}, subcommand, "SUBCOMMAND");
   set_.flag({"--markdown", "print the reference of every subcommand's options (docs/reference.md)"}, markdown);
   set_.flag({"--flags", "print every flag of every subcommand as the parser holds them, one per line"}, flags);
+  set_.flag({"--environment",
+             "print every CCBENCH_* environment variable: what it takes, its default, whether every rank must have "
+             "the same, and the value set here"},
+            environment);
 }
 
 CommandLine::CommandLine()
@@ -199,6 +203,7 @@ Command finish(CommandLine& cl, int argc, const char* const* argv) {
   if (cl.help.given()) {
     if (cl.help.markdown) return HelpRequest{reference_markdown(cl)};
     if (cl.help.flags) return HelpRequest{cli::option_names(cl.app)};
+    if (cl.help.environment) return HelpRequest{environment_help()};
     if (cl.help.subcommand.empty()) return HelpRequest{overview_help(cl)};
     if (!cl.subcommand(cl.help.subcommand) || cl.help.subcommand == "help")
       cli::unknown_name("help", cl.help.subcommand, kSubcommands);

@@ -46,8 +46,8 @@ class TopoCommand {
   TopoRequest req_;
 };
 
-// `ccbench help [SUBCOMMAND]`, and the generated reference (--markdown) with what its check
-// compares it with (--flags).
+// `ccbench help [SUBCOMMAND]`, the environment variables (--environment), and the generated
+// reference (--markdown) with what its check compares it with (--flags).
 // `ccbench list`: the implementations this build knows; --json adds what each implements.
 class ListCommand {
  public:
@@ -67,7 +67,7 @@ class HelpCommand {
   const cli::OptionSet& options() const { return set_; }
   bool given() const { return sub_->parsed(); }
   std::string subcommand;
-  bool markdown = false, flags = false;
+  bool markdown = false, flags = false, environment = false;
 
  private:
   CLI::App* sub_;
@@ -104,8 +104,12 @@ class CommandLine {
 std::string overview_help(const CommandLine& cl);
 // The help of one subcommand ("run", "links", ...).
 std::string subcommand_help(const CommandLine& cl, const std::string& name);
-// docs/reference.md: every subcommand's options and the nccl-tests table.
+// docs/reference.md: every subcommand's options, the transports, the nccl-tests table and the
+// environment variables (core/knob_table.h).
 std::string reference_markdown(const CommandLine& cl);
+// `ccbench help --environment`: every CCBENCH_* variable as the reference gives it, and the value
+// this process has where one is set.
+std::string environment_help();
 // Installs the usage lines and examples on the apps of `cl` (called by its constructor).
 void install_help(CommandLine& cl);
 

@@ -144,7 +144,7 @@ void add_metrics(cli::OptionSet& set, std::string& target, const std::string& he
 
 std::string history_path(const std::string& given) {
   if (!given.empty()) return given;
-  return env_text("CCBENCH_DB").value_or("");
+  return env_text(Knob::db).value_or("");
 }
 
 cli::Names<Collective> collective_names() {

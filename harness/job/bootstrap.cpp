@@ -122,8 +122,8 @@ void check_same_tuning(MPI_Comm comm, const RankLayout& layout) {
   check_same_on_every_rank(
       comm, layout, mine.empty() ? "no tuning variable set" : fmt::format("{}", fmt::join(mine, " ")), ExitCode::usage,
       "every rank must have the same tuning variables (CCBENCH_GPU_*, CCBENCH_CPU_*, "
-      "CCBENCH_ONESHOT_*, CCBENCH_BEST_*): they size what peers address in each other's memory; "
-      "pass them to every rank (mpirun -x NAME)");
+      "CCBENCH_ONESHOT_*, CCBENCH_BEST_*; docs/reference.md, Environment variables): they size what peers "
+      "address in each other's memory; pass them to every rank (mpirun -x NAME)");
 }
 
 Outcome agree_outcome(MPI_Comm comm, const Outcome& mine) {

@@ -9,15 +9,16 @@
 #include "collectives/schedules/ring.h"
 #include "collectives/schedules/tree.h"
 #include "core/error.h"
+#include "core/knob_table.h"
 
 namespace ccbench {
 
 namespace {
 
-// Chunk of the pipelined tree: our GPU FIFO slot (CCBENCH_GPU_SLOT_BYTES default, 1 MiB).
-constexpr double kTreeChunkBytes = 1 << 20;
-// Slice of the CPU executors' pipelined chains (collectives/cpu/cpu_common.h kDefaultSlotBytes).
-constexpr double kCpuSliceBytes = 256 * 1024;
+// Chunk of the pipelined tree: our GPU FIFO slot (CCBENCH_GPU_SLOT_BYTES' default).
+constexpr double kTreeChunkBytes = knob_default<double>(Knob::gpu_slot_bytes);
+// Slice of the CPU executors' pipelined chains (CCBENCH_CPU_SLOT_BYTES' default).
+constexpr double kCpuSliceBytes = knob_default<double>(Knob::cpu_slot_bytes);
 // GB/s to bytes per microsecond.
 constexpr double kBytesPerUsPerGbps = 1e3;
 

@@ -35,7 +35,7 @@ KernelPipeline kernel_of(const RunRecord& row, const GpuKernelSpec& gpu, const s
   const bool bruck = m[3].matched, tree = m[1].matched;
   k.channels = std::stoi(bruck ? m[3].str() : m[2].str());
   const bool net = row.transport.rfind("net", 0) == 0;
-  k.slot_bytes = bruck ? 0 : static_cast<double>(net ? gpu::kNetSlotBytes : gpu::kDefaultSlotBytes);
+  k.slot_bytes = bruck ? 0 : knob_default<double>(net ? Knob::gpu_net_slot_bytes : Knob::gpu_slot_bytes);
   k.block_gbps = gpu.block_gbps;
   if (net) {
     const int streams = tree ? 2 * k.channels : k.channels, ring_streams = gpu::net_streams().count;

@@ -2,7 +2,10 @@
 """The layer rule, checked: every #include "folder/..." of a source file must name a folder its
 own folder may include (LAYERS below; docs/design.md explains the layers). A file in a folder not
 listed is an error too, so a new folder has to take its place in the table. And every CCBENCH_*
-variable is read through core/knobs.h: a getenv("CCBENCH_...") anywhere else is an error.
+variable is read through core/knobs.h: a getenv("CCBENCH_...") anywhere else is an error, and a
+string that names a CCBENCH_* variable (a read, a message) must name a row of the knob table
+(core/knob_table.h); a family ending in "_" (CCBENCH_GPU_*) and the build options (CCBENCH_WITH_*,
+CCBENCH_HAVE_*) are not variables.
 
 Usage: tests/lint/layers.py [SOURCE_ROOT]     exit 0 when every include keeps the rule, 1 otherwise
        tests/lint/layers.py --table           prints the table (docs/design.md quotes it)
@@ -38,6 +41,36 @@ INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 
 KNOB_READ = re.compile(r'getenv\(\s*"CCBENCH_')
 KNOBS_FILE = "core/knobs.cpp"
+KNOB_TABLE = "core/knob_table.h"
+KNOB_ROW = re.compile(r'\.name\s*=\s*"(CCBENCH_[A-Z0-9_]+)"')
+STRING = re.compile(r'"(?:[^"\\\n]|\\.)*"')
+KNOB_NAME = re.compile(r"CCBENCH_[A-Z0-9_]*")
+BUILD_OPTIONS = ("CCBENCH_WITH_", "CCBENCH_HAVE_")  # CMake options and their macros, not variables
+
+
+def knob_names(root):
+    """The variables of the knob table; empty when the table is missing (then every name is unknown)."""
+    try:
+        with open(os.path.join(root, KNOB_TABLE), encoding="utf-8") as f:
+            return set(KNOB_ROW.findall(f.read()))
+    except FileNotFoundError:
+        return set()
+
+
+def knob_problems(rel, lineno, line, knobs):
+    """A getenv of a CCBENCH_* variable outside core/knobs.cpp, and names in strings outside the table."""
+    out = []
+    if KNOB_READ.search(line) and rel != KNOBS_FILE:
+        out.append(f"{rel}:{lineno}: reads a CCBENCH_* variable itself; read it through core/knobs.h "
+                   "(env_size, env_int, env_choice, env_text with a Knob of core/knob_table.h)")
+    if rel == KNOB_TABLE:
+        return out
+    for literal in STRING.findall(line):
+        for name in KNOB_NAME.findall(literal):
+            if not name.endswith("_") and not name.startswith(BUILD_OPTIONS) and name not in knobs:
+                out.append(f"{rel}:{lineno}: names {name}, which is not in the knob table; add its row to "
+                           f"{KNOB_TABLE} (name, kind, range, default, scope, what, chosen by) or fix the name")
+    return out
 
 
 def folder_of(path):
@@ -53,6 +86,7 @@ def folder_of(path):
 def check(root):
     problems = []
     checked = 0
+    knobs = knob_names(root)
     for top in sorted({k.split("/")[0] for k in LAYERS}):
         for dirpath, _, files in os.walk(os.path.join(root, top)):
             for name in sorted(files):
@@ -68,9 +102,7 @@ def check(root):
                 allowed = set(LAYERS[mine]) | {mine}
                 with open(full, encoding="utf-8") as f:
                     for lineno, line in enumerate(f, 1):
-                        if KNOB_READ.search(line) and rel != KNOBS_FILE:
-                            problems.append(f"{rel}:{lineno}: reads a CCBENCH_* variable itself; read it through "
-                                            "core/knobs.h (env_text, env_int, env_size, env_choice)")
+                        problems += knob_problems(rel, lineno, line, knobs)
                         m = INCLUDE.match(line)
                         if not m or "/" not in m.group(1):
                             continue
@@ -92,7 +124,11 @@ def self_test():
         "harness/model/d.cpp": '#include "harness/links/links.h"\n',
         "collectives/e.cpp": '#include "nowhere/x.h"\n',                  # outside every layer
         "results/f.cpp": '#include "core/error.h"\n#include "results/record.h"\n',  # allowed
-        "telemetry/g.cpp": 'const char* v = std::getenv("CCBENCH_X");\n',  # not through core/knobs.h
+        "telemetry/g.cpp": 'const char* v = std::getenv("CCBENCH_KNOWN");\n',  # not through core/knobs.h
+        "core/knob_table.h": '{.name = "CCBENCH_KNOWN", .what = "a CCBENCH_TABLE_TEXT"},\n',  # allowed
+        "harness/h.cpp": 'fail(ExitCode::usage, "CCBENCH_KNOWN=\\"{}\\", the CCBENCH_GPU_* family, "\n'
+                         '                    "-DCCBENCH_WITH_IBVERBS=ON");\n',  # allowed
+        "transports/i.cpp": 'fail(ExitCode::usage, "give CCBENCH_KNOWN or CCBENCH_UNKNOWN");\n',  # not in the table
     }
     with tempfile.TemporaryDirectory() as root:
         for rel, text in planted.items():
@@ -101,7 +137,8 @@ def self_test():
                 f.write(text)
         checked, problems = check(root)
     caught = [rel for rel in planted if any(p.startswith(rel + ":") for p in problems)]
-    expected = [rel for rel in planted if not rel.startswith("results/")]
+    allowed = ("results/", "core/knob_table.h", "harness/h.cpp")
+    expected = [rel for rel in planted if not rel.startswith(allowed)]
     ok = checked == len(planted) and caught == expected and len(problems) == len(expected)
     print(f"layers self-test: {len(caught)} of {len(expected)} planted violations caught, "
           f"{len(problems) - len(caught)} false alarms: {'ok' if ok else 'FAILED'}")
@@ -124,7 +161,7 @@ def main():
     if checked == 0:
         print(f"layers: no source file found under {root}")
         return 1
-    print(f"layers: {checked} files checked, {len(problems)} upward or unknown includes")
+    print(f"layers: {checked} files checked, {len(problems)} problem(s): upward or unknown includes, knob reads")
     return 1 if problems else 0
 
 

@@ -21,7 +21,6 @@
 #include <string>
 #include <vector>
 
-#include "core/knobs.h"
 #include "tests/mpi/mpi_checks.h"
 #include "transports/connect.h"
 #include "transports/ofi/ofi_transport.h"
@@ -298,9 +297,11 @@ void bad_names(const RankLayout& layout) {
 // The provider's whole name as libfabric gives it ("tcp" is tcp;ofi_rxm in libfabric 1.17).
 std::string full_name(const std::string& provider) { return provider == "tcp" ? "tcp;ofi_rxm" : provider; }
 
-// tcp;ofi_rxm (or CCBENCH_OFI_TEST_PROVIDER), and shm where the ranks share a host.
+// tcp;ofi_rxm (or CCBENCH_OFI_TEST_PROVIDER, this test's own variable: ccbench never reads it),
+// and shm where the ranks share a host.
 std::vector<std::string> providers_to_test(const RankLayout& layout) {
-  std::vector<std::string> out = {env_text("CCBENCH_OFI_TEST_PROVIDER").value_or("tcp")};
+  const char* named = std::getenv("CCBENCH_OFI_TEST_PROVIDER");
+  std::vector<std::string> out = {named && *named ? named : "tcp"};
   if (layout.hosts == 1) out.push_back("shm");
   return out;
 }

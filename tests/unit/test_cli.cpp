@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/knob_table.h"
 #include "harness/app/cli.h"
 #include "harness/sizes.h"
 #include "tests/unit/cli_parse.h"
@@ -342,6 +343,18 @@ TEST(CommandLine, HelpShowsTheRunOptionsWithTheirTypes) {
   const std::string help = std::get<HelpRequest>(parse({"--help"})).text;
   for (const char* text : {"-b,--minbytes SIZE", "-n,--iters INT", "--collective LIST", "--device NAME",
                            "-T,--timeout SECONDS", "-J,--output_file PATH", "nccl-tests flags", "-g,--ngpus INT"})
+    EXPECT_NE(help.find(text), std::string::npos) << text << " not in:\n" << help;
+}
+
+// Every CCBENCH_* variable of the knob table, with its default, and the value this process has.
+TEST(CommandLine, HelpEnvironmentListsEveryKnobAndWhatIsSet) {
+  ::setenv("CCBENCH_GPU_NET_THREADS", "12", 1);
+  const std::string help = std::get<HelpRequest>(parse({"help", "--environment"})).text;
+  ::unsetenv("CCBENCH_GPU_NET_THREADS");
+  for (const KnobRow& row : kKnobTable) EXPECT_NE(help.find("\n" + std::string(row.name)), std::string::npos) << row.name;
+  for (const char* text : {"CCBENCH_GPU_NET_THREADS  (every rank must have the same)\n  set here  12\n  takes     an "
+                           "integer from 1 to 64\n  default   8\n",
+                           "CCBENCH_TCP_IF\n  takes     an interface name\n"})
     EXPECT_NE(help.find(text), std::string::npos) << text << " not in:\n" << help;
 }
 

@@ -79,21 +79,5 @@ TEST(CoreKnobs, IntKnobRange) {
   }
 }
 
-TEST(CoreKnobs, EnvironmentUnsetOrEmptyGivesTheDefault) {
-  const char* var = "CCBENCH_CORE_TEST_KNOB";
-  unsetenv(var);
-  EXPECT_EQ(env_size(var, 4096, kSlot), 4096u);
-  EXPECT_EQ(env_int(var, 7, 2, 64), 7);
-  setenv(var, "", 1);
-  EXPECT_EQ(env_size(var, 4096, kSlot), 4096u);
-  setenv(var, "2M", 1);
-  EXPECT_EQ(env_size(var, 4096, kSlot), 2u << 20);
-  setenv(var, "9", 1);
-  EXPECT_EQ(env_int(var, 7, 2, 64), 9);
-  setenv(var, "100", 1);
-  expect_has(usage_error([&] { env_int(var, 7, 2, 64); }), "CCBENCH_CORE_TEST_KNOB='100' is invalid");
-  unsetenv(var);
-}
-
 }  // namespace
 }  // namespace ccbench

@@ -64,7 +64,7 @@ TEST(HostCopyModes, BadValueIsAUsageErrorNamingIt) {
 
 TEST(HostCopyModes, ForcedOnlyWhenEitherHalfIsSetAndTheSizeThresholdIsAKnob) {
   EXPECT_FALSE(host_copy_forced()) << "unset: the ring picks per call";
-  EXPECT_EQ(host_ce_min_bytes(), kDefaultHostCeMinBytes);
+  EXPECT_EQ(host_ce_min_bytes(), knob_default<std::size_t>(Knob::gpu_host_ce_min_bytes));
   {
     ScopedEnv send("CCBENCH_GPU_HOST_SEND", "sm");
     EXPECT_TRUE(host_copy_forced()) << "sm given explicitly forces sm for every size";

@@ -238,7 +238,7 @@ std::string address_of_name(const std::string& host, std::string* why) {
 }  // namespace
 
 std::string tcp_local_address(const RankLayout& layout, const std::vector<std::string>& addresses_of) {
-  if (const auto wanted = env_text("CCBENCH_TCP_IF")) return address_of_interface(*wanted, layout);
+  if (const auto wanted = env_text(Knob::tcp_if)) return address_of_interface(*wanted, layout);
   if (layout.hosts == 1) return "127.0.0.1";  // one machine, emulated nodes or not
   std::string why;
   if (std::string a = address_of_name(layout.host(), &why); !a.empty()) return a;

@@ -6,7 +6,7 @@
 
 namespace ccbench {
 
-int net_proxy_threads() { return static_cast<int>(env_int("CCBENCH_GPU_NET_THREADS", kDefaultNetThreads, 1, 64)); }
+int net_proxy_threads() { return static_cast<int>(env_int(Knob::gpu_net_threads)); }
 
 NetProxy::NetProxy(MPI_Comm comm, const RankLayout& layout, std::size_t slot_bytes, std::vector<NetFifo> sends,
                    std::vector<NetFifo> recvs, std::chrono::milliseconds timeout, const NetBackend& backend)

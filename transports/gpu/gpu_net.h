@@ -55,13 +55,9 @@ struct NetFifo {
   const volatile std::uint64_t* sizes = nullptr;
 };
 
-// I/O threads per rank: separate threads keep several streams moving at once (TCP over loopback
-// on the 2 x H200 machine: 6.2 GB/s with one stream and thread, 21.3 with 4:
-// h200x2-20261130-ceilings). One per default
-// channel: with 8 channels, 8 threads carried 14-17 GB/s of ring all-reduce busbw between two
-// emulated nodes where 4 carried 6-11 (the sweep of h200x2-20261130-r6).
-constexpr int kDefaultNetThreads = 8;
-// CCBENCH_GPU_NET_THREADS (1 to 64): Error(usage) naming a bad value.
+// I/O threads per rank: separate threads keep several streams moving at once.
+// CCBENCH_GPU_NET_THREADS (1 to 64; its default and the measurement behind it: core/knob_table.h):
+// Error(usage) naming a bad value.
 int net_proxy_threads();
 
 // What carries the FIFOs: the same on every rank.

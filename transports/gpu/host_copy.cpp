@@ -7,19 +7,11 @@
 
 namespace ccbench {
 
-namespace {
+static_assert(kHostCopyWords[static_cast<std::size_t>(HostCopy::sm)] == "sm" &&
+                  kHostCopyWords[static_cast<std::size_t>(HostCopy::ce)] == "ce",
+              "core/knob_table.h: the words of CCBENCH_GPU_HOST_RECV and _SEND in HostCopy's order");
 
-// In HostCopy's order.
-const std::vector<std::string_view>& host_copy_names() {
-  static const std::vector<std::string_view> names{"sm", "ce"};
-  return names;
-}
-
-HostCopy env_host_copy(const char* name) { return static_cast<HostCopy>(env_choice(name, 0, host_copy_names())); }
-
-}  // namespace
-
-std::string_view host_copy_name(HostCopy c) { return host_copy_names()[static_cast<std::size_t>(c)]; }
+std::string_view host_copy_name(HostCopy c) { return kHostCopyWords[static_cast<std::size_t>(c)]; }
 
 std::string host_copy_note(const HostCopyModes& m) {
   if (!m.any_ce()) return "";
@@ -28,15 +20,14 @@ std::string host_copy_note(const HostCopyModes& m) {
 }
 
 HostCopyModes host_copy_modes() {
-  return {env_host_copy("CCBENCH_GPU_HOST_RECV"), env_host_copy("CCBENCH_GPU_HOST_SEND")};
+  return {static_cast<HostCopy>(env_choice(Knob::gpu_host_recv)),
+          static_cast<HostCopy>(env_choice(Knob::gpu_host_send))};
 }
 
 bool host_copy_forced() {
-  return env_text("CCBENCH_GPU_HOST_RECV").has_value() || env_text("CCBENCH_GPU_HOST_SEND").has_value();
+  return env_text(Knob::gpu_host_recv).has_value() || env_text(Knob::gpu_host_send).has_value();
 }
 
-std::size_t host_ce_min_bytes() {
-  return static_cast<std::size_t>(env_size("CCBENCH_GPU_HOST_CE_MIN_BYTES", kDefaultHostCeMinBytes, KnobRange{}));
-}
+std::size_t host_ce_min_bytes() { return static_cast<std::size_t>(env_size(Knob::gpu_host_ce_min_bytes)); }
 
 }  // namespace ccbench
