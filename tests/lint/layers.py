@@ -6,6 +6,8 @@ variable is read through core/knobs.h: a getenv("CCBENCH_...") anywhere else is 
 
 Usage: tests/lint/layers.py [SOURCE_ROOT]     exit 0 when every include keeps the rule, 1 otherwise
        tests/lint/layers.py --table           prints the table (docs/design.md quotes it)
+       tests/lint/layers.py --cmake           prints it as FOLDER=ALLOWED,ALLOWED lines, which the build reads
+                                              to link each layer's library against only those (scripts/cmake/CcbenchLayers.cmake)
        tests/lint/layers.py --self-test       plants upward includes in a scratch tree: each must be caught
 """
 import os
@@ -113,6 +115,10 @@ def self_test():
 def main():
     if sys.argv[1:] == ["--self-test"]:
         return self_test()
+    if sys.argv[1:] == ["--cmake"]:
+        for folder, allowed in LAYERS.items():
+            print(f"{folder}={','.join(allowed)}")
+        return 0
     if sys.argv[1:] == ["--table"]:
         for folder, allowed in LAYERS.items():
             print(f"| `{folder}/` | {', '.join(f'`{a}/`' for a in allowed) or 'nothing else'} |")
