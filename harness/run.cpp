@@ -18,7 +18,6 @@
 #include "harness/context.h"
 #include "harness/fault.h"
 #include "harness/job/bootstrap.h"
-#include "harness/links/links.h"
 #include "harness/min_bandwidth.h"
 #include "harness/reachability.h"
 #include "harness/results_dir.h"
@@ -173,9 +172,9 @@ SweepPlan plan_implementations(const RunOptions& opts, Device device) {
   return plan;
 }
 
-Run::Run(RunOptions opts)
-    : guard_(opts.timeout, launcher_rank()), opts_(std::move(opts)), launcher_rank_(launcher_rank()),
-      rank_(launcher_rank_) {}
+Run::Run(RunOptions opts, CeilingMeter measure_ceilings)
+    : guard_(opts.timeout, launcher_rank()), opts_(std::move(opts)), measure_ceilings_(std::move(measure_ceilings)),
+      launcher_rank_(launcher_rank()), rank_(launcher_rank_) {}
 
 Run::~Run() = default;
 
@@ -203,6 +202,8 @@ void Run::prepare() {
   opts_.fault = fault_from_environment();
   check_tuning_environment();
   check_outputs(opts_);
+  if (opts_.measure_ceilings && !measure_ceilings_)  // a caller's mistake, before any MPI
+    throw Error(ExitCode::runtime, "--measure-ceilings: Run was made without a CeilingMeter (harness/run.h)");
   if (!opts_.history_db.empty()) {  // a damaged store: exit 3 on every rank before measuring
     History::probe(opts_.history_db);
     if (launcher_rank_ == 0) History create(opts_.history_db);
@@ -461,9 +462,9 @@ void Run::open_results() {
 void Run::measure() {
   if (opts_.measure_ceilings) {  // the ceiling columns' ceilings, at the run's largest size
     guard_.watchdog().enter("measuring link ceilings (--measure-ceilings)");
-    ceilings_ = measure_link_ceilings(plan_.device == Device::gpu, opts_.transport, layout_, world_, base_.cuda_device,
-                                      base_.timeout, std::clamp<std::uint64_t>(plan_.sizes.back(), 1 << 20, 256 << 20),
-                                      opts_.no_files ? "" : out_dir_ + "/links.json");
+    ceilings_ = measure_ceilings_(plan_.device == Device::gpu, opts_.transport, layout_, world_, base_.cuda_device,
+                                  base_.timeout, std::clamp<std::uint64_t>(plan_.sizes.back(), 1 << 20, 256 << 20),
+                                  opts_.no_files ? "" : out_dir_ + "/links.json");
     ceilings_source_ = "measured in this run (links.json)";
   }
   agreed_step(world_, "the result files", [&] {  // what the rows are judged against is known: the files begin

@@ -34,7 +34,10 @@
 // Every row reaches rank 0's writers completed (harness/record_stream.h): its link ceiling and
 // efficiency (ceilings read in prepare() or measured in measure(), before the sweep) and the
 // model's prediction (the model loaded in prepare()).
+#include <chrono>
 #include <cstddef>
+#include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -62,9 +65,17 @@ namespace ccbench {
 // that cannot run here with why. Pure.
 SweepPlan plan_implementations(const RunOptions& opts, Device device);
 
+// What --measure-ceilings runs: harness/links/links.h's measure_link_ceilings, handed in by the
+// command line (harness/app/run.cpp), because links/ sits above this engine and builds on it.
+// Collective; the ceilings are complete on rank 0, which writes `links_json` unless it is empty.
+using CeilingMeter = std::function<std::vector<LinkCeiling>(
+    bool gpu, const std::string& transport, const RankLayout& layout, MPI_Comm comm, int cuda_device,
+    std::chrono::milliseconds timeout, std::uint64_t bytes, const std::string& links_json)>;
+
 class Run {
  public:
-  explicit Run(RunOptions opts);
+  // `measure_ceilings` may be empty where opts.measure_ceilings is false (prepare() refuses it otherwise).
+  explicit Run(RunOptions opts, CeilingMeter measure_ceilings = {});
   ~Run();
   Run(const Run&) = delete;
   Run& operator=(const Run&) = delete;
@@ -107,6 +118,7 @@ class Run {
 
   JobGuard guard_;  // first: its signal thread starts before any other; last: it outlives all it touches
   RunOptions opts_;
+  CeilingMeter measure_ceilings_;
   const int launcher_rank_;
   // prepare()
   ResultsFolder folder_;  // rank 0's, locked while the process lives

@@ -9,6 +9,8 @@ CCBENCH_HAVE_*) are not variables.
 
 Usage: tests/lint/layers.py [SOURCE_ROOT]     exit 0 when every include keeps the rule, 1 otherwise
        tests/lint/layers.py --table           prints the table (docs/design.md quotes it)
+       tests/lint/layers.py --cmake           prints it as FOLDER=ALLOWED,ALLOWED lines, which the build reads
+                                              to link each layer's library against only those (scripts/cmake/CcbenchLayers.cmake)
        tests/lint/layers.py --self-test       plants upward includes in a scratch tree: each must be caught
 """
 import os
@@ -28,8 +30,7 @@ LAYERS = {
     "collectives": BASE + ["topologies", "transports"],
     "harness/model": BASE + ["topologies", "collectives"],
     "harness/job": BASE + ["topologies"],
-    "harness": BASE + ["topologies", "telemetry", "transports", "collectives", "harness/job", "harness/links",
-                       "harness/model"],
+    "harness": BASE + ["topologies", "telemetry", "transports", "collectives", "harness/job", "harness/model"],
     "harness/links": BASE + ["topologies", "telemetry", "transports", "collectives", "harness/job", "harness/model",
                              "harness"],
     "harness/app": BASE + ["topologies", "telemetry", "transports", "collectives", "harness/job", "harness/links",
@@ -122,6 +123,7 @@ def self_test():
         "topologies/b.cpp": '#include "collectives/types.h"\n',           # the model's old mistake
         "transports/c.cpp": '#include "harness/app/cli.h"\n',
         "harness/model/d.cpp": '#include "harness/links/links.h"\n',
+        "harness/h.cpp": '#include "harness/links/links.h"\n',           # the engine below links/
         "collectives/e.cpp": '#include "nowhere/x.h"\n',                  # outside every layer
         "results/f.cpp": '#include "core/error.h"\n#include "results/record.h"\n',  # allowed
         "telemetry/g.cpp": 'const char* v = std::getenv("CCBENCH_KNOWN");\n',  # not through core/knobs.h
@@ -150,6 +152,10 @@ def self_test():
 def main():
     if sys.argv[1:] == ["--self-test"]:
         return self_test()
+    if sys.argv[1:] == ["--cmake"]:
+        for folder, allowed in LAYERS.items():
+            print(f"{folder}={','.join(allowed)}")
+        return 0
     if sys.argv[1:] == ["--table"]:
         for folder, allowed in LAYERS.items():
             print(f"| `{folder}/` | {', '.join(f'`{a}/`' for a in allowed) or 'nothing else'} |")

@@ -42,7 +42,9 @@ class Recorder final : public ResultSink {
   void begin(const Json& context) override { calls_.push_back("begin " + context.dump()); }
   void add(const RunRecord& row) override { calls_.push_back("add " + row.impl + " " + std::to_string(row.bytes)); }
   void finish(const RunOutcome& o) override { calls_.push_back("finish " + o.reason); }
-  void revise(const std::vector<RunRecord>& rows) override { calls_.push_back("revise " + std::to_string(rows.size())); }
+  void revise(const std::vector<RunRecord>& rows) override {
+    calls_.push_back("revise " + std::to_string(rows.size()));
+  }
 
  private:
   std::vector<std::string>& calls_;
@@ -78,7 +80,9 @@ TEST(JobGuardDeathTest, EndJobClosesTheResultsWithItsReasonAndAbortsWhatIsStillA
           });
         }
         const auto kept = guard.attach([] { return std::vector<std::string>{"aborted 2 communicators"}; });
-        guard.end_job({.exit_code = 5, .reason = "timeout in 'x' on rank 0", .verdict = "FAILED: timeout",
+        guard.end_job({.exit_code = 5,
+                       .reason = "timeout in 'x' on rank 0",
+                       .verdict = "FAILED: timeout",
                        .message = "a stuck rank"});
       },
       ::testing::ExitedWithCode(5), "ccbench: a stuck rank\n(.|\n)*ccbench: rank 0: aborted 2 communicators");
@@ -208,6 +212,30 @@ TEST(RunPrepare, RefusesBadOutputsCeilingsAndModelsBeforeMpi) {
   bad_model.ceilings_file.clear();
   bad_model.model_topology = "no-such-system";
   expect_run_usage_error(bad_model, "--model no-such-system");
+}
+
+// --measure-ceilings is measured by harness/links/, which the engine reaches only through the
+// CeilingMeter its caller hands in: without one the run stops before MPI, naming the missing part.
+TEST(RunPrepare, MeasuringCeilingsNeedsTheMeterHandedIn) {
+  RunOptions opts;
+  opts.no_files = true;
+  opts.formats = {"table"};
+  opts.measure_ceilings = true;
+  try {
+    ccbench::Run(opts).prepare();
+    ADD_FAILURE() << "no error without a CeilingMeter";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::runtime) << e.what();
+    EXPECT_NE(std::string(e.what()).find("without a CeilingMeter"), std::string::npos) << e.what();
+  }
+  int calls = 0;
+  CeilingMeter meter = [&calls](bool, const std::string&, const RankLayout&, MPI_Comm, int, std::chrono::milliseconds,
+                                std::uint64_t, const std::string&) {
+    ++calls;
+    return std::vector<LinkCeiling>{};
+  };
+  EXPECT_NO_THROW(ccbench::Run(opts, meter).prepare());
+  EXPECT_EQ(calls, 0);  // measured in measure(), after MPI start-up, never in prepare()
 }
 
 TEST(RunPrepare, MakesTheResultsFolderAndReadsTheCeilingsAndTheModel) {
