@@ -116,8 +116,9 @@ Transport parse_transport_for(std::string_view text, unsigned scopes, std::strin
 }
 
 bool is_transport_label(std::string_view label) {
-  if (label == "-" || label == "none" || label == "nccl") return true;
-  if (label.substr(0, 5) == "nccl:") return label.size() > 5;
+  if (label == "-" || label == "none" || label == kNcclLabel) return true;
+  const std::string nccl_prefix = std::string(kNcclLabel) + ":";
+  if (label.substr(0, nccl_prefix.size()) == nccl_prefix) return label.size() > nccl_prefix.size();
   if (label.empty()) return false;
   std::size_t start = 0;
   while (true) {

@@ -70,6 +70,8 @@ Transport parse_transport_for(std::string_view text, unsigned scopes, std::strin
 // transports/ofi/ofi_logic.h), or NCCL's own "nccl" and "nccl:<what NCCL's log names>"
 // (transports/nccl_path.h). Compare, accept and history read these.
 bool is_transport_label(std::string_view label);
+// NCCL's label when nothing is pinned; "nccl:<what NCCL's log names>" when something is.
+inline constexpr std::string_view kNcclLabel = "nccl";
 // The single-word labels, for "did you mean" on a label that is none.
 std::vector<std::string> transport_label_words();
 

@@ -164,15 +164,15 @@ std::string nccl_transports_in_log(const std::string& log) {
 }
 
 std::string nccl_path_label() {
-  if (g_pinning.pinned.empty()) return "nccl";
+  if (g_pinning.pinned.empty()) return std::string(kNcclLabel);
   if (!g_log_file.empty()) {
     std::ifstream f(g_log_file);
     std::stringstream text;
     text << f.rdbuf();
     const std::string used = nccl_transports_in_log(text.str());
-    if (!used.empty()) return "nccl:" + used;
+    if (!used.empty()) return fmt::format("{}:{}", kNcclLabel, used);
   }
-  return "nccl:pinned " + g_pinning.pinned;
+  return fmt::format("{}:pinned {}", kNcclLabel, g_pinning.pinned);
 }
 
 }  // namespace ccbench

@@ -27,7 +27,7 @@ int visible_gpus() {
 // process's spinning kernel holds waits for that GPU's time slice (3 ranks on 2 x H200: 4.7-7 ms
 // per all-reduce call at any size, and the tree's kernels timed out at 324 B; h200x2-20261130-r8).
 std::optional<std::string> shared_gpus_with_ce(const GpuPaths& paths, const RankLayout& l, int gpus) {
-  if (paths.label.find("host") == std::string::npos || !host_copy_modes().any_ce()) return std::nullopt;
+  if (!paths.uses(Transport::host) || !host_copy_modes().any_ce()) return std::nullopt;
   const int r = l.first_rank_sharing_a_gpu(gpus);
   if (r < 0) return std::nullopt;
   return fmt::format(
@@ -79,7 +79,7 @@ std::optional<std::string> GpuImpl::unsupported(const CaseSpec& s, const ImplCon
   const GpuPaths paths = plan_paths(ctx);
   if (!paths.refused.empty()) return paths.refused;
   if (auto why = shared_gpus_with_ce(paths, run_layout(ctx), visible_gpus())) return why;
-  if (direct_access(s) && paths.label != "p2p")
+  if (direct_access(s) && !paths.only(Transport::p2p))
     return fmt::format(
         "{} reads and writes peer GPU memory directly, so it runs over p2p only (this run connects "
         "the GPUs over {})",

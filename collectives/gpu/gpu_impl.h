@@ -54,7 +54,7 @@ class GpuImpl : public Implementation {
   virtual void check_connections() {}
   // The run's layout (a one-host layout when the harness gave none).
   const RankLayout& layout() const { return ctx_.layout ? *ctx_.layout : own_layout_; }
-  bool over_net() const { return paths_.label.find("net") != std::string::npos; }
+  bool over_net() const { return paths_.uses(Transport::net); }
   // One rank: the result is the input.
   void copy_alone(const CallArgs& a) const;
   std::string name_;  // name(id), for messages

@@ -130,7 +130,7 @@ class HierGpu final : public Implementation {
       if (!label_.empty()) label_ += '+';
       label_ += l.ring()->transport();
     }
-    if (label_.empty()) label_ = "p2p";  // one rank: nothing to connect, as the ring says
+    if (label_.empty()) label_ = name(Transport::p2p);  // one rank: nothing to connect, as the ring says
   }
   void attach(const BufferSet& b) override {
     for (Implementation* r : rings()) r->attach(b);

@@ -23,7 +23,7 @@ class RingGpu final : public GpuImpl {
   bool direct_access(const CaseSpec&) const override { return false; }
   void setup_kernels() override {
     channels_ = std::min(ring_channels(), resident_limit(1));
-    if (paths_.label != "p2p") channels_ = std::min(channels_, host_channels());
+    if (!paths_.only(Transport::p2p)) channels_ = std::min(channels_, host_channels());
     if (over_net()) channels_ = std::min(channels_, net_channels());
     slot_ = over_net() ? net_slot_bytes() : slot_bytes();
     if (n_ == 1) return;
@@ -36,7 +36,7 @@ class RingGpu final : public GpuImpl {
     // copy engines for both halves from host_ce_min_bytes() (where every rank has its own GPU).
     // The conditions are the same on every rank, and agreed_host_copy is collective (agreed once
     // here: the mesh is given the outcome).
-    const bool host = paths_.label == "host";
+    const bool host = paths_.only(Transport::host);
     const std::optional<HostCopyModes> forced = host ? agreed_host_copy(ctx_.comm) : std::nullopt;
     const bool per_size = host && !forced && !gpus_shared(ctx_);
     sm_ = connect(host ? std::optional<HostCopyModes>(forced.value_or(HostCopyModes{})) : std::nullopt);

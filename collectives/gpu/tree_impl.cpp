@@ -37,7 +37,7 @@ class TreeGpu final : public GpuImpl {
   void setup_kernels() override {
     channels_ = std::min(tree_channels(), resident_limit(4));
     // Over host memory: 6 FIFOs per channel, so a quarter of the ring's host channels.
-    if (paths_.label != "p2p") channels_ = std::min(channels_, std::max(1, host_channels() / 4));
+    if (!paths_.only(Transport::p2p)) channels_ = std::min(channels_, std::max(1, host_channels() / 4));
     if (over_net()) channels_ = std::min(channels_, net_tree_channels_of(net_channels()));
     slot_ = over_net() ? net_slot_bytes() : slot_bytes();
     if (n_ == 1) return;
@@ -58,7 +58,7 @@ class TreeGpu final : public GpuImpl {
   // an all-gather series maps them (the all-reduce moves its data through the FIFOs of its
   // parents and children), and only those log2(n) ranks, never every rank of the node.
   void attach(const BufferSet& b) override {
-    if (b.coll != Collective::allgather || paths_.label != "p2p" || n_ == 1) return;
+    if (b.coll != Collective::allgather || !paths_.only(Transport::p2p) || n_ == 1) return;
     if (!peers_) peers_ = std::make_unique<PeerState>(ctx_.comm, kLowLatencyOffset, schedule::bruck_peers(n_, rank_));
     peers_->attach(b, false, true);
   }

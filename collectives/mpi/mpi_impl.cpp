@@ -18,6 +18,7 @@
 #include "core/checks.h"
 #include "core/error.h"
 #include "transports/cpu/mpi_channel.h"
+#include "transports/names.h"
 
 namespace ccbench {
 
@@ -183,7 +184,7 @@ class MpiBaseline final : public Implementation {
       ReduceKernels(s.dtype, s.op, n_).finalize(c.recv, c.recv, a.count);
   }
 
-  std::string transport() const override { return "mpi"; }
+  std::string transport() const override { return std::string(name(Transport::mpi)); }
 
  private:
   // One call's arguments in MPI's terms.

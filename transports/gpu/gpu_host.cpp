@@ -17,6 +17,7 @@
 #include "core/checks_cuda.h"
 #include "core/error.h"
 #include "transports/gpu/gpu_transport.h"
+#include "transports/names.h"
 
 namespace ccbench {
 
@@ -167,7 +168,7 @@ void host_disconnect(GpuRegion& mine) { static_cast<HostRegion&>(mine).disconnec
 }  // namespace
 
 const GpuTransport& gpu_host_transport() {
-  static const GpuTransport t{"host", host_setup, host_connect, host_connected, host_disconnect};
+  static const GpuTransport t{name(Transport::host), host_setup, host_connect, host_connected, host_disconnect};
   return t;
 }
 

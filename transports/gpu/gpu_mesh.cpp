@@ -87,9 +87,9 @@ namespace {
 // where the options allow it and the GPU exports dma-bufs; ofi where start-up found the provider
 // takes GPU memory, prepare_ofi_gpu).
 bool net_slots_in_gpu(const std::string& backend, int device) {
-  if (backend == "ofi") return ofi_hmem_device() == device;
+  if (backend == name(Transport::ofi)) return ofi_hmem_device() == device;
 #if CCBENCH_HAVE_IBVERBS
-  return backend == "ib" && !gpudirect_unavailable_reason(ib_options().gpudirect, device);
+  return backend == name(Transport::ib) && !gpudirect_unavailable_reason(ib_options().gpudirect, device);
 #else
   (void)backend;
   (void)device;
@@ -142,7 +142,7 @@ GpuFifoMesh::GpuFifoMesh(MPI_Comm comm, const GpuPaths& paths, int fifos, std::s
   const std::size_t bytes = fifos_ * (gpu::kFifoSlots * slot_bytes + 2 * kLine);
   p2p_ = open_transport(paths, gpu_p2p_transport(), bytes);
   if (host_copy) host_copy_ = *host_copy;  // the caller's choice, the same on every rank
-  else if (paths.label.find("host") != std::string::npos) host_copy_ = agreed_host_copy(comm).value_or(HostCopyModes{});
+  else if (paths.uses(Transport::host)) host_copy_ = agreed_host_copy(comm).value_or(HostCopyModes{});
   // A ce receiver copies only each step's bytes: the sender writes them beside the tail.
   const std::size_t sizes_bytes = host_copy_.recv == HostCopy::ce ? fifos_ * kLine : 0;
   host_ = open_transport(paths, gpu_host_transport(), bytes + sizes_bytes);
@@ -153,9 +153,9 @@ GpuFifoMesh::GpuFifoMesh(MPI_Comm comm, const GpuPaths& paths, int fifos, std::s
       if (host_copy_.recv == HostCopy::ce) ce_recv_fifos_ = std::make_unique<DeviceFifos>(fifos_, slot_);
       if (host_copy_.send == HostCopy::ce) ce_send_fifos_ = std::make_unique<DeviceFifos>(fifos_, slot_);
     });
-  uses_net_ = paths.label.find("net") != std::string::npos;  // same on every rank
+  uses_net_ = paths.uses(Transport::net);  // same on every rank
   bool mine = false;
-  for (const std::string& p : path_of_) mine |= p == "net";
+  for (const std::string& p : path_of_) mine |= p == name(Transport::net);
   net_backend_.transport = paths.net_backend;
   if (mine) {
     net_half_ = bytes + fifos_ * kLine;  // with the step sizes
@@ -176,14 +176,14 @@ char* GpuFifoMesh::net_slots(bool staging, int f, bool for_proxy) const {
 }
 
 std::string GpuFifoMesh::transport_label(const GpuPaths& paths) const {
-  if (paths.net_backend == "ofi" && uses_net_) {  // "net/ofi:tcp;ofi_rxm:host"
+  if (paths.net_backend == name(Transport::ofi) && uses_net_) {  // "net/ofi:tcp;ofi_rxm:host"
     const std::string at = "net/ofi";
     std::string label = paths.label;
     if (const auto i = label.find(at); i != std::string::npos)
       label.replace(i, at.size(), "net/" + ofi_gpu_label(net_gpu_slots_ != nullptr));
     return label;
   }
-  if (paths.net_backend != "ib" || !uses_net_) return paths.label;
+  if (paths.net_backend != name(Transport::ib) || !uses_net_) return paths.label;
   return paths.label + (net_gpu_slots_ ? ":gpudirect" : ":host");
 }
 
@@ -203,7 +203,7 @@ GpuFifoMesh::~GpuFifoMesh() {
 }
 
 gpu::SendConn GpuFifoMesh::send(int peer, int peer_fifo, int my_out) {
-  if (path_of_[idx(peer)] == "net") {
+  if (path_of_[idx(peer)] == name(Transport::net)) {
     const std::size_t s = net_half_;  // the staging half
     net_sends_.push_back({peer, peer_fifo, net_slots(true, my_out, true),
                           reinterpret_cast<volatile std::uint64_t*>(net_host_ + s + tail(my_out)),
@@ -216,7 +216,7 @@ gpu::SendConn GpuFifoMesh::send(int peer, int peer_fifo, int my_out) {
             peer,
             reinterpret_cast<volatile std::uint64_t*>(net_device_ + s + sizes(my_out))};
   }
-  if (path_of_[idx(peer)] == "host") return host_send(peer, peer_fifo, my_out);
+  if (path_of_[idx(peer)] == name(Transport::host)) return host_send(peer, peer_fifo, my_out);
   const GpuRegion& g = map(p2p_, peer);
   char* p = g.of(peer);
   return {p + data(peer_fifo), reinterpret_cast<volatile std::uint64_t*>(p + tail(peer_fifo)),
@@ -224,7 +224,7 @@ gpu::SendConn GpuFifoMesh::send(int peer, int peer_fifo, int my_out) {
 }
 
 gpu::RecvConn GpuFifoMesh::recv(int peer, int my_fifo, int peer_out) {
-  if (path_of_[idx(peer)] == "net") {
+  if (path_of_[idx(peer)] == name(Transport::net)) {
     // Incoming half; our head for this FIFO sits in the head line of the same id.
     net_recvs_.push_back({peer, my_fifo, net_slots(false, my_fifo, true),
                           reinterpret_cast<volatile std::uint64_t*>(net_host_ + tail(my_fifo)),
@@ -233,7 +233,7 @@ gpu::RecvConn GpuFifoMesh::recv(int peer, int my_fifo, int peer_out) {
         net_slots(false, my_fifo, false), reinterpret_cast<const volatile std::uint64_t*>(net_device_ + tail(my_fifo)),
         reinterpret_cast<volatile std::uint64_t*>(net_device_ + head(my_fifo)), steps_ + 2 * idx(my_fifo) + 1, peer};
   }
-  if (path_of_[idx(peer)] == "host") return host_recv(peer, my_fifo, peer_out);
+  if (path_of_[idx(peer)] == name(Transport::host)) return host_recv(peer, my_fifo, peer_out);
   const GpuRegion& g = map(p2p_, peer);
   char* p = g.of(peer);
   return {g.local() + data(my_fifo), reinterpret_cast<const volatile std::uint64_t*>(g.local() + tail(my_fifo)),

@@ -3,6 +3,7 @@
 #include "core/error.h"
 #include "core/knobs.h"
 #include "transports/gpu/gpu_conn.h"
+#include "transports/names.h"
 
 namespace ccbench {
 
@@ -11,7 +12,7 @@ int net_proxy_threads() { return static_cast<int>(env_int(Knob::gpu_net_threads)
 NetProxy::NetProxy(MPI_Comm comm, const RankLayout& layout, std::size_t slot_bytes, std::vector<NetFifo> sends,
                    std::vector<NetFifo> recvs, std::chrono::milliseconds timeout, const NetBackend& backend)
     : slot_(slot_bytes) {
-  if (backend.slots_gpu >= 0 && backend.transport != "ib" && backend.transport != "ofi")
+  if (backend.slots_gpu >= 0 && backend.transport != name(Transport::ib) && backend.transport != name(Transport::ofi))
     fail(ExitCode::runtime, "net/{}: FIFO slots in GPU memory need a backend that moves them in place (ib, ofi)",
          backend.transport);
   const int threads = net_proxy_threads();

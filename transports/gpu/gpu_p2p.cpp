@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "transports/gpu/cuda_ipc.h"
 #include "transports/gpu/gpu_transport.h"
+#include "transports/names.h"
 
 namespace ccbench {
 
@@ -79,14 +80,14 @@ void p2p_connected(GpuRegion&) {}
 }  // namespace
 
 const GpuTransport& gpu_p2p_transport() {
-  static const GpuTransport t{"p2p", p2p_setup, p2p_connect, p2p_connected, p2p_disconnect};
+  static const GpuTransport t{name(Transport::p2p), p2p_setup, p2p_connect, p2p_connected, p2p_disconnect};
   return t;
 }
 
-const GpuTransport& gpu_transport(std::string_view name) {
-  if (name == "p2p") return gpu_p2p_transport();
-  if (name == "host") return gpu_host_transport();
-  fail(ExitCode::usage, "no GPU transport '{}' (valid: p2p, host)", name);
+const GpuTransport& gpu_transport(std::string_view label) {
+  if (label == name(Transport::p2p)) return gpu_p2p_transport();
+  if (label == name(Transport::host)) return gpu_host_transport();
+  fail(ExitCode::usage, "no GPU transport '{}' (valid: {}, {})", label, name(Transport::p2p), name(Transport::host));
 }
 
 }  // namespace ccbench

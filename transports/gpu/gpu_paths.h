@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "topologies/layout.h"
+#include "transports/names.h"
 
 namespace ccbench {
 
@@ -37,6 +38,10 @@ struct GpuPaths {
   std::string label;                // the transports any pair uses, in probe order joined by '+': "p2p", "p2p+net/tcp"
   std::string refused;              // empty when every pair is connected; otherwise which pair and why
   std::string net_backend = "tcp";  // what the net pairs run over: "tcp", "ib" or "ofi"
+
+  // Whether every pair uses `t` (the label is its name alone), and whether some pair does.
+  bool only(Transport t) const { return label == name(t); }
+  bool uses(Transport t) const { return label.find(name(t)) != std::string::npos; }
 };
 
 // The GPU --transport values, from transports/names.h: "auto, p2p, host, net, tcp, ib, ofi" (cuda_ipc
