@@ -31,6 +31,7 @@ import sys
 import xml.etree.ElementTree as ET
 
 import results_csv
+from sizes import human_size
 import toolenv
 
 SMALL_BYTES = 64 * 1024  # latency plot: sizes up to here are latency-bound on every device we measured
@@ -39,13 +40,6 @@ SMALL_BYTES = 64 * 1024  # latency plot: sizes up to here are latency-bound on e
 def die(code, msg):
     print(f"report.py: error: {msg}", file=sys.stderr)
     sys.exit(code)
-
-
-def human_size(b):
-    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
-        if b >= 1 << shift:
-            return f"{b / (1 << shift):g} {unit}"
-    return f"{b} B"
 
 
 # The Markdown punctuation that makes links and images ([ ]), emphasis (* _ ~), code (`) and

@@ -39,6 +39,8 @@ import subprocess
 import sys
 import time
 
+from sizes import human_size
+
 DEFAULT = "default"
 # Launches of each setting: a median of 3 launches is robust to one disturbed launch, and their
 # range measures how much a launch moves on this machine (judge()).
@@ -339,12 +341,8 @@ def case_label(c):
 
 
 def fmt_size(n):
-    if n == math.inf:
-        return "inf"
-    for unit, shift in (("MiB", 20), ("KiB", 10)):
-        if n >= 1 << shift:
-            return f"{n >> shift} {unit}"
-    return f"{n} B"
+    """A band's bound: its size as ccbench spells it for people, or "inf" for the open end."""
+    return "inf" if n == math.inf else human_size(n)
 
 
 def resolve_paths(ccbench, out, kind):

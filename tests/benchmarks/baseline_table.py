@@ -9,19 +9,16 @@ Usage: baseline_table.py results.csv [--base mpi] [--impls mpi,ring,tree] [--min
 """
 import argparse
 import csv
+import os
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts"))
+from sizes import human_size  # noqa: E402 (scripts/sizes.py)
 
 
 def size_arg(s):
     units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
     return int(s[:-1]) * units[s[-1]] if s[-1] in units else int(s)
-
-
-def human(b):
-    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
-        if b >= 1 << shift and b % (1 << shift) == 0:
-            return f"{b >> shift} {unit}"
-    return f"{b} B"
 
 
 def main():
@@ -52,7 +49,7 @@ def main():
             if not a.min <= size <= a.max:
                 continue
             got = table[(coll, in_place, size)]
-            cells = [human(size)]
+            cells = [human_size(size)]
             for i in impls:
                 r = got.get(i)
                 if r is None:

@@ -16,7 +16,8 @@ fail() { echo "journey: FAIL: $*" >&2; exit 1; }
 prefix="$work/prefix"
 cmake --install "$build" --prefix "$prefix" >"$work/install.log" || { cat "$work/install.log"; fail "cmake --install"; }
 for f in share/ccbench/rules/cpu-node.yaml share/ccbench/presets share/ccbench/scripts/report.py \
-         share/ccbench/scripts/tune.py share/ccbench/scripts/requirements.txt share/ccbench/scripts/toolenv.py \
+         share/ccbench/scripts/tune.py share/ccbench/scripts/sizes.py share/ccbench/scripts/requirements.txt \
+         share/ccbench/scripts/toolenv.py \
          share/doc/ccbench/docs/reference.md; do
   [ -e "$prefix/$f" ] || fail "$f was not installed"
 done

@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "core/knobs.h"
 #include "core/size.h"
+#include "golden.h"
 #include "usage_error.h"
 
 namespace ccbench {
@@ -41,6 +42,17 @@ TEST(CoreSize, FormatReadsBack) {
     EXPECT_EQ(parse_size(format_size(v), "X"), v) << format_size(v);
   EXPECT_EQ(format_size(256 << 10), "256K");
   EXPECT_EQ(format_size(1000), "1000");
+}
+
+// Both spellings of sizes exact and not, small and at the top of the range, one line each
+// ("bytes<TAB>format_size<TAB>human_size"): tests/sizes_check.py holds scripts/sizes.py to this file.
+TEST(CoreSize, SpellingsGolden) {
+  std::string out;
+  for (std::uint64_t v : {0ull, 1ull, 8ull, 1000ull, 1023ull, 1024ull, 1025ull, 1536ull, 4095ull, 65536ull, 100000ull,
+                          1000000ull, 1ull << 20, 1572864ull, 3ull << 20, 123456789ull, 16ull << 20, 1ull << 30,
+                          4ull << 30, (1ull << 40) + 1024, 5ull << 40, 1ull << 50, 1ull << 60, ~0ull})
+    out += std::to_string(v) + "\t" + format_size(v) + "\t" + human_size(v) + "\n";
+  golden::expect_matches("size_spellings.txt", out);
 }
 
 constexpr KnobRange kSlot{.lo = 64, .hi = 64ull << 20, .multiple = 64};
