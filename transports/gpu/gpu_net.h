@@ -39,6 +39,7 @@
 #include "transports/connect.h"
 #include "transports/gpu/host_flags.h"
 #include "transports/gpu/proxy_threads.h"
+#include "transports/names.h"
 
 namespace ccbench {
 
@@ -62,7 +63,7 @@ int net_proxy_threads();
 
 // What carries the FIFOs: the same on every rank.
 struct NetBackend {
-  std::string transport = "tcp";  // "tcp", "ib" (ib_options() configure it) or "ofi" (ofi_options())
+  std::string transport{name(Transport::tcp)};  // "tcp", "ib" (ib_options() configure it) or "ofi" (ofi_options())
   // ib, ofi: the CUDA device whose memory holds this rank's FIFO slots (GPUDirect RDMA; FI_HMEM), or
   // -1 for pinned host memory. tcp reads and writes the slots with the CPU: host memory only.
   int slots_gpu = -1;

@@ -35,9 +35,9 @@ bool host_can_connect(const RankLayout& l, int a, int b, std::string* why);
 
 struct GpuPaths {
   std::vector<std::vector<std::string>> of;  // [a][b]: "p2p", "host", "net", or "" (a == b, or refused)
-  std::string label;                // the transports any pair uses, in probe order joined by '+': "p2p", "p2p+net/tcp"
-  std::string refused;              // empty when every pair is connected; otherwise which pair and why
-  std::string net_backend = "tcp";  // what the net pairs run over: "tcp", "ib" or "ofi"
+  std::string label;    // the transports any pair uses, in probe order joined by '+': "p2p", "p2p+net/tcp"
+  std::string refused;  // empty when every pair is connected; otherwise which pair and why
+  std::string net_backend{name(Transport::tcp)};  // what the net pairs run over: "tcp", "ib" or "ofi"
 
   // Whether every pair uses `t` (the label is its name alone), and whether some pair does.
   bool only(Transport t) const { return label == name(t); }
