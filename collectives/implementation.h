@@ -122,7 +122,7 @@ class Implementation {
   // reported asynchronously (a device-side wait that timed out: Error(timeout)).
   virtual void check_async_errors() {}
   // Transport label for the results ("shm", "mpi", "shm+mpi", "p2p", "host", "p2p+net/tcp", "nccl:SHM" ...;
-  // is_transport_label in transports/names.h says which labels are valid).
+  // is_transport_label in transports/labels.h says which labels are valid).
   virtual std::string transport() const = 0;
   // Whether run() may be captured into a CUDA graph (GPU implementations).
   virtual bool graph_capturable() const { return false; }

@@ -30,7 +30,7 @@
 #include "topologies/ring_order.h"
 #include "transports/gpu/gpu_paths.h"
 #include "transports/ib/ib_transport.h"
-#include "transports/names.h"
+#include "core/transport_names.h"
 #include "transports/nccl_path.h"
 #include "transports/ofi/ofi_transport.h"
 

@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "core/size.h"
 #include "core/text_file.h"
+#include "core/transport_names.h"
 #include "results/csv_reader.h"
 #include "results/format.h"
 #include "results/stats.h"
@@ -310,9 +311,12 @@ std::string net_tcp_streams_label(int streams) { return fmt::format("{}:{}", kNe
 std::optional<double> path_ceiling_gbps(const std::string& transport, const std::string& device,
                                         const std::vector<LinkCeiling>& ceilings) {
   auto ceiling_of = [&](const std::string& t) -> std::optional<double> {
+    // On GPU ranks a row over p2p (or NCCL's own path) is bounded by the copy engines' ceiling,
+    // one over host memory by the PCIe one.
     std::string name = t;
-    if (device == "gpu" && (t == "cuda_ipc" || t == "p2p" || t == "nccl")) name = "ce";
-    if (device == "gpu" && t == "host") name = "pcie";
+    const auto id = parse_transport(t);
+    if (device == "gpu" && (id == Transport::p2p || t == kNcclLabel)) name = ccbench::name(Transport::ce);
+    if (device == "gpu" && id == Transport::host) name = ccbench::name(Transport::pcie);
     // net/tcp: measured under that name (kNetTcpCeiling) on GPU ranks across nodes.
     for (const LinkCeiling& c : ceilings)
       if (c.transport == name && c.bidir_gbps > 0) return c.bidir_gbps / 2;

@@ -44,7 +44,8 @@ struct RunRecord {
   // What was measured.
   std::string collective;   // allreduce, allgather, ...
   std::string impl;         // nccl, ring, tree, mpi, ...
-  std::string transport;    // shm, mpi, p2p, host, net/tcp, p2p+net/tcp, nccl:SHM, ... (transports/names.h)
+  std::string transport;    // shm, mpi, p2p, host, net/tcp, p2p+net/tcp, nccl:SHM, ... (core/transport_names.h,
+                            // transports/labels.h)
   std::string algorithm;    // what the impl chose at this size ("RING/LL 2ch", "oneshot"); "" if not known
   std::string device;       // cpu or gpu
   std::string dtype;        // float, half, ...

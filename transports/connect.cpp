@@ -16,7 +16,7 @@
 #include "transports/cpu/shm.h"
 #include "transports/cpu/tcp.h"
 #include "transports/ib/ib_transport.h"
-#include "transports/names.h"
+#include "core/transport_names.h"
 #include "transports/ofi/ofi_transport.h"
 #include "transports/wait.h"
 

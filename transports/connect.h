@@ -39,9 +39,9 @@ struct ChannelRequest {
 };
 
 struct ChannelOptions {
-  size_t slot_bytes = 256 * 1024;                              // > 0, a multiple of 64; equal on every rank
-  int depth = 4;                                               // slots per channel, >= 1; equal on every rank
-  std::string transport = "auto";                              // auto, shm, mpi, tcp, ib or ofi (transports/names.h)
+  size_t slot_bytes = 256 * 1024;  // > 0, a multiple of 64; equal on every rank
+  int depth = 4;                   // slots per channel, >= 1; equal on every rank
+  std::string transport = "auto";  // auto, shm, mpi, tcp, ib or ofi (core/transport_names.h)
   std::chrono::milliseconds timeout{std::chrono::minutes(1)};  // bound of every set-up wait
 };
 
@@ -123,7 +123,7 @@ std::string tcp_choose_address(MPI_Comm comm, const RankLayout& layout, std::chr
 
 // Every CPU transport in probe order.
 const std::vector<TransportOps>& cpu_transports();
-// "auto, shm, mpi, tcp, ib" (transports/names.h).
+// "auto, shm, mpi, tcp, ib" (core/transport_names.h).
 std::string valid_cpu_transports();
 
 // The channels of one connect_channels() call. Owns them and the private communicator the

@@ -14,7 +14,7 @@
 #include "core/error.h"
 #include "core/knobs.h"
 #include "transports/ib/ib_transport.h"
-#include "transports/names.h"
+#include "core/transport_names.h"
 
 namespace ccbench {
 

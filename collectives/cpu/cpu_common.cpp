@@ -8,7 +8,7 @@
 #include "collectives/cpu/reduce_kernels.h"
 #include "core/error.h"
 #include "core/knobs.h"
-#include "transports/names.h"
+#include "core/transport_names.h"
 
 namespace ccbench::cpu {
 

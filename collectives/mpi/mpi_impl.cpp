@@ -18,7 +18,7 @@
 #include "core/checks.h"
 #include "core/error.h"
 #include "transports/cpu/mpi_channel.h"
-#include "transports/names.h"
+#include "core/transport_names.h"
 
 namespace ccbench {
 

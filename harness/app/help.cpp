@@ -9,7 +9,7 @@
 
 #include "core/knobs.h"
 #include "harness/app/command_line.h"
-#include "transports/names.h"
+#include "core/transport_names.h"
 
 namespace ccbench {
 

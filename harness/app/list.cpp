@@ -5,7 +5,7 @@
 #include "collectives/implementation.h"
 #include "harness/app/app.h"
 #include "harness/context.h"
-#include "transports/names.h"
+#include "core/transport_names.h"
 
 namespace ccbench {
 

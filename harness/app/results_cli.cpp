@@ -9,7 +9,7 @@
 #include "harness/app/run_cli.h"
 #include "harness/app/shared_options.h"
 #include "results/links.h"
-#include "transports/names.h"
+#include "transports/labels.h"
 
 namespace ccbench {
 

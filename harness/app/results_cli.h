@@ -39,7 +39,7 @@ struct HistoryRequest {
 };
 
 // What acceptance rules' `select` may name: ccbench's collectives, implementations, transport
-// labels (transports/names.h), data types, operations and modes.
+// labels (transports/labels.h), data types, operations and modes.
 SelectVocabulary rule_vocabulary();
 
 class CompareCommand {

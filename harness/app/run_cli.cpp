@@ -15,7 +15,7 @@
 #include "harness/app/results_cli.h"
 #include "harness/app/shared_options.h"
 #include "harness/sizes.h"
-#include "transports/names.h"
+#include "core/transport_names.h"
 #if CCBENCH_HAVE_NCCL
 #include "collectives/nccl/nccl_library.h"
 #endif

@@ -2,7 +2,7 @@
 // The options several subcommands share, each declared once here (core/cli_options.h), so that
 // a flag means the same in every subcommand: the size sweep (-b -e -f), -n/-w, --device,
 // -T/--timeout (0 = a week everywhere), --out (a results folder, or none), --transport (the
-// table of transports/names.h), --db, and the RDMA and libfabric flags of run and links.
+// table of core/transport_names.h), --db, and the RDMA and libfabric flags of run and links.
 // Subcommands bind them to their own variables, whose values are the defaults shown.
 #include <chrono>
 #include <cstdint>
@@ -13,7 +13,7 @@
 #include "core/cli_options.h"
 #include "harness/options.h"
 #include "transports/ib/ib_logic.h"
-#include "transports/names.h"
+#include "core/transport_names.h"
 #include "transports/ofi/ofi_logic.h"
 
 namespace ccbench {
@@ -37,7 +37,7 @@ void add_timeout(cli::OptionSet& set, std::chrono::milliseconds& target);
 void add_out(cli::OptionSet& set, std::string& target);
 // --overwrite: results of an earlier run in --out are replaced rather than refused.
 void add_overwrite(cli::OptionSet& set, bool& target);
-// --transport: run's one transport (a name of transports/names.h, stored by its canonical name).
+// --transport: run's one transport (a name of core/transport_names.h, stored by its canonical name).
 void add_run_transport(cli::OptionSet& set, std::string& target);
 // --transport: the link modes of `ccbench links`, comma-separated.
 void add_links_transports(cli::OptionSet& set, std::vector<Transport>& target);

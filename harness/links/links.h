@@ -8,7 +8,7 @@
 // and optionally every rank to every other at once (--all-at-once). CPU ranks measure over the
 // CPU channels (transports/connect.h: shm, mpi, tcp, ib); GPU ranks measure peer copies with copy
 // engines (`ce`) and SM stores (`sm`) and, per GPU, pinned host copies D2H/H2D (`pcie`): the
-// names of transports/names.h. The sweep ends at -e itself, even where the factor steps over it.
+// names of core/transport_names.h. The sweep ends at -e itself, even where the factor steps over it.
 // Rank 0 prints the matrices, flags outliers (below --outlier-threshold of the median of their
 // transport) naming ranks and hosts, attributes slow links to the endpoint they share
 // (results/attribution.h: the culprit host), and writes links.csv and links.json to the results
@@ -30,7 +30,7 @@
 #include "topologies/layout.h"
 #include "results/links.h"
 #include "transports/ib/ib_logic.h"
-#include "transports/names.h"
+#include "core/transport_names.h"
 
 namespace ccbench {
 

@@ -9,11 +9,11 @@
 #include "collectives/gpu/knobs.h"
 #include "harness/links/links.h"
 #include "topologies/layout.h"
-#include "transports/names.h"
+#include "core/transport_names.h"
 
 namespace ccbench {
 
-// CPU ranks over one CPU channel transport (auto, shm, mpi, tcp, ib: transports/names.h). Throws
+// CPU ranks over one CPU channel transport (auto, shm, mpi, tcp, ib: core/transport_names.h). Throws
 // the agreed Error of connect_channels() when the transport cannot connect the ranks.
 std::vector<LinkResult> measure_cpu_links(const LinksOptions& o, Transport transport, const RankLayout& layout,
                                           MPI_Comm comm, const std::vector<std::uint64_t>& sizes);

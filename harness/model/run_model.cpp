@@ -9,6 +9,7 @@
 #include "collectives/gpu/knobs.h"
 #include "collectives/implementation.h"
 #include "core/error.h"
+#include "core/transport_names.h"
 #include "topologies/system.h"
 #include "results/stats.h"
 #include "harness/model/model.h"
@@ -34,7 +35,7 @@ KernelPipeline kernel_of(const RunRecord& row, const GpuKernelSpec& gpu, const s
   if (!std::regex_search(row.algorithm, m, blocks)) return k;
   const bool bruck = m[3].matched, tree = m[1].matched;
   k.channels = std::stoi(bruck ? m[3].str() : m[2].str());
-  const bool net = row.transport.rfind("net", 0) == 0;
+  const bool net = row.transport.rfind(name(Transport::net), 0) == 0;
   k.slot_bytes = bruck ? 0 : knob_default<double>(net ? Knob::gpu_net_slot_bytes : Knob::gpu_slot_bytes);
   k.block_gbps = gpu.block_gbps;
   if (net) {

@@ -1,7 +1,7 @@
 // libFuzzer target: the command-line parser (harness/app/cli.h) and the option layer under it
 // (core/cli_options.h). The input is the argument list, one argument per line. Properties: bad
 // input is Error(usage) (any other exception or a crash is a finding); accepted options are
-// within the documented ranges, and transports are names of transports/names.h valid where given.
+// within the documented ranges, and transports are names of core/transport_names.h valid where given.
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -9,7 +9,7 @@
 
 #include "harness/app/cli.h"
 #include "tests/fuzz/fuzz_check.h"
-#include "transports/names.h"
+#include "core/transport_names.h"
 
 using namespace ccbench;
 using fuzz::require;
@@ -39,9 +39,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     require(o->iterations >= 1 && o->warmup >= 0 && o->cycles >= 0 && o->graph_launches >= 0 && o->root >= 0,
             "a negative or zero count accepted");
     require(o->timeout.count() >= 1, "a timeout below 1 ms accepted");
-    require(!o->collectives.empty() && !o->dtypes.empty() && !o->ops.empty() && !o->impls.empty() &&
-                !o->formats.empty(),
-            "an empty list accepted");
+    require(
+        !o->collectives.empty() && !o->dtypes.empty() && !o->ops.empty() && !o->impls.empty() && !o->formats.empty(),
+        "an empty list accepted");
     require(o->no_files || o->out_dir != "none", "--out none not recognised");
     const auto t = parse_transport(o->transport);
     require(t && valid_in(*t, kRunScopes) && name(*t) == o->transport, "a transport outside the table accepted");

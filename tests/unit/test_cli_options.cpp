@@ -1,5 +1,5 @@
 // The option layer (core/cli_options.h), "did you mean" (core/suggest.h), the transport table
-// (transports/names.h) and what the command line built on them promises: types, ranges and
+// (core/transport_names.h) and what the command line built on them promises: types, ranges and
 // defaults in every subcommand's --help, one meaning per flag and per letter, and the first-run
 // defects each shown fixed (a test here fails on the command line before the option layer).
 #include <gtest/gtest.h>
@@ -18,7 +18,7 @@
 #include "harness/sizes.h"
 #include "tests/unit/cli_parse.h"
 #include "tests/unit/usage_error.h"
-#include "transports/names.h"
+#include "transports/labels.h"
 
 namespace ccbench {
 namespace {
@@ -56,9 +56,11 @@ TEST(OptionLayer, WholeNumbersAreDecimalAndWithinTheirRange) {
 }
 
 TEST(OptionLayer, NumbersSayTheirRangeInWords) {
-  EXPECT_EQ((cli::Range{.lo = 0, .hi = 1, .what = "a fraction", .hi_open = true}.text()), "a fraction from 0 to below 1");
+  EXPECT_EQ((cli::Range{.lo = 0, .hi = 1, .what = "a fraction", .hi_open = true}.text()),
+            "a fraction from 0 to below 1");
   EXPECT_EQ((cli::Range{.lo = 1, .what = "a factor", .lo_open = true}.text()), "a factor above 1");
-  EXPECT_EQ((cli::Range{.lo = 0, .hi = 150, .what = "degrees", .lo_open = true}.text()), "degrees above 0 and at most 150");
+  EXPECT_EQ((cli::Range{.lo = 0, .hi = 150, .what = "degrees", .lo_open = true}.text()),
+            "degrees above 0 and at most 150");
   EXPECT_EQ((cli::Range{.lo = 0.01, .hi = 3600, .what = "seconds"}.text()), "seconds from 0.01 to 3600");
   Scratch s;
   double f = 0.5;
@@ -66,7 +68,8 @@ TEST(OptionLayer, NumbersSayTheirRangeInWords) {
   EXPECT_EQ(s.error({"--tolerance", "1"}), "--tolerance: '1' is not valid; expected a fraction from 0 to below 1");
   Scratch t;
   t.set.number({"--tolerance", "slowdown"}, f, {.lo = 0, .hi = 1, .what = "a fraction", .hi_open = true});
-  EXPECT_EQ(t.error({"--tolerance", "nan"}), "--tolerance: 'nan' is not a number; expected a fraction from 0 to below 1");
+  EXPECT_EQ(t.error({"--tolerance", "nan"}),
+            "--tolerance: 'nan' is not a number; expected a fraction from 0 to below 1");
 }
 
 TEST(OptionLayer, NamesAndListsSuggestTheClosest) {
@@ -142,9 +145,10 @@ TEST(TransportNames, RefusedWhereNotValidNamingWhereTheyAre) {
     return ccbench::usage_error([&] { parse_transport_for(v, scopes, "--transport"); });
   };
   EXPECT_EQ(parse_transport_for("cuda_ipc", kRunScopes, "--transport"), Transport::p2p);
-  EXPECT_EQ(error("ce", kRunScopes),
-            "--transport: 'ce' is valid for links on GPU ranks only (valid here: auto, shm, mpi, p2p, host, net, tcp, ib, "
-            "ofi)");
+  EXPECT_EQ(
+      error("ce", kRunScopes),
+      "--transport: 'ce' is valid for links on GPU ranks only (valid here: auto, shm, mpi, p2p, host, net, tcp, ib, "
+      "ofi)");
   EXPECT_EQ(error("shmm", kCpuRanks),
             "--transport: unknown value 'shmm' (valid: auto, shm, mpi, tcp, ib, ofi) (did you mean 'shm'?)");
   EXPECT_NE(error("nccl", kRunScopes).find("'nccl' is an implementation, not a transport: give --impl nccl"),
@@ -152,15 +156,38 @@ TEST(TransportNames, RefusedWhereNotValidNamingWhereTheyAre) {
 }
 
 TEST(TransportNames, EveryLabelOfTheResultsParses) {
-  for (const char* label : {"shm", "mpi", "shm+mpi", "tcp", "ib", "p2p", "host", "net/tcp", "net/ib", "p2p+net/tcp",
-                            "host+net/ib", "nccl", "nccl:SHM", "nccl:NET/Socket+P2P", "nccl:pinned net/socket+hostid",
-                            "cuda_ipc", "-", "none", "ce", "sm", "pcie", "net/tcp:8", "ofi:tcp;ofi_rxm:rma",
-                            "ofi:shm:tagged", "ofi:efa:rma", "net/ofi:tcp;ofi_rxm:host", "net/ofi:efa:hmem",
+  for (const char* label : {"shm",
+                            "mpi",
+                            "shm+mpi",
+                            "tcp",
+                            "ib",
+                            "p2p",
+                            "host",
+                            "net/tcp",
+                            "net/ib",
+                            "p2p+net/tcp",
+                            "host+net/ib",
+                            "nccl",
+                            "nccl:SHM",
+                            "nccl:NET/Socket+P2P",
+                            "nccl:pinned net/socket+hostid",
+                            "cuda_ipc",
+                            "-",
+                            "none",
+                            "ce",
+                            "sm",
+                            "pcie",
+                            "net/tcp:8",
+                            "ofi:tcp;ofi_rxm:rma",
+                            "ofi:shm:tagged",
+                            "ofi:efa:rma",
+                            "net/ofi:tcp;ofi_rxm:host",
+                            "net/ofi:efa:hmem",
                             "p2p+net/ofi:cxi:hmem"})
     EXPECT_TRUE(is_transport_label(label)) << label;
-  for (const char* label : {"", "auto", "shm++mpi", "+shm", "nccl:", "net/udp", "net", "net/tcp:", "net/tcp:x", "NCCL",
-                            "ofi:", "ofi:shm", "ofi::rma", "ofi:shm:hmem", "ofi:shm:auto", "net/ofi:shm:rma",
-                            "net/ofi:efa", "ofi:a b:rma"})
+  for (const char* label :
+       {"", "auto", "shm++mpi", "+shm", "nccl:", "net/udp", "net", "net/tcp:", "net/tcp:x", "NCCL", "ofi:", "ofi:shm",
+        "ofi::rma", "ofi:shm:hmem", "ofi:shm:auto", "net/ofi:shm:rma", "net/ofi:efa", "ofi:a b:rma"})
     EXPECT_FALSE(is_transport_label(label)) << label;
   // net alone is a --transport value, never a label: rows say which backend.
 }
@@ -250,14 +277,16 @@ TEST(FirstRun, DidYouMeanForFlagsValuesAndSubcommands) {
   EXPECT_NE(option_error({"--impl", "rign"}).find("(did you mean 'ring'?)"), std::string::npos);
   EXPECT_NE(option_error({"--transport", "shmm"}).find("(did you mean 'shm'?)"), std::string::npos);
   EXPECT_NE(option_error({"links", "--ib-qsp", "2"}).find("did you mean '--ib-qps'"), std::string::npos);
-  EXPECT_NE(option_error({"model", "--topology", "x", "--impl", "hierr"}).find("did you mean 'hier'"), std::string::npos);
+  EXPECT_NE(option_error({"model", "--topology", "x", "--impl", "hierr"}).find("did you mean 'hier'"),
+            std::string::npos);
 }
 
 TEST(FirstRun, BlockingModeIsAcceptedAndSaysWhereItsFiguresAre) {
   const RunOptions o = std::get<RunOptions>(parse({"-z", "1"}));
   std::string notes;
   for (const std::string& n : o.notes) notes += n + "\n";
-  EXPECT_NE(notes.find("-z/--blocking 1: the time column is always the back-to-back batch"), std::string::npos) << notes;
+  EXPECT_NE(notes.find("-z/--blocking 1: the time column is always the back-to-back batch"), std::string::npos)
+      << notes;
   EXPECT_NE(notes.find("median, min, p95 and cv columns"), std::string::npos) << notes;
   EXPECT_TRUE(std::get<RunOptions>(parse({"-z", "0"})).notes.empty());
 }
@@ -273,10 +302,10 @@ TEST(FirstRun, LinksSweepEndsAtItsLargestSize) {
   const LinksOptions o = std::get<LinksOptions>(parse({"links", "-e", "4M"}));
   EXPECT_EQ(o.max_bytes, 4u << 20);
   const auto sizes = sweep_sizes({o.min_bytes, o.max_bytes, o.factor, 0, true});
-  EXPECT_EQ(sizes.back(), 4u << 20);                   // 8 B x 8^k stops at 2M: 4M is added
+  EXPECT_EQ(sizes.back(), 4u << 20);  // 8 B x 8^k stops at 2M: 4M is added
   EXPECT_EQ(sizes[sizes.size() - 2], 2u << 20);
   EXPECT_EQ(sweep_sizes({8, 4u << 20, 8, 0}).back(), 2u << 20);  // run's sweep stays nccl-tests'
-  EXPECT_EQ(sweep_sizes({8, 512, 8, 0, true}).size(), 3u);        // 8, 64, 512: nothing added
+  EXPECT_EQ(sweep_sizes({8, 512, 8, 0, true}).size(), 3u);       // 8, 64, 512: nothing added
 }
 
 TEST(FirstRun, TopoWritesIntoItsResultsFolder) {

@@ -28,7 +28,7 @@ LinkResult pair(int s, int d, double oneway, double bidir, std::uint64_t bytes =
 }
 
 std::vector<LinkResult> three_ranks() {
-  return {pair(0, 1, 10, 20), pair(0, 2, 10, 20), pair(1, 0, 10, 20),
+  return {pair(0, 1, 10, 20),  pair(0, 2, 10, 20), pair(1, 0, 10, 20),
           pair(1, 2, 8.5, 20), pair(2, 0, 10, 12), pair(2, 1, 10, 20)};
 }
 
@@ -53,10 +53,11 @@ TEST(LinksReport, EmptyCellsAreNotZeroAndNotCompared) {
   const auto out = find_link_outliers(results, 0.9);
   ASSERT_EQ(out.size(), 1u);  // only the bidirectional 12 of 2 -> 0
   const std::string m = format_link_matrix(results, "shm", 1 << 20, LinkMetric::oneway, 3);
-  EXPECT_EQ(m, " src\\dst        0        1        2\n"
-               "       0        -    10.00    10.00\n"
-               "       1    10.00        -         \n"
-               "       2    10.00    10.00        -\n");
+  EXPECT_EQ(m,
+            " src\\dst        0        1        2\n"
+            "       0        -    10.00    10.00\n"
+            "       1    10.00        -         \n"
+            "       2    10.00    10.00        -\n");
   const std::string csv = links_to_csv(results);
   const CsvTable t = parse_csv(csv);
   ASSERT_EQ(t.rows.size(), 6u);
@@ -96,8 +97,10 @@ TEST(LinksAccept, LinksCsvGivesOneVerdictPerLink) {
   EXPECT_EQ(set.rows[3].reason, "no peer access");
 
   // Every measured one-way figure is 10 GB/s: a floor of 9.5 passes every link, 10.5 fails each.
-  const auto rules = parse_rules("rules:\n  - name: links\n    select: {collective: link, mode: pair}\n"
-                                 "    require: {min_busbw: 9.5}\n", "r.yaml");
+  const auto rules = parse_rules(
+      "rules:\n  - name: links\n    select: {collective: link, mode: pair}\n"
+      "    require: {min_busbw: 9.5}\n",
+      "r.yaml");
   AcceptReport rep = evaluate_rules(rules, {set});
   EXPECT_TRUE(rep.passed);
   ASSERT_EQ(rep.links.size(), 3u);
@@ -120,14 +123,17 @@ TEST(LinksAccept, LinksCsvGivesOneVerdictPerLink) {
   EXPECT_EQ(rep.links[2].note, "every one of its 2 rows was skipped (no peer access)");
   EXPECT_EQ(rep.links[0].state, CheckState::pass);
 
-  const auto strict = parse_rules("rules:\n  - name: links\n    select: {collective: link}\n"
-                                  "    require: {min_busbw: 10.5}\n", "r.yaml");
+  const auto strict = parse_rules(
+      "rules:\n  - name: links\n    select: {collective: link}\n"
+      "    require: {min_busbw: 10.5}\n",
+      "r.yaml");
   rep = evaluate_rules(strict, {set});
   EXPECT_FALSE(rep.passed);
   for (const PlaceVerdict& p : rep.links) EXPECT_EQ(p.state, CheckState::fail) << p.name;
 
-  write_text_file(dir + "/links.csv", "transport,mode,link,src,dst,src_host,dst_host,bytes,oneway_GBps,"
-                                      "bidir_GBps,latency_us,reason\nshm,pair,a:0-a:1,0,1,a,a,8,nan,1,,\n");
+  write_text_file(dir + "/links.csv",
+                  "transport,mode,link,src,dst,src_host,dst_host,bytes,oneway_GBps,"
+                  "bidir_GBps,latency_us,reason\nshm,pair,a:0-a:1,0,1,a,a,8,nan,1,,\n");
   try {
     read_results_or_links(dir + "/links.csv");
     ADD_FAILURE() << "a NaN bandwidth was taken";
@@ -164,13 +170,15 @@ TEST(LinksReport, JsonCarriesResultsOutliersAndCeilings) {
 
 TEST(LinksEfficiency, BusbwOverHalfTheBidirectionalCeilingOfThePath) {
   const std::vector<LinkCeiling> c = {{"shm", 10, 20}, {"mpi", 4, 6}, {"ce", 397, 784}, {"pcie", 55, 102}};
-  EXPECT_DOUBLE_EQ(*row_efficiency("shm", "cpu", 8, c), 0.8);           // 8 / (20 / 2)
-  EXPECT_DOUBLE_EQ(*row_efficiency("shm+mpi", "cpu", 1.5, c), 0.5);     // the slower part: 6 / 2
-  EXPECT_DOUBLE_EQ(*row_efficiency("nccl", "gpu", 392, c), 1.0);        // peer memory: copy engines
-  EXPECT_DOUBLE_EQ(*row_efficiency("host", "gpu", 25.5, c), 0.5);       // host staging: pinned copies
-  EXPECT_FALSE(row_efficiency("tcp", "cpu", 1, c));                     // not measured: no value, not 0
+  EXPECT_DOUBLE_EQ(*row_efficiency("shm", "cpu", 8, c), 0.8);         // 8 / (20 / 2)
+  EXPECT_DOUBLE_EQ(*row_efficiency("shm+mpi", "cpu", 1.5, c), 0.5);   // the slower part: 6 / 2
+  EXPECT_DOUBLE_EQ(*row_efficiency("nccl", "gpu", 392, c), 1.0);      // peer memory: copy engines
+  EXPECT_DOUBLE_EQ(*row_efficiency("p2p", "gpu", 196, c), 0.5);       // our kernels over peer memory
+  EXPECT_DOUBLE_EQ(*row_efficiency("cuda_ipc", "gpu", 196, c), 0.5);  // p2p's earlier name, in old files
+  EXPECT_DOUBLE_EQ(*row_efficiency("host", "gpu", 25.5, c), 0.5);     // host staging: pinned copies
+  EXPECT_FALSE(row_efficiency("tcp", "cpu", 1, c));                   // not measured: no value, not 0
   EXPECT_FALSE(row_efficiency("shm+tcp", "cpu", 1, c));
-  EXPECT_FALSE(row_efficiency("nccl", "cpu", 1, c));                    // CPU rows never map to ce
+  EXPECT_FALSE(row_efficiency("nccl", "cpu", 1, c));  // CPU rows never map to ce
 }
 
 TEST(LinksEfficiency, AMeasuredRowGetsItsPathsCeilingAndEfficiencyOthersNeither) {

@@ -17,7 +17,7 @@
 #include "core/checks_cuda.h"
 #include "core/error.h"
 #include "transports/gpu/gpu_transport.h"
-#include "transports/names.h"
+#include "core/transport_names.h"
 
 namespace ccbench {
 

@@ -3,7 +3,7 @@
 #include "core/error.h"
 #include "core/knobs.h"
 #include "transports/gpu/gpu_conn.h"
-#include "transports/names.h"
+#include "core/transport_names.h"
 
 namespace ccbench {
 

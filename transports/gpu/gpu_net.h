@@ -39,7 +39,7 @@
 #include "transports/connect.h"
 #include "transports/gpu/host_flags.h"
 #include "transports/gpu/proxy_threads.h"
-#include "transports/names.h"
+#include "core/transport_names.h"
 
 namespace ccbench {
 

@@ -10,7 +10,7 @@
 #include "core/error.h"
 #include "transports/gpu/cuda_ipc.h"
 #include "transports/gpu/gpu_transport.h"
-#include "transports/names.h"
+#include "core/transport_names.h"
 
 namespace ccbench {
 

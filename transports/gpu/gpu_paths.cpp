@@ -2,7 +2,7 @@
 
 #include <fmt/format.h>
 
-#include "transports/names.h"
+#include "core/transport_names.h"
 
 namespace ccbench {
 

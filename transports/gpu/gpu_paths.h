@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "topologies/layout.h"
-#include "transports/names.h"
+#include "core/transport_names.h"
 
 namespace ccbench {
 
@@ -44,15 +44,15 @@ struct GpuPaths {
   bool uses(Transport t) const { return label.find(name(t)) != std::string::npos; }
 };
 
-// The GPU --transport values, from transports/names.h: "auto, p2p, host, net, tcp, ib, ofi" (cuda_ipc
+// The GPU --transport values, from core/transport_names.h: "auto, p2p, host, net, tcp, ib, ofi" (cuda_ipc
 // is p2p's earlier name).
 std::string valid_gpu_transports();
 
-// Plans every pair of `l` for --transport `choice` (a name of transports/names.h): auto takes p2p where it can, host
-// where it can, net across nodes (over ib unless `ib_unavailable`, else over tcp: ib_skipped_note); p2p and host must
-// connect every pair; net and tcp use net over tcp for every pair, ofi net over ofi, ib net over ib (refused with the
-// reason when `ib_unavailable`). `ib_unavailable` is why ib cannot connect every pair of ranks (agreed over the ranks),
-// or nullopt when it can. Same result on every rank.
+// Plans every pair of `l` for --transport `choice` (a name of core/transport_names.h): auto takes p2p where it can,
+// host where it can, net across nodes (over ib unless `ib_unavailable`, else over tcp: ib_skipped_note); p2p and host
+// must connect every pair; net and tcp use net over tcp for every pair, ofi net over ofi, ib net over ib (refused with
+// the reason when `ib_unavailable`). `ib_unavailable` is why ib cannot connect every pair of ranks (agreed over the
+// ranks), or nullopt when it can. Same result on every rank.
 GpuPaths plan_gpu_paths(const RankLayout& l, std::string_view choice, const PeerAccess& access,
                         const std::optional<std::string>& ib_unavailable);
 

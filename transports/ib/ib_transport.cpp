@@ -8,7 +8,7 @@
 #include "core/checks.h"
 #include "core/error.h"
 #include "transports/cpu/mpi_channel.h"
-#include "transports/names.h"
+#include "core/transport_names.h"
 #include "transports/slot_memory.h"
 #include "transports/wait.h"
 #if CCBENCH_HAVE_IBVERBS

@@ -7,7 +7,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
-#include "transports/names.h"
+#include "core/transport_names.h"
 
 namespace ccbench {
 

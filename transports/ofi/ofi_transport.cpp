@@ -14,7 +14,7 @@
 #include "core/build_config.h"
 #include "core/checks.h"
 #include "core/error.h"
-#include "transports/names.h"
+#include "core/transport_names.h"
 #include "transports/net/slot_flow.h"
 #include "transports/slot_memory.h"
 #include "transports/wait.h"

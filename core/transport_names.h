@@ -1,7 +1,8 @@
 #pragma once
 // The one vocabulary of transport names. Every --transport value (run, links), every list of
 // valid names in a message and every transport label of a result row or a links cell is parsed
-// and printed through this table; no other file spells a transport's name.
+// and printed through this table; no other file spells a transport's name. The grammar of result-row
+// labels built from these names ("p2p+net/tcp", "ofi:shm:rma") is transports/labels.h.
 //
 // One enum serves three uses of the word, because they name the same wires:
 //   CPU channels  how CPU ranks' channels move bytes (transports/connect.h): shm, mpi, tcp, ib, ofi.
@@ -62,17 +63,6 @@ std::string valid_transports(unsigned scopes);
 // what is valid (and where the value would be), and the closest names.
 Transport parse_transport_for(std::string_view text, unsigned scopes, std::string_view flag);
 
-// Whether `label` is a transport column value ccbench writes or wrote: "-" (a row never set
-// up), "none" (one rank, nothing to connect), names of this table other than auto joined by '+'
-// (a path that changes between pairs: "shm+mpi", "p2p+net/tcp"), net always with its backend
-// ("net/tcp", "net/ib", "net/tcp:N" for a links ceiling of N tcp streams,
-// "net/ofi:<provider>:hmem|host"), ofi with its provider and protocol ("ofi:tcp;ofi_rxm:rma";
-// transports/ofi/ofi_logic.h), or NCCL's own "nccl" and "nccl:<what NCCL's log names>"
-// (transports/nccl_path.h). Compare, accept and history read these.
-bool is_transport_label(std::string_view label);
 // NCCL's label when nothing is pinned; "nccl:<what NCCL's log names>" when something is.
 inline constexpr std::string_view kNcclLabel = "nccl";
-// The single-word labels, for "did you mean" on a label that is none.
-std::vector<std::string> transport_label_words();
-
 }  // namespace ccbench
