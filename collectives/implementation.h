@@ -183,7 +183,8 @@ bool is_nccl(ImplId id);
 // NCCL's (and without NCCL built in).
 std::vector<ImplInfo> nccl_config_variants(const ImplInfo& info, const std::vector<NcclConfig>& configs);
 // Reads the tuning variables of every implementation built in (CCBENCH_CPU_SLOT_*, CCBENCH_GPU_*,
-// ...) and throws Error(usage) naming a bad one: called before MPI start-up.
+// ...) and throws Error(usage) naming a bad one, or a set variable one slip from a knob
+// (core/knobs.h: misspelt_knob): called before MPI start-up.
 void check_tuning_environment();
 
 }  // namespace ccbench

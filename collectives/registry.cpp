@@ -4,6 +4,7 @@
 
 #include "collectives/cpu/cpu_common.h"
 #include "core/build_config.h"
+#include "core/knobs.h"
 #include "collectives/cpu/cpu_impls.h"
 #include "collectives/implementation.h"
 #if CCBENCH_HAVE_CUDA
@@ -125,6 +126,7 @@ std::vector<ImplInfo> nccl_config_variants(const ImplInfo& info, const std::vect
 }
 
 void check_tuning_environment() {
+  check_knob_spellings();
   cpu::slot_config_from_env();
 #if CCBENCH_HAVE_CUDA
   check_gpu_tuning_environment();

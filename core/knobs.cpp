@@ -4,11 +4,14 @@
 #include <charconv>
 #include <cstdlib>
 
+extern char** environ;  // POSIX: the process's environment
+
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include "core/error.h"
 #include "core/size.h"
+#include "core/suggest.h"
 
 namespace ccbench {
 
@@ -107,6 +110,39 @@ std::size_t env_choice(Knob k) {
   const KnobRow& row = knob_row(k);
   const auto text = env_text(k);
   return text ? knob_choice(row.name, *text, row.words) : static_cast<std::size_t>(row.value);
+}
+
+// A name this many edits from a knob (case ignored) is taken for a slip of it, if also within a
+// quarter of the knob's name after CCBENCH_. Every CCBENCH_ variable that ccbench's scripts and
+// tests set (CCBENCH_BUILD_DIR, CCBENCH_NP, CCBENCH_FUZZ, CCBENCH_EXPECT_*, ...) is 3 or more
+// edits from every knob, so none of them is refused; CCBENCH_NP is 2 from CCBENCH_DB, and the
+// quarter keeps short names apart.
+constexpr std::size_t kMisspeltKnobEdits = 2;
+constexpr std::string_view kKnobPrefix = "CCBENCH_";
+
+std::optional<std::string_view> misspelt_knob(std::string_view variable) {
+  if (variable.size() < kKnobPrefix.size() || edit_distance(variable.substr(0, kKnobPrefix.size()), kKnobPrefix) != 0)
+    return std::nullopt;
+  std::optional<std::string_view> closest;
+  std::size_t best = kMisspeltKnobEdits + 1;
+  for (const KnobRow& row : kKnobTable) {
+    if (row.name == variable) return std::nullopt;
+    const std::size_t d = edit_distance(variable, row.name);
+    if (d < best && d * 4 <= row.name.size() - kKnobPrefix.size()) best = d, closest = row.name;
+  }
+  return closest;
+}
+
+void check_knob_spellings() {
+  for (char** e = environ; e && *e; ++e) {
+    const std::string_view entry(*e);
+    const std::string_view variable = entry.substr(0, entry.find('='));
+    if (const auto knob = misspelt_knob(variable))
+      fail(ExitCode::usage,
+           "{} is set, but ccbench has no such variable: did you mean {}? (as set it would be ignored and the "
+           "default used; `ccbench help --environment` lists every variable)",
+           variable, *knob);
+  }
 }
 
 std::vector<std::string> tuning_settings() {

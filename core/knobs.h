@@ -40,6 +40,15 @@ std::string env_text_or_default(Knob k);
 // Per-process variables (CCBENCH_HOSTID, CCBENCH_FAULT, CCBENCH_TCP_IF, ...) are not among them.
 std::vector<std::string> tuning_settings();
 
+// The knob a set variable's name is a slip of: a CCBENCH_ name (any case) that is no knob but
+// within kMisspeltKnobEdits edits of one ("CCBENCH_GPU_SLOTBYTES", "ccbench_gpu_channels");
+// nullopt for a knob's own name and for names further from every knob (the scripts' and tests'
+// own variables: CCBENCH_BUILD_DIR, CCBENCH_EXPECT_*).
+std::optional<std::string_view> misspelt_knob(std::string_view variable);
+// Every variable of this process's environment that misspelt_knob() names: Error(usage) naming
+// it and the knob meant, since as set it would be ignored and the default used without a word.
+void check_knob_spellings();
+
 // The same checks on a value already read (the knob functions above use them; tests call them
 // without touching the environment).
 std::uint64_t knob_size(std::string_view name, std::string_view text, KnobRange valid);

@@ -116,7 +116,9 @@ constexpr const char* kKnobIntro =
     "\n## Environment variables\n\n"
     "ccbench reads these once at start (core/knob_table.h holds this table). Unset or empty means the default; "
     "an invalid value ends the run with exit code 2 and a message naming the variable, the value and what is "
-    "valid. Sizes take the suffixes of `-b` (`256K`). Those marked *every rank alike* size what peers lay out "
+    "valid. A set variable one or two letters from one of these names (`CCBENCH_GPU_SLOTBYTES`, or a name in "
+    "lower case) is refused the same way, naming the variable meant: as set it would be ignored. Sizes take the "
+    "suffixes of `-b` (`256K`). Those marked *every rank alike* size what peers lay out "
     "alike: every rank must have the same values (`mpirun -x NAME`), and a run whose ranks differ stops with "
     "exit code 2 naming them; the others are each process's own. The measurements are evidence entries "
     "(docs/evidence/INDEX.md); the GPU ones are on 2 x H200, busbw of float sum out of place.\n\n";

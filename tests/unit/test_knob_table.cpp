@@ -36,7 +36,9 @@ class KnobEnvironment : public ::testing::Test {
       setenv(kv.substr(0, eq).c_str(), kv.substr(eq + 1).c_str(), 1);
     }
   }
-  static void set(const KnobRow& row, const std::string& value) { setenv(std::string(row.name).c_str(), value.c_str(), 1); }
+  static void set(const KnobRow& row, const std::string& value) {
+    setenv(std::string(row.name).c_str(), value.c_str(), 1);
+  }
 
  private:
   std::vector<std::string> saved_;
@@ -85,7 +87,8 @@ std::vector<std::string> bad_values(const KnobRow& row) {
   std::vector<std::string> out = {"x7"};
   if (row.kind == KnobKind::integer) out.insert(out.end(), {std::to_string(row.lo - 1), std::to_string(row.hi + 1)});
   if (row.kind == KnobKind::size && row.lo > 0) out.push_back(std::to_string(row.lo - 1));
-  if (row.kind == KnobKind::size && !row.at_most && row.hi < (1ull << 40)) out.push_back(format_size(row.hi + row.multiple));
+  if (row.kind == KnobKind::size && !row.at_most && row.hi < (1ull << 40))
+    out.push_back(format_size(row.hi + row.multiple));
   if (row.kind == KnobKind::size && row.multiple > 1) out.push_back(std::to_string(row.lo + 1));
   if (row.at_most) out.push_back(format_size(knob_row(*row.at_most).value + 1));
   if (row.kind == KnobKind::choice) out.push_back(std::string(row.words[0]) + " ");
@@ -102,8 +105,8 @@ TEST_F(KnobEnvironment, BadValueOfEachKindNamesTheVariableAndWhatIsValid) {
       const std::string m = usage_error([&] { read_back(row); });
       EXPECT_NE(m.find(std::string(row.name) + "='" + bad + "' is invalid"), std::string::npos) << m;
       // What the message calls valid is what the reference prints (a bound by another knob: its value).
-      const std::string valid = row.at_most ? "from 0 to " + format_size(knob_row(*row.at_most).value)
-                                            : knob_valid_text(row);
+      const std::string valid =
+          row.at_most ? "from 0 to " + format_size(knob_row(*row.at_most).value) : knob_valid_text(row);
       EXPECT_NE(m.find(valid), std::string::npos) << m << "\n  lacks: " << valid;
       ++refused;
     }
@@ -126,8 +129,8 @@ TEST(KnobTable, RunScopedNamesKeepThePrefixesTheAgreementMessageGives) {
   // harness/job/bootstrap.cpp's message names the run-scoped rows by these prefixes.
   const std::string_view prefixes[] = {"CCBENCH_GPU_", "CCBENCH_CPU_", "CCBENCH_ONESHOT_", "CCBENCH_BEST_"};
   for (const KnobRow& row : kKnobTable) {
-    const bool prefixed =
-        std::any_of(std::begin(prefixes), std::end(prefixes), [&](std::string_view p) { return row.name.starts_with(p); });
+    const bool prefixed = std::any_of(std::begin(prefixes), std::end(prefixes),
+                                      [&](std::string_view p) { return row.name.starts_with(p); });
     EXPECT_EQ(prefixed, row.scope == KnobScope::run) << row.name;
   }
 }
@@ -146,6 +149,33 @@ TEST_F(KnobEnvironment, TuningSettingsAreExactlyTheRunScopedRowsSet) {
   std::sort(expected.begin(), expected.end());
   EXPECT_EQ(tuning_settings(), expected);
   EXPECT_GE(expected.size(), 8u);
+}
+
+TEST(KnobTable, ASlipOfAKnobsNameIsNamedAndOtherVariablesAreNot) {
+  EXPECT_EQ(misspelt_knob("CCBENCH_GPU_SLOTBYTES"), "CCBENCH_GPU_SLOT_BYTES");  // a letter left out
+  EXPECT_EQ(misspelt_knob("CCBENCH_GPU_CHANELS"), "CCBENCH_GPU_CHANNELS");
+  EXPECT_EQ(misspelt_knob("ccbench_cpu_slot_depth"), "CCBENCH_CPU_SLOT_DEPTH");  // lower case
+  EXPECT_EQ(misspelt_knob("CCBENCH_CPU_SLOT_DEPHT"), "CCBENCH_CPU_SLOT_DEPTH");  // two letters swapped
+  for (const KnobRow& row : kKnobTable) EXPECT_FALSE(misspelt_knob(row.name)) << row.name;
+  // The variables ccbench's own scripts and tests set beside it.
+  for (const char* other :
+       {"CCBENCH_BUILD_DIR", "CCBENCH_NP", "CCBENCH_BOX", "CCBENCH_FUZZ", "CCBENCH_EXPECT_ENERGY", "CCBENCH_GIT_HASH",
+        "CCBENCH_VENV", "CCBENCH_NO_INSTALL", "CCBENCH_SOURCE_DIR", "PATH", "CCBENCH", "NCCL_PROTO"})
+    EXPECT_FALSE(misspelt_knob(other)) << other;
+}
+
+TEST(KnobTable, ASetSlipEndsTheRunBeforeItStartsNamingTheKnobMeant) {
+  ASSERT_EQ(setenv("CCBENCH_GPU_CHANELS", "8", 1), 0);
+  try {
+    check_knob_spellings();
+    ADD_FAILURE() << "CCBENCH_GPU_CHANELS was not refused";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.code(), ExitCode::usage);
+    EXPECT_NE(std::string(e.what()).find("CCBENCH_GPU_CHANELS is set"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("did you mean CCBENCH_GPU_CHANNELS?"), std::string::npos) << e.what();
+  }
+  unsetenv("CCBENCH_GPU_CHANELS");
+  EXPECT_NO_THROW(check_knob_spellings());
 }
 
 }  // namespace
