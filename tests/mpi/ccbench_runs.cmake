@@ -84,10 +84,10 @@ foreach(a 0 1 2)
                       --device cpu --collective allreduce --impl ring -b 8 -e 64K -f 8 -n 2 -w 1 -a ${a} --timeout 60)
 endforeach()
 
-# The summary lines after the table, for each output choice (tests/mpi/summary_tests.py).
+# The summary lines after the table, for each output choice (tests/mpi/summary_lines.py).
 foreach(scenario per_case comparison csv_only table_only out_none_file)
   add_test(NAME mpi.summary.${scenario}
-           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/summary_tests.py --ccbench $<TARGET_FILE:ccbench>
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/summary_lines.py --ccbench $<TARGET_FILE:ccbench>
                    --mpiexec ${MPIEXEC_EXECUTABLE} ${scenario})
   set_tests_properties(mpi.summary.${scenario} PROPERTIES LABELS mpi TIMEOUT 300 PROCESSORS 2)
 endforeach()

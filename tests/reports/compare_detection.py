@@ -148,7 +148,6 @@ def main():
     os.makedirs(work, exist_ok=True)
     before, after = Results(before_path), Results(after_path)
     t = Test(ccbench, before_path, work)
-    rows = len(before.rows)
     if sys.argv[5:] == ["--stable-medians"]:
         each_case_slower(t, before, after, work, 2.0, lambda b, a: quiet(b, a, float("inf")),
                          "whose runs agree on the median")

@@ -1,4 +1,4 @@
-// results/: the end-of-run comparison between implementations and `compare` between runs.
+// results/: the comparison table after a run: each implementation's busbw per size against the baseline.
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>

@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The summary lines after the table agree with it, for every output choice (2 CPU ranks).
 
-    summary_tests.py --ccbench PATH [--mpiexec mpirun] SCENARIO
+    summary_lines.py --ccbench PATH [--mpiexec mpirun] SCENARIO
 
 Scenarios:
   per_case       two implementations x two collectives: one "Avg bus bandwidth" line per case, each
