@@ -14,12 +14,13 @@ import argparse
 import copy
 import json
 import os
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import expected_cases  # noqa: E402
 import implementations  # noqa: E402  (tests/lib, on the path expected_cases gave)
+from runs import run  # noqa: E402
+from testlib import Checks, ExitCode, Failed, check, main_guard, need  # noqa: E402
 
 
 def problems_of(listing):
@@ -89,26 +90,20 @@ def self_test():
     def drop_collective_name(doc):
         doc["collectives"].remove("gather")
 
-    failures = []
+    checks = Checks("support matrix self-test")
     good = oracle_listing()
     problems, _ = problems_of(good)
-    if problems:
-        failures.append(f"the oracle's own listing: {problems}")
+    checks(not problems, "the oracle's own listing passes", str(problems))
     for edit in (drop_collective, add_collective, flip_default, swap_order, wrong_needs, rename, drop_collective_name):
         doc = copy.deepcopy(good)
         edit(doc)
-        if not problems_of(doc)[0]:
-            failures.append(f"{edit.__name__} was not found")
+        checks(problems_of(doc)[0], f"{edit.__name__} is found")
     not_built = copy.deepcopy(good)
     entry(not_built, "gpu", "oneshot").update(built_in=False, collectives=[])
     problems, missing = problems_of(not_built)
-    if problems or missing != ["gpu oneshot"]:
-        failures.append(f"an implementation not built in: {problems}, {missing}")
-    for f in failures:
-        print(f"support matrix self-test: FAIL: {f}")
-    if not failures:
-        print("support matrix self-test: every disagreement planted is found; the oracle's own listing passes")
-    return 1 if failures else 0
+    checks(not problems and missing == ["gpu oneshot"], "an implementation not built in is left unchecked, and named",
+           f"{problems}, {missing}")
+    return checks.exit_code()
 
 
 def main():
@@ -120,24 +115,21 @@ def main():
         return self_test()
     if not a.ccbench:
         ap.error("--ccbench PATH or --self-test")
-    p = subprocess.run([a.ccbench, "list", "--json"], capture_output=True, text=True, timeout=60)
-    if p.returncode != 0:
-        print(f"FAIL: ccbench list --json exited {p.returncode}: {p.stderr.strip()}")
-        return 1
+    p = run([a.ccbench, "list", "--json"], timeout=60)
+    check(p.rc == ExitCode.ok, f"ccbench list --json exited {p.rc}: {p.err.strip()}")
     try:
-        listing = json.loads(p.stdout)
+        listing = json.loads(p.out)
     except json.JSONDecodeError as e:
-        print(f"FAIL: ccbench list --json printed no JSON ({e}): {p.stdout[:200]!r}")
-        return 1
+        raise Failed(f"ccbench list --json printed no JSON ({e}): {p.out[:200]!r}") from None
     problems, not_built = problems_of(listing)
-    for problem in problems:
-        print(f"FAIL: {problem}")
+    need(not problems, f"{len(problems)} disagreement(s) between ccbench list --json and the oracle",
+         "\n".join(problems))
     built = len(listing["implementations"]) - len(not_built)
     print(f"support matrix: {built} implementations built in checked against the oracle"
           f"{'; not built in here, so their collectives unchecked: ' + ', '.join(not_built) if not_built else ''}; "
-          f"{len(problems)} disagreement(s)")
-    return 1 if problems else 0
+          "no disagreement")
+    return 0
 
 
 if __name__ == "__main__":
-    sys.exit(main())
+    sys.exit(main_guard(main))

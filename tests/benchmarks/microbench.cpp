@@ -43,6 +43,7 @@
 #include "collectives/numeric.h"
 #include "harness/backend.h"
 #include "results/sink.h"
+#include "tests/support/record_builder.h"
 
 namespace ccbench {
 namespace {
@@ -467,31 +468,15 @@ class NullBuf : public std::streambuf {
 };
 
 RunRecord sample_row(std::uint64_t i) {
-  RunRecord r;
-  r.collective = "allreduce";
-  r.impl = "ring";
-  r.transport = "shm";
-  r.device = "cpu";
-  r.dtype = "float";
-  r.op = "sum";
-  r.bytes = 1024ull << (i % 17);
-  r.count = r.bytes / 4;
-  r.in_place = i % 2;
-  r.ranks = 2;
-  r.ranks_per_node = 2;
-  r.nodes = 1;
-  r.warmup = 5;
-  r.iterations = 20;
-  r.time_avg_us = 123.456 + static_cast<double>(i);
-  r.time_median_us = 120.5;
-  r.time_min_us = 110.25;
-  r.time_p95_us = 140.75;
-  r.time_max_us = 150.125;
-  r.time_cv = 0.0625;
-  r.algbw_gbps = 8.5;
-  r.busbw_gbps = 8.5;
-  r.busbw_median_gbps = 8.7;
-  return r;
+  return test::RecordBuilder()
+      .float_bytes(1024ull << (i % 17))
+      .in_place(i % 2)
+      .ranks(2, 2, 1)
+      .iterations(20, 5)
+      .times_us(123.456 + static_cast<double>(i), 120.5, 110.25, 140.75, 150.125)
+      .cv(0.0625)
+      .algbw(8.5)
+      .busbw(8.5, 8.7);
 }
 
 // A context block of the size ccbench writes (a few dozen keys).

@@ -306,7 +306,7 @@ def case_slurm(opts):
             with open(out, encoding="utf-8", errors="replace") as f:
                 text = f.read()
             print(text[-2000:])
-            need(rc == 0, f"job {job} under {launcher}: exit code {rc}")
+            need(rc == ExitCode.ok, f"job {job} under {launcher}: exit code {rc}, expected {ExitCode.ok.describe()}")
             want = "srun --mpi=pmix" if launcher == "srun" else "mpirun --bind-to none"
             need(want in text, f"the job did not launch with {want}", text)
             p = subprocess.run([sys.executable, CHECK, "--dir", d, "--unchecked", "none", "--stdout", out,

@@ -2,16 +2,19 @@
 """Checks the `algorithm` column of a GPU run (tests/gpu/gpu_tests.cmake, gpu_algorithm_2):
 NCCL's rows name the algorithm, protocol and channels its profiler reported, the forced
 variants show the forced algorithm, and `best` names the kernel it picked for each size."""
-import csv
+import os
 import re
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from runs import rows as read_rows  # noqa: E402
+from testlib import problems_exit  # noqa: E402
 
 NCCL = re.compile(r"^(RING|TREE|COLLNET_DIRECT|COLLNET_CHAIN|NVLS|NVLS_TREE|PAT)/(LL|LL128|SIMPLE) \d+ch$")
 
 
 def main(path):
-    with open(path, newline="") as f:
-        rows = [r for r in csv.DictReader(line for line in f if not line.startswith("#")) if r["status"] == "ok"]
+    rows = [r for r in read_rows(path) if r["status"] == "ok"]
     problems = []
     seen = set()
     for r in rows:
@@ -34,10 +37,7 @@ def main(path):
     for impl in ("nccl", "nccl-ring", "nccl-tree", "best"):
         if impl not in seen:
             problems.append(f"no measured row of {impl}")
-    for p in problems:
-        print("FAILED:", p)
-    print(f"{len(rows)} rows checked, {len(problems)} problems")
-    return 1 if problems else 0
+    return problems_exit("check_algorithm", problems, f"{len(rows)} measured rows checked")
 
 
 if __name__ == "__main__":

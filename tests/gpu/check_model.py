@@ -13,13 +13,16 @@ The model's entry in run.json's context must say the rows were predicted as the 
 (node.kernels of the file).
 Usage: check_model.py results.csv
 """
-import json
 import os
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from runs import run_json  # noqa: E402
+from testlib import problems_exit  # noqa: E402
+
 
 def main(path):
-    run = json.load(open(os.path.join(os.path.dirname(path), "run.json")))
+    run = run_json(os.path.dirname(path))
     context = run["context"]
     want = os.environ["CCBENCH_EXPECT_CEILING"]
     problems = []
@@ -51,7 +54,4 @@ def main(path):
 
 
 if __name__ == "__main__":
-    found = main(sys.argv[1])
-    for p in found:
-        print(f"FAIL: {p}")
-    sys.exit(1 if found else 0)
+    sys.exit(problems_exit("check_model", main(sys.argv[1]), "the model columns of ring and tree checked"))

@@ -16,9 +16,12 @@ Environment:
                            expected impls must all have measured as well
 Usage: measured_check.py results.csv
 """
-import csv
 import os
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from runs import rows as read_rows  # noqa: E402
+from testlib import problems_exit  # noqa: E402
 
 ROOTED = {"broadcast", "reduce", "gather", "scatter"}
 # The skips every implementation shares: a size below one element per rank, a collective with
@@ -50,8 +53,7 @@ def check_rows(rows, impls, colls):
 
 
 def main(path):
-    with open(path, newline="") as f:
-        rows = list(csv.DictReader(line for line in f if not line.startswith("#")))
+    rows = read_rows(path)
     problems = []
     expected = []
     for item in os.environ.get("CCBENCH_EXPECT_MEASURED", "").split():
@@ -92,10 +94,7 @@ def main(path):
                     problems.append(f"no measured row of the reference {reference}")
                 for c in sorted(ref - got):
                     problems.append(f"{impl}: {reference} measured {c} but {impl} did not")
-    for p in problems:
-        print("measured_check:", p)
-    print(f"measured_check: {len(rows)} rows, {len(problems)} problems")
-    return 1 if problems else 0
+    return problems_exit("measured_check", problems, f"{len(rows)} rows")
 
 
 if __name__ == "__main__":

@@ -5,10 +5,13 @@ which GPUs and links were sampled, telemetry.jsonl holds samples of both GPUs, t
 were read at the run's start and end, and the measuring thread did not wait for them between sizes.
 Usage: telemetry_check.py RESULTS.csv
 CCBENCH_EXPECT_GPUS (environment): the GPUs that must be sampled [2]."""
-import csv
 import json
 import os
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from runs import rows as read_rows, run_json  # noqa: E402
+from testlib import problems_exit  # noqa: E402
 
 # Reading every NVLink counter between sizes took about 28 ms a size on 2 x H200 (13 000 sizes in
 # over 6 minutes: h200x2-20261130-r4); the gather and the writers alone take well under that.
@@ -18,8 +21,7 @@ MAX_MEDIAN_GAP_S = 0.010
 def main(path):
     folder = os.path.dirname(path)
     problems = []
-    with open(path, newline="") as f:
-        rows = [r for r in csv.DictReader(l for l in f if not l.startswith("#")) if r["status"] == "ok"]
+    rows = [r for r in read_rows(path) if r["status"] == "ok"]
     if not rows:
         problems.append("no measured row")
     for r in rows:
@@ -32,7 +34,7 @@ def main(path):
             continue
         if not (10 <= t <= 110 and 20 <= p <= 1500 and 100 <= c <= 3500 and r["gpu_throttle"]):
             problems.append(f"{where}: implausible: {t} C, {p} W, {c} MHz, throttle {r['gpu_throttle']!r}")
-    tel = json.load(open(os.path.join(folder, "run.json")))["context"]["telemetry"]
+    tel = run_json(folder)["context"]["telemetry"]
     gpus = tel["nodes"][0]["gpus"]
     want = int(os.environ.get("CCBENCH_EXPECT_GPUS", "2"))
     if not gpus.get("available") or len(gpus.get("devices", [])) < want:
@@ -58,9 +60,7 @@ def main(path):
     if gaps and gaps[len(gaps) // 2] > MAX_MEDIAN_GAP_S:
         problems.append(f"telemetry.jsonl: median time between sizes {gaps[len(gaps) // 2] * 1e3:.1f} ms "
                         f"(over {MAX_MEDIAN_GAP_S * 1e3:.0f} ms: is something slow read between sizes?)")
-    for p in problems:
-        print("FAIL", p)
-    return 1 if problems else 0
+    return problems_exit("telemetry_check", problems, f"{len(rows)} measured rows")
 
 
 if __name__ == "__main__":

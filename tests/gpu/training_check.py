@@ -20,11 +20,13 @@ Environment:
                              row's algorithm name exactly protocol X (NCCL's report of what it ran)
 Usage: training_check.py results.csv
 """
-import csv
-import json
 import os
 import re
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from runs import rows as rows_of, run_json  # noqa: E402
+from testlib import problems_exit  # noqa: E402
 
 
 # Both columns are written with 6 significant digits: their product is the size to about 1e-5.
@@ -35,11 +37,6 @@ def protocol(algorithm):
     """NCCL's protocol in an algorithm column ("RING/LL 2ch" -> "LL"), or ""."""
     m = re.search(r"/(\w+)", algorithm)
     return m.group(1).upper() if m else ""
-
-
-def rows_of(path):
-    with open(path, newline="") as f:
-        return list(csv.DictReader(line for line in f if not line.startswith("#")))
 
 
 def check_overlap_context(context, rows):
@@ -135,8 +132,8 @@ def check_configs(rows, spec):
 
 def main(path):
     rows = rows_of(path)
-    run_json = os.path.join(os.path.dirname(os.path.abspath(path)), "run.json")
-    context = json.load(open(run_json)).get("context", {}) if os.path.isfile(run_json) else {}
+    folder = os.path.dirname(os.path.abspath(path))
+    context = run_json(folder).get("context", {}) if os.path.isfile(os.path.join(folder, "run.json")) else {}
     problems = []
     if os.environ.get("CCBENCH_EXPECT_LOAD"):
         problems += check_load(rows, os.environ["CCBENCH_EXPECT_LOAD"])
@@ -147,10 +144,7 @@ def main(path):
                                  float(os.environ.get("CCBENCH_EXPECT_ENERGY_WINDOW", "1")))
     if os.environ.get("CCBENCH_EXPECT_CONFIGS"):
         problems += check_configs(rows, os.environ["CCBENCH_EXPECT_CONFIGS"])
-    for p in problems:
-        print(f"training_check: {p}")
-    print(f"training_check: {len(rows)} rows, {len(problems)} problem(s)")
-    return 1 if problems else 0
+    return problems_exit("training_check", problems, f"{len(rows)} rows")
 
 
 if __name__ == "__main__":

@@ -13,14 +13,16 @@ Environment:
                           not in the smaller ones
 Usage: transport_check.py results.csv
 """
-import csv
 import os
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from runs import rows as read_rows  # noqa: E402
+from testlib import problems_exit  # noqa: E402
+
 
 def main(path):
-    with open(path, newline="") as f:
-        rows = list(csv.DictReader(line for line in f if not line.startswith("#")))
+    rows = read_rows(path)
     problems = []
     for item in filter(None, os.environ.get("CCBENCH_EXPECT", "").split()):
         impl, want = item.split("=", 1)
@@ -56,10 +58,7 @@ def main(path):
                 if r["status"] != "skipped" or text not in r["reason"]:
                     problems.append(f"{r['collective']}/{impl}: status '{r['status']}' reason '{r['reason']}', "
                                     f"expected skipped with '{text}'")
-    for p in problems[:40]:
-        print("FAILED:", p)
-    print(f"{len(rows)} rows checked, {len(problems)} problems")
-    return 1 if problems else 0
+    return problems_exit("transport_check", problems, f"{len(rows)} rows checked", shown=40)
 
 
 if __name__ == "__main__":

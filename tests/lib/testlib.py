@@ -11,7 +11,9 @@ Two styles of test:
   `sys.exit(main_guard(main))`, which prints "FAIL: <reason>" and exits 1 (main returns 0; where
   the test cannot run here it returns SKIP or raises Skipped);
 - collecting: `checks = Checks()`, `checks(ok, what, detail)` prints one line a check and goes on;
-  the script ends with `sys.exit(checks.exit_code())` (or returns it from main).
+  the script ends with `sys.exit(checks.exit_code())` (or returns it from main);
+- listing: a checker of result files gathers what it found wrong in a list and ends with
+  `sys.exit(problems_exit(name, problems, summary))`.
 """
 import enum
 import os
@@ -40,6 +42,19 @@ class _Code(enum.IntEnum):
 
 
 ExitCode = _Code("ExitCode", _read_exit_codes())
+
+
+def exit_code_arg(text):
+    """An expected exit code as a command line gives it, by name ('usage') or number ('2'), for
+    argparse's type=; a number that is not one of ccbench's codes stays a number (another
+    program's own)."""
+    if text in ExitCode.__members__:
+        return ExitCode[text]
+    try:
+        value = int(text)
+    except ValueError:
+        raise ValueError(f"'{text}' is neither a number nor one of {', '.join(ExitCode.__members__)}") from None
+    return ExitCode(value) if value in ExitCode._value2member_map_ else value
 SKIP = 77  # a test that cannot run here (ctest's SKIP_RETURN_CODE); not one of ccbench's codes
 
 
@@ -80,9 +95,27 @@ def main_guard(main):
         return SKIP
 
 
+def problems_exit(name, problems, summary, shown=None):
+    """The exit status of a checker that lists what it found wrong (the results checkers of
+    tests/gpu/): each problem on a line "FAIL <name>: <problem>" (all, or the first `shown`), then
+    "<name>: <summary>, N problem(s)"; 1 when there is any, else 0."""
+    shown = len(problems) if shown is None else shown
+    for p in problems[:shown]:
+        print(f"FAIL {name}: {p}", flush=True)
+    if len(problems) > shown:
+        print(f"FAIL {name}: ... and {len(problems) - shown} more", flush=True)
+    print(f"{name}: {summary}, {len(problems)} problem(s)", flush=True)
+    return 1 if problems else 0
+
+
+def _ends(text, keep=1500):
+    return text if len(text) <= 2 * keep else f"{text[:keep]}\n[...]\n{text[-keep:]}"
+
+
 class Checks:
     """Checks that go on after one fails. checks(ok, what, detail) prints "ok   WHAT" or
-    "FAIL WHAT" (and under a failure the detail, indented, its first 3000 characters) and returns
+    "FAIL WHAT" (and under a failure the detail, indented: its first and last 1500 characters where
+    it is longer, since a launch's output says what went wrong at its end) and returns
     whether it held; exit_code() prints a one-line summary (the first line of each failed check)
     and gives 0 when every check held, else 1."""
 
@@ -97,7 +130,7 @@ class Checks:
         if not ok:
             self.failures.append(what)
             if detail:
-                print("     " + detail.replace("\n", "\n     ")[:3000], flush=True)
+                print("     " + _ends(detail).replace("\n", "\n     "), flush=True)
         return bool(ok)
 
     def exit_code(self):

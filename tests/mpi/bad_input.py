@@ -14,10 +14,14 @@ import concurrent.futures
 import os
 import re
 import shutil
-import subprocess
 import sys
 import tempfile
-import time
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from runs import launch, run  # noqa: E402
+from testlib import ExitCode  # noqa: E402
+
+USAGE, PRECONDITION = ExitCode.usage, ExitCode.precondition
 
 # A sanitizer report: ASan/LSan/UBSan summaries, or UBSan's "file:line:col: runtime error:".
 SANITIZER_REPORT = re.compile(r"(Address|Leak|UndefinedBehavior)Sanitizer|:[0-9]+:[0-9]+: runtime error:")
@@ -78,90 +82,90 @@ def cases(files, scratch, have_gpu, cuda_built):
     c = []
     # Sizes and the sweep.
     c += [
-        Case("-b 0", ["-b", "0"], 2, ["-b/--minbytes", "at least 1 byte"]),
-        Case("-b > -e", ["-b", "1M", "-e", "1K"], 2, ["-b/--minbytes 1M is larger than -e/--maxbytes 1K"]),
-        Case("-f 1 with -b < -e", ["-b", "8", "-e", "1K", "-f", "1"], 2,
+        Case("-b 0", ["-b", "0"], USAGE, ["-b/--minbytes", "at least 1 byte"]),
+        Case("-b > -e", ["-b", "1M", "-e", "1K"], USAGE, ["-b/--minbytes 1M is larger than -e/--maxbytes 1K"]),
+        Case("-f 1 with -b < -e", ["-b", "8", "-e", "1K", "-f", "1"], USAGE,
              ["-f/--stepfactor: '1' is not valid; expected a factor above 1", "never advances the sweep"]),
-        Case("-f 0.5", ["-f", "0.5"], 2, ["-f/--stepfactor: '0.5' is not valid", "never advances the sweep"]),
-        Case("-f abc", ["-f", "abc"], 2, ["-f/--stepfactor: 'abc' is not a number", "a factor above 1"]),
-        Case("-f inf", ["-f", "inf"], 2, ["-f/--stepfactor: 'inf' is not a number"]),
-        Case("-f empty", ["-f", ""], 2, ["-f/--stepfactor: '' is not a number"]),
-        Case("-i 0", ["-i", "0"], 2, ["-i/--stepbytes 0 never advances", "size > 0"]),
-        Case("-f and -i together", ["-f", "2", "-i", "8"], 2, ["exclude each other"]),
-        Case("-i 1.5K", ["-i", "1.5K"], 2, ["-i/--stepbytes: fractional size", SIZE_HELP]),
-        Case("-b -5", ["-b", "-5"], 2, ["-b/--minbytes: negative size '-5'", SIZE_HELP]),
-        Case("-b 1Q", ["-b", "1Q"], 2, ["-b/--minbytes: unknown size suffix 'Q'", SIZE_HELP]),
-        Case("-b 1.5K", ["-b", "1.5K"], 2, ["-b/--minbytes: fractional size '1.5K'", SIZE_HELP]),
-        Case("-b 20 digits", ["-b", "99999999999999999999"], 2, ["-b/--minbytes", "does not fit in 64 bits"]),
-        Case("-b 20000000T", ["-b", "20000000T"], 2, ["-b/--minbytes", "'20000000T' does not fit in 64 bits"]),
-        Case("-b empty", ["-b", ""], 2, ["-b/--minbytes: empty size", SIZE_HELP]),
-        Case("-b 0x10", ["-b", "0x10"], 2, ["-b/--minbytes: unknown size suffix 'x10'"]),
-        Case("-e K", ["-e", "K"], 2, ["-e/--maxbytes: 'K' is not a size", SIZE_HELP]),
-        Case("-e empty", ["-e", ""], 2, ["-e/--maxbytes: empty size"]),
-        Case("-i 1 (too many sizes)", ["-b", "1", "-e", "1M", "-i", "1"], 2, ["more than 10000 sizes", "larger -f or -i"]),
+        Case("-f 0.5", ["-f", "0.5"], USAGE, ["-f/--stepfactor: '0.5' is not valid", "never advances the sweep"]),
+        Case("-f abc", ["-f", "abc"], USAGE, ["-f/--stepfactor: 'abc' is not a number", "a factor above 1"]),
+        Case("-f inf", ["-f", "inf"], USAGE, ["-f/--stepfactor: 'inf' is not a number"]),
+        Case("-f empty", ["-f", ""], USAGE, ["-f/--stepfactor: '' is not a number"]),
+        Case("-i 0", ["-i", "0"], USAGE, ["-i/--stepbytes 0 never advances", "size > 0"]),
+        Case("-f and -i together", ["-f", "2", "-i", "8"], USAGE, ["exclude each other"]),
+        Case("-i 1.5K", ["-i", "1.5K"], USAGE, ["-i/--stepbytes: fractional size", SIZE_HELP]),
+        Case("-b -5", ["-b", "-5"], USAGE, ["-b/--minbytes: negative size '-5'", SIZE_HELP]),
+        Case("-b 1Q", ["-b", "1Q"], USAGE, ["-b/--minbytes: unknown size suffix 'Q'", SIZE_HELP]),
+        Case("-b 1.5K", ["-b", "1.5K"], USAGE, ["-b/--minbytes: fractional size '1.5K'", SIZE_HELP]),
+        Case("-b 20 digits", ["-b", "99999999999999999999"], USAGE, ["-b/--minbytes", "does not fit in 64 bits"]),
+        Case("-b 20000000T", ["-b", "20000000T"], USAGE, ["-b/--minbytes", "'20000000T' does not fit in 64 bits"]),
+        Case("-b empty", ["-b", ""], USAGE, ["-b/--minbytes: empty size", SIZE_HELP]),
+        Case("-b 0x10", ["-b", "0x10"], USAGE, ["-b/--minbytes: unknown size suffix 'x10'"]),
+        Case("-e K", ["-e", "K"], USAGE, ["-e/--maxbytes: 'K' is not a size", SIZE_HELP]),
+        Case("-e empty", ["-e", ""], USAGE, ["-e/--maxbytes: empty size"]),
+        Case("-i 1 (too many sizes)", ["-b", "1", "-e", "1M", "-i", "1"], USAGE, ["more than 10000 sizes", "larger -f or -i"]),
     ]
     # Counts and choices.
     c += [
-        Case("-n 0", ["-n", "0"], 2, ["-n/--iters: '0' is not valid", "from 1 to 1000000"]),
-        Case("-n abc", ["-n", "abc"], 2, ["-n/--iters: 'abc' is not valid", "from 1 to 1000000"]),
-        Case("-n 1e3", ["-n", "1e3"], 2, ["-n/--iters: '1e3' is not valid"]),
-        Case("-w -1", ["-w", "-1"], 2, ["-w/--warmup_iters: '-1' is not valid", "from 0 to 1000000"]),
-        Case("-c -1", ["-c", "-1"], 2, ["-c/--check: '-1' is not valid", "0 (off) or a count of checked iterations"]),
-        Case("-r -1", ["-r", "-1"], 2, ["-r/--root: '-1' is not valid", "a rank number"]),
-        Case("-G -1", ["-G", "-1"], 2, ["-G/--cudagraph: '-1' is not valid"]),
-        Case("-d badtype", ["-d", "badtype"], 2, ["-d/--datatype: unknown value 'badtype'", "valid: int8"]),
-        Case("-d float,,int8", ["-d", "float,,int8"], 2, ["-d/--datatype: unknown value ''", "valid: int8"]),
-        Case("-o badop", ["-o", "badop"], 2, ["-o/--op: unknown value 'badop'", "valid: sum, prod, min, max, avg"]),
-        Case("--collective foo", ["--collective", "foo"], 2, ["--collective: unknown value 'foo'", "valid: allreduce"]),
-        Case("--impl foo", ["--impl", "foo"], 2, ["--impl: unknown implementation 'foo'", "valid: mpi, ring, tree"]),
-        Case("--impl empty list", ["--impl", ","], 2, ["--impl: unknown implementation ''", "valid: mpi"]),
-        Case("--device tpu", ["--device", "tpu"], 2, ["--device: unknown value 'tpu'", "valid: auto, cpu, gpu"]),
-        Case("--transport carrier-pigeon", ["--transport", "carrier-pigeon"], 2,
+        Case("-n 0", ["-n", "0"], USAGE, ["-n/--iters: '0' is not valid", "from 1 to 1000000"]),
+        Case("-n abc", ["-n", "abc"], USAGE, ["-n/--iters: 'abc' is not valid", "from 1 to 1000000"]),
+        Case("-n 1e3", ["-n", "1e3"], USAGE, ["-n/--iters: '1e3' is not valid"]),
+        Case("-w -1", ["-w", "-1"], USAGE, ["-w/--warmup_iters: '-1' is not valid", "from 0 to 1000000"]),
+        Case("-c -1", ["-c", "-1"], USAGE, ["-c/--check: '-1' is not valid", "0 (off) or a count of checked iterations"]),
+        Case("-r -1", ["-r", "-1"], USAGE, ["-r/--root: '-1' is not valid", "a rank number"]),
+        Case("-G -1", ["-G", "-1"], USAGE, ["-G/--cudagraph: '-1' is not valid"]),
+        Case("-d badtype", ["-d", "badtype"], USAGE, ["-d/--datatype: unknown value 'badtype'", "valid: int8"]),
+        Case("-d float,,int8", ["-d", "float,,int8"], USAGE, ["-d/--datatype: unknown value ''", "valid: int8"]),
+        Case("-o badop", ["-o", "badop"], USAGE, ["-o/--op: unknown value 'badop'", "valid: sum, prod, min, max, avg"]),
+        Case("--collective foo", ["--collective", "foo"], USAGE, ["--collective: unknown value 'foo'", "valid: allreduce"]),
+        Case("--impl foo", ["--impl", "foo"], USAGE, ["--impl: unknown implementation 'foo'", "valid: mpi, ring, tree"]),
+        Case("--impl empty list", ["--impl", ","], USAGE, ["--impl: unknown implementation ''", "valid: mpi"]),
+        Case("--device tpu", ["--device", "tpu"], USAGE, ["--device: unknown value 'tpu'", "valid: auto, cpu, gpu"]),
+        Case("--transport carrier-pigeon", ["--transport", "carrier-pigeon"], USAGE,
              ["--transport: unknown value 'carrier-pigeon'", "valid: auto, shm, mpi"]),
-        Case("--in-place maybe", ["--in-place", "maybe"], 2, ["--in-place: unknown value 'maybe'", "valid: yes, no, both"]),
-        Case("--format xml", ["--format", "xml"], 2, ["--format: unknown value 'xml'", "valid: table, csv, json, md"]),
-        Case("--format empty", ["--format", ""], 2, ["--format: empty list", "valid: table"]),
-        Case("-T x", ["-T", "x"], 2, ["-T/--timeout: 'x' is not a number", "seconds from 0.001 to 604800 = a week; 0 = a week"]),
-        Case("--timeout -1", ["--timeout", "-1"], 2, ["-T/--timeout: '-1' is not valid", "seconds from 0.001"]),
-        Case("--timeout 0.0001", ["--timeout", "0.0001"], 2, ["-T/--timeout: '0.0001' is not valid", "seconds from 0.001"]),
-        Case("--timeout nan", ["--timeout", "nan"], 2, ["-T/--timeout: 'nan' is not a number"]),
-        Case("--timeout 8 days", ["--timeout", "691200"], 2, ["-T/--timeout: '691200' is not valid", "a week"]),
-        Case("--cycles -1", ["--cycles", "-1"], 2, ["--cycles: '-1' is not valid", "0 = until stopped"]),
-        Case("--seed x", ["--seed", "x"], 2, ["--seed: 'x' is not valid", "a whole number from 0 to 18446744073709551615"]),
-        Case("--seed 2^64", ["--seed", "18446744073709551616"], 2, ["--seed: '18446744073709551616' is not valid"]),
-        Case("--baseline foo", ["--baseline", "foo"], 2, ["--baseline: unknown implementation 'foo'", "valid: mpi"]),
-        Case("--baseline empty", ["--baseline", ""], 2, ["--baseline: unknown implementation ''", "valid: mpi"]),
-        Case("unknown flag --foo", ["--foo"], 2, ["unknown argument(s): --foo", "see ccbench --help"]),
-        Case("--progress-interval 0", ["--progress-interval", "0"], 2,
+        Case("--in-place maybe", ["--in-place", "maybe"], USAGE, ["--in-place: unknown value 'maybe'", "valid: yes, no, both"]),
+        Case("--format xml", ["--format", "xml"], USAGE, ["--format: unknown value 'xml'", "valid: table, csv, json, md"]),
+        Case("--format empty", ["--format", ""], USAGE, ["--format: empty list", "valid: table"]),
+        Case("-T x", ["-T", "x"], USAGE, ["-T/--timeout: 'x' is not a number", "seconds from 0.001 to 604800 = a week; 0 = a week"]),
+        Case("--timeout -1", ["--timeout", "-1"], USAGE, ["-T/--timeout: '-1' is not valid", "seconds from 0.001"]),
+        Case("--timeout 0.0001", ["--timeout", "0.0001"], USAGE, ["-T/--timeout: '0.0001' is not valid", "seconds from 0.001"]),
+        Case("--timeout nan", ["--timeout", "nan"], USAGE, ["-T/--timeout: 'nan' is not a number"]),
+        Case("--timeout 8 days", ["--timeout", "691200"], USAGE, ["-T/--timeout: '691200' is not valid", "a week"]),
+        Case("--cycles -1", ["--cycles", "-1"], USAGE, ["--cycles: '-1' is not valid", "0 = until stopped"]),
+        Case("--seed x", ["--seed", "x"], USAGE, ["--seed: 'x' is not valid", "a whole number from 0 to 18446744073709551615"]),
+        Case("--seed 2^64", ["--seed", "18446744073709551616"], USAGE, ["--seed: '18446744073709551616' is not valid"]),
+        Case("--baseline foo", ["--baseline", "foo"], USAGE, ["--baseline: unknown implementation 'foo'", "valid: mpi"]),
+        Case("--baseline empty", ["--baseline", ""], USAGE, ["--baseline: unknown implementation ''", "valid: mpi"]),
+        Case("unknown flag --foo", ["--foo"], USAGE, ["unknown argument(s): --foo", "see ccbench --help"]),
+        Case("--progress-interval 0", ["--progress-interval", "0"], USAGE,
              ["--progress-interval: '0' is not valid", "seconds from 0.01 to 3600"]),
-        Case("--straggler-threshold -1", ["--straggler-threshold", "-1"], 2,
+        Case("--straggler-threshold -1", ["--straggler-threshold", "-1"], USAGE,
              ["--straggler-threshold: '-1' is not valid", "a fraction from 0.001 to 100"]),
-        Case("--group-outlier-threshold 2", ["--group-outlier-threshold", "2"], 2,
+        Case("--group-outlier-threshold 2", ["--group-outlier-threshold", "2"], USAGE,
              ["--group-outlier-threshold: '2' is not valid", "a fraction from 0.01 to 1"]),
-        Case("--ring-order 0,x", ["--ring-order", "0,x"], 2, ["--ring-order 0,x: 'x' is not a rank", "whole numbers"]),
-        Case("--ring-order 1,1 (2 ranks)", ["--ring-order", "1,1"], 2,
+        Case("--ring-order 0,x", ["--ring-order", "0,x"], USAGE, ["--ring-order 0,x: 'x' is not a rank", "whole numbers"]),
+        Case("--ring-order 1,1 (2 ranks)", ["--ring-order", "1,1"], USAGE,
              ["--ring-order 1,1: 2 rank(s) given for a run of 2: repeated 1; missing 0", "exactly once"], pre=False),
-        Case("--ring-order no file", ["--ring-order", "gone.txt"], 2, ["--ring-order gone.txt: not rank, topo", "no readable file"]),
-        Case("--tree triple", ["--tree", "triple"], 2, ["--tree: unknown value 'triple'", "valid: double, binary"]),
-        Case("flag without value -n", ["-n"], 2, ["--iters", "see ccbench --help"]),
-        Case("flag given twice", ["-n", "3", "-n", "4"], 2, ["-n/--iters: given 2 times ('3', '4'); give it once"]),
-        Case("unknown subcommand argument", ["compare"], 2, ["before is required", "see ccbench --help"], launch="plain"),
+        Case("--ring-order no file", ["--ring-order", "gone.txt"], USAGE, ["--ring-order gone.txt: not rank, topo", "no readable file"]),
+        Case("--tree triple", ["--tree", "triple"], USAGE, ["--tree: unknown value 'triple'", "valid: double, binary"]),
+        Case("flag without value -n", ["-n"], USAGE, ["--iters", "see ccbench --help"]),
+        Case("flag given twice", ["-n", "3", "-n", "4"], USAGE, ["-n/--iters: given 2 times ('3', '4'); give it once"]),
+        Case("unknown subcommand argument", ["compare"], USAGE, ["before is required", "see ccbench --help"], launch="plain"),
         # Mistyped names: what is valid and the closest ones.
-        Case("--iter (a typo)", ["--iter", "5"], 2, ["unknown argument(s): --iter 5 (did you mean '--iters'?)"]),
-        Case("--collective allreduc", ["--collective", "allreduc"], 2,
+        Case("--iter (a typo)", ["--iter", "5"], USAGE, ["unknown argument(s): --iter 5 (did you mean '--iters'?)"]),
+        Case("--collective allreduc", ["--collective", "allreduc"], USAGE,
              ["--collective: unknown value 'allreduc'", "(did you mean 'allreduce'?)"]),
-        Case("--transport shmm", ["--transport", "shmm"], 2, ["valid: auto, shm, mpi", "(did you mean 'shm'?)"]),
-        Case("--transport ce (a links mode)", ["--transport", "ce"], 2,
+        Case("--transport shmm", ["--transport", "shmm"], USAGE, ["valid: auto, shm, mpi", "(did you mean 'shm'?)"]),
+        Case("--transport ce (a links mode)", ["--transport", "ce"], USAGE,
              ["--transport: 'ce' is valid for links on GPU ranks only", "valid here: auto, shm, mpi"]),
-        Case("--tolerance outside compare", ["--tolerance", "0.1"], 2, ["--tolerance is an option of `ccbench compare`"]),
-        Case("a subcommand mistyped", ["comapre", "a.csv", "b.csv"], 2, ["(did you mean 'compare'?)"], launch="plain"),
-        Case("-V alone", ["-V"], 2, ["-V/--device_cta_count", "the version is ccbench --version"], launch="plain"),
-        Case("links --transport p2p", ["links", "--transport", "p2p"], 2,
+        Case("--tolerance outside compare", ["--tolerance", "0.1"], USAGE, ["--tolerance is an option of `ccbench compare`"]),
+        Case("a subcommand mistyped", ["comapre", "a.csv", "b.csv"], USAGE, ["(did you mean 'compare'?)"], launch="plain"),
+        Case("-V alone", ["-V"], USAGE, ["-V/--device_cta_count", "the version is ccbench --version"], launch="plain"),
+        Case("links --transport p2p", ["links", "--transport", "p2p"], USAGE,
              ["'p2p' is valid for run on GPU ranks only", "valid here: auto, shm, mpi, tcp, ib, ofi, ce"]),
-        Case("links -T x", ["links", "-T", "x"], 2, ["-T/--timeout: 'x' is not a number"]),
-        Case("topo --out FILE.json", ["topo", "--out", "topology.json"], 2,
+        Case("links -T x", ["links", "-T", "x"], USAGE, ["-T/--timeout: 'x' is not a number"]),
+        Case("topo --out FILE.json", ["topo", "--out", "topology.json"], USAGE,
              ["--out is a results folder (as in run and links)"], absent=["topology.json"]),
-        Case("history --transport shmm", ["history", "--db", "h.db", "--transport", "shmm"], 2,
+        Case("history --transport shmm", ["history", "--db", "h.db", "--transport", "shmm"], USAGE,
              ["--transport: unknown value 'shmm': it names no row ccbench writes", "(did you mean 'shm'?)"],
              launch="plain"),
     ]
@@ -169,68 +173,68 @@ def cases(files, scratch, have_gpu, cuda_built):
     # (docs/reliability.md "Options that do not apply"; --device auto finding CPU ranks: a note).
     gpu_only = "acts on GPU ranks, and --device cpu measures CPU ranks"
     c += [
-        Case("-G with --device cpu", ["--device", "cpu", "-G", "5"], 2, ["-G 5 " + gpu_only, "leave it out"]),
-        Case("--nccl-config with --device cpu", ["--device", "cpu", "--nccl-config", "maxCTAs=2"], 2,
+        Case("-G with --device cpu", ["--device", "cpu", "-G", "5"], USAGE, ["-G 5 " + gpu_only, "leave it out"]),
+        Case("--nccl-config with --device cpu", ["--device", "cpu", "--nccl-config", "maxCTAs=2"], USAGE,
              ["--nccl-config maxCTAs=2 " + gpu_only]),
-        Case("--share-gpus with --device cpu", ["--device", "cpu", "--share-gpus"], 2, ["--share-gpus " + gpu_only]),
-        Case("-G and --share-gpus with --device cpu", ["--device", "cpu", "-G", "2", "--share-gpus"], 2,
+        Case("--share-gpus with --device cpu", ["--device", "cpu", "--share-gpus"], USAGE, ["--share-gpus " + gpu_only]),
+        Case("-G and --share-gpus with --device cpu", ["--device", "cpu", "-G", "2", "--share-gpus"], USAGE,
              ["-G 2, --share-gpus act on GPU ranks, and --device cpu measures CPU ranks: leave them out"]),
-        Case("--serial without --groups", ["--serial"], 2,
+        Case("--serial without --groups", ["--serial"], USAGE,
              ["--serial acts on the groups of a --groups run, and this run has none (--groups world)"]),
-        Case("--group-outlier-threshold without --groups", ["--group-outlier-threshold", "0.5"], 2,
+        Case("--group-outlier-threshold without --groups", ["--group-outlier-threshold", "0.5"], USAGE,
              ["--group-outlier-threshold acts on the groups of a --groups run"]),
-        Case("--ib-qps with --transport shm", ["--transport", "shm", "--ib-qps", "2"], 2,
+        Case("--ib-qps with --transport shm", ["--transport", "shm", "--ib-qps", "2"], USAGE,
              ["--ib-qps sets up the ib transport, and --transport shm does not use it"]),
-        Case("--ofi-provider without --transport ofi", ["--ofi-provider", "tcp"], 2,
+        Case("--ofi-provider without --transport ofi", ["--ofi-provider", "tcp"], USAGE,
              ["--ofi-provider sets up the ofi transport, which only --transport ofi uses (this run: --transport auto)"]),
-        Case("--tree with no tree", ["--impl", "ring,mpi", "--tree", "binary"], 2,
+        Case("--tree with no tree", ["--impl", "ring,mpi", "--tree", "binary"], USAGE,
              ["--tree shapes the trees of the tree implementation, and --impl ring,mpi names no tree"]),
-        Case("--ring-order with no ring", ["--impl", "mpi", "--ring-order", "topo"], 2,
+        Case("--ring-order with no ring", ["--impl", "mpi", "--ring-order", "topo"], USAGE,
              ["--ring-order orders the ring of ring, hier and best, and --impl mpi names none of them"]),
-        Case("--baseline not measured", ["--impl", "ring,tree", "--baseline", "mpi"], 2,
+        Case("--baseline not measured", ["--impl", "ring,tree", "--baseline", "mpi"], USAGE,
              ["--baseline mpi: the summary compares the implementations measured with it, and --impl ring,tree does "
               "not measure it"]),
     ]
     # nccl-tests flags ccbench cannot honour: refused, naming what to use instead.
     c += [
-        Case("-g 8 (nccl-tests' single-process example)", ["-b", "8", "-e", "128M", "-f", "2", "-g", "8"], 2,
+        Case("-g 8 (nccl-tests' single-process example)", ["-b", "8", "-e", "128M", "-f", "2", "-g", "8"], USAGE,
              ["-g/--ngpus 8: ccbench runs one thread and one GPU per process", "mpirun -np N"]),
-        Case("-t 2", ["-t", "2"], 2, ["-t/--nthreads 2", "start more MPI ranks"]),
-        Case("-m 2000", ["-m", "2000"], 2, ["-m/--agg_iters: '2000' is not valid", "from 1 to 1024"]),
+        Case("-t 2", ["-t", "2"], USAGE, ["-t/--nthreads 2", "start more MPI ranks"]),
+        Case("-m 2000", ["-m", "2000"], USAGE, ["-m/--agg_iters: '2000' is not valid", "from 1 to 1024"]),
         # -z 1 (blocking) is accepted now, with a note (tests/mpi/cli_runs.py); 0 and 1 are nccl-tests' values.
-        Case("-z 2", ["-z", "2"], 2, ["-z/--blocking: '2' is not valid", "from 0 to 1"]),
-        Case("-z 5", ["-z", "5"], 2, ["-z/--blocking: '5' is not valid", "from 0 to 1"]),
-        Case("-a 7", ["-a", "7"], 2, ["-a/--average: '7' is not valid", "from 0 to 3"]),
-        Case("-R 1", ["-R", "1"], 2, ["-R/--local_register 1", "--impl nccl-symm"]),
-        Case("-R 2 with --impl ring", ["-R", "2", "--impl", "ring"], 2, ["-R 2 puts nccl-symm in place of nccl"]),
-        Case("-C 1", ["-C", "1"], 2, ["-C/--report_cputime 1", "device time"]),
-        Case("-S 1", ["-S", "1"], 2, ["-S/--report_timestamps 1", "started_utc"]),
-        Case("-M 1", ["-M", "1"], 2, ["-M/--memory 1", "ccbench topo"]),
-        Case("-y 1", ["-y", "1"], 2, ["-y/--stream_null 1", "own stream"]),
-        Case("-x 1", ["-x", "1"], 2, ["-x/--cta_policy 1", "NCCL_CTA_POLICY=1"]),
-        Case("-D 1", ["-D", "1"], 2, ["-D/--device_implementation 1", "--impl ring,tree"]),
-        Case("-V 16", ["-V", "16"], 2, ["-V/--device_cta_count 16", "CCBENCH_GPU_CHANNELS"]),
-        Case("-u -1", ["-u", "-1"], 2, ["-u/--unalign: '-1' is not valid", "from 0 to 1048576"]),
-        Case("-K x", ["-K", "x"], 2, ["-K/--per_iter_skip: 'x' is not valid"]),
-        Case("-J out.txt", ["-J", "out.txt"], 2, ["-J/--output_file: 'out.txt' does not end in .json"]),
-        Case("-J unwritable", ["-J", "/proc/ccbench.json"] + small, 2,
+        Case("-z 2", ["-z", "2"], USAGE, ["-z/--blocking: '2' is not valid", "from 0 to 1"]),
+        Case("-z 5", ["-z", "5"], USAGE, ["-z/--blocking: '5' is not valid", "from 0 to 1"]),
+        Case("-a 7", ["-a", "7"], USAGE, ["-a/--average: '7' is not valid", "from 0 to 3"]),
+        Case("-R 1", ["-R", "1"], USAGE, ["-R/--local_register 1", "--impl nccl-symm"]),
+        Case("-R 2 with --impl ring", ["-R", "2", "--impl", "ring"], USAGE, ["-R 2 puts nccl-symm in place of nccl"]),
+        Case("-C 1", ["-C", "1"], USAGE, ["-C/--report_cputime 1", "device time"]),
+        Case("-S 1", ["-S", "1"], USAGE, ["-S/--report_timestamps 1", "started_utc"]),
+        Case("-M 1", ["-M", "1"], USAGE, ["-M/--memory 1", "ccbench topo"]),
+        Case("-y 1", ["-y", "1"], USAGE, ["-y/--stream_null 1", "own stream"]),
+        Case("-x 1", ["-x", "1"], USAGE, ["-x/--cta_policy 1", "NCCL_CTA_POLICY=1"]),
+        Case("-D 1", ["-D", "1"], USAGE, ["-D/--device_implementation 1", "--impl ring,tree"]),
+        Case("-V 16", ["-V", "16"], USAGE, ["-V/--device_cta_count 16", "CCBENCH_GPU_CHANNELS"]),
+        Case("-u -1", ["-u", "-1"], USAGE, ["-u/--unalign: '-1' is not valid", "from 0 to 1048576"]),
+        Case("-K x", ["-K", "x"], USAGE, ["-K/--per_iter_skip: 'x' is not valid"]),
+        Case("-J out.txt", ["-J", "out.txt"], USAGE, ["-J/--output_file: 'out.txt' does not end in .json"]),
+        Case("-J unwritable", ["-J", "/proc/ccbench.json"] + small, USAGE,
              ["-J/--output_file: cannot write '/proc/ccbench.json'"], absent=["/proc/ccbench.json"]),
-        Case("NCCL_TESTS_SPLIT", small, 2, ["NCCL_TESTS_SPLIT='AND 0x1': nccl-tests' sub-groups", "--groups",
+        Case("NCCL_TESTS_SPLIT", small, USAGE, ["NCCL_TESTS_SPLIT='AND 0x1': nccl-tests' sub-groups", "--groups",
                                             "unset NCCL_TESTS_SPLIT"], env={"NCCL_TESTS_SPLIT": "AND 0x1"}),
-        Case("NCCL_TESTS_SPLIT_MASK", small, 2, ["NCCL_TESTS_SPLIT_MASK='0x1'"], env={"NCCL_TESTS_SPLIT_MASK": "0x1"}),
-        Case("NCCL_TESTS_MIN_BW=x", small, 2, ["NCCL_TESTS_MIN_BW='x' is not valid", "GB/s > 0"],
+        Case("NCCL_TESTS_SPLIT_MASK", small, USAGE, ["NCCL_TESTS_SPLIT_MASK='0x1'"], env={"NCCL_TESTS_SPLIT_MASK": "0x1"}),
+        Case("NCCL_TESTS_MIN_BW=x", small, USAGE, ["NCCL_TESTS_MIN_BW='x' is not valid", "GB/s > 0"],
              env={"NCCL_TESTS_MIN_BW": "x"}),
     ]
     # Output folder.
     under_file = os.path.join(files["regular_file"], "results")
     c += [
-        Case("--out /proc/ccbench", ["--out", "/proc/ccbench"] + small, 2,
+        Case("--out /proc/ccbench", ["--out", "/proc/ccbench"] + small, USAGE,
              ["--out: cannot create the results folder '/proc/ccbench'"], absent=["/proc/ccbench"]),
-        Case("--out under a regular file", ["--out", under_file] + small, 2,
+        Case("--out under a regular file", ["--out", under_file] + small, USAGE,
              ["--out: cannot create the results folder", "Not a directory"], absent=[under_file]),
-        Case("--out is a regular file", ["--out", files["regular_file"]] + small, 2,
+        Case("--out is a regular file", ["--out", files["regular_file"]] + small, USAGE,
              ["--out: cannot create the results folder", "regular_file"]),
-        Case("--out empty", ["--out", ""] + small, 2, ["--out: empty path", "or none"]),
+        Case("--out empty", ["--out", ""] + small, USAGE, ["--out: empty path", "or none"]),
     ]
     # Environment: fault injection (test-only) and tuning variables.
     faults = [
@@ -255,26 +259,26 @@ def cases(files, scratch, have_gpu, cuda_built):
                                                "give each key once"]),
     ]
     for label, value, texts in faults:
-        c.append(Case(f"CCBENCH_FAULT {label}", small, 2, texts, env={"CCBENCH_FAULT": value}))
+        c.append(Case(f"CCBENCH_FAULT {label}", small, USAGE, texts, env={"CCBENCH_FAULT": value}))
     # A rank the run does not have: known only after MPI start-up (the folder may exist).
-    c.append(Case("CCBENCH_FAULT rank outside the run", small + ["--out", "none"], 2,
+    c.append(Case("CCBENCH_FAULT rank outside the run", small + ["--out", "none"], USAGE,
                   ["CCBENCH_FAULT: rank=2 does not exist in this run of 2 ranks", "valid: 0 to 1"],
                   env={"CCBENCH_FAULT": "stop:rank=2"}, pre=False))
     # A size or iteration the run never reaches: the fault could never fire (the sizes are known
     # after MPI start-up).
-    c.append(Case("CCBENCH_FAULT size not swept", small + ["--out", "none"], 2,
+    c.append(Case("CCBENCH_FAULT size not swept", small + ["--out", "none"], USAGE,
                   ["CCBENCH_FAULT: size=4K is not among the sizes of this sweep (8 to 8): it would never fire"],
                   env={"CCBENCH_FAULT": "stop:rank=1,size=4K"}, pre=False))
-    c.append(Case("CCBENCH_FAULT iteration past -n", small + ["--out", "none"], 2,
+    c.append(Case("CCBENCH_FAULT iteration past -n", small + ["--out", "none"], USAGE,
                   ["CCBENCH_FAULT: iteration=1 is beyond the 1 timed iteration of a measurement (-n 1; valid: 0 to 0)"],
                   env={"CCBENCH_FAULT": "stop:rank=1,iteration=1"}, pre=False))
     slot_bytes_help = "a multiple of 64 from 64 to 64M"
     for value in ["abc", "0", "100", "65", "1G", "-64", "99999999999999999999", "64Q"]:
-        c.append(Case(f"CCBENCH_CPU_SLOT_BYTES={value}", small, 2,
+        c.append(Case(f"CCBENCH_CPU_SLOT_BYTES={value}", small, USAGE,
                       [f"CCBENCH_CPU_SLOT_BYTES='{value}' is invalid", slot_bytes_help],
                       env={"CCBENCH_CPU_SLOT_BYTES": value}))
     for value in ["1", "0", "65", "x", "-2"]:
-        c.append(Case(f"CCBENCH_CPU_SLOT_DEPTH={value}", small, 2,
+        c.append(Case(f"CCBENCH_CPU_SLOT_DEPTH={value}", small, USAGE,
                       [f"CCBENCH_CPU_SLOT_DEPTH='{value}' is invalid", "an integer from 2 to 64"],
                       env={"CCBENCH_CPU_SLOT_DEPTH": value}))
     if cuda_built:  # the GPU tuning variables are read only where the CUDA kernels are built in
@@ -294,27 +298,27 @@ def cases(files, scratch, have_gpu, cuda_built):
             ("CCBENCH_BEST_BRUCK_MAX_BYTES", "2T", ["from 0 to 1T"]),
             ("CCBENCH_BEST_RING_ALLGATHER_MAX_BYTES", "-5", ["negative size '-5'", "from 0 to 1T"]),
         ]:
-            c.append(Case(f"{var}={value}", small, 2, [f"{var}='{value}' is invalid"] + texts, env={var: value}))
+            c.append(Case(f"{var}={value}", small, USAGE, [f"{var}='{value}' is invalid"] + texts, env={var: value}))
     # Preconditions: valid input that cannot run here (exit 3, after MPI start-up).
     if have_gpu:
-        c.append(Case("--impl mpi --device gpu", ["--impl", "mpi", "--device", "gpu", "--share-gpus"] + small, 3,
+        c.append(Case("--impl mpi --device gpu", ["--impl", "mpi", "--device", "gpu", "--share-gpus"] + small, PRECONDITION,
                       ["no requested implementation can run here", "mpi runs on cpu ranks"], pre=False))
     else:
-        c.append(Case("--device gpu without a GPU", ["--device", "gpu"] + small, 3,
+        c.append(Case("--device gpu without a GPU", ["--device", "gpu"] + small, PRECONDITION,
                       ["--device gpu", "has no usable GPU"], pre=False))
     c += [
-        Case("--impl nccl --device cpu", ["--impl", "nccl", "--device", "cpu"] + small, 3,
+        Case("--impl nccl --device cpu", ["--impl", "nccl", "--device", "cpu"] + small, PRECONDITION,
              ["no requested implementation can run here", "nccl runs on gpu ranks"], pre=False),
-        Case("--impl oneshot,ce --device cpu", ["--impl", "oneshot,ce", "--device", "cpu"] + small, 3,
+        Case("--impl oneshot,ce --device cpu", ["--impl", "oneshot,ce", "--device", "cpu"] + small, PRECONDITION,
              ["oneshot runs on gpu ranks", "ce runs on gpu ranks"], pre=False),
         # cuda_ipc is p2p's earlier name: a GPU path, which CPU ranks cannot take.
         Case("--impl ring --transport cuda_ipc on CPU", ["--impl", "ring", "--transport", "cuda_ipc", "--device", "cpu"]
-             + small, 3, ["nothing could be measured", "not p2p (valid: auto, shm, mpi, tcp, ib, ofi)"], pre=False,
+             + small, PRECONDITION, ["nothing could be measured", "not p2p (valid: auto, shm, mpi, tcp, ib, ofi)"], pre=False,
              where="output"),
         # nccl names an implementation, not a transport: refused before MPI start-up now.
         Case("--impl tree --transport nccl on CPU", ["--impl", "tree", "--transport", "nccl", "--device", "cpu"]
-             + small, 2, ["--transport: 'nccl' is an implementation, not a transport: give --impl nccl"]),
-        Case("broadcast root outside the run", ["--collective", "broadcast", "-r", "5", "--device", "cpu"] + small, 3,
+             + small, USAGE, ["--transport: 'nccl' is an implementation, not a transport: give --impl nccl"]),
+        Case("broadcast root outside the run", ["--collective", "broadcast", "-r", "5", "--device", "cpu"] + small, PRECONDITION,
              ["nothing could be measured", "root 5 does not exist with 2 ranks (valid: 0 to 1)"], pre=False,
              where="output"),
     ]
@@ -341,25 +345,25 @@ def cases(files, scratch, have_gpu, cuda_built):
         ("short row", "short_row.csv", [f"short_row.csv: line 4: the row has 3 fields but the header has {len(header_fields)}"]),
     ]:
         path = files.get(name, os.path.join(scratch, name))
-        c.append(Case(f"compare: {label} (before)", ["compare", path, good], 2, texts, launch="plain"))
-    c.append(Case("compare: missing file (after)", ["compare", good, os.path.join(scratch, "gone.csv")], 2,
+        c.append(Case(f"compare: {label} (before)", ["compare", path, good], USAGE, texts, launch="plain"))
+    c.append(Case("compare: missing file (after)", ["compare", good, os.path.join(scratch, "gone.csv")], USAGE,
                   ["gone.csv: No such file or directory"], launch="plain"))
     # Rules: a select value that names nothing ccbench writes is a usage error (it would select no
     # row, and the rule would FAIL as if the cluster had), as is a mistyped key; both say the closest.
     for flag, args in [("accept", ["accept", good, "--rules"]), ("run --accept", small + ["--accept"])]:
-        c.append(Case(f"{flag}: a select value mistyped", args + [files["select_typo.yaml"]], 2,
+        c.append(Case(f"{flag}: a select value mistyped", args + [files["select_typo.yaml"]], USAGE,
                       ["select_typo.yaml:2:26: 'collective': unknown value 'allreduc': it would select no row",
                        "(did you mean 'allreduce'?)"], launch="plain" if flag == "accept" else "mpi"))
-    c.append(Case("accept: a select key mistyped", ["accept", good, "--rules", files["key_typo.yaml"]], 2,
+    c.append(Case("accept: a select key mistyped", ["accept", good, "--rules", files["key_typo.yaml"]], USAGE,
                   ["key_typo.yaml:2:14: unknown key 'colective' in 'select'", "(did you mean 'collective'?)"],
                   launch="plain"))
-    c.append(Case("compare: malformed quote under mpirun", ["compare", files["stray_quote.csv"], good], 2,
+    c.append(Case("compare: malformed quote under mpirun", ["compare", files["stray_quote.csv"], good], USAGE,
                   ["malformed CSV"]))
     for value, texts in [("2", ["--tolerance: '2' is not valid", "from 0 to below 1"]),
                          ("-0.1", ["--tolerance: '-0.1' is not valid", "from 0 to below 1"]),
                          ("abc", ["--tolerance: 'abc' is not a number", "from 0 to below 1"]),
                          ("nan", ["--tolerance: 'nan' is not a number"])]:
-        c.append(Case(f"compare --tolerance {value}", ["compare", good, good, "--tolerance", value], 2, texts,
+        c.append(Case(f"compare --tolerance {value}", ["compare", good, good, "--tolerance", value], USAGE, texts,
                       launch="plain"))
     # The same checks without mpirun (a plain start, as on a login node).
     for name, args, texts, env in [
@@ -371,8 +375,8 @@ def cases(files, scratch, have_gpu, cuda_built):
         ("CCBENCH_CPU_SLOT_BYTES=65", small, ["CCBENCH_CPU_SLOT_BYTES='65' is invalid"], {"CCBENCH_CPU_SLOT_BYTES": "65"}),
         ("CCBENCH_CPU_SLOT_DEPTH=1", small, ["CCBENCH_CPU_SLOT_DEPTH='1' is invalid"], {"CCBENCH_CPU_SLOT_DEPTH": "1"}),
     ]:
-        c.append(Case(f"plain: {name}", args, 2, texts, env=env, launch="plain"))
-    c.append(Case("plain: --impl nccl --device cpu", ["--impl", "nccl", "--device", "cpu"] + small, 3,
+        c.append(Case(f"plain: {name}", args, USAGE, texts, env=env, launch="plain"))
+    c.append(Case("plain: --impl nccl --device cpu", ["--impl", "nccl", "--device", "cpu"] + small, PRECONDITION,
                   ["nccl runs on gpu ranks"], launch="plain", pre=False))
     return c
 
@@ -380,18 +384,18 @@ def cases(files, scratch, have_gpu, cuda_built):
 def store_cases(postgres_built):
     """--db as a URL, --metrics and `export` (results/store.h, results/metrics.h)."""
     c = [
-        Case("--metrics without .prom", ["--metrics", "m.txt"], 2,
+        Case("--metrics without .prom", ["--metrics", "m.txt"], USAGE,
              ["--metrics m.txt: node_exporter's textfile collector reads only files named *.prom"]),
-        Case("--metrics in a missing folder", ["--metrics", "no/such/folder/m.prom"], 2,
+        Case("--metrics in a missing folder", ["--metrics", "no/such/folder/m.prom"], USAGE,
              ["--metrics no/such/folder/m.prom: its folder no/such/folder does not exist"]),
-        Case("export --format prometheus", ["export", "--format", "prometheus", "x.csv"], 2,
+        Case("export --format prometheus", ["export", "--format", "prometheus", "x.csv"], USAGE,
              ["--format", "openmetrics"], launch="plain"),
     ]
     if postgres_built:
         c += [
-            Case("--db a URL libpq cannot read", ["--db", "postgresql://[::1", "-n", "1"], 2,
+            Case("--db a URL libpq cannot read", ["--db", "postgresql://[::1", "-n", "1"], USAGE,
                  ["history postgresql://[::1: not a PostgreSQL URL", "the form is postgresql://[USER@]HOST"]),
-            Case("--db a server that is not there", ["--db", "postgresql://ops:pw0rd@127.0.0.1:1/x", "-n", "1"], 3,
+            Case("--db a server that is not there", ["--db", "postgresql://ops:pw0rd@127.0.0.1:1/x", "-n", "1"], PRECONDITION,
                  ["history postgresql://ops@127.0.0.1:1/x: cannot connect to PostgreSQL (host 127.0.0.1, port 1, "
                   "database x, user ops)"]),
         ]
@@ -400,23 +404,14 @@ def store_cases(postgres_built):
 
 def run_case(case, opts):
     cwd = tempfile.mkdtemp(prefix="case-", dir=opts.scratch)
-    env = dict(os.environ, **case.env)
-    cmd = [opts.ccbench] + case.args
     if case.launch == "mpi":
-        export = []
-        for k in case.env:
-            export += ["-x", k]
-        cmd = [opts.mpiexec, "--oversubscribe", "--allow-run-as-root", "-np", "2"] + export + cmd
-    start = time.monotonic()
-    try:
-        p = subprocess.run(cmd, cwd=cwd, env=env, capture_output=True, text=True, errors="replace", timeout=120)
-        rc, out, err = p.returncode, p.stdout, p.stderr
-    except subprocess.TimeoutExpired as e:
-        rc, out, err = "hang", (e.stdout or b"").decode(errors="replace"), (e.stderr or b"").decode(errors="replace")
-    elapsed = time.monotonic() - start
+        r = launch(opts.mpiexec, 2, opts.ccbench, case.args, env=case.env, cwd=cwd, timeout=120)
+    else:
+        r = run([opts.ccbench] + case.args, env=case.env, cwd=cwd, timeout=120)
+    rc, out, err, elapsed = ("hang" if r.timed_out else r.rc), r.out, r.err, r.seconds
     problems = []
     if rc != case.rc:
-        problems.append(f"exit code {rc}, expected {case.rc}")
+        problems.append(f"exit code {rc}, expected {case.rc.describe()}")
     text = err if case.where == "stderr" else out + err
     for t in case.texts:
         if t not in text:
@@ -446,12 +441,11 @@ def main():
     ap.add_argument("--filter", default="", help="run only cases whose name contains this")
     opts = ap.parse_args()
     opts.ccbench = os.path.abspath(opts.ccbench)
-    version = subprocess.run([opts.ccbench, "--version"], capture_output=True, text=True).stdout
+    version = run([opts.ccbench, "--version"]).out
     cuda_built = "CUDA     built in" in version
     have_gpu = False
     if shutil.which("nvidia-smi"):
-        smi = subprocess.run(["nvidia-smi", "-L"], capture_output=True, text=True)
-        have_gpu = any(l.startswith("GPU") for l in smi.stdout.splitlines())
+        have_gpu = any(l.startswith("GPU") for l in run(["nvidia-smi", "-L"]).out.splitlines())
     os.environ.setdefault("OMPI_MCA_rmaps_base_oversubscribe", "1")
     with tempfile.TemporaryDirectory(prefix="ccbench-bad-input-") as scratch:
         opts.scratch = scratch
@@ -461,13 +455,13 @@ def main():
         failed = 0
         with concurrent.futures.ThreadPoolExecutor(max_workers=opts.jobs) as pool:
             for case, rc, elapsed, problems, err in pool.map(lambda c: run_case(c, opts), selected):
-                launch = "mpirun -np 2" if case.launch == "mpi" else "plain"
+                how = "mpirun -np 2" if case.launch == "mpi" else "plain"
                 if problems:
                     failed += 1
-                    print(f"FAIL {case.name} [{launch}] rc={rc} ({elapsed:.1f} s): " + "; ".join(problems))
+                    print(f"FAIL {case.name} [{how}] rc={rc} ({elapsed:.1f} s): " + "; ".join(problems))
                     print("     stderr: " + "\n     stderr: ".join(err.strip().splitlines()[:12]))
                 else:
-                    print(f"ok   {case.name} [{launch}] rc={rc} ({elapsed:.1f} s)")
+                    print(f"ok   {case.name} [{how}] rc={rc} ({elapsed:.1f} s)")
     n_mpi = sum(c.launch == "mpi" for c in selected)
     print(f"bad inputs tried: {len(selected)} ({n_mpi} under mpirun -np 2, {len(selected) - n_mpi} plain); "
           f"{failed} misbehaved" + ("" if cuda_built else "; GPU tuning variables left out: built without CUDA"))

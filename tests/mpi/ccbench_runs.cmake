@@ -34,10 +34,10 @@ foreach(np 2 3 4 5)
 endforeach()
 # The np2 run's files, edited as a regression would leave them (tree rows gone, ring rows
 # skipped, half the rows cut, a row twice, busbw with the wrong bus factor ...): check_results.py
-# must reject every edit and pass the untouched copy (tests/mpi/edited_run.py).
+# must reject every edit and pass the untouched copy (tests/mpi/check_results_rejects_edits.py).
 set_tests_properties(mpi.ccbench_all_cases.np2 PROPERTIES FIXTURES_SETUP all_cases_np2)
 add_test(NAME mpi.check_results_rejects_edits
-         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/edited_run.py --check-results ${_check_results}
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/check_results_rejects_edits.py --check-results ${_check_results}
                  --dir ${CMAKE_CURRENT_BINARY_DIR}/mpi.ccbench_all_cases.np2 --
                  ${MPIEXEC_EXECUTABLE} -np 2 $<TARGET_FILE:ccbench> ${_all_cases_np2_args})
 set_tests_properties(mpi.check_results_rejects_edits PROPERTIES LABELS mpi TIMEOUT 300 FIXTURES_REQUIRED all_cases_np2)
@@ -84,10 +84,10 @@ foreach(a 0 1 2)
                       --device cpu --collective allreduce --impl ring -b 8 -e 64K -f 8 -n 2 -w 1 -a ${a} --timeout 60)
 endforeach()
 
-# The summary lines after the table, for each output choice (tests/mpi/summary_tests.py).
+# The summary lines after the table, for each output choice (tests/mpi/summary_lines.py).
 foreach(scenario per_case comparison csv_only table_only out_none_file)
   add_test(NAME mpi.summary.${scenario}
-           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/summary_tests.py --ccbench $<TARGET_FILE:ccbench>
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/summary_lines.py --ccbench $<TARGET_FILE:ccbench>
                    --mpiexec ${MPIEXEC_EXECUTABLE} ${scenario})
   set_tests_properties(mpi.summary.${scenario} PROPERTIES LABELS mpi TIMEOUT 300 PROCESSORS 2)
 endforeach()

@@ -14,7 +14,6 @@ import argparse
 import json
 import os
 import re
-import subprocess
 import sys
 import tempfile
 
@@ -22,19 +21,15 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import expected_cases  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from runs import launch as launch_ranks, run  # noqa: E402
 from testlib import Checks, ExitCode  # noqa: E402
 
 checks = Checks("cli runs")
 
 
 def launch(opts, args, cwd, env=None):
-    cmd = [opts.mpiexec, "--oversubscribe", "--allow-run-as-root", "-np", "2"]
-    for k in env or {}:
-        cmd += ["-x", k]
-    cmd += [opts.ccbench] + args
-    p = subprocess.run(cmd, cwd=cwd, env=dict(os.environ, **(env or {})), capture_output=True, text=True,
-                       timeout=240)
-    return p.returncode, p.stdout, p.stderr
+    r = launch_ranks(opts.mpiexec, 2, opts.ccbench, args, env=env, cwd=cwd)
+    return r.rc, r.out, r.err
 
 
 def nccl_tests_line(opts, cwd):
@@ -95,10 +90,10 @@ def first_run(opts, cwd):
     checks(rc == ExitCode.ok and "# note: -z/--blocking 1: the time column is always the back-to-back batch" in out
            and "median, min, p95 and cv columns" in out, "-z 1: runs, with a note saying where the blocking figures are",
            out + err)
-    p = subprocess.run([opts.ccbench] + small, cwd=cwd, capture_output=True, text=True, timeout=120)
-    checks(p.returncode == ExitCode.ok and "# note: 1 rank: a collective of one rank moves no data between ranks. "
-           "Start N ranks with mpirun -np N ccbench" in p.stdout, "one rank (no mpirun): the start-up block says how to start N ranks",
-           p.stdout + p.stderr)
+    p = run([opts.ccbench] + small, cwd=cwd, timeout=120)
+    checks(p.rc == ExitCode.ok and "# note: 1 rank: a collective of one rank moves no data between ranks. "
+           "Start N ranks with mpirun -np N ccbench" in p.out, "one rank (no mpirun): the start-up block says how to start N ranks",
+           p.output)
     rc, out, err = launch(opts, small, cwd)
     checks(rc == ExitCode.ok and "# note: 1 rank" not in out, "two ranks: no one-rank note", out)
 
@@ -131,7 +126,7 @@ def options_that_do_not_apply(opts, cwd):
                "2 ranks: oversubscription said exactly where the ranks outnumber the hardware threads", out)
         recorded = context.get("command_line", "")
         checks("'" + folder + "'" in recorded, f"the command line quotes the folder: {recorded}")
-        subprocess.run(["bash", "-c", "set -- " + recorded.split(" ", 1)[1]], cwd=cwd, capture_output=True)
+        run(["bash", "-c", "set -- " + recorded.split(" ", 1)[1]], cwd=cwd)
         checks(not os.path.exists(os.path.join(cwd, "pwned")), "the recorded command line, pasted, ran nothing")
 
 

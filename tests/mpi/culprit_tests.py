@@ -19,11 +19,11 @@ import os
 import random
 import shutil
 import socket
-import subprocess
 import sys
 import xml.etree.ElementTree as ET
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from runs import launch, run  # noqa: E402
 from testlib import ExitCode, main_guard, need  # noqa: E402
 
 MPIEXEC, CCBENCH, WORKDIR, CASE = sys.argv[1:5]
@@ -52,20 +52,13 @@ def fresh(name):
 
 def mpirun(args, rc, fault=True, node_per_rank=False):
     """ccbench under mpirun, each rank its own node (CCBENCH_HOSTID) where asked."""
-    env = dict(os.environ)
-    env.pop("CCBENCH_FAULT", None)
-    cmd = [MPIEXEC, "--oversubscribe", "--allow-run-as-root", "-np", str(NP)]
-    if fault:
-        env["CCBENCH_FAULT"] = f"slow:rank={SLOW},ms={SLOW_MS}"
-        cmd += ["-x", "CCBENCH_FAULT"]
-    if node_per_rank:
-        cmd += ["sh", "-c", 'CCBENCH_HOSTID=n$OMPI_COMM_WORLD_RANK exec "$0" "$@"']
-    cmd += [CCBENCH] + args
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=280, env=env)
-    out = p.stdout + p.stderr
+    p = launch(MPIEXEC, NP, CCBENCH, args, env={"CCBENCH_FAULT": f"slow:rank={SLOW},ms={SLOW_MS}"} if fault else None,
+               unset=[] if fault else ["CCBENCH_FAULT"],
+               per_rank="CCBENCH_HOSTID=n$OMPI_COMM_WORLD_RANK" if node_per_rank else "", timeout=280)
+    out = p.output
     with open(os.path.join(WORKDIR, f"culprit-{CASE}-{args[0] if args[0] == 'links' else 'run'}.log"), "w") as f:
         f.write(out)  # for whoever reads the test's results
-    need_slow(p.returncode == rc, f"{' '.join(cmd)} exited {p.returncode}, expected {ExitCode(rc).describe()}", out)
+    need_slow(p.rc == rc, f"{' '.join(p.command)} exited {p.rc}, expected {ExitCode(rc).describe()}", out)
     return out
 
 
@@ -147,16 +140,15 @@ def case_accept():
         f.write("rules:\n  - name: links at a tenth of the healthy figure\n    select: {collective: link, mode: pair}\n"
                 f"    require: {{min_busbw: {healthy / 10:.6g}}}\n")
     junit = os.path.join(WORKDIR, "culprit-accept.xml")
-    a = subprocess.run([CCBENCH, "accept", "--rules", rules, links, "--junit", junit], capture_output=True, text=True,
-                       timeout=60)
-    need_slow(a.returncode == ExitCode.threshold,
-              f"accept exited {a.returncode}, expected {ExitCode.threshold.describe()}", a.stdout + a.stderr)
-    section = a.stdout.split("# per endpoint")[-1]
+    a = run([CCBENCH, "accept", "--rules", rules, links, "--junit", junit], timeout=60)
+    need_slow(a.rc == ExitCode.threshold,
+              f"accept exited {a.rc}, expected {ExitCode.threshold.describe()}", a.output)
+    section = a.out.split("# per endpoint")[-1]
     for r in range(NP):
         word = "FAIL" if r == SLOW else "PASS"
-        need_slow(f"#   {word} {endpoint(r)}: " in section, f"endpoint {r} not {word}", a.stdout)
+        need_slow(f"#   {word} {endpoint(r)}: " in section, f"endpoint {r} not {word}", a.out)
     need_slow(f"FAIL {endpoint(SLOW)}: culprit: all 3 of its links failed, while 3 of the 3 links not involving it "
-              "passed" in section, "no culprit evidence", a.stdout)
+              "passed" in section, "no culprit evidence", a.out)
     suite = [s for s in ET.parse(junit).getroot() if s.get("name") == "endpoints"]
     need_slow(len(suite) == 1, "no endpoints suite in the JUnit file", open(junit).read())
     failed = [c.get("name") for c in suite[0] if c.find("failure") is not None]
@@ -165,12 +157,12 @@ def case_accept():
     with open(rules, "w") as f:
         f.write("rules:\n  - name: pairs\n    select: {impl: ring}\n"
                 f"    require: {{min_busbw: {min(float(r['busbw_gbps']) for r in json.load(open(os.path.join(pairs, 'run.json')))['rows'] if not r['culprit']) / 10:.6g}}}\n")
-    a = subprocess.run([CCBENCH, "accept", "--rules", rules, pairs], capture_output=True, text=True, timeout=60)
-    need_slow(a.returncode == ExitCode.threshold and f"FAIL {endpoint(SLOW)}: culprit:" in a.stdout,
-              "accept of the pairs run", a.stdout)
-    blamed = [l for l in a.stdout.split("# per endpoint")[-1].splitlines() if ": culprit:" in l or ": suspect:" in l]
+    a = run([CCBENCH, "accept", "--rules", rules, pairs], timeout=60)
+    need_slow(a.rc == ExitCode.threshold and f"FAIL {endpoint(SLOW)}: culprit:" in a.out,
+              "accept of the pairs run", a.out)
+    blamed = [l for l in a.out.split("# per endpoint")[-1].splitlines() if ": culprit:" in l or ": suspect:" in l]
     # a noisy link may be at fault itself
-    need_slow(len(blamed) == 1, "accept of the pairs run blamed another", a.stdout)
+    need_slow(len(blamed) == 1, "accept of the pairs run blamed another", a.out)
     print(f"ok: rank {SLOW} named by accept over links.csv and over the pairs run")
 
 
@@ -195,11 +187,9 @@ def case_refusals():
     out = mpirun(["--device", "cpu", "--impl", "ring", "-b", "1K", "-e", "1K", "--groups", "bisect", "--out", "none"],
                  ExitCode.precondition, fault=False)
     need_slow("--groups bisect: the run has 1 node" in out, "no reason for the refusal", out)
-    env = dict(os.environ, CCBENCH_FAULT="stop:rank=1")
-    p = subprocess.run([MPIEXEC, "--oversubscribe", "--allow-run-as-root", "-np", "2", "-x", "CCBENCH_FAULT", CCBENCH,
-                        "links", "--out", "none"], capture_output=True, text=True, timeout=120, env=env)
-    need_slow(p.returncode == ExitCode.usage and "`ccbench links` injects only slow" in p.stderr,
-              "links took a fault it cannot inject", p.stdout + p.stderr)
+    p = launch(MPIEXEC, 2, CCBENCH, ["links", "--out", "none"], env={"CCBENCH_FAULT": "stop:rank=1"}, timeout=120)
+    need_slow(p.rc == ExitCode.usage and "`ccbench links` injects only slow" in p.err,
+              "links took a fault it cannot inject", p.output)
     print("ok")
 
 

@@ -41,16 +41,16 @@ foreach(scenario results_folder_taken out_race results_csv_unwritable tmp_name_t
                        SKIP_RETURN_CODE 77)
 endforeach()
 
-# A tuning variable on one rank only: exit 2 at start-up, naming the ranks (agreement_test.py);
+# A tuning variable on one rank only: exit 2 at start-up, naming the ranks (tuning_agreement.py);
 # on ranks sharing a GPU (labels gpu, gpu1) with the GPU kernels' channel and slot knobs.
 add_test(NAME mpi.agreement.cpu_slot_bytes
-         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/agreement_test.py --ccbench $<TARGET_FILE:ccbench>
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/tuning_agreement.py --ccbench $<TARGET_FILE:ccbench>
                  --mpiexec ${MPIEXEC_EXECUTABLE} CCBENCH_CPU_SLOT_BYTES=256K)
 set_tests_properties(mpi.agreement.cpu_slot_bytes PROPERTIES LABELS "mpi;reliability" TIMEOUT 120 PROCESSORS 2)
 foreach(setting CCBENCH_GPU_CHANNELS=2 CCBENCH_GPU_SLOT_BYTES=256K)
   string(REGEX REPLACE "=.*" "" name ${setting})
   add_test(NAME gpu1_agreement_${name}
-           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/agreement_test.py --ccbench $<TARGET_FILE:ccbench>
+           COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/tuning_agreement.py --ccbench $<TARGET_FILE:ccbench>
                    --mpiexec ${MPIEXEC_EXECUTABLE} --gpu ${setting})
   set_tests_properties(gpu1_agreement_${name} PROPERTIES LABELS "gpu;gpu1" SKIP_RETURN_CODE 77 TIMEOUT 120 RUN_SERIAL TRUE)
 endforeach()

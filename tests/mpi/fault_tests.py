@@ -28,7 +28,8 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import expected_cases  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from testlib import ExitCode, Failed, check, killed_by  # noqa: E402
+from runs import launch as launch_ranks, mpirun_command, run  # noqa: E402
+from testlib import SKIP, ExitCode, Failed, check, killed_by  # noqa: E402
 
 # A sanitizer report: ASan/LSan/UBSan summaries, or UBSan's "file:line:col: runtime error:".
 SANITIZER_REPORT = re.compile(r"(Address|Leak|UndefinedBehavior)Sanitizer|:[0-9]+:[0-9]+: runtime error:")
@@ -85,20 +86,12 @@ class Run:
 def launch(opts, fault, args, ranks=2, timeout=120, bound=None):
     """Runs the job; it must end within `bound` seconds (default: before its deadline)."""
     folder = tempfile.mkdtemp(prefix="ccbench-fault-")
-    env = dict(os.environ)
-    cmd = [opts.mpiexec, "--oversubscribe", "--allow-run-as-root", "-np", str(ranks)]
-    if fault:
-        env["CCBENCH_FAULT"] = fault
-        cmd += ["-x", "CCBENCH_FAULT"]
-    cmd += [opts.ccbench] + args + ["--out", folder]
-    print("$ " + (f"CCBENCH_FAULT={fault} " if fault else "") + " ".join(cmd))
-    start = time.monotonic()
-    try:
-        p = subprocess.run(cmd, env=env, capture_output=True, text=True, errors="replace", timeout=timeout)
-        rc, out, err = p.returncode, p.stdout, p.stderr
-    except subprocess.TimeoutExpired as e:
+    p = launch_ranks(opts.mpiexec, ranks, opts.ccbench, args + ["--out", folder],
+                     env={"CCBENCH_FAULT": fault} if fault else None, timeout=timeout, echo=True)
+    if p.timed_out:
         raise Failed(f"the job did not end within {timeout} s")
-    run = Run(rc, out, err, time.monotonic() - start, folder)
+    rc, out, err = p.rc, p.out, p.err
+    run = Run(rc, out, err, p.seconds, folder)
     LAST.update(out=out, err=err, folder=folder)
     bound = deadline_of(args) if bound is None else bound
     print(f"fault {opts.scenario}: exit code {rc} after {run.elapsed:.1f} s (bound {bound:.0f} s)")
@@ -286,9 +279,8 @@ KNOWN_ITERS = 3
 
 
 def gpu_present(opts):
-    version = subprocess.run([opts.ccbench, "--version"], capture_output=True, text=True).stdout
-    gpus = subprocess.run("nvidia-smi -L 2>/dev/null | grep -c '^GPU'", shell=True, capture_output=True,
-                          text=True).stdout.strip()
+    version = run([opts.ccbench, "--version"]).out
+    gpus = run(["sh", "-c", "nvidia-smi -L 2>/dev/null | grep -c '^GPU'"]).out.strip()
     return "CUDA     built in" in version and gpus not in ("", "0")
 
 
@@ -306,7 +298,7 @@ def known_time(opts, agg):
     if opts.gpu:
         if not gpu_present(opts):
             print("SKIPPED: needs a GPU and a build with CUDA")
-            sys.exit(77)
+            sys.exit(SKIP)
         os.environ["CUDA_VISIBLE_DEVICES"] = "0"  # every rank on the first GPU
         args += ["--device", "gpu", "--share-gpus", "--impl", "ring,tree", "-G", "2"]
     else:
@@ -602,19 +594,17 @@ def mismatch(opts):
     """Ranks started with different arguments (MPMD): exit 3 naming the rank that differs."""
     folder = tempfile.mkdtemp(prefix="ccbench-fault-")
     common = ["-b", "8", "-e", "8", "--out", folder]
-    cmd = [opts.mpiexec, "--oversubscribe", "--allow-run-as-root", "-np", "1", opts.ccbench, "-n", "5"] + common + \
-          [":", "-np", "1", opts.ccbench, "-n", "6"] + common
-    print("$ " + " ".join(cmd))
-    start = time.monotonic()
-    p = subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=120)
-    LAST.update(out=p.stdout, err=p.stderr, folder=folder)
-    elapsed = time.monotonic() - start
-    print(f"fault {opts.scenario}: exit code {p.returncode} after {elapsed:.1f} s (bound {STARTUP_S} s)")
-    check(not SANITIZER_REPORT.search(p.stderr), "a sanitizer reported an error")
+    cmd = mpirun_command(opts.mpiexec, 1, opts.ccbench, ["-n", "5"] + common) + \
+        [":", "-np", "1", opts.ccbench, "-n", "6"] + common
+    p = run(cmd, timeout=120, echo=True)
+    LAST.update(out=p.out, err=p.err, folder=folder)
+    elapsed = p.seconds
+    print(f"fault {opts.scenario}: exit code {p.rc} after {elapsed:.1f} s (bound {STARTUP_S} s)")
+    check(not SANITIZER_REPORT.search(p.err), "a sanitizer reported an error")
     check(elapsed < STARTUP_S, f"refused after {elapsed:.1f} s: a start-up refusal ends within start-up ({STARTUP_S} s)")
-    check(p.returncode == ExitCode.precondition, f"exit code {p.returncode}, expected 3")
-    check("every rank must run the same ccbench build with the same arguments" in p.stderr, "no message on stderr")
-    check(re.search(rf"rank 1 \(host {re.escape(HOST)}\): ccbench .* args '-n 6 ", p.stderr), "rank 1 is not named")
+    check(p.rc == ExitCode.precondition, f"exit code {p.rc}, expected {ExitCode.precondition.describe()}")
+    check("every rank must run the same ccbench build with the same arguments" in p.err, "no message on stderr")
+    check(re.search(rf"rank 1 \(host {re.escape(HOST)}\): ccbench .* args '-n 6 ", p.err), "rank 1 is not named")
     check(not os.path.exists(os.path.join(folder, "results.csv")), "results were written")
 
 
@@ -634,26 +624,19 @@ def small_with(args):
         out.append(SMALL[i])
         i += 1
     return out + args
-SKIP = 77  # ctest's SKIP_RETURN_CODE for these scenarios
 
 
 def job(opts, args, ranks=3, env=None, prefix=None, timeout=120):
     """One mpirun job of `ranks` ranks with ccbench `args` as given (--out included), or with
     `prefix` in front of ccbench; returns a Run whose folder is the --out in `args`."""
-    env = dict(os.environ, **(env or {}))
-    cmd = [opts.mpiexec, "--oversubscribe", "--allow-run-as-root", "-np", str(ranks)]
-    for k in sorted(env):
-        if k.startswith("CCBENCH_"):
-            cmd += ["-x", k]
-    cmd += (prefix or []) + [opts.ccbench] + args
-    print("$ " + " ".join(cmd))
-    start = time.monotonic()
-    try:
-        p = subprocess.run(cmd, env=env, capture_output=True, text=True, errors="replace", timeout=timeout)
-    except subprocess.TimeoutExpired:
+    export = sorted(k for k in {**os.environ, **(env or {})} if k.startswith("CCBENCH_"))
+    program = (prefix or []) + [opts.ccbench]
+    cmd = mpirun_command(opts.mpiexec, ranks, program[0], program[1:] + args, export)
+    p = run(cmd, env=env, timeout=timeout, echo=True)
+    if p.timed_out:
         raise Failed(f"the job did not end within {timeout} s")
     folder = args[args.index("--out") + 1] if "--out" in args else ""
-    r = Run(p.returncode, p.stdout, p.stderr, time.monotonic() - start, folder)
+    r = Run(p.rc, p.out, p.err, p.seconds, folder)
     LAST.update(out=r.out, err=r.err, folder=folder)
     print(f"fault {opts.scenario}: exit code {r.rc} after {r.elapsed:.1f} s")
     check(not SANITIZER_REPORT.search(r.err), "a sanitizer reported an error")

@@ -11,22 +11,21 @@ import json
 import os
 import shutil
 import socket
-import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from testlib import ExitCode, main_guard, need  # noqa: E402
+from runs import mpirun_command, run as run_command  # noqa: E402
+from testlib import SKIP, ExitCode, main_guard, need  # noqa: E402
 
 MPIEXEC, CCBENCH, WORKDIR, CASE = sys.argv[1:5]
-SKIP = 77
 SCRIPTS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "scripts")
 
 
 def run(np, args, expect_rc):
-    cmd = [MPIEXEC, "--oversubscribe", "--allow-run-as-root", "-np", str(np), CCBENCH, "links"] + args
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=240)
-    out = p.stdout + p.stderr
-    need(p.returncode == expect_rc, f"{' '.join(cmd)} exited {p.returncode}, expected {ExitCode(expect_rc).describe()}",
+    cmd = mpirun_command(MPIEXEC, np, CCBENCH) + ["links"] + args
+    p = run_command(cmd, timeout=240)
+    out = p.output
+    need(p.rc == expect_rc, f"{' '.join(cmd)} exited {p.rc}, expected {ExitCode(expect_rc).describe()}",
          out)
     return out
 
@@ -126,11 +125,12 @@ def case_ib_missing():
 def case_efficiency():
     # A run that measures its own ceilings: run.json rows of our shm ring carry busbw / ceiling.
     d = fresh("links-efficiency")
-    cmd = [MPIEXEC, "--oversubscribe", "--allow-run-as-root", "-np", "2", CCBENCH, "--device", "cpu",
-           "--collective", "allreduce", "--impl", "ring", "-b", "1M", "-e", "1M", "-n", "3", "-w", "1",
-           "--measure-ceilings", "--out", d]
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=240)
-    need(p.returncode == ExitCode.ok, f"{' '.join(cmd)} exited {p.returncode}", p.stdout + p.stderr)
+    cmd = mpirun_command(MPIEXEC, 2, CCBENCH) + [
+        "--device", "cpu",
+        "--collective", "allreduce", "--impl", "ring", "-b", "1M", "-e", "1M", "-n", "3", "-w", "1",
+        "--measure-ceilings", "--out", d]
+    p = run_command(cmd, timeout=240)
+    need(p.rc == ExitCode.ok, f"{' '.join(cmd)} exited {p.rc}", p.output)
     run = json.load(open(os.path.join(d, "run.json")))
     ceilings = {c["transport"]: c for c in run["context"]["link_ceilings"]["ceilings"]}
     need("shm" in ceilings and ceilings["shm"]["bidir_GBps"] > 0, f"no shm ceiling: {run['context']['link_ceilings']}")
@@ -142,10 +142,11 @@ def case_efficiency():
     # A file that is not a links.json is refused before any measurement.
     bad = os.path.join(WORKDIR, "not-links.json")
     open(bad, "w").write('{"schema": "something else"}')
-    p = subprocess.run([MPIEXEC, "--oversubscribe", "--allow-run-as-root", "-np", "2", CCBENCH, "--device", "cpu",
-                        "--ceilings", bad, "--out", "none"], capture_output=True, text=True, timeout=240)
-    need(p.returncode == ExitCode.usage and "is not a links.json" in p.stderr, "a bad --ceilings file was not refused",
-         p.stdout + p.stderr)
+    p = run_command(mpirun_command(MPIEXEC, 2, CCBENCH) + [
+        "--device", "cpu",
+        "--ceilings", bad, "--out", "none"], timeout=240)
+    need(p.rc == ExitCode.usage and "is not a links.json" in p.err, "a bad --ceilings file was not refused",
+         p.output)
     print(f"ok: {len(run['rows'])} rows with efficiency")
 
 
@@ -156,11 +157,12 @@ def case_model():
     # tcp on a node kind without NICs (the tcp ceiling as each node's NIC), and a bad --model
     # refused before MPI.
     d = fresh("run-model")
-    cmd = [MPIEXEC, "--oversubscribe", "--allow-run-as-root", "-np", "2", CCBENCH, "--device", "cpu",
-           "--collective", "allreduce", "--impl", "ring,mpi", "-b", "64K", "-e", "1M", "-f", "4", "-n", "3", "-w", "1",
-           "--measure-ceilings", "--model", "cpu-node", "--out", d]
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=240)
-    need(p.returncode == ExitCode.ok, f"{' '.join(cmd)} exited {p.returncode}", p.stdout + p.stderr)
+    cmd = mpirun_command(MPIEXEC, 2, CCBENCH) + [
+        "--device", "cpu",
+        "--collective", "allreduce", "--impl", "ring,mpi", "-b", "64K", "-e", "1M", "-f", "4", "-n", "3", "-w", "1",
+        "--measure-ceilings", "--model", "cpu-node", "--out", d]
+    p = run_command(cmd, timeout=240)
+    need(p.rc == ExitCode.ok, f"{' '.join(cmd)} exited {p.rc}", p.output)
     run = json.load(open(os.path.join(d, "run.json")))
     model = run["context"]["model"]
     need(model["topology"] == "cpu-node" and model["calibrated"], f"model block: {model}")
@@ -175,16 +177,17 @@ def case_model():
     for r in [r for r in run["rows"] if r["impl"] == "mpi"]:
         need(r["predicted_busbw_gbps"] is None and r["model_efficiency"] is None and "no algorithm for impl mpi" in
              r["model_reason"], f"mpi row {r}")
-    need("# model cpu-node" in p.stdout and "allreduce ring: efficiency" in p.stdout, "no model report", p.stdout)
+    need("# model cpu-node" in p.out and "allreduce ring: efficiency" in p.out, "no model report", p.out)
 
     # Two emulated nodes joined by tcp: the node kind has no NICs, the measured tcp ceiling is each
     # node's NIC.
     d = fresh("run-model-nodes")
-    cmd = [MPIEXEC, "--oversubscribe", "--allow-run-as-root", "-np", "2", CCBENCH, "--device", "cpu",
-           "--impl", "ring", "-b", "64K", "-e", "1M", "-f", "16", "-n", "3", "-w", "1", "--emulate-nodes", "2",
-           "--transport", "tcp", "--measure-ceilings", "--model", "cpu-node", "--out", d]
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=240)
-    need(p.returncode == ExitCode.ok, f"{' '.join(cmd)} exited {p.returncode}", p.stdout + p.stderr)
+    cmd = mpirun_command(MPIEXEC, 2, CCBENCH) + [
+        "--device", "cpu",
+        "--impl", "ring", "-b", "64K", "-e", "1M", "-f", "16", "-n", "3", "-w", "1", "--emulate-nodes", "2",
+        "--transport", "tcp", "--measure-ceilings", "--model", "cpu-node", "--out", d]
+    p = run_command(cmd, timeout=240)
+    need(p.rc == ExitCode.ok, f"{' '.join(cmd)} exited {p.rc}", p.output)
     run = json.load(open(os.path.join(d, "run.json")))
     tcp = [c for c in run["context"]["link_ceilings"]["ceilings"] if c["transport"] == "tcp"][0]["bidir_GBps"] / 2
     need(len(run["rows"]) == 8, f"{len(run['rows'])} rows across nodes")
@@ -193,15 +196,16 @@ def case_model():
         need(r["model_link"] == "measured ceiling" and abs(r["model_link_gbps"] - tcp) < 1e-9 * tcp, f"NIC of {r}")
         need(0 < r["predicted_busbw_gbps"] <= tcp * (1 + 1e-9) and r["model_reason"] == "", f"prediction of {r}")
         need(abs(r["model_efficiency"] - r["busbw_gbps"] / r["predicted_busbw_gbps"]) < 1e-9, f"efficiency of {r}")
-    need("allreduce ring: efficiency" in p.stdout and "allgather ring: efficiency" in p.stdout, "no model report",
-         p.stdout)
+    need("allreduce ring: efficiency" in p.out and "allgather ring: efficiency" in p.out, "no model report",
+         p.out)
 
     for bad, message in (("no-such-system", "--model no-such-system: no such file and no such preset"),
                          ("cpu-node --out none", "--model writes its columns into run.json")):
-        p = subprocess.run([MPIEXEC, "--oversubscribe", "--allow-run-as-root", "-np", "2", CCBENCH, "--device", "cpu",
-                            "--model"] + bad.split(), capture_output=True, text=True, timeout=240)
-        need(p.returncode == ExitCode.usage and message in p.stderr, f"--model {bad} was not refused",
-             p.stdout + p.stderr)
+        p = run_command(mpirun_command(MPIEXEC, 2, CCBENCH) + [
+            "--device", "cpu",
+            "--model"] + bad.split(), timeout=240)
+        need(p.rc == ExitCode.usage and message in p.err, f"--model {bad} was not refused",
+             p.output)
     print(f"ok: {len(rings)} ring rows predicted")
 
 
@@ -218,16 +222,17 @@ def case_model_hier():
                 "  gpu_link: {bandwidth_gbps: 10, latency_us: 1}\n  nics: 1\n  nic: {bandwidth_gbps: 2, latency_us: 20}\n")
     sweep = ["-b", "64K", "-e", "1M", "-f", "4"]
     out = os.path.join(d, "run")
-    cmd = [MPIEXEC, "--oversubscribe", "--allow-run-as-root", "-np", "4", CCBENCH, "--device", "cpu",
-           "--collective", "allreduce", "--impl", "ring,hier", "-n", "3", "-w", "1", "--emulate-nodes", "2",
-           "--model", topo, "--out", out] + sweep
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=240)
-    need(p.returncode == ExitCode.ok, f"{' '.join(cmd)} exited {p.returncode}", p.stdout + p.stderr)
+    cmd = mpirun_command(MPIEXEC, 4, CCBENCH) + [
+        "--device", "cpu",
+        "--collective", "allreduce", "--impl", "ring,hier", "-n", "3", "-w", "1", "--emulate-nodes", "2",
+        "--model", topo, "--out", out] + sweep
+    p = run_command(cmd, timeout=240)
+    need(p.rc == ExitCode.ok, f"{' '.join(cmd)} exited {p.rc}", p.output)
     run = json.load(open(os.path.join(out, "run.json")))
-    m = subprocess.run([CCBENCH, "model", "--topology", topo, "--impl", "ring,hier-leader", "--format", "json"] + sweep,
-                       capture_output=True, text=True, timeout=60)
-    need(m.returncode == ExitCode.ok, "ccbench model failed", m.stdout + m.stderr)
-    model = {(r["algorithm"], r["size"]): r for r in json.loads(m.stdout)["rows"]}
+    m = run_command([CCBENCH, "model", "--topology", topo, "--impl", "ring,hier-leader", "--format", "json"] + sweep,
+                    timeout=60)
+    need(m.rc == ExitCode.ok, "ccbench model failed", m.output)
+    model = {(r["algorithm"], r["size"]): r for r in json.loads(m.out)["rows"]}
     for impl, algo in (("hier", "hier-leader"), ("ring", "ring")):
         rows = [r for r in run["rows"] if r["impl"] == impl]
         need(len(rows) == 6 and all(r["nodes"] == 2 and r["ranks_per_node"] == 2 for r in rows), f"{impl} rows: {rows}")
@@ -236,7 +241,7 @@ def case_model_hier():
             need(r["model_reason"] == "" and r["predicted_busbw_gbps"] is not None, f"no prediction for {r}")
             need(abs(r["predicted_time_us"] - want["time_us"]) <= 1e-6 * want["time_us"], f"{r} against {want}")
             need(abs(r["model_efficiency"] - r["busbw_gbps"] / r["predicted_busbw_gbps"]) < 1e-9, f"efficiency of {r}")
-    need("allreduce hier: efficiency" in p.stdout, "no model report line for hier", p.stdout)
+    need("allreduce hier: efficiency" in p.out, "no model report line for hier", p.out)
     print("ok: hier rows predicted by hier-leader: " + ", ".join(
         f"{r['bytes']} B {r['predicted_busbw_gbps']:.3f} GB/s" for r in run["rows"] if r["impl"] == "hier" and not r["in_place"]))
 
@@ -256,13 +261,14 @@ def case_accept_references():
             f.write("rules:\n  - name: ring against its references\n    select: {impl: ring, min_size: 64K}\n"
                     f"    require: {{min_busbw_fraction_of_ceiling: {fraction}, "
                     f"min_busbw_fraction_of_prediction: {fraction}}}\n")
-    cmd = [MPIEXEC, "--oversubscribe", "--allow-run-as-root", "-np", "2", CCBENCH, "--device", "cpu",
-           "--collective", "allreduce", "--impl", "ring,mpi", "-b", "64K", "-e", "1M", "-f", "4", "-n", "3", "-w", "1",
-           "--measure-ceilings", "--model", "cpu-node", "--out", d, "-J", copy, "--accept", rules["pass"]]
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=240)
-    need(p.returncode == ExitCode.ok, f"{' '.join(cmd)} exited {p.returncode}", p.stdout + p.stderr)
+    cmd = mpirun_command(MPIEXEC, 2, CCBENCH) + [
+        "--device", "cpu",
+        "--collective", "allreduce", "--impl", "ring,mpi", "-b", "64K", "-e", "1M", "-f", "4", "-n", "3", "-w", "1",
+        "--measure-ceilings", "--model", "cpu-node", "--out", d, "-J", copy, "--accept", rules["pass"]]
+    p = run_command(cmd, timeout=240)
+    need(p.rc == ExitCode.ok, f"{' '.join(cmd)} exited {p.rc}", p.output)
     for check in ("ceiling", "prediction"):
-        need(f"PASS min_busbw_fraction_of_{check} 1e-06" in p.stdout, f"run --accept: {check} not judged", p.stdout)
+        need(f"PASS min_busbw_fraction_of_{check} 1e-06" in p.out, f"run --accept: {check} not judged", p.out)
 
     with open(os.path.join(d, "results.csv"), newline="") as f:
         lines = [l for l in f if not l.startswith("#")]
@@ -291,12 +297,12 @@ def case_accept_references():
     need("| ceiling (GB/s) | efficiency | predicted busbw (GB/s) | measured / predicted |" in md, "results.md", md)
 
     for name, rc, word in (("pass", ExitCode.ok, "PASS"), ("fail", ExitCode.threshold, "FAIL")):
-        a = subprocess.run([CCBENCH, "accept", "--rules", rules[name], d], capture_output=True, text=True, timeout=60)
-        need(a.returncode == rc, f"accept {name}: exit {a.returncode}, expected {rc.describe()}", a.stdout + a.stderr)
+        a = run_command([CCBENCH, "accept", "--rules", rules[name], d], timeout=60)
+        need(a.rc == rc, f"accept {name}: exit {a.rc}, expected {rc.describe()}", a.output)
         for check in ("ceiling", "prediction"):
-            need(f"{word} min_busbw_fraction_of_{check}" in a.stdout, f"accept {name}: {check} not judged", a.stdout)
-        need("no selected row carries the column" not in a.stdout, f"accept {name}: a check was not available",
-             a.stdout)
+            need(f"{word} min_busbw_fraction_of_{check}" in a.out, f"accept {name}: {check} not judged", a.out)
+        need("no selected row carries the column" not in a.out, f"accept {name}: a check was not available",
+             a.out)
     print(f"ok: {len(rings)} ring rows judged against their ceiling and prediction")
 
 
@@ -314,11 +320,12 @@ def case_link_verdicts():
     for r in rows:
         a, b = sorted((int(r["src"]), int(r["dst"])))
         need(r["link"] == f"{host}:{a}-{host}:{b}", f"link name of {r}")
-    cmd = [MPIEXEC, "--oversubscribe", "--allow-run-as-root", "-np", "3", CCBENCH, "--device", "cpu", "--collective",
-           "allreduce", "--impl", "ring", "-b", "4K", "-e", "64K", "-f", "4", "-n", "3", "-w", "1", "--groups", "pairs",
-           "--out", pairs_dir]
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=240)
-    need(p.returncode == ExitCode.ok, f"{' '.join(cmd)} exited {p.returncode}", p.stdout + p.stderr)
+    cmd = mpirun_command(MPIEXEC, 3, CCBENCH) + [
+        "--device", "cpu", "--collective",
+        "allreduce", "--impl", "ring", "-b", "4K", "-e", "64K", "-f", "4", "-n", "3", "-w", "1", "--groups", "pairs",
+        "--out", pairs_dir]
+    p = run_command(cmd, timeout=240)
+    need(p.rc == ExitCode.ok, f"{' '.join(cmd)} exited {p.rc}", p.output)
     with open(os.path.join(pairs_dir, "results.csv"), newline="") as f:
         prow = list(csv.DictReader([l for l in f if not l.startswith("#")]))
     need({r["link"] for r in prow} == want and all(r["group"].startswith("pair ") for r in prow),
@@ -334,23 +341,21 @@ def case_link_verdicts():
         # per link: links.csv 3 sizes x 2 directions; pairs 3 sizes x out of place and in place
         for runs, per_link in (([links_dir], 6), ([os.path.join(links_dir, "links.csv")], 6),
                                ([pairs_dir], 6), ([links_dir, pairs_dir], 12)):
-            a = subprocess.run([CCBENCH, "accept", "--rules", rules] + runs, capture_output=True, text=True,
-                               timeout=60)
-            need(a.returncode == rc, f"accept {runs}: exit {a.returncode}, expected {rc.describe()}",
-                 a.stdout + a.stderr)
-            text = a.stdout.split("# per link:")[-1]
+            a = run_command([CCBENCH, "accept", "--rules", rules] + runs, timeout=60)
+            need(a.rc == rc, f"accept {runs}: exit {a.rc}, expected {rc.describe()}",
+                 a.output)
+            text = a.out.split("# per link:")[-1]
             for link in want:
                 line = f"{word} {link}: {per_link if rc else 0} of {per_link} rows broke a rule"
-                need(line in text, f"accept {runs}: '{line}' missing", a.stdout)
-            need("N/A" not in text, f"accept {runs}: a link without a verdict", a.stdout)
+                need(line in text, f"accept {runs}: '{line}' missing", a.out)
+            need("N/A" not in text, f"accept {runs}: a link without a verdict", a.out)
 
     report = os.path.join(WORKDIR, "link-verdicts-report")
     shutil.rmtree(report, ignore_errors=True)
     python = "/usr/bin/python3" if os.path.exists("/usr/bin/python3") else sys.executable  # Debian's matplotlib
-    r = subprocess.run([python, os.path.join(SCRIPTS, "report.py"),
-                        pairs_dir, "--links", os.path.join(links_dir, "links.json"), "--out", report],
-                       capture_output=True, text=True, timeout=120)
-    need(r.returncode == 0, f"report.py --links exited {r.returncode}", r.stdout + r.stderr)
+    r = run_command([python, os.path.join(SCRIPTS, "report.py"),
+                     pairs_dir, "--links", os.path.join(links_dir, "links.json"), "--out", report], timeout=120)
+    need(r.rc == 0, f"report.py --links exited {r.rc}", r.output)
     md = open(os.path.join(report, "report.md")).read()
     need("link bandwidth, shm, one way, 65536 B" in md, "report.md has no link matrix", md)
     print(f"ok: {len(want)} links judged from links.csv and --groups pairs, the matrix drawn")

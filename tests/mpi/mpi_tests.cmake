@@ -28,7 +28,7 @@ set_tests_properties(mpi.tcp.bad_interface PROPERTIES LABELS mpi TIMEOUT 120 PRO
 # ccbench topo: gathered once, topology.json, --expect differences (exit 4) and a bad file (exit 2).
 find_package(Python3 COMPONENTS Interpreter REQUIRED)
 add_test(NAME mpi.topology
-         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/topology_test.py $<TARGET_FILE:ccbench> ${MPIEXEC_EXECUTABLE})
+         COMMAND ${Python3_EXECUTABLE} ${CMAKE_CURRENT_LIST_DIR}/topo_runs.py $<TARGET_FILE:ccbench> ${MPIEXEC_EXECUTABLE})
 set_tests_properties(mpi.topology PROPERTIES LABELS mpi TIMEOUT 300 PROCESSORS 2)
 
 # A set-up step failing on some ranks (a refused CUDA IPC mapping, transports/agreement.h) ends on

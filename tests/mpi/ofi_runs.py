@@ -27,14 +27,12 @@ import csv
 import json
 import os
 import shutil
-import subprocess
 import sys
-import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from testlib import ExitCode, Failed, Skipped, main_guard, need  # noqa: E402
+from runs import launch as launch_ranks, run  # noqa: E402
+from testlib import SKIP, ExitCode, Failed, Skipped, main_guard, need  # noqa: E402
 
-SKIP = 77
 IMPLS = "ring,tree,direct,hier"  # every CPU implementation that runs over a transport
 DTYPES = "float,int32,int8,bfloat16"
 OPS = "sum,max"
@@ -44,16 +42,8 @@ SWEEP = ["-b", "12", "-e", "300K", "-f", "7", "-n", "2", "-w", "1"]
 
 
 def launch(opts, np, args, timeout=240, env=None, mpirun_flags=()):
-    cmd = [opts.mpiexec, "--oversubscribe", "--allow-run-as-root", *mpirun_flags, "-np", str(np)]
-    for k in (env or {}):
-        cmd += ["-x", k]
-    cmd += [opts.ccbench] + args
-    print("$ " + " ".join(f"{k}={v}" for k, v in (env or {}).items()) + (" " if env else "") + " ".join(cmd))
-    start = time.monotonic()
-    p = subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=timeout,
-                       env=dict(os.environ, **(env or {})))
-    print(f"  exit code {p.returncode} after {time.monotonic() - start:.1f} s")
-    return p, time.monotonic() - start
+    r = launch_ranks(opts.mpiexec, np, opts.ccbench, args, env=env, flags=mpirun_flags, timeout=timeout, echo=True)
+    return r, r.seconds
 
 
 def fresh(opts, name):
@@ -90,7 +80,7 @@ def check_run(opts, provider, protocol, np, nodes):
             "--emulate-nodes", str(nodes), "--impl", IMPLS, "--collective", "all", "-d", DTYPES, "-o", OPS,
             *SWEEP, "--timeout", "120", "--out", d]
     p, _ = launch(opts, np, args, timeout=280)
-    need(p.returncode == ExitCode.ok, f"exit code {p.returncode}\n{p.stdout[-3000:]}\n{p.stderr[-3000:]}")
+    need(p.rc == ExitCode.ok, f"exit code {p.rc}\n{p.out[-3000:]}\n{p.err[-3000:]}")
     rows = rows_of(d)
     j = run_json(d)
     need(j["complete"] is True and j["exit_code"] == ExitCode.ok,
@@ -132,8 +122,8 @@ def check_run(opts, provider, protocol, np, nodes):
 
 
 def expect_exit(p, rc, parts, what):
-    text = p.stdout + p.stderr
-    need(p.returncode == rc, f"{what}: exit code {p.returncode}, expected {rc.describe()}\n{text[-2000:]}")
+    text = p.output
+    need(p.rc == rc, f"{what}: exit code {p.rc}, expected {rc.describe()}\n{text[-2000:]}")
     for part in parts:
         need(part in text, f"{what}: the output does not say {part!r}\n{text[-2000:]}")
     print(f"  {what}: exit {rc}, says {parts}")
@@ -201,7 +191,7 @@ def check_links(opts):
     d = fresh(opts, "ofi-links")
     p, _ = launch(opts, 3, ["links", "--device", "cpu", "--transport", "ofi", *provider_arg(opts, "tcp"), "-e",
                             "256K", "-n", "3", "-w", "1", "--out", d])
-    need(p.returncode == ExitCode.ok, f"exit code {p.returncode}\n{p.stdout[-2000:]}{p.stderr[-2000:]}")
+    need(p.rc == ExitCode.ok, f"exit code {p.rc}\n{p.out[-2000:]}{p.err[-2000:]}")
     with open(os.path.join(d, "links.csv"), newline="") as f:
         rows = [r for r in csv.DictReader(f) if r["mode"] == "pair"]
     labels = {r["transport"] for r in rows}
@@ -215,8 +205,8 @@ def check_links(opts):
 def check_topo(opts):
     d = fresh(opts, "ofi-topo")
     p, _ = launch(opts, 1, ["topo", "--out", d])
-    need(p.returncode == ExitCode.ok, f"exit code {p.returncode}\n{p.stderr}")
-    need("ofi: libfabric " in p.stdout, f"topo does not list libfabric:\n{p.stdout}")
+    need(p.rc == ExitCode.ok, f"exit code {p.rc}\n{p.err}")
+    need("ofi: libfabric " in p.out, f"topo does not list libfabric:\n{p.out}")
     with open(os.path.join(d, "topology.json")) as f:
         node = json.load(f)["hosts"][0]["node"]
     ofi = node["ofi"]
@@ -247,8 +237,8 @@ def check_channel_bench(opts):
            "--benchmark_filter=BM_Channel/(ofi_tcp|ofi_shm|ofi_tcp_raw|ofi_shm_raw)/bytes:1048576/round:0",
            "--benchmark_min_time=0.05", f"--benchmark_out={out}", "--benchmark_out_format=json"]
     print("$ " + " ".join(cmd))
-    p = subprocess.run(cmd, capture_output=True, text=True, errors="replace", timeout=240)
-    need(p.returncode == 0, f"exit code {p.returncode}\n{p.stdout[-2000:]}\n{p.stderr[-2000:]}")
+    p = run(cmd, timeout=240)
+    need(p.rc == 0, f"exit code {p.rc}\n{p.out[-2000:]}\n{p.err[-2000:]}")
     with open(out, encoding="utf-8") as f:
         rows = {b["name"].split("/")[1]: b for b in json.load(f)["benchmarks"]}
     need(set(rows) == {"ofi_tcp", "ofi_shm", "ofi_tcp_raw", "ofi_shm_raw"}, f"rows: {sorted(rows)}")
@@ -273,7 +263,7 @@ def main():
     ap.add_argument("--channel-bench", default="", help="ccbench_channel_bench (case channel_bench)")
     ap.add_argument("case")
     opts = ap.parse_args()
-    version = subprocess.run([opts.ccbench, "--version"], capture_output=True, text=True).stdout
+    version = run([opts.ccbench, "--version"]).out
     if "libfabric built in" not in version:
         print("SKIPPED: this ccbench was built without libfabric (install libfabric-dev)")
         return SKIP

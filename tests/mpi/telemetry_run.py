@@ -14,7 +14,6 @@ import json
 import os
 import re
 import socket
-import subprocess
 import sys
 import tempfile
 import time
@@ -23,6 +22,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import expected_cases  # noqa: E402
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from runs import mpirun_command, run as run_command  # noqa: E402
 from testlib import Checks, ExitCode  # noqa: E402
 
 checks = Checks("telemetry")
@@ -43,15 +43,15 @@ SMALL = ["-b", "8", "-e", "64K", "-f", "64"]
 def run(args, out, env, sizes=SMALL):
     """ccbench on 2 CPU ranks with --telemetry on, unless _extra gives --telemetry or _default asks
     for the command line's default."""
-    cmd = [args.mpiexec, "--oversubscribe", "--allow-run-as-root", "-np", "2", args.ccbench, "--device", "cpu",
-           "--impl", "ring", "--collective", "allreduce", *sizes, "-n", "4", "-w", "1",
-           "--telemetry-interval", "10", "--timeout", "60", "--out", out]
+    cmd = mpirun_command(args.mpiexec, 2, args.ccbench) + [
+        "--device", "cpu",
+        "--impl", "ring", "--collective", "allreduce", *sizes, "-n", "4", "-w", "1",
+        "--telemetry-interval", "10", "--timeout", "60", "--out", out]
     extra = env.pop("_extra", [])
     if "--telemetry" not in extra and not env.pop("_default", False):
         cmd += ["--telemetry", "on"]
     cmd += extra
-    p = subprocess.run(cmd, env={**os.environ, **env}, capture_output=True, text=True, timeout=240)
-    return p
+    return run_command(cmd, env=env, timeout=240)
 
 
 def rows(out):
@@ -81,10 +81,10 @@ def healthy(args, tmp):
     rec = os.path.join(tmp, "recorded.json")
     p = run(args, out, {"CCBENCH_TELEMETRY_NVML_REPLAY": args.fixture, "CCBENCH_TELEMETRY_IB_DIR": ib,
                         "_extra": ["--fail-on-health", "--telemetry-record", rec]})
-    checks(p.returncode == ExitCode.ok,
-           f"healthy run: exit code 0 with --fail-on-health (got {p.returncode}: {p.stderr[-500:]})")
-    checks("warning" not in p.stderr, "healthy run: no warning")
-    checks("# health check error counters: pass" in p.stdout, "healthy run: error-counter check passes")
+    checks(p.rc == ExitCode.ok,
+           f"healthy run: exit code 0 with --fail-on-health (got {p.rc}: {p.err[-500:]})")
+    checks("warning" not in p.err, "healthy run: no warning")
+    checks("# health check error counters: pass" in p.out, "healthy run: error-counter check passes")
     r = rows(out)
     measured = [x for x in r if x["status"] == "ok"]
     checks(len(measured) == 6, f"healthy run: 6 measured rows (got {len(measured)})")
@@ -139,14 +139,14 @@ def unhealthy(args, tmp):
     p = run(args, out, {"CCBENCH_TELEMETRY_NVML_REPLAY": path, "CCBENCH_TELEMETRY_IB_DIR": ib,
                         "_extra": ["--fail-on-health"]})
     host = socket.gethostname()
-    checks(p.returncode == ExitCode.threshold, f"unhealthy run: exit code 4 (got {p.returncode})")
+    checks(p.rc == ExitCode.threshold, f"unhealthy run: exit code 4 (got {p.rc})")
     for text in [f"warning: host {host} GPU 1 (NVIDIA H200): temperature 91 C reached the limit of 85 C",
                  f"warning: host {host} GPU 0 (NVIDIA H200): clocks throttled (sw_power_cap)",
                  f"warning: host {host} GPU 1 (NVIDIA H200) NVLink 7: CRC flit errors grew by 3 (found ",
                  f"warning: error counters grew in this run: host {host} GPU 1 (NVIDIA H200): CRC flit errors +3 on 1 link\n",
                  "a health check failed (--fail-on-health)"]:
-        checks(p.stderr.count(text) == 1, f"unhealthy run says once: {text}")
-    checks(p.stderr.count("warning:") == 4, f"unhealthy run: 4 warnings in all (got {p.stderr.count('warning:')})")
+        checks(p.err.count(text) == 1, f"unhealthy run says once: {text}")
+    checks(p.err.count("warning:") == 4, f"unhealthy run: 4 warnings in all (got {p.err.count('warning:')})")
     r = [x for x in rows(out) if x["status"] == "ok"]
     checks(sum(int(x["nvlink_errors"] or 0) for x in r) <= 3, f"the rows hold no more than the run's growth: "
            f"{[x['nvlink_errors'] for x in r]}")
@@ -179,7 +179,7 @@ def slow_counters(args, tmp):
                         "_extra": ["--telemetry-counter-interval", "100"]}, sizes)
     took = time.monotonic() - started
     host = socket.gethostname()
-    checks(p.returncode == ExitCode.ok, f"slow counters: exit code 0 (got {p.returncode}: {p.stderr[-500:]})")
+    checks(p.rc == ExitCode.ok, f"slow counters: exit code 0 (got {p.rc}: {p.err[-500:]})")
     measured = [x for x in rows(out) if x["status"] == "ok"]
     checks(len(measured) == 20, f"slow counters: 20 measured rows (got {len(measured)})")
     lines = counters_follow_the_windows(out, measured, "slow counters", ("nvlink_errors", "pcie_replays"))
@@ -192,8 +192,8 @@ def slow_counters(args, tmp):
     in_rows = sum(int(x["nvlink_errors"] or 0) for x in measured)
     checks(total and 0 < in_rows <= total, f"slow counters: rows hold {in_rows} of the run's {total}")
     first = f"warning: host {host} GPU 1 (NVIDIA H200) NVLink 7: CRC flit errors grew by 1 (found "
-    checks(p.stderr.count(first) == 1 and p.stderr.count("warning:") == 2, f"slow counters: warned once: {p.stderr[-600:]}")
-    checks(f"error counters grew in this run: host {host} GPU 1 (NVIDIA H200): CRC flit errors +{total} on 1 link" in p.stderr,
+    checks(p.err.count(first) == 1 and p.err.count("warning:") == 2, f"slow counters: warned once: {p.err[-600:]}")
+    checks(f"error counters grew in this run: host {host} GPU 1 (NVIDIA H200): CRC flit errors +{total} on 1 link" in p.err,
            "slow counters: the run's total at the end")
 
 
@@ -201,51 +201,51 @@ def without_hardware(args, tmp):
     out = os.path.join(tmp, "none")
     p = run(args, out, {"CCBENCH_TELEMETRY_IB_DIR": os.path.join(tmp, "no-ib"),
                         "CCBENCH_TELEMETRY_NVML_REPLAY": "", "_extra": []})
-    checks(p.returncode == ExitCode.ok, f"no hardware: exit code 0 (got {p.returncode})")
+    checks(p.rc == ExitCode.ok, f"no hardware: exit code 0 (got {p.rc})")
     node = json.load(open(os.path.join(out, "run.json")))["context"]["telemetry"]["nodes"][0]
     checks(not node["nics"]["available"] and "does not exist" in node["nics"]["reason"], "no NIC: reason given")
     checks(node["gpus"]["available"] or "reason" in node["gpus"], f"GPUs: available or a reason: {node['gpus']}")
     if not node["gpus"]["available"]:
         checks(all(x["gpu_temp_max[C]"] == "" and x["nvlink_errors"] == "" for x in rows(out)),
                "no NVML: the health columns are empty, not 0")
-        checks(not os.path.exists(os.path.join(out, "telemetry.jsonl")) and "telemetry.jsonl" not in p.stdout,
+        checks(not os.path.exists(os.path.join(out, "telemetry.jsonl")) and "telemetry.jsonl" not in p.out,
                "nothing readable: no series file, none listed")
         checks(f"# health: not available (host {socket.gethostname()}: {node['gpus']['reason']}; "
-               f"{node['nics']['reason']})" in p.stdout, "nothing readable: one line says why")
-        checks("warning" not in p.stderr, "nothing readable: no warning")
+               f"{node['nics']['reason']})" in p.out, "nothing readable: one line says why")
+        checks("warning" not in p.err, "nothing readable: no warning")
     off = os.path.join(tmp, "off")
     p = run(args, off, {"CCBENCH_TELEMETRY_NVML_REPLAY": args.fixture, "_extra": ["--telemetry", "off"]})
-    checks(p.returncode == ExitCode.ok and not os.path.exists(os.path.join(off, "telemetry.jsonl")),
+    checks(p.rc == ExitCode.ok and not os.path.exists(os.path.join(off, "telemetry.jsonl")),
            "--telemetry off: no series")
     checks(json.load(open(os.path.join(off, "run.json")))["context"]["telemetry"] == {"enabled": False},
            "--telemetry off: the context says so")
     checks(all(x["gpu_temp_max[C]"] == "" for x in rows(off)), "--telemetry off: empty columns")
-    checks("# health" not in p.stdout, "--telemetry off: no health lines")
+    checks("# health" not in p.out, "--telemetry off: no health lines")
     # On by default: the same as --telemetry on (the context, the series file, the row columns).
     default = os.path.join(tmp, "default")
     p = run(args, default, {"CCBENCH_TELEMETRY_NVML_REPLAY": args.fixture, "_default": True})
     tel = json.load(open(os.path.join(default, "run.json")))["context"]["telemetry"]
-    checks(p.returncode == ExitCode.ok and tel["enabled"] and os.path.exists(os.path.join(default, "telemetry.jsonl")),
+    checks(p.rc == ExitCode.ok and tel["enabled"] and os.path.exists(os.path.join(default, "telemetry.jsonl")),
            "default: telemetry on, a series file written")
     checks(all(x["gpu_temp_max[C]"] != "" for x in rows(default)), "default: every row has its temperature")
 
 
 def bad_input(args, tmp):
     out = os.path.join(tmp, "bad")
-    p = subprocess.run([args.mpiexec, "--oversubscribe", "--allow-run-as-root", "-np", "2", args.ccbench,
-                        "--telemetry-interval", "5", "--out", out], capture_output=True, text=True, timeout=120)
-    checks(p.returncode == ExitCode.usage and "--telemetry-interval: '5' is not valid; expected a whole number from 10 to 60000 (milliseconds)"
-           in p.stderr and not os.path.exists(out), "--telemetry-interval 5: exit code 2 before MPI, says what is valid")
-    p = subprocess.run([args.mpiexec, "--oversubscribe", "--allow-run-as-root", "-np", "2", args.ccbench,
-                        "--telemetry-counter-interval", "50", "--out", out], capture_output=True, text=True, timeout=120)
-    checks(p.returncode == ExitCode.usage and "--telemetry-counter-interval: '50' is not valid; expected a whole number from 100 to 600000 "
-           "(milliseconds)" in p.stderr and not os.path.exists(out), "--telemetry-counter-interval 50: exit code 2")
+    p = run_command(mpirun_command(args.mpiexec, 2, args.ccbench) + [
+        "--telemetry-interval", "5", "--out", out], timeout=120)
+    checks(p.rc == ExitCode.usage and "--telemetry-interval: '5' is not valid; expected a whole number from 10 to 60000 (milliseconds)"
+           in p.err and not os.path.exists(out), "--telemetry-interval 5: exit code 2 before MPI, says what is valid")
+    p = run_command(mpirun_command(args.mpiexec, 2, args.ccbench) + [
+        "--telemetry-counter-interval", "50", "--out", out], timeout=120)
+    checks(p.rc == ExitCode.usage and "--telemetry-counter-interval: '50' is not valid; expected a whole number from 100 to 600000 "
+           "(milliseconds)" in p.err and not os.path.exists(out), "--telemetry-counter-interval 50: exit code 2")
     p = run(args, out, {"_extra": ["--telemetry", "off", "--fail-on-health"]})
-    checks(p.returncode == ExitCode.usage and "--fail-on-health needs telemetry on" in p.stderr,
+    checks(p.rc == ExitCode.usage and "--fail-on-health needs telemetry on" in p.err,
            "--fail-on-health with --telemetry off: exit 2")
     p = run(args, out, {"CCBENCH_TELEMETRY_NVML_REPLAY": os.path.join(tmp, "absent.json"), "_extra": []})
-    checks(p.returncode == ExitCode.usage and "cannot read the recorded NVML answers" in p.stderr,
-           f"a replay file that does not exist: exit code 2 naming it (got {p.returncode})")
+    checks(p.rc == ExitCode.usage and "cannot read the recorded NVML answers" in p.err,
+           f"a replay file that does not exist: exit code 2 naming it (got {p.rc})")
 
 
 def recorded_on_gpus(args, tmp):
@@ -258,9 +258,9 @@ def recorded_on_gpus(args, tmp):
     checks(grew, f"the recording has NVLink CRC data errors growing between its first reads: {grew}")
     out = os.path.join(tmp, "recorded")
     p = run(args, out, {"CCBENCH_TELEMETRY_NVML_REPLAY": args.recorded, "_extra": []})
-    checks(p.returncode == ExitCode.ok, f"recorded answers: exit code 0 (got {p.returncode}: {p.stderr[-500:]})")
+    checks(p.rc == ExitCode.ok, f"recorded answers: exit code 0 (got {p.rc}: {p.err[-500:]})")
     for gpu, link in grew:
-        checks(re.search(rf"GPU {gpu} \(NVIDIA H200\) NVLink {link}: CRC data errors grew by \d+", p.stderr),
+        checks(re.search(rf"GPU {gpu} \(NVIDIA H200\) NVLink {link}: CRC data errors grew by \d+", p.err),
                f"recorded answers: a warning names GPU {gpu} NVLink {link}")
     temps = {t for g in ("0", "1") for t in answers[f"{g} temperature_c"]}
     measured = [x for x in rows(out) if x["status"] == "ok"]
@@ -281,9 +281,9 @@ def temp_limit(args, tmp):
         out = os.path.join(tmp, f"warm{limit}")
         p = run(args, out, {"CCBENCH_TELEMETRY_NVML_REPLAY": path, "_extra": ["--fail-on-health", "--temp-limit", limit]})
         warning = f"warning: host {host} GPU 1 (NVIDIA H200): temperature 70 C reached the limit of {limit} C"
-        checks(p.returncode == rc and (p.stderr.count(warning) == 1) == (rc == ExitCode.threshold),
+        checks(p.rc == rc and (p.err.count(warning) == 1) == (rc == ExitCode.threshold),
                f"--temp-limit {limit} with GPU 1 at 70 C: exit {rc}, {'the' if rc else 'no'} warning (got exit "
-               f"{p.returncode}: {p.stderr[-300:]!r})")
+               f"{p.rc}: {p.err[-300:]!r})")
         checks(all(x["gpu_temp_max[C]"] == "70" for x in rows(out) if x["status"] == "ok"),
                f"--temp-limit {limit}: every row shows 70 C")
 

@@ -18,32 +18,24 @@ Usage: training_cpu.py --ccbench PATH --mpiexec PATH
 Prints one line per check; exits 1 if any failed.
 """
 import argparse
-import csv
 import json
 import os
-import subprocess
 import sys
 import tempfile
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from runs import launch as launch_ranks, rows  # noqa: E402
 from testlib import Checks, ExitCode  # noqa: E402
 
 checks = Checks("training_cpu")
 
 
 def launch(opts, args, cwd, env=None):
-    env = dict(os.environ, CUDA_VISIBLE_DEVICES="", **(env or {}))
-    cmd = [opts.mpiexec, "--oversubscribe", "--allow-run-as-root", "-np", "2", "-x", "CUDA_VISIBLE_DEVICES"]
-    for k in env:
-        if k.startswith("CCBENCH_"):
-            cmd += ["-x", k]
-    p = subprocess.run(cmd + [opts.ccbench] + args, cwd=cwd, env=env, capture_output=True, text=True, timeout=300)
-    return p.returncode, p.stdout, p.stderr
-
-
-def rows(folder):
-    with open(os.path.join(folder, "results.csv"), newline="") as f:
-        return list(csv.DictReader(line for line in f if not line.startswith("#")))
+    """2 CPU ranks that see no GPU; CCBENCH_ variables (of env and of this process) go to every rank."""
+    env = dict(CUDA_VISIBLE_DEVICES="", **(env or {}))
+    export = ["CUDA_VISIBLE_DEVICES"] + [k for k in {**os.environ, **env} if k.startswith("CCBENCH_")]
+    r = launch_ranks(opts.mpiexec, 2, opts.ccbench, args, env=env, export=export, cwd=cwd, timeout=300)
+    return r.rc, r.out, r.err
 
 
 def fp8_rows_exact(opts, cwd):

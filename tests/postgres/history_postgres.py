@@ -25,6 +25,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from runs import launch, run as run_command  # noqa: E402
 from testlib import Checks, ExitCode  # noqa: E402
 
 ccbench, mpiexec, src, work = sys.argv[1:5]
@@ -54,8 +55,7 @@ def with_password(url):
 
 
 def run(args, env=None, **kw):
-    e = dict(os.environ, **(env or {}))
-    return subprocess.run([ccbench] + args, capture_output=True, text=True, env=e, **kw)
+    return run_command([ccbench] + args, env=env, **kw)
 
 
 def folder(name, started, exit_code, verdict, host="node01", copies=1):
@@ -87,7 +87,7 @@ def folder(name, started, exit_code, verdict, host="node01", copies=1):
 def imports():
     url = new_db("imports")
     r = run(["history", "--db", with_password(url)])
-    checks(r.returncode == ExitCode.usage and "holds no ccbench history yet" in r.stderr, f"a database without a history: exit 2 ({r.returncode}: {r.stderr.strip()})")
+    checks(r.rc == ExitCode.usage and "holds no ccbench history yet" in r.err, f"a database without a history: exit 2 ({r.rc}: {r.err.strip()})")
     runs = [folder("wrong", "2026-12-01T10:00:00Z", ExitCode.wrong_results, "FAILED (exit code 1: wrong results)"),
             folder("timeout", "2026-12-01T11:00:00Z", ExitCode.timeout, "FAILED (exit code 5: timeout or hang)"),
             folder("running", "2026-12-01T12:00:00Z", None, None), folder("csv-only", "", "none", None)]
@@ -95,11 +95,11 @@ def imports():
     for d in runs:
         args += ["--add", d]
     r = run(args)
-    print(r.stdout + r.stderr)
-    checks(r.returncode == ExitCode.ok, "--add of four runs")
-    checks(f"{runs[0]} added as run 1 (FAILED (exit code 1: wrong results), exit code 1)" in r.stdout, "run 1's verdict")
-    checks(PASSWORD not in r.stdout + r.stderr, "the password in the URL not printed by --add")
-    listed = run(["history", "--db", with_password(url)]).stdout
+    print(r.output)
+    checks(r.rc == ExitCode.ok, "--add of four runs")
+    checks(f"{runs[0]} added as run 1 (FAILED (exit code 1: wrong results), exit code 1)" in r.out, "run 1's verdict")
+    checks(PASSWORD not in r.output, "the password in the URL not printed by --add")
+    listed = run(["history", "--db", with_password(url)]).out
     print(listed)
     lines = [line for line in listed.splitlines() if line.startswith(" ")]
     checks(len(lines) == 4 and lines[1].endswith("FAILED (exit code 5: timeout or hang)") and
@@ -108,12 +108,12 @@ def imports():
     checks(sql("imports", "SELECT string_agg(coalesce(exit_code::text, 'null'), ',' ORDER BY id) FROM ccbench.runs") ==
            "1,5,null,null", "exit codes as stored")
     again = run(["history", "--db", with_password(url), "--add", runs[0], "--add", runs[3]])
-    checks(f"# history: {runs[0]} is already stored as run 1; not added again" in again.stdout and
-           f"# history: {runs[3]} is already stored as run 4; not added again" in again.stdout, "a run added again: a note")
+    checks(f"# history: {runs[0]} is already stored as run 1; not added again" in again.out and
+           f"# history: {runs[3]} is already stored as run 4; not added again" in again.out, "a run added again: a note")
     checks(sql("imports", "SELECT count(*) FROM ccbench.runs") == "4" and
            sql("imports", "SELECT count(*) FROM ccbench.rows") == str(4 * ROWS), "each run and row stored once")
     trend = run(["history", "--db", with_password(url), "--collective", "allreduce", "--impl", "ring", "--size", "1M"])
-    checks(trend.returncode == ExitCode.ok and trend.stdout.count("allreduce ring/shm float") == 8, "a trend: 4 runs x 2 placements")
+    checks(trend.rc == ExitCode.ok and trend.out.count("allreduce ring/shm float") == 8, "a trend: 4 runs x 2 placements")
     return url
 
 
@@ -125,18 +125,17 @@ def secrets_(url):
     os.chmod(passfile, 0o600)
     for name, env in (("PGPASSFILE", {"PGPASSFILE": passfile}), ("PGPASSWORD", {"PGPASSWORD": PASSWORD})):
         r = run(["history", "--db", url], env=env)
-        checks(r.returncode == ExitCode.ok and len([l for l in r.stdout.splitlines() if l.startswith(" ")]) == 4,
+        checks(r.rc == ExitCode.ok and len([l for l in r.out.splitlines() if l.startswith(" ")]) == 4,
                f"the password from {name} opens the store")
     out = os.path.join(work, "real")
-    r = subprocess.run([mpiexec, "--oversubscribe", "--allow-run-as-root", "-np", "2", ccbench, "--device", "cpu",
-                        "--collective", "allreduce", "--impl", "ring", "-b", "1K", "-e", "4K", "-n", "3", "-w", "1",
-                        "--out", out, "--db", with_password(url)],
-                       capture_output=True, text=True, env=dict(os.environ, CCBENCH_DB=with_password(url)))
-    print(r.stdout[-600:] + r.stderr[-600:])
-    checks(r.returncode == ExitCode.ok and re.search(f"# history: run [0-9]+ appended to {re.escape(url)}\n", r.stdout),
+    r = launch(mpiexec, 2, ccbench, ["--device", "cpu", "--collective", "allreduce", "--impl", "ring", "-b", "1K", "-e",
+                                     "4K", "-n", "3", "-w", "1", "--out", out, "--db", with_password(url)],
+               env={"CCBENCH_DB": with_password(url)}, export=[])
+    print(r.out[-600:] + r.err[-600:])
+    checks(r.rc == ExitCode.ok and re.search(f"# history: run [0-9]+ appended to {re.escape(url)}\n", r.out),
            "a real run appended with --db URL")
     leaked = [f for f in os.listdir(out) if PASSWORD in open(os.path.join(out, f), errors="replace").read()]
-    checks(not leaked and PASSWORD not in r.stdout + r.stderr, f"the password in no output and no results file ({leaked})")
+    checks(not leaked and PASSWORD not in r.output, f"the password in no output and no results file ({leaked})")
     context = json.load(open(os.path.join(out, "run.json")))["context"]
     checks(f"--db {url}" in context["command_line"], "run.json's command line names the store without its password")
     checks(context["environment"].get("CCBENCH_DB") == url, "run.json's CCBENCH_DB without its password")
@@ -152,10 +151,10 @@ def failures_():
     for url, where, what in cases:
         for args in (["history", "--db", url], ["history", "--db", url, "--add", os.path.join(work, "wrong")]):
             r = run(args)
-            text = r.stdout + r.stderr
-            checks(r.returncode == ExitCode.precondition and f"cannot connect to PostgreSQL ({where}" in text
+            text = r.output
+            checks(r.rc == ExitCode.precondition and f"cannot connect to PostgreSQL ({where}" in text
                    and PASSWORD not in text and "wrong" + PASSWORD[:3] not in text,
-                   f"{what}: exit 3 naming where ({r.returncode}: {text.strip()})")
+                   f"{what}: exit 3 naming where ({r.rc}: {text.strip()})")
 
 
 def concurrent(db_arg, check_db, label):

@@ -12,8 +12,13 @@ row that broke the rule. Exit status 0 when every case behaves as stated.
 """
 import csv
 import os
-import subprocess
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from runs import run  # noqa: E402
+from testlib import Checks, ExitCode  # noqa: E402
+
+PASS, FAIL = ExitCode.ok, ExitCode.threshold
 
 COLUMNS = ["collective", "impl", "transport", "device", "dtype", "op", "root", "size[B]", "count[elements]",
            "in_place", "mode", "ranks", "ranks_per_node", "nodes", "group", "warmup", "iterations", "time_avg[us]",
@@ -39,39 +44,34 @@ def results(folder, rows):
 # (name, rows, requirement, expected exit code, text the output must hold)
 WRONG = {"wrong[elements]": "2", "status": "wrong", "reason": "rank 1 (host node01), iteration 0: element 3"}
 CASES = [
-    ("min_busbw equal to the row's busbw passes", [{}], "min_busbw: 9.53", 0, "PASS"),
-    ("min_busbw just above it fails", [{}], "min_busbw: 9.531", 4, "9.53 GB/s < 9.531"),
-    ("max_latency_us equal to the median passes", [{}], "max_latency_us: 110", 0, "PASS"),
-    ("max_latency_us just below it fails", [{}], "max_latency_us: 109.99", 4, "110 us > 109.99"),
-    ("max_time_cv equal to the row's cv passes", [{}], "max_time_cv: 0.02", 0, "PASS"),
-    ("max_time_cv just below it fails", [{}], "max_time_cv: 0.01999", 4, "0.02 > 0.01999"),
-    ("max_wrong 0 with 0 wrong elements passes", [{}], "max_wrong: 0", 0, "PASS"),
-    ("a wrong row of 2 elements within max_wrong 5 fails (its status)", [{}, WRONG], "max_wrong: 5", 4,
+    ("min_busbw equal to the row's busbw passes", [{}], "min_busbw: 9.53", PASS, "PASS"),
+    ("min_busbw just above it fails", [{}], "min_busbw: 9.531", FAIL, "9.53 GB/s < 9.531"),
+    ("max_latency_us equal to the median passes", [{}], "max_latency_us: 110", PASS, "PASS"),
+    ("max_latency_us just below it fails", [{}], "max_latency_us: 109.99", FAIL, "110 us > 109.99"),
+    ("max_time_cv equal to the row's cv passes", [{}], "max_time_cv: 0.02", PASS, "PASS"),
+    ("max_time_cv just below it fails", [{}], "max_time_cv: 0.01999", FAIL, "0.02 > 0.01999"),
+    ("max_wrong 0 with 0 wrong elements passes", [{}], "max_wrong: 0", PASS, "PASS"),
+    ("a wrong row of 2 elements within max_wrong 5 fails (its status)", [{}, WRONG], "max_wrong: 5", FAIL,
      "status wrong (guard damage or a failed check)"),
-    ("a wrong row of 2 elements beyond max_wrong 1 fails (its count)", [WRONG], "max_wrong: 1", 4, "2 elements > 1"),
+    ("a wrong row of 2 elements beyond max_wrong 1 fails (its count)", [WRONG], "max_wrong: 1", FAIL, "2 elements > 1"),
     # A row never checked (-c 0) has no count: max_wrong is N/A there, the rule and the verdict too, never PASS.
     ("max_wrong 0 over a row never checked is N/A, never PASS", [{"wrong[elements]": "", "reason": "not checked (-c 0)"}],
-     "max_wrong: 0", 0, "# Acceptance: N/A (0 of 1 rule failed, 1 not judged in full: see N/A above)"),
+     "max_wrong: 0", PASS, "# Acceptance: N/A (0 of 1 rule failed, 1 not judged in full: see N/A above)"),
 ]
 
 
 def main():
     ccbench, work = sys.argv[1:3]
-    failures = 0
+    checks = Checks("accept at its boundaries")
     for i, (name, rows, require, want_rc, text) in enumerate(CASES):
         folder = results(os.path.join(work, f"case{i}"), rows)
         rules = os.path.join(folder, "rules.yaml")
         with open(rules, "w", encoding="utf-8") as f:
             f.write(f"rules:\n  - name: boundary\n    select: {{collective: allreduce}}\n    require: {{{require}}}\n")
-        p = subprocess.run([ccbench, "accept", "--rules", rules, folder], capture_output=True, text=True)
-        out = p.stdout + p.stderr
-        ok = p.returncode == want_rc and text in out
-        print(("ok    " if ok else "FAIL  ") + f"{name}: exit {p.returncode} (expected {want_rc})")
-        if not ok:
-            print(f"      the output should hold {text!r}:\n" + out[-1500:])
-        failures += 0 if ok else 1
-    print(f"{failures} failure(s)")
-    return 1 if failures else 0
+        p = run([ccbench, "accept", "--rules", rules, folder], timeout=60)
+        checks(p.rc == want_rc and text in p.output, f"{name}: exit {p.rc} (expected {want_rc.describe()})",
+               f"the output should hold {text!r}:\n" + p.output[-1500:])
+    return checks.exit_code()
 
 
 if __name__ == "__main__":

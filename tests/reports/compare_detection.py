@@ -31,8 +31,11 @@ Exit status 0 when every check passes; each failure printed.
 import csv
 import json
 import os
-import subprocess
 import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from runs import run  # noqa: E402
+from testlib import Checks, ExitCode  # noqa: E402
 
 NORMAL_SPREAD = 0.25  # the median row of these runs spreads ~24 % (compare's threshold there: 48 % for two rows)
 LOW_SPREAD = 0.10
@@ -88,24 +91,19 @@ def quiet(before, after, limit):
 
 class Test:
     def __init__(self, ccbench, before, work):
-        self.ccbench, self.before, self.work, self.failures = ccbench, before, work, 0
+        self.ccbench, self.before, self.work = ccbench, before, work
+        self.check = Checks("compare detection")
 
     def compare(self, after_path, *extra):
-        p = subprocess.run([self.ccbench, "compare", self.before, after_path, "--format", "json", *extra],
-                           capture_output=True, text=True)
+        p = run([self.ccbench, "compare", self.before, after_path, "--format", "json", *extra])
         try:
-            doc = json.loads(p.stdout)
+            doc = json.loads(p.out)
         except json.JSONDecodeError:
-            doc = {"rows": [], "verdict": p.stdout[-500:] + p.stderr[-500:]}
+            doc = {"rows": [], "verdict": p.out[-500:] + p.err[-500:]}
         failed = {json_key(r["before"]) for r in doc["rows"] if r["failure"] and r["before"]}
         shown = {json_key(r["before"]): r["verdict"] for r in doc["rows"] if r["before"]}
         self.whole_run = doc.get("whole_run", {})
-        return p.returncode, failed, shown, doc.get("verdict", "")
-
-    def expect(self, name, ok, detail=""):
-        print(("ok    " if ok else "FAIL  ") + name + ("" if ok or not detail else "\n      " + detail))
-        self.failures += 0 if ok else 1
-        return ok
+        return p.rc, failed, shown, doc.get("verdict", "")
 
 
 def cases_of(rows):
@@ -122,15 +120,15 @@ def each_case_slower(t, before, after, work, k, must_of, label):
         must = {x for x in must_of(before.rows, after.rows) if x[:3] == case}
         rc, failed, _, _ = t.compare(path)
         elsewhere += sorted(x for x in failed if x[:3] != case)
-        if must and rc != 4:
+        if must and rc != ExitCode.threshold:
             exits.append((case, rc))
         _, failed, _, _ = t.compare(path, "--count-isolated")
         missed += sorted(must - failed)
         must_all |= must
-    t.expect(f"each case alone {k}x slower: all {len(must_all)} rows {label} flagged", must_all and not missed,
-             f"not flagged: {missed}")
-    t.expect(f"each case alone {k}x slower: exit 4, every failure in that case", not exits and not elsewhere,
-             f"exit codes {exits}; flagged outside the case: {elsewhere}")
+    t.check(must_all and not missed, f"each case alone {k}x slower: all {len(must_all)} rows {label} flagged",
+            f"not flagged: {missed}")
+    t.check(not exits and not elsewhere, f"each case alone {k}x slower: exit 4, every failure in that case",
+            f"exit codes {exits}; flagged outside the case: {elsewhere}")
 
 
 def whole_run_slower(t, after, work, k):
@@ -139,9 +137,10 @@ def whole_run_slower(t, after, work, k):
     after.write(path, [slower(r, k) for r in after.rows])
     rc, failed, _, verdict = t.compare(path)
     ratio = t.whole_run.get("ratio") or 0
-    t.expect(f"every row {k}x slower: exit 4, the whole run {ratio:.2f}x a failure, no row blamed ({verdict})",
-             rc == 4 and t.whole_run.get("failure") is True and abs(ratio / k - 1) <= RUN_TO_RUN and not failed,
-             f"exit {rc}; whole run {t.whole_run}; rows flagged {sorted(failed)}")
+    t.check(rc == ExitCode.threshold and t.whole_run.get("failure") is True and abs(ratio / k - 1) <= RUN_TO_RUN
+            and not failed,
+            f"every row {k}x slower: exit 4, the whole run {ratio:.2f}x a failure, no row blamed ({verdict})",
+            f"exit {rc}; whole run {t.whole_run}; rows flagged {sorted(failed)}")
 
 
 def main():
@@ -149,16 +148,14 @@ def main():
     os.makedirs(work, exist_ok=True)
     before, after = Results(before_path), Results(after_path)
     t = Test(ccbench, before_path, work)
-    rows = len(before.rows)
     if sys.argv[5:] == ["--stable-medians"]:
         each_case_slower(t, before, after, work, 2.0, lambda b, a: quiet(b, a, float("inf")),
                          "whose runs agree on the median")
-        print(f"{t.failures} failure(s)")
-        return 1 if t.failures else 0
+        return t.check.exit_code()
 
     rc, failed, _, verdict = t.compare(after_path)
-    t.expect(f"two runs of one command: exit 0, no row flagged ({verdict})", rc == 0 and not failed,
-             f"exit {rc}, flagged {sorted(failed)}")
+    t.check(rc == ExitCode.ok and not failed, f"two runs of one command: exit 0, no row flagged ({verdict})",
+            f"exit {rc}, flagged {sorted(failed)}")
 
     for k in (2.0, 1.5):
         whole_run_slower(t, after, work, k)
@@ -170,19 +167,19 @@ def main():
     sizes = [key(r) for r in after.rows if key(r)[:3] == case]
     calm = quiet(before.rows, after.rows, NORMAL_SPREAD)
     candidates = [sizes[i] for i in range(1, len(sizes) - 1) if {sizes[i - 1], sizes[i], sizes[i + 1]} <= calm]
-    if t.expect("a quiet row with quiet neighbours exists for the isolated case", bool(candidates)):
+    if t.check(bool(candidates), "a quiet row with quiet neighbours exists for the isolated case"):
         one = candidates[0]
         path = os.path.join(work, "one-row-3x.csv")
         after.write(path, [slower(r, 3.0) if key(r) == one else r for r in after.rows])
         rc, failed, shown, verdict = t.compare(path)
-        t.expect(f"{one} alone 3x slower: shown as slower at this size only, not counted (exit 0; {verdict})",
-                 rc == 0 and not failed and "at this size only" in shown.get(one, ""),
-                 f"exit {rc}; verdict of the row {shown.get(one)!r}; flagged {sorted(failed)}")
+        t.check(rc == ExitCode.ok and not failed and "at this size only" in shown.get(one, ""),
+                f"{one} alone 3x slower: shown as slower at this size only, not counted (exit 0; {verdict})",
+                f"exit {rc}; verdict of the row {shown.get(one)!r}; flagged {sorted(failed)}")
         rc, failed, _, verdict = t.compare(path, "--count-isolated")
-        t.expect(f"{one} alone 3x slower with --count-isolated: flagged, exit 4 ({verdict})",
-                 rc == 4 and one in failed, f"exit {rc}; flagged {sorted(failed)}")
-    print(f"{t.failures} failure(s)")
-    return 1 if t.failures else 0
+        t.check(rc == ExitCode.threshold and one in failed,
+                f"{one} alone 3x slower with --count-isolated: flagged, exit 4 ({verdict})",
+                f"exit {rc}; flagged {sorted(failed)}")
+    return t.check.exit_code()
 
 
 if __name__ == "__main__":

@@ -11,30 +11,26 @@
 #include "results/accept.h"
 #include "results/health.h"
 #include "core/error.h"
+#include "tests/support/record_builder.h"
 
 namespace ccbench {
 namespace {
 
+using test::RecordBuilder;
+
 const std::string kSource = CCBENCH_SOURCE_DIR;
 
 RunRecord gpu_row(const std::string& impl, std::uint64_t bytes, double us, double busbw) {
-  RunRecord r;
-  r.collective = "allreduce";
-  r.impl = impl;
-  r.transport = impl == "nccl" ? "nccl" : "cuda_ipc";
-  r.device = "gpu";
-  r.dtype = "float";
-  r.op = "sum";
-  r.bytes = bytes;
-  r.ranks = 2;
-  r.ranks_per_node = 2;
-  r.nodes = 1;
-  r.time_avg_us = r.time_median_us = r.time_min_us = us;
-  r.time_p95_us = r.time_max_us = us * 1.01;
-  r.time_cv = 0.005;
-  r.busbw_gbps = r.busbw_median_gbps = busbw;
-  r.wrong = 0;  // checked (-c 1), every element right
-  return r;
+  return RecordBuilder()
+      .impl(impl)
+      .transport(impl == "nccl" ? "nccl" : "cuda_ipc")
+      .device("gpu")
+      .bytes(bytes)
+      .ranks(2, 2, 1)
+      .times_us(us, us, us, us * 1.01, us * 1.01)
+      .cv(0.005)
+      .busbw(busbw, busbw)
+      .checked(0);  // -c 1, every element right
 }
 
 // One node ("node01"): nccl at 8 B, 1 MiB and 1 GiB.

@@ -10,33 +10,27 @@
 #include "results/compare.h"
 #include "results/csv_reader.h"
 #include "core/error.h"
+#include "tests/support/record_builder.h"
 
 namespace ccbench {
 namespace {
+
+using test::RecordBuilder;
 
 const std::string kData = CCBENCH_TEST_DATA_DIR;
 const std::string kFixtures = CCBENCH_SOURCE_DIR "/tests/fixtures";
 
 // A CPU row: time `us` at `bytes`, spread `cv` (p95 as far above the median).
 RunRecord timed_row(const std::string& impl, std::uint64_t bytes, double us, double cv = 0.01) {
-  RunRecord r;
-  r.collective = "allreduce";
-  r.impl = impl;
-  r.transport = "shm";
-  r.device = "cpu";
-  r.dtype = "float";
-  r.op = "sum";
-  r.bytes = bytes;
-  r.count = bytes / 4;
-  r.ranks = 2;
-  r.ranks_per_node = 2;
-  r.nodes = 1;
-  r.time_avg_us = r.time_median_us = r.time_min_us = us;
-  r.time_p95_us = r.time_max_us = us * (1 + cv);
-  r.time_cv = cv;
-  r.iterations = 20;
-  r.busbw_gbps = r.busbw_median_gbps = bytes / (us * 1e3);  // allreduce on 2 ranks: factor 1
-  return r;
+  const double busbw = bytes / (us * 1e3);  // allreduce on 2 ranks: factor 1
+  return RecordBuilder()
+      .impl(impl)
+      .float_bytes(bytes)
+      .ranks(2, 2, 1)
+      .times_us(us, us, us, us * (1 + cv), us * (1 + cv))
+      .cv(cv)
+      .iterations(20)
+      .busbw(busbw, busbw);
 }
 
 // A sweep of one impl from 8 B to 128 MiB (9 sizes): a 10 us fixed cost, then 10 GB/s.

@@ -19,9 +19,12 @@
 #include "results/stragglers.h"
 #include "topologies/pair_rounds.h"
 #include "topologies/system.h"
+#include "tests/support/record_builder.h"
 
 namespace ccbench {
 namespace {
+
+using test::RecordBuilder;
 
 // ------------------------------------------------------------------------------ the schedule
 
@@ -329,18 +332,12 @@ TEST(LinksAttribution, TheSlowHostIsNamedInTheTextJsonAndCsv) {
 }
 
 RunRecord pair_row(int a, int b, double busbw, std::uint64_t bytes = 1 << 20) {
-  RunRecord r;
-  r.collective = "allreduce";
-  r.impl = "ring";
-  r.transport = "tcp";
-  r.device = "cpu";
-  r.dtype = "float";
-  r.op = "sum";
-  r.bytes = bytes;
-  r.ranks = 2;
-  r.group = fmt::format("pair {}-{}", a, b);
-  r.link = fmt::format("h{}:{}-h{}:{}", a + 1, a, b + 1, b);
-  r.busbw_gbps = busbw;
+  RunRecord r = RecordBuilder()
+                    .transport("tcp")
+                    .bytes(bytes)
+                    .group(fmt::format("pair {}-{}", a, b))
+                    .link(fmt::format("h{}:{}-h{}:{}", a + 1, a, b + 1, b))
+                    .busbw(busbw);
   r.time_avg_us = r.time_median_us = 100;
   return r;
 }
@@ -377,14 +374,8 @@ void set_busbw(RunRecord& r, double gbps) {
 ResultSet links_rows(int slow) {
   ResultSet set;
   for (const LinkResult& c : link_cells(slow)) {
-    RunRecord r;
-    r.collective = "link";
-    r.impl = "links";
-    r.transport = c.transport;
+    RunRecord r = RecordBuilder().collective("link").impl("links").transport(c.transport).op("none").bytes(c.bytes);
     r.mode = "pair";
-    r.op = "none";
-    r.ranks = 2;
-    r.bytes = c.bytes;
     r.host = c.src_host;
     r.link = link_name(c.src, c.src_host, c.dst, c.dst_host);
     set_busbw(r, *c.oneway_gbps);

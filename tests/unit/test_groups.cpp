@@ -9,9 +9,12 @@
 #include "harness/groups.h"
 #include "core/error.h"
 #include "results/stragglers.h"
+#include "tests/support/record_builder.h"
 
 namespace ccbench {
 namespace {
+
+using test::RecordBuilder;
 
 // 4 ranks on one host split into 2 emulated nodes of 2.
 RankLayout two_by_two(int rank = 0) {
@@ -90,16 +93,7 @@ TEST(Groups, SubsetRenumbersRanksAndKeepsEmulatedNodes) {
 }
 
 RunRecord group_row(const std::string& group, double busbw, std::uint64_t bytes = 1024) {
-  RunRecord r;
-  r.collective = "allreduce";
-  r.impl = "ring";
-  r.dtype = "float";
-  r.op = "sum";
-  r.ranks = 2;
-  r.bytes = bytes;
-  r.group = group;
-  r.busbw_gbps = busbw;
-  return r;
+  return RecordBuilder().bytes(bytes).group(group).busbw(busbw);
 }
 
 TEST(Groups, OutliersAreGroupsBelowTheThresholdOfLikeGroups) {

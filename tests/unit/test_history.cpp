@@ -17,7 +17,7 @@
 #include "results/history.h"
 #include "results/row_check.h"
 #include "results/store_schema.h"
-#include "tests/unit/history_test_data.h"
+#include "tests/support/history_test_data.h"
 
 namespace ccbench {
 namespace {

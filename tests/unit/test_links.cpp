@@ -9,9 +9,12 @@
 #include "results/csv_reader.h"
 #include "core/error.h"
 #include "core/text_file.h"
+#include "tests/support/record_builder.h"
 
 namespace ccbench {
 namespace {
+
+using test::RecordBuilder;
 
 LinkResult pair(int s, int d, double oneway, double bidir, std::uint64_t bytes = 1 << 20) {
   LinkResult r;
@@ -183,10 +186,7 @@ TEST(LinksEfficiency, BusbwOverHalfTheBidirectionalCeilingOfThePath) {
 
 TEST(LinksEfficiency, AMeasuredRowGetsItsPathsCeilingAndEfficiencyOthersNeither) {
   const std::vector<LinkCeiling> c = {{"shm", 10, 20}};
-  RunRecord r;
-  r.transport = "shm";
-  r.device = "cpu";
-  r.busbw_gbps = 8;
+  RunRecord r = RecordBuilder().busbw(8);
   set_ceiling_columns(r, c);
   EXPECT_DOUBLE_EQ(*r.link_ceiling_gbps, 10);  // per direction with both busy: 20 / 2
   EXPECT_DOUBLE_EQ(*r.efficiency, 0.8);

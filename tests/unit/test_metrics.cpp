@@ -11,23 +11,15 @@
 #include "core/error.h"
 #include "results/metrics.h"
 #include "results/store.h"
+#include "tests/support/record_builder.h"
 
 namespace ccbench {
 namespace {
 
+using test::RecordBuilder;
+
 RunRecord metric_row(std::uint64_t bytes, double busbw, double median_us) {
-  RunRecord r;
-  r.collective = "allreduce";
-  r.impl = "ring";
-  r.transport = "shm";
-  r.device = "cpu";
-  r.dtype = "float";
-  r.op = "sum";
-  r.bytes = bytes;
-  r.ranks = 2;
-  r.busbw_gbps = busbw;  // sound: below twice bytes / time
-  r.time_avg_us = r.time_median_us = r.time_min_us = r.time_p95_us = r.time_max_us = median_us;
-  return r;
+  return RecordBuilder().bytes(bytes).busbw(busbw).time_us(median_us);  // sound: busbw below twice bytes / time
 }
 
 ResultSet run_of(std::vector<RunRecord> rows, const std::string& host = "node01",

@@ -7,9 +7,12 @@
 #include <thread>
 
 #include "harness/progress.h"
+#include "tests/support/record_builder.h"
 
 namespace ccbench {
 namespace {
+
+using test::RecordBuilder;
 
 // Keeps what reaches the sink behind the progress decorator.
 class ProgressRecorder final : public ResultSink {
@@ -32,12 +35,7 @@ ProgressPlan small_plan() {
 }
 
 RunRecord progress_row(const char* coll, const char* impl, std::uint64_t bytes, bool in_place) {
-  RunRecord r;
-  r.collective = coll;
-  r.impl = impl;
-  r.bytes = bytes;
-  r.in_place = in_place;
-  return r;
+  return RecordBuilder().collective(coll).impl(impl).bytes(bytes).in_place(in_place);
 }
 
 std::string read_all(std::FILE* f) {

@@ -18,9 +18,12 @@
 #include "results/record.h"
 #include "results/stats.h"
 #include "usage_error.h"
+#include "tests/support/record_builder.h"
 
 namespace ccbench {
 namespace {
+
+using test::RecordBuilder;
 
 // ---------------------------------------------------------------------------------------------
 // Statistics
@@ -96,37 +99,17 @@ TEST(Format, SizesInBinaryUnits) {
 // ---------------------------------------------------------------------------------------------
 
 RunRecord sample_record() {
-  RunRecord r;
-  r.collective = "allreduce";
-  r.impl = "ring";
-  r.transport = "shm";
-  r.device = "cpu";
-  r.dtype = "float";
-  r.op = "sum";
-  r.root = -1;
-  r.bytes = 1048576;
-  r.count = 262144;
-  r.in_place = true;
-  r.mode = "eager";
-  r.ranks = 4;
-  r.ranks_per_node = 2;
-  r.nodes = 2;
-  r.group = "world";
-  r.warmup = 5;
-  r.iterations = 20;
-  r.time_avg_us = 123.45;
-  r.time_median_us = 120.5;
-  r.time_min_us = 110.25;
-  r.time_p95_us = 140.75;
-  r.time_max_us = 150.125;
-  r.time_cv = 0.0625;
-  r.algbw_gbps = 8.49395;
-  r.busbw_gbps = 12.7409;
-  r.busbw_median_gbps = 13.0514;
-  r.wrong = 3;
-  r.status = RowStatus::wrong;
-  r.reason = "rank 1 (node-b) index 17: expected \"6\", got 7,\nthen 2 more";
-  return r;
+  return RecordBuilder()
+      .float_bytes(1048576)
+      .in_place()
+      .ranks(4, 2, 2)
+      .iterations(20, 5)
+      .times_us(123.45, 120.5, 110.25, 140.75, 150.125)
+      .cv(0.0625)
+      .algbw(8.49395)
+      .busbw(12.7409, 13.0514)
+      .checked(3)
+      .status(RowStatus::wrong, "rank 1 (node-b) index 17: expected \"6\", got 7,\nthen 2 more");
 }
 
 TEST(Record, ColumnsHaveUniqueKeysAndUnitsInHeaders) {

@@ -21,27 +21,21 @@
 #include "results/csv_reader.h"
 #include "core/error.h"
 #include "results/sink.h"
+#include "tests/support/record_builder.h"
 
 namespace ccbench {
 namespace {
 
+using test::RecordBuilder;
+
 RunRecord sink_row(const std::string& impl, const std::string& transport, std::uint64_t bytes, bool in_place) {
-  RunRecord r;
-  r.collective = "allreduce";
-  r.impl = impl;
-  r.transport = transport;
-  r.device = "cpu";
-  r.dtype = "float";
-  r.op = "sum";
-  r.bytes = bytes;
-  r.count = bytes / 4;
-  r.in_place = in_place;
-  r.ranks = 4;
-  r.ranks_per_node = 2;
-  r.nodes = 2;
-  r.warmup = 5;
-  r.iterations = 20;
-  return r;
+  return RecordBuilder()
+      .impl(impl)
+      .transport(transport)
+      .float_bytes(bytes)
+      .in_place(in_place)
+      .ranks(4, 2, 2)
+      .iterations(20, 5);
 }
 
 RunRecord timed(RunRecord r, double avg, double median, double busbw, double busbw_median) {

@@ -13,33 +13,25 @@
 #include "results/csv_reader.h"
 #include "results/row_check.h"
 #include "results/sink.h"
+#include "tests/support/record_builder.h"
 
 namespace ccbench {
 namespace {
 
+using test::RecordBuilder;
+
 // 1 MiB all-reduce on 4 ranks: 100 us, busbw 1.5 x algbw.
 RunRecord sound_row() {
-  RunRecord r;
-  r.collective = "allreduce";
-  r.impl = "ring";
-  r.transport = "shm";
-  r.device = "cpu";
-  r.dtype = "float";
-  r.op = "sum";
-  r.bytes = 1 << 20;
-  r.count = r.bytes / 4;
-  r.ranks = 4;
-  r.iterations = 20;
-  r.time_avg_us = 100;
-  r.time_min_us = 90;
-  r.time_median_us = 100;
-  r.time_p95_us = 120;
-  r.time_max_us = 150;
-  r.time_cv = 0.1;
-  r.algbw_gbps = static_cast<double>(r.bytes) / 100e3;
-  r.busbw_gbps = r.busbw_median_gbps = 1.5 * r.algbw_gbps;
-  r.wrong = 0;
-  return r;
+  const double algbw = (1 << 20) / 100e3;
+  return RecordBuilder()
+      .float_bytes(1 << 20)
+      .ranks(4)
+      .iterations(20)
+      .times_us(100, 100, 90, 120, 150)
+      .cv(0.1)
+      .algbw(algbw)
+      .busbw(1.5 * algbw, 1.5 * algbw)
+      .checked(0);
 }
 
 std::string temp_dir(const std::string& name) {

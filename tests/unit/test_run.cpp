@@ -17,9 +17,12 @@
 #include "harness/record_stream.h"
 #include "harness/run.h"
 #include "results/links.h"
+#include "tests/support/record_builder.h"
 
 namespace ccbench {
 namespace {
+
+using test::RecordBuilder;
 
 namespace fs = std::filesystem;
 
@@ -51,13 +54,7 @@ class Recorder final : public ResultSink {
 };
 
 RunRecord measured(const std::string& impl, std::uint64_t bytes) {
-  RunRecord r;
-  r.impl = impl;
-  r.bytes = bytes;
-  r.transport = "shm";
-  r.device = "cpu";
-  r.busbw_gbps = 4;
-  return r;
+  return RecordBuilder().impl(impl).bytes(bytes).busbw(4);
 }
 
 // ---------------------------------------------------------------------------------------------

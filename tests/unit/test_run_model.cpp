@@ -5,23 +5,15 @@
 #include "harness/links/links.h"
 #include "harness/model/run_model.h"
 #include "harness/model/model.h"
+#include "tests/support/record_builder.h"
 
 namespace ccbench {
 namespace {
 
+using test::RecordBuilder;
+
 RunRecord model_row(const std::string& impl, int nodes, int per_node, std::uint64_t bytes = 64ull << 20) {
-  RunRecord r;
-  r.collective = "allreduce";
-  r.impl = impl;
-  r.transport = "shm";
-  r.device = "cpu";
-  r.bytes = bytes;
-  r.nodes = nodes;
-  r.ranks_per_node = per_node;
-  r.ranks = nodes * per_node;
-  r.busbw_gbps = 1.0;
-  r.status = RowStatus::ok;
-  return r;
+  return RecordBuilder().impl(impl).bytes(bytes).ranks(nodes * per_node, per_node, nodes).busbw(1.0);
 }
 
 TEST(RunModel, RingRowsArePredictedOnTheFilesNodeScaledToTheRow) {

@@ -7,17 +7,15 @@
 
 #include "results/record.h"
 #include "results/stragglers.h"
+#include "tests/support/record_builder.h"
 
 namespace ccbench {
 namespace {
 
+using test::RecordBuilder;
+
 RunRecord row_with_medians(std::vector<double> medians, std::uint64_t bytes = 1 << 20) {
-  RunRecord r;
-  r.collective = "allreduce";
-  r.impl = "ring";
-  r.dtype = "float";
-  r.op = "sum";
-  r.bytes = bytes;
+  RunRecord r = RecordBuilder().bytes(bytes);
   r.rank_times_us = medians;
   r.rank_median_us = std::move(medians);
   return r;

@@ -24,9 +24,12 @@
 #include "telemetry/sampler.h"
 #include "tests/unit/cli_parse.h"
 #include "tests/unit/usage_error.h"
+#include "tests/support/record_builder.h"
 
 namespace ccbench::telemetry {
 namespace {
+
+using test::RecordBuilder;
 
 namespace fs = std::filesystem;
 using nlohmann::json;
@@ -164,8 +167,7 @@ TEST(HealthChecks, PassAndFail) {
 // ---- the record's columns ---------------------------------------------------------------------
 
 TEST(HealthColumns, CsvAndJsonRoundTripWithEmptyForNotAvailable) {
-  RunRecord r;
-  r.collective = "allreduce";
+  RunRecord r = RecordBuilder();
   r.health.temp_max_c = 71.0;
   r.health.power_mean_w = 412.5;
   r.health.throttle = kThrottleSwPowerCap;

@@ -22,9 +22,12 @@
 #include "results/record.h"
 #include "telemetry/energy.h"
 #include "telemetry/recorded_source.h"
+#include "tests/support/record_builder.h"
 
 namespace ccbench {
 namespace {
+
+using test::RecordBuilder;
 
 template <typename F>
 void expect_usage(F&& f, const std::string& text) {
@@ -270,9 +273,7 @@ TEST(Energy, AGpuWithoutABusIdIsCountedOnce) {
 // ---- the rows ------------------------------------------------------------------------------
 
 TEST(TrainingColumns, RoundTripThroughCsvAndJsonAndEmptyWhereNotUsed) {
-  RunRecord r;
-  r.collective = "allreduce";
-  r.impl = "nccl";
+  RunRecord r = RecordBuilder().impl("nccl").transport("nccl").device("gpu");
   r.nccl_config = "maxCTAs=4;NCCL_ALGO=Ring";
   r.load = "gemm bf16 8192x8192x8192";
   r.load_unit = "TFLOPS";
@@ -312,10 +313,7 @@ TEST(TrainingColumns, AcceptanceRulesOnEnergy) {
     select: {collective: allreduce, min_size: 1G}
     require: {max_energy_j: 1.0, min_gb_per_joule: 1.2}
 )", "energy.yaml");
-  RunRecord row;
-  row.collective = "allreduce";
-  row.impl = "nccl";
-  row.bytes = 1ull << 30;
+  RunRecord row = RecordBuilder().impl("nccl").transport("nccl").device("gpu").bytes(1ull << 30);
   row.health.energy_per_coll_j = 0.8;
   row.health.gb_per_joule = (1ull << 30) / 1e9 / 0.8;
   EXPECT_TRUE(evaluate_rules(rules, {ResultSet{"run", {row}, {}, {}}}).passed);

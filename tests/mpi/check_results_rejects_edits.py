@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """tests/check_results.py rejects a real run's files edited to hide a regression.
 
-    edited_run.py --check-results PATH --dir RUN_DIR -- COMMAND...
+    check_results_rejects_edits.py --check-results PATH --dir RUN_DIR -- COMMAND...
 
 RUN_DIR holds the results.csv and run.json of a real run of COMMAND (mpi.ccbench_all_cases.np2).
 Each edit below is applied to a copy of both files (the same rows in each, so that they still
@@ -22,14 +22,19 @@ import csv
 import io
 import json
 import os
-import shutil
-import subprocess
 import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(HERE, ".."))
 import expected_cases  # noqa: E402
+
+sys.path.insert(0, os.path.join(HERE, "..", "lib"))
+from runs import python, run  # noqa: E402
+from testlib import Checks  # noqa: E402
+
+# check_results.py's exit status: 0 every row sound, 1 a check failed (its own, not ccbench's).
+JUDGED_SOUND, JUDGED_WRONG = 0, 1
 
 
 class Run:
@@ -169,9 +174,8 @@ EDITS = [
 
 
 def judge(check_results, folder, command):
-    p = subprocess.run([sys.executable, check_results, "--dir", folder, "--unchecked", "none", "--command",
-                        " ".join(command)], capture_output=True, text=True)
-    return p.returncode, p.stdout + p.stderr
+    p = run(python(check_results, "--dir", folder, "--unchecked", "none", "--command", " ".join(command)))
+    return p.rc, p.output
 
 
 def main():
@@ -181,31 +185,25 @@ def main():
     ap.add_argument("command", nargs=argparse.REMAINDER, help="-- then the command that made it")
     a = ap.parse_args()
     command = a.command[1:] if a.command[:1] == ["--"] else a.command
-    failures = 0
+    checks = Checks("edited runs")
     with tempfile.TemporaryDirectory(prefix="ccbench-edited-") as tmp:
         copy = os.path.join(tmp, "untouched")
         Run(a.dir).write(copy)
         rc, text = judge(a.check_results, copy, command)
-        ok = rc == 0
-        print(("ok    " if ok else "FAIL  ") + f"the untouched copy passes ({len(Run(a.dir).rows)} rows)")
-        if not ok:
-            print(text[-3000:])
-            failures += 1
+        checks(rc == JUDGED_SOUND, f"the untouched copy passes ({len(Run(a.dir).rows)} rows)", text[-3000:])
         for name, edit, why in EDITS:
-            run = Run(a.dir)
-            before = len(run.rows)
-            edit(run)
+            run_files = Run(a.dir)
+            before = len(run_files.rows)
+            edit(run_files)
             folder = os.path.join(tmp, name.replace(" ", "_").replace(":", ""))
-            run.write(folder)
+            run_files.write(folder)
             rc, text = judge(a.check_results, folder, command)
             fails = [l for l in text.splitlines() if l.startswith("FAIL")]
-            ok = rc == 1 and any(why in l for l in fails)
-            print(("ok    " if ok else "FAIL  ") + f"rejected: {name} ({before} -> {len(run.rows)} rows, "
-                  f"{len(fails)} failure lines)")
+            checks(rc == JUDGED_WRONG and any(why in l for l in fails),
+                   f"rejected: {name} ({before} -> {len(run_files.rows)} rows, {len(fails)} failure lines)",
+                   f"exit {rc}, no failure line holds {why!r}")
             print("      " + (next((l for l in fails if why in l), fails[0] if fails else text.strip()[-300:])))
-            failures += 0 if ok else 1
-    print(f"{failures} failure(s)")
-    return 1 if failures else 0
+    return checks.exit_code()
 
 
 if __name__ == "__main__":

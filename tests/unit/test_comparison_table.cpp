@@ -1,4 +1,4 @@
-// results/: the end-of-run comparison between implementations and `compare` between runs.
+// results/: the comparison table after a run: each implementation's busbw per size against the baseline.
 #include <cmath>
 #include <cstdlib>
 #include <filesystem>
@@ -14,27 +14,22 @@
 
 #include "results/compare.h"
 #include "core/error.h"
+#include "tests/support/record_builder.h"
 
 namespace ccbench {
 namespace {
 
+using test::RecordBuilder;
+
 RunRecord rec(const std::string& impl, std::uint64_t bytes, double busbw, bool in_place = false) {
-  RunRecord r;
-  r.collective = "allreduce";
-  r.impl = impl;
-  r.transport = impl == "nccl" ? "nccl" : "cuda_ipc";
-  r.device = "gpu";
-  r.dtype = "float";
-  r.op = "sum";
-  r.bytes = bytes;
-  r.count = bytes / 4;
-  r.in_place = in_place;
-  r.ranks = 2;
-  r.ranks_per_node = 2;
-  r.nodes = 1;
-  r.busbw_gbps = busbw;
-  r.busbw_median_gbps = busbw + 1;  // tells the two figures apart
-  return r;
+  return RecordBuilder()
+      .impl(impl)
+      .transport(impl == "nccl" ? "nccl" : "cuda_ipc")
+      .device("gpu")
+      .float_bytes(bytes)
+      .in_place(in_place)
+      .ranks(2, 2, 1)
+      .busbw(busbw, busbw + 1);  // the median's figure told apart
 }
 
 // ---------------------------------------------------------------------------------------------

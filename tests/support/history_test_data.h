@@ -5,6 +5,7 @@
 #include <string>
 
 #include "results/record.h"
+#include "tests/support/record_builder.h"
 
 namespace ccbench::history_test {
 
@@ -21,19 +22,15 @@ inline Json context_of(const std::string& host, const std::string& gpu = "NVIDIA
 
 // An NCCL all-reduce row of `bytes` at `busbw` GB/s (bus factor 1), its times as that gives.
 inline RunRecord row(std::uint64_t bytes, double busbw) {
-  RunRecord r;
-  r.collective = "allreduce";
-  r.impl = "nccl";
-  r.transport = "nccl";
-  r.device = "gpu";
-  r.dtype = "float";
-  r.op = "sum";
-  r.bytes = bytes;
-  r.ranks = 2;
-  r.iterations = 20;
-  r.busbw_gbps = r.busbw_median_gbps = r.algbw_gbps = busbw;
-  r.time_avg_us = r.time_median_us = r.time_min_us = r.time_p95_us = r.time_max_us = bytes / (busbw * 1e3);
-  return r;
+  return test::RecordBuilder()
+      .impl("nccl")
+      .transport("nccl")
+      .device("gpu")
+      .bytes(bytes)
+      .iterations(20)
+      .busbw(busbw, busbw)
+      .algbw(busbw)
+      .time_us(bytes / (busbw * 1e3));
 }
 
 }  // namespace ccbench::history_test
