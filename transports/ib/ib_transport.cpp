@@ -272,21 +272,14 @@ class IbSendChannel final : public CreditSendChannel<IbSendChannel, IbChannelEnd
 }  // namespace
 
 TransportOps ib_transport_ops() {
-  return {name(Transport::ib),
-          false,
-          [](const RankLayout&, int, int, std::string* why) {
-            static const std::optional<std::string> reason = ib_unavailable_reason();  // probe once
-            if (reason && why) *why = *reason;
-            return !reason;
-          },
-          [](const SetupArgs&) -> std::unique_ptr<TransportJob> { return std::make_unique<IbJob>(ib_options()); },
-          [](const SetupArgs& a, ChannelSetup*) -> std::unique_ptr<RecvChannel> {
-            return std::make_unique<IbRecvChannel>(a);
-          },
-          [](const SetupArgs& a, const ChannelSetup&) -> std::unique_ptr<SendChannel> {
-            return std::make_unique<IbSendChannel>(a);
-          },
-          [](const SetupArgs& a, RecvChannel& ch) { static_cast<IbRecvChannel&>(ch).connected(a); }};
+  return credit_transport_ops<IbRecvChannel, IbSendChannel>(
+      name(Transport::ib),
+      [](const RankLayout&, int, int, std::string* why) {
+        static const std::optional<std::string> reason = ib_unavailable_reason();  // probe once
+        if (reason && why) *why = *reason;
+        return !reason;
+      },
+      [](const SetupArgs&) -> std::unique_ptr<TransportJob> { return std::make_unique<IbJob>(ib_options()); });
 }
 
 #endif

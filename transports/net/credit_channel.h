@@ -14,7 +14,9 @@
 #include <chrono>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <string>
+#include <string_view>
 
 #include <mpi.h>
 
@@ -46,7 +48,7 @@ class CreditEnd {
   }
 
   const char* transport_;  // name(transport): the names table's literals end in a NUL
-  std::string peer_;  // "rank 3 (host h2)"
+  std::string peer_;       // "rank 3 (host h2)"
   int peer_rank_, tag_;
   std::size_t slot_bytes_;
   int depth_;
@@ -196,5 +198,20 @@ class CreditSendChannel : public SendChannel, public DirectSend, public End {
   CreditWindow window_;
   InOrderCompletions writes_;  // which posts' bytes have left the slots
 };
+
+// The ops table entry of a credit transport (never chosen by "auto"): its channels over the job
+// `prepare` opens; Recv::connected(SetupArgs) waits, bounded, for what the senders did in attach.
+template <class Recv, class Send>
+TransportOps credit_transport_ops(std::string_view name, bool (*can_connect)(const RankLayout&, int, int, std::string*),
+                                  std::unique_ptr<TransportJob> (*prepare)(const SetupArgs&)) {
+  return {
+      name,
+      false,
+      can_connect,
+      prepare,
+      [](const SetupArgs& a, ChannelSetup*) -> std::unique_ptr<RecvChannel> { return std::make_unique<Recv>(a); },
+      [](const SetupArgs& a, const ChannelSetup&) -> std::unique_ptr<SendChannel> { return std::make_unique<Send>(a); },
+      [](const SetupArgs& a, RecvChannel& ch) { static_cast<Recv&>(ch).connected(a); }};
+}
 
 }  // namespace ccbench

@@ -204,7 +204,8 @@ std::vector<std::array<std::uint8_t, N> > gather_blocks(const SetupArgs& a, cons
   check_mpi(MPI_Iallgather(mine.data(), static_cast<int>(N), MPI_BYTE, all.data(), static_cast<int>(N), MPI_BYTE,
                            a.comm, &req),
             "MPI_Iallgather during ofi set-up");
-  wait_setup_request(req, MPI_STATUS_IGNORE, a.deadline, "ofi", fmt::format("every rank to send its {}", what));
+  wait_setup_request(req, MPI_STATUS_IGNORE, a.deadline, name(Transport::ofi).data(),
+                     fmt::format("every rank to send its {}", what));
   return all;
 }
 
@@ -564,17 +565,9 @@ class OfiSendChannel final : public CreditSendChannel<OfiSendChannel, OfiChannel
 }  // namespace
 
 TransportOps ofi_transport_ops() {
-  return {name(Transport::ofi),
-          false,
-          [](const RankLayout&, int, int, std::string*) { return true; },
-          [](const SetupArgs& a) -> std::unique_ptr<TransportJob> { return std::make_unique<OfiJob>(a); },
-          [](const SetupArgs& a, ChannelSetup*) -> std::unique_ptr<RecvChannel> {
-            return std::make_unique<OfiRecvChannel>(a);
-          },
-          [](const SetupArgs& a, const ChannelSetup&) -> std::unique_ptr<SendChannel> {
-            return std::make_unique<OfiSendChannel>(a);
-          },
-          [](const SetupArgs& a, RecvChannel& ch) { static_cast<OfiRecvChannel&>(ch).connected(a); }};
+  return credit_transport_ops<OfiRecvChannel, OfiSendChannel>(
+      name(Transport::ofi), [](const RankLayout&, int, int, std::string*) { return true; },
+      [](const SetupArgs& a) -> std::unique_ptr<TransportJob> { return std::make_unique<OfiJob>(a); });
 }
 
 #endif
