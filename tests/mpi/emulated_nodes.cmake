@@ -35,3 +35,19 @@ add_test(NAME rdma.net_proxy_ib
                  ${MPIEXEC_EXECUTABLE} --oversubscribe --allow-run-as-root ${MPIEXEC_NUMPROC_FLAG} 2
                  $<TARGET_FILE:ccbench_net_proxy_test> ib)
 set_tests_properties(rdma.net_proxy_ib PROPERTIES LABELS rdma TIMEOUT 120 PROCESSORS 2 SKIP_RETURN_CODE 77)
+# The same steps over ofi (libfabric): the credit channel's zero-copy ends (the caller's slots,
+# transports/net/credit_channel.h) over a real provider, shm and tcp;ofi_rxm (FI_PROVIDER pins it).
+if(CCBENCH_HAVE_LIBFABRIC)
+  foreach(provider shm tcp)
+    set(_fi ${provider})
+    if(provider STREQUAL "tcp")
+      set(_fi "tcp,ofi_rxm")
+    endif()
+    add_test(NAME mpi.ofi.net_proxy_${provider}_np3
+             COMMAND ${Python3_EXECUTABLE} ${_expect_run}
+                     --output "net proxy over ofi: 3 FIFOs x 300 steps per rank pair, 8 I/O thread\\(s\\) per rank: ok$" --
+                     ${MPIEXEC_EXECUTABLE} --oversubscribe --allow-run-as-root -x FI_PROVIDER=${_fi}
+                     ${MPIEXEC_NUMPROC_FLAG} 3 $<TARGET_FILE:ccbench_net_proxy_test> ofi)
+    set_tests_properties(mpi.ofi.net_proxy_${provider}_np3 PROPERTIES LABELS "mpi;ofi" TIMEOUT 120 PROCESSORS 3)
+  endforeach()
+endif()

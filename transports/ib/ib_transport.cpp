@@ -9,8 +9,7 @@
 #include "core/error.h"
 #include "transports/cpu/mpi_channel.h"
 #include "core/transport_names.h"
-#include "transports/slot_memory.h"
-#include "transports/wait.h"
+#include "transports/net/credit_channel.h"
 #if CCBENCH_HAVE_IBVERBS
 #include "transports/ib/gpu_memory.h"
 #include "transports/ib/verbs.h"
@@ -90,22 +89,13 @@ class IbJob final : public TransportJob {
   std::vector<IbCompletion> batch_;
 };
 
-// What both ends have: slots (their own, or the caller's for zero-copy ends), registered memory,
-// QPs, the peer's data.
-class IbChannelEnd {
+// What both ends have beyond their slots: registered memory, QPs, the peer's data.
+class IbChannelEnd : public CreditEnd {
  public:
   IbChannelEnd(const SetupArgs& a, bool remote_write)
-      : job_(static_cast<IbJob&>(*a.job)), peer_(peer_label(a)), peer_rank_(a.peer), tag_(a.tag),
-        slot_bytes_(a.options->slot_bytes), depth_(a.options->depth), caller_slots_(a.slots != nullptr),
-        gpu_(a.slots ? a.slots_gpu : -1) {
+      : CreditEnd(Transport::ib, a, false), job_(static_cast<IbJob&>(*a.job)) {
     check_mpi(MPI_Comm_rank(a.comm, &rank_), "MPI_Comm_rank");
-    char* base = a.slots;
-    if (!base) {
-      own_.allocate(slot_bytes_, depth_);
-      base = own_.slot(0);
-    }
-    region_ = {reinterpret_cast<std::uint64_t>(base), caller_slots_ ? slot_bytes_ : own_.stride,
-               static_cast<std::uint32_t>(depth_)};
+    char* base = reinterpret_cast<char*>(region_.base);
     mr_ = gpu_ >= 0 ? register_gpu_memory(job_.device(), base, region_.bytes(), gpu_)
                     : job_.device().register_host(base, region_.bytes(), remote_write);
     mr_skew_ = region_.base - mr_->addr();  // a dma-buf MR starts at the page below the slots
@@ -120,6 +110,7 @@ class IbChannelEnd {
     for (auto& qp : qps_) job_.forget(qp->qpn());
   }
   virtual void on_completion(const IbCompletion& c) = 0;
+  void progress() { job_.progress(); }
 
  protected:
   IbConnData local_data() const {
@@ -177,14 +168,7 @@ class IbChannelEnd {
   }
 
   IbJob& job_;
-  std::string peer_;
-  int peer_rank_, tag_, rank_ = 0;
-  size_t slot_bytes_;
-  int depth_;
-  bool caller_slots_;  // zero-copy ends: the slots are the caller's
-  int gpu_;            // the CUDA device holding the caller's slots (GPUDirect), or -1
-  SlotMemory own_;     // the slots, unless the caller gave its own
-  SlotRegion region_;
+  int rank_ = 0;
   std::unique_ptr<IbMemory> mr_;
   std::uint64_t mr_skew_ = 0;  // region_.base - mr_->addr()
   std::vector<std::unique_ptr<IbQueuePair> > qps_;
@@ -192,14 +176,7 @@ class IbChannelEnd {
 
  private:
   void wait(MPI_Request& req, MPI_Status* st, const SetupArgs& a, const char* what) {
-    Backoff backoff;
-    for (int done = 0;;) {
-      check_mpi(MPI_Test(&req, &done, st), "MPI_Test during ib set-up");
-      if (done) return;
-      if (std::chrono::steady_clock::now() > a.deadline)
-        fail(ExitCode::timeout, "ib: channel set-up: {} did not send {} in time", peer_, what);
-      backoff.pause();
-    }
+    wait_setup_request(req, st, a.deadline, transport_, fmt::format("{} did not send {} in time", peer_, what));
   }
   ConnBlob blob_{}, peer_blob_{};
   MPI_Request send_req_ = MPI_REQUEST_NULL, recv_req_ = MPI_REQUEST_NULL;
@@ -217,10 +194,11 @@ void IbJob::progress() {
   }
 }
 
-class IbRecvChannel final : public RecvChannel, public DirectRecv, public IbChannelEnd {
+// Slot k travels as RDMA writes on QP k mod qps, the last WITH_IMM (its length); a credit is a
+// send with immediate on QP 0.
+class IbRecvChannel final : public CreditRecvChannel<IbRecvChannel, IbChannelEnd> {
  public:
-  IbRecvChannel(const SetupArgs& a)
-      : IbChannelEnd(a, true), ring_(name(Transport::ib), static_cast<std::uint32_t>(depth_)) {
+  explicit IbRecvChannel(const SetupArgs& a) : CreditRecvChannel(a, true) {
     for (auto& qp : qps_)
       for (int i = 0; i < depth_; ++i) qp->post_recv(wr_id(WrKind::recv));
     next_on_qp_.resize(qps_.size());
@@ -232,41 +210,7 @@ class IbRecvChannel final : public RecvChannel, public DirectRecv, public IbChan
     connect_to(receive_data(a));
     finish_send(a);
   }
-  const void* try_peek(size_t* bytes) override {
-    if (caller_slots_)
-      fail(ExitCode::runtime, "ib: the zero-copy channel from {} is read with try_receive_into", peer_);
-    if (!ring_.peek()) job_.progress();
-    const auto len = ring_.peek();
-    if (!len) return nullptr;
-    *bytes = static_cast<size_t>(*len);
-    return own_.slot(static_cast<size_t>(ring_.released() % static_cast<std::uint64_t>(depth_)));
-  }
-  void release() override {
-    ring_.release();
-    qps_[0]->post_send_imm(credit_imm(1), wr_id(WrKind::credit));
-  }
-  size_t slot_bytes() const override { return slot_bytes_; }
-  DirectRecv* direct() override { return caller_slots_ ? this : nullptr; }
-  // The peer's write has already landed in the caller's slot: `dst` must be that slot.
-  bool try_receive_into(void* dst, size_t cap, size_t* bytes) override {
-    const std::uint64_t slot_addr =
-        region_.base +
-        region_.slot_offset(static_cast<std::uint32_t>(ring_.taken() % static_cast<std::uint64_t>(depth_)));
-    if (reinterpret_cast<std::uint64_t>(dst) != slot_addr || cap < slot_bytes_)
-      fail(ExitCode::runtime,
-           "ib: zero-copy receive from {} into {} ({} bytes), but the peer writes slot {:#x} ({} "
-           "bytes)",
-           peer_, dst, cap, slot_addr, slot_bytes_);
-    auto got = ring_.take();
-    if (!got) {
-      job_.progress();
-      got = ring_.take();
-    }
-    if (!got) return false;
-    if (gpu_ >= 0) flush_gpudirect_writes(gpu_, "ib");  // the GPU reads what the NIC wrote only after a flush
-    *bytes = static_cast<size_t>(got->bytes);
-    return true;
-  }
+  void return_credit(std::uint32_t) { qps_[0]->post_send_imm(credit_imm(1), wr_id(WrKind::credit)); }
   void on_completion(const IbCompletion& c) override {
     check(c);
     if (!c.is_recv) return;  // a credit went out
@@ -279,20 +223,17 @@ class IbRecvChannel final : public RecvChannel, public DirectRecv, public IbChan
     // Slot k travels on QP k mod qps, in order on that QP.
     const std::uint64_t seq = next_on_qp_[q];
     next_on_qp_[q] += qps_.size();
-    ring_.on_arrival(seq, m.value, peer_);
+    arrived(seq, m.value);
     qps_[q]->post_recv(wr_id(WrKind::recv));
   }
 
  private:
-  ArrivalRing ring_;
   std::vector<std::uint64_t> next_on_qp_;
 };
 
-class IbSendChannel final : public SendChannel, public DirectSend, public IbChannelEnd {
+class IbSendChannel final : public CreditSendChannel<IbSendChannel, IbChannelEnd> {
  public:
-  IbSendChannel(const SetupArgs& a)
-      : IbChannelEnd(a, false), window_(name(Transport::ib), static_cast<std::uint32_t>(depth_)),
-        writes_(name(Transport::ib), static_cast<std::uint32_t>(depth_)) {
+  explicit IbSendChannel(const SetupArgs& a) : CreditSendChannel(a) {
     for (int i = 0; i < depth_; ++i) qps_[0]->post_recv(wr_id(WrKind::recv));  // credits arrive on QP 0
     post_receive(a.comm, kIbReceiverDataTag + a.tag);
     const IbConnData remote = receive_data(a);
@@ -303,78 +244,42 @@ class IbSendChannel final : public SendChannel, public DirectSend, public IbChan
     connect_to(remote);
     finish_send(a);
   }
-  void* try_acquire() override {
-    if (!can_post()) job_.progress();
-    return can_post() ? reinterpret_cast<char*>(region_.base) + region_.slot_offset(window_.slot_to_fill()) : nullptr;
+  // Zero-copy sends only from the caller's slots (registered).
+  bool sends_any_memory() const { return false; }
+  // Writes `bytes` at `from` (in the slots) into the peer's slot k, the last chunk WITH_IMM.
+  void write_slot(std::uint64_t seq, std::uint32_t k, const char* from, size_t bytes, bool) {
+    IbQueuePair& qp = *qps_[static_cast<size_t>(qp_of_slot(seq, static_cast<int>(qps_.size())))];
+    const std::uint64_t local = mr_skew_ + (reinterpret_cast<std::uint64_t>(from) - region_.base);
+    const std::uint64_t remote = remote_.addr + region_.slot_offset(k);
+    for (const Chunk& c : plan_chunks(bytes, job_.device().options().chunk_bytes))
+      qp.post_write(*mr_, local + c.offset, c.bytes, remote + c.offset, remote_.rkey, c.last,
+                    c.last ? data_imm(bytes) : 0, c.last, wr_id(WrKind::data, seq));
   }
-  void post(size_t bytes) override { write_slot(region_.slot_offset(window_.slot_to_fill()), bytes); }
-  size_t slot_bytes() const override { return slot_bytes_; }
-  bool try_drain() override {
-    if (writes_.outstanding()) job_.progress();
-    return writes_.outstanding() == 0;
-  }
-  DirectSend* direct() override { return caller_slots_ ? this : nullptr; }
-  // The bytes go as they are, from wherever they lie in the caller's registered slots.
-  bool try_post_from(const void* data, size_t bytes) override {
-    if (bytes > slot_bytes_)
-      fail(ExitCode::runtime, "ib: zero-copy send of {} bytes to {} into slots of {}", bytes, peer_, slot_bytes_);
-    const std::uint64_t offset = region_.offset_of(reinterpret_cast<std::uint64_t>(data), bytes);
-    if (!can_post()) job_.progress();
-    if (!can_post()) return false;
-    write_slot(offset, bytes);
-    return true;
-  }
-  std::uint64_t sent() const override { return writes_.done(); }
   void on_completion(const IbCompletion& c) override {
     check(c);
     if (!c.is_recv) {  // a slot's last (signalled) write has completed
-      writes_.on_complete(wr_seq(c.wr_id));
+      written(wr_seq(c.wr_id));
       return;
     }
     const ImmMeaning m = decode_imm(c.imm);
     if (!c.has_imm || !m.credit)
       fail(ExitCode::runtime, "ib: {} sent immediate {:#x} where a credit was due", peer_, c.imm);
-    window_.on_credit(m.value);
+    credited(m.value);
     qps_[0]->post_recv(wr_id(WrKind::recv));
   }
-
- private:
-  // A slot is free once the receiver has credited it back and its own write has completed (a
-  // credit can be polled before the completion of the write it answers).
-  bool can_post() const { return window_.can_post() && writes_.outstanding() < region_.depth; }
-  // Writes `bytes` at `local_offset` of the slots into the peer's next slot, the last chunk WITH_IMM.
-  void write_slot(std::uint64_t local_offset, size_t bytes) {
-    const std::uint64_t seq = window_.posted();
-    IbQueuePair& qp = *qps_[static_cast<size_t>(qp_of_slot(seq, static_cast<int>(qps_.size())))];
-    const std::uint64_t remote = remote_.addr + region_.slot_offset(window_.slot_to_fill());
-    for (const Chunk& c : plan_chunks(bytes, job_.device().options().chunk_bytes))
-      qp.post_write(*mr_, mr_skew_ + local_offset + c.offset, c.bytes, remote + c.offset, remote_.rkey, c.last,
-                    c.last ? data_imm(bytes) : 0, c.last, wr_id(WrKind::data, seq));
-    window_.on_post();
-    writes_.on_post();
-  }
-  CreditWindow window_;
-  InOrderCompletions writes_;  // which posts' bytes have left the slots
 };
 
 }  // namespace
 
 TransportOps ib_transport_ops() {
-  return {name(Transport::ib),
-          false,
-          [](const RankLayout&, int, int, std::string* why) {
-            static const std::optional<std::string> reason = ib_unavailable_reason();  // probe once
-            if (reason && why) *why = *reason;
-            return !reason;
-          },
-          [](const SetupArgs&) -> std::unique_ptr<TransportJob> { return std::make_unique<IbJob>(ib_options()); },
-          [](const SetupArgs& a, ChannelSetup*) -> std::unique_ptr<RecvChannel> {
-            return std::make_unique<IbRecvChannel>(a);
-          },
-          [](const SetupArgs& a, const ChannelSetup&) -> std::unique_ptr<SendChannel> {
-            return std::make_unique<IbSendChannel>(a);
-          },
-          [](const SetupArgs& a, RecvChannel& ch) { static_cast<IbRecvChannel&>(ch).connected(a); }};
+  return credit_transport_ops<IbRecvChannel, IbSendChannel>(
+      name(Transport::ib),
+      [](const RankLayout&, int, int, std::string* why) {
+        static const std::optional<std::string> reason = ib_unavailable_reason();  // probe once
+        if (reason && why) *why = *reason;
+        return !reason;
+      },
+      [](const SetupArgs&) -> std::unique_ptr<TransportJob> { return std::make_unique<IbJob>(ib_options()); });
 }
 
 #endif

@@ -7,7 +7,8 @@
 // carrying the length; slot k travels on QP k mod qps_per_peer. The receiver returns one credit
 // (a zero-byte SEND_WITH_IMM) per released slot; the sender fills at most `depth` slots ahead of
 // the credits (CreditWindow), and reuses a slot only once its own writes have completed, in post
-// order (InOrderCompletions). A failed completion is Error(runtime) naming the operation, the
+// order (InOrderCompletions): the channel skeleton is transports/net/credit_channel.h's, shared
+// with ofi; this transport supplies the verbs. A failed completion is Error(runtime) naming the operation, the
 // peer, ibv_wc_status_str and what it usually means (classify_completion), which ends the run
 // with exit code 6.
 //

@@ -15,9 +15,8 @@
 #include "core/checks.h"
 #include "core/error.h"
 #include "core/transport_names.h"
-#include "transports/net/slot_flow.h"
+#include "transports/net/credit_channel.h"
 #include "transports/slot_memory.h"
-#include "transports/wait.h"
 #if CCBENCH_HAVE_LIBFABRIC
 #include "transports/ofi/fabric.h"
 #endif
@@ -194,18 +193,6 @@ constexpr std::size_t kNameBytes = 64;
 using Credit = std::uint64_t;
 static_assert(sizeof(Credit) == kOfiCreditBytes);
 
-// Polls `req` until it completes, or Error(timeout) naming `what` once the set-up deadline passes.
-void wait_request(MPI_Request& req, MPI_Status* st, std::chrono::steady_clock::time_point deadline,
-                  const std::string& what) {
-  Backoff backoff;
-  for (int done = 0;;) {
-    check_mpi(MPI_Test(&req, &done, st), "MPI_Test during ofi set-up");
-    if (done) return;
-    if (std::chrono::steady_clock::now() > deadline) fail(ExitCode::timeout, "ofi: channel set-up: {}", what);
-    backoff.pause();
-  }
-}
-
 // Every rank's fixed-size block of `mine` (collective over comm), bounded by the set-up deadline.
 template <std::size_t N>
 std::vector<std::array<std::uint8_t, N> > gather_blocks(const SetupArgs& a, const std::array<std::uint8_t, N>& mine,
@@ -217,7 +204,8 @@ std::vector<std::array<std::uint8_t, N> > gather_blocks(const SetupArgs& a, cons
   check_mpi(MPI_Iallgather(mine.data(), static_cast<int>(N), MPI_BYTE, all.data(), static_cast<int>(N), MPI_BYTE,
                            a.comm, &req),
             "MPI_Iallgather during ofi set-up");
-  wait_request(req, MPI_STATUS_IGNORE, a.deadline, fmt::format("every rank to send its {}", what));
+  wait_setup_request(req, MPI_STATUS_IGNORE, a.deadline, name(Transport::ofi).data(),
+                     fmt::format("every rank to send its {}", what));
   return all;
 }
 
@@ -316,28 +304,19 @@ OfiJob::OfiJob(const SetupArgs& a) {
   peers_ = ep_->insert_peers(addresses);
 }
 
-// Both ends of a channel: slots (their own, or the caller's), registered memory, the credit
-// buffers, and the connection data exchanged over MPI.
-class OfiChannelEnd {
+// What both ends have beyond their slots: registered memory, the credit buffers, the peer's
+// address.
+class OfiChannelEnd : public CreditEnd {
  public:
+  // Receivers' slots take the peer's writes; shm's pin their pages per write (slot_memory.h).
   OfiChannelEnd(const SetupArgs& a, bool remote_write)
-      : job_(static_cast<OfiJob&>(*a.job)), peer_(peer_label(a)), peer_rank_(a.peer), tag_(a.tag),
-        slot_bytes_(a.options->slot_bytes), depth_(a.options->depth), caller_slots_(a.slots != nullptr),
-        gpu_(a.slots ? a.slots_gpu : -1) {
+      : CreditEnd(Transport::ofi, a, remote_write), job_(static_cast<OfiJob&>(*a.job)) {
     if (!job_.usable()) fail(ExitCode::runtime, "ofi: channel to {} on an endpoint that was not opened", peer_);
     if (depth_ > kOfiMaxSlots)
       fail(ExitCode::usage, "ofi: channels of {} slots; at most {} (CCBENCH_CPU_SLOT_DEPTH)", depth_, kOfiMaxSlots);
     check_mpi(MPI_Comm_rank(a.comm, &rank_), "MPI_Comm_rank");
-    char* base = a.slots;
-    if (!base) {
-      // Receivers' slots take the peer's writes; shm's pin their pages per write (slot_memory.h).
-      if (remote_write) own_.allocate_huge(slot_bytes_, depth_);
-      else own_.allocate(slot_bytes_, depth_);
-      base = own_.slot(0);
-    }
-    region_ = {reinterpret_cast<std::uint64_t>(base), caller_slots_ ? slot_bytes_ : own_.stride,
-               static_cast<std::uint32_t>(depth_)};
-    mr_ = job_.ep().register_memory(base, region_.bytes(), remote_write, gpu_, job_.next_key());
+    mr_ = job_.ep().register_memory(reinterpret_cast<char*>(region_.base), region_.bytes(), remote_write, gpu_,
+                                    job_.next_key());
     credits_.allocate(sizeof(Credit) * static_cast<std::size_t>(depth_), 1);
     credit_mr_ = job_.ep().register_memory(credits_.slot(0), credits_.stride, false, -1, job_.next_key());
     id_ = job_.enlist(this);
@@ -348,8 +327,6 @@ class OfiChannelEnd {
     job_.retire({std::move(mr_), std::move(own_)});
     job_.retire({std::move(credit_mr_), std::move(credits_)});
   }
-  OfiChannelEnd(const OfiChannelEnd&) = delete;
-  OfiChannelEnd& operator=(const OfiChannelEnd&) = delete;
 
   virtual void on_completion(OfiOp op, std::uint32_t seq, const OfiCompletion& c) = 0;
   virtual void on_remote_write(std::uint32_t slot, std::size_t len) {
@@ -362,6 +339,7 @@ class OfiChannelEnd {
       throw Error(classify_ofi_error(c.err).code, ofi_completion_message(provider(), name(op, job_.plan().protocol),
                                                                          peer_, c.err, c.err_text, c.prov_text));
   }
+  void progress() { job_.progress(); }
 
  protected:
   const std::string& provider() const { return job_.provider(); }
@@ -369,17 +347,9 @@ class OfiChannelEnd {
   Credit* credit(std::uint64_t i) const {
     return reinterpret_cast<Credit*>(credits_.slot(0)) + i % static_cast<std::uint64_t>(depth_);
   }
-  char* slot(std::uint32_t k) const { return reinterpret_cast<char*>(region_.base) + region_.slot_offset(k); }
 
   OfiJob& job_;
-  std::string peer_;
-  int peer_rank_, tag_, rank_ = 0;
-  std::size_t slot_bytes_;
-  int depth_;
-  bool caller_slots_;  // zero-copy ends: the slots are the caller's
-  int gpu_;            // the CUDA device holding the caller's slots (FI_HMEM), or -1
-  SlotMemory own_;     // the slots, unless the caller gave its own
-  SlotRegion region_;
+  int rank_ = 0;
   std::unique_ptr<OfiMemory> mr_;
   SlotMemory credits_;  // depth credit words: sent (receivers) or received (senders)
   std::unique_ptr<OfiMemory> credit_mr_;
@@ -412,11 +382,9 @@ void OfiJob::progress() {
   }
 }
 
-class OfiRecvChannel final : public RecvChannel, public DirectRecv, public OfiChannelEnd {
+class OfiRecvChannel final : public CreditRecvChannel<OfiRecvChannel, OfiChannelEnd> {
  public:
-  explicit OfiRecvChannel(const SetupArgs& a)
-      : OfiChannelEnd(a, protocol_of(a) == OfiProtocol::rma),
-        ring_(name(Transport::ofi), static_cast<std::uint32_t>(depth_)) {
+  explicit OfiRecvChannel(const SetupArgs& a) : CreditRecvChannel(a, protocol_of(a) == OfiProtocol::rma) {
     for (std::uint32_t k = 0; k < static_cast<std::uint32_t>(depth_); ++k) {
       free_credits_.push_back(k);
       if (protocol() == OfiProtocol::tagged) post_slot_receive(k);
@@ -437,51 +405,14 @@ class OfiRecvChannel final : public RecvChannel, public DirectRecv, public OfiCh
   }
   // Every sender has attached: this rank's connection data has been taken.
   void connected(const SetupArgs& a) {
-    wait_request(send_req_, MPI_STATUS_IGNORE, a.deadline,
-                 fmt::format("{} did not take this rank's connection data "
-                             "in time",
-                             peer_));
-  }
-  const void* try_peek(std::size_t* bytes) override {
-    if (caller_slots_)
-      fail(ExitCode::runtime, "ofi: the zero-copy channel from {} is read with try_receive_into", peer_);
-    if (!ring_.peek()) job_.progress();
-    const auto len = ring_.peek();
-    if (!len) return nullptr;
-    *bytes = static_cast<std::size_t>(*len);
-    return slot(static_cast<std::uint32_t>(ring_.released() % static_cast<std::uint64_t>(depth_)));
+    wait_setup_request(send_req_, MPI_STATUS_IGNORE, a.deadline, transport_,
+                       fmt::format("{} did not take this rank's connection data in time", peer_));
   }
   // The freed slot takes the next message (tagged: its receive is posted again) before the credit
   // tells the sender so.
-  void release() override {
-    const auto freed = static_cast<std::uint32_t>(ring_.released() % static_cast<std::uint64_t>(depth_));
-    ring_.release();
+  void return_credit(std::uint32_t freed) {
     if (protocol() == OfiProtocol::tagged) post_slot_receive(freed);
     send_credit();
-  }
-  std::size_t slot_bytes() const override { return slot_bytes_; }
-  DirectRecv* direct() override { return caller_slots_ ? this : nullptr; }
-  // The peer's transfer has already landed in the caller's slot: `dst` must be that slot.
-  bool try_receive_into(void* dst, std::size_t cap, std::size_t* bytes) override {
-    const std::uint64_t slot_addr =
-        region_.base +
-        region_.slot_offset(static_cast<std::uint32_t>(ring_.taken() % static_cast<std::uint64_t>(depth_)));
-    if (reinterpret_cast<std::uint64_t>(dst) != slot_addr || cap < slot_bytes_)
-      fail(ExitCode::runtime,
-           "ofi: zero-copy receive from {} into {} ({} bytes), but the peer writes slot {:#x} ({} "
-           "bytes)",
-           peer_, dst, cap, slot_addr, slot_bytes_);
-    auto got = ring_.take();
-    if (!got) {
-      job_.progress();
-      got = ring_.take();
-    }
-    if (!got) return false;
-#if CCBENCH_HAVE_CUDA
-    if (gpu_ >= 0) flush_gpudirect_writes(gpu_, "ofi");  // the GPU reads what the NIC wrote only after a flush
-#endif
-    *bytes = static_cast<std::size_t>(got->bytes);
-    return true;
   }
   void on_completion(OfiOp op, std::uint32_t seq, const OfiCompletion& c) override {
     if (op == OfiOp::credit_send) {
@@ -491,21 +422,22 @@ class OfiRecvChannel final : public RecvChannel, public DirectRecv, public OfiCh
     }
     if (op != OfiOp::data_recv)
       fail(ExitCode::runtime, "ofi: a receiving channel completed a {}", name(op, protocol()));
-    arrived(seq, c.len);
+    landed(seq, c.len);
   }
   void on_remote_write(std::uint32_t slot, std::size_t len) override {
     if (protocol() != OfiProtocol::rma)
       fail(ExitCode::runtime, "ofi ({}): {} wrote into a channel carried by tagged messages", provider(), peer_);
-    arrived(slot, len);
+    landed(slot, len);
   }
 
  private:
   static OfiProtocol protocol_of(const SetupArgs& a) { return static_cast<OfiJob&>(*a.job).plan().protocol; }
-  void arrived(std::uint32_t slot, std::size_t len) {
+  // The peer's transfer into `slot` has landed (the completions name the slot).
+  void landed(std::uint32_t slot, std::size_t len) {
     if (slot >= static_cast<std::uint32_t>(depth_) || len > slot_bytes_)
       fail(ExitCode::runtime, "ofi ({}): {} sent {} bytes into slot {}; the channel has {} slots of {} bytes",
            provider(), peer_, len, slot, depth_, slot_bytes_);
-    ring_.on_arrival(ring_.seq_of_slot(slot), len, peer_);
+    arrived(ring_.seq_of_slot(slot), len);
   }
   void post_slot_receive(std::uint32_t k) {
     const std::uint64_t tag = ofi_tag(OfiMsgKind::data, peer_rank_, tag_, k);
@@ -544,7 +476,6 @@ class OfiRecvChannel final : public RecvChannel, public DirectRecv, public OfiCh
     });
   }
 
-  ArrivalRing ring_;
   OfiConnBlob blob_{};
   MPI_Request send_req_ = MPI_REQUEST_NULL;
   std::vector<std::uint32_t> free_credits_;  // credit buffers not in flight
@@ -552,11 +483,9 @@ class OfiRecvChannel final : public RecvChannel, public DirectRecv, public OfiCh
   bool credit_queued_ = false;  // an injected credit waits in the job's queue
 };
 
-class OfiSendChannel final : public SendChannel, public DirectSend, public OfiChannelEnd {
+class OfiSendChannel final : public CreditSendChannel<OfiSendChannel, OfiChannelEnd> {
  public:
-  explicit OfiSendChannel(const SetupArgs& a)
-      : OfiChannelEnd(a, false), window_(name(Transport::ofi), static_cast<std::uint32_t>(depth_)),
-        writes_(name(Transport::ofi), static_cast<std::uint32_t>(depth_)) {
+  explicit OfiSendChannel(const SetupArgs& a) : CreditSendChannel(a) {
     for (std::uint64_t i = 0; i < static_cast<std::uint64_t>(depth_); ++i) post_credit_receive(i);
     OfiConnBlob blob{};
     MPI_Request req = MPI_REQUEST_NULL;
@@ -564,7 +493,8 @@ class OfiSendChannel final : public SendChannel, public DirectSend, public OfiCh
     check_mpi(MPI_Irecv(blob.data(), static_cast<int>(blob.size()), MPI_BYTE, peer_rank_, kOfiReceiverDataTag + tag_,
                         a.comm, &req),
               "MPI_Irecv of ofi connection data");
-    wait_request(req, &st, a.deadline, fmt::format("{} did not send its ofi connection data in time", peer_));
+    wait_setup_request(req, &st, a.deadline, transport_,
+                       fmt::format("{} did not send its ofi connection data in time", peer_));
     int count = 0;
     MPI_Get_count(&st, MPI_BYTE, &count);
     remote_ = decode_ofi_conn(blob.data(), static_cast<std::size_t>(count), peer_rank_, protocol());
@@ -573,67 +503,28 @@ class OfiSendChannel final : public SendChannel, public DirectSend, public OfiCh
            remote_.slots, remote_.bytes, region_.depth, slot_bytes_);
     remote_stride_ = remote_.bytes / remote_.slots;
   }
-  void* try_acquire() override {
-    if (!can_post()) job_.progress();
-    return can_post() ? slot(window_.slot_to_fill()) : nullptr;
-  }
-  void post(std::size_t bytes) override {
-    if (bytes > slot_bytes_)
-      fail(ExitCode::runtime, "ofi: post of {} bytes to {} into slots of {}", bytes, peer_, slot_bytes_);
-    send_from(slot(window_.slot_to_fill()), mr_.get(), bytes);
-  }
-  std::size_t slot_bytes() const override { return slot_bytes_; }
-  bool try_drain() override {
-    if (writes_.outstanding()) job_.progress();
-    return writes_.outstanding() == 0;
-  }
-  // Caller slots: sends from them (registered). Otherwise, where the provider asks no descriptors,
-  // sends from any of the caller's memory: the CPU executors send their output straight from it.
-  DirectSend* direct() override { return caller_slots_ || job_.plan().send_any_memory ? this : nullptr; }
-  // The bytes go as they are: from wherever they lie in the caller's registered slots, or from
-  // any memory (never registered) where the plan allows it.
-  bool try_post_from(const void* data, std::size_t bytes) override {
-    if (bytes > slot_bytes_)
-      fail(ExitCode::runtime, "ofi: zero-copy send of {} bytes to {} into slots of {}", bytes, peer_, slot_bytes_);
-    if (caller_slots_) (void)region_.offset_of(reinterpret_cast<std::uint64_t>(data), bytes);
-    if (!can_post()) job_.progress();
-    if (!can_post()) return false;
-    send_from(static_cast<const char*>(data), caller_slots_ ? mr_.get() : nullptr, bytes);
-    return true;
-  }
-  std::uint64_t sent() const override { return writes_.done(); }
+  // Beyond the caller's slots, where the provider asks no descriptors, zero-copy sends from any
+  // of the caller's memory: the CPU executors send their output straight from it.
+  bool sends_any_memory() const { return job_.plan().send_any_memory; }
   void on_completion(OfiOp op, std::uint32_t seq, const OfiCompletion& c) override {
     if (op == OfiOp::data_send) {  // the slot's bytes have left this rank's memory
-      const std::uint64_t s = ofi_unwrap_seq(seq, writes_.done());
+      const std::uint64_t s = ofi_unwrap_seq(seq, written_so_far());
       if (job_.plan().notify_after_write) notify(s);
-      writes_.on_complete(s);
+      written(s);
       return;
     }
     if (op != OfiOp::credit_recv || c.len != sizeof(Credit))
       fail(ExitCode::runtime, "ofi ({}): {} sent {} bytes where an {}-byte credit was due", provider(), peer_, c.len,
            sizeof(Credit));
-    const Credit released = *credit(seq);
-    if (released > window_.credited()) window_.on_credit(static_cast<std::uint32_t>(released - window_.credited()));
+    credited_up_to(*credit(seq));
     post_credit_receive(seq);
   }
-
- private:
-  // A slot is free once the receiver has credited it back and its own transfer has completed (a
-  // credit can arrive before the completion of the transfer it answers).
-  bool can_post() const { return window_.can_post() && writes_.outstanding() < region_.depth; }
-  void post_credit_receive(std::uint64_t i) {
-    const std::uint64_t tag = ofi_tag(OfiMsgKind::credit, peer_rank_, tag_, 0);
-    const auto k = static_cast<std::uint32_t>(i % static_cast<std::uint64_t>(depth_));
-    job_.post([this, k, tag] {
-      return job_.ep().trecv(credit(k), sizeof(Credit), *credit_mr_, tag, ofi_cookie(id_, OfiOp::credit_recv, k));
-    });
-  }
-  // Sends `bytes` at `from` (in region `mem`, or never registered: nullptr) into the peer's next
-  // slot. notify_after_write: the write goes bare and its CQ data waits for its completion; shm
-  // completes the write inside fi_write, so the progress call sends the notice at once.
-  void send_from(const char* from, const OfiMemory* mem, std::size_t bytes) {
-    const std::uint64_t seq = window_.posted();
-    const std::uint32_t k = window_.slot_to_fill();
+  // Sends `bytes` at `from` (in the registered slots, or never registered) into the peer's slot k
+  // as post `seq`. notify_after_write: the write goes bare and its CQ data waits for its
+  // completion; shm completes the write inside fi_write, so the progress call sends the notice at
+  // once.
+  void write_slot(std::uint64_t seq, std::uint32_t k, const char* from, std::size_t bytes, bool registered) {
+    const OfiMemory* mem = registered ? mr_.get() : nullptr;
     const std::uint64_t cookie = ofi_cookie(id_, OfiOp::data_send, seq);
     const bool notify_later = job_.plan().notify_after_write;
     if (protocol() == OfiProtocol::rma) {
@@ -647,20 +538,25 @@ class OfiSendChannel final : public SendChannel, public DirectSend, public OfiCh
       const std::uint64_t tag = ofi_tag(OfiMsgKind::data, rank_, tag_, k);
       job_.post([=, this] { return job_.ep().tsend(from, bytes, mem, peer_address_, tag, cookie); });
     }
-    window_.on_post();
-    writes_.on_post();
     if (notify_later) job_.progress();
+  }
+
+ private:
+  void post_credit_receive(std::uint64_t i) {
+    const std::uint64_t tag = ofi_tag(OfiMsgKind::credit, peer_rank_, tag_, 0);
+    const auto k = static_cast<std::uint32_t>(i % static_cast<std::uint64_t>(depth_));
+    job_.post([this, k, tag] {
+      return job_.ep().trecv(credit(k), sizeof(Credit), *credit_mr_, tag, ofi_cookie(id_, OfiOp::credit_recv, k));
+    });
   }
   std::uint64_t remote_address(std::uint32_t k) const { return remote_.base + k * remote_stride_; }
   // The CQ data of post `seq`, alone, now that its write has completed.
   void notify(std::uint64_t seq) {
-    const auto k = static_cast<std::uint32_t>(seq % static_cast<std::uint64_t>(depth_));
+    const std::uint32_t k = slot_of(seq);
     const std::uint64_t remote = remote_address(k), data = notices_[k];
     job_.post([=, this] { return job_.ep().inject_data(peer_address_, remote, remote_.key, data); });
   }
 
-  CreditWindow window_;
-  InOrderCompletions writes_;  // which posts' bytes have left the slots
   OfiConnData remote_;
   std::uint64_t remote_stride_ = 0;
   std::array<std::uint64_t, kOfiMaxSlots> notices_{};  // rma: the CQ data of each slot's last post
@@ -669,17 +565,9 @@ class OfiSendChannel final : public SendChannel, public DirectSend, public OfiCh
 }  // namespace
 
 TransportOps ofi_transport_ops() {
-  return {name(Transport::ofi),
-          false,
-          [](const RankLayout&, int, int, std::string*) { return true; },
-          [](const SetupArgs& a) -> std::unique_ptr<TransportJob> { return std::make_unique<OfiJob>(a); },
-          [](const SetupArgs& a, ChannelSetup*) -> std::unique_ptr<RecvChannel> {
-            return std::make_unique<OfiRecvChannel>(a);
-          },
-          [](const SetupArgs& a, const ChannelSetup&) -> std::unique_ptr<SendChannel> {
-            return std::make_unique<OfiSendChannel>(a);
-          },
-          [](const SetupArgs& a, RecvChannel& ch) { static_cast<OfiRecvChannel&>(ch).connected(a); }};
+  return credit_transport_ops<OfiRecvChannel, OfiSendChannel>(
+      name(Transport::ofi), [](const RankLayout&, int, int, std::string*) { return true; },
+      [](const SetupArgs& a) -> std::unique_ptr<TransportJob> { return std::make_unique<OfiJob>(a); });
 }
 
 #endif

@@ -6,7 +6,8 @@
 // One endpoint, completion queue and address vector per connect_channels() call and rank (the
 // OfiJob); addresses are exchanged over MPI when the job is prepared, with the provider every rank
 // chose (ofi_logic.h's choose_ofi_endpoint; they must agree). Per directed channel the receiver
-// owns `depth` slots and the sender fills at most `depth` ahead of its credits (slot_flow.h):
+// owns `depth` slots and the sender fills at most `depth` ahead of its credits (the channel
+// skeleton is transports/net/credit_channel.h's, shared with ib; this transport supplies the writes):
 //   rma     the receiver registers its slots for remote writes and sends the sender their key and
 //           address over MPI; a posted slot goes as one fi_writedata into the receiver's slot of
 //           the same index, its remote CQ data naming the receiver's channel and the slot;
