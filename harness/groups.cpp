@@ -432,8 +432,7 @@ class GroupRun {
       OnEnter news(watchdog_, rank_ == 0 ? std::function<void()>([this] { collector_.poll(); })
                               : leads    ? std::function<void()>([&forward] { forward.beat(); })
                                          : std::function<void()>());
-      Runner runner(opts_, plan_, ctx, backend_, rows_to, guard_);
-      runner.set_group(group.name, group.ranks);
+      Runner runner(opts_, plan_, ctx, backend_, rows_to, guard_, {}, RunnerGroup{group.name, group.ranks});
       out_.code = more_severe(out_.code, runner.run());
       out_.measured_any = out_.measured_any || runner.measured_any();
       if (out_.stop_reason.empty() && !runner.stop_reason().empty())

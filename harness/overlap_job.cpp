@@ -86,4 +86,25 @@ void measure_alone_again(JobLoad& job, MPI_Comm comm, int rank) {
         *job.alone_end, load_unit(job.spec), job.alone > 0 ? 100.0 * (*job.alone_end / job.alone - 1) : 0.0, job.alone);
 }
 
+void LoadHook::label(RunRecord& row) const {
+  row.load = load_label(job_.spec);
+  row.load_unit = load_unit(job_.spec);
+}
+
+void LoadHook::end_timed(bool done) {
+  const double rate = job_.load->stop();  // waits for the launches in flight, also after a failure
+  if (done) during_ = rate;
+}
+
+void LoadHook::end_row(MPI_Comm comm, const std::string& /*where*/, RunRecord& row) {
+  row.load_alone = job_.alone;
+  row.load_during = job_.per_gpu(comm, during_);  // as alone: per GPU, its ranks summed
+}
+
+void LoadHook::graph_row(RunRecord& row) const {
+  row.load = row.load_unit = "";
+  row.load_alone.reset();
+  row.load_during.reset();
+}
+
 }  // namespace ccbench

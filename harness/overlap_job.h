@@ -10,6 +10,7 @@
 
 #include "collectives/implementation.h"
 #include "harness/overlap.h"
+#include "harness/runner_hook.h"
 #include "results/record.h"
 #include "topologies/layout.h"
 
@@ -40,5 +41,27 @@ JobLoad open_job_load(const OverlapSpec& spec, Device device, MPI_Comm comm, con
 // Collective: the rate alone again (alone_end), on a GPU as warm as the rows left it; rank 0
 // prints it beside the first.
 void measure_alone_again(JobLoad& job, MPI_Comm comm, int rank);
+
+// The load beside the sweep (harness/runner_hook.h): started before every row's timed batch and
+// stopped after its single iterations (not the energy window or the CUDA-graph replays), its rate
+// taken over the timed batch. Every row is labelled with the load; a measured row gets the rates
+// alone and during (per GPU, collective in end_row), its CUDA-graph row neither (the replays run
+// after the load stopped). `job` has a load and outlives the hook.
+class LoadHook : public RunnerHook {
+ public:
+  explicit LoadHook(JobLoad& job) : job_(job) {}
+  void label(RunRecord& row) const override;
+  void begin_row() override { during_ = 0; }
+  void begin_timed() override { job_.load->start(); }
+  void begin_batch(void* stream) override { job_.load->window_begin(stream); }
+  void end_batch(void* stream) override { job_.load->window_end(stream); }
+  void end_timed(bool done) override;
+  void end_row(MPI_Comm comm, const std::string& where, RunRecord& row) override;
+  void graph_row(RunRecord& row) const override;
+
+ private:
+  JobLoad& job_;
+  double during_ = 0;  // this rank's rate during the current row's timed batch
+};
 
 }  // namespace ccbench

@@ -16,6 +16,7 @@
 #include "harness/acceptance.h"
 #include "harness/bisect_run.h"
 #include "harness/context.h"
+#include "harness/health_hooks.h"
 #include "harness/fault.h"
 #include "harness/job/bootstrap.h"
 #include "harness/min_bandwidth.h"
@@ -503,10 +504,15 @@ void Run::complete(RunRecord& row) const {
 // stream as they come.
 void Run::sweep() {
   if (opts_.groups == "world") {
-    Runner runner(opts_, plan_, base_, *backend_, stream_.get(), guard_);
-    runner.set_telemetry(sampler_.get());
-    runner.set_energy(energy_.get());
-    runner.set_load(&load_);
+    // The features beside the sweep, in the order their columns were always filled in.
+    std::optional<HealthHook> health;
+    std::optional<LoadHook> load;
+    std::optional<EnergyHook> energy;
+    std::vector<RunnerHook*> hooks;
+    if (sampler_) hooks.push_back(&health.emplace(*sampler_));
+    if (load_.load) hooks.push_back(&load.emplace(load_));
+    if (energy_ && energy_->active()) hooks.push_back(&energy.emplace(*energy_, opts_.timeout));
+    Runner runner(opts_, plan_, base_, *backend_, stream_.get(), guard_, std::move(hooks));
     code_ = runner.run();
     if (!runner.ring_neighbours().empty()) context_["ring_neighbours"] = runner.ring_neighbours();
     measured_any_ = runner.measured_any();

@@ -16,7 +16,6 @@
 #include "results/links.h"
 #include "results/stats.h"
 #include "results/stragglers.h"
-#include "telemetry/energy.h"
 
 namespace ccbench {
 
@@ -242,16 +241,42 @@ struct Runner::Measurement {
   std::vector<double> iter_us, graph_us;
   std::int64_t wrong = 0, graph_wrong = 0, damaged = 0;  // damaged: guard bytes
   std::string first_wrong;
-  double load_during = 0;          // --overlap: the load's rate during the timed batch, on this rank
-  std::optional<double> energy_j;  // --energy: the job's GPUs over the window (agreed), its calls and
-  std::int64_t energy_calls = 0;   // length (s, agreed)
-  double energy_window_s = 0;
 };
 
 struct Runner::Series {
   Series(Backend& b, Allocator* a, std::size_t cap)
       : send(b, a, cap), recv(b, a, cap), expected(b, nullptr, cap), pristine(b, nullptr, cap) {}
   GuardedBuffer send, recv, expected, pristine;
+};
+
+// The row's collective for a hook's own phase (RunnerHook::extra_phase): fresh input, calls of
+// -m collectives back to back, the output checked as the timed batch's.
+class Runner::Calls : public RowCalls {
+ public:
+  Calls(Runner& r, Implementation& impl, Series& bufs, Measurement& m) : r_(r), impl_(impl), bufs_(bufs), m_(m) {}
+  const std::string& where() const override { return m_.where; }
+  double batch_us() const override { return m_.batch_us; }
+  int collectives_per_call() const override { return r_.opts_.agg_iters; }
+  void start(const std::string& phase, std::chrono::milliseconds timeout) override {
+    r_.watchdog_.enter(m_.where + ": " + phase, timeout);  // before the barrier: enter() may do work
+    r_.reset(bufs_, m_);
+    r_.backend_.synchronize();
+    r_.barrier();
+  }
+  void run(std::int64_t calls) override {
+    for (std::int64_t i = 0; i < calls; ++i) r_.call(impl_, m_.args(), r_.opts_.agg_iters);
+    r_.sync(impl_);
+  }
+  void check(const std::string& when) override {
+    if (r_.opts_.check && (!m_.in_place || repeats_in_place(m_.spec.coll, m_.spec.op)))
+      r_.check_output(bufs_, m_, when, m_.wrong);
+  }
+
+ private:
+  Runner& r_;
+  Implementation& impl_;
+  Series& bufs_;
+  Measurement& m_;
 };
 
 SweepPlan with_nccl_configs(SweepPlan plan, const std::vector<NcclConfig>& configs) {
@@ -270,9 +295,10 @@ SweepPlan with_nccl_configs(SweepPlan plan, const std::vector<NcclConfig>& confi
 }
 
 Runner::Runner(const RunOptions& opts, SweepPlan plan, const ImplContext& base, Backend& backend, ResultSink* sink,
-               JobGuard& guard)
+               JobGuard& guard, std::vector<RunnerHook*> hooks, RunnerGroup group)
     : opts_(opts), plan_(std::move(plan)), base_(base), backend_(backend), sink_(sink), guard_(guard),
-      watchdog_(guard.watchdog()) {
+      watchdog_(guard.watchdog()), hooks_(std::move(hooks)), group_(std::move(group.name)),
+      world_ranks_(std::move(group.world_ranks)) {
   MPI_Comm_rank(base_.comm, &rank_);
   MPI_Comm_size(base_.comm, &nranks_);
   MPI_Comm_rank(MPI_COMM_WORLD, &world_rank_);
@@ -336,10 +362,7 @@ RunRecord Runner::base_record(const ImplState& st, const CaseSpec& spec) const {
   r.warmup = opts_.warmup;
   r.iterations = opts_.iterations;
   r.nccl_config = st.info->setting;
-  if (load_) {
-    r.load = load_label(load_->spec);
-    r.load_unit = load_unit(load_->spec);
-  }
+  for (RunnerHook* h : hooks_) h->label(r);
   return r;
 }
 
@@ -595,12 +618,13 @@ bool Runner::measure(ImplState& st, Series& bufs, Measurement& m) {
   m.graphs = opts_.graph_launches > 0 && st.impl->graph_capturable();
   Implementation& impl = *st.impl;
   slow_ms_ = slow_fault_ms(st.info->name, m.size);
-  if (telemetry_) telemetry_->begin_row();  // marks the size's start (reads nothing); never inside the timed loop
   Outcome local = run_catching([&] {
+    for (RunnerHook* h : hooks_) h->begin_row();  // never inside the timed loop
     prepare(bufs, m);
     warm_up(impl, m);
     timed_phases(st, bufs, m);
-    if (energy_ && energy_->active()) energy_window(impl, bufs, m);
+    Calls calls(*this, impl, bufs, m);
+    for (RunnerHook* h : hooks_) h->extra_phase(calls);
     if (m.graphs) graph_replays(impl, bufs, m);
     damage_send_buffer(st.info->name, m);
     // Out of place the input is never restored: one look after the last call covers them all.
@@ -665,24 +689,23 @@ void Runner::warm_up(Implementation& impl, Measurement& m) {
 }
 
 void Runner::timed_phases(ImplState& st, Series& bufs, Measurement& m) {
-  if (!load_) {
-    timed_batch(*st.impl, bufs, m);
-    single_iterations(st, bufs, m);
-    return;
-  }
-  // The load runs from before the batch to after the iterations, and stops also when they fail.
-  struct Stop {
-    OverlapLoad& load;
+  // Every hook whose begin_timed() was called hears end_timed(), also when it or the phases throw.
+  struct Begun {
+    std::vector<RunnerHook*> hooks;
     bool done = false;
-    ~Stop() {
-      if (!done) run_catching([&] { load.stop(); });
+    ~Begun() {
+      if (!done)
+        for (RunnerHook* h : hooks) run_catching([&] { h->end_timed(false); });
     }
-  } stop{*load_->load};
-  load_->load->start();
+  } begun;
+  for (RunnerHook* h : hooks_) {
+    begun.hooks.push_back(h);
+    h->begin_timed();
+  }
   timed_batch(*st.impl, bufs, m);
   single_iterations(st, bufs, m);
-  stop.done = true;
-  m.load_during = load_->load->stop();
+  begun.done = true;
+  for (RunnerHook* h : hooks_) h->end_timed(true);
 }
 
 // Back-to-back batch: the nccl-tests-comparable figure.
@@ -692,11 +715,11 @@ void Runner::timed_batch(Implementation& impl, Series& bufs, Measurement& m) {
   if (m.in_place) reset(bufs, m);
   backend_.synchronize();
   barrier();
-  if (load_) load_->load->window_begin(base_.stream);  // the window of the load's rate during (outside the marks)
+  for (RunnerHook* h : hooks_) h->begin_batch(base_.stream);  // outside the marks
   backend_.mark(0);
   for (int i = 0; i < opts_.iterations; ++i) call(impl, m.args(), opts_.agg_iters);
   backend_.mark(1);
-  if (load_) load_->load->window_end(base_.stream);
+  for (RunnerHook* h : hooks_) h->end_batch(base_.stream);
   sync(impl);
   m.batch_us = backend_.elapsed_us(0, 1) / (opts_.iterations * opts_.agg_iters);
   if (!opts_.check) return;
@@ -770,35 +793,6 @@ void Runner::graph_replays(Implementation& impl, Series& bufs, Measurement& m) {
   }
   backend_.drop_capture();
   if (graph_checked(m)) check_output(bufs, m, "after the CUDA-graph replays", m.graph_wrong);
-}
-
-// --energy: the collective back to back for at least the energy window (agreed calls, fresh
-// input), the job's GPUs' energy over it (energy_meter.h), its output checked as the batch's.
-// After the timed phases, so that their figures are those of an ordinary run. The window is
-// sized by its own wall clock, in rounds: the batch's time per call sizes the first, and every
-// rank's clock says when it is long enough. The --overlap load has stopped by then, so a batch
-// slowed by it would otherwise give a window that much shorter than asked.
-void Runner::energy_window(Implementation& impl, Series& bufs, Measurement& m) {
-  // Before the collectives (enter() may do work); the window may outlast the timeout by design,
-  // so the phase gets the timeout beyond twice the window.
-  watchdog_.enter(m.where + ": energy window", opts_.timeout + 2 * energy_->window());
-  reset(bufs, m);
-  backend_.synchronize();
-  barrier();
-  energy_->begin();
-  std::int64_t iterations = 0;
-  for (std::int64_t calls = energy_->more_calls(0, m.batch_us); calls > 0;
-       calls = energy_->more_calls(iterations * opts_.agg_iters, m.batch_us)) {
-    const std::int64_t round = (calls + opts_.agg_iters - 1) / opts_.agg_iters;
-    for (std::int64_t i = 0; i < round; ++i) call(impl, m.args(), opts_.agg_iters);
-    sync(impl);
-    iterations += round;
-  }
-  m.energy_j = energy_->end();
-  m.energy_calls = iterations * opts_.agg_iters;
-  m.energy_window_s = energy_->seconds();
-  if (opts_.check && (!m.in_place || repeats_in_place(m.spec.coll, m.spec.op)))
-    check_output(bufs, m, "after the energy window", m.wrong);
 }
 
 bool Runner::graph_checked(const Measurement& m) const {
@@ -876,17 +870,7 @@ bool Runner::agree(Measurement& m, RunRecord row, const Outcome& local) {
   m.iter_us = over_ranks(base_.comm, m.iter_us, opts_.rank_time);
   if (m.graphs) m.graph_us = over_ranks(base_.comm, m.graph_us, opts_.rank_time);
   const auto counts = sum_over_ranks(base_.comm, std::array<std::int64_t, 3>{m.wrong, m.graph_wrong, m.damaged});
-  if (telemetry_) row.health = telemetry_->end_row(m.where);  // collective, like the agreement above
-  if (load_) {
-    row.load_alone = load_->alone;
-    row.load_during = load_->per_gpu(base_.comm, m.load_during);  // as alone: per GPU, its ranks summed
-  }
-  if (m.energy_j)
-    if (auto e = telemetry::energy_figures(*m.energy_j, m.energy_calls, row.bytes)) {
-      row.health.energy_per_coll_j = e->joules_per_collective;
-      row.health.gb_per_joule = e->gb_per_joule;
-      row.health.energy_window_s = m.energy_window_s;
-    }
+  for (RunnerHook* h : hooks_) h->end_row(base_.comm, m.where, row);  // collective, like the agreement above
   emit_measured(m, std::move(row), counts[0], counts[1], counts[2], gather_strings(base_.comm, m.first_wrong));
   return true;
 }
@@ -913,13 +897,8 @@ void Runner::emit_measured(Measurement& m, RunRecord row, std::int64_t wrong, st
   RunRecord g = row;
   const TimeStats gt = summarize(m.graph_us);
   g.mode = "graph";
-  clear_rank_columns(g);               // they hold the eager calls' per-rank times
-  g.health.energy_per_coll_j.reset();  // the energy window ran eager calls
-  g.health.gb_per_joule.reset();
-  g.health.energy_window_s.reset();
-  g.load = g.load_unit = "";  // the replays run after the load stopped
-  g.load_alone.reset();
-  g.load_during.reset();
+  clear_rank_columns(g);  // they hold the eager calls' per-rank times
+  for (RunnerHook* h : hooks_) h->graph_row(g);
   g.algorithm = m.graph_algorithm;
   g.iterations = opts_.iterations * opts_.graph_launches;
   set_times(g, gt, gt.mean, factor);

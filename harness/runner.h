@@ -10,14 +10,12 @@
 
 #include "collectives/implementation.h"
 #include "harness/backend.h"
-#include "harness/energy_meter.h"
 #include "harness/job/bootstrap.h"
 #include "harness/options.h"
 #include "harness/job/job_guard.h"
-#include "harness/overlap_job.h"
+#include "harness/runner_hook.h"
 #include "core/exit_code.h"
 #include "results/sink.h"
-#include "telemetry/sampler.h"
 
 namespace ccbench {
 
@@ -35,13 +33,23 @@ struct SweepPlan {
 // (--nccl-config; none: the plan as it is), in the order of the configurations.
 SweepPlan with_nccl_configs(SweepPlan plan, const std::vector<NcclConfig>& configs);
 
+// The ranks a Runner measures: every rank ("world"), or one group of a sub-group run
+// (harness/groups.h): rows name the group, and their slowest rank is given as a rank of
+// MPI_COMM_WORLD (`world_ranks`: that of every rank of the communicator, in order).
+struct RunnerGroup {
+  std::string name = "world";
+  std::vector<int> world_ranks;  // empty: the communicator is MPI_COMM_WORLD's ranks in order
+};
+
 class Runner {
  public:
   // `sink` is non-null on rank 0 only. `base` carries comm, layout, device, stream, timeout.
   // `guard`: the phases of every measurement go to its watchdog; a timeout this rank meets ends
   // the job through it; while run() runs, it aborts the implementations set up so far.
+  // `hooks`: the features attached to the sweep (harness/runner_hook.h), called in this order;
+  // they outlive the Runner, and every rank gives the same kinds in the same order.
   Runner(const RunOptions& opts, SweepPlan plan, const ImplContext& base, Backend& backend, ResultSink* sink,
-         JobGuard& guard);
+         JobGuard& guard, std::vector<RunnerHook*> hooks = {}, RunnerGroup group = {});
   ~Runner();
   // Runs every cycle of the sweep; returns this rank's exit code (not yet agreed).
   ExitCode run();
@@ -54,25 +62,12 @@ class Runner {
   // Rank 0 of a world run: {impl: [{rank, prev, next} per rank]} of the ring implementations set
   // up so far, as each rank's implementation connected them (Implementation::ring_neighbours).
   const Json& ring_neighbours() const { return ring_neighbours_; }
-  // Health telemetry: begin_row()/end_row() around every measured size (null: none).
-  void set_telemetry(telemetry::Sampler* sampler) { telemetry_ = sampler; }
-  // Energy per row (--energy): a window of the row's collective after its timed phases, the
-  // rows' energy columns from it (null, or inactive: none).
-  void set_energy(EnergyMeter* meter) { energy_ = meter; }
-  // The --overlap load (null, or one without a load: none): beside every row's timed phases; the
-  // rows' load columns.
-  void set_load(JobLoad* load) { load_ = load && load->load ? load : nullptr; }
-  // Sub-group runs (harness/groups.h): rows name `group`, and their slowest rank is given as a
-  // rank of MPI_COMM_WORLD (`world_ranks`: that of every rank of the communicator, in order).
-  void set_group(std::string group, std::vector<int> world_ranks) {
-    group_ = std::move(group);
-    world_ranks_ = std::move(world_ranks);
-  }
 
  private:
   struct ImplState;
   struct Series;
   struct Measurement;
+  class Calls;
   void run_collective(Collective coll);
   std::vector<CaseSpec> runnable_cases(ImplState& impl, Collective coll);
   std::unique_ptr<Series> open_series(ImplState& impl, const CaseSpec& first);
@@ -85,14 +80,13 @@ class Runner {
   void reset(Series& bufs, const Measurement& m);  // input in place, output poisoned
   void prepare(Series& bufs, Measurement& m);      // inputs, expected output, guards armed
   void warm_up(Implementation& impl, Measurement& m);
-  // The timed batch and the single iterations, beside the --overlap load where there is one.
+  // The timed batch and the single iterations, between the hooks' begin_timed() and end_timed().
   void timed_phases(ImplState& impl, Series& bufs, Measurement& m);
   void timed_batch(Implementation& impl, Series& bufs, Measurement& m);
   void single_iterations(ImplState& impl, Series& bufs, Measurement& m);
   // One collective on fresh input, checked: where -m N collectives in place change their result.
   void check_alone(Implementation& impl, Series& bufs, Measurement& m);
   void graph_replays(Implementation& impl, Series& bufs, Measurement& m);
-  void energy_window(Implementation& impl, Series& bufs, Measurement& m);
   void check_output(Series& bufs, Measurement& m, const std::string& when, std::int64_t& counter);
   void check_send_buffer(Measurement& m);
   void damage_send_buffer(const std::string& impl, const Measurement& m);  // CCBENCH_FAULT corrupt_send
@@ -142,11 +136,9 @@ class Runner {
   std::string fault_refusal_;  // CCBENCH_FAULT's index names no element: this rank's row fails with it (exit 2)
   int world_rank_ = 0;
   int slow_ms_ = 0;  // CCBENCH_FAULT slow: sleep this long after every call of this measurement
-  telemetry::Sampler* telemetry_ = nullptr;
-  EnergyMeter* energy_ = nullptr;
-  JobLoad* load_ = nullptr;
-  std::string group_ = "world";
-  std::vector<int> world_ranks_;  // empty: the communicator is MPI_COMM_WORLD's ranks in order
+  std::vector<RunnerHook*> hooks_;
+  const std::string group_;
+  const std::vector<int> world_ranks_;  // RunnerGroup::world_ranks
   // Whether the injected fault (if any) applies to this rank, implementation, size, iteration.
   bool fault_here(const std::string& impl, std::uint64_t size, int iteration) const;
   // The delay of the `slow` fault for this rank in a measurement of `impl` at `size` (0: none).
