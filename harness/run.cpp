@@ -13,18 +13,18 @@
 #if CCBENCH_HAVE_NCCL
 #include "collectives/nccl/nccl_library.h"
 #endif
-#include "harness/acceptance.h"
-#include "harness/bisect_run.h"
-#include "harness/context.h"
-#include "harness/health_hooks.h"
-#include "harness/fault.h"
+#include "harness/verdict/acceptance.h"
+#include "harness/groups/bisect_run.h"
+#include "harness/engine/context.h"
+#include "harness/health/health_hooks.h"
+#include "harness/engine/fault.h"
 #include "harness/job/bootstrap.h"
-#include "harness/min_bandwidth.h"
+#include "harness/verdict/min_bandwidth.h"
 #include "harness/reachability.h"
 #include "harness/results_dir.h"
 #include "harness/run_outputs.h"
-#include "harness/sizes.h"
-#include "harness/startup.h"
+#include "harness/engine/sizes.h"
+#include "harness/engine/startup.h"
 #include "results/history.h"
 #include "results/metrics.h"
 #include "results/stragglers.h"
@@ -500,7 +500,7 @@ void Run::complete(RunRecord& row) const {
   if (model_) set_model_columns(row, *model_, ceilings_, shared_gpu_);
 }
 
-// One Runner over every rank, or one per group (harness/groups.h); rank 0's rows go into the
+// One Runner over every rank, or one per group (harness/groups/groups.h); rank 0's rows go into the
 // stream as they come.
 void Run::sweep() {
   if (opts_.groups == "world") {

@@ -4,7 +4,7 @@
 
 #include "collectives/implementation.h"
 #include "harness/app/app.h"
-#include "harness/context.h"
+#include "harness/engine/context.h"
 #include "transports/names.h"
 
 namespace ccbench {
