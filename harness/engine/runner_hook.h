@@ -5,8 +5,9 @@
 // --energy window, the health telemetry). Every call has a default that does nothing.
 //
 // Where the calls happen, for one measured row (one size and placement of one case):
-//   label(row)            every row the Runner makes, skipped and failed ones too, as its case's
-//                         columns are filled in
+//   label(row)            every row of an implementation in the plan, skipped and failed ones
+//                         too, as its case's columns are filled in (not the rows of requested
+//                         implementations that cannot run here, SweepPlan::skipped)
 //   begin_row()           the row is to be measured (it was not skipped), before its phases
 //     [warm-up]
 //     begin_timed()       before the timed batch
@@ -20,23 +21,27 @@
 //                         hook's own, running the row's collective through `calls`
 //     [CUDA-graph replays, checks]
 //   end_row(comm, where, row)  the row's outcome was agreed ok over every rank: the columns the
-//                         hook adds to the eager row (times and counts are already agreed)
+//                         hook adds to the eager row (its per-rank columns are set; its times and
+//                         wrong count are filled in after the hooks)
 //   graph_row(row)        the CUDA-graph row made from the eager row (-G): clear what does not
 //                         hold for the replays
 //
 // Ranks: every call is made on every rank of the Runner's communicator, in the same order, at
 // the same points (a skipped row is skipped on every rank; a failed row fails on every rank).
-// So a hook may make collective calls over the communicator in end_row() and in extra_phase()
-// (every rank reaches them); anywhere else it must not (a rank whose phases threw goes straight
+// So a hook may make collective calls over the communicator in end_row() and, as the engine's own
+// phases do, in extra_phase(); anywhere else it must not (a rank whose phases threw goes straight
 // to the agreement, the others may still be inside a collective). A hook that communicates
 // must do so on every rank, with the same calls.
 //
-// What a hook may do: throw Error from begin_row() to extra_phase() (the row fails on this rank
-// with that error, as a failed call would; end_timed(false) is still called); read and set the
-// row's columns in label(), end_row() and graph_row(). What it may not: touch the buffers or the
-// timing marks, or call the collective other than through `calls`; take long between
-// begin_batch() and end_batch() (that is the timed batch); throw from label(), end_timed(false)
-// or graph_row().
+// What a hook may do: throw Error from begin_row() to extra_phase(): the row fails with that error
+// (agreed over the ranks; a runtime error or timeout stops the sweep, as a failed call does), and
+// end_timed(false) is still called. A rank that throws alone leaves the others in the row's
+// collectives, waiting for it until the phase's deadline ends the job (exit 5), as after a failed
+// call: a failure one rank may meet alone belongs in an agreed step before the sweep. A hook
+// reads and sets the row's columns in label(), end_row() and graph_row(). What it may not: touch
+// the buffers or the timing marks, or call the collective other than through `calls`; take long
+// between begin_batch() and end_batch() (that is the timed batch); throw from label(),
+// end_timed(false) or graph_row().
 #include <chrono>
 #include <cstdint>
 #include <string>
