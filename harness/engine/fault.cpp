@@ -1,9 +1,12 @@
 #include "harness/engine/fault.h"
 
 #include <charconv>
+#include <csignal>
+#include <thread>
 #include <set>
 #include <sstream>
 
+#include "harness/engine/backend.h"
 #include "harness/engine/sizes.h"
 #include "core/error.h"
 #include "core/knobs.h"
@@ -80,6 +83,35 @@ std::optional<FaultSpec> fault_from_environment() {
   const auto text = env_text(Knob::fault);
   if (!text) return std::nullopt;
   return parse_fault(*text);
+}
+
+void inject_before(const FaultSpec& f) {
+  switch (f.kind) {
+    case FaultSpec::Kind::stop: std::raise(SIGSTOP); break;
+    case FaultSpec::Kind::kill: std::raise(SIGKILL); break;
+    case FaultSpec::Kind::delay: std::this_thread::sleep_for(std::chrono::milliseconds(f.ms)); break;
+    default: break;
+  }
+}
+
+std::string index_refusal(const FaultSpec& f, std::uint64_t elements, const std::string& buffer,
+                          const std::string& where) {
+  if (f.index < elements) return "";
+  return fmt::format(
+      "CCBENCH_FAULT index={} names no element of {} in {}: it holds {} element{}{}; give an index "
+      "the buffer holds",
+      f.index, buffer, where, elements, elements == 1 ? "" : "s",
+      elements ? fmt::format(" (valid: 0 to {})", elements - 1) : "");
+}
+
+void inject_after(const FaultSpec& f, Backend& b, std::byte* out, size_t elements, size_t esz, std::byte* used_end) {
+  if (f.kind == FaultSpec::Kind::corrupt && f.index < elements) {
+    std::byte* e = out + f.index * esz;
+    b.complement(e, e, esz);
+  } else if (f.kind == FaultSpec::Kind::overrun) {
+    b.fill_bytes(used_end, f.bytes, 0x5A);
+  }
+  b.synchronize();
 }
 
 }  // namespace ccbench

@@ -20,6 +20,7 @@
 // first measurement whose size is S (any if absent) and implementation NAME (any if absent);
 // corrupt_send at the end of that measurement, out of place (in place, the send buffer is the
 // output).
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -41,5 +42,16 @@ struct FaultSpec {
 FaultSpec parse_fault(const std::string& text);
 // The fault of this process from the environment (nullopt when CCBENCH_FAULT is unset).
 std::optional<FaultSpec> fault_from_environment();
+
+// Where the sweep injects it (harness/engine/runner.cpp decides when).
+class Backend;
+// Faults that act before the collective: a hang, a crash, a slow rank.
+void inject_before(const FaultSpec& f);
+// Why CCBENCH_FAULT's index=X cannot name an element of a buffer of `elements` here ("" when it
+// can): a fault that does not do what it says is refused, never moved to another element.
+std::string index_refusal(const FaultSpec& f, std::uint64_t elements, const std::string& buffer,
+                          const std::string& where);
+// Faults that damage data after the collective: one wrong element, or bytes past the end.
+void inject_after(const FaultSpec& f, Backend& b, std::byte* out, size_t elements, size_t esz, std::byte* used_end);
 
 }  // namespace ccbench

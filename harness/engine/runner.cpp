@@ -2,159 +2,29 @@
 
 #include <algorithm>
 #include <array>
-#include <csignal>
-#include <cstring>
-#include <thread>
 
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
 #include "core/checks.h"
 #include "harness/job/bootstrap.h"
+#include "harness/engine/guarded_buffer.h"
+#include "harness/engine/row_columns.h"
 #include "harness/engine/sizes.h"
 #include "core/error.h"
 #include "results/links.h"
 #include "results/stats.h"
-#include "results/stragglers.h"
 
 namespace ccbench {
 
 namespace {
 
-// Bytes of canary around every buffer; a write past the end of the data lands in them.
-constexpr std::size_t kGuardBytes = 64 * 1024;
-constexpr std::uint8_t kGuardValue = 0xC5;
 // Head start of single timed GPU iterations: longer than the host needs to queue a collective.
 constexpr double kHeadStartUs = 200.0;
 // Why a measured row has no wrong count.
 constexpr const char* kNotCheckedReason = "not checked (-c 0)";
 constexpr const char* kGraphNotCheckedReason =
     "not checked: replaying in-place iterations of this op changes the data; see the eager row";
-
-// A device buffer with a guard region before and after the data; the trailing guard follows the
-// bytes in use by the current measurement.
-class GuardedBuffer {
- public:
-  GuardedBuffer(Backend& b, Allocator* a, std::size_t capacity) : b_(b), a_(a), capacity_(capacity) {
-    std::size_t total = capacity + 2 * kGuardBytes;
-    raw_ = a_ ? a_->allocate(total) : b_.allocate(total);
-    b_.fill_bytes(raw_, kGuardBytes, kGuardValue);
-  }
-  ~GuardedBuffer() {
-    if (a_) a_->release(raw_);
-    else b_.release(raw_);
-  }
-  GuardedBuffer(const GuardedBuffer&) = delete;
-  GuardedBuffer& operator=(const GuardedBuffer&) = delete;
-
-  std::byte* data() const { return static_cast<std::byte*>(raw_) + kGuardBytes; }
-  std::size_t capacity() const { return capacity_; }
-  // The measurement uses [data() + offset, data() + offset + used): the `offset` bytes before it
-  // (-u) join the leading guard, and the trailing guard follows the bytes in use.
-  void arm(std::size_t offset, std::size_t used) {
-    offset_ = offset;
-    used_ = used;
-    if (offset) b_.fill_bytes(data(), offset, kGuardValue);
-    b_.fill_bytes(data() + offset + used, kGuardBytes, kGuardValue);
-  }
-  // Damaged guard bytes before the data and after the bytes in use.
-  std::uint64_t damaged() {
-    return b_.count_bytes_not(raw_, kGuardBytes + offset_, kGuardValue) +
-           b_.count_bytes_not(data() + offset_ + used_, kGuardBytes, kGuardValue);
-  }
-
- private:
-  Backend& b_;
-  Allocator* a_;
-  std::size_t capacity_;
-  std::size_t offset_ = 0, used_ = 0;
-  void* raw_ = nullptr;
-};
-
-// This rank's times as -a asks: rank 0's, the mean, the fastest or the slowest rank's.
-std::vector<double> over_ranks(MPI_Comm comm, std::vector<double> v, RankTime how) {
-  const int n = static_cast<int>(v.size());
-  if (how == RankTime::rank0) {
-    check_mpi(MPI_Bcast(v.data(), n, MPI_DOUBLE, 0, comm), "MPI_Bcast of rank 0's times");
-    return v;
-  }
-  std::vector<double> out(v.size());
-  const MPI_Op op = how == RankTime::min ? MPI_MIN : how == RankTime::max ? MPI_MAX : MPI_SUM;
-  check_mpi(MPI_Allreduce(v.data(), out.data(), n, MPI_DOUBLE, op, comm), "MPI_Allreduce of times");
-  if (how == RankTime::average) {
-    int ranks = 1;
-    MPI_Comm_size(comm, &ranks);
-    for (double& x : out) x /= ranks;
-  }
-  return out;
-}
-
-// Every rank's own batch time and median single-iteration time, gathered at rank 0 in rank order
-// (empty on the other ranks).
-struct RankTimes {
-  std::vector<double> batch, median;
-};
-RankTimes gather_rank_times(MPI_Comm comm, double batch_us, double median_us) {
-  int rank = 0, ranks = 1;
-  MPI_Comm_rank(comm, &rank);
-  MPI_Comm_size(comm, &ranks);
-  const std::array<double, 2> mine{batch_us, median_us};
-  std::vector<double> all(rank == 0 ? 2 * static_cast<size_t>(ranks) : 0);
-  check_mpi(MPI_Gather(mine.data(), 2, MPI_DOUBLE, all.data(), 2, MPI_DOUBLE, 0, comm), "MPI_Gather of rank times");
-  RankTimes t;
-  for (size_t i = 0; i + 1 < all.size(); i += 2) {
-    t.batch.push_back(all[i]);
-    t.median.push_back(all[i + 1]);
-  }
-  return t;
-}
-
-// The per-rank columns of a row (rank 0): every rank's times, the slowest rank and, when every
-// rank is on one host, that host.
-void set_rank_columns(RunRecord& r, RankTimes t, const std::vector<std::string>& hosts) {
-  r.rank_times_us = std::move(t.batch);
-  r.rank_median_us = std::move(t.median);
-  fill_straggler_columns(r, hosts);
-  if (!hosts.empty() && std::all_of(hosts.begin(), hosts.end(), [&](const std::string& h) { return h == hosts[0]; }))
-    r.host = hosts[0];
-}
-
-void clear_rank_columns(RunRecord& r) {
-  r.rank_times_us.clear();
-  r.rank_median_us.clear();
-  r.slowest_rank.reset();
-  r.slowest_host.clear();
-  r.rank_spread.reset();
-  r.straggler_ratio.reset();
-}
-
-template <size_t N>
-std::array<std::int64_t, N> sum_over_ranks(MPI_Comm comm, std::array<std::int64_t, N> v) {
-  std::array<std::int64_t, N> out{};
-  check_mpi(MPI_Allreduce(v.data(), out.data(), static_cast<int>(N), MPI_INT64_T, MPI_SUM, comm),
-            "MPI_Allreduce of wrong counts");
-  return out;
-}
-
-// The timing columns of a row from its samples; `avg_us` is the row's headline time.
-void set_times(RunRecord& r, const TimeStats& t, double avg_us, double factor) {
-  r.time_avg_us = avg_us;
-  r.time_median_us = t.median;
-  r.time_min_us = t.min;
-  r.time_p95_us = t.p95;
-  r.time_max_us = t.max;
-  r.time_cv = t.cv;
-  r.algbw_gbps = gigabytes_per_second(static_cast<double>(r.bytes), avg_us);
-  r.busbw_gbps = r.algbw_gbps * factor;
-  r.busbw_median_gbps = gigabytes_per_second(static_cast<double>(r.bytes), t.median) * factor;
-}
-
-// Status and reason of a measured row from its wrong count: wrong, with the first wrong element,
-// when any was found; otherwise ok, saying why where the data was not checked.
-void settle(RunRecord& r, const std::string& first_wrong, const char* unchecked_reason) {
-  r.status = r.wrong.value_or(0) > 0 ? RowStatus::wrong : RowStatus::ok;
-  r.reason = r.status == RowStatus::wrong ? first_wrong : r.wrong ? "" : unchecked_reason;
-}
 
 // Bytes of each buffer of a series: the largest size, plus the -u offset of the widest data type.
 std::size_t buffer_capacity(const RunOptions& opts, std::uint64_t largest) {
@@ -167,39 +37,6 @@ std::string case_name(const CaseSpec& s, const std::string& impl) {
   std::string n = fmt::format("{}/{} {}", name(s.coll), impl, name(s.dtype));
   if (has_reduce_op(s.coll)) n += fmt::format(" {}", name(s.op));
   return n;
-}
-
-// Faults that act before the collective: a hang, a crash, a slow rank.
-void inject_before(const FaultSpec& f) {
-  switch (f.kind) {
-    case FaultSpec::Kind::stop: std::raise(SIGSTOP); break;
-    case FaultSpec::Kind::kill: std::raise(SIGKILL); break;
-    case FaultSpec::Kind::delay: std::this_thread::sleep_for(std::chrono::milliseconds(f.ms)); break;
-    default: break;
-  }
-}
-
-// Why CCBENCH_FAULT's index=X cannot name an element of a buffer of `elements` here ("" when it
-// can): a fault that does not do what it says is refused, never moved to another element.
-std::string index_refusal(const FaultSpec& f, std::uint64_t elements, const std::string& buffer,
-                          const std::string& where) {
-  if (f.index < elements) return "";
-  return fmt::format(
-      "CCBENCH_FAULT index={} names no element of {} in {}: it holds {} element{}{}; give an index "
-      "the buffer holds",
-      f.index, buffer, where, elements, elements == 1 ? "" : "s",
-      elements ? fmt::format(" (valid: 0 to {})", elements - 1) : "");
-}
-
-// Faults that damage data after the collective: one wrong element, or bytes past the end.
-void inject_after(const FaultSpec& f, Backend& b, std::byte* out, size_t elements, size_t esz, std::byte* used_end) {
-  if (f.kind == FaultSpec::Kind::corrupt && f.index < elements) {
-    std::byte* e = out + f.index * esz;
-    b.complement(e, e, esz);
-  } else if (f.kind == FaultSpec::Kind::overrun) {
-    b.fill_bytes(used_end, f.bytes, 0x5A);
-  }
-  b.synchronize();
 }
 
 }  // namespace
