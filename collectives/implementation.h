@@ -57,7 +57,7 @@ struct ImplContext {
   RingOrderChoice ring_order;  // --ring-order: ring implementations build their ring with ring_order()
   schedule::TreeShape tree = schedule::TreeShape::double_binary;  // --tree: the all-reduce trees of `tree`
   // GPU: the SMs a collective's grid may hold; 0 = every SM. --overlap leaves the collectives
-  // this many SMs beside its load (harness/overlap.h): a grid larger than that would wait for the
+  // this many SMs beside its load (harness/overlap/overlap.h): a grid larger than that would wait for the
   // load's blocks to retire.
   int collective_sms = 0;
 };

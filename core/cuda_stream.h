@@ -1,6 +1,6 @@
 #pragma once
 // CUDA streams by scheduling priority. The collectives' streams take the device's highest
-// priority and the --overlap load's its lowest (harness/overlap.h), so that when blocks of both
+// priority and the --overlap load's its lowest (harness/overlap/overlap.h), so that when blocks of both
 // wait for an SM the collective's go first. Priority orders waiting blocks only: a block already
 // running is never preempted, which is why the load also leaves SMs free. Only targets built
 // with CUDA include this header.

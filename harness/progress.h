@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "collectives/types.h"
-#include "harness/options.h"
+#include "harness/engine/options.h"
 #include "results/sink.h"
 
 namespace ccbench {

@@ -13,17 +13,18 @@
 #if CCBENCH_HAVE_NCCL
 #include "collectives/nccl/nccl_library.h"
 #endif
-#include "harness/acceptance.h"
-#include "harness/bisect_run.h"
-#include "harness/context.h"
-#include "harness/fault.h"
+#include "harness/verdict/acceptance.h"
+#include "harness/groups/bisect_run.h"
+#include "harness/engine/context.h"
+#include "harness/health/health_hooks.h"
+#include "harness/engine/fault.h"
 #include "harness/job/bootstrap.h"
-#include "harness/min_bandwidth.h"
+#include "harness/verdict/min_bandwidth.h"
 #include "harness/reachability.h"
 #include "harness/results_dir.h"
 #include "harness/run_outputs.h"
-#include "harness/sizes.h"
-#include "harness/startup.h"
+#include "harness/engine/sizes.h"
+#include "harness/engine/startup.h"
 #include "results/history.h"
 #include "results/metrics.h"
 #include "results/stragglers.h"
@@ -499,14 +500,19 @@ void Run::complete(RunRecord& row) const {
   if (model_) set_model_columns(row, *model_, ceilings_, shared_gpu_);
 }
 
-// One Runner over every rank, or one per group (harness/groups.h); rank 0's rows go into the
+// One Runner over every rank, or one per group (harness/groups/groups.h); rank 0's rows go into the
 // stream as they come.
 void Run::sweep() {
   if (opts_.groups == "world") {
-    Runner runner(opts_, plan_, base_, *backend_, stream_.get(), guard_);
-    runner.set_telemetry(sampler_.get());
-    runner.set_energy(energy_.get());
-    runner.set_load(&load_);
+    // The features beside the sweep, in the order their columns were always filled in.
+    std::optional<HealthHook> health;
+    std::optional<LoadHook> load;
+    std::optional<EnergyHook> energy;
+    std::vector<RunnerHook*> hooks;
+    if (sampler_) hooks.push_back(&health.emplace(*sampler_));
+    if (load_.load) hooks.push_back(&load.emplace(load_));
+    if (energy_ && energy_->active()) hooks.push_back(&energy.emplace(*energy_, opts_.timeout));
+    Runner runner(opts_, plan_, base_, *backend_, stream_.get(), guard_, std::move(hooks));
     code_ = runner.run();
     if (!runner.ring_neighbours().empty()) context_["ring_neighbours"] = runner.ring_neighbours();
     measured_any_ = runner.measured_any();

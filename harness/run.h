@@ -45,16 +45,16 @@
 
 #include <mpi.h>
 
-#include "harness/backend.h"
-#include "harness/energy_meter.h"
-#include "harness/groups.h"
+#include "harness/engine/backend.h"
+#include "harness/health/energy_meter.h"
+#include "harness/groups/groups.h"
 #include "harness/job/job_guard.h"
 #include "harness/model/run_model.h"
-#include "harness/options.h"
-#include "harness/overlap_job.h"
+#include "harness/engine/options.h"
+#include "harness/overlap/overlap_job.h"
 #include "harness/record_stream.h"
 #include "harness/results_dir.h"
-#include "harness/runner.h"
+#include "harness/engine/runner.h"
 #include "results/links.h"
 #include "telemetry/sampler.h"
 #include "topologies/layout.h"
@@ -140,8 +140,8 @@ class Run {
   SweepPlan plan_;
   ImplContext base_;
   std::unique_ptr<telemetry::Sampler> sampler_;
-  std::unique_ptr<EnergyMeter> energy_;  // --energy (harness/energy_meter.h)
-  JobLoad load_;                         // --overlap (harness/overlap_job.h)
+  std::unique_ptr<EnergyMeter> energy_;  // --energy (harness/health/energy_meter.h)
+  JobLoad load_;                         // --overlap (harness/overlap/overlap_job.h)
   Json context_;
   std::vector<std::string> files_written_;  // rank 0, in the results folder
   std::string shared_gpu_;                  // rank 0: why GPU rows get no prediction (run_model.h)

@@ -6,9 +6,9 @@
 #include <string>
 #include <vector>
 
-#include "harness/options.h"
+#include "harness/engine/options.h"
 #include "harness/progress.h"
-#include "harness/runner.h"
+#include "harness/engine/runner.h"
 #include "results/sink.h"
 
 namespace ccbench {

@@ -6,7 +6,7 @@
 // The suspects halve each step, so one slow node among N is named after 1 + ceil(log2 N) steps
 // (one more where a suspect is left alone without being measured with a healthy node), against
 // N(N-1)/2 pair runs one at a time or N-1 rounds of pairs. Pure: the steps are planned here,
-// measured by harness/bisect_run.h.
+// measured by harness/groups/bisect_run.h.
 //
 // What a step can show, and what the search concludes:
 //   one half slow, the other fast  the slow half holds the culprit: go on with it

@@ -2,7 +2,7 @@
 // Energy per row (`ccbench run --energy`): how much NVML's total-energy counter of a GPU
 // (Query::energy_mj, millijoules since the driver loaded) grew over a window of the row's
 // collective repeated back to back; the harness sums it over the job's GPUs and divides by the
-// collectives of the window (harness/energy_meter.h).
+// collectives of the window (harness/health/energy_meter.h).
 //
 // Resolution: the counter moves in steps. On an H200 it moved about every 100 ms: 8 ms of GEMM
 // read 0 J, and 107 ms read 814 W apparent against a 700 W limit (evidence

@@ -195,7 +195,7 @@ class Plan:
         return [impl]
 
     def groups_of(self):
-        """[(name, ranks)] of the run's groups (harness/groups.h: world, node, rails, pairs, a file)."""
+        """[(name, ranks)] of the run's groups (harness/groups/groups.h: world, node, rails, pairs, a file)."""
         n = self.ranks
         if self.groups == "world":
             return [("world", n)]

@@ -1,5 +1,5 @@
 // `ccbench accept`: acceptance rules over recorded runs.
-#include "harness/acceptance.h"
+#include "harness/verdict/acceptance.h"
 #include "harness/app/app.h"
 #include "results/links.h"
 #include "results/metrics.h"

@@ -12,7 +12,7 @@
 #include "harness/app/results_cli.h"
 #include "harness/app/topo.h"
 #include "harness/links/links.h"
-#include "harness/options.h"
+#include "harness/engine/options.h"
 
 namespace ccbench {
 

@@ -3,9 +3,9 @@
 #include <algorithm>
 
 #include "core/error.h"
-#include "harness/fault.h"
+#include "harness/engine/fault.h"
 #include "harness/app/shared_options.h"
-#include "harness/sizes.h"
+#include "harness/engine/sizes.h"
 
 namespace ccbench {
 

@@ -4,7 +4,7 @@
 
 #include "collectives/implementation.h"
 #include "harness/app/app.h"
-#include "harness/context.h"
+#include "harness/engine/context.h"
 #include "core/transport_names.h"
 
 namespace ccbench {

@@ -6,7 +6,7 @@
 
 #include "collectives/types.h"
 #include "harness/model/acceptance_plan.h"
-#include "harness/sizes.h"
+#include "harness/engine/sizes.h"
 
 namespace ccbench {
 

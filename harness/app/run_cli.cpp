@@ -14,7 +14,7 @@
 #include "core/suggest.h"
 #include "harness/app/results_cli.h"
 #include "harness/app/shared_options.h"
-#include "harness/sizes.h"
+#include "harness/engine/sizes.h"
 #include "core/transport_names.h"
 #if CCBENCH_HAVE_NCCL
 #include "collectives/nccl/nccl_library.h"

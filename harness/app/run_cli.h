@@ -7,7 +7,7 @@
 #include <CLI/CLI.hpp>
 
 #include "core/cli_options.h"
-#include "harness/options.h"
+#include "harness/engine/options.h"
 
 namespace ccbench {
 

@@ -11,7 +11,7 @@
 
 #include "collectives/types.h"
 #include "core/cli_options.h"
-#include "harness/options.h"
+#include "harness/engine/options.h"
 #include "transports/ib/ib_logic.h"
 #include "core/transport_names.h"
 #include "transports/ofi/ofi_logic.h"

@@ -25,8 +25,8 @@
 
 #include <mpi.h>
 
-#include "harness/fault.h"
-#include "harness/options.h"
+#include "harness/engine/fault.h"
+#include "harness/engine/options.h"
 #include "topologies/layout.h"
 #include "results/links.h"
 #include "transports/ib/ib_logic.h"

@@ -10,7 +10,7 @@
 //                  (results/bisection.h): at most ceil(log2 N) halvings and one confirmation,
 //                  the two groups of a step at once.
 // A measurement of one size is warm-up + 2 x iterations calls (the batch, then the single timed
-// calls the median comes from: harness/runner.cpp), out of place; every step adds `step_setup_s`
+// calls the median comes from: harness/engine/runner.cpp), out of place; every step adds `step_setup_s`
 // (communicators split, implementations connected, the group's rows gathered). The data checks
 // and the fabric's contention between the pairs of a round are not costed.
 #include <cstdint>

@@ -1,4 +1,4 @@
-// A bare MPI_Allreduce loop timed as ccbench's back-to-back batch (harness/runner.cpp): W warm-up
+// A bare MPI_Allreduce loop timed as ccbench's back-to-back batch (harness/engine/runner.cpp): W warm-up
 // calls, MPI_Barrier, N calls between two steady_clock reads, the slowest rank's time divided by
 // N. Buffers as ccbench's: page-aligned, out-of-place, float sum on a duplicated communicator,
 // small-integer inputs. Repeated R times; each figure printed on its own line.

@@ -6,7 +6,7 @@
 //     (scripts/narrow-reduce-bench.sh alternates and repeats them);
 //   - two cores handing a cache line and a stream of slots to each other (the ceiling of the
 //     CPU channels);
-//   - the CPU backend's pattern fill, poison and compare (harness/cpu_backend.cpp);
+//   - the CPU backend's pattern fill, poison and compare (harness/engine/cpu_backend.cpp);
 //   - the harness's own cost per timed call of the `mpi` implementation;
 //   - the result sinks' cost per row (results/sink.h), with some rows already written.
 // Run: build/ccbench_microbench [--benchmark_filter=REGEX] [--benchmark_repetitions=5
@@ -41,7 +41,7 @@
 #include "collectives/cpu/reduce_kernels.h"
 #include "collectives/implementation.h"
 #include "collectives/numeric.h"
-#include "harness/backend.h"
+#include "harness/engine/backend.h"
 #include "results/sink.h"
 #include "tests/support/record_builder.h"
 

@@ -1,9 +1,9 @@
-// libFuzzer target: the CCBENCH_FAULT parser (harness/fault.h). Properties: bad text is
+// libFuzzer target: the CCBENCH_FAULT parser (harness/engine/fault.h). Properties: bad text is
 // Error(usage); an accepted spec has no negative rank, iteration or delay, and 1..4096 bytes.
 #include <cstdint>
 #include <string>
 
-#include "harness/fault.h"
+#include "harness/engine/fault.h"
 #include "tests/fuzz/fuzz_check.h"
 
 using namespace ccbench;

@@ -1,4 +1,4 @@
-// libFuzzer target: the size parser (core/size.h) and the size sweep (harness/sizes.h). The input is up to three
+// libFuzzer target: the size parser (core/size.h) and the size sweep (harness/engine/sizes.h). The input is up to three
 // lines: the smallest size, the largest size, and a factor (a number with a '.') or an increment.
 // Properties: bad text is Error(usage) naming the flag; a parsed size formats back to itself; a
 // sweep that is accepted starts at -b, rises strictly, ends at or below -e and has <= 10000 sizes.
@@ -7,7 +7,7 @@
 #include <string>
 #include <string_view>
 
-#include "harness/sizes.h"  // the sweep; the size parser is core/size.h
+#include "harness/engine/sizes.h"  // the sweep; the size parser is core/size.h
 #include "tests/fuzz/fuzz_check.h"
 
 using namespace ccbench;

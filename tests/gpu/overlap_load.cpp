@@ -1,4 +1,4 @@
-// The --overlap load driven directly (harness/overlap.h, overlap_job.h), without the harness's
+// The --overlap load driven directly (harness/overlap/overlap.h, overlap_job.h), without the harness's
 // sweep, under mpirun on one GPU (label gpu1). Three checks, one per first argument:
 //   sharers LOAD...  (2+ ranks on one GPU) the job's load alone, every sharer loading at once, per
 //                    GPU; then rows without a collective: the same start / window / stop as a
@@ -30,10 +30,10 @@
 #include "core/checks_cuda.h"
 #include "core/cuda_stream.h"
 #include "core/error.h"
-#include "harness/cublas_library.h"
-#include "harness/overlap.h"
-#include "harness/overlap_job.h"
-#include "harness/overlap_kernels.h"
+#include "harness/overlap/cublas_library.h"
+#include "harness/overlap/overlap.h"
+#include "harness/overlap/overlap_job.h"
+#include "harness/overlap/overlap_kernels.h"
 #include "tests/gpu/direct_rank.h"
 #include "tests/gpu/spin_grid.h"
 

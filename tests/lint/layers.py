@@ -21,6 +21,8 @@ import tempfile
 # Each folder and what it may include besides itself, lowest layer first. The generated headers
 # of the build (core/build_config.h, core/git_hash.h) are core's.
 BASE = ["core", "results"]
+# The engine and the features attached to it, which the run (harness/) puts together.
+HARNESS = ["harness/engine", "harness/overlap", "harness/health", "harness/groups", "harness/verdict"]
 LAYERS = {
     "core": [],
     "results": ["core"],
@@ -30,11 +32,17 @@ LAYERS = {
     "collectives": BASE + ["topologies", "transports"],
     "harness/model": BASE + ["topologies", "collectives"],
     "harness/job": BASE + ["topologies"],
-    "harness": BASE + ["topologies", "telemetry", "transports", "collectives", "harness/job", "harness/model"],
+    "harness/verdict": BASE,
+    "harness/engine": BASE + ["topologies", "telemetry", "transports", "collectives", "harness/job"],
+    # The features: each attaches to the engine through its hooks (harness/engine/runner_hook.h).
+    "harness/overlap": BASE + ["topologies", "collectives", "harness/job", "harness/engine"],
+    "harness/health": BASE + ["topologies", "telemetry", "collectives", "harness/job", "harness/engine"],
+    "harness/groups": BASE + ["topologies", "telemetry", "transports", "collectives", "harness/job", "harness/engine"],
+    "harness": BASE + ["topologies", "telemetry", "transports", "collectives", "harness/job", "harness/model"] + HARNESS,
     "harness/links": BASE + ["topologies", "telemetry", "transports", "collectives", "harness/job", "harness/model",
-                             "harness"],
+                             "harness"] + HARNESS,
     "harness/app": BASE + ["topologies", "telemetry", "transports", "collectives", "harness/job", "harness/links",
-                           "harness/model", "harness"],
+                           "harness/model", "harness"] + HARNESS,
 }
 SOURCE_SUFFIXES = (".h", ".cpp", ".cu", ".cuh", ".h.in")
 INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')

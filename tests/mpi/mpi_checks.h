@@ -96,4 +96,20 @@ inline int finish(std::chrono::steady_clock::time_point t0) {
   return failures ? 1 : 0;
 }
 
+// The main() of a test program: MPI started, `run` on every rank (at least `min_ranks`), the
+// verdict; prints "<title>: N ranks, C checks per rank: ok" when every check held on every rank.
+inline int main_of(int* argc, char*** argv, const char* title, int min_ranks, const std::function<void()>& run) {
+  const auto t0 = std::chrono::steady_clock::now();
+  start(argc, argv);
+  if (g_n < min_ranks) {
+    if (g_rank == 0) std::printf("%s: needs %d or more ranks, got %d\n", title, min_ranks, g_n);
+    MPI_Finalize();
+    return 1;
+  }
+  run();
+  const bool ok = finish(t0) == 0;
+  if (ok && g_rank == 0) std::printf("%s: %d ranks, %ld checks per rank: ok\n", title, g_n, g_checks);
+  return ok ? 0 : 1;
+}
+
 }  // namespace ccbench::mpi_checks

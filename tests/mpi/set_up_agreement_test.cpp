@@ -90,16 +90,4 @@ void run() {
 
 }  // namespace
 
-int main(int argc, char** argv) {
-  const auto t0 = std::chrono::steady_clock::now();
-  start(&argc, &argv);
-  if (g_n < 3) {
-    if (g_rank == 0) std::printf("set-up agreement: needs 3 or more ranks, got %d\n", g_n);
-    MPI_Finalize();
-    return 1;
-  }
-  run();
-  const bool ok = finish(t0) == 0;
-  if (ok && g_rank == 0) std::printf("set-up agreement: %d ranks, %ld checks per rank: ok\n", g_n, g_checks);
-  return ok ? 0 : 1;
-}
+int main(int argc, char** argv) { return ccbench::mpi_checks::main_of(&argc, &argv, "set-up agreement", 3, run); }

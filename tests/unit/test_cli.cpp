@@ -12,7 +12,7 @@
 #include "core/error.h"
 #include "core/knob_table.h"
 #include "harness/app/cli.h"
-#include "harness/sizes.h"
+#include "harness/engine/sizes.h"
 #include "tests/unit/cli_parse.h"
 
 namespace ccbench {

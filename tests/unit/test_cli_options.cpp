@@ -15,7 +15,7 @@
 #include "core/suggest.h"
 #include "harness/app/cli.h"
 #include "harness/app/command_line.h"
-#include "harness/sizes.h"
+#include "harness/engine/sizes.h"
 #include "tests/unit/cli_parse.h"
 #include "tests/unit/usage_error.h"
 #include "transports/labels.h"

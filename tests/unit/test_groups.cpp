@@ -6,7 +6,7 @@
 
 #include <gtest/gtest.h>
 
-#include "harness/groups.h"
+#include "harness/groups/groups.h"
 #include "core/error.h"
 #include "results/stragglers.h"
 #include "tests/support/record_builder.h"
