@@ -41,7 +41,8 @@ std::string env_text_or_default(Knob k);
 std::vector<std::string> tuning_settings();
 
 // The knob a set variable's name is a slip of: a CCBENCH_ name (any case) that is no knob but
-// within kMisspeltKnobEdits edits of one ("CCBENCH_GPU_SLOTBYTES", "ccbench_gpu_channels");
+// within kMisspeltKnobEdits edits of one (a letter left out or two swapped, or a knob's name in
+// lower case);
 // nullopt for a knob's own name and for names further from every knob (the scripts' and tests'
 // own variables: CCBENCH_BUILD_DIR, CCBENCH_EXPECT_*).
 std::optional<std::string_view> misspelt_knob(std::string_view variable);
