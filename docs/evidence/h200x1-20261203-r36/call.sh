@@ -15,10 +15,10 @@ cmake --build build -j 16 > $o/build.log 2>&1 || { grep -E "error|FAILED" $o/bui
 echo "build done $(el)"
 slow='gpu1_(overlap|energy|teardown)'
 if [ "$phase" = a ]; then sel=(-E "$slow"); else sel=(-R "$slow"); fi
-timeout $(( 585 - ($(date +%s)-S) )) scripts/gpu-test.sh gpu1 "${sel[@]}" > $o/tier-$phase.log 2>&1; echo "tier $phase rc $? $(el)"
+timeout $(( ${LIMIT:-585} - ($(date +%s)-S) )) scripts/gpu-test.sh gpu1 "${sel[@]}" > $o/tier-$phase.log 2>&1; echo "tier $phase rc $? $(el)"
 grep -E "^gpu tests|^  skipped|Test +#.*(Passed|Failed|Timeout|Skipped)|FAIL" $o/tier-$phase.log | head -80
 if [ "$phase" = b ]; then
-  left=$(( 580 - ($(date +%s)-S) ))
+  left=$(( ${LIMIT:-585} - 5 - ($(date +%s)-S) ))
   [ $left -gt 60 ] && timeout $left scripts/overlap-figures.sh $o/figures > $o/figures.log 2>&1; echo "figures rc $? $(el)"
   cat $o/figures/figures.md 2>/dev/null
 fi
