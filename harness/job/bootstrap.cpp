@@ -1,6 +1,9 @@
 #include "harness/job/bootstrap.h"
 
+#include <dlfcn.h>
 #include <unistd.h>
+
+#include <csignal>
 
 #include <algorithm>
 #include <cerrno>
@@ -36,7 +39,39 @@ int report_error_before_mpi(const Error& e, int launcher_rank) {
   return static_cast<int>(e.code());
 }
 
+namespace {
+
+// Whether `a` runs a function of a library that installs backtrace handlers (bootstrap.h).
+bool handler_of_backtrace_library(const struct sigaction& a) {
+  if (!(a.sa_flags & SA_SIGINFO) && (a.sa_handler == SIG_DFL || a.sa_handler == SIG_IGN)) return false;
+  void* fn =
+      (a.sa_flags & SA_SIGINFO) ? reinterpret_cast<void*>(a.sa_sigaction) : reinterpret_cast<void*>(a.sa_handler);
+  Dl_info info{};
+  if (dladdr(fn, &info) == 0 || info.dli_fname == nullptr) return false;
+  const char* file = std::strrchr(info.dli_fname, '/');
+  file = file ? file + 1 : info.dli_fname;
+  return std::strncmp(file, "libinfinipath", 13) == 0 || std::strncmp(file, "libpsm", 6) == 0;
+}
+
+}  // namespace
+
+int reset_library_signal_handlers() {
+  setenv("IPATH_NO_BACKTRACE", "1", 0);
+  setenv("HFI_NO_BACKTRACE", "1", 0);
+  int reset = 0;
+  for (int sig : {SIGSEGV, SIGBUS, SIGILL, SIGABRT, SIGINT, SIGTERM}) {
+    struct sigaction now {};
+    if (sigaction(sig, nullptr, &now) != 0 || !handler_of_backtrace_library(now)) continue;
+    struct sigaction dfl {};
+    dfl.sa_handler = SIG_DFL;
+    sigemptyset(&dfl.sa_mask);
+    if (sigaction(sig, &dfl, nullptr) == 0) ++reset;
+  }
+  return reset;
+}
+
 void mpi_start(int* argc, char*** argv) {
+  reset_library_signal_handlers();
   int provided = 0;
   if (MPI_Init_thread(argc, argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS)
     fail(ExitCode::runtime, "MPI_Init_thread failed: is this an MPI launch (mpirun / srun)?");

@@ -31,9 +31,21 @@ int report_error_before_mpi(const Error& e, int launcher_rank);
 // 2-core build machine at a load average of 18), short enough for an error only one rank has.
 inline constexpr std::chrono::seconds kPeerErrorGrace{3};
 
-// MPI_Init_thread (funneled); MPI errors return codes instead of aborting.
+// MPI_Init_thread (funneled), after reset_library_signal_handlers(); MPI errors return codes
+// instead of aborting.
 void mpi_start(int* argc, char*** argv);
 void mpi_stop();
+
+// infinipath-psm (libinfinipath, which libfabric's psm provider links, so it loads with ccbench)
+// takes SIGSEGV, SIGBUS, SIGILL, SIGABRT, SIGINT and SIGTERM in its constructor unless
+// IPATH_NO_BACKTRACE is set; its handler prints a backtrace and calls exit(1). Open MPI sets that
+// variable (and PSM2's HFI_NO_BACKTRACE) in its daemons, so ranks mpirun starts never get the
+// handlers; ranks srun starts do, and a rank that crashed there ended with exit code 1 and
+// "terminated with signal 11" from libinfinipath instead of Open MPI's report, 139 and a core
+// file (cluster.slurm under load). Puts back the default action of each of those signals whose
+// handler lives in such a library, sets both variables where unset (for libraries loaded later),
+// and returns how many handlers it reset.
+int reset_library_signal_handlers();
 
 // The ranks of `comm`, their hosts and nodes (an all-gather of host names).
 RankLayout discover_layout(MPI_Comm comm);

@@ -293,6 +293,13 @@ def sbatch(opts, box, sub, launcher, args, wait=True):
     return job, int(m.group(1))
 
 
+def job_output(box, sub, job):
+    """What Slurm says of a job and what it printed (the script's --output file in `sub`)."""
+    out = os.path.join(sub, f"ccbench-{job}.out")
+    text = open(out, encoding="utf-8", errors="replace").read()[-3000:] if os.path.exists(out) else "(no output file)"
+    return box.exec("h1", ["scontrol", "show", "job", job]).stdout + text
+
+
 def case_slurm(opts):
     with Box("slurm", HOSTS, slurm=True, build_dir=opts.build, deadline_s=opts.deadline) as box:
         sub = fresh(opts, "cluster-slurm")
@@ -331,8 +338,11 @@ def slurm_node_dies(opts, box, sub):
     while time.monotonic() - start < 60:
         if os.path.exists(rows) and sum(1 for line in open(rows) if not line.startswith("#")) >= 3:
             break
+        if not box.exec("h1", ["squeue", "-h", "-j", job]).stdout.strip():
+            raise Failed(f"job {job} ended before the cut\n{job_output(box, sub, job)}")
         time.sleep(0.2)
-    need(os.path.exists(rows), f"job {job} wrote no rows within 60 s")
+    if not os.path.exists(rows):
+        raise Failed(f"job {job} wrote no rows within 60 s\n{job_output(box, sub, job)}")
     box.cut("h3")
     cut_at = time.monotonic()
     while time.monotonic() - cut_at < 90:

@@ -136,29 +136,47 @@ class Noise:
         self.p.wait()
 
 
-def test_identical(args, tmp):
-    """Two settings that change nothing on CPU ranks (NCCL_IB_TIMEOUT unset and 20: NCCL does not
-    run), each launched 3 times (the default) on a machine kept busy: the sweep table says none for
-    every line; tune keeps the baseline and its table's verdict line says none too."""
+def identical_attempt(args, tmp, attempt):
+    """One attempt of test_identical: checks what is exact (exit codes, launches, the baseline
+    kept) and returns the table lines that claim a gain for identical settings."""
     with Noise():
-        rc, stdout, stderr = sweep(args, os.path.join(tmp, "same"), ["NCCL_IB_TIMEOUT=default,20"], repeat=None)
+        same = os.path.join(tmp, f"same{attempt}")
+        rc, stdout, stderr = sweep(args, same, ["NCCL_IB_TIMEOUT=default,20"], repeat=None)
         checks(rc == 0, f"identical settings: sweep exits 0 (got {rc}; {stderr[-300:]!r})")
-        lines = [l for l in open(os.path.join(tmp, "same", "sweep.md")).read().splitlines() if l.startswith("| ")][2:]
-        checks(lines and all("none (inside the noise)" in l for l in lines), f"identical settings: no gain: {lines}")
-        rows = merged_rows(os.path.join(tmp, "same"))
+        lines = [l for l in open(os.path.join(same, "sweep.md")).read().splitlines() if l.startswith("| ")][2:]
+        checks(lines, "identical settings: sweep.md has band lines")
+        gains = [f"sweep.md: {l}" for l in lines if "none (inside the noise)" not in l]
+        rows = merged_rows(same)
         checks(sorted({(r["NCCL_IB_TIMEOUT"], r["launch"]) for r in rows}) ==
                [(v, str(k)) for v in ("20", "default") for k in (1, 2, 3)],
                "identical settings: 3 launches of each, their rows told apart by the launch column")
-        rc, stdout, stderr, out, _ = tune(args, tmp, "tune-same", "NCCL_IB_TIMEOUT: [default, 20]\n", "5", repeat=None)
+        rc, stdout, stderr, out, _ = tune(args, tmp, f"tune-same{attempt}", "NCCL_IB_TIMEOUT: [default, 20]\n", "5",
+                                          repeat=None)
     checks(rc == 0, f"identical settings: tune exits 0 (got {rc}; {stderr[-300:]!r})")
     env = open(os.path.join(out, "tune.env")).read()
     md = open(os.path.join(out, "tune.md")).read()
-    checks("inside the spread" in env and "unset NCCL_IB_TIMEOUT" in env, f"identical settings: tune.env keeps the "
-           f"baseline: {env!r}")
     verdict = [l for l in md.splitlines() if l.startswith("| all |")]
-    checks(len(verdict) == 1 and "none (inside the noise)" in verdict[0], f"tune.md's verdict line says none: {verdict}")
-    checks(all("none (inside the noise)" in l for l in md.splitlines() if l.startswith("| ") and "NCCL_IB_TIMEOUT=" in l),
-           "tune.md: no line shows a gain for identical settings")
+    checks(len(verdict) == 1, f"tune.md has one verdict line: {verdict}")
+    if "inside the spread" not in env or "unset NCCL_IB_TIMEOUT" not in env:
+        gains.append(f"tune.env does not keep the baseline: {env!r}")
+    gains += [f"tune.md: {l}" for l in md.splitlines()
+              if l.startswith("| ") and "NCCL_IB_TIMEOUT=" in l and "none (inside the noise)" not in l]
+    return gains
+
+
+def test_identical(args, tmp):
+    """Two settings that change nothing on CPU ranks (NCCL_IB_TIMEOUT unset and 20: NCCL does not
+    run), each launched 3 times (the default) on a machine kept busy: the sweep table says none for
+    every line; tune keeps the baseline and its table's verdict line says none too.
+    The rule (sweep.judge) claims a gain between identical settings on 0.7 % of lines by design
+    at 3 launches, and a stall of this shared VM can land on one setting's launches only
+    (CI at 9e29f51: a tune.md line, beside row spreads of 984-103982 %): a false gain gets one
+    fresh attempt; a second in a row fails the test."""
+    gains = identical_attempt(args, tmp, 1)
+    if gains:
+        print("sweep_test: identical settings, attempt 1 claimed a gain (one fresh attempt):\n  " + "\n  ".join(gains))
+        gains = identical_attempt(args, tmp, 2)
+    checks(not gains, f"identical settings: no line shows a gain, nor tune.env a winner: {gains}")
 
 
 def test_algorithm_check(args):

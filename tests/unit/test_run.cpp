@@ -1,11 +1,13 @@
 // A run's parts that need neither MPI nor a device: the guard's early end (in a child process:
 // it ends the process), rank 0's guarded writers and record stream, the stage before MPI, and
 // the implementations a run plans.
+#include <dlfcn.h>
 #include <pthread.h>
 #include <signal.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <thread>
@@ -13,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include "core/error.h"
+#include "harness/job/bootstrap.h"
 #include "harness/job/job_guard.h"
 #include "harness/record_stream.h"
 #include "harness/run.h"
@@ -277,3 +280,29 @@ TEST(RunPlan, DefaultImplementationsOnCpuAndRequestedOnesThatCannotRunHere) {
 
 }  // namespace
 }  // namespace ccbench
+
+// The library's file name, where `sig`'s handler is a function of a loaded library; "" otherwise.
+static std::string signal_handler_library(int sig) {
+  struct sigaction a {};
+  if (sigaction(sig, nullptr, &a) != 0 ||
+      (!(a.sa_flags & SA_SIGINFO) && (a.sa_handler == SIG_DFL || a.sa_handler == SIG_IGN)))
+    return "";
+  void* fn =
+      (a.sa_flags & SA_SIGINFO) ? reinterpret_cast<void*>(a.sa_sigaction) : reinterpret_cast<void*>(a.sa_handler);
+  Dl_info info{};
+  return dladdr(fn, &info) && info.dli_fname ? std::filesystem::path(info.dli_fname).filename().string() : "";
+}
+
+// libinfinipath loads with libfabric and, IPATH_NO_BACKTRACE unset, takes six signals in its
+// constructor; after the reset none of them runs its handler, and the variable is set.
+TEST(LibrarySignalHandlers, InfinipathBacktraceHandlersAreReset) {
+  if (!dlopen("libinfinipath.so.4", RTLD_NOW | RTLD_NOLOAD))
+    GTEST_SKIP() << "libinfinipath.so.4 is not loaded in this process (a libfabric without the psm provider)";
+  if (signal_handler_library(SIGSEGV).rfind("libinfinipath", 0) != 0)
+    GTEST_SKIP() << "SIGSEGV's handler is not libinfinipath's (IPATH_NO_BACKTRACE was set when it loaded)";
+  EXPECT_GE(ccbench::reset_library_signal_handlers(), 1);
+  for (int sig : {SIGSEGV, SIGBUS, SIGILL, SIGABRT, SIGINT, SIGTERM})
+    EXPECT_EQ(signal_handler_library(sig).rfind("libinfinipath", 0), std::string::npos) << "signal " << sig;
+  EXPECT_STREQ(std::getenv("IPATH_NO_BACKTRACE"), "1");
+  EXPECT_EQ(ccbench::reset_library_signal_handlers(), 0);
+}
