@@ -12,6 +12,7 @@
 #include "core/error.h"
 #include "core/size.h"
 #include "results/format.h"
+#include "results/row_key.h"
 
 namespace ccbench {
 
@@ -40,15 +41,13 @@ bool median_differs(const RunRecord& r) {
 
 std::string comparison_table(const std::vector<RunRecord>& rows, const std::string& baseline, bool use_median) {
   struct Block {
-    std::string key;
+    RowKey key;
     const RunRecord* first;
     std::vector<const RunRecord*> recs;
   };
   std::vector<Block> blocks;
   for (const RunRecord& r : rows) {
-    const std::string key =
-        fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}", r.collective, r.dtype, r.op, r.mode,
-                    r.in_place, r.ranks, r.ranks_per_node, r.device, r.root, r.group);
+    const RowKey key = side_by_side_key(r);
     auto it = std::find_if(blocks.begin(), blocks.end(), [&](const Block& b) { return b.key == key; });
     if (it == blocks.end()) it = blocks.insert(blocks.end(), Block{key, &r, {}});
     it->recs.push_back(&r);

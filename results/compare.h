@@ -115,10 +115,6 @@ inline constexpr double kScatterAllowanceCap = 3.0;
 // nodes, device.
 std::vector<std::pair<std::string, std::string>> context_settings(const Json& context);
 
-// A row for people, as flagged lines name it: its case, placement and size, and with `name_cycle`
-// (rows of a repeated run, -N) its cycle.
-std::string row_label(const RunRecord& r, bool name_cycle = false);
-
 // Parses "field=before:after" (--pair); throws Error(usage) naming what is valid.
 ComparePair parse_compare_pair(const std::string& text);
 

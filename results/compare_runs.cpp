@@ -13,6 +13,7 @@
 #include "results/compare.h"
 #include "results/format.h"
 #include "results/row_check.h"
+#include "results/row_key.h"
 #include "results/stats.h"
 
 namespace ccbench {
@@ -36,12 +37,8 @@ std::string RunRecord::*member_of(const std::string& field) {
 }
 
 // Everything that names a case except the size: the table's case and the placement.
-std::string match_key(const RunRecord& r) { return fmt::format("{}\x1f{}", case_key(r), r.in_place); }
+RowKey cycle_key(const RunRecord& r) { return placement_key(r).plus(r.cycle); }
 // The same within one sweep of a repeated run (-N): rows of different cycles are never neighbours.
-std::string cycle_key(const RunRecord& r) { return fmt::format("{}\x1f{}", match_key(r), r.cycle); }
-
-// The case in words, as every flagged line names it.
-std::string row_title(const RunRecord& r) { return fmt::format("{}  {}", case_title(r), placement(r)); }
 
 // A row's own spread: log(median / fastest iteration), 0 where not measured.
 double own_spread(const RunRecord& r) {
@@ -147,11 +144,11 @@ std::string verdict_text(const RowEntry& e) {
 }
 
 // Per case of the baseline: the median time of its fastest ok size (the fixed cost).
-std::map<std::string, double> fixed_costs(const std::vector<RunRecord>& rows) {
-  std::map<std::string, double> cost;
+std::map<RowKey, double> fixed_costs(const std::vector<RunRecord>& rows) {
+  std::map<RowKey, double> cost;
   for (const RunRecord& r : rows) {
     if (r.status != RowStatus::ok || r.time_median_us <= 0 || !row_damage(r).empty()) continue;
-    auto [it, fresh] = cost.emplace(match_key(r), r.time_median_us);
+    auto [it, fresh] = cost.emplace(placement_key(r), r.time_median_us);
     if (!fresh) it->second = std::min(it->second, r.time_median_us);
   }
   return cost;
@@ -235,11 +232,9 @@ void judge_slowdown(RowEntry& e, const PairNoise& n, double tolerance) {
 // slower link or algorithm shows at neighbouring sizes too. A case of one size has the same size
 // in the other placement for its neighbour. Returns how many it unflagged.
 int mark_isolated(std::vector<RowEntry>& entries) {
-  std::map<std::string, std::vector<RowEntry*>> by_case;  // measured on both sides, by size
-  std::map<std::string, bool> sizes;                      // case without placement, size, placement -> slower
-  auto size_key = [](const RunRecord& r, bool in_place) {
-    return fmt::format("{}\x1f{}\x1f{}\x1f{}", case_key(r), r.bytes, in_place, r.cycle);
-  };
+  std::map<RowKey, std::vector<RowEntry*>> by_case;  // measured on both sides, by size
+  std::map<RowKey, bool> sizes;                      // case without placement, size, placement -> slower
+  auto size_key = [](const RunRecord& r, bool in_place) { return case_key(r).plus(r.bytes, in_place, r.cycle); };
   for (RowEntry& e : entries) {
     if (!e.compared()) continue;
     by_case[cycle_key(*e.before)].push_back(&e);
@@ -292,16 +287,16 @@ std::string both_damage(const Side& before, size_t bi, const Side& after, size_t
 }
 
 std::vector<RowEntry> match_rows(const Side& before, const Side& after) {
-  std::map<std::string, std::vector<size_t>> unmatched;  // row key -> indices into after, in file order
+  std::map<RowKey, std::vector<size_t>> unmatched;  // row key -> indices into after, in file order
   for (size_t i = 0; i < after.rows.size(); ++i)
-    unmatched[fmt::format("{}\x1f{}", cycle_key(after.rows[i]), after.rows[i].bytes)].push_back(i);
+    unmatched[cycle_key(after.rows[i]).plus(after.rows[i].bytes)].push_back(i);
   std::vector<RowEntry> entries;
   std::vector<bool> used(after.rows.size(), false);
   for (size_t bi = 0; bi < before.rows.size(); ++bi) {
     const RunRecord& b = before.rows[bi];
     RowEntry e;
     e.before = &b;
-    auto it = unmatched.find(fmt::format("{}\x1f{}", cycle_key(b), b.bytes));
+    auto it = unmatched.find(cycle_key(b).plus(b.bytes));
     if (it != unmatched.end() && !it->second.empty()) {
       const size_t ai = it->second.front();
       e.after = &after.rows[ai];
@@ -604,12 +599,6 @@ std::vector<std::string> gap_lines(const std::vector<RowEntry>& entries) {
 
 }  // namespace
 
-std::string row_label(const RunRecord& r, bool name_cycle) {
-  std::string l = fmt::format("{}  size {}", row_title(r), human_size(r.bytes));
-  if (name_cycle) l += fmt::format("  cycle {}", r.cycle);
-  return l;
-}
-
 ComparePair parse_compare_pair(const std::string& text) {
   const auto eq = text.find('='), colon = text.find(':', eq == std::string::npos ? 0 : eq);
   ComparePair p;
@@ -667,7 +656,7 @@ CompareResult compare_runs(const ResultSet& before_set, const ResultSet& after_s
   std::vector<RowEntry> entries = match_rows(before, after);
   const auto cost = fixed_costs(before.rows);
   for (RowEntry& e : entries) {
-    auto it = cost.find(match_key(any_row(e)));
+    auto it = cost.find(placement_key(any_row(e)));
     judge_row(e, it == cost.end() ? 0 : it->second, o);
   }
   PairNoise noise = pair_noise(entries);

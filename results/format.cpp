@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "core/size.h"
+
 namespace ccbench {
 
 std::string single_line(const std::string& s) {
@@ -45,16 +47,6 @@ std::string path_on_one_line(const std::string& path) { return has_control(path)
 
 std::string wrong_text(const RunRecord& r) { return r.wrong ? std::to_string(*r.wrong) : "N/A"; }
 
-std::string case_key(const RunRecord& r) {
-  // '\x1f' (unit separator) cannot occur in names typed on a command line.
-  std::string key =
-      fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}", r.collective, r.impl, r.transport,
-                  r.device, r.dtype, r.op, r.mode, r.ranks, r.ranks_per_node, r.root, r.group);
-  // The training conditions, where there are any: another communicator, or a load, is another case.
-  if (!r.nccl_config.empty() || !r.load.empty()) key += fmt::format("\x1f{}\x1f{}", r.nccl_config, r.load);
-  return key;
-}
-
 namespace {
 // "4 (2 per node)", or "4" where the layout is unknown; `noun` goes after the count.
 std::string ranks_text(const RunRecord& r, const char* noun = "") {
@@ -86,6 +78,29 @@ std::string case_title(const RunRecord& r) {
 }
 
 std::string placement(const RunRecord& r) { return r.in_place ? "in-place" : "out-of-place"; }
+
+std::string row_title(const RunRecord& r) { return fmt::format("{}  {}", case_title(r), placement(r)); }
+
+std::string row_label(const RunRecord& r, bool name_cycle) {
+  std::string l = fmt::format("{}  size {}", row_title(r), human_size(r.bytes));
+  if (name_cycle) l += fmt::format("  cycle {}", r.cycle);
+  return l;
+}
+
+std::string case_words(const std::string& collective, const std::string& impl, const std::string& dtype,
+                       const std::string& op) {
+  std::string n = fmt::format("{}/{} {}", collective, impl, dtype);
+  if (op != "none") n += " " + op;
+  return n;
+}
+
+std::string row_words(const RunRecord& r, bool with_group) {
+  std::string n = case_words(r.collective, r.impl, r.dtype, r.op);
+  n += fmt::format(" {} {}", format_size(r.bytes), placement(r));
+  if (r.mode != "eager") n += " " + r.mode;
+  if (with_group && r.group != "world") n += " group " + r.group;
+  return n;
+}
 
 std::string aligned_columns(const std::vector<std::vector<std::string>>& header,
                             const std::vector<std::vector<std::string>>& data, const char* data_prefix,

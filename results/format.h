@@ -23,11 +23,8 @@ std::string path_on_one_line(const std::string& path);
 // The wrong count as the table and Markdown print it: the number, or N/A when not checked.
 std::string wrong_text(const RunRecord& r);
 
-// The case a row belongs to in the table and Markdown writers: every field but the size and
-// the placement (in-place or not). Two rows with equal keys go in the same table.
-std::string case_key(const RunRecord& r);
-// The same case for people: "allreduce  impl ring  transport shm  device cpu  ranks 4 (2 per
-// node)  dtype float  op sum  mode eager", plus root and group where they are not the default.
+// A row's case (results/row_key.h: case_key) for people: "allreduce  impl ring  transport shm  device cpu  ranks 4 (2
+// per node)  dtype float  op sum  mode eager", plus root and group where they are not the default.
 std::string case_title(const RunRecord& r);
 // The same case in a phrase, for headings and footers: "allreduce/ring over shm, cpu, float sum,
 // eager, 4 ranks (2 per node)".
@@ -35,6 +32,19 @@ std::string case_label(const RunRecord& r);
 
 // "in-place" or "out-of-place".
 std::string placement(const RunRecord& r);
+// The case and placement, as compare's flagged lines name a row's case: case_title, placement.
+std::string row_title(const RunRecord& r);
+// A row as compare's and accept's lines name it: row_title, the size and, with `name_cycle`
+// (rows of a repeated run, -N), the cycle.
+std::string row_label(const RunRecord& r, bool name_cycle = false);
+
+// A case in a few words, for messages and lists: "allreduce/ring float sum" (the op "none" of a
+// collective that reduces nothing left out).
+std::string case_words(const std::string& collective, const std::string& impl, const std::string& dtype,
+                       const std::string& op);
+// A row in a few words: case_words, size, placement, the mode where not eager and, with
+// `with_group`, the group where not world: "allreduce/ring float sum 64K in-place".
+std::string row_words(const RunRecord& r, bool with_group = true);
 
 // Text columns, right-aligned (with `left_last`, the last one, free text, left-aligned): header
 // rows start with "# ", data rows with `data_prefix` (as wide), so that the columns line up

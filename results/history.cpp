@@ -9,6 +9,7 @@
 #include "core/size.h"
 #include "results/format.h"
 #include "results/row_check.h"
+#include "results/row_key.h"
 #include "results/stats.h"
 #include "results/store_schema.h"
 
@@ -196,12 +197,6 @@ std::vector<HistoryRun> History::runs(const std::string& host) const {
 
 namespace {
 
-// Per case and size, the rows of one row each of several hosts.
-std::string fleet_key(const RunRecord& r) {
-  return fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}", r.collective, r.impl, r.transport, r.dtype,
-                     r.op, r.mode, r.in_place, r.group, r.bytes);
-}
-
 // The median row of several hosts' rows of one case and size: median times and spreads, and the
 // bandwidths a run computes from them (bytes / time, times the rows' bus factor), so that the
 // row's figures agree with each other.
@@ -256,8 +251,8 @@ std::vector<TrendPoint> History::trend(const CaseFilter& f) const {
 
 std::vector<RunRecord> History::fleet_median(const std::string& kind, const std::string& exclude_host, int* hosts_used,
                                              int* damaged_left_out) const {
-  std::map<std::string, std::vector<RunRecord>> by_case;  // case and size -> the hosts' rows
-  std::vector<std::string> order;
+  std::map<RowKey, std::vector<RunRecord>> by_case;  // case and size -> the hosts' rows
+  std::vector<RowKey> order;
   int hosts = 0, damaged = 0;
   store_->begin_read();  // the hosts counted and their rows from one snapshot
   try {
@@ -273,7 +268,7 @@ std::vector<RunRecord> History::fleet_median(const std::string& kind, const std:
             ++damaged;
             return;
           }
-          const std::string key = fleet_key(r);
+          const RowKey key = fleet_key(r);
           if (!by_case.count(key)) order.push_back(key);
           by_case[key].push_back(std::move(r));
         });
@@ -285,7 +280,7 @@ std::vector<RunRecord> History::fleet_median(const std::string& kind, const std:
   if (hosts_used) *hosts_used = hosts;
   if (damaged_left_out) *damaged_left_out = damaged;
   std::vector<RunRecord> out;
-  for (const std::string& key : order) out.push_back(median_row(by_case[key]));
+  for (const RowKey& key : order) out.push_back(median_row(by_case[key]));
   return out;
 }
 

@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 
 #include "core/error.h"
+#include "results/row_key.h"
 
 namespace ccbench {
 
@@ -321,15 +322,8 @@ RunRecord record_from_csv(const std::vector<std::string>& header, const std::vec
   return record_from_json(j);
 }
 
-std::string measurement_key(const RunRecord& r) {
-  return fmt::format(
-      "{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}",
-      r.collective, r.impl, r.transport, r.device, r.dtype, r.op, r.root, r.bytes, r.count, r.in_place, r.mode, r.ranks,
-      r.ranks_per_node, r.group, r.nccl_config, r.load, r.link, r.host);
-}
-
 void number_cycles(std::vector<RunRecord>& rows) {
-  std::map<std::string, int> seen;
+  std::map<RowKey, int> seen;
   for (RunRecord& r : rows) r.cycle = ++seen[measurement_key(r)];
 }
 

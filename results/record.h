@@ -158,12 +158,10 @@ Json to_json(const RunRecord& r);  // keys in record_columns() order
 // field marked an unchecked row) is read as not checked.
 RunRecord record_from_json(const Json& j);
 std::vector<std::string> to_csv_fields(const RunRecord& r);  // one string per column
-// What a row measured, every field that names its case and size but the cycle, and where (its
-// host and link, so that the rows of two nodes in one file are not taken for repeats): two rows
-// with the same key are the same measurement repeated (-N). '\x1f' separates the fields.
-std::string measurement_key(const RunRecord& r);
-// Rows of a file without the cycle column (schema before 4): the k-th row of a measurement key
-// gets cycle k, as a repeated run wrote them in order.
+// Rows of a file without the cycle column (schema before 4): the k-th row of a measurement
+// (results/row_key.h: every field that names its case and size but the cycle, and its host and
+// link, so that the rows of two nodes in one file are not taken for repeats) gets cycle k, as a
+// repeated run wrote them in order.
 void number_cycles(std::vector<RunRecord>& rows);
 // A file's schema_version, checked: throws Error(usage) naming `where` and the versions this
 // build reads (kOldestSchemaVersion to kSchemaVersion) when it is another.

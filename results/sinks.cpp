@@ -19,6 +19,7 @@
 #include "results/csv_reader.h"
 #include "results/format.h"
 #include "results/row_check.h"
+#include "results/row_key.h"
 
 namespace ccbench {
 
@@ -137,7 +138,7 @@ class Footer {
  public:
   void add(const RunRecord& r) {
     if (r.dtype.empty()) return;  // an implementation that cannot run here at all: no case to average
-    const std::string key = case_key(r);
+    const RowKey key = case_key(r);
     auto c = std::find_if(cases_.begin(), cases_.end(), [&](const CaseBw& x) { return x.key == key; });
     if (c == cases_.end()) c = cases_.insert(cases_.end(), CaseBw{key, case_label(r)});
     if (!row_measured(r)) return;
@@ -168,7 +169,8 @@ class Footer {
 
  private:
   struct CaseBw {
-    std::string key, label;
+    RowKey key;
+    std::string label;
     double sum = 0;
     int n = 0;
   };
@@ -224,7 +226,7 @@ class TableSink : public ResultSink {
 
   // A new case gets its title and the column headers.
   void start_case(const RunRecord& r) {
-    const std::string key = case_key(r);
+    const RowKey key = case_key(r);
     if (key == current_case_) return;
     current_case_ = key;
     // GPU cases say what ran at each size (NCCL's algorithm/protocol, our kernel and channels).
@@ -280,7 +282,7 @@ class TableSink : public ResultSink {
   }
 
   std::ostream& out_;
-  std::string current_case_;
+  RowKey current_case_;
   bool show_algorithm_ = false;
   std::optional<RunRecord> held_;
   Footer footer_;
@@ -574,12 +576,13 @@ class MarkdownSink : public ResultSink {
 
  private:
   struct Case {
-    std::string key, title;
+    RowKey key;
+    std::string title;
     std::vector<RunRecord> rows;
   };
 
   void file_row(const RunRecord& r) {
-    const std::string key = case_key(r);
+    const RowKey key = case_key(r);
     size_t i = 0;
     while (i < cases_.size() && cases_[i].key != key) ++i;
     if (i == cases_.size()) cases_.push_back({key, case_label(r), {}});

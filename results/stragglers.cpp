@@ -6,6 +6,8 @@
 #include <fmt/format.h>
 
 #include "core/size.h"
+#include "results/format.h"
+#include "results/row_key.h"
 #include "results/stats.h"
 
 namespace ccbench {
@@ -33,15 +35,6 @@ void fill_straggler_columns(RunRecord& row, const std::vector<std::string>& host
 }
 
 namespace {
-
-std::string row_name(const RunRecord& r, bool with_group = true) {
-  std::string n = fmt::format("{}/{} {}", r.collective, r.impl, r.dtype);
-  if (r.op != "none") n += " " + r.op;
-  n += fmt::format(" {} {}", format_size(r.bytes), r.in_place ? "in-place" : "out-of-place");
-  if (r.mode != "eager") n += " " + r.mode;
-  if (with_group && r.group != "world") n += " group " + r.group;
-  return n;
-}
 
 // The rows a rank or group was behind in, and the worst of them by `ratio` (larger is worse).
 struct Behind {
@@ -73,25 +66,22 @@ std::string straggler_lines(const std::vector<RunRecord>& rows, double threshold
     out += fmt::format(
         "# straggler: rank {}{} {:.2f}x the median rank in {} (slowest by more than {:.0f} % in {} of {} rows)\n",
         key.second, w.slowest_host.empty() ? "" : fmt::format(" (host {})", w.slowest_host), *w.straggler_ratio,
-        row_name(w), threshold * 100, b.rows, timed[key.first]);
+        row_words(w), threshold * 100, b.rows, timed[key.first]);
   }
   return out;
 }
 
 bool measured(const RunRecord& r) { return r.status == RowStatus::ok || r.status == RowStatus::wrong; }
 
-// The rows of a sub-group run that compare with each other (all but the group name).
-std::string like_key(const RunRecord& r) { return fmt::format("{}|{}|{}", row_name(r, false), r.ranks, r.root); }
-
 }  // namespace
 
 void mark_group_outliers(std::vector<RunRecord>& rows) {
-  std::map<std::string, std::vector<double>> busbw;  // like key -> busbw of every group
+  std::map<RowKey, std::vector<double>> busbw;  // like key -> busbw of every group
   for (const RunRecord& r : rows)
-    if (measured(r) && r.group != "world") busbw[like_key(r)].push_back(r.busbw_gbps);
+    if (measured(r) && r.group != "world") busbw[group_peer_key(r)].push_back(r.busbw_gbps);
   for (RunRecord& r : rows) {
     if (!measured(r) || r.group == "world" || r.busbw_gbps <= 0) continue;
-    const std::vector<double>& like = busbw[like_key(r)];
+    const std::vector<double>& like = busbw[group_peer_key(r)];
     if (like.size() < 2) continue;
     r.group_outlier_ratio = median_of(like) / r.busbw_gbps;
   }
@@ -100,11 +90,11 @@ void mark_group_outliers(std::vector<RunRecord>& rows) {
 namespace {
 
 std::string group_outlier_lines(const std::vector<RunRecord>& rows, double threshold) {
-  std::map<std::string, Behind> below;        // group -> rows below the threshold
-  std::map<std::string, int> compared;        // group -> rows compared with like groups
-  std::map<std::string, int> groups_per_key;  // like key -> groups compared
+  std::map<std::string, Behind> below;   // group -> rows below the threshold
+  std::map<std::string, int> compared;   // group -> rows compared with like groups
+  std::map<RowKey, int> groups_per_key;  // like key -> groups compared
   for (const RunRecord& r : rows)
-    if (r.group_outlier_ratio) ++groups_per_key[like_key(r)];
+    if (r.group_outlier_ratio) ++groups_per_key[group_peer_key(r)];
   for (const RunRecord& r : rows) {
     if (!r.group_outlier_ratio) continue;
     ++compared[r.group];
@@ -116,8 +106,8 @@ std::string group_outlier_lines(const std::vector<RunRecord>& rows, double thres
     const RunRecord& w = *b.worst;
     out += fmt::format(
         "# group outlier: {} at {:.3g} of the median busbw of {} like groups in {} (below {:.0f} % in {} of {} rows)\n",
-        group, 1.0 / *w.group_outlier_ratio, groups_per_key[like_key(w)], row_name(w, false), threshold * 100, b.rows,
-        compared[group]);
+        group, 1.0 / *w.group_outlier_ratio, groups_per_key[group_peer_key(w)], row_words(w, false), threshold * 100,
+        b.rows, compared[group]);
   }
   return out;
 }
@@ -129,26 +119,29 @@ struct PairCase {
 };
 
 std::vector<PairCase> pair_cases(const std::vector<RunRecord>& rows) {
-  std::map<std::string, std::uint64_t> largest;  // case (a like key at size 0) -> largest size
-  auto key_of = [](const RunRecord& r) {
+  auto key_of = [](const RunRecord& r) {  // the case: a group's peers at size 0
     RunRecord k = r;
     k.bytes = 0;
-    return like_key(k);
+    return group_peer_key(k);
   };
   auto is_pair = [](const RunRecord& r) {
     return measured(r) && r.ranks == 2 && !r.link.empty() && r.group != "world";
   };
+  std::map<RowKey, std::uint64_t> largest;  // case -> largest size
   for (const RunRecord& r : rows)
     if (is_pair(r)) largest[key_of(r)] = std::max(largest[key_of(r)], r.bytes);
+  // Listed by name: the case's words at size 0, then ranks and root.
   std::map<std::string, PairCase> cases;
   for (const RunRecord& r : rows) {
     if (!is_pair(r) || r.bytes != largest[key_of(r)]) continue;
-    PairCase& c = cases[key_of(r)];
-    c.subject = row_name(r, false);
+    RunRecord at0 = r;
+    at0.bytes = 0;
+    PairCase& c = cases[fmt::format("{}|{}|{}", row_words(at0, false), r.ranks, r.root)];
+    c.subject = row_words(r, false);
     c.rows.push_back(&r);
   }
   std::vector<PairCase> out;
-  for (auto& [key, c] : cases) out.push_back(std::move(c));
+  for (auto& [name, c] : cases) out.push_back(std::move(c));
   return out;
 }
 
@@ -186,7 +179,7 @@ void mark_pair_culprits(std::vector<RunRecord>& rows, double threshold) {
   for (RunRecord& r : rows) {
     r.culprit.clear();
     for (const PairAttribution& a : judged)
-      if (a.subject == row_name(r, false) && measured(r) && r.group != "world")
+      if (a.subject == row_words(r, false) && measured(r) && r.group != "world")
         r.culprit = a.attribution.blame_of(r.link);
   }
 }

@@ -47,7 +47,7 @@ import threading
 import expected_cases
 
 RESULT_FILES = ("results.csv", "run.json", "results.md", "telemetry.jsonl")
-# What makes two rows the same case in the table and its footer (results/format.cpp case_key).
+# What makes two rows the same case in the table and its footer (results/row_key.cpp case_key).
 CASE_COLUMNS = ("collective", "impl", "transport", "device", "dtype", "op", "mode", "ranks", "ranks_per_node",
                 "root", "group")
 # The footer prints averages with 6 significant digits, the CSV busbw with 6 as well.
@@ -113,7 +113,7 @@ def case_averages(rows):
     for r in rows:
         if not r["dtype"]:  # an implementation that cannot run here at all: no case (results/sinks.cpp)
             continue
-        # The training conditions are part of a case where rows have them (results/format.cpp case_key).
+        # The training conditions are part of a case where rows have them (results/row_key.cpp case_key).
         key = tuple(r[k] for k in CASE_COLUMNS) + tuple(r.get(k, "") for k in ("nccl_config", "load"))
         s = sums.setdefault(key, [0.0, 0])
         if measured(r):

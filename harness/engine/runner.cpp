@@ -12,6 +12,7 @@
 #include "harness/engine/row_columns.h"
 #include "harness/engine/sizes.h"
 #include "core/error.h"
+#include "results/format.h"
 #include "results/links.h"
 #include "results/stats.h"
 
@@ -34,9 +35,8 @@ std::size_t buffer_capacity(const RunOptions& opts, std::uint64_t largest) {
 }
 
 std::string case_name(const CaseSpec& s, const std::string& impl) {
-  std::string n = fmt::format("{}/{} {}", name(s.coll), impl, name(s.dtype));
-  if (has_reduce_op(s.coll)) n += fmt::format(" {}", name(s.op));
-  return n;
+  return case_words(std::string(name(s.coll)), impl, std::string(name(s.dtype)),
+                    has_reduce_op(s.coll) ? std::string(name(s.op)) : "none");
 }
 
 }  // namespace
