@@ -13,6 +13,7 @@
 #include "core/error.h"
 #include "core/size.h"
 #include "core/text_file.h"
+#include "collectives/implementation.h"
 #include "harness/engine/backend.h"
 #include "harness/engine/context.h"
 #include "harness/job/bootstrap.h"
@@ -209,7 +210,8 @@ std::vector<LinkCeiling> measure_link_ceilings(bool gpu, const std::string& tran
 
 int run_links(const LinksOptions& o, int* argc, char*** argv) {
   const int lrank = launcher_rank();
-  ResultsFolder folder;  // rank 0's, locked until the process ends
+  check_tuning_environment();  // a bad or misspelt tuning variable: exit 2 before MPI, as run
+  ResultsFolder folder;        // rank 0's, locked until the process ends
   if (lrank == 0 && !o.no_files)
     folder = prepare_output_dir({o.out_dir, {"links.csv", "links.json"}, o.overwrite, o.command_line});
   const std::string out_dir = folder.path();

@@ -108,6 +108,14 @@ def case_bad_input():
                         (["--transport", "ce", "--device", "cpu"], "--transport ce measures GPU ranks")]:
         out = run(2, args + ["--out", "none"], ExitCode.usage)
         need(words in out, f"{args}: message '{words}' missing", out)
+    # A tuning variable one letter off a knob's name is refused before MPI, as run refuses it.
+    os.environ["CCBENCH_CPU_SLOT_DEPHT"] = "4"
+    try:
+        out = run(2, ["--out", "none"], ExitCode.usage)
+    finally:
+        del os.environ["CCBENCH_CPU_SLOT_DEPHT"]
+    need("CCBENCH_CPU_SLOT_DEPHT is set, but ccbench has no such variable: did you mean CCBENCH_CPU_SLOT_DEPTH?"
+         in out, "a misspelt knob not refused by links", out)
     print("ok")
 
 

@@ -37,6 +37,7 @@ rc=$?
 if [ $rc != 0 ]; then
   cat "$work/same.txt"
   echo "compare_e2e: the first pair differed (exit $rc); one fresh pair of runs"
+  rm -rf "$work/a" "$work/b"  # ccbench never replaces a run's results silently
   run "$work/a" || { cat "$work/a.log"; fail "first run, again"; }
   run "$work/b" --min-busbw 0.001 || { cat "$work/b.log"; fail "second run, again"; }
   same_pair
