@@ -42,11 +42,11 @@ RowKey measurement_key(const RunRecord& r);
 // What the comparison table puts side by side: the case and placement but the implementation,
 // the transport and the training conditions.
 RowKey side_by_side_key(const RunRecord& r);
-// The rows of a sub-group run that compare with each other: every field of the row but the
-// group's name.
+// The rows of a sub-group run that compare with each other: what row_words names but the group
+// (collective, implementation, dtype, op, size, placement, mode), the ranks and the root.
 RowKey group_peer_key(const RunRecord& r);
-// One entry of the fleet's median: the case as every host runs it (no device, ranks or root,
-// which differ between hosts' launches), the placement and the size.
+// One entry of the fleet's median: collective, implementation, transport, dtype, op, mode,
+// placement, group and size (not the device, rank counts, root or training conditions).
 RowKey fleet_key(const RunRecord& r);
 
 }  // namespace ccbench
