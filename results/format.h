@@ -23,8 +23,9 @@ std::string path_on_one_line(const std::string& path);
 // The wrong count as the table and Markdown print it: the number, or N/A when not checked.
 std::string wrong_text(const RunRecord& r);
 
-// A row's case (results/row_key.h: case_key) for people: "allreduce  impl ring  transport shm  device cpu  ranks 4 (2
-// per node)  dtype float  op sum  mode eager", plus root and group where they are not the default.
+// A row's case (results/row_key.h: case_key) for people: "allreduce  impl ring  transport shm
+// device cpu  ranks 4 (2 per node)  dtype float  op sum  mode eager", plus root and group where
+// they are not the default.
 std::string case_title(const RunRecord& r);
 // The same case in a phrase, for headings and footers: "allreduce/ring over shm, cpu, float sum,
 // eager, 4 ranks (2 per node)".

@@ -18,10 +18,13 @@ class RowKey {
   RowKey() = default;
   // This key, then `more` (a row's field each: a placement, a size, a cycle) after its fields.
   template <typename... T>
-  RowKey plus(const T&... more) const {
-    RowKey k = *this;
-    (k.fields_.push_back(fmt::format("{}", more)), ...);
-    return k;
+  RowKey plus(const T&... more) const& {
+    return RowKey(*this).plus(more...);
+  }
+  template <typename... T>
+  RowKey plus(const T&... more) && {  // a temporary's fields are extended, not copied
+    (fields_.push_back(fmt::format("{}", more)), ...);
+    return std::move(*this);
   }
   auto operator<=>(const RowKey&) const = default;
   bool operator==(const RowKey&) const = default;

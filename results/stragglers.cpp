@@ -119,23 +119,26 @@ struct PairCase {
 };
 
 std::vector<PairCase> pair_cases(const std::vector<RunRecord>& rows) {
-  auto key_of = [](const RunRecord& r) {  // the case: a group's peers at size 0
+  auto at_size_0 = [](const RunRecord& r) {  // a pairs row as its case: a group's peers at size 0
     RunRecord k = r;
     k.bytes = 0;
-    return group_peer_key(k);
+    return k;
   };
   auto is_pair = [](const RunRecord& r) {
     return measured(r) && r.ranks == 2 && !r.link.empty() && r.group != "world";
   };
   std::map<RowKey, std::uint64_t> largest;  // case -> largest size
-  for (const RunRecord& r : rows)
-    if (is_pair(r)) largest[key_of(r)] = std::max(largest[key_of(r)], r.bytes);
+  for (const RunRecord& r : rows) {
+    if (!is_pair(r)) continue;
+    std::uint64_t& l = largest[group_peer_key(at_size_0(r))];
+    l = std::max(l, r.bytes);
+  }
   // Listed by name: the case's words at size 0, then ranks and root.
   std::map<std::string, PairCase> cases;
   for (const RunRecord& r : rows) {
-    if (!is_pair(r) || r.bytes != largest[key_of(r)]) continue;
-    RunRecord at0 = r;
-    at0.bytes = 0;
+    if (!is_pair(r)) continue;
+    const RunRecord at0 = at_size_0(r);
+    if (r.bytes != largest[group_peer_key(at0)]) continue;
     PairCase& c = cases[fmt::format("{}|{}|{}", row_words(at0, false), r.ranks, r.root)];
     c.subject = row_words(r, false);
     c.rows.push_back(&r);

@@ -282,6 +282,8 @@ TEST(RunPlan, DefaultImplementationsOnCpuAndRequestedOnesThatCannotRunHere) {
 }  // namespace ccbench
 
 // The library's file name, where `sig`'s handler is a function of a loaded library; "" otherwise.
+// Written here apart from bootstrap.cpp's own lookup, so that a wrong lookup there fails the test
+// (a shared one would make the test skip instead).
 static std::string signal_handler_library(int sig) {
   struct sigaction a {};
   if (sigaction(sig, nullptr, &a) != 0 ||
