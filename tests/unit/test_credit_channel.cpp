@@ -1,8 +1,8 @@
 // The credit channel shared by ib and ofi (transports/net/credit_channel.h) over an in-process
 // fabric: a write is a memcpy into the receiver's slot whose arrival, completion and credit
 // reach the ends only when they poll, so the tests see the template's own logic: slot order and
-// data, the two conditions for reusing a slot (a credit and the write's completion), drain, the
-// zero-copy ends and the wording of caller bugs.
+// data, the two conditions for reusing a slot (a credit and the write's completion), drain
+// (notices included), the zero-copy ends and the wording of caller bugs.
 #include <array>
 #include <cstring>
 #include <deque>
@@ -55,6 +55,7 @@ class LoopSend final : public CreditSendChannel<LoopSend, LoopEnd> {
       for (; !completions.empty(); completions.pop_front()) written(completions.front());
     for (; !peer_end_.credits_out.empty(); peer_end_.credits_out.pop_front())
       credited_up_to(peer_end_.credits_out.front());
+    if (!hold_notices) queued_notices = 0;
   }
   void write_slot(std::uint64_t seq, std::uint32_t k, const char* from, std::size_t bytes, bool registered) {
     std::memcpy(peer_end_.slot_at(k), from, bytes);
@@ -63,6 +64,7 @@ class LoopSend final : public CreditSendChannel<LoopSend, LoopEnd> {
     writes.push_back({seq, k, bytes, registered});
   }
   bool sends_any_memory() const { return any_memory_; }
+  bool flushed() const { return queued_notices == 0; }
   void credit(std::uint32_t n) { credited(n); }
 
   struct Write {
@@ -74,6 +76,8 @@ class LoopSend final : public CreditSendChannel<LoopSend, LoopEnd> {
   std::vector<Write> writes;
   std::deque<std::uint64_t> completions;
   bool hold_completions = false;
+  int queued_notices = 0;  // notices the fabric has not taken yet (ofi's after-write notices)
+  bool hold_notices = false;
   int polls = 0;
 
  private:
@@ -154,6 +158,21 @@ TEST(CreditChannel, ASlotIsReusedOnlyOnceItsWriteHasCompleted) {
   EXPECT_TRUE(l.send->try_drain());
   EXPECT_EQ(l.send->sent(), static_cast<std::uint64_t>(kLoopDepth));
   EXPECT_NE(l.send->try_acquire(), nullptr);
+}
+
+// A write that completes only as the receiver takes it (shm without CMA) has its notice posted
+// after completion; a sender must not count as drained while that notice still waits for room.
+TEST(CreditChannel, DrainWaitsForANoticeStillQueued) {
+  CreditLoop l;
+  ASSERT_NE(l.send->try_acquire(), nullptr);
+  l.send->post(8);
+  l.send->queued_notices = 1;
+  l.send->hold_notices = true;
+  EXPECT_FALSE(l.send->try_drain());
+  EXPECT_FALSE(l.send->try_drain());
+  EXPECT_EQ(l.send->sent(), 1u);  // the bytes have left; only the notice is missing
+  l.send->hold_notices = false;
+  EXPECT_TRUE(l.send->try_drain());
 }
 
 TEST(CreditChannel, PollsTheFabricOnlyWhenItMustWait) {

@@ -246,6 +246,8 @@ class IbSendChannel final : public CreditSendChannel<IbSendChannel, IbChannelEnd
   }
   // Zero-copy sends only from the caller's slots (registered).
   bool sends_any_memory() const { return false; }
+  // Every write goes to its QP when posted (the notice rides on its last chunk): nothing waits.
+  bool flushed() const { return true; }
   // Writes `bytes` at `from` (in the slots) into the peer's slot k, the last chunk WITH_IMM.
   void write_slot(std::uint64_t seq, std::uint32_t k, const char* from, size_t bytes, bool) {
     IbQueuePair& qp = *qps_[static_cast<size_t>(qp_of_slot(seq, static_cast<int>(qps_.size())))];

@@ -132,6 +132,9 @@ class CreditRecvChannel : public RecvChannel, public DirectRecv, public End {
 //                           the notice that tells the receiver; `from` lies in the registered
 //                           slots where `registered`, else in any of the caller's memory
 //   bool sends_any_memory() const;   whether try_post_from() takes memory outside the slots
+//   bool flushed() const;   every post this end made has reached the fabric: none still waits
+//                           in a queue of ours (a notice due after its write's completion, a
+//                           post the fabric refused for room); try_drain() waits for it
 // End: as CreditRecvChannel's, constructed with remote_write false.
 template <class Channel, class End>
 class CreditSendChannel : public SendChannel, public DirectSend, public End {
@@ -152,8 +155,8 @@ class CreditSendChannel : public SendChannel, public DirectSend, public End {
   }
   std::size_t slot_bytes() const override { return this->slot_bytes_; }
   bool try_drain() override {
-    if (writes_.outstanding()) channel().progress();
-    return writes_.outstanding() == 0;
+    if (!drained()) channel().progress();
+    return drained();
   }
   DirectSend* direct() override { return this->caller_slots_ || channel().sends_any_memory() ? this : nullptr; }
   // The bytes go as they are: from wherever they lie in the caller's registered slots, or from
@@ -184,8 +187,11 @@ class CreditSendChannel : public SendChannel, public DirectSend, public End {
 
  private:
   Channel& channel() { return static_cast<Channel&>(*this); }
+  const Channel& channel() const { return static_cast<const Channel&>(*this); }
   // A slot is free once the receiver has credited it back and its own transfer has completed (a
   // credit can arrive before the completion of the transfer it answers).
+  // Every post's bytes have left, and its notice too: the receiver can see all of them.
+  bool drained() const { return writes_.outstanding() == 0 && channel().flushed(); }
   bool can_post() const { return window_.can_post() && writes_.outstanding() < this->region_.depth; }
   void send(const char* from, std::size_t bytes, bool registered) {
     const std::uint64_t seq = window_.posted();

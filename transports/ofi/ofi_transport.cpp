@@ -506,6 +506,11 @@ class OfiSendChannel final : public CreditSendChannel<OfiSendChannel, OfiChannel
   // Beyond the caller's slots, where the provider asks no descriptors, zero-copy sends from any
   // of the caller's memory: the CPU executors send their output straight from it.
   bool sends_any_memory() const { return job_.plan().send_any_memory; }
+  // Every notice due after a write (notify_after_write) has been posted, not left in the job's
+  // queue for want of room. Where a write completes only as the receiver takes it (shm without
+  // CMA), its notice goes after the sender's last try_post_from(); a sender that left with it
+  // still queued would leave the receiver waiting for the last slot for ever.
+  bool flushed() const { return notices_due_ == 0; }
   void on_completion(OfiOp op, std::uint32_t seq, const OfiCompletion& c) override {
     if (op == OfiOp::data_send) {  // the slot's bytes have left this rank's memory
       const std::uint64_t s = ofi_unwrap_seq(seq, written_so_far());
@@ -554,12 +559,18 @@ class OfiSendChannel final : public CreditSendChannel<OfiSendChannel, OfiChannel
   void notify(std::uint64_t seq) {
     const std::uint32_t k = slot_of(seq);
     const std::uint64_t remote = remote_address(k), data = notices_[k];
-    job_.post([=, this] { return job_.ep().inject_data(peer_address_, remote, remote_.key, data); });
+    ++notices_due_;
+    job_.post([=, this] {
+      if (!job_.ep().inject_data(peer_address_, remote, remote_.key, data)) return false;
+      --notices_due_;
+      return true;
+    });
   }
 
   OfiConnData remote_;
   std::uint64_t remote_stride_ = 0;
   std::array<std::uint64_t, kOfiMaxSlots> notices_{};  // rma: the CQ data of each slot's last post
+  std::uint32_t notices_due_ = 0;                      // notices waiting in the job's queue
 };
 
 }  // namespace
