@@ -2,18 +2,22 @@
 """The ofi transport (libfabric) against ccbench's own over the same medium, at 1 MiB and above:
 ofi over tcp;ofi_rxm against our tcp, ofi over shm against our shm.
 
-Two measurements, both alternating the two sides so that load on a shared machine falls on both:
+Three measurements, each alternating the two sides so that load on a shared machine falls on both:
   channels   one launch of ccbench_channel_bench (mpirun -np 2): each channel streaming 1, 4 and
              16 MiB, ROUNDS rounds, the sides' order swapped every round (same launch), each round
              after the provider's raw row (a bare write loop, no protocol of ours: the ceiling);
+             rank 1 copies every slot out, as a collective's consumer reads it: ofi / ours;
+  bare       the same launch with --no-copy-out: rank 1 releases every slot untouched, as the raw
+             row's rank 1 does, so that ofi / raw compares like with like (the protocol's own cost
+             against the provider's; the consumer's copy is no part of either);
   allreduce  ccbench runs of the ring all-reduce on 2 ranks, 1 to 16 MiB: one launch per side and
              round (a launch takes one --transport), the sides alternating.
---repeat N does both N times (N launches of the channel benchmark, N x ROUNDS all-reduce launches
-per side), so that a figure is the best of more runs on a machine whose load comes and goes.
+--repeat N does all three N times (2N launches of the channel benchmark, N x ROUNDS all-reduce
+launches per side), so that a figure is the best of more runs on a machine whose load comes and goes.
 For each size and side it prints the best of the rounds, their median and the spread
 (slowest..fastest), ofi / ours as best over best (the targets: 0.8 over shm, 0.9 over tcp) and as
-median over median, and ofi / raw, best over best (the target: 0.8; for the all-reduce its busbw
-over the raw channel rate). Writes everything to --out (JSON).
+median over median, and ofi / raw, best over best (the target: 0.8; for the copying channels and the
+all-reduce, the raw row is printed beside them for scale only). Writes everything to --out (JSON).
 
 Usage: scripts/ofi_compare.py [--build DIR] [--rounds 3] [--repeat 1] [--out ofi-compare.json] [--skip-allreduce]
 """
@@ -33,10 +37,11 @@ RUN_SIDES = {"tcp": ["--transport", "tcp"], "ofi_tcp": ["--transport", "ofi", "-
 MPIRUN = ["mpirun", "--oversubscribe", "--allow-run-as-root", "-np", "2"]
 
 
-def channels(build, rounds):
+def channels(build, rounds, copy_out=True):
     """{(side, bytes): [GB/s per round]} from one launch of the channel benchmark."""
     with tempfile.NamedTemporaryFile(suffix=".json") as out:
-        cmd = MPIRUN + [os.path.join(build, "ccbench_channel_bench"), f"--benchmark_out={out.name}",
+        bench = [os.path.join(build, "ccbench_channel_bench")] + ([] if copy_out else ["--no-copy-out"])
+        cmd = MPIRUN + bench + [f"--benchmark_out={out.name}",
                         "--benchmark_out_format=json", "--benchmark_filter=BM_Channel/(tcp|ofi_tcp|shm|ofi_shm|ofi_tcp_raw|ofi_shm_raw)/",
                         "--benchmark_min_time=0.5"]
         print("$ " + " ".join(cmd), file=sys.stderr)
@@ -116,13 +121,16 @@ def main():
         sys.exit("--repeat: 1 to 20")
     load = os.getloadavg()
     record = {"cpus": os.cpu_count(), "load_before": load, "repeat": o.repeat, "rounds": o.rounds}
-    got, reduced = {}, {}
+    got, bare, reduced = {}, {}, {}
     for _ in range(o.repeat):
         more, context = channels(o.build, o.rounds)
         merge(got, more)
+        merge(bare, channels(o.build, o.rounds, copy_out=False)[0])
         if not o.skip_allreduce:
             merge(reduced, allreduce(o.build, o.rounds))
-    record["channels"] = table("channels (launches of the benchmark, sides alternating, raw first)", got, got)
+    record["channels"] = table("channels as collectives use them, rank 1 copying each slot out (raw: for scale)",
+                               got, got)
+    record["channels_bare"] = table("channels alone, --no-copy-out (ofi/raw: like with like)", bare, bare)
     record["channel_bench_context"] = context
     if not o.skip_allreduce:
         record["allreduce"] = table("ring all-reduce busbw, 2 ranks (launches alternating; raw: the channel row)",

@@ -15,7 +15,8 @@
 // Each group runs the raw row first, then its sides in an order that alternates every round (ofi
 // first in odd rounds), so that load on a shared machine falls on both sides alike;
 // scripts/ofi_compare.py takes the best of the rounds. Every ofi row states `of_raw`: its rate over
-// the raw row's of the same round and size. Slots as the CPU implementations use them
+// the raw row's of the same round and size (like with like under --no-copy-out; otherwise the row
+// includes rank 1's copy out, which the raw row does not make). Slots as the CPU implementations use them
 // (CCBENCH_CPU_SLOT_BYTES / _DEPTH, 256 KiB x 4 by default). bytes_per_second counts each byte once.
 // --no-copy-out (before Google Benchmark's flags): rank 1 releases each slot without copying it
 // out, as the raw rows' rank 1 does, to tell the consumer's copy apart from the transport's cost.
