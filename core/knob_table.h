@@ -214,7 +214,8 @@ inline constexpr KnobRow kKnobTable[] = {
      .hi = 16ull << 20,
      .multiple = 4ull << 10,
      .value = 512ull << 10,
-     .what = "FIFO slot over net (used at most CCBENCH_GPU_SLOT_BYTES); only a step's bytes travel",
+     .what = "FIFO slot over net (the default is cut to CCBENCH_GPU_SLOT_BYTES, a larger value set is refused); only a "
+             "step's bytes travel",
      .chosen_by = "the sweep of h200x2-20261130-r6 (see CCBENCH_GPU_NET_CHANNELS)"},
     {.id = Knob::gpu_net_threads,
      .name = "CCBENCH_GPU_NET_THREADS",

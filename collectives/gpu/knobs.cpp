@@ -4,7 +4,9 @@
 
 #include "collectives/gpu/gpu_impls.h"
 #include "collectives/gpu/kernel_args.h"
+#include "core/error.h"
 #include "core/knobs.h"
+#include "core/size.h"
 #include "transports/gpu/gpu_net.h"
 #include "transports/gpu/host_copy.h"
 
@@ -27,7 +29,17 @@ std::size_t slot_bytes() { return env_bytes(Knob::gpu_slot_bytes); }
 int ring_channels() { return env_count(Knob::gpu_channels); }
 int host_channels() { return env_count(Knob::gpu_host_channels); }
 int net_channels() { return env_count(Knob::gpu_net_channels); }
-std::size_t net_slot_bytes() { return std::min(slot_bytes(), env_bytes(Knob::gpu_net_slot_bytes)); }
+// The net FIFO's slots lie in the kernels' FIFO slots. The default (512K) is cut to a smaller
+// CCBENCH_GPU_SLOT_BYTES, as the table says; a value the user set that cannot be had is refused.
+std::size_t net_slot_bytes() {
+  const std::size_t net = env_bytes(Knob::gpu_net_slot_bytes), fifo = slot_bytes();
+  if (net > fifo && env_text(Knob::gpu_net_slot_bytes))
+    fail(ExitCode::usage,
+         "CCBENCH_GPU_NET_SLOT_BYTES='{}' is larger than CCBENCH_GPU_SLOT_BYTES ({}): a net slot lies in a slot of "
+         "the GPU kernels' FIFO; give at most {}, or raise CCBENCH_GPU_SLOT_BYTES",
+         *env_text(Knob::gpu_net_slot_bytes), format_size(fifo), format_size(fifo));
+  return std::min(net, fifo);
+}
 int tree_channels() { return env_count(Knob::gpu_tree_channels); }
 int twoshot_blocks() { return env_count(Knob::gpu_twoshot_blocks); }
 std::size_t oneshot_max_bytes() { return env_bytes(Knob::oneshot_max_bytes); }

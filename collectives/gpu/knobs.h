@@ -48,7 +48,7 @@ NetStreams net_streams();
 
 std::size_t slot_bytes();               // CCBENCH_GPU_SLOT_BYTES
 int net_channels();                     // CCBENCH_GPU_NET_CHANNELS
-std::size_t net_slot_bytes();           // CCBENCH_GPU_NET_SLOT_BYTES, at most slot_bytes()
+std::size_t net_slot_bytes();           // CCBENCH_GPU_NET_SLOT_BYTES, at most slot_bytes() (set above it: Error(usage))
 int host_channels();                    // CCBENCH_GPU_HOST_CHANNELS
 int ring_channels();                    // CCBENCH_GPU_CHANNELS
 int tree_channels();                    // CCBENCH_GPU_TREE_CHANNELS

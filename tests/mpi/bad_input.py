@@ -299,6 +299,10 @@ def cases(files, scratch, have_gpu, cuda_built):
             ("CCBENCH_BEST_RING_ALLGATHER_MAX_BYTES", "-5", ["negative size '-5'", "from 0 to 1T"]),
         ]:
             c.append(Case(f"{var}={value}", small, USAGE, [f"{var}='{value}' is invalid"] + texts, env={var: value}))
+        # Valid alone, impossible together: the net slots lie in the kernels' FIFO slots.
+        c.append(Case("CCBENCH_GPU_NET_SLOT_BYTES above CCBENCH_GPU_SLOT_BYTES", small, USAGE,
+                      ["CCBENCH_GPU_NET_SLOT_BYTES='2M' is larger than CCBENCH_GPU_SLOT_BYTES (1M)", "give at most 1M"],
+                      env={"CCBENCH_GPU_NET_SLOT_BYTES": "2M"}))
     # Preconditions: valid input that cannot run here (exit 3, after MPI start-up).
     if have_gpu:
         c.append(Case("--impl mpi --device gpu", ["--impl", "mpi", "--device", "gpu", "--share-gpus"] + small, PRECONDITION,
