@@ -52,15 +52,15 @@ constexpr std::int64_t MiB = 1 << 20;
 constexpr int kRounds = 3;
 
 struct Medium {
-  std::string name;       // the benchmark's name
-  std::string transport;  // connect_channels' transport; "raw": the provider alone
-  std::string provider;   // ofi: --ofi-provider
-  std::string protocol;   // ofi: --ofi-protocol
+  std::string name;                 // the benchmark's name
+  std::string transport;            // connect_channels' transport; "raw": the provider alone
+  std::string provider;             // ofi: --ofi-provider
+  std::string protocol;             // ofi: --ofi-protocol
   std::unique_ptr<ChannelSet> set;  // request 0: rank 0 -> 1 data; request 1: rank 1 -> 0 acks
 #if CCBENCH_HAVE_LIBFABRIC
   std::unique_ptr<OfiRawLoop> raw;
 #endif
-  std::string why_not;    // set-up failed: the benchmark is skipped with this
+  std::string why_not;  // set-up failed: the benchmark is skipped with this
   bool usable() const {
 #if CCBENCH_HAVE_LIBFABRIC
     if (raw) return true;
@@ -93,8 +93,7 @@ std::map<std::tuple<size_t, std::int64_t, std::int64_t>, double>& raw_rates() {
 // Spins on f(); the channels are non-blocking.
 template <typename F>
 void until(F&& f) {
-  while (!f()) {
-  }
+  while (!f()) {}
 }
 
 // The bytes each side copies into a slot and out of one, as the executors' copies do: a buffer
@@ -246,10 +245,14 @@ void BM_Channel(benchmark::State& state, size_t medium) {
 // Every medium's channels (or raw loop), connected on both ranks in the same order.
 void connect_media(const RankLayout& layout) {
   const cpu::SlotConfig cfg = cpu::slot_config_from_env();
-  const char* names[][4] = {{"tcp", "tcp", "", ""},         {"ofi_tcp", "ofi", "tcp", "rma"},
-                            {"shm", "shm", "", ""},         {"ofi_shm", "ofi", "shm", "rma"},
-                            {"ofi_tcp_tagged", "ofi", "tcp", "tagged"}, {"ofi_shm_tagged", "ofi", "shm", "tagged"},
-                            {"ofi_tcp_raw", "raw", "tcp", "rma"},       {"ofi_shm_raw", "raw", "shm", "rma"}};
+  const char* names[][4] = {{"tcp", "tcp", "", ""},
+                            {"ofi_tcp", "ofi", "tcp", "rma"},
+                            {"shm", "shm", "", ""},
+                            {"ofi_shm", "ofi", "shm", "rma"},
+                            {"ofi_tcp_tagged", "ofi", "tcp", "tagged"},
+                            {"ofi_shm_tagged", "ofi", "shm", "tagged"},
+                            {"ofi_tcp_raw", "raw", "tcp", "rma"},
+                            {"ofi_shm_raw", "raw", "shm", "rma"}};
   for (const auto& n : names) media().push_back({n[0], n[1], n[2], n[3]});
   const int peer = 1 - g_rank;
   for (Medium& m : media()) {
