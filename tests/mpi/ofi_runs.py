@@ -130,6 +130,14 @@ def check_shm_without_cma(opts, np):
     """shm with cross-memory attach off: writes go through the provider's bounce buffers and
     complete only as the receiver takes them. Each run's last notice used to be left queued by a
     sender that had finished (the receiver then waited out --timeout)."""
+    fi_info = shutil.which("fi_info")
+    if fi_info:  # a provider that does not know the switch would run with CMA and prove nothing
+        listed = run([fi_info, "-e", "-p", "shm"]).out
+        if "FI_SHM_DISABLE_CMA" not in listed:
+            raise Skipped("this libfabric's shm provider has no FI_SHM_DISABLE_CMA (fi_info -e -p shm)")
+        print("  fi_info -e -p shm lists FI_SHM_DISABLE_CMA")
+    else:
+        print("  fi_info is not installed: FI_SHM_DISABLE_CMA taken as known (libfabric 1.17 has it)")
     sweep = ["-b", "12", "-e", "1500K", "-f", "7", "-n", "3", "-w", "1"]  # up to 1411788 B: many slots
     check_run(opts, "shm", "rma", np, 1, name=f"ofi-shm-without-cma-{np}", env={"FI_SHM_DISABLE_CMA": "1"},
               impls="ring,tree,direct", dtypes="float,int8", sweep=sweep)
