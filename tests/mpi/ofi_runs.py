@@ -31,6 +31,7 @@ import argparse
 import csv
 import json
 import os
+import re
 import shutil
 import sys
 
@@ -173,16 +174,53 @@ def check_bad_names(opts):
     expect_exit(p, ExitCode.usage, ["'carrier-pigeon' is not a provider of this libfabric"], "links: unknown provider")
 
 
+SHM_REGION = re.compile(r"^(\d+):\d+:\d+$")  # libfabric shm's /dev/shm/<pid>:<domain>:<endpoint>
+
+
+def shm_regions():
+    try:
+        return set(os.listdir("/dev/shm"))
+    except OSError:
+        return set()
+
+
+def pid_alive(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        pass
+    return True
+
+
+def remove_dead_regions(before):
+    """Removes the shm regions a killed rank left (new since `before`, their process gone): a later
+    process given the same id could not create its own (fi_enable: FI_EBUSY; it failed a CI run)."""
+    for name in shm_regions() - before:
+        m = SHM_REGION.match(name)
+        if m and not pid_alive(int(m.group(1))):
+            try:
+                os.unlink(os.path.join("/dev/shm", name))
+                print(f"  removed /dev/shm/{name}, left by the killed rank")
+            except OSError:
+                pass
+
+
 def check_killed_peer(opts, provider):
     """Rank 1 killed at 16K; the launcher keeps rank 0 running (--enable-recovery), so what ends the
     job is ccbench's own: exit code 5 (the wait for the dead peer, naming transport and peer) or 6
     (the provider failing a transfer to it, naming provider and peer)."""
     d = fresh(opts, f"ofi-killed-{provider}")
+    before = shm_regions()
     timeout = 6
     args = ["--device", "cpu", "--transport", "ofi", *provider_arg(opts, provider), "--impl", "ring", "--collective",
             "allreduce", "-b", "1K", "-e", "64K", "-n", "3", "-w", "1", "--timeout", str(timeout), "--out", d]
-    p, elapsed = launch(opts, 2, args, env={"CCBENCH_FAULT": "kill:rank=1,size=16K"},
-                        mpirun_flags=["--enable-recovery"])
+    try:
+        p, elapsed = launch(opts, 2, args, env={"CCBENCH_FAULT": "kill:rank=1,size=16K"},
+                            mpirun_flags=["--enable-recovery"])
+    finally:
+        remove_dead_regions(before)
     need(elapsed < 2 * timeout + 20, f"the job took {elapsed:.1f} s")
     j = run_json(d)
     reason = j["incomplete_reason"] or ""
