@@ -132,9 +132,8 @@ class CreditRecvChannel : public RecvChannel, public DirectRecv, public End {
 //                           the notice that tells the receiver; `from` lies in the registered
 //                           slots where `registered`, else in any of the caller's memory
 //   bool sends_any_memory() const;   whether try_post_from() takes memory outside the slots
-//   bool flushed() const;   every post this end made has reached the fabric: none still waits
-//                           in a queue of ours (a notice due after its write's completion, a
-//                           post the fabric refused for room); try_drain() waits for it
+//   bool flushed() const;   no notice due after a write's completion still waits in a queue
+//                           of ours for room in the fabric; try_drain() waits for it
 // End: as CreditRecvChannel's, constructed with remote_write false.
 template <class Channel, class End>
 class CreditSendChannel : public SendChannel, public DirectSend, public End {

@@ -128,7 +128,7 @@ class Endpoint final : public OfiEndpoint {
     if (int rc = fi_ep_bind(ep_, &av_->fid, 0)) fail_closing("fi_ep_bind", rc, "binding the address vector");
     if (int rc = fi_ep_bind(ep_, &cq_->fid, FI_TRANSMIT | FI_RECV))
       fail_closing("fi_ep_bind", rc, "binding the completion queue");
-    if (int rc = fi_enable(ep_)) fail_closing("fi_enable", rc, enable_step(info, rc));
+    if (int rc = fi_enable(ep_)) fail_closing("fi_enable", rc, enable_step(rc));
   }
   ~Endpoint() override { close_all(); }
   void quiesce() override {
@@ -242,9 +242,8 @@ class Endpoint final : public OfiEndpoint {
   // process killed outright leaves the file behind. fi_enable then says only FI_EBUSY; in a CI
   // run it did so after a test had killed a rank over shm (ids wrap at kernel.pid_max, 32768 on
   // many systems), so the message names the likely file.
-  static std::string enable_step(const fi_info* info, int rc) {
-    const std::string prov = info->fabric_attr && info->fabric_attr->prov_name ? info->fabric_attr->prov_name : "";
-    if (rc != -FI_EBUSY || prov != "shm") return "enabling the endpoint";
+  std::string enable_step(int rc) const {
+    if (rc != -FI_EBUSY || info_.provider != "shm") return "enabling the endpoint";
     return fmt::format(
         "enabling the endpoint: shm could not create its region /dev/shm/{}:*, most likely a file left by an "
         "earlier process of the same id that was killed; remove it once no job of that process runs",
