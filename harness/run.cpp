@@ -301,8 +301,10 @@ void Run::choose_device() {
   set_ib_options(opts_.ib);  // validated by the command line
   set_ofi_options(opts_.ofi);
   const bool ofi = parse_transport(opts_.transport) == Transport::ofi;
-  if (ofi)  // provider and domain names checked where libfabric runs, before any work
+  if (ofi) {  // provider and domain names checked where libfabric runs, before any work
     agreed_step(world_, "--transport ofi", [&] { (void)select_ofi(layout_, 0); });
+    ofi_regions_.emplace(guard_.attach(remove_ofi_shm_regions));
+  }
   base_.ib_unavailable = std::string("not probed on CPU ranks");
   if (opts_.device == DeviceChoice::gpu || (opts_.device == DeviceChoice::auto_detect && min_gpus > 0)) {
     agreed_step(world_, "--device gpu", [&] {

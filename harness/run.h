@@ -117,6 +117,8 @@ class Run {
   void complete(RunRecord& row) const;
 
   JobGuard guard_;  // first: its signal thread starts before any other; last: it outlives all it touches
+  // Over ofi: an early end removes this process's shm regions (remove_ofi_shm_regions).
+  std::optional<JobGuard::Attachment> ofi_regions_;
   RunOptions opts_;
   CeilingMeter measure_ceilings_;
   const int launcher_rank_;

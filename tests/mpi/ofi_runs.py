@@ -247,6 +247,30 @@ def check_killed_peer(opts, provider):
     print(f"  run.json exit code {j['exit_code']}: {reason}")
 
 
+def check_early_end_shm(opts):
+    """Rank 1 sleeps 20 s inside the 16K row; rank 0's deadline (3 s) ends the job early (exit 5,
+    MPI_Abort), and the launcher's SIGTERM ends rank 1 the same way: neither closes its endpoint,
+    so each must remove its shm region itself, saying so, and none may be left in /dev/shm."""
+    d = fresh(opts, "ofi-early-end-shm")
+    before = shm_regions()
+    args = ["--device", "cpu", "--transport", "ofi", "--ofi-provider", "shm", "--impl", "ring", "--collective",
+            "allreduce", "-b", "1K", "-e", "64K", "-n", "3", "-w", "1", "--timeout", "3", "--out", d]
+    try:
+        p, elapsed = launch(opts, 2, args, env={"CCBENCH_FAULT": "delay:rank=1,size=16K,ms=20000"})
+    finally:
+        left = sorted(n for n in shm_regions() - before
+                      if SHM_REGION.match(n) and not pid_alive(int(SHM_REGION.match(n).group(1))))
+        remove_dead_regions(before)
+    need(p.rc == ExitCode.timeout, f"exit code {p.rc}, expected {ExitCode.timeout.describe()}\n{p.err[-2000:]}")
+    need(run_json(d)["exit_code"] == ExitCode.timeout, "run.json does not say the timeout ended the run")
+    said = re.findall(r"ccbench: rank (\d): removed /dev/shm/(\d+:\d+:\d+), libfabric shm's region", p.err)
+    need(sorted(r for r, _ in said) == ["0", "1"], f"the ranks that said they removed their region: {said}\n{p.err}")
+    gone = [n for _, n in said if os.path.exists(os.path.join("/dev/shm", n))]
+    need(not gone, f"regions said removed are still there: {gone}")
+    need(not left, f"regions of ended ranks left in /dev/shm: {left}")
+    print(f"  exit 5 after {elapsed:.1f} s; both ranks removed their region: {[n for _, n in said]}")
+
+
 def check_links(opts):
     d = fresh(opts, "ofi-links")
     p, _ = launch(opts, 3, ["links", "--device", "cpu", "--transport", "ofi", *provider_arg(opts, "tcp"), "-e",
@@ -339,6 +363,8 @@ def main():
             check_bad_names(opts)
         elif kind == "killed_peer":
             check_killed_peer(opts, params[0])
+        elif kind == "early_end_shm":
+            check_early_end_shm(opts)
         elif kind == "links":
             check_links(opts)
         elif kind == "topo":

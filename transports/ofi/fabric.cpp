@@ -2,6 +2,12 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <mutex>
+#include <set>
+#include <string_view>
+#include <utility>
+
+#include <sys/mman.h>
 
 #include <fmt/format.h>
 #include <unistd.h>
@@ -98,6 +104,35 @@ struct Op {
   std::uint64_t cookie = 0;
 };
 
+// The region names of this process's enabled shm endpoints (unlink_ofi_shm_regions()).
+class ShmRegions {
+ public:
+  static ShmRegions& get() {
+    static ShmRegions regions;
+    return regions;
+  }
+  void add(const std::string& name) {
+    std::lock_guard lock(mu_);
+    names_.insert(name);
+  }
+  void remove(const std::string& name) {
+    std::lock_guard lock(mu_);
+    names_.erase(name);
+  }
+  std::vector<std::string> unlink_all() {
+    std::lock_guard lock(mu_);
+    std::vector<std::string> removed;
+    for (const std::string& n : names_)
+      if (shm_unlink(n.c_str()) == 0) removed.push_back("/dev/shm/" + n);
+    names_.clear();
+    return removed;
+  }
+
+ private:
+  std::mutex mu_;
+  std::set<std::string> names_;
+};
+
 class OfiRegistration final : public OfiMemory {
  public:
   explicit OfiRegistration(fid_mr* mr) : mr_(mr) {}
@@ -129,12 +164,10 @@ class Endpoint final : public OfiEndpoint {
     if (int rc = fi_ep_bind(ep_, &cq_->fid, FI_TRANSMIT | FI_RECV))
       fail_closing("fi_ep_bind", rc, "binding the completion queue");
     if (int rc = fi_enable(ep_)) fail_closing("fi_enable", rc, enable_step(rc));
+    remember_region();
   }
   ~Endpoint() override { close_all(); }
-  void quiesce() override {
-    close_fid(ep_ ? &ep_->fid : nullptr);
-    ep_ = nullptr;
-  }
+  void quiesce() override { close_endpoint(); }
 
   const OfiEndpointInfo& info() const override { return info_; }
 
@@ -255,13 +288,28 @@ class Endpoint final : public OfiEndpoint {
     ofi_fail(call, rc, message);
   }
 
-  void close_all() {
+  // shm's region name: its address less the scheme ("fi_shm://4711:0:0" names /dev/shm/4711:0:0).
+  void remember_region() {
+    constexpr std::string_view kScheme = "fi_shm://";
+    if (info_.provider != "shm") return;
+    const std::vector<std::uint8_t> a = address();
+    std::string name(a.begin(), std::find(a.begin(), a.end(), std::uint8_t{0}));
+    if (name.rfind(kScheme, 0) != 0) return;  // another form of address: nothing known to remove
+    region_ = name.substr(kScheme.size());
+    ShmRegions::get().add(region_);
+  }
+  void close_endpoint() {  // shm removes the region itself here
     close_fid(ep_ ? &ep_->fid : nullptr);
+    ep_ = nullptr;
+    if (!region_.empty()) ShmRegions::get().remove(std::exchange(region_, {}));
+  }
+
+  void close_all() {
+    close_endpoint();
     close_fid(av_ ? &av_->fid : nullptr);
     close_fid(cq_ ? &cq_->fid : nullptr);
     close_fid(domain_ ? &domain_->fid : nullptr);
     close_fid(fabric_ ? &fabric_->fid : nullptr);
-    ep_ = nullptr;
     av_ = nullptr;
     cq_ = nullptr;
     domain_ = nullptr;
@@ -326,6 +374,7 @@ class Endpoint final : public OfiEndpoint {
   fid_cq* cq_ = nullptr;
   fid_av* av_ = nullptr;
   fid_ep* ep_ = nullptr;
+  std::string region_;                    // shm's /dev/shm name while the endpoint is open, or ""
   std::vector<std::unique_ptr<Op>> ops_;  // every context ever handed out; outlives the endpoint
   std::vector<Op*> free_;
 };
@@ -367,6 +416,8 @@ class Catalog final : public OfiCatalog {
 };
 
 }  // namespace
+
+std::vector<std::string> unlink_ofi_shm_regions() { return ShmRegions::get().unlink_all(); }
 
 std::string ofi_library_version() {
   const std::uint32_t v = fi_version();

@@ -25,6 +25,13 @@ std::string ofi_library_version();
 // FI_PROV_ATTR_ONLY), in libfabric's order, without duplicates: "psm2", "ofi_rxm", "shm", "tcp", ...
 std::vector<std::string> ofi_known_providers();
 
+// The /dev/shm files of this process's enabled shm endpoints: shm names its region after the
+// endpoint ("fi_shm://<pid>:<domain>:<endpoint>" is /dev/shm/<pid>:<domain>:<endpoint>) and removes
+// it when the endpoint closes, so a process that ends without closing (an early end: MPI_Abort,
+// _exit) leaves it, and a later process given the same id fails fi_enable with FI_EBUSY. Removes
+// those names (every mapping of them stays valid) and returns the paths removed. Any thread.
+std::vector<std::string> unlink_ofi_shm_regions();
+
 // A registered memory region. Closed when destroyed (before its endpoint).
 class OfiMemory {
  public:

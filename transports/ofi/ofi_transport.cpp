@@ -74,6 +74,8 @@ std::optional<std::string> ofi_hmem_unavailable_reason(const RankLayout&, int) {
 
 nlohmann::ordered_json ofi_discovery() { return {{"available", false}, {"reason", *ofi_unavailable_reason()}}; }
 
+std::vector<std::string> remove_ofi_shm_regions() { return {}; }
+
 #else
 
 std::optional<std::string> ofi_unavailable_reason() { return std::nullopt; }
@@ -180,6 +182,13 @@ nlohmann::ordered_json ofi_discovery() {
     j = {{"available", false}, {"reason", e.what()}};
   }
   return j;
+}
+
+std::vector<std::string> remove_ofi_shm_regions() {
+  std::vector<std::string> said;
+  for (const std::string& path : unlink_ofi_shm_regions())
+    said.push_back(fmt::format("removed {}, libfabric shm's region of an endpoint this early end leaves open", path));
+  return said;
 }
 
 namespace {

@@ -29,6 +29,7 @@
 #include <cstddef>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <mpi.h>
 #include <nlohmann/json.hpp>
@@ -76,6 +77,11 @@ int ofi_hmem_device();
 // The GPU rows' transport: "ofi:tcp;ofi_rxm:host" (slots staged in pinned host memory) or
 // "ofi:efa:hmem" (in GPU memory); "ofi:?" before prepare_ofi_gpu().
 std::string ofi_gpu_label(bool hmem);
+
+// For an early end (JobGuard::attach): a process ending without closing its endpoints (MPI_Abort,
+// _exit) would leave shm's regions in /dev/shm (fabric.h: unlink_ofi_shm_regions); removes them and
+// says so, one line per file. Nothing where no shm endpoint is open, or without libfabric. Any thread.
+std::vector<std::string> remove_ofi_shm_regions();
 
 // `ccbench topo`: the libfabric library and every provider and domain offering reliable-datagram
 // endpoints on this host, with their protocol (rma or tagged) and the mode and memory-registration
