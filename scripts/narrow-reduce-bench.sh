@@ -63,7 +63,6 @@ python3 - "$out.json" <<'EOF'
 import json, re, statistics, sys
 runs = [b for b in json.load(open(sys.argv[1]))["benchmarks"] if b.get("run_type") == "iteration"]
 OPS = ["sum", "prod", "min", "max"]  # kAllReduceOps' order
-ISAS = ["portable", "AVX2+F16C", "AVX-512 BW", "AVX-512 FP16"]  # kAllVectorIsas' order
 rates = {}
 for b in runs:
     m = re.match(r"BM_Reduce<(\w+)>/bytes:(\d+)/in:2/out:1$", b["name"])
@@ -71,7 +70,7 @@ for b in runs:
         rates.setdefault((int(m.group(2)), m.group(1)), []).append(b["bytes_per_second"] / 1e9)
     m = re.match(r"BM_ReduceOp<(\w+)>/bytes:(\d+)/op:(\d)/isa:(\d)", b["name"])
     if m:
-        key = (int(m.group(2)), m.group(1), OPS[int(m.group(3))], ISAS[int(m.group(4))])
+        key = (int(m.group(2)), m.group(1), OPS[int(m.group(3))], b["label"])  # the vector set's name
         rates.setdefault(key, []).append(b["bytes_per_second"] / 1e9)
 
 def row(label, v, base):

@@ -11,7 +11,8 @@ namespace {
 #if defined(__x86_64__)
 // F16C is CPUID leaf 1, ECX bit 29, and AVX-512 FP16 leaf 7 (subleaf 0), EDX bit 23; read them
 // directly because clang 14 knows neither name in __builtin_cpu_supports. The AVX-512 names it
-// does know also check that the operating system saves the 512-bit registers.
+// does know also check that the operating system saves the 512-bit registers. Every processor
+// with AVX-512 FP16 has VBMI and GFNI, so each set includes the one before it.
 bool cpuid_bit(unsigned leaf, unsigned reg_index, unsigned bit) {
   unsigned r[4] = {};
   if (!__get_cpuid_count(leaf, 0, &r[0], &r[1], &r[2], &r[3])) return false;
@@ -26,7 +27,9 @@ bool processor_has(VectorIsa isa) {
     case VectorIsa::avx512:
       return processor_has(VectorIsa::avx2) && __builtin_cpu_supports("avx512f") &&
              __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl");
-    case VectorIsa::avx512fp16: return processor_has(VectorIsa::avx512) && cpuid_bit(7, kEdx, bit_AVX512FP16);
+    case VectorIsa::avx512vbmi:
+      return processor_has(VectorIsa::avx512) && __builtin_cpu_supports("avx512vbmi") && cpuid_bit(7, kEcx, bit_GFNI);
+    case VectorIsa::avx512fp16: return processor_has(VectorIsa::avx512vbmi) && cpuid_bit(7, kEdx, bit_AVX512FP16);
   }
   return false;
 }
@@ -45,6 +48,9 @@ bool built_in(VectorIsa isa) {
 #if defined(CCBENCH_FP8_AVX512)
     case VectorIsa::avx512: return true;
 #endif
+#if defined(CCBENCH_FP8_AVX512VBMI)
+    case VectorIsa::avx512vbmi: return true;
+#endif
 #if defined(CCBENCH_FP8_AVX512FP16)
     case VectorIsa::avx512fp16: return true;
 #endif
@@ -55,7 +61,8 @@ bool built_in(VectorIsa isa) {
 // Asked once per process.
 bool processor_runs(VectorIsa isa) {
   static const bool has[] = {processor_has(VectorIsa::portable), processor_has(VectorIsa::avx2),
-                             processor_has(VectorIsa::avx512), processor_has(VectorIsa::avx512fp16)};
+                             processor_has(VectorIsa::avx512), processor_has(VectorIsa::avx512vbmi),
+                             processor_has(VectorIsa::avx512fp16)};
   return has[static_cast<int>(isa)];
 }
 
@@ -66,6 +73,7 @@ std::string_view name(VectorIsa isa) {
     case VectorIsa::portable: return "portable";
     case VectorIsa::avx2: return "AVX2+F16C";
     case VectorIsa::avx512: return "AVX-512 BW";
+    case VectorIsa::avx512vbmi: return "AVX-512 VBMI";
     case VectorIsa::avx512fp16: return "AVX-512 FP16";
   }
   return "?";

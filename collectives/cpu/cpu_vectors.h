@@ -13,10 +13,11 @@ enum class VectorIsa {
   portable,    // no vector loop of ours (any processor)
   avx2,        // AVX2 + F16C: 8-lane narrow floats (narrow_lanes.h), 32-element fp8 loops (fp8_kernels.h)
   avx512,      // + AVX-512 F, BW and VL: 64-element fp8 loops
+  avx512vbmi,  // + AVX-512 VBMI and GFNI: fp8 sums of two inputs in byte lanes (table lookups)
   avx512fp16,  // + AVX-512 FP16: fp8 sums and products of two inputs in half arithmetic
 };
 inline constexpr VectorIsa kAllVectorIsas[] = {VectorIsa::portable, VectorIsa::avx2, VectorIsa::avx512,
-                                               VectorIsa::avx512fp16};
+                                               VectorIsa::avx512vbmi, VectorIsa::avx512fp16};
 
 std::string_view name(VectorIsa isa);
 // Whether loops for `isa` are built in and this processor runs them.

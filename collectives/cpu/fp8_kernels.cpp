@@ -13,6 +13,9 @@ Fp8Bulk fp8_bulk(VectorIsa isa, DataType type, ReduceOp op, int nsrc, int ndst, 
 #if defined(CCBENCH_FP8_AVX512)
     case VectorIsa::avx512: return fp8_bulk_avx512(e, op, nsrc, ndst, finalize);
 #endif
+#if defined(CCBENCH_FP8_AVX512VBMI)
+    case VectorIsa::avx512vbmi: return fp8_bulk_avx512vbmi(e, op, nsrc, ndst, finalize);
+#endif
 #if defined(CCBENCH_FP8_AVX512FP16)
     case VectorIsa::avx512fp16: return fp8_bulk_avx512fp16(e, op, nsrc, ndst, finalize);
 #endif

@@ -1,9 +1,9 @@
 #pragma once
 // fp8 (f8e4m3, f8e5m2) reduction loops in wide vectors: 32 elements per step with AVX2 + F16C,
-// 64 with AVX-512 BW, sums and products of two inputs in half arithmetic with AVX-512 FP16
-// (fp8_lanes.h says how). ReduceKernels runs one over the leading elements of a pass and its
-// 8-lane loop over the rest. Each computes what collectives/numeric.h computes element by
-// element (reduce_pair, result_of, finalize), bit for bit: tests/unit/test_fp8_kernels.cpp checks
+// 64 with AVX-512 BW, sums of two inputs in byte lanes with AVX-512 VBMI (fp8_avx512vbmi.cpp),
+// sums and products of two inputs in half arithmetic with AVX-512 FP16 (fp8_lanes.h says how). ReduceKernels runs one
+// over the leading elements of a pass and its 8-lane loop over the rest. Each computes what collectives/numeric.h
+// computes element by element (reduce_pair, result_of, finalize), bit for bit: tests/unit/test_fp8_kernels.cpp checks
 // every input pair and triple of both formats, every operation and each instruction set.
 #include <cstddef>
 
@@ -24,9 +24,11 @@ using Fp8Bulk = std::size_t (*)(void* const* dst, const void* const* src, std::s
 Fp8Bulk fp8_bulk(VectorIsa isa, DataType type, ReduceOp op, int nsrc, int ndst, bool finalize);
 
 // The same for one instruction set (e: exponent bits, 4 or 5), each defined in a file of its own
-// compiled for that set (fp8_avx2.cpp, fp8_avx512.cpp, fp8_avx512fp16.cpp); fp8_bulk chooses.
+// compiled for that set (fp8_avx2.cpp, fp8_avx512.cpp, fp8_avx512vbmi.cpp, fp8_avx512fp16.cpp);
+// fp8_bulk chooses.
 Fp8Bulk fp8_bulk_avx2(int e, ReduceOp op, int nsrc, int ndst, bool finalize);
 Fp8Bulk fp8_bulk_avx512(int e, ReduceOp op, int nsrc, int ndst, bool finalize);
+Fp8Bulk fp8_bulk_avx512vbmi(int e, ReduceOp op, int nsrc, int ndst, bool finalize);
 Fp8Bulk fp8_bulk_avx512fp16(int e, ReduceOp op, int nsrc, int ndst, bool finalize);
 
 }  // namespace ccbench

@@ -123,6 +123,7 @@ void BM_Reduce(benchmark::State& state) {
 // buffer, the operation (index into kAllReduceOps) and the vector set (index into
 // kAllVectorIsas; ReduceKernels uses the widest available at or below it). fp8 against float
 // for min and max, and each set's fp8 loops against the others (scripts/narrow-reduce-bench.sh).
+// The label names the set.
 template <typename T>
 void BM_ReduceOp(benchmark::State& state) {
   const auto bytes = static_cast<std::size_t>(state.range(0));
@@ -138,6 +139,7 @@ void BM_ReduceOp(benchmark::State& state) {
     benchmark::ClobberMemory();
   }
   state.SetBytesProcessed(static_cast<std::int64_t>(state.iterations()) * 3 * static_cast<std::int64_t>(bytes));
+  state.SetLabel(std::string(name(isa)));
 }
 
 // STREAM-like copy (memcpy): bytes read + bytes written = 2 x size.

@@ -19,6 +19,7 @@
 
 #include "collectives/cpu/cpu_vectors.h"
 #include "collectives/cpu/fp8_kernels.h"
+#include "collectives/cpu/fp8_sum_tables.h"
 #include "collectives/cpu/reduce_kernels.h"
 #include "collectives/numeric.h"
 
@@ -233,6 +234,21 @@ TEST_P(Fp8Loops, WideLoopsCoverWhatTheyPromise) {
     EXPECT_EQ(fp8_bulk(isa(), t, ReduceOp::sum, 2, 2, true) != nullptr, wide && !e4m3);
     EXPECT_EQ(fp8_bulk(isa(), t, ReduceOp::sum, 1, 1, true) != nullptr, wide && !e4m3);
   }
+}
+
+// The byte-lane sums' tables derive from numeric.h without a conflict (fp8_sum_tables.h), so the
+// AVX-512 VBMI set runs its own loop for sums of two inputs (checked above for every pair) and not
+// the float loop of AVX-512 BW.
+TEST(Fp8SumTables, DeriveWithoutConflict) {
+  EXPECT_TRUE(fp8_e5m2_sum_tables().ok);
+  EXPECT_TRUE(fp8_e4m3_sum_tables().ok);
+  if (!vector_isa_available(VectorIsa::avx512vbmi)) GTEST_SKIP() << vector_isa_missing(VectorIsa::avx512vbmi);
+  for (DataType t : {DataType::f8e4m3, DataType::f8e5m2})
+    for (int nd = 1; nd <= 3; ++nd) {
+      const Fp8Bulk vbmi = fp8_bulk(VectorIsa::avx512vbmi, t, ReduceOp::sum, 2, nd, false);
+      EXPECT_NE(vbmi, nullptr);
+      EXPECT_NE(vbmi, fp8_bulk(VectorIsa::avx512, t, ReduceOp::sum, 2, nd, false)) << name(t) << " " << nd;
+    }
 }
 
 INSTANTIATE_TEST_SUITE_P(EveryVectorSet, Fp8Loops, ::testing::ValuesIn(kAllVectorIsas),
