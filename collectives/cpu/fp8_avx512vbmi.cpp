@@ -92,17 +92,15 @@ struct E4m3Regs {
   const __mmask64 small = _mm512_cmplt_epu8_mask(p.ca, bytes(T::kSmall));
   // S = A ± B in eighths of a's step.
   const I a = _mm512_permutex2var_epi8(t.significand0, p.ca, t.significand1);
-  const I at = _mm512_min_epu8(_mm512_add_epi8(_mm512_max_epu8(affine<kHigh4Up1, 0>(p.ca), bytes(16)),
-                                               _mm512_permutex2var_epi8(t.align0, p.cb, t.align1)),
-                               bytes(127));
+  const I field2 = _mm512_max_epu8(affine<kHigh4Up1, 0>(p.ca), bytes(16));  // 16 * max(exponent field, 1)
+  const I at = _mm512_min_epu8(_mm512_add_epi8(field2, _mm512_permutex2var_epi8(t.align0, p.cb, t.align1)), bytes(127));
   const I b = _mm512_permutex2var_epi8(t.shifted0, at, t.shifted1);
   const I s = _mm512_mask_sub_epi8(_mm512_add_epi8(a, b), p.sd, a, b);
   const I halved = _mm512_ternarylogic_epi32(_mm512_srli_epi16(s, 1), s, bytes(1), 0xf8);  // s >> 1 | s & 1
   const I offset = _mm512_mask_blend_epi8(p.sd, _mm512_permutex2var_epi8(t.same0, halved, t.same1),
                                           _mm512_permutex2var_epi8(t.diff0, s, t.diff1));
-  // The exponent field (at least 1), scaled for small sums.
-  const I field = _mm512_max_epu8(_mm512_and_si512(p.ca, bytes(0x78)), bytes(8));
-  I r = _mm512_adds_epi8(_mm512_mask_add_epi8(field, small, field, bytes(T::kScaledField)), offset);
+  // The exponent field (at least 1) plus the offset; small sums through scale_down.
+  I r = _mm512_adds_epi8(_mm512_srli_epi16(field2, 1), offset);  // field2's low bits are 0: nothing crosses bytes
   r = _mm512_min_epi8(r, bytes(kMax));
   r = _mm512_mask_mov_epi8(r, small, _mm512_permutex2var_epi8(t.down0, r, t.down1));
   return _mm512_mask_mov_epi8(signed_sum(p, r), _mm512_cmpeq_epi8_mask(p.ca, bytes(kNan)), bytes(kNan));

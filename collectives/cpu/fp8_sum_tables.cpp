@@ -73,8 +73,11 @@ Fp8E4m3SumTables derive_e4m3() {
     const int significand = std::min(c, (c & 7) | 8);
     t.align[c] = static_cast<std::uint8_t>(significand - 16 * std::max(c >> 3, 1));
     t.significand[c] = static_cast<std::uint8_t>(significand << 3);
+    const int scaled = (c + T::kScaledField) & 0x7f;  // the scaled sum's code this index stands for
     t.scale_down[c] =
-        c == 0x7f ? 0 : fp8_e4m3_t::from_float(fp8_e4m3_t{static_cast<std::uint8_t>(c)}.to_float() / T::kScale).bits;
+        scaled == 0x7f
+            ? 0
+            : fp8_e4m3_t::from_float(fp8_e4m3_t{static_cast<std::uint8_t>(scaled)}.to_float() / T::kScale).bits;
   }
   for (int i = 0; i < 128; ++i) {
     const int d = i >> 4, v = (i & 15) << 3, s = v >> d;

@@ -34,7 +34,7 @@ struct Fp8E5m2SumTables {
 // sticky) indexes the sum's code less a's exponent field, exponents below 1 (subnormals) counted
 // as 1. Where a is below 2^-2 (code 40) the sum may be subnormal, which the codes do not step
 // through alike: there the tables give the code of the sum times 2^7 (a normal, rounded alike:
-// below 2^-6 every sum is exact), which `scale_down` maps back.
+// below 2^-6 every sum is exact) less the 56 codes of that scaling, which `scale_down` maps back.
 struct Fp8E4m3SumTables {
   static constexpr int kSmall = 40;  // ca below: the scaled sum
   static constexpr float kScale = 128.0f;
@@ -47,7 +47,9 @@ struct Fp8E4m3SumTables {
   alignas(64) std::uint8_t significand[128];  // [c] -> c's significand * 8: A
   alignas(64) std::int8_t same[128];          // [S / 2 | S & 1] -> the sum's code less the field, signs alike
   alignas(64) std::int8_t diff[128];          // [S] -> the same, signs differ (a zero sum: masked)
-  alignas(64) std::uint8_t scale_down[128];   // code -> the code of its value / kScale
+  // [(c - kScaledField) mod 128] -> the code of c's value / kScale, c the scaled sum's code (these
+  // indices, -48 to 48, wrap to 80-127 and 0-48).
+  alignas(64) std::uint8_t scale_down[128];
   bool ok = false;
 };
 
