@@ -5,7 +5,7 @@
 // (collectives/CMakeLists.txt) and runs only where best_vector_isa() says so.
 //
 // Why: on an AMD Zen 4 the float loops are bound by their 12 conversions per 64 elements (each
-// vcvtph2ps / vcvtps2ph of 16 lanes takes 1.6 cycles there); these loops run 1.9 × (e5m2) and 2 ×
+// vcvtph2ps / vcvtps2ph of 16 lanes takes 1.6 cycles there); these loops run 2.0 × (e5m2) and 2.3 ×
 // (e4m3) as fast (evidence cpu2core-20261204-fp8-vbmi).
 //
 // Per 64 elements x and y: the magnitudes ca >= cb, the sign of the larger (of two equal ones,

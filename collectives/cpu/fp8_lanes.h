@@ -1,10 +1,11 @@
 #pragma once
-// fp8 reductions written once for any vector width. fp8_avx2.cpp, fp8_avx512.cpp and
-// fp8_avx512fp16.cpp each compile this header with their own instruction set (compiler flags,
-// collectives/CMakeLists.txt) and hand out its loops (fp8_kernels.h). Everything here has internal
-// linkage: the same template compiled for two instruction sets must never be merged by the
-// linker, or a processor without AVX-512 could run the AVX-512 copy; for the same reason these
-// files call no inline function of another header (numeric.h's constants are restated below).
+// fp8 reductions written once for any vector width. fp8_avx2.cpp, fp8_avx512.cpp,
+// fp8_avx512vbmi.cpp and fp8_avx512fp16.cpp each compile this header with their own instruction
+// set (compiler flags, collectives/CMakeLists.txt) and hand out its loops (fp8_kernels.h).
+// Everything here has internal linkage: the same template compiled for two instruction sets must
+// never be merged by the linker, or a processor without AVX-512 could run the AVX-512 copy; for
+// the same reason these files call no inline function of another header (numeric.h's constants
+// are restated below).
 //
 // How the loops compute collectives/numeric.h's result_of (the float result rounded to half,
 // then to fp8, as NCCL) bit for bit:

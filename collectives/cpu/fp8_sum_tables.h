@@ -14,7 +14,7 @@
 namespace ccbench {
 
 // f8e5m2. The sum's code is ca plus an offset that depends only on (ca - cb, the low 2 bits of
-// cb, sd) once a is at least 2^-11 (code 20): fp8 codes step through each binade alike, so a sum
+// cb, sd) once a is at least 2^-10 (code 20): fp8 codes step through each binade alike, so a sum
 // relative to a rounds alike in every binade where no subnormal takes part. From a difference of
 // 16 codes on (4 binades) b never moves a.
 struct Fp8E5m2SumTables {
