@@ -209,6 +209,8 @@ std::string describe_node(const nlohmann::ordered_json& node) {
     s += fmt::format("cpu: {} package(s), {} cores, {} hardware threads, {} NUMA node(s)\n", c.value("packages", 0),
                      c.value("cores", 0), c.value("hardware_threads", 0), c.value("numa_nodes", 0));
   else s += fmt::format("cpu: not available ({})\n", c.value("reason", "?"));
+  if (c.contains("reduce_vector_set"))
+    s += fmt::format("cpu reductions: {}\n", c["reduce_vector_set"].get<std::string>());
   const auto& r = node["rdma"];
   if (!r.value("available", false)) {
     s += fmt::format("rdma: not available ({})\n", r.value("reason", "?"));

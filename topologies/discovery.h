@@ -11,7 +11,8 @@ namespace ccbench {
 // Everything known about the local node as JSON: {"cpu": {...}, "rdma": [...], "gpu_links": {...}}.
 nlohmann::ordered_json discover_node();
 
-// A few lines for people, from discover_node()'s result.
+// A few lines for people, from discover_node()'s result (and cpu.reduce_vector_set where the
+// harness added it).
 std::string describe_node(const nlohmann::ordered_json& node);
 
 }  // namespace ccbench

@@ -7,6 +7,7 @@
 
 #include "core/error.h"
 #include "core/text_file.h"
+#include "harness/engine/context.h"
 #include "harness/job/bootstrap.h"
 #include "harness/results_dir.h"
 #include "topologies/discovery.h"
@@ -35,10 +36,10 @@ std::string cpu_binding() {
   return out;
 }
 
-// discover_node() and the libfabric providers and domains this host offers (listed here only:
+// describe_this_node() and the libfabric providers and domains this host offers (listed here only:
 // loading libfabric's providers takes a third of a second, too long for every run's context).
 Json node_with_fabrics() {
-  Json node = discover_node();
+  Json node = describe_this_node();
   node["ofi"] = ofi_discovery();
   return node;
 }

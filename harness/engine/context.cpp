@@ -13,6 +13,7 @@
 #include "harness/engine/sizes.h"
 #include "results/store.h"
 #include "topologies/discovery.h"
+#include "collectives/cpu/cpu_vectors.h"
 #if CCBENCH_HAVE_LIBFABRIC
 #include "transports/ofi/fabric.h"
 #endif
@@ -116,11 +117,17 @@ std::string version_text() {
   return text;
 }
 
+Json describe_this_node() {
+  Json node = discover_node();
+  node["cpu"]["reduce_vector_set"] = std::string(name(best_vector_isa()));
+  return node;
+}
+
 Json build_context(const RunOptions& opts, const SweepPlan& plan, const RankLayout& layout, MPI_Comm comm,
                    const Backend& backend) {
   auto devices = gather_strings(comm, backend.description());
   // One description per node, from its first rank.
-  auto nodes = gather_strings(comm, layout.local_rank() == 0 ? discover_node().dump() : std::string());
+  auto nodes = gather_strings(comm, layout.local_rank() == 0 ? describe_this_node().dump() : std::string());
   Json c = Json::object();
   c["schema_version"] = kSchemaVersion;
   c["ccbench_version"] = CCBENCH_VERSION;

@@ -15,6 +15,11 @@ namespace ccbench {
 Json build_context(const RunOptions& opts, const SweepPlan& plan, const RankLayout& layout, MPI_Comm comm,
                    const Backend& backend);
 
+// This node as discover_node() finds it, with the vector set this build's CPU reductions use here
+// (cpu.reduce_vector_set: "AVX-512 VBMI", ...; collectives/cpu/cpu_vectors.h): the speed of narrow
+// floats on CPU ranks depends on it.
+Json describe_this_node();
+
 // "ccbench 0.3.0 (git abc123) built with: CUDA 13.0 (sm 90), NCCL 2.28.9, ibverbs, hwloc; MPI: ..."
 std::string version_text();
 
