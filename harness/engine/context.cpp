@@ -7,13 +7,13 @@
 
 #include <fmt/format.h>
 
+#include "collectives/cpu/cpu_vectors.h"
 #include "core/build_config.h"
 #include "core/git_hash.h"
 #include "harness/job/bootstrap.h"
 #include "harness/engine/sizes.h"
 #include "results/store.h"
 #include "topologies/discovery.h"
-#include "collectives/cpu/cpu_vectors.h"
 #if CCBENCH_HAVE_LIBFABRIC
 #include "transports/ofi/fabric.h"
 #endif

@@ -194,17 +194,21 @@ def pid_alive(pid):
     return True
 
 
+def dead_regions(before):
+    """The shm regions new since `before` whose process is gone."""
+    return sorted(n for n in shm_regions() - before
+                  if SHM_REGION.match(n) and not pid_alive(int(SHM_REGION.match(n).group(1))))
+
+
 def remove_dead_regions(before):
     """Removes the shm regions a killed rank left (new since `before`, their process gone): a later
     process given the same id could not create its own (fi_enable: FI_EBUSY; it failed a CI run)."""
-    for name in shm_regions() - before:
-        m = SHM_REGION.match(name)
-        if m and not pid_alive(int(m.group(1))):
-            try:
-                os.unlink(os.path.join("/dev/shm", name))
-                print(f"  removed /dev/shm/{name}, left by the killed rank")
-            except OSError:
-                pass
+    for name in dead_regions(before):
+        try:
+            os.unlink(os.path.join("/dev/shm", name))
+            print(f"  removed /dev/shm/{name}, left by the killed rank")
+        except OSError:
+            pass
 
 
 def check_killed_peer(opts, provider):
@@ -258,8 +262,7 @@ def check_early_end_shm(opts):
     try:
         p, elapsed = launch(opts, 2, args, env={"CCBENCH_FAULT": "delay:rank=1,size=16K,ms=20000"})
     finally:
-        left = sorted(n for n in shm_regions() - before
-                      if SHM_REGION.match(n) and not pid_alive(int(SHM_REGION.match(n).group(1))))
+        left = dead_regions(before)
         remove_dead_regions(before)
     need(p.rc == ExitCode.timeout, f"exit code {p.rc}, expected {ExitCode.timeout.describe()}\n{p.err[-2000:]}")
     need(run_json(d)["exit_code"] == ExitCode.timeout, "run.json does not say the timeout ended the run")
