@@ -119,10 +119,34 @@ Json rdma_part() {
 #endif
 }
 
+// One /proc/sys setting of whitespace-separated integers: a number, or an array of them (tcp_rmem's
+// min, default and max); null if unreadable (another OS, a locked-down /proc).
+Json proc_sys_numbers(const std::string& name) {
+  std::ifstream in("/proc/sys/" + name);
+  Json values = Json::array();
+  for (long long v = 0; in >> v;) values.push_back(v);
+  if (values.empty()) return nullptr;
+  return values.size() == 1 ? values[0] : values;
+}
+
+// The kernel's TCP socket buffers in this network namespace, in bytes: what every socket that
+// leaves its buffers to the kernel's autotuning starts from and may grow to (tcp_rmem, tcp_wmem:
+// min, default, max) and the most a program may ask for (rmem_max, wmem_max). ccbench's tcp
+// transport asks for its own (transports/cpu/tcp.cpp, up to those maxima); libfabric's tcp
+// provider, Open MPI's tcp BTL and NCCL's sockets take the defaults, and over loopback a receive
+// buffer autotuned from tcp_rmem's default of 128 KiB cost ofi over tcp;ofi_rxm a fifth of its
+// ring all-reduce rate (docs/guides/ofi.md): two hosts that differ here differ in such rows.
+Json tcp_part() {
+  return {{"tcp_rmem", proc_sys_numbers("net/ipv4/tcp_rmem")},
+          {"tcp_wmem", proc_sys_numbers("net/ipv4/tcp_wmem")},
+          {"rmem_max", proc_sys_numbers("net/core/rmem_max")},
+          {"wmem_max", proc_sys_numbers("net/core/wmem_max")}};
+}
+
 }  // namespace
 
 nlohmann::ordered_json discover_node() {
-  Json node = {{"cpu", cpu_part()}, {"rdma", rdma_part()}, {"gpus", discover_gpus()}};
+  Json node = {{"cpu", cpu_part()}, {"rdma", rdma_part()}, {"gpus", discover_gpus()}, {"tcp", tcp_part()}};
   node["gpu_nic_paths"] = gpu_nic_paths(node["gpus"], node["rdma"]);
   return node;
 }
@@ -178,6 +202,18 @@ std::string describe_paths(const nlohmann::ordered_json& node) {
   return s;
 }
 
+// "tcp buffers (min default max): receive 4096 131072 33554432, send 4096 16384 4194304; asked for
+// at most 4194304 / 4194304", a value /proc did not give as "?".
+std::string describe_tcp(const nlohmann::ordered_json& tcp) {
+  auto value = [&](const char* key) {
+    const auto& v = tcp.value(key, nlohmann::ordered_json());
+    if (v.is_number()) return std::to_string(v.get<long long>());
+    return v.is_array() ? fmt::format("{}", fmt::join(v.get<std::vector<long long>>(), " ")) : std::string("?");
+  };
+  return fmt::format("tcp buffers (min default max): receive {}, send {}; asked for at most {} / {}\n",
+                     value("tcp_rmem"), value("tcp_wmem"), value("rmem_max"), value("wmem_max"));
+}
+
 // "ofi: libfabric 1.17", then one line per provider: its domains, protocol and the memory
 // registration it demands (`ccbench topo` adds node["ofi"], transports/ofi/ofi_transport.h).
 std::string describe_ofi(const nlohmann::ordered_json& ofi) {
@@ -226,6 +262,7 @@ std::string describe_node(const nlohmann::ordered_json& node) {
       s += "\n";
     }
   }
+  if (node.contains("tcp")) s += describe_tcp(node["tcp"]);
   if (node.contains("ofi")) s += describe_ofi(node["ofi"]);
   const auto& g = node["gpus"];
   if (!g.value("available", false)) {

@@ -42,6 +42,18 @@ def main():
             cluster = json.load(f)
         need(len(cluster["hosts"]) == 1 and len(cluster["hosts"][0]["ranks"]) == 2, "topology.json: 1 host, 2 ranks", out)
         cores = cluster["hosts"][0]["node"]["cpu"]["cores"]
+        # The kernel's TCP buffers, as this test reads them itself, in the JSON and in words.
+        kernel = {}
+        for key, path in [("tcp_rmem", "ipv4/tcp_rmem"), ("tcp_wmem", "ipv4/tcp_wmem"), ("rmem_max", "core/rmem_max"),
+                          ("wmem_max", "core/wmem_max")]:
+            with open(f"/proc/sys/net/{path}") as f:
+                values = [int(v) for v in f.read().split()]
+            kernel[key] = values if len(values) > 1 else values[0]
+        need(cluster["hosts"][0]["node"]["tcp"] == kernel, f"the node's tcp buffers are the kernel's: {kernel}", out)
+        rc, out = run(ccbench, mpiexec, d, "--out", "none")
+        words = (f"tcp buffers (min default max): receive {' '.join(map(str, kernel['tcp_rmem']))}, send "
+                 f"{' '.join(map(str, kernel['tcp_wmem']))}; asked for at most {kernel['rmem_max']} / {kernel['wmem_max']}")
+        need(rc == ExitCode.ok and words in out, f"topo says them: {words}", out)
 
         good = os.path.join(d, "good.yaml")
         with open(good, "w") as f:

@@ -65,6 +65,23 @@ TEST(DescribeNode, GpuLinesInWordsAndUnits) {
       << s;
 }
 
+// The kernel's TCP buffers in words: min, default and max of autotuned sockets, and the most a
+// program may ask for; a value /proc did not give reads "?", never a made-up number.
+TEST(DescribeNode, TcpBuffersInWords) {
+  Json node = gpu_host("a", 16, 18)["node"];
+  node["tcp"] = {{"tcp_rmem", {4096, 131072, 33554432}},
+                 {"tcp_wmem", {4096, 16384, 4194304}},
+                 {"rmem_max", 212992},
+                 {"wmem_max", nullptr}};
+  const std::string s = describe_node(node);
+  EXPECT_NE(s.find("tcp buffers (min default max): receive 4096 131072 33554432, send 4096 16384 4194304; asked for at "
+                   "most 212992 / ?\n"),
+            std::string::npos)
+      << s;
+  node.erase("tcp");  // a context written before the part existed
+  EXPECT_EQ(describe_node(node).find("tcp buffers"), std::string::npos);
+}
+
 TEST(ExpectedTopology, AMatchingClusterHasNoDifference) {
   const auto e = parse_expectation("hosts: 2\ngpus_per_host: 2\ngpu_name: H200\nnvlinks_per_gpu: 18\n"
                                    "gpu_paths: NV18\npcie_gen: 5\npcie_width: 16\nnics_per_host: 1\n"
