@@ -17,8 +17,9 @@ namespace {
 
 using Json = nlohmann::ordered_json;
 
-const std::set<std::string> kIntKeys = {"hosts",           "cores_per_host", "numa_nodes", "gpus_per_host",
-                                        "nvlinks_per_gpu", "pcie_gen",       "pcie_width", "nics_per_host"};
+const std::set<std::string> kIntKeys = {
+    "hosts",    "cores_per_host", "numa_nodes",    "gpus_per_host",        "nvlinks_per_gpu",
+    "pcie_gen", "pcie_width",     "nics_per_host", "min_tcp_rmem_default", "min_tcp_wmem_default"};
 const std::set<std::string> kTextKeys = {"gpu_name", "gpu_paths", "nic_state", "nic_rate"};
 
 std::optional<int>& int_field(TopologyExpectation& e, const std::string& k) {
@@ -29,6 +30,8 @@ std::optional<int>& int_field(TopologyExpectation& e, const std::string& k) {
   if (k == "nvlinks_per_gpu") return e.nvlinks_per_gpu;
   if (k == "pcie_gen") return e.pcie_gen;
   if (k == "pcie_width") return e.pcie_width;
+  if (k == "min_tcp_rmem_default") return e.min_tcp_rmem_default;
+  if (k == "min_tcp_wmem_default") return e.min_tcp_wmem_default;
   return e.nics_per_host;
 }
 
@@ -94,6 +97,24 @@ void check_nics(const TopologyExpectation& e, const std::string& host, const Jso
     }
 }
 
+// The default of net.ipv4.tcp_rmem / tcp_wmem (min default max) against a least: transports that
+// leave their socket buffers to the kernel start there (docs/guides/tuning.md, "Kernel TCP buffers").
+void check_tcp(const TopologyExpectation& e, const std::string& host, const Json& tcp, std::vector<std::string>& out) {
+  for (const auto& [key, least] :
+       {std::pair{"tcp_rmem", e.min_tcp_rmem_default}, {"tcp_wmem", e.min_tcp_wmem_default}}) {
+    if (!least) continue;
+    const Json values = tcp.value(key, Json());
+    if (!values.is_array() || values.size() != 3)
+      out.push_back(
+          fmt::format("host {}: net.ipv4.{} unknown (not in its context or not readable there), expected a "
+                      "default of at least {} bytes",
+                      host, key, *least));
+    else if (values[1].get<long long>() < *least)
+      out.push_back(fmt::format("host {}: net.ipv4.{} default {} bytes, expected at least {}", host, key,
+                                values[1].get<long long>(), *least));
+  }
+}
+
 }  // namespace
 
 TopologyExpectation parse_expectation(const std::string& text, const std::string& origin) {
@@ -150,6 +171,7 @@ std::vector<std::string> topology_differences(const TopologyExpectation& e, cons
           fmt::format("host {}: {} NUMA nodes, expected {}", host, cpu.value("numa_nodes", -1), *e.numa_nodes));
     check_gpus(e, host, node["gpus"], out);
     check_nics(e, host, node["rdma"], out);
+    check_tcp(e, host, node.value("tcp", Json::object()), out);
   }
   return out;
 }

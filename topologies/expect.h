@@ -13,6 +13,8 @@
 //   nics_per_host: 8             RDMA devices
 //   nic_state: PORT_ACTIVE       every RDMA port's state
 //   nic_rate: 400 Gb/sec         a substring of every RDMA port's rate
+//   min_tcp_rmem_default: 4194304  at least this many bytes in net.ipv4.tcp_rmem's default (the
+//   min_tcp_wmem_default: 16384    receive / send buffer a socket left to autotuning starts from)
 #include <optional>
 #include <string>
 #include <vector>
@@ -23,7 +25,7 @@ namespace ccbench {
 
 struct TopologyExpectation {
   std::optional<int> hosts, cores_per_host, numa_nodes, gpus_per_host, nvlinks_per_gpu, pcie_gen, pcie_width,
-      nics_per_host;
+      nics_per_host, min_tcp_rmem_default, min_tcp_wmem_default;
   std::optional<std::string> gpu_name, gpu_paths, nic_state, nic_rate;
 };
 

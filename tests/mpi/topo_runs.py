@@ -57,17 +57,20 @@ def main():
 
         good = os.path.join(d, "good.yaml")
         with open(good, "w") as f:
-            f.write(f"hosts: 1\ncores_per_host: {cores}\n")
+            f.write(f"hosts: 1\ncores_per_host: {cores}\nmin_tcp_rmem_default: {kernel['tcp_rmem'][1]}\n")
         rc, out = run(ccbench, mpiexec, d, "--expect", good, "--out", "none")
         need(rc == ExitCode.ok and "every host matches" in out, "a matching expectation passes", out)
 
         bad = os.path.join(d, "bad.yaml")
         with open(bad, "w") as f:
-            f.write(f"hosts: 2\ncores_per_host: {cores + 1}\ngpus_per_host: 8\nnics_per_host: 8\n")
+            f.write(f"hosts: 2\ncores_per_host: {cores + 1}\ngpus_per_host: 8\nnics_per_host: 8\n"
+                    f"min_tcp_rmem_default: {kernel['tcp_rmem'][1] + 1}\n")
         rc, out = run(ccbench, mpiexec, d, "--expect", bad, "--out", "none")
         need(rc == ExitCode.threshold, f"differences exit with code {ExitCode.threshold.describe()}", out)
         for text in ["DIFFERENCE: 1 hosts in the job, expected 2",
-                     f"CPU cores, expected {cores + 1}", "no GPUs found", "expected 8", "4 difference(s)"]:
+                     f"CPU cores, expected {cores + 1}", "no GPUs found", "expected 8",
+                     f"net.ipv4.tcp_rmem default {kernel['tcp_rmem'][1]} bytes, expected at least "
+                     f"{kernel['tcp_rmem'][1] + 1}", "5 difference(s)"]:
             need(text in out, f"names the difference: {text}", out)
 
         broken = os.path.join(d, "broken.yaml")

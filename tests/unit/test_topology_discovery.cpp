@@ -109,6 +109,22 @@ TEST(ExpectedTopology, EveryDifferenceIsNamedWithHostAndDevice) {
   EXPECT_EQ(missing[0], "1 hosts in the job, expected 3");
 }
 
+// A host whose kernel starts sockets with less buffer than expected is named, one whose context
+// lacks the setting too; a larger default passes (the keys are a least, not an equality).
+TEST(ExpectedTopology, TcpBufferDefaultsAreALeast) {
+  const auto e = parse_expectation("min_tcp_rmem_default: 4194304\nmin_tcp_wmem_default: 16384\n", "e.yaml");
+  Json tuned = gpu_host("gpu01", 16, 18), stock = gpu_host("gpu02", 16, 18), old = gpu_host("gpu03", 16, 18);
+  tuned["node"]["tcp"] = {{"tcp_rmem", {4096, 6291456, 33554432}}, {"tcp_wmem", {4096, 16384, 4194304}}};
+  stock["node"]["tcp"] = {{"tcp_rmem", {4096, 131072, 6291456}}, {"tcp_wmem", {4096, 16384, 4194304}}};
+  const auto d = topology_differences(e, {{"hosts", Json::array({tuned, stock, old})}});
+  ASSERT_EQ(d.size(), 3u) << ::testing::PrintToString(d);
+  EXPECT_EQ(d[0], "host gpu02: net.ipv4.tcp_rmem default 131072 bytes, expected at least 4194304");
+  EXPECT_EQ(d[1], "host gpu03: net.ipv4.tcp_rmem unknown (not in its context or not readable there), expected a "
+                  "default of at least 4194304 bytes");
+  EXPECT_EQ(d[2], "host gpu03: net.ipv4.tcp_wmem unknown (not in its context or not readable there), expected a "
+                  "default of at least 16384 bytes");
+}
+
 TEST(ExpectedTopology, BadFilesNameTheLine) {
   try {
     parse_expectation("hosts: 1\ngpus: 8\n", "e.yaml");
