@@ -125,7 +125,8 @@ def tcp_buffers():
                       ("wmem_max", "core/wmem_max")]:
         try:
             with open(f"/proc/sys/net/{path}") as f:
-                got[key] = [int(v) for v in f.read().split()]
+                values = [int(v) for v in f.read().split()]
+            got[key] = values if len(values) > 1 else values[0]
         except OSError:
             got[key] = None
     return got

@@ -133,9 +133,10 @@ Json proc_sys_numbers(const std::string& name) {
 // leaves its buffers to the kernel's autotuning starts from and may grow to (tcp_rmem, tcp_wmem:
 // min, default, max) and the most a program may ask for (rmem_max, wmem_max). ccbench's tcp
 // transport asks for its own (transports/cpu/tcp.cpp, up to those maxima); libfabric's tcp
-// provider, Open MPI's tcp BTL and NCCL's sockets take the defaults, and over loopback a receive
-// buffer autotuned from tcp_rmem's default of 128 KiB cost ofi over tcp;ofi_rxm a fifth of its
-// ring all-reduce rate (docs/guides/ofi.md): two hosts that differ here differ in such rows.
+// provider, Open MPI's tcp BTL and NCCL's sockets take the defaults. Over loopback, ofi over
+// tcp;ofi_rxm kept 0.64-0.84 of our tcp's ring all-reduce with tcp_rmem's default of 128 KiB and
+// 0.91-0.94 with 4 MiB (evidence cpu2core-20261205-ofi-tcp-buffers): two hosts that differ here
+// differ in such rows.
 Json tcp_part() {
   return {{"tcp_rmem", proc_sys_numbers("net/ipv4/tcp_rmem")},
           {"tcp_wmem", proc_sys_numbers("net/ipv4/tcp_wmem")},
