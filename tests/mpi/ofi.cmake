@@ -12,7 +12,7 @@ set_tests_properties(mpi.ofi.channels_np3 PROPERTIES LABELS "mpi;ofi" TIMEOUT 30
 # ccbench itself over ofi, decided from its result files (tests/mpi/ofi_runs.py): every CPU
 # implementation and collective on 2 to 5 ranks, one node and emulated nodes, both providers and
 # protocols, ccbench's default provider; shm without cross-memory attach; bad names; a killed
-# peer; an early end that leaves no shm region behind; links; topo.
+# peer; an early end that leaves no shm region behind (run's and links'); links; topo.
 find_package(Python3 COMPONENTS Interpreter REQUIRED)
 # channel_bench: the channel micro-benchmark's raw provider rows (skipped where it is not built).
 set(ccbench_channel_bench_path "")
@@ -20,7 +20,8 @@ if(TARGET ccbench_channel_bench)
   set(ccbench_channel_bench_path $<TARGET_FILE:ccbench_channel_bench>)
 endif()
 foreach(case run:tcp:rma:2:1 run:shm:rma:3:1 run:tcp:tagged:4:2 run:shm:tagged:2:1 run:default:rma:5:2
-             shm_without_cma:2 bad_names killed_peer:tcp killed_peer:shm early_end_shm links topo channel_bench)
+             shm_without_cma:2 bad_names killed_peer:tcp killed_peer:shm early_end_shm links links_early_end_shm topo
+             channel_bench)
   string(REPLACE ":" "_" name ${case})
   add_test(NAME mpi.ofi.${name}
            COMMAND Python3::Interpreter ${CMAKE_CURRENT_LIST_DIR}/ofi_runs.py --ccbench $<TARGET_FILE:ccbench>

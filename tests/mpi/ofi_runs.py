@@ -17,7 +17,10 @@ CASE:
   killed_peer:PROVIDER                a rank killed mid-run (CCBENCH_FAULT kill, the launcher told
                                       to keep the others running): run.json ends with exit code 5
                                       or 6 naming the provider and the peer; earlier rows stay
+  early_end_shm                       a run over shm ended by its deadline: each rank removes
+                                      its shm region, saying so, and none is left in /dev/shm
   links                               `ccbench links --transport ofi`: every pair measured
+  links_early_end_shm                 links over shm cancelled (SIGTERM to mpirun): no region left
   topo                                `ccbench topo` lists the providers and domains
   channel_bench                       ccbench_channel_bench (--channel-bench PATH) at 1 MiB: the raw
                                       provider rows (a bare write loop, whose bytes rank 1 checks)
@@ -33,10 +36,13 @@ import json
 import os
 import re
 import shutil
+import signal
+import subprocess
 import sys
+import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from runs import launch as launch_ranks, run  # noqa: E402
+from runs import launch as launch_ranks, mpirun_command, run  # noqa: E402
 from testlib import SKIP, ExitCode, Failed, Skipped, main_guard, need  # noqa: E402
 
 IMPLS = "ring,tree,direct,hier"  # every CPU implementation that runs over a transport
@@ -274,6 +280,42 @@ def check_early_end_shm(opts):
     print(f"  exit 5 after {elapsed:.1f} s; both ranks removed their region: {[n for _, n in said]}")
 
 
+def check_links_early_end_shm(opts):
+    """`ccbench links` over ofi shm, cancelled (SIGTERM to mpirun, as scancel or Ctrl-C) while rank 1
+    is slow with every message: no shm region may be left in /dev/shm. links has no job guard, so
+    the signal reaches libfabric shm's own handler, which removes the regions; SIGKILL would leave
+    them (docs/guides/ofi.md)."""
+    d = fresh(opts, "ofi-links-early-end-shm")
+    before = shm_regions()
+    cmd = mpirun_command(opts.mpiexec, 2, opts.ccbench, ["links", "--device", "cpu", "--transport", "ofi",
+                                                         "--ofi-provider", "shm", "-e", "64K", "-n", "20", "--out", d],
+                         export=["CCBENCH_FAULT"])
+    print("$ CCBENCH_FAULT=slow:rank=1,ms=300 " + " ".join(cmd), flush=True)
+    p = subprocess.Popen(cmd, env=dict(os.environ, CCBENCH_FAULT="slow:rank=1,ms=300"), stdout=subprocess.PIPE,
+                         stderr=subprocess.PIPE, text=True, errors="replace")
+    try:
+        start = time.monotonic()  # both endpoints open: two new regions of live processes
+        while time.monotonic() - start < 60 and p.poll() is None and \
+                len([n for n in shm_regions() - before if SHM_REGION.match(n)]) < 2:
+            time.sleep(0.1)
+        opened = sorted(n for n in shm_regions() - before if SHM_REGION.match(n))
+        need(p.poll() is None and len(opened) == 2, f"links ended or opened no endpoints: {opened}")
+        time.sleep(1.0)  # into the slow messages
+        p.send_signal(signal.SIGTERM)
+        try:
+            out, err = p.communicate(timeout=30)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            out, err = p.communicate()
+            raise Failed("links did not end within 30 s of SIGTERM")
+    finally:
+        left = dead_regions(before)
+        remove_dead_regions(before)
+    need(p.returncode != ExitCode.ok, f"exit code 0 after SIGTERM\n{err[-2000:]}")
+    need(not left, f"regions of ended ranks left in /dev/shm: {left}")
+    print(f"  exit {p.returncode} after SIGTERM; the regions {opened} are gone")
+
+
 def check_links(opts):
     d = fresh(opts, "ofi-links")
     p, _ = launch(opts, 3, ["links", "--device", "cpu", "--transport", "ofi", *provider_arg(opts, "tcp"), "-e",
@@ -370,6 +412,8 @@ def main():
             check_early_end_shm(opts)
         elif kind == "links":
             check_links(opts)
+        elif kind == "links_early_end_shm":
+            check_links_early_end_shm(opts)
         elif kind == "topo":
             check_topo(opts)
         elif kind == "channel_bench":
