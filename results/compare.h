@@ -112,7 +112,7 @@ inline constexpr double kScatterAllowanceCap = 3.0;
 
 // Sorted "key" -> value of the settings in a run context that can change a measurement: git
 // commit, ccbench and library versions, command line, environment (NCCL_*, ...), hosts, ranks,
-// nodes, device.
+// nodes, device, and the nodes' CPU reduction vector set and kernel TCP buffers (node.*).
 std::vector<std::pair<std::string, std::string>> context_settings(const Json& context);
 
 // Parses "field=before:after" (--pair); throws Error(usage) naming what is valid.

@@ -617,6 +617,30 @@ ComparePair parse_compare_pair(const std::string& text) {
   return p;
 }
 
+namespace {
+
+// What the nodes bring that changes rows without any option saying so: the CPU reductions' vector
+// set (fp8 rows 2x apart between AVX-512 BW and VBMI) and the kernel's TCP buffer defaults (ofi
+// over tcp 0.64-0.84 against 0.91-0.94 of our tcp, evidence cpu2core-20261205-ofi-tcp-buffers).
+// One entry each, the nodes' distinct values joined ("node.tcp.tcp_rmem": "4096 131072 6291456").
+void add_node_settings(const Json& c, std::map<std::string, std::string>& out) {
+  const Json& nodes = c.value("nodes_detail", Json::array());
+  if (!nodes.is_array()) return;
+  const std::pair<const char*, const char*> kSettings[] = {
+      {"cpu", "reduce_vector_set"}, {"tcp", "tcp_rmem"}, {"tcp", "tcp_wmem"}};
+  for (const auto& [part, key] : kSettings) {
+    std::set<std::string> values;
+    for (const Json& n : nodes) {
+      const Json v = n.value("node", Json::object()).value(part, Json::object()).value(key, Json());
+      if (v.is_string()) values.insert(v.get<std::string>());
+      else if (v.is_array()) values.insert(fmt::format("{}", fmt::join(v.get<std::vector<long long>>(), " ")));
+    }
+    if (!values.empty()) out[fmt::format("node.{}.{}", part, key)] = comma_joined(values);
+  }
+}
+
+}  // namespace
+
 std::vector<std::pair<std::string, std::string>> context_settings(const Json& c) {
   std::map<std::string, std::string> out;
   auto text = [](const Json& v) { return v.is_string() ? v.get<std::string>() : v.dump(); };
@@ -631,6 +655,7 @@ std::vector<std::pair<std::string, std::string>> context_settings(const Json& c)
       if (r.contains("host")) hosts.insert(text(r["host"]));
     out["hosts"] = comma_joined(hosts);
   }
+  add_node_settings(c, out);
   return {out.begin(), out.end()};
 }
 

@@ -412,6 +412,26 @@ TEST(Compare, FoldersAndTheSettingsThatDiffer) {
   }
 }
 
+// The nodes' settings that change rows with no option saying so are settings too: the CPU
+// reductions' vector set and the kernel's TCP buffer defaults, the nodes' distinct values joined.
+TEST(Compare, NodeSettingsAreSettings) {
+  auto node = [](const char* set, long long rmem_default) {
+    return Json{{"host", "h"},
+                {"node",
+                 {{"cpu", {{"reduce_vector_set", set}}},
+                  {"tcp", {{"tcp_rmem", {4096, rmem_default, 6291456}}, {"tcp_wmem", {4096, 16384, 4194304}}}}}}};
+  };
+  const Json c = {{"nodes_detail", Json::array({node("AVX-512 VBMI", 131072), node("AVX-512 BW", 4194304)})}};
+  std::map<std::string, std::string> got;
+  for (const auto& [k, v] : context_settings(c)) got[k] = v;
+  EXPECT_EQ(got["node.cpu.reduce_vector_set"], "AVX-512 BW,AVX-512 VBMI");
+  EXPECT_EQ(got["node.tcp.tcp_rmem"], "4096 131072 6291456,4096 4194304 6291456");
+  EXPECT_EQ(got["node.tcp.tcp_wmem"], "4096 16384 4194304");
+  // A context from before these parts: no entry, so the other run's values read "(unset)".
+  const auto old = context_settings(Json{{"nodes_detail", Json::array({Json{{"host", "h"}, {"node", Json::object()}}})}});
+  for (const auto& [k, v] : old) EXPECT_EQ(k.rfind("node.", 0), std::string::npos) << k << " = " << v;
+}
+
 TEST(Compare, MarkdownAndJson) {
   auto before = sweep("ring"), after = before;
   after.back().status = RowStatus::wrong;
