@@ -109,9 +109,9 @@ void check_tcp(const TopologyExpectation& e, const std::string& host, const Json
           fmt::format("host {}: net.ipv4.{} unknown (not in its context or not readable there), expected a "
                       "default of at least {} bytes",
                       host, key, *least));
-    else if (values[1].get<long long>() < *least)
-      out.push_back(fmt::format("host {}: net.ipv4.{} default {} bytes, expected at least {}", host, key,
-                                values[1].get<long long>(), *least));
+    else if (const long long found = values[1].get<long long>(); found < *least)
+      out.push_back(
+          fmt::format("host {}: net.ipv4.{} default {} bytes, expected at least {}", host, key, found, *least));
   }
 }
 

@@ -1,5 +1,8 @@
 #include "collectives/cpu/cpu_vectors.h"
 
+#include <array>
+#include <iterator>
+
 #if defined(__x86_64__)
 #include <cpuid.h>
 #endif
@@ -58,12 +61,14 @@ bool built_in(VectorIsa isa) {
   }
 }
 
-// Asked once per process.
+// Asked once per process, for every set of kAllVectorIsas.
 bool processor_runs(VectorIsa isa) {
-  static const bool has[] = {processor_has(VectorIsa::portable), processor_has(VectorIsa::avx2),
-                             processor_has(VectorIsa::avx512), processor_has(VectorIsa::avx512vbmi),
-                             processor_has(VectorIsa::avx512fp16)};
-  return has[static_cast<int>(isa)];
+  static const auto has = [] {
+    std::array<bool, std::size(kAllVectorIsas)> h{};
+    for (VectorIsa i : kAllVectorIsas) h[static_cast<std::size_t>(i)] = processor_has(i);
+    return h;
+  }();
+  return has[static_cast<std::size_t>(isa)];
 }
 
 }  // namespace

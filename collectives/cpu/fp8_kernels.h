@@ -1,10 +1,11 @@
 #pragma once
 // fp8 (f8e4m3, f8e5m2) reduction loops in wide vectors: 32 elements per step with AVX2 + F16C,
 // 64 with AVX-512 BW, sums of two inputs in byte lanes with AVX-512 VBMI (fp8_avx512vbmi.cpp),
-// sums and products of two inputs in half arithmetic with AVX-512 FP16 (fp8_lanes.h says how). ReduceKernels runs one
-// over the leading elements of a pass and its 8-lane loop over the rest. Each computes what collectives/numeric.h
-// computes element by element (reduce_pair, result_of, finalize), bit for bit: tests/unit/test_fp8_kernels.cpp checks
-// every input pair and triple of both formats, every operation and each instruction set.
+// sums and products of two inputs in half arithmetic with AVX-512 FP16 (fp8_lanes.h says how).
+// ReduceKernels runs one over the leading elements of a pass and its 8-lane loop over the rest.
+// Each computes what collectives/numeric.h computes element by element (reduce_pair, result_of,
+// finalize), bit for bit: tests/unit/test_fp8_kernels.cpp checks every input pair and triple of
+// both formats, every operation and each instruction set.
 #include <cstddef>
 
 #include "collectives/cpu/cpu_vectors.h"

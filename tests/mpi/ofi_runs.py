@@ -200,10 +200,14 @@ def pid_alive(pid):
     return True
 
 
+def new_regions(before):
+    """libfabric shm's regions new since `before` (a set of /dev/shm names), sorted."""
+    return sorted(n for n in shm_regions() - before if SHM_REGION.match(n))
+
+
 def dead_regions(before):
     """The shm regions new since `before` whose process is gone."""
-    return sorted(n for n in shm_regions() - before
-                  if SHM_REGION.match(n) and not pid_alive(int(SHM_REGION.match(n).group(1))))
+    return [n for n in new_regions(before) if not pid_alive(int(SHM_REGION.match(n).group(1)))]
 
 
 def remove_dead_regions(before):
@@ -295,10 +299,9 @@ def check_links_early_end_shm(opts):
                          stderr=subprocess.PIPE, text=True, errors="replace")
     try:
         start = time.monotonic()  # both endpoints open: two new regions of live processes
-        while time.monotonic() - start < 60 and p.poll() is None and \
-                len([n for n in shm_regions() - before if SHM_REGION.match(n)]) < 2:
+        while time.monotonic() - start < 60 and p.poll() is None and len(new_regions(before)) < 2:
             time.sleep(0.1)
-        opened = sorted(n for n in shm_regions() - before if SHM_REGION.match(n))
+        opened = new_regions(before)
         need(p.poll() is None and len(opened) == 2, f"links ended or opened no endpoints: {opened}")
         time.sleep(1.0)  # into the slow messages
         p.send_signal(signal.SIGTERM)
